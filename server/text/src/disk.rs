@@ -1,0 +1,211 @@
+//! The only IO in this crate: reading files for the cache and writing them atomically.
+//!
+//! A write goes to a temporary file in the same directory, is fsynced, and is renamed over the
+//! target, so a crash at any point leaves either the old or the new content. The file's
+//! permissions (and owner, where allowed) are carried over. The content the caller last saw is
+//! checked twice, before writing and right before the rename, so a change made meanwhile by the
+//! person or another program is never overwritten.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::format::{Decoded, decode};
+use crate::{ContentHash, TextError};
+
+/// A file read from disk.
+#[derive(Debug)]
+pub struct DiskFile {
+    /// Hash of the raw bytes (BOM included).
+    pub hash: ContentHash,
+    /// Size in bytes.
+    pub len: u64,
+    /// Its content, decoded.
+    pub decoded: Decoded,
+}
+
+/// The outcome of [`read`].
+#[derive(Debug)]
+pub enum ReadOutcome {
+    /// The file was read.
+    File(DiskFile),
+    /// Nothing exists at the path.
+    NotFound,
+    /// The path is a directory.
+    Directory,
+    /// The file is larger than the limit given.
+    TooLarge {
+        /// Its size in bytes.
+        len: u64,
+    },
+}
+
+fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> TextError + use<'a> {
+    move |source| TextError::Io { action, path: path.to_path_buf(), source }
+}
+
+/// Reads and decodes a file of at most `max_len` bytes.
+pub fn read(path: &Path, max_len: u64) -> Result<ReadOutcome, TextError> {
+    let meta = match fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(ReadOutcome::NotFound),
+        Err(err) => return Err(io_err("cannot read", path)(err)),
+    };
+    if meta.is_dir() {
+        return Ok(ReadOutcome::Directory);
+    }
+    if meta.len() > max_len {
+        return Ok(ReadOutcome::TooLarge { len: meta.len() });
+    }
+    let bytes = fs::read(path).map_err(io_err("cannot read", path))?;
+    let hash = ContentHash::of(&bytes);
+    let len = bytes.len() as u64;
+    Ok(ReadOutcome::File(DiskFile { hash, len, decoded: decode(bytes) }))
+}
+
+/// What the caller believes is on disk; the write is refused when that is no longer true.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// Write whatever is there (the caller checked otherwise).
+    Any,
+    /// No file exists at the path.
+    Absent,
+    /// The file has exactly this content.
+    Hash(ContentHash),
+}
+
+fn check_expected(path: &Path, expected: Expected) -> Result<(), TextError> {
+    let current = match fs::read(path) {
+        Ok(bytes) => Some(ContentHash::of(&bytes)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+        Err(err) => return Err(io_err("cannot read", path)(err)),
+    };
+    let detail = match (expected, current) {
+        (Expected::Any, _) | (Expected::Absent, None) => return Ok(()),
+        (Expected::Hash(want), Some(got)) if want == got => return Ok(()),
+        (Expected::Absent, Some(_)) => "a file now exists there",
+        (Expected::Hash(_), None) => "it was deleted on disk",
+        (Expected::Hash(_), Some(_)) => "its content on disk is different",
+    };
+    Err(TextError::Stale { path: path.to_path_buf(), detail: detail.to_owned() })
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map_or_else(|| "file".into(), |n| n.to_string_lossy());
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    path.with_file_name(format!(".{name}.{}.{n}.tandem-tmp", std::process::id()))
+}
+
+/// Writes `bytes` to `path` atomically, if the file still matches `expected`.
+/// The parent directory must exist. Returns the hash of what was written.
+pub fn write_atomic(path: &Path, bytes: &[u8], expected: Expected) -> Result<ContentHash, TextError> {
+    check_expected(path, expected)?;
+    let existing = match fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(io_err("cannot write", path)(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "it is a directory",
+            )));
+        }
+        Ok(meta) => Some(meta),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+        Err(err) => return Err(io_err("cannot write", path)(err)),
+    };
+    let tmp = temp_path(path);
+    let result = write_temp_then_rename(path, &tmp, bytes, existing.as_ref(), expected);
+    if result.is_err() {
+        // Best effort: the temporary file may not exist if creating it failed.
+        fs::remove_file(&tmp).ok();
+    }
+    result?;
+    Ok(ContentHash::of(bytes))
+}
+
+fn write_temp_then_rename(
+    path: &Path,
+    tmp: &Path,
+    bytes: &[u8],
+    existing: Option<&fs::Metadata>,
+    expected: Expected,
+) -> Result<(), TextError> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o666) // the umask applies, as for any new file
+        .open(tmp)
+        .map_err(io_err("cannot create a temporary file next to", path))?;
+    file.write_all(bytes).map_err(io_err("cannot write", tmp))?;
+    if let Some(meta) = existing {
+        file.set_permissions(fs::Permissions::from_mode(meta.mode()))
+            .map_err(io_err("cannot set permissions on", tmp))?;
+        if meta.uid() != current_uid(&file) {
+            // Only root may give a file away; otherwise it becomes ours, as with any editor's save.
+            std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid())).ok();
+        }
+    }
+    file.sync_all().map_err(io_err("cannot sync", tmp))?;
+    drop(file);
+    check_expected(path, expected)?;
+    fs::rename(tmp, path).map_err(io_err("cannot replace", path))?;
+    sync_parent(path)
+}
+
+fn current_uid(file: &File) -> u32 {
+    file.metadata().map_or(u32::MAX, |m| m.uid())
+}
+
+fn sync_parent(path: &Path) -> Result<(), TextError> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    File::open(parent)
+        .and_then(|dir| dir.sync_all())
+        .map_err(io_err("cannot sync directory", parent))
+}
+
+/// Removes a file if it still matches `expected`.
+pub fn remove(path: &Path, expected: Expected) -> Result<(), TextError> {
+    check_expected(path, expected)?;
+    fs::remove_file(path).map_err(io_err("cannot delete", path))?;
+    sync_parent(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tempdir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "tandem-text-{}-{}",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        fs::create_dir_all(&dir).ok();
+        dir
+    }
+
+    #[test]
+    fn write_preserves_mode_and_refuses_stale() -> Result<(), TextError> {
+        let dir = tempdir();
+        let path = dir.join("script.sh");
+        fs::write(&path, "old").map_err(io_err("w", &path))?;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o751)).map_err(io_err("p", &path))?;
+        let old = ContentHash::of(b"old");
+        write_atomic(&path, b"new", Expected::Hash(old))?;
+        let meta = fs::metadata(&path).map_err(io_err("m", &path))?;
+        assert_eq!(meta.mode() & 0o777, 0o751);
+        assert_eq!(fs::read(&path).ok().as_deref(), Some(&b"new"[..]));
+        // The disk now says "new": a writer that last saw "old" is refused and changes nothing.
+        let err = write_atomic(&path, b"other", Expected::Hash(old));
+        assert!(matches!(err, Err(TextError::Stale { .. })), "{err:?}");
+        assert_eq!(fs::read(&path).ok().as_deref(), Some(&b"new"[..]));
+        assert!(matches!(write_atomic(&path, b"x", Expected::Absent), Err(TextError::Stale { .. })));
+        // No temporary files are left behind.
+        let names: Vec<_> = fs::read_dir(&dir).map_err(io_err("d", &dir))?.flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        fs::remove_dir_all(&dir).ok();
+        Ok(())
+    }
+}

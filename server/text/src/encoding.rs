@@ -1,0 +1,157 @@
+//! Position encodings (LSP 3.17 `PositionEncodingKind`) over a rope, and minimal changes.
+//!
+//! LSP positions are (line, character) with the character counted in UTF-8 bytes, UTF-16 code
+//! units or Unicode scalar values, as negotiated. Ropey indexes chars, so every conversion goes
+//! through a char index. Line breaks are `\n`, `\r\n` and `\r`, as in LSP (ropey's `cr_lines`).
+
+use ropey::{Rope, RopeSlice};
+
+use crate::TextError;
+
+/// How the `character` of a [`Position`] counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PositionEncoding {
+    /// UTF-8 bytes.
+    Utf8,
+    /// UTF-16 code units (the LSP default).
+    #[default]
+    Utf16,
+    /// Unicode scalar values (what we show the model, 0-based here).
+    Utf32,
+}
+
+/// A 0-based (line, character) position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Position {
+    /// 0-based line.
+    pub line: u32,
+    /// 0-based column, counted in the encoding in use.
+    pub character: u32,
+}
+
+/// The line's text without its line break.
+fn line_content(rope: &Rope, line: usize) -> RopeSlice<'_> {
+    let slice = rope.line(line);
+    let mut len = slice.len_chars();
+    if len > 0 && slice.char(len - 1) == '\n' {
+        len -= 1;
+    }
+    if len > 0 && slice.char(len - 1) == '\r' {
+        len -= 1;
+    }
+    slice.slice(..len)
+}
+
+/// Converts a position to a char index. A character past the end of its line means the end of
+/// the line (LSP says so); a line past the end of the document is an error.
+pub fn position_to_char(
+    rope: &Rope,
+    position: Position,
+    encoding: PositionEncoding,
+) -> Result<usize, TextError> {
+    let line = position.line as usize;
+    if line >= rope.len_lines() {
+        // One line past the end with character 0 is how clients address "the very end".
+        if line == rope.len_lines() && position.character == 0 {
+            return Ok(rope.len_chars());
+        }
+        return Err(TextError::BadPosition {
+            line: position.line,
+            character: position.character,
+            lines: rope.len_lines(),
+        });
+    }
+    let start = rope.line_to_char(line);
+    let content = line_content(rope, line);
+    let column = position.character as usize;
+    let offset = match encoding {
+        PositionEncoding::Utf8 => content.byte_to_char(column.min(content.len_bytes())),
+        PositionEncoding::Utf16 => content.utf16_cu_to_char(column.min(content.len_utf16_cu())),
+        PositionEncoding::Utf32 => column.min(content.len_chars()),
+    };
+    Ok(start + offset)
+}
+
+/// Converts a char index (clamped to the document) to a position.
+pub fn char_to_position(rope: &Rope, char_idx: usize, encoding: PositionEncoding) -> Position {
+    let char_idx = char_idx.min(rope.len_chars());
+    let line = rope.char_to_line(char_idx);
+    let in_line = char_idx - rope.line_to_char(line);
+    let slice = rope.line(line).slice(..in_line);
+    let character = match encoding {
+        PositionEncoding::Utf8 => slice.len_bytes(),
+        PositionEncoding::Utf16 => slice.len_utf16_cu(),
+        PositionEncoding::Utf32 => slice.len_chars(),
+    };
+    Position { line: line as u32, character: character as u32 }
+}
+
+/// The smallest single replacement that turns `old` into `new`: `old[start..old_end]` becomes
+/// `new[start..new_end]`. Byte offsets, always on char boundaries.
+pub fn minimal_change(old: &str, new: &str) -> (usize, usize, usize) {
+    let prefix = old
+        .char_indices()
+        .zip(new.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(old.len().min(new.len()), |((i, _), _)| i);
+    // Keep the prefix on a boundary valid in both strings (it is: equal chars up to it).
+    let max_suffix = old.len().min(new.len()) - prefix;
+    let suffix = old[prefix..]
+        .chars()
+        .rev()
+        .zip(new[prefix..].chars().rev())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len_utf8())
+        .scan(0usize, |acc, len| {
+            *acc += len;
+            Some(*acc)
+        })
+        .take_while(|total| *total <= max_suffix)
+        .last()
+        .unwrap_or(0);
+    (prefix, old.len() - suffix, new.len() - suffix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pos(line: u32, character: u32) -> Position {
+        Position { line, character }
+    }
+
+    #[test]
+    fn encodings_agree_on_astral_and_multibyte_chars() {
+        // 'é' is 2 bytes / 1 unit; '𝄞' is 4 bytes / 2 units.
+        let rope = Rope::from_str("aé𝄞b\r\nx\n");
+        let b = rope.line_to_char(0) + 3; // index of 'b'
+        assert_eq!(position_to_char(&rope, pos(0, 7), PositionEncoding::Utf8).ok(), Some(b));
+        assert_eq!(position_to_char(&rope, pos(0, 4), PositionEncoding::Utf16).ok(), Some(b));
+        assert_eq!(position_to_char(&rope, pos(0, 3), PositionEncoding::Utf32).ok(), Some(b));
+        for enc in [PositionEncoding::Utf8, PositionEncoding::Utf16, PositionEncoding::Utf32] {
+            let p = char_to_position(&rope, b, enc);
+            assert_eq!(position_to_char(&rope, p, enc).ok(), Some(b), "{enc:?}");
+        }
+    }
+
+    #[test]
+    fn column_past_line_end_clamps_before_the_crlf() {
+        let rope = Rope::from_str("ab\r\ncd");
+        assert_eq!(position_to_char(&rope, pos(0, 99), PositionEncoding::Utf16).ok(), Some(2));
+        assert_eq!(char_to_position(&rope, 4, PositionEncoding::Utf16), pos(1, 0));
+        // One past the last line at column 0 is the end; further is an error.
+        assert_eq!(position_to_char(&rope, pos(2, 0), PositionEncoding::Utf16).ok(), Some(6));
+        assert!(position_to_char(&rope, pos(3, 0), PositionEncoding::Utf16).is_err());
+    }
+
+    #[test]
+    fn minimal_change_finds_the_changed_middle() {
+        assert_eq!(minimal_change("abcdef", "abXYef"), (2, 4, 4));
+        assert_eq!(minimal_change("aaa", "aaaa"), (3, 3, 4));
+        assert_eq!(minimal_change("same", "same"), (4, 4, 4));
+        assert_eq!(minimal_change("xé", "xè"), (1, 3, 3));
+        assert_eq!(minimal_change("", "new"), (0, 0, 3));
+        let (s, oe, ne) = minimal_change("ab", "abab");
+        assert_eq!(format!("{}{}{}", &"ab"[..s], &"abab"[s..ne], &"ab"[oe..]), "abab");
+    }
+}

@@ -1,0 +1,196 @@
+//! File formats: UTF-8 BOM, line endings, and binary detection.
+//!
+//! Text is kept exactly as the file has it, minus the BOM, so that editor positions match. The
+//! model writes `\n`; [`LineEnding::apply`] turns that into the file's own line ending.
+
+use std::borrow::Cow;
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+/// How many leading bytes are inspected for a NUL (as git and ripgrep do).
+const BINARY_SNIFF: usize = 8000;
+
+/// The line ending a file uses (the majority one, if mixed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LineEnding {
+    /// `\n`
+    #[default]
+    Lf,
+    /// `\r\n`
+    Crlf,
+}
+
+impl LineEnding {
+    /// The majority line ending of `text` (LF when there are none).
+    pub fn detect(text: &str) -> Self {
+        let crlf = text.matches("\r\n").count();
+        let lf = text.matches('\n').count() - crlf;
+        if crlf > lf { Self::Crlf } else { Self::Lf }
+    }
+
+    /// `text` with every lone `\n` turned into this line ending.
+    pub fn apply<'a>(self, text: &'a str) -> Cow<'a, str> {
+        match self {
+            Self::Lf => Cow::Borrowed(text),
+            Self::Crlf => {
+                if !text.contains('\n') || LineEnding::detect(text) == Self::Crlf && !has_lone_lf(text) {
+                    return Cow::Borrowed(text);
+                }
+                let mut out = String::with_capacity(text.len() + text.len() / 32);
+                let mut prev = '\0';
+                for c in text.chars() {
+                    if c == '\n' && prev != '\r' {
+                        out.push('\r');
+                    }
+                    out.push(c);
+                    prev = c;
+                }
+                Cow::Owned(out)
+            }
+        }
+    }
+
+    /// The name shown to people and models.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Lf => "LF",
+            Self::Crlf => "CRLF",
+        }
+    }
+}
+
+fn has_lone_lf(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(i, b)| *b == b'\n' && (i == 0 || bytes[i - 1] != b'\r'))
+}
+
+/// What a text file looks like on disk beyond its text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct FileFormat {
+    /// The file starts with a UTF-8 byte order mark.
+    pub bom: bool,
+    /// Its line ending.
+    pub line_ending: LineEnding,
+}
+
+impl FileFormat {
+    /// The bytes to write for `text` (which already carries its line endings).
+    pub fn encode(self, text: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(text.len() + 3);
+        if self.bom {
+            out.extend_from_slice(UTF8_BOM);
+        }
+        out.extend_from_slice(text.as_bytes());
+        out
+    }
+}
+
+/// The result of decoding a file's bytes.
+#[derive(Debug)]
+pub enum Decoded {
+    /// UTF-8 text, BOM removed.
+    Text {
+        /// The text, with the file's own line endings.
+        text: String,
+        /// BOM and line ending.
+        format: FileFormat,
+    },
+    /// Not text we can show or edit.
+    Binary {
+        /// What it looks like ("PNG image", "non-UTF-8 data", ...).
+        kind: &'static str,
+    },
+}
+
+/// Decodes a file's bytes without copying when it is plain UTF-8.
+pub fn decode(mut bytes: Vec<u8>) -> Decoded {
+    if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
+        return Decoded::Binary { kind: "UTF-16 text (convert it to UTF-8 to edit it)" };
+    }
+    let bom = bytes.starts_with(UTF8_BOM);
+    let sniff = &bytes[..bytes.len().min(BINARY_SNIFF)];
+    if sniff.contains(&0) {
+        return Decoded::Binary { kind: describe_binary(&bytes) };
+    }
+    if bom {
+        bytes.drain(..UTF8_BOM.len());
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => {
+            let head = floor_boundary(&text, 1 << 16);
+            let line_ending = LineEnding::detect(&text[..head]);
+            Decoded::Text { text, format: FileFormat { bom, line_ending } }
+        }
+        Err(err) => Decoded::Binary { kind: describe_binary(err.as_bytes()) },
+    }
+}
+
+fn floor_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// A short description of binary content, from its magic bytes.
+pub fn describe_binary(bytes: &[u8]) -> &'static str {
+    const MAGIC: &[(&[u8], &str)] = &[
+        (b"\x89PNG\r\n\x1a\n", "PNG image"),
+        (b"\xFF\xD8\xFF", "JPEG image"),
+        (b"GIF87a", "GIF image"),
+        (b"GIF89a", "GIF image"),
+        (b"%PDF-", "PDF document"),
+        (b"PK\x03\x04", "ZIP archive (or a format built on it: jar, docx, xlsx)"),
+        (b"\x1F\x8B", "gzip archive"),
+        (b"\x7FELF", "ELF executable or library"),
+        (b"\0asm", "WebAssembly module"),
+        (b"SQLite format 3\0", "SQLite database"),
+        (b"\x28\xB5\x2F\xFD", "zstd archive"),
+        (b"BZh", "bzip2 archive"),
+        (b"\xFD7zXZ\0", "xz archive"),
+        (b"RIFF", "RIFF media (WAV, AVI or WebP)"),
+        (b"\xCA\xFE\xBA\xBE", "Java class or Mach-O universal binary"),
+    ];
+    MAGIC
+        .iter()
+        .find(|(magic, _)| bytes.starts_with(magic))
+        .map_or_else(
+            || {
+                if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
+                    "binary data"
+                } else {
+                    "non-UTF-8 data (convert it to UTF-8 to edit it)"
+                }
+            },
+            |(_, kind)| *kind,
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bom_and_crlf_round_trip() {
+        let bytes = b"\xEF\xBB\xBFa\r\nb\r\n".to_vec();
+        let Decoded::Text { text, format } = decode(bytes.clone()) else { panic!("binary") };
+        assert_eq!(text, "a\r\nb\r\n");
+        assert_eq!(format, FileFormat { bom: true, line_ending: LineEnding::Crlf });
+        assert_eq!(format.encode(&text), bytes);
+    }
+
+    #[test]
+    fn crlf_apply_converts_only_lone_lf() {
+        assert_eq!(LineEnding::Crlf.apply("a\nb\r\nc"), "a\r\nb\r\nc");
+        assert_eq!(LineEnding::Crlf.apply("a\r\nb"), "a\r\nb");
+        assert_eq!(LineEnding::Lf.apply("a\r\nb\n"), "a\r\nb\n");
+    }
+
+    #[test]
+    fn binary_is_recognised() {
+        assert!(matches!(decode(b"\x89PNG\r\n\x1a\n\0\0".to_vec()), Decoded::Binary { kind: "PNG image" }));
+        assert!(matches!(decode(b"ok\xff\xfe".to_vec()), Decoded::Binary { kind } if kind.starts_with("non-UTF-8")));
+        assert!(matches!(decode(b"\xFF\xFEa\0".to_vec()), Decoded::Binary { kind } if kind.starts_with("UTF-16")));
+        assert!(matches!(decode(Vec::new()), Decoded::Text { .. }));
+    }
+}

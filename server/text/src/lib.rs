@@ -1,0 +1,19 @@
+//! Tandem's text layer: the buffer cache of editor documents, position encodings, file formats
+//! (BOM, line endings, binary detection), content hashes and atomic disk writes.
+//!
+//! Architecture invariant: no async and no IO except the explicit disk reads and writes in
+//! [`disk`]. Everything else is pure so it can be unit-tested, fuzzed and benchmarked.
+
+mod cache;
+pub mod disk;
+mod encoding;
+mod error;
+mod format;
+mod hash;
+
+pub use cache::{BufferCache, ContentChange, EditorDocument};
+pub use encoding::{Position, PositionEncoding, minimal_change, position_to_char, char_to_position};
+pub use error::TextError;
+pub use format::{FileFormat, LineEnding, Decoded, decode, describe_binary};
+pub use hash::ContentHash;
+pub use ropey::Rope;
