@@ -1,1 +1,20 @@
-//! placeholder
+//! Tandem's tools: the [`Tool`] trait, the [`Registry`] with profiles and argument validation,
+//! workspace confinement, and the tools themselves (one file per tool).
+//!
+//! API boundary: this crate knows the editor, language servers and MCP only through traits
+//! (see [`EditorClient`]); the front doors in the `tandem` binary implement them.
+
+mod editor;
+mod fs;
+mod profile;
+mod registry;
+mod schema;
+mod tool;
+mod workspace;
+
+pub use editor::{DocumentEdit, EditorClient};
+pub use profile::{Profile, ToolConfig};
+pub use registry::{CallError, Registry};
+pub use schema::{schema_for, validate_arguments};
+pub use tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+pub use workspace::{PathError, Workspace};

@@ -1,0 +1,85 @@
+//! `append`: adds text at the end of a file (created if missing), on a line of its own.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use tandem_protocol::ToolGroup;
+
+use super::{blocking, check_fresh, commit, load, snippet};
+use crate::tool::parse_args;
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// Path of the file: absolute, or relative to the workspace root.
+    file_path: String,
+    /// Text to add at the end of the file.
+    content: String,
+}
+
+pub(crate) struct Append {
+    spec: ToolSpec,
+}
+
+impl Append {
+    pub fn new() -> Self {
+        Self {
+            spec: ToolSpec {
+                name: "append",
+                aliases: &["append_file", "append_to_file"],
+                keywords: &["add", "end", "log", "file"],
+                description: "Append text to the end of a file, creating it if missing. When the file does not end with a newline, one is added first so the text starts on a new line. Line endings follow the file's.",
+                parameters: schema_for::<Args>(),
+                group: ToolGroup::Fs,
+                can_write: true,
+                concurrency_safe: false,
+                strict: false,
+                always_load: false,
+                requires_permission: true,
+            },
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for Append {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(args)?;
+        if args.content.is_empty() {
+            return Err(ToolError::new("`content` is empty; there is nothing to append"));
+        }
+        let path = ctx.workspace.resolve_writable(&args.file_path, &ctx.working_dir)?;
+        let shown = ctx.workspace.display(&path);
+        let (load_ctx, load_path) = (ctx.clone(), path.clone());
+        let loaded = blocking(move || load(&load_ctx, &load_path)).await?;
+        check_fresh(&ctx, &loaded)?;
+        let created = !loaded.exists();
+        let ending = loaded.line_ending();
+        let separator = if loaded.text.is_empty() || loaded.text.ends_with('\n') { "" } else { "\n" };
+        let addition = ending.apply(&format!("{separator}{}", args.content)).into_owned();
+        let start = loaded.text.len();
+        let mut new_text = String::with_capacity(start + addition.len());
+        new_text.push_str(&loaded.text);
+        new_text.push_str(&addition);
+        let preview = snippet(&new_text, start, new_text.len());
+        let committed = commit(&ctx, loaded, new_text).await?;
+        let mut output = format!(
+            "{} `{shown}`{}:\n{preview}",
+            if created { "Created" } else { "Appended to" },
+            if separator.is_empty() { "" } else { " (added a newline first: the file did not end with one)" }
+        );
+        for note in &committed.notes {
+            output.push_str(&format!("\nNote: {note}."));
+        }
+        Ok(ToolOutput::new(format!("Appended to {shown}"), output)
+            .with("path", shown)
+            .with("created", created)
+            .with("bytes", addition.len())
+            .with("via", committed.via))
+    }
+}

@@ -1,0 +1,283 @@
+//! The file tools and what they share: loading a file the way the person sees it (editor
+//! buffer first, then disk), the per-session staleness check, and committing new text through
+//! the editor (open documents) or an atomic disk write (everything else).
+
+mod append;
+mod delete;
+mod edit;
+mod list;
+mod read;
+mod write;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tandem_text::disk::{self, DiskFile, Expected, ReadOutcome};
+use tandem_text::{ContentHash, Decoded, FileFormat, LineEnding, Rope, char_to_position, minimal_change};
+
+use crate::{DocumentEdit, Tool, ToolContext, ToolError};
+
+/// Largest file the tools load whole.
+pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+/// How long to wait for the editor to report an applied edit back through `didChange`.
+const EDITOR_ECHO_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Every file tool.
+pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(read::Read::new()),
+        Arc::new(write::Write::new()),
+        Arc::new(edit::Edit::new()),
+        Arc::new(append::Append::new()),
+        Arc::new(delete::Delete::new()),
+        Arc::new(list::List::new()),
+    ]
+}
+
+/// Where a loaded file's text came from.
+pub(crate) enum Origin {
+    /// The editor's buffer (maybe unsaved).
+    Editor { version: i32, rope: Rope },
+    /// The disk.
+    Disk { format: FileFormat, disk_hash: ContentHash },
+    /// Nothing exists at the path yet.
+    Missing,
+}
+
+/// A file's current text, as the person sees it.
+pub(crate) struct Loaded {
+    pub path: PathBuf,
+    pub text: String,
+    pub hash: ContentHash,
+    pub origin: Origin,
+}
+
+impl Loaded {
+    pub fn exists(&self) -> bool {
+        !matches!(self.origin, Origin::Missing)
+    }
+
+    pub fn source(&self) -> &'static str {
+        match self.origin {
+            Origin::Editor { .. } => "editor",
+            Origin::Disk { .. } => "disk",
+            Origin::Missing => "none",
+        }
+    }
+
+    pub fn line_ending(&self) -> LineEnding {
+        match &self.origin {
+            Origin::Disk { format, .. } => format.line_ending,
+            Origin::Editor { .. } => LineEnding::detect(&self.text),
+            Origin::Missing => LineEnding::Lf,
+        }
+    }
+}
+
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 => format!("{:.1} MB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KB", b as f64 / 1024.0),
+        b => format!("{b} bytes"),
+    }
+}
+
+/// Loads `path`: the editor's buffer when open, else the disk.
+pub(crate) fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> {
+    let shown = ctx.workspace.display(path);
+    if let Some(doc) = ctx.cache.get(path) {
+        let text = doc.rope.to_string();
+        let hash = ContentHash::of(text.as_bytes());
+        return Ok(Loaded { path: path.to_path_buf(), text, hash, origin: Origin::Editor { version: doc.version, rope: doc.rope } });
+    }
+    match disk::read(path, MAX_FILE_BYTES)? {
+        ReadOutcome::NotFound => Ok(Loaded { path: path.to_path_buf(), text: String::new(), hash: ContentHash::of(b""), origin: Origin::Missing }),
+        ReadOutcome::Directory => Err(ToolError::new(format!("`{shown}` is a directory, not a file; use `list` to see what it holds"))),
+        ReadOutcome::TooLarge { len } => Err(ToolError::new(format!(
+            "`{shown}` is {}; files over {} are not loaded whole. Search it with `grep`, or look at parts with `bash` (head, tail, sed -n)",
+            size(len),
+            size(MAX_FILE_BYTES)
+        ))),
+        ReadOutcome::File(file) => match file.decoded {
+            Decoded::Text { text, format } => {
+                let hash = ContentHash::of(text.as_bytes());
+                Ok(Loaded { path: path.to_path_buf(), text, hash, origin: Origin::Disk { format, disk_hash: file.hash } })
+            }
+            Decoded::Binary { kind } => Err(ToolError::new(format!(
+                "`{shown}` is a binary file ({kind}, {}); it cannot be shown or edited as text",
+                size(file.len)
+            ))
+            .with("binary", true)
+            .with("kind", kind)
+            .with("bytes", file.len)),
+        },
+    }
+}
+
+/// Refuses when the calling session read this file before and it has changed since.
+pub(crate) fn check_fresh(ctx: &ToolContext, loaded: &Loaded) -> Result<(), ToolError> {
+    let Some(session) = &ctx.session_id else { return Ok(()) };
+    match ctx.cache.last_read(session, &loaded.path) {
+        Some(seen) if seen != loaded.hash => {
+            let where_ = match loaded.origin {
+                Origin::Editor { .. } => "in the editor",
+                Origin::Disk { .. } => "on disk",
+                Origin::Missing => "it was deleted",
+            };
+            Err(ToolError::new(format!(
+                "`{}` changed since you last read it ({where_}); read it again and redo the change on the current content",
+                ctx.workspace.display(&loaded.path)
+            ))
+            .with("stale", true))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Records that the calling session has seen `hash` of `path`.
+pub(crate) fn remember(ctx: &ToolContext, path: &Path, hash: ContentHash) {
+    if let Some(session) = &ctx.session_id {
+        ctx.cache.record_read(session, path, hash);
+    }
+}
+
+/// Runs blocking file work off the async threads.
+pub(crate) async fn blocking<T, F>(work: F) -> Result<T, ToolError>
+where
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| ToolError::new(format!("internal error in a file operation: {err}")))?
+}
+
+/// How a commit reached its file.
+pub(crate) struct Committed {
+    /// `"editor"` or `"disk"`.
+    pub via: &'static str,
+    /// Notes for the model (e.g. the editor could not save).
+    pub notes: Vec<String>,
+}
+
+/// Replaces `loaded`'s text with `new_text`: through the editor when the file is open there,
+/// else by an atomic disk write that is refused if the disk changed since `loaded` was read.
+pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) -> Result<Committed, ToolError> {
+    let new_hash = ContentHash::of(new_text.as_bytes());
+    let path = loaded.path.clone();
+    let committed = match loaded.origin {
+        Origin::Editor { version, rope } => commit_to_editor(ctx, &path, version, &rope, &loaded.text, new_text).await?,
+        Origin::Disk { format, disk_hash } => {
+            blocking(move || {
+                disk::write_atomic(&path, &format.encode(&new_text), Expected::Hash(disk_hash))?;
+                Ok(())
+            })
+            .await?;
+            Committed { via: "disk", notes: Vec::new() }
+        }
+        Origin::Missing => {
+            blocking(move || {
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(|err| {
+                        ToolError::new(format!("cannot create directory `{}`: {err}", parent.display()))
+                    })?;
+                }
+                disk::write_atomic(&path, new_text.as_bytes(), Expected::Absent)?;
+                Ok(())
+            })
+            .await?;
+            Committed { via: "disk", notes: Vec::new() }
+        }
+    };
+    remember(ctx, &loaded.path, new_hash);
+    Ok(committed)
+}
+
+async fn commit_to_editor(
+    ctx: &ToolContext,
+    path: &Path,
+    version: i32,
+    rope: &Rope,
+    old_text: &str,
+    new_text: String,
+) -> Result<Committed, ToolError> {
+    let shown = ctx.workspace.display(path);
+    let Some(editor) = ctx.editor.clone() else {
+        return Err(ToolError::new(format!("`{shown}` is open in an editor that is no longer connected; try again")));
+    };
+    let encoding = editor.position_encoding();
+    let (start, old_end, new_end) = minimal_change(old_text, &new_text);
+    let edit = DocumentEdit {
+        path: path.to_path_buf(),
+        version,
+        start: char_to_position(rope, rope.byte_to_char(start), encoding),
+        end: char_to_position(rope, rope.byte_to_char(old_end), encoding),
+        new_text: new_text[start..new_end].to_owned(),
+    };
+    match editor.apply_edit(edit).await {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(ToolError::new(format!(
+                "the editor refused the change to `{shown}` (the buffer probably changed meanwhile); read the file again and retry"
+            )));
+        }
+        Err(err) => return Err(ToolError::new(format!("the editor could not apply the change to `{shown}`: {err}"))),
+    }
+    let mut notes = Vec::new();
+    let new_hash = ContentHash::of(new_text.as_bytes());
+    let cache = Arc::clone(&ctx.cache);
+    let echo_path = path.to_path_buf();
+    let echoed = blocking(move || Ok(cache.wait_for(&echo_path, new_hash, EDITOR_ECHO_TIMEOUT))).await?;
+    if !echoed {
+        notes.push("the editor applied the change but did not report its new text in time".to_owned());
+    }
+    let saved = match editor.save(path).await {
+        Ok(saved) => saved,
+        Err(err) => {
+            tracing::warn!(path = %path.display(), "save request failed: {err}");
+            false
+        }
+    };
+    if !saved {
+        // The editor cannot save: write its buffer (our change included) ourselves.
+        let write_path = path.to_path_buf();
+        let format = match disk::read(path, MAX_FILE_BYTES)? {
+            ReadOutcome::File(DiskFile { decoded: Decoded::Text { format, .. }, .. }) => format,
+            _ => FileFormat::default(),
+        };
+        let text = match ctx.cache.get(path) {
+            Some(doc) if echoed => doc.rope.to_string(),
+            _ => new_text,
+        };
+        blocking(move || {
+            disk::write_atomic(&write_path, &format.encode(&text), Expected::Any)?;
+            Ok(())
+        })
+        .await?;
+        notes.push("the editor did not save the document, so tandem wrote it to disk".to_owned());
+    }
+    Ok(Committed { via: "editor", notes })
+}
+
+
+/// Lines `first..=last` (1-based) of `text` in `cat -n` style, long lines cut.
+pub(crate) fn numbered(text: &str, first: usize, last: usize) -> String {
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate().skip(first.saturating_sub(1)).take((last + 1).saturating_sub(first.max(1))) {
+        out.push_str(&format!("{:>6}\t{}\n", i + 1, read::cut_line(line).0));
+    }
+    out
+}
+
+/// 1-based line number of byte offset `at`.
+pub(crate) fn line_of(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1
+}
+
+/// The lines around a change (3 of context), numbered, for the model to check its work.
+pub(crate) fn snippet(new_text: &str, start: usize, end: usize) -> String {
+    let first = line_of(new_text, start).saturating_sub(3).max(1);
+    let last = line_of(new_text, end) + 3;
+    numbered(new_text, first, last)
+}

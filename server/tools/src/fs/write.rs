@@ -1,0 +1,98 @@
+//! `write`: creates or replaces a whole file (parents created), keeping its BOM, line endings
+//! and permissions.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use tandem_protocol::ToolGroup;
+
+use super::{blocking, check_fresh, commit, load, snippet};
+use crate::tool::parse_args;
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// Path of the file: absolute, or relative to the workspace root.
+    file_path: String,
+    /// The complete new content of the file.
+    content: String,
+}
+
+pub(crate) struct Write {
+    spec: ToolSpec,
+}
+
+impl Write {
+    pub fn new() -> Self {
+        Self {
+            spec: ToolSpec {
+                name: "write",
+                aliases: &["write_file", "create_file", "create"],
+                keywords: &["create", "new", "overwrite", "save", "file"],
+                description: "Create a file, or replace a file's whole content. Parent directories are created. To change part of an existing file prefer `edit`. An existing file must have been read in this session first. The file's line endings (LF/CRLF), BOM and permissions are kept.",
+                parameters: schema_for::<Args>(),
+                group: ToolGroup::Fs,
+                can_write: true,
+                concurrency_safe: false,
+                strict: false,
+                always_load: true,
+                requires_permission: true,
+            },
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for Write {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(args)?;
+        let path = ctx.workspace.resolve_writable(&args.file_path, &ctx.working_dir)?;
+        let shown = ctx.workspace.display(&path);
+        let load_ctx = ctx.clone();
+        let load_path = path.clone();
+        let loaded = blocking(move || load(&load_ctx, &load_path)).await?;
+        let created = !loaded.exists();
+        if !created {
+            if let Some(session) = &ctx.session_id
+                && ctx.cache.last_read(session, &path).is_none()
+            {
+                return Err(ToolError::new(format!(
+                    "`{shown}` already exists and you have not read it in this session; read it first so nothing is overwritten unseen (or use `edit` for a targeted change)"
+                )));
+            }
+            check_fresh(&ctx, &loaded)?;
+        }
+        let new_text = loaded.line_ending().apply(&args.content).into_owned();
+        let lines = new_text.lines().count();
+        let old_lines = loaded.text.lines().count();
+        if !created && new_text == loaded.text {
+            return Ok(ToolOutput::new(format!("{shown} unchanged"), format!("`{shown}` already has exactly this content; nothing was written."))
+                .with("path", shown)
+                .with("changed", false));
+        }
+        let line_ending = loaded.line_ending().name();
+        let (start, _, new_end) = tandem_text::minimal_change(&loaded.text, &new_text);
+        let preview = if created { String::new() } else { snippet(&new_text, start, new_end) };
+        let committed = commit(&ctx, loaded, new_text).await?;
+        let mut output = if created {
+            format!("Created `{shown}` ({lines} lines).")
+        } else {
+            format!("Wrote `{shown}` ({lines} lines, was {old_lines}; {line_ending} line endings kept). Changed region:\n{preview}")
+        };
+        for note in &committed.notes {
+            output.push_str(&format!("\nNote: {note}."));
+        }
+        let title = if created { format!("Created {shown}") } else { format!("Wrote {shown}") };
+        Ok(ToolOutput::new(title, output)
+            .with("path", shown)
+            .with("created", created)
+            .with("changed", true)
+            .with("lines", lines)
+            .with("via", committed.via))
+    }
+}

@@ -1,0 +1,152 @@
+//! The Tool trait and what a call gets and returns.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use tandem_protocol::ToolGroup;
+use tandem_text::BufferCache;
+
+use crate::{EditorClient, Workspace};
+
+/// Everything the registry and the editor need to know about a tool, fixed at construction.
+#[derive(Clone, Debug)]
+pub struct ToolSpec {
+    /// Canonical name.
+    pub name: &'static str,
+    /// Names models already know (`read_file`, ...).
+    pub aliases: &'static [&'static str],
+    /// Words for tool search.
+    pub keywords: &'static [&'static str],
+    /// What it does and when to use it, for the model.
+    pub description: &'static str,
+    /// JSON Schema of the arguments.
+    pub parameters: Value,
+    /// Its group (what profiles switch).
+    pub group: ToolGroup,
+    /// It changes files or state.
+    pub can_write: bool,
+    /// It may run concurrently with other calls.
+    pub concurrency_safe: bool,
+    /// Unknown arguments are an error (otherwise they are ignored and reported).
+    pub strict: bool,
+    /// Always offered to the model, even when tool search hides others.
+    pub always_load: bool,
+    /// An agent session asks the person before running it.
+    pub requires_permission: bool,
+}
+
+/// The context of one call.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The agent session on whose behalf the call runs; `None` for the person at the editor
+    /// or the command line.
+    pub session_id: Option<String>,
+    /// The workspace (root and confinement).
+    pub workspace: Arc<Workspace>,
+    /// Directory that relative paths in commands start from (inside the workspace).
+    pub working_dir: PathBuf,
+    /// The person confirmed this call.
+    pub user_confirmed: bool,
+    /// The session that spawned this one (sub-agents).
+    pub parent_session: Option<String>,
+    /// Sub-agent depth of the session (0 for a top-level session).
+    pub agent_depth: u32,
+    /// Maximum sub-agent depth.
+    pub max_agent_depth: u32,
+    /// The buffer cache.
+    pub cache: Arc<BufferCache>,
+    /// The editor, when one is connected.
+    pub editor: Option<Arc<dyn EditorClient>>,
+}
+
+impl ToolContext {
+    /// A context for the person at the editor or command line, in `workspace`.
+    pub fn new(workspace: Arc<Workspace>, cache: Arc<BufferCache>) -> Self {
+        Self {
+            session_id: None,
+            working_dir: workspace.root().to_path_buf(),
+            workspace,
+            user_confirmed: true,
+            parent_session: None,
+            agent_depth: 0,
+            max_agent_depth: 3,
+            cache,
+            editor: None,
+        }
+    }
+}
+
+/// A successful call.
+#[derive(Clone, Debug, Default)]
+pub struct ToolOutput {
+    /// One line saying what happened.
+    pub title: String,
+    /// The text the model sees.
+    pub output: String,
+    /// Structured details.
+    pub metadata: Map<String, Value>,
+}
+
+impl ToolOutput {
+    /// An output with a title and text.
+    pub fn new(title: impl Into<String>, output: impl Into<String>) -> Self {
+        Self { title: title.into(), output: output.into(), metadata: Map::new() }
+    }
+
+    /// Adds a metadata entry.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.to_owned(), value.into());
+        self
+    }
+}
+
+/// A failed call: a message the model can act on (what failed, why, what to do next).
+#[derive(Clone, Debug, Default)]
+pub struct ToolError {
+    /// The message.
+    pub message: String,
+    /// Structured details.
+    pub metadata: Map<String, Value>,
+}
+
+impl ToolError {
+    /// An error with a message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self { message: message.into(), metadata: Map::new() }
+    }
+
+    /// Adds a metadata entry.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.to_owned(), value.into());
+        self
+    }
+}
+
+impl From<tandem_text::TextError> for ToolError {
+    fn from(err: tandem_text::TextError) -> Self {
+        Self::new(err.to_string())
+    }
+}
+
+impl From<crate::PathError> for ToolError {
+    fn from(err: crate::PathError) -> Self {
+        Self::new(err.to_string())
+    }
+}
+
+/// A tool. Implementations live one per file; `call` gets arguments already validated against
+/// `spec().parameters`.
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's fixed description.
+    fn spec(&self) -> &ToolSpec;
+    /// Runs the tool.
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+/// Deserializes validated arguments into a tool's argument struct.
+pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    serde_json::from_value(args).map_err(|err| ToolError::new(format!("invalid arguments: {err}")))
+}

@@ -1,0 +1,308 @@
+//! Workspace confinement: every path a tool touches is resolved, symlinks included, before it
+//! is checked against the workspace root and the configured extra roots.
+
+use std::ffi::OsStr;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// Longest path accepted (Linux `PATH_MAX`).
+const MAX_PATH_BYTES: usize = 4096;
+/// Longest component accepted (Linux `NAME_MAX`).
+const MAX_COMPONENT_BYTES: usize = 255;
+/// Symlinks followed in one resolution before giving up (Linux `MAXSYMLINKS`).
+const MAX_SYMLINKS: usize = 40;
+/// errno values (Linux) that std does not name on stable.
+const ELOOP: i32 = 40;
+const ENOTDIR: i32 = 20;
+
+/// Why a path was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    /// Empty path.
+    #[error("the path is empty; give a file path relative to the workspace root `{root}`")]
+    Empty {
+        /// Workspace root.
+        root: PathBuf,
+    },
+    /// NUL byte.
+    #[error("the path contains a NUL byte, which no file name can hold; remove it")]
+    Nul,
+    /// Too long.
+    #[error("the path is {len} bytes long; the limit is {MAX_PATH_BYTES} bytes (and {MAX_COMPONENT_BYTES} per name)")]
+    TooLong {
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// Resolves outside every allowed root.
+    #[error(
+        "`{raw}` resolves to `{resolved}`, which is outside the workspace `{root}`; use a path inside the workspace (relative paths start at its root), or allow the directory with `allowed_paths` in .tandem/config.toml"
+    )]
+    OutsideWorkspace {
+        /// The path as given.
+        raw: String,
+        /// Where it really points.
+        resolved: PathBuf,
+        /// Workspace root.
+        root: PathBuf,
+    },
+    /// A symlink loop or chain too long.
+    #[error("`{raw}` goes through more than {MAX_SYMLINKS} symbolic links (a loop?)")]
+    SymlinkLoop {
+        /// The path as given.
+        raw: String,
+    },
+    /// Inside `.git` or another protected location.
+    #[error("`{path}` is inside `.git`; tandem never changes a repository's internals (use git commands through bash)")]
+    Protected {
+        /// The path.
+        path: PathBuf,
+    },
+    /// An IO error while resolving.
+    #[error("cannot resolve `{raw}`: {source}")]
+    Io {
+        /// The path as given.
+        raw: String,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+/// The workspace: its canonical root and any extra roots configuration allows.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    root: PathBuf,
+    allowed: Vec<PathBuf>,
+}
+
+impl Workspace {
+    /// A workspace at `root` (which must exist), with extra `allowed` roots. Both are
+    /// canonicalized; allowed roots that do not exist are ignored.
+    pub fn new(root: &Path, allowed: &[PathBuf]) -> io::Result<Self> {
+        let root = root.canonicalize()?;
+        let allowed = allowed
+            .iter()
+            .map(|p| if p.is_absolute() { p.clone() } else { root.join(p) })
+            .filter_map(|p| p.canonicalize().ok())
+            .collect();
+        Ok(Self { root, allowed })
+    }
+
+    /// The canonical root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether a resolved path is inside the workspace or an allowed root.
+    pub fn contains(&self, resolved: &Path) -> bool {
+        resolved.starts_with(&self.root) || self.allowed.iter().any(|a| resolved.starts_with(a))
+    }
+
+    /// Resolves `raw` (absolute, or relative to `base`) to a real path, following every
+    /// symlink that exists, and refuses it when it ends up outside the workspace. The path
+    /// itself need not exist (a file about to be created).
+    pub fn resolve(&self, raw: &str, base: &Path) -> Result<PathBuf, PathError> {
+        if raw.is_empty() {
+            return Err(PathError::Empty { root: self.root.clone() });
+        }
+        if raw.contains('\0') {
+            return Err(PathError::Nul);
+        }
+        let too_long = raw.len() > MAX_PATH_BYTES
+            || Path::new(raw).components().any(|c| c.as_os_str().len() > MAX_COMPONENT_BYTES);
+        if too_long {
+            return Err(PathError::TooLong { len: raw.len() });
+        }
+        let raw_path = raw.strip_prefix("file://").unwrap_or(raw);
+        let joined = if Path::new(raw_path).is_absolute() { PathBuf::from(raw_path) } else { base.join(raw_path) };
+        let mut links = 0;
+        let resolved = resolve_real(&joined, &mut links).map_err(|err| match err.raw_os_error() {
+            Some(ELOOP) => PathError::SymlinkLoop { raw: raw.to_owned() },
+            _ => PathError::Io { raw: raw.to_owned(), source: err },
+        })?;
+        if !self.contains(&resolved) {
+            return Err(PathError::OutsideWorkspace { raw: raw.to_owned(), resolved, root: self.root.clone() });
+        }
+        Ok(resolved)
+    }
+
+    /// Like [`Workspace::resolve`], and also refuses paths inside `.git` (for tools that write).
+    pub fn resolve_writable(&self, raw: &str, base: &Path) -> Result<PathBuf, PathError> {
+        let path = self.resolve(raw, base)?;
+        let relative = path.strip_prefix(&self.root).unwrap_or(&path);
+        if relative.components().any(|c| c.as_os_str() == OsStr::new(".git")) {
+            return Err(PathError::Protected { path });
+        }
+        Ok(path)
+    }
+
+    /// `path` relative to the root when inside it, for messages.
+    pub fn display(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => path.display().to_string(),
+        }
+    }
+}
+
+/// Resolves an absolute path component by component: existing components are followed
+/// through symlinks; once a component does not exist, the rest is appended lexically.
+fn resolve_real(path: &Path, links: &mut usize) -> io::Result<PathBuf> {
+    let mut resolved = PathBuf::from("/");
+    let mut exists = true;
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => resolved = PathBuf::from("/"),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::Normal(name) => {
+                let candidate = resolved.join(name);
+                if !exists {
+                    resolved = candidate;
+                    continue;
+                }
+                match std::fs::symlink_metadata(&candidate) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        *links += 1;
+                        if *links > MAX_SYMLINKS {
+                            return Err(io::Error::from_raw_os_error(ELOOP));
+                        }
+                        let target = std::fs::read_link(&candidate)?;
+                        // A relative target is relative to the link's directory.
+                        resolved = resolve_real(&resolved.join(target), links)?;
+                        exists = resolved.exists();
+                    }
+                    Ok(_) => resolved = candidate,
+                    Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                        exists = false;
+                        resolved = candidate;
+                    }
+                    // A file used as a directory (`a.txt/b`): the rest cannot exist.
+                    Err(err) if err.raw_os_error() == Some(ENOTDIR) => {
+                        exists = false;
+                        resolved = candidate;
+                    }
+                    Err(err) => return Err(err),
+                }
+            }
+        }
+    }
+    Ok(resolved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        ws: Workspace,
+        outside: PathBuf,
+    }
+
+    fn fixture() -> io::Result<Fixture> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path().join("ws");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join("src"))?;
+        std::fs::create_dir_all(&outside)?;
+        std::fs::write(outside.join("secret.txt"), "s")?;
+        std::fs::write(root.join("src/lib.rs"), "x")?;
+        symlink(outside.join("secret.txt"), root.join("link-out"))?;
+        symlink(&outside, root.join("dir-out"))?;
+        symlink("src/lib.rs", root.join("link-in"))?;
+        symlink(root.join("loop-a"), root.join("loop-b"))?;
+        symlink(root.join("loop-b"), root.join("loop-a"))?;
+        symlink(outside.join("not-yet"), root.join("dangling-out"))?;
+        let ws = Workspace::new(&root, &[])?;
+        Ok(Fixture { _dir: dir, ws, outside })
+    }
+
+    fn verdict(f: &Fixture, raw: &str) -> String {
+        match f.ws.resolve(raw, f.ws.root()) {
+            Ok(path) => format!("ok {}", f.ws.display(&path)),
+            Err(PathError::OutsideWorkspace { .. }) => "outside".into(),
+            Err(PathError::SymlinkLoop { .. }) => "loop".into(),
+            Err(PathError::Nul) => "nul".into(),
+            Err(PathError::TooLong { .. }) => "too long".into(),
+            Err(PathError::Empty { .. }) => "empty".into(),
+            Err(other) => format!("error {other}"),
+        }
+    }
+
+    #[test]
+    fn escape_attempts_are_refused() -> io::Result<()> {
+        let f = fixture()?;
+        let outside = f.outside.display().to_string();
+        let root = f.ws.root().display().to_string();
+        let cases = [
+            "src/lib.rs".to_owned(),
+            "./src/../src/new.rs".to_owned(),
+            format!("{root}/src/lib.rs"),
+            "link-in".to_owned(),
+            "new/deep/file.txt".to_owned(),
+            "new/../../outside/x".to_owned(),
+            "../outside/secret.txt".to_owned(),
+            "src/../../outside".to_owned(),
+            format!("{outside}/secret.txt"),
+            "/etc/passwd".to_owned(),
+            "link-out".to_owned(),
+            "dir-out/secret.txt".to_owned(),
+            "dir-out/new-file".to_owned(),
+            "dangling-out".to_owned(),
+            "/proc/self/root/etc/passwd".to_owned(),
+            format!("/proc/self/root{root}/src/lib.rs"),
+            "/proc/self/cwd/../../../../etc".to_owned(),
+            "loop-a".to_owned(),
+            "src/lib.rs\0.txt".to_owned(),
+            "a/".repeat(2100),
+            "x".repeat(300),
+            String::new(),
+            "file:///etc/passwd".to_owned(),
+            "src/lib.rs/inner".to_owned(),
+        ];
+        let got: Vec<String> = cases.iter().map(|c| verdict(&f, c)).collect();
+        expect_test::expect![[r#"
+            ok src/lib.rs
+            ok src/new.rs
+            ok src/lib.rs
+            ok src/lib.rs
+            ok new/deep/file.txt
+            outside
+            outside
+            outside
+            outside
+            outside
+            outside
+            outside
+            outside
+            outside
+            outside
+            ok src/lib.rs
+            outside
+            loop
+            nul
+            too long
+            too long
+            empty
+            outside
+            ok src/lib.rs/inner"#]]
+        .assert_eq(&got.join("\n"));
+        Ok(())
+    }
+
+    #[test]
+    fn allowed_roots_and_protected_git() -> io::Result<()> {
+        let f = fixture()?;
+        let ws = Workspace::new(f.ws.root(), std::slice::from_ref(&f.outside))?;
+        assert!(ws.resolve("link-out", ws.root()).is_ok());
+        std::fs::create_dir_all(ws.root().join(".git"))?;
+        assert!(matches!(ws.resolve_writable(".git/config", ws.root()), Err(PathError::Protected { .. })));
+        assert!(ws.resolve(".git/config", ws.root()).is_ok());
+        assert!(ws.resolve_writable(".gitignore", ws.root()).is_ok());
+        Ok(())
+    }
+}
