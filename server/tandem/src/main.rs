@@ -1,1 +1,83 @@
-fn main(){}
+//! `tandem`: the sidecar binary. `tandem lsp` serves editors over stdio (LSP framing);
+//! `tandem tool <name> '<json>'` runs one tool and prints its result.
+
+mod config;
+mod lsp;
+mod tool_cmd;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Tandem: an agent backend for code editors.
+#[derive(Parser)]
+#[command(name = "tandem", version, about)]
+struct Cli {
+    /// Write the log to this file instead of stderr (filter with TANDEM_LOG, e.g. `debug`).
+    #[arg(long, global = true)]
+    log_file: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve an editor over stdio with the LSP base protocol (what editor plugins start).
+    Lsp,
+    /// Run one tool in the current directory's workspace and print its result as JSON.
+    /// Exit status: 0 on success, 1 when the result has an error, 2 on bad usage.
+    Tool {
+        /// Tool name or alias (`tandem tools` lists them).
+        name: String,
+        /// Arguments as a JSON object (default `{}`); `-` reads them from stdin.
+        arguments: Option<String>,
+    },
+    /// List the tools enabled in the current directory's workspace.
+    Tools,
+}
+
+fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("TANDEM_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(true);
+    match log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+            builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
+        }
+        // Never stdout: it carries protocol messages only.
+        None => builder.with_writer(std::io::stderr).init(),
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = if err.use_stderr() { 2 } else { 0 };
+            // clap prints help and version to stdout, usage errors to stderr.
+            err.print().ok();
+            return ExitCode::from(code);
+        }
+    };
+    if let Err(err) = init_logging(cli.log_file.as_ref()) {
+        eprintln!("tandem: cannot open the log file: {err:#}");
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("tandem: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        match cli.command {
+            Command::Lsp => lsp::serve().await,
+            Command::Tool { name, arguments } => tool_cmd::run(&name, arguments.as_deref()).await,
+            Command::Tools => tool_cmd::list().await,
+        }
+    })
+}

@@ -1,0 +1,196 @@
+//! Configuration: `~/.config/tandem/config.toml`, then the workspace's `.tandem/config.toml`,
+//! then the editor's `initializationOptions`, then the environment (`TANDEM_*`), each layer
+//! overriding the one before.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::Deserialize;
+use tandem_protocol::{InitializationOptions, ModeId, ProviderConfig, ToolGroup};
+use tandem_tools::ToolConfig;
+
+/// `[tools]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolsSection {
+    profile: Option<String>,
+    #[serde(default)]
+    groups: BTreeMap<String, bool>,
+    #[serde(default)]
+    enabled: Vec<String>,
+    #[serde(default)]
+    disabled: Vec<String>,
+}
+
+/// `[workspace]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkspaceSection {
+    #[serde(default)]
+    allowed_paths: Vec<PathBuf>,
+}
+
+/// `[provider]` (snake_case keys).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProviderSection {
+    kind: Option<String>,
+    base_url: Option<String>,
+    model: Option<String>,
+    api_key_env: Option<String>,
+}
+
+/// One configuration file. Sections that later work adds (`[lsp]`, `[mcp]`, ...) are accepted
+/// and ignored here; keys inside the sections we know are checked.
+#[derive(Debug, Default, Deserialize)]
+struct File {
+    #[serde(default)]
+    tools: ToolsSection,
+    #[serde(default)]
+    workspace: WorkspaceSection,
+    #[serde(default)]
+    provider: ProviderSection,
+    mode: Option<ModeId>,
+}
+
+/// The configuration in force.
+#[derive(Debug, Default)]
+pub struct Config {
+    /// Which tools are on.
+    pub tools: ToolConfig,
+    /// Extra roots outside the workspace that tools may touch.
+    pub allowed_paths: Vec<PathBuf>,
+    /// Starting permission mode.
+    pub mode: ModeId,
+    /// Model provider.
+    pub provider: ProviderConfig,
+    /// Things that were ignored, to log or show.
+    pub warnings: Vec<String>,
+}
+
+fn user_config_path() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
+        .map(|dir| dir.join("tandem").join("config.toml"))
+}
+
+fn read_file(path: &Path) -> anyhow::Result<Option<File>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err).with_context(|| format!("cannot read {}", path.display())),
+    };
+    toml::from_str(&text).map(Some).with_context(|| format!("invalid configuration in {}", path.display()))
+}
+
+fn group(name: &str) -> Option<ToolGroup> {
+    ToolGroup::ALL.into_iter().find(|g| g.as_str() == name)
+}
+
+impl Config {
+    /// Loads the configuration for the workspace at `root`.
+    pub fn load(root: &Path, init: Option<&InitializationOptions>) -> anyhow::Result<Self> {
+        let files = [user_config_path(), Some(root.join(".tandem").join("config.toml"))];
+        let mut config = Config::default();
+        for path in files.iter().flatten() {
+            if let Some(file) = read_file(path)? {
+                config.merge(file, path)?;
+            }
+        }
+        if let Some(init) = init {
+            if let Some(profile) = &init.profile {
+                config.tools.profile = profile.parse().map_err(anyhow::Error::msg).context("initializationOptions.profile")?;
+            }
+            if let Some(mode) = init.mode {
+                config.mode = mode;
+            }
+            if let Some(provider) = &init.provider {
+                merge_provider(&mut config.provider, provider.clone());
+            }
+        }
+        config.apply_env(std::env::vars());
+        Ok(config)
+    }
+
+    fn merge(&mut self, file: File, path: &Path) -> anyhow::Result<()> {
+        let at = || format!("in {}", path.display());
+        if let Some(profile) = &file.tools.profile {
+            self.tools.profile = profile.parse().map_err(anyhow::Error::msg).with_context(at)?;
+        }
+        for (name, on) in file.tools.groups {
+            let group = group(&name).with_context(|| {
+                format!("unknown tool group `{name}` in [tools.groups] {}; groups are fs, search, exec, web, interact, plan, memory, agent, lsp, mcp", at())
+            })?;
+            self.tools.groups.insert(group, on);
+        }
+        self.tools.enabled.extend(file.tools.enabled);
+        self.tools.disabled.extend(file.tools.disabled);
+        self.allowed_paths.extend(file.workspace.allowed_paths);
+        if let Some(mode) = file.mode {
+            self.mode = mode;
+        }
+        let p = file.provider;
+        merge_provider(
+            &mut self.provider,
+            ProviderConfig { kind: p.kind, base_url: p.base_url, model: p.model, api_key_env: p.api_key_env },
+        );
+        Ok(())
+    }
+
+    fn apply_env(&mut self, vars: impl Iterator<Item = (String, String)>) {
+        let vars: Vec<(String, String)> = vars.filter(|(k, _)| k.starts_with("TANDEM_")).collect();
+        self.warnings.extend(self.tools.apply_env(vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+        for (key, value) in &vars {
+            match key.as_str() {
+                "TANDEM_MODE" => match serde_json::from_value(serde_json::Value::String(value.clone())) {
+                    Ok(mode) => self.mode = mode,
+                    Err(_) => self.warnings.push(format!("TANDEM_MODE={value}: use default, auto-edit, plan or yolo")),
+                },
+                "TANDEM_PROVIDER" => self.provider.kind = Some(value.clone()),
+                "TANDEM_BASE_URL" => self.provider.base_url = Some(value.clone()),
+                "TANDEM_MODEL" => self.provider.model = Some(value.clone()),
+                "TANDEM_API_KEY_ENV" => self.provider.api_key_env = Some(value.clone()),
+                _ => {}
+            }
+        }
+    }
+}
+
+fn merge_provider(into: &mut ProviderConfig, from: ProviderConfig) {
+    into.kind = from.kind.or(into.kind.take());
+    into.base_url = from.base_url.or(into.base_url.take());
+    into.model = from.model.or(into.model.take());
+    into.api_key_env = from.api_key_env.or(into.api_key_env.take());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tandem_tools::Profile;
+
+    #[test]
+    fn workspace_file_then_init_then_env() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        std::fs::create_dir_all(dir.path().join(".tandem"))?;
+        std::fs::write(
+            dir.path().join(".tandem/config.toml"),
+            "mode = \"plan\"\n[tools]\nprofile = \"minimal\"\ndisabled = [\"delete\"]\n[tools.groups]\nexec = false\n[workspace]\nallowed_paths = [\"/tmp\"]\n[provider]\nmodel = \"m1\"\n[mcp]\nanything = 1\n",
+        )?;
+        let mut config = Config::default();
+        let file = read_file(&dir.path().join(".tandem/config.toml"))?.unwrap_or_default();
+        config.merge(file, dir.path())?;
+        assert_eq!(config.tools.profile, Profile::Minimal);
+        assert_eq!(config.mode, ModeId::Plan);
+        assert_eq!(config.tools.groups.get(&ToolGroup::Exec), Some(&false));
+        assert_eq!(config.provider.model.as_deref(), Some("m1"));
+        config.apply_env([("TANDEM_PROFILE".to_owned(), "full".to_owned()), ("TANDEM_MODE".to_owned(), "nope".to_owned())].into_iter());
+        assert_eq!(config.tools.profile, Profile::Full);
+        assert_eq!(config.warnings.len(), 1);
+        std::fs::write(dir.path().join(".tandem/config.toml"), "[tools]\nprofil = \"x\"\n")?;
+        let err = read_file(&dir.path().join(".tandem/config.toml")).err().map(|e| format!("{e:#}")).unwrap_or_default();
+        assert!(err.contains("unknown field `profil`"), "{err}");
+        Ok(())
+    }
+}

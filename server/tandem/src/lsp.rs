@@ -1,0 +1,322 @@
+//! `tandem lsp`: the LSP front door (tower-lsp-server over stdio).
+//!
+//! Text sync feeds the buffer cache; `tandem/tools/list` and `tandem/tools/call` run tools with
+//! the authority of the person at the editor. Edits to open documents go back to the editor as
+//! `workspace/applyEdit` followed by `tandem/document/save` (see [`LspEditor`]).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tandem_protocol::{
+    DocumentSaveParams, DocumentSaveResult, InitializationOptions, ModeId, PROTOCOL_VERSION, TandemCapabilities,
+    ToolResult, ToolsCallParams, ToolsListParams, ToolsListResult, methods,
+};
+use tandem_text::{BufferCache, ContentChange, Position, PositionEncoding};
+use tandem_tools::{DocumentEdit, EditorClient, Registry, ToolContext, Workspace};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::{
+    self as lsp, InitializeParams, InitializeResult, OneOf, PositionEncodingKind, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions, Uri,
+};
+use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+
+use crate::config::Config;
+
+/// How long the editor gets to answer `workspace/applyEdit` or `tandem/document/save`.
+const EDITOR_REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+/// Concurrent requests in flight. Generous: a tool call that waits for the editor's
+/// `didChange` must not keep that notification queued behind it.
+const MAX_CONCURRENCY: usize = 64;
+
+/// Runs the server until `exit` or the end of stdin.
+pub async fn serve() -> ExitCode {
+    let (service, socket) = LspService::build(Backend::new)
+        .custom_method(methods::TOOLS_LIST, Backend::tools_list)
+        .custom_method(methods::TOOLS_CALL, Backend::tools_call)
+        .finish();
+    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+        .concurrency_level(MAX_CONCURRENCY)
+        .serve(service)
+        .await;
+    ExitCode::SUCCESS
+}
+
+/// What exists once `initialize` has run.
+struct Ready {
+    workspace: Arc<Workspace>,
+    registry: Arc<Registry>,
+    editor: Arc<LspEditor>,
+}
+
+struct Backend {
+    client: Client,
+    cache: Arc<BufferCache>,
+    /// The editor's URI for each open document's canonical path, so edits go back under the
+    /// name the editor knows.
+    uris: Arc<Mutex<HashMap<PathBuf, Uri>>>,
+    ready: RwLock<Option<Arc<Ready>>>,
+    encoding: RwLock<PositionEncoding>,
+}
+
+fn internal(message: impl Into<String>) -> Error {
+    Error { code: ErrorCode::InternalError, message: message.into().into(), data: None }
+}
+
+/// The path the cache uses for `uri`: canonical when the file exists, so it matches the
+/// resolved paths tools use; `None` for non-file URIs (untitled buffers and the like).
+fn cache_path(uri: &Uri) -> Option<PathBuf> {
+    let path = uri.to_file_path()?.into_owned();
+    Some(path.canonicalize().unwrap_or(path))
+}
+
+impl Backend {
+    fn new(client: Client) -> Self {
+        Self {
+            client,
+            cache: Arc::new(BufferCache::new()),
+            uris: Arc::new(Mutex::new(HashMap::new())),
+            ready: RwLock::new(None),
+            encoding: RwLock::new(PositionEncoding::Utf16),
+        }
+    }
+
+    fn ready(&self) -> Result<Arc<Ready>> {
+        self.ready
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .ok_or_else(|| Error { code: ErrorCode::ServerError(-32002), message: "initialize first".into(), data: None })
+    }
+
+    fn encoding(&self) -> PositionEncoding {
+        *self.encoding.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    async fn tools_list(&self, _params: ToolsListParams) -> Result<ToolsListResult> {
+        let ready = self.ready()?;
+        Ok(ToolsListResult { tools: ready.registry.infos(), profile: ready.registry.config().profile.to_string() })
+    }
+
+    async fn tools_call(&self, params: ToolsCallParams) -> Result<ToolResult> {
+        let ready = self.ready()?;
+        let mut ctx = ToolContext::new(Arc::clone(&ready.workspace), Arc::clone(&self.cache));
+        ctx.session_id = params.session_id;
+        ctx.editor = Some(Arc::clone(&ready.editor) as Arc<dyn EditorClient>);
+        let span = tracing::info_span!("tool", name = %params.name);
+        let _enter = span.enter();
+        ready
+            .registry
+            .call(&params.name, params.arguments, ctx)
+            .await
+            .map_err(|err| Error::invalid_params(err.to_string()))
+    }
+
+    fn workspace_root(params: &InitializeParams) -> PathBuf {
+        #[expect(deprecated, reason = "root_uri is what older clients (Neovim 0.7) send")]
+        let root_uri = params.root_uri.as_ref();
+        params
+            .workspace_folders
+            .as_ref()
+            .and_then(|folders| folders.first())
+            .map(|folder| &folder.uri)
+            .or(root_uri)
+            .and_then(|uri| uri.to_file_path().map(|p| p.into_owned()))
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/"))
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let root = Self::workspace_root(&params);
+        let init: Option<InitializationOptions> = match params.initialization_options.clone() {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(serde_json::from_value(value).map_err(|err| {
+                Error::invalid_params(format!("initializationOptions: {err}"))
+            })?),
+        };
+        let config = Config::load(&root, init.as_ref()).map_err(|err| Error::invalid_params(format!("{err:#}")))?;
+        for warning in &config.warnings {
+            tracing::warn!("{warning}");
+        }
+        let workspace = Workspace::new(&root, &config.allowed_paths)
+            .map_err(|err| internal(format!("cannot open the workspace at {}: {err}", root.display())))?;
+        tracing::info!(root = %workspace.root().display(), profile = %config.tools.profile, "initialize");
+
+        let offered = params.capabilities.general.as_ref().and_then(|g| g.position_encodings.clone()).unwrap_or_default();
+        let (encoding, kind) = if offered.contains(&PositionEncodingKind::UTF8) {
+            (PositionEncoding::Utf8, PositionEncodingKind::UTF8)
+        } else {
+            (PositionEncoding::Utf16, PositionEncodingKind::UTF16)
+        };
+        *self.encoding.write().unwrap_or_else(PoisonError::into_inner) = encoding;
+
+        let workspace_caps = params.capabilities.workspace.as_ref();
+        let document_changes = workspace_caps
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.document_changes)
+            .unwrap_or(false);
+        let registry = Registry::builtin(config.tools);
+        let tool_names: Vec<String> = registry.infos().into_iter().map(|t| t.name).collect();
+        let editor = LspEditor {
+            client: self.client.clone(),
+            uris: Arc::clone(&self.uris),
+            encoding,
+            document_changes,
+        };
+        *self.ready.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(Ready {
+            workspace: Arc::new(workspace),
+            registry: Arc::new(registry),
+            editor: Arc::new(editor),
+        }));
+
+        let tandem = TandemCapabilities { version: PROTOCOL_VERSION.to_owned(), tools: tool_names, modes: ModeId::ALL.to_vec() };
+        let experimental = serde_json::json!({ "tandem": tandem });
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                position_encoding: Some(kind),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    save: Some(lsp::TextDocumentSyncSaveOptions::Supported(true)),
+                    ..Default::default()
+                })),
+                experimental: Some(experimental),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo { name: "tandem".to_owned(), version: Some(env!("CARGO_PKG_VERSION").to_owned()) }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        tracing::info!("shutdown");
+        Ok(())
+    }
+
+    // The sync handlers never await: tower-lsp-server polls handlers concurrently, and a
+    // handler that finishes on its first poll keeps the editor's changes in order.
+    async fn did_open(&self, params: lsp::DidOpenTextDocumentParams) {
+        let doc = params.text_document;
+        let Some(path) = cache_path(&doc.uri) else { return };
+        tracing::debug!(path = %path.display(), version = doc.version, "didOpen");
+        self.uris.lock().unwrap_or_else(PoisonError::into_inner).insert(path.clone(), doc.uri);
+        self.cache.open(path, doc.version, doc.language_id, &doc.text);
+    }
+
+    async fn did_change(&self, params: lsp::DidChangeTextDocumentParams) {
+        let Some(path) = cache_path(&params.text_document.uri) else { return };
+        let changes: Vec<ContentChange> = params
+            .content_changes
+            .into_iter()
+            .map(|change| ContentChange {
+                range: change.range.map(|r| {
+                    (
+                        Position { line: r.start.line, character: r.start.character },
+                        Position { line: r.end.line, character: r.end.character },
+                    )
+                }),
+                text: change.text,
+            })
+            .collect();
+        if let Err(err) = self.cache.change(&path, params.text_document.version, &changes, self.encoding()) {
+            // Out of sync with the editor: forget the buffer so reads fall back to the disk
+            // rather than showing the model text the person does not see.
+            tracing::error!(path = %path.display(), "didChange could not be applied ({err}); dropping the buffer");
+            self.cache.close(&path);
+        }
+    }
+
+    async fn did_close(&self, params: lsp::DidCloseTextDocumentParams) {
+        let Some(path) = cache_path(&params.text_document.uri) else { return };
+        self.uris.lock().unwrap_or_else(PoisonError::into_inner).remove(&path);
+        self.cache.close(&path);
+    }
+
+    async fn did_save(&self, params: lsp::DidSaveTextDocumentParams) {
+        tracing::debug!(uri = params.text_document.uri.as_str(), "didSave");
+    }
+}
+
+/// The editor as tools see it: `workspace/applyEdit` and `tandem/document/save`.
+struct LspEditor {
+    client: Client,
+    uris: Arc<Mutex<HashMap<PathBuf, Uri>>>,
+    encoding: PositionEncoding,
+    document_changes: bool,
+}
+
+impl LspEditor {
+    fn uri(&self, path: &Path) -> std::result::Result<Uri, String> {
+        if let Some(uri) = self.uris.lock().unwrap_or_else(PoisonError::into_inner).get(path) {
+            return Ok(uri.clone());
+        }
+        Uri::from_file_path(path).ok_or_else(|| format!("cannot make a URI of {}", path.display()))
+    }
+}
+
+/// `tandem/document/save`.
+enum DocumentSave {}
+
+impl lsp::request::Request for DocumentSave {
+    type Params = DocumentSaveParams;
+    type Result = DocumentSaveResult;
+    const METHOD: &'static str = methods::DOCUMENT_SAVE;
+}
+
+fn lsp_position(p: Position) -> lsp::Position {
+    lsp::Position { line: p.line, character: p.character }
+}
+
+#[async_trait]
+impl EditorClient for LspEditor {
+    fn position_encoding(&self) -> PositionEncoding {
+        self.encoding
+    }
+
+    async fn apply_edit(&self, edit: DocumentEdit) -> std::result::Result<bool, String> {
+        let uri = self.uri(&edit.path)?;
+        let text_edit = lsp::TextEdit {
+            range: lsp::Range { start: lsp_position(edit.start), end: lsp_position(edit.end) },
+            new_text: edit.new_text,
+        };
+        let workspace_edit = if self.document_changes {
+            lsp::WorkspaceEdit {
+                document_changes: Some(lsp::DocumentChanges::Edits(vec![lsp::TextDocumentEdit {
+                    text_document: lsp::OptionalVersionedTextDocumentIdentifier { uri, version: Some(edit.version) },
+                    edits: vec![OneOf::Left(text_edit)],
+                }])),
+                ..Default::default()
+            }
+        } else {
+            lsp::WorkspaceEdit { changes: Some(HashMap::from([(uri, vec![text_edit])])), ..Default::default() }
+        };
+        match tokio::time::timeout(EDITOR_REQUEST_TIMEOUT, self.client.apply_edit(workspace_edit)).await {
+            Err(_) => Err(format!("the editor did not answer workspace/applyEdit within {}s", EDITOR_REQUEST_TIMEOUT.as_secs())),
+            Ok(Err(err)) => Err(err.message.into_owned()),
+            Ok(Ok(response)) => {
+                if !response.applied {
+                    tracing::warn!(reason = ?response.failure_reason, "editor refused applyEdit");
+                }
+                Ok(response.applied)
+            }
+        }
+    }
+
+    async fn save(&self, path: &Path) -> std::result::Result<bool, String> {
+        let uri = self.uri(path)?;
+        let request = self.client.send_request::<DocumentSave>(DocumentSaveParams { uri: uri.as_str().to_owned() });
+        match tokio::time::timeout(EDITOR_REQUEST_TIMEOUT, request).await {
+            Err(_) => Err("the editor did not answer tandem/document/save in time".to_owned()),
+            // An editor without the method cannot save on request: we write the file instead.
+            Ok(Err(err)) if err.code == ErrorCode::MethodNotFound => Ok(false),
+            Ok(Err(err)) => Err(err.message.into_owned()),
+            Ok(Ok(result)) => Ok(result.saved),
+        }
+    }
+}
