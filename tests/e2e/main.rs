@@ -1,1 +1,9 @@
-//! e2e
+//! End-to-end tests: the real `tandem` binary over stdio, driven by a real LSP client that
+//! plays the editor (tests/support). Real files in temporary directories.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod cli;
+mod lsp_files;
+mod lsp_protocol;

@@ -101,7 +101,8 @@ impl Config {
         }
         if let Some(init) = init {
             if let Some(profile) = &init.profile {
-                config.tools.profile = profile.parse().map_err(anyhow::Error::msg).context("initializationOptions.profile")?;
+                config.tools.profile =
+                    profile.parse().map_err(anyhow::Error::msg).context("initializationOptions.profile")?;
             }
             if let Some(mode) = init.mode {
                 config.mode = mode;
@@ -185,11 +186,15 @@ mod tests {
         assert_eq!(config.mode, ModeId::Plan);
         assert_eq!(config.tools.groups.get(&ToolGroup::Exec), Some(&false));
         assert_eq!(config.provider.model.as_deref(), Some("m1"));
-        config.apply_env([("TANDEM_PROFILE".to_owned(), "full".to_owned()), ("TANDEM_MODE".to_owned(), "nope".to_owned())].into_iter());
+        config.apply_env(
+            [("TANDEM_PROFILE".to_owned(), "full".to_owned()), ("TANDEM_MODE".to_owned(), "nope".to_owned())]
+                .into_iter(),
+        );
         assert_eq!(config.tools.profile, Profile::Full);
         assert_eq!(config.warnings.len(), 1);
         std::fs::write(dir.path().join(".tandem/config.toml"), "[tools]\nprofil = \"x\"\n")?;
-        let err = read_file(&dir.path().join(".tandem/config.toml")).err().map(|e| format!("{e:#}")).unwrap_or_default();
+        let err =
+            read_file(&dir.path().join(".tandem/config.toml")).err().map(|e| format!("{e:#}")).unwrap_or_default();
         assert!(err.contains("unknown field `profil`"), "{err}");
         Ok(())
     }

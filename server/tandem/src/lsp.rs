@@ -39,10 +39,11 @@ pub async fn serve() -> ExitCode {
         .custom_method(methods::TOOLS_LIST, Backend::tools_list)
         .custom_method(methods::TOOLS_CALL, Backend::tools_call)
         .finish();
-    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
-        .concurrency_level(MAX_CONCURRENCY)
-        .serve(service)
-        .await;
+    // stdin goes through the guard, so one malformed frame cannot end the transport.
+    let (guarded, input) = tokio::io::duplex(256 * 1024);
+    let guard = tokio::spawn(crate::stdin_guard::run(tokio::io::stdin(), guarded));
+    Server::new(input, tokio::io::stdout(), socket).concurrency_level(MAX_CONCURRENCY).serve(service).await;
+    guard.abort();
     ExitCode::SUCCESS
 }
 
@@ -86,11 +87,11 @@ impl Backend {
     }
 
     fn ready(&self) -> Result<Arc<Ready>> {
-        self.ready
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-            .ok_or_else(|| Error { code: ErrorCode::ServerError(-32002), message: "initialize first".into(), data: None })
+        self.ready.read().unwrap_or_else(PoisonError::into_inner).clone().ok_or_else(|| Error {
+            code: ErrorCode::ServerError(-32002),
+            message: "initialize first".into(),
+            data: None,
+        })
     }
 
     fn encoding(&self) -> PositionEncoding {
@@ -136,9 +137,10 @@ impl LanguageServer for Backend {
         let root = Self::workspace_root(&params);
         let init: Option<InitializationOptions> = match params.initialization_options.clone() {
             None | Some(Value::Null) => None,
-            Some(value) => Some(serde_json::from_value(value).map_err(|err| {
-                Error::invalid_params(format!("initializationOptions: {err}"))
-            })?),
+            Some(value) => Some(
+                serde_json::from_value(value)
+                    .map_err(|err| Error::invalid_params(format!("initializationOptions: {err}")))?,
+            ),
         };
         let config = Config::load(&root, init.as_ref()).map_err(|err| Error::invalid_params(format!("{err:#}")))?;
         for warning in &config.warnings {
@@ -148,7 +150,8 @@ impl LanguageServer for Backend {
             .map_err(|err| internal(format!("cannot open the workspace at {}: {err}", root.display())))?;
         tracing::info!(root = %workspace.root().display(), profile = %config.tools.profile, "initialize");
 
-        let offered = params.capabilities.general.as_ref().and_then(|g| g.position_encodings.clone()).unwrap_or_default();
+        let offered =
+            params.capabilities.general.as_ref().and_then(|g| g.position_encodings.clone()).unwrap_or_default();
         let (encoding, kind) = if offered.contains(&PositionEncodingKind::UTF8) {
             (PositionEncoding::Utf8, PositionEncodingKind::UTF8)
         } else {
@@ -157,25 +160,20 @@ impl LanguageServer for Backend {
         *self.encoding.write().unwrap_or_else(PoisonError::into_inner) = encoding;
 
         let workspace_caps = params.capabilities.workspace.as_ref();
-        let document_changes = workspace_caps
-            .and_then(|w| w.workspace_edit.as_ref())
-            .and_then(|e| e.document_changes)
-            .unwrap_or(false);
+        let document_changes =
+            workspace_caps.and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false);
         let registry = Registry::builtin(config.tools);
         let tool_names: Vec<String> = registry.infos().into_iter().map(|t| t.name).collect();
-        let editor = LspEditor {
-            client: self.client.clone(),
-            uris: Arc::clone(&self.uris),
-            encoding,
-            document_changes,
-        };
+        let editor =
+            LspEditor { client: self.client.clone(), uris: Arc::clone(&self.uris), encoding, document_changes };
         *self.ready.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(Ready {
             workspace: Arc::new(workspace),
             registry: Arc::new(registry),
             editor: Arc::new(editor),
         }));
 
-        let tandem = TandemCapabilities { version: PROTOCOL_VERSION.to_owned(), tools: tool_names, modes: ModeId::ALL.to_vec() };
+        let tandem =
+            TandemCapabilities { version: PROTOCOL_VERSION.to_owned(), tools: tool_names, modes: ModeId::ALL.to_vec() };
         let experimental = serde_json::json!({ "tandem": tandem });
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
@@ -189,7 +187,10 @@ impl LanguageServer for Backend {
                 experimental: Some(experimental),
                 ..Default::default()
             },
-            server_info: Some(ServerInfo { name: "tandem".to_owned(), version: Some(env!("CARGO_PKG_VERSION").to_owned()) }),
+            server_info: Some(ServerInfo {
+                name: "tandem".to_owned(),
+                version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            }),
             offset_encoding: None,
         })
     }
@@ -297,7 +298,10 @@ impl EditorClient for LspEditor {
             lsp::WorkspaceEdit { changes: Some(HashMap::from([(uri, vec![text_edit])])), ..Default::default() }
         };
         match tokio::time::timeout(EDITOR_REQUEST_TIMEOUT, self.client.apply_edit(workspace_edit)).await {
-            Err(_) => Err(format!("the editor did not answer workspace/applyEdit within {}s", EDITOR_REQUEST_TIMEOUT.as_secs())),
+            Err(_) => Err(format!(
+                "the editor did not answer workspace/applyEdit within {}s",
+                EDITOR_REQUEST_TIMEOUT.as_secs()
+            )),
             Ok(Err(err)) => Err(err.message.into_owned()),
             Ok(Ok(response)) => {
                 if !response.applied {

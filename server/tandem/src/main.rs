@@ -3,6 +3,7 @@
 
 mod config;
 mod lsp;
+mod stdin_guard;
 mod tool_cmd;
 
 use std::path::PathBuf;
@@ -73,11 +74,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(async {
+    let code = runtime.block_on(async {
         match cli.command {
             Command::Lsp => lsp::serve().await,
             Command::Tool { name, arguments } => tool_cmd::run(&name, arguments.as_deref()).await,
             Command::Tools => tool_cmd::list().await,
         }
-    })
+    });
+    // Do not wait for the thread blocked reading stdin: after `exit` the client may keep it open.
+    runtime.shutdown_background();
+    code
 }

@@ -73,8 +73,20 @@ pub async fn list() -> ExitCode {
         Ok((_, registry)) => {
             let mut stdout = std::io::stdout().lock();
             for info in registry.infos() {
-                let aliases = if info.aliases.is_empty() { String::new() } else { format!(" (aliases: {})", info.aliases.join(", ")) };
-                if writeln!(stdout, "{:<10} [{}] {}{aliases}", info.name, info.group.as_str(), info.description.split(". ").next().unwrap_or_default()).is_err() {
+                let aliases = if info.aliases.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (aliases: {})", info.aliases.join(", "))
+                };
+                if writeln!(
+                    stdout,
+                    "{:<10} [{}] {}{aliases}",
+                    info.name,
+                    info.group.as_str(),
+                    info.description.split(". ").next().unwrap_or_default()
+                )
+                .is_err()
+                {
                     return ExitCode::FAILURE;
                 }
             }

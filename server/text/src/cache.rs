@@ -127,11 +127,7 @@ impl BufferCache {
             if now >= deadline {
                 return false;
             }
-            docs = self
-                .changed
-                .wait_timeout(docs, deadline - now)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            docs = self.changed.wait_timeout(docs, deadline - now).unwrap_or_else(PoisonError::into_inner).0;
         }
     }
 
@@ -178,7 +174,11 @@ mod tests {
         cache.change(&path, 3, &[change(3, 5, 3, 5, "!")], PositionEncoding::Utf16)?;
         assert!(cache.get(&path).is_some_and(|d| d.rope.to_string().ends_with("// 😀! end\n")));
         // A bad change leaves the document as it was.
-        assert!(cache.change(&path, 4, &[change(0, 0, 0, 1, "X"), change(99, 0, 99, 0, "")], PositionEncoding::Utf16).is_err());
+        assert!(
+            cache
+                .change(&path, 4, &[change(0, 0, 0, 1, "X"), change(99, 0, 99, 0, "")], PositionEncoding::Utf16)
+                .is_err()
+        );
         assert!(cache.get(&path).is_some_and(|d| d.version == 3 && d.rope.to_string().starts_with("fn start")));
         Ok(())
     }

@@ -106,10 +106,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], expected: Expected) -> Result<Con
     check_expected(path, expected)?;
     let existing = match fs::metadata(path) {
         Ok(meta) if meta.is_dir() => {
-            return Err(io_err("cannot write", path)(io::Error::new(
-                io::ErrorKind::IsADirectory,
-                "it is a directory",
-            )));
+            return Err(io_err("cannot write", path)(io::Error::new(io::ErrorKind::IsADirectory, "it is a directory")));
         }
         Ok(meta) => Some(meta),
         Err(err) if err.kind() == io::ErrorKind::NotFound => None,
@@ -160,9 +157,7 @@ fn current_uid(file: &File) -> u32 {
 
 fn sync_parent(path: &Path) -> Result<(), TextError> {
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    File::open(parent)
-        .and_then(|dir| dir.sync_all())
-        .map_err(io_err("cannot sync directory", parent))
+    File::open(parent).and_then(|dir| dir.sync_all()).map_err(io_err("cannot sync directory", parent))
 }
 
 /// Removes a file if it still matches `expected`.

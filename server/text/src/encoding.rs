@@ -44,11 +44,7 @@ fn line_content(rope: &Rope, line: usize) -> RopeSlice<'_> {
 
 /// Converts a position to a char index. A character past the end of its line means the end of
 /// the line (LSP says so); a line past the end of the document is an error.
-pub fn position_to_char(
-    rope: &Rope,
-    position: Position,
-    encoding: PositionEncoding,
-) -> Result<usize, TextError> {
+pub fn position_to_char(rope: &Rope, position: Position, encoding: PositionEncoding) -> Result<usize, TextError> {
     let line = position.line as usize;
     if line >= rope.len_lines() {
         // One line past the end with character 0 is how clients address "the very end".

@@ -151,19 +151,16 @@ pub fn describe_binary(bytes: &[u8]) -> &'static str {
         (b"RIFF", "RIFF media (WAV, AVI or WebP)"),
         (b"\xCA\xFE\xBA\xBE", "Java class or Mach-O universal binary"),
     ];
-    MAGIC
-        .iter()
-        .find(|(magic, _)| bytes.starts_with(magic))
-        .map_or_else(
-            || {
-                if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
-                    "binary data"
-                } else {
-                    "non-UTF-8 data (convert it to UTF-8 to edit it)"
-                }
-            },
-            |(_, kind)| *kind,
-        )
+    MAGIC.iter().find(|(magic, _)| bytes.starts_with(magic)).map_or_else(
+        || {
+            if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
+                "binary data"
+            } else {
+                "non-UTF-8 data (convert it to UTF-8 to edit it)"
+            }
+        },
+        |(_, kind)| *kind,
+    )
 }
 
 #[cfg(test)]

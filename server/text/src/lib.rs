@@ -12,8 +12,8 @@ mod format;
 mod hash;
 
 pub use cache::{BufferCache, ContentChange, EditorDocument};
-pub use encoding::{Position, PositionEncoding, minimal_change, position_to_char, char_to_position};
+pub use encoding::{Position, PositionEncoding, char_to_position, minimal_change, position_to_char};
 pub use error::TextError;
-pub use format::{FileFormat, LineEnding, Decoded, decode, describe_binary};
+pub use format::{Decoded, FileFormat, LineEnding, decode, describe_binary};
 pub use hash::ContentHash;
 pub use ropey::Rope;

@@ -103,9 +103,7 @@ impl ToolConfig {
 
     /// Whether the tool described by `spec` is on.
     pub fn is_enabled(&self, spec: &ToolSpec) -> bool {
-        let named = |list: &[String]| {
-            list.iter().any(|n| n == spec.name || spec.aliases.iter().any(|a| a == n))
-        };
+        let named = |list: &[String]| list.iter().any(|n| n == spec.name || spec.aliases.iter().any(|a| a == n));
         if named(&self.disabled) {
             return false;
         }

@@ -81,9 +81,7 @@ fn type_name(value: &Value) -> &'static str {
 
 fn matches_type(value: &Value, ty: &str) -> bool {
     match (ty, value) {
-        ("integer", Value::Number(n)) => {
-            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
-        }
+        ("integer", Value::Number(n)) => n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0),
         ("number", Value::Number(_)) => true,
         (ty, value) => type_name(value) == ty,
     }
@@ -107,11 +105,7 @@ fn coerce(value: &Value, ty: &str) -> Option<Value> {
 
 fn show(value: &Value) -> String {
     let text = value.to_string();
-    if text.chars().count() > 60 {
-        format!("{}…", text.chars().take(60).collect::<String>())
-    } else {
-        text
-    }
+    if text.chars().count() > 60 { format!("{}…", text.chars().take(60).collect::<String>()) } else { text }
 }
 
 fn at(path: &str) -> String {
@@ -337,9 +331,15 @@ mod tests {
 
     #[test]
     fn coercions_and_lenience() {
-        let value = validate(json!({"file_path": "a", "offset": "10", "flag": "true", "edits": "[{\"old_string\":\"x\"}]", "extra": 1, "mode": null}), false);
+        let value = validate(
+            json!({"file_path": "a", "offset": "10", "flag": "true", "edits": "[{\"old_string\":\"x\"}]", "extra": 1, "mode": null}),
+            false,
+        );
         assert_eq!(value, Ok(json!({"file_path": "a", "offset": 10, "flag": true, "edits": [{"old_string": "x"}]})));
-        assert_eq!(validate(json!({"file_path": "a", "offset": 5.0}), true), Ok(json!({"file_path": "a", "offset": 5})));
+        assert_eq!(
+            validate(json!({"file_path": "a", "offset": 5.0}), true),
+            Ok(json!({"file_path": "a", "offset": 5}))
+        );
         assert!(validate(json!({"file_path": "a", "offset": 5.5}), true).is_err());
     }
 }

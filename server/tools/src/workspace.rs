@@ -128,11 +128,24 @@ impl Workspace {
     /// Like [`Workspace::resolve`], and also refuses paths inside `.git` (for tools that write).
     pub fn resolve_writable(&self, raw: &str, base: &Path) -> Result<PathBuf, PathError> {
         let path = self.resolve(raw, base)?;
-        let relative = path.strip_prefix(&self.root).unwrap_or(&path);
-        if relative.components().any(|c| c.as_os_str() == OsStr::new(".git")) {
-            return Err(PathError::Protected { path });
-        }
+        self.check_writable(&path)?;
         Ok(path)
+    }
+
+    /// Refuses a resolved path that is outside the roots or inside `.git`.
+    pub fn check_writable(&self, path: &Path) -> Result<(), PathError> {
+        if !self.contains(path) {
+            return Err(PathError::OutsideWorkspace {
+                raw: path.display().to_string(),
+                resolved: path.to_path_buf(),
+                root: self.root.clone(),
+            });
+        }
+        let relative = path.strip_prefix(&self.root).unwrap_or(path);
+        if relative.components().any(|c| c.as_os_str() == OsStr::new(".git")) {
+            return Err(PathError::Protected { path: path.to_path_buf() });
+        }
+        Ok(())
     }
 
     /// `path` relative to the root when inside it, for messages.

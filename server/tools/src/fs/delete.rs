@@ -60,20 +60,16 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let raw = std::path::Path::new(&args.file_path);
     let path = match (raw.parent(), raw.file_name()) {
         (Some(parent), Some(name)) => {
-            let parent = if parent.as_os_str().is_empty() { ctx.working_dir.clone() } else {
-                ctx.workspace.resolve(&parent.to_string_lossy(), &ctx.working_dir)?
-            };
-            let joined = parent.join(name);
-            ctx.workspace.resolve_writable(&joined.to_string_lossy(), &ctx.working_dir).map(|_| joined)?
+            let parent = if parent.as_os_str().is_empty() { ".".into() } else { parent.to_string_lossy() };
+            let joined = ctx.workspace.resolve(&parent, &ctx.working_dir)?.join(name);
+            ctx.workspace.check_writable(&joined)?;
+            joined
         }
         _ => ctx.workspace.resolve_writable(&args.file_path, &ctx.working_dir)?,
     };
     let shown = ctx.workspace.display(&path);
     if path == ctx.workspace.root() {
         return Err(ToolError::new("refusing to delete the workspace root"));
-    }
-    if !ctx.workspace.contains(&path) {
-        return Err(ToolError::new(format!("`{shown}` is outside the workspace")));
     }
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(meta) => meta,
@@ -83,12 +79,22 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         Err(err) => return Err(ToolError::new(format!("cannot inspect `{shown}`: {err}"))),
     };
     if meta.file_type().is_symlink() {
-        std::fs::remove_file(&path).map_err(|err| ToolError::new(format!("cannot delete the link `{shown}`: {err}")))?;
-        return Ok(ToolOutput::new(format!("Deleted {shown}"), format!("Deleted the symbolic link `{shown}` (its target is untouched).")).with("path", shown).with("kind", "symlink"));
+        std::fs::remove_file(&path)
+            .map_err(|err| ToolError::new(format!("cannot delete the link `{shown}`: {err}")))?;
+        return Ok(ToolOutput::new(
+            format!("Deleted {shown}"),
+            format!("Deleted the symbolic link `{shown}` (its target is untouched)."),
+        )
+        .with("path", shown)
+        .with("kind", "symlink"));
     }
     if meta.is_dir() {
         return match std::fs::remove_dir(&path) {
-            Ok(()) => Ok(ToolOutput::new(format!("Deleted {shown}/"), format!("Deleted the empty directory `{shown}`.")).with("path", shown).with("kind", "directory")),
+            Ok(()) => {
+                Ok(ToolOutput::new(format!("Deleted {shown}/"), format!("Deleted the empty directory `{shown}`."))
+                    .with("path", shown)
+                    .with("kind", "directory"))
+            }
             Err(err) if err.kind() == io::ErrorKind::DirectoryNotEmpty => {
                 let entries = std::fs::read_dir(&path).map(|d| d.count()).unwrap_or(0);
                 Err(ToolError::new(format!(

@@ -90,11 +90,14 @@ impl Tool for Edit {
             let new_text = loaded.line_ending().apply(&args.new_string).into_owned();
             let preview = snippet(&new_text, 0, new_text.len());
             let committed = commit(&ctx, loaded, new_text).await?;
-            return Ok(ToolOutput::new(format!("Edited {shown}"), format!("Filled the empty file `{shown}`:\n{preview}"))
-                .with("path", shown)
-                .with("strategy", "exact")
-                .with("replacements", 1)
-                .with("via", committed.via));
+            return Ok(ToolOutput::new(
+                format!("Edited {shown}"),
+                format!("Filled the empty file `{shown}`:\n{preview}"),
+            )
+            .with("path", shown)
+            .with("strategy", "exact")
+            .with("replacements", 1)
+            .with("via", committed.via));
         }
         let replace_all = args.replace_all.unwrap_or(false);
         let ending = loaded.line_ending();
@@ -111,8 +114,13 @@ impl Tool for Edit {
             return Err(not_found_error(&shown, &loaded.text, &args.old_string));
         };
         if positions.len() > 1 && !replace_all {
-            let lines: Vec<String> = positions.iter().take(MAX_LISTED).map(|p| line_of(&loaded.text, *p).to_string()).collect();
-            let more = if positions.len() > MAX_LISTED { format!(" and {} more", positions.len() - MAX_LISTED) } else { String::new() };
+            let lines: Vec<String> =
+                positions.iter().take(MAX_LISTED).map(|p| line_of(&loaded.text, *p).to_string()).collect();
+            let more = if positions.len() > MAX_LISTED {
+                format!(" and {} more", positions.len() - MAX_LISTED)
+            } else {
+                String::new()
+            };
             return Err(ToolError::new(format!(
                 "old_string occurs {} times in `{shown}` (starting at lines {}{more}); include more surrounding lines to pick one, or set replace_all to change every occurrence",
                 positions.len(),
@@ -135,9 +143,8 @@ impl Tool for Edit {
         let preview = snippet(&new_text, first, first + new.len());
         let replacements = positions.len();
         let committed = commit(&ctx, loaded, new_text).await?;
-        let mut output = format!(
-            "Edited `{shown}`: {replacements} replacement(s), first at line {first_line}.\n{preview}"
-        );
+        let mut output =
+            format!("Edited `{shown}`: {replacements} replacement(s), first at line {first_line}.\n{preview}");
         for note in &committed.notes {
             output.push_str(&format!("\nNote: {note}."));
         }
@@ -187,7 +194,7 @@ fn not_found_error(shown: &str, text: &str, old_string: &str) -> ToolError {
     let lines: Vec<&str> = text.lines().take(MAX_SCAN_LINES).collect();
     let window = wanted.len().max(1);
     let mut best: Option<(f64, usize)> = None;
-    if !wanted.is_empty() && lines.len() >= 1 {
+    if !wanted.is_empty() && !lines.is_empty() {
         for start in 0..lines.len().saturating_sub(window - 1).max(1) {
             let score = wanted
                 .iter()

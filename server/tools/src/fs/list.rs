@@ -74,7 +74,8 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let matcher: Option<(GlobMatcher, bool)> = match args.pattern.as_deref().filter(|p| !p.is_empty()) {
         None => None,
         Some(pattern) => {
-            let glob = Glob::new(pattern).map_err(|err| ToolError::new(format!("invalid pattern `{pattern}`: {err}")))?;
+            let glob =
+                Glob::new(pattern).map_err(|err| ToolError::new(format!("invalid pattern `{pattern}`: {err}")))?;
             Some((glob.compile_matcher(), pattern.contains('/')))
         }
     };
@@ -121,10 +122,8 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         entries.iter().take(MAX_ENTRIES).map(String::as_str).collect::<Vec<_>>().join("\n")
     };
     if total > MAX_ENTRIES {
-        output.push_str(&format!(
-            "\n… {} more not shown; narrow the listing with path or pattern",
-            total - MAX_ENTRIES
-        ));
+        output
+            .push_str(&format!("\n… {} more not shown; narrow the listing with path or pattern", total - MAX_ENTRIES));
     }
     if errors > 0 {
         output.push_str(&format!("\n({errors} entries could not be read)"));

@@ -89,11 +89,23 @@ pub(crate) fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> 
     if let Some(doc) = ctx.cache.get(path) {
         let text = doc.rope.to_string();
         let hash = ContentHash::of(text.as_bytes());
-        return Ok(Loaded { path: path.to_path_buf(), text, hash, origin: Origin::Editor { version: doc.version, rope: doc.rope } });
+        return Ok(Loaded {
+            path: path.to_path_buf(),
+            text,
+            hash,
+            origin: Origin::Editor { version: doc.version, rope: doc.rope },
+        });
     }
     match disk::read(path, MAX_FILE_BYTES)? {
-        ReadOutcome::NotFound => Ok(Loaded { path: path.to_path_buf(), text: String::new(), hash: ContentHash::of(b""), origin: Origin::Missing }),
-        ReadOutcome::Directory => Err(ToolError::new(format!("`{shown}` is a directory, not a file; use `list` to see what it holds"))),
+        ReadOutcome::NotFound => Ok(Loaded {
+            path: path.to_path_buf(),
+            text: String::new(),
+            hash: ContentHash::of(b""),
+            origin: Origin::Missing,
+        }),
+        ReadOutcome::Directory => {
+            Err(ToolError::new(format!("`{shown}` is a directory, not a file; use `list` to see what it holds")))
+        }
         ReadOutcome::TooLarge { len } => Err(ToolError::new(format!(
             "`{shown}` is {}; files over {} are not loaded whole. Search it with `grep`, or look at parts with `bash` (head, tail, sed -n)",
             size(len),
@@ -102,7 +114,12 @@ pub(crate) fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> 
         ReadOutcome::File(file) => match file.decoded {
             Decoded::Text { text, format } => {
                 let hash = ContentHash::of(text.as_bytes());
-                Ok(Loaded { path: path.to_path_buf(), text, hash, origin: Origin::Disk { format, disk_hash: file.hash } })
+                Ok(Loaded {
+                    path: path.to_path_buf(),
+                    text,
+                    hash,
+                    origin: Origin::Disk { format, disk_hash: file.hash },
+                })
             }
             Decoded::Binary { kind } => Err(ToolError::new(format!(
                 "`{shown}` is a binary file ({kind}, {}); it cannot be shown or edited as text",
@@ -167,7 +184,9 @@ pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) 
     let new_hash = ContentHash::of(new_text.as_bytes());
     let path = loaded.path.clone();
     let committed = match loaded.origin {
-        Origin::Editor { version, rope } => commit_to_editor(ctx, &path, version, &rope, &loaded.text, new_text).await?,
+        Origin::Editor { version, rope } => {
+            commit_to_editor(ctx, &path, version, &rope, &loaded.text, new_text).await?
+        }
         Origin::Disk { format, disk_hash } => {
             blocking(move || {
                 disk::write_atomic(&path, &format.encode(&new_text), Expected::Hash(disk_hash))?;
@@ -260,11 +279,12 @@ async fn commit_to_editor(
     Ok(Committed { via: "editor", notes })
 }
 
-
 /// Lines `first..=last` (1-based) of `text` in `cat -n` style, long lines cut.
 pub(crate) fn numbered(text: &str, first: usize, last: usize) -> String {
     let mut out = String::new();
-    for (i, line) in text.lines().enumerate().skip(first.saturating_sub(1)).take((last + 1).saturating_sub(first.max(1))) {
+    for (i, line) in
+        text.lines().enumerate().skip(first.saturating_sub(1)).take((last + 1).saturating_sub(first.max(1)))
+    {
         out.push_str(&format!("{:>6}\t{}\n", i + 1, read::cut_line(line).0));
     }
     out

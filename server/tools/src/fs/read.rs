@@ -119,7 +119,11 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         last = i + 1;
     }
     if last < total {
-        let why = if budget_hit { format!("output limit of {} KB reached", MAX_OUTPUT_BYTES / 1024) } else { "limit reached".to_owned() };
+        let why = if budget_hit {
+            format!("output limit of {} KB reached", MAX_OUTPUT_BYTES / 1024)
+        } else {
+            "limit reached".to_owned()
+        };
         text.push_str(&format!(
             "\n({why}: showing lines {offset}-{last} of {total}; continue with offset={})\n",
             last + 1

@@ -71,9 +71,12 @@ impl Tool for Write {
         let lines = new_text.lines().count();
         let old_lines = loaded.text.lines().count();
         if !created && new_text == loaded.text {
-            return Ok(ToolOutput::new(format!("{shown} unchanged"), format!("`{shown}` already has exactly this content; nothing was written."))
-                .with("path", shown)
-                .with("changed", false));
+            return Ok(ToolOutput::new(
+                format!("{shown} unchanged"),
+                format!("`{shown}` already has exactly this content; nothing was written."),
+            )
+            .with("path", shown)
+            .with("changed", false));
         }
         let line_ending = loaded.line_ending().name();
         let (start, _, new_end) = tandem_text::minimal_change(&loaded.text, &new_text);
@@ -82,7 +85,9 @@ impl Tool for Write {
         let mut output = if created {
             format!("Created `{shown}` ({lines} lines).")
         } else {
-            format!("Wrote `{shown}` ({lines} lines, was {old_lines}; {line_ending} line endings kept). Changed region:\n{preview}")
+            format!(
+                "Wrote `{shown}` ({lines} lines, was {old_lines}; {line_ending} line endings kept). Changed region:\n{preview}"
+            )
         };
         for note in &committed.notes {
             output.push_str(&format!("\nNote: {note}."));

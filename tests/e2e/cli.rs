@@ -1,0 +1,43 @@
+//! `tandem tool`: one call from the shell, exit status 0 / 1 / 2.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::{Res, tandem_bin};
+
+fn run(dir: &std::path::Path, args: &[&str]) -> Res<(i32, Value, String)> {
+    let out = Command::new(tandem_bin())
+        .args(args)
+        .current_dir(dir)
+        .env_remove("TANDEM_PROFILE")
+        .output()
+        .map_err(|e| e.to_string())?;
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    Ok((out.status.code().unwrap_or(-1), json, String::from_utf8_lossy(&out.stderr).into_owned()))
+}
+
+#[test]
+fn tool_command_exit_codes() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").map_err(|e| e.to_string())?;
+
+    let (code, json, _) = run(dir.path(), &["tool", "read", r#"{"file_path":"a.txt"}"#])?;
+    assert_eq!((code, json["output"].as_str()), (0, Some("     1\talpha\n")));
+
+    let (code, json, _) =
+        run(dir.path(), &["tool", "edit", r#"{"file_path":"a.txt","old_string":"alpha","new_string":"beta"}"#])?;
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap_or_default(), "beta\n");
+
+    let (code, json, _) = run(dir.path(), &["tool", "read", r#"{"file_path":"../x"}"#])?;
+    assert_eq!(code, 1);
+    assert!(json["error"].as_str().is_some_and(|e| e.contains("outside the workspace")));
+
+    for bad in [&["tool", "nope"][..], &["tool", "read", "{oops"], &["tool", "read", "[1]"], &["frobnicate"]] {
+        let (code, _, stderr) = run(dir.path(), bad)?;
+        assert_eq!(code, 2, "{bad:?}: {stderr}");
+        assert!(!stderr.is_empty());
+    }
+    Ok(())
+}

@@ -1,0 +1,351 @@
+//! Test support: a small but real LSP client that spawns the `tandem` binary over stdio and
+//! plays the editor: it keeps its own copy of open documents, answers `workspace/applyEdit` by
+//! applying the edit and sending `didChange` (as VS Code does), and answers
+//! `tandem/document/save` as configured.
+
+#![allow(dead_code, reason = "each test binary uses a different part of the support code")]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// Result type of the support code.
+pub type Res<T> = Result<T, String>;
+
+/// How long one request may take before the test fails.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What the fake editor answers to `tandem/document/save`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SaveAnswer {
+    /// Writes its buffer to disk and says `saved: true`.
+    Save,
+    /// Says `saved: false`.
+    Refuse,
+    /// Answers MethodNotFound, as an editor without the extension method would.
+    Unsupported,
+}
+
+/// An open document as the fake editor holds it.
+#[derive(Clone, Debug)]
+pub struct Doc {
+    pub version: i32,
+    pub text: String,
+}
+
+/// The path of the `tandem` binary under test.
+pub fn tandem_bin() -> PathBuf {
+    if let Some(path) = option_env!("CARGO_BIN_EXE_tandem") {
+        return PathBuf::from(path);
+    }
+    // Benches and other targets: next to the current executable's `deps/` directory.
+    let exe = std::env::current_exe().unwrap_or_default();
+    exe.parent().and_then(Path::parent).map(|dir| dir.join("tandem")).unwrap_or_default()
+}
+
+/// A running `tandem lsp` with the editor side in the test.
+pub struct Sidecar {
+    pub child: Child,
+    stdin: ChildStdin,
+    rx: Receiver<Value>,
+    next_id: i64,
+    pub docs: HashMap<String, Doc>,
+    pub save_answer: SaveAnswer,
+    /// Notifications received from the server, in order.
+    pub notifications: Vec<Value>,
+    /// Server→client requests received, in order.
+    pub server_requests: Vec<Value>,
+    pub root: PathBuf,
+}
+
+fn read_message(reader: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(value) = line.strip_prefix("Content-Length:") {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    reader.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// UTF-16 position to byte offset in `text` (LSP's default encoding).
+pub fn offset_of(text: &str, line: u64, character: u64) -> usize {
+    let mut offset = 0;
+    for _ in 0..line {
+        match text[offset..].find('\n') {
+            Some(i) => offset += i + 1,
+            None => return text.len(),
+        }
+    }
+    let mut units = 0;
+    for (i, c) in text[offset..].char_indices() {
+        if units >= character as usize || c == '\n' || c == '\r' {
+            return offset + i;
+        }
+        units += c.len_utf16();
+    }
+    text.len()
+}
+
+impl Sidecar {
+    /// Spawns `tandem lsp` in `root` with extra environment variables.
+    pub fn spawn(root: &Path, env: &[(&str, &str)]) -> Res<Self> {
+        let mut command = Command::new(tandem_bin());
+        command
+            .arg("lsp")
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .env_remove("TANDEM_PROFILE")
+            .env("TANDEM_LOG", std::env::var("TANDEM_LOG").unwrap_or_else(|_| "warn".into()));
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().map_err(|e| format!("spawn {}: {e}", tandem_bin().display()))?;
+        let stdin = child.stdin.take().ok_or("no stdin")?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            while let Some(message) = read_message(&mut reader) {
+                if tx.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Self {
+            child,
+            stdin,
+            rx,
+            next_id: 1,
+            docs: HashMap::new(),
+            save_answer: SaveAnswer::Unsupported,
+            notifications: Vec::new(),
+            server_requests: Vec::new(),
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// Spawns and initializes with the given client capabilities and initializationOptions.
+    pub fn start(root: &Path, init_options: Value) -> Res<(Self, Value)> {
+        let mut sidecar = Self::spawn(root, &[])?;
+        let result = sidecar.initialize(init_options)?;
+        Ok((sidecar, result))
+    }
+
+    /// `initialize` + `initialized`.
+    pub fn initialize(&mut self, init_options: Value) -> Res<Value> {
+        let uri = format!("file://{}", self.root.display());
+        let result = self.request(
+            "initialize",
+            json!({
+                "processId": std::process::id(),
+                "rootUri": uri,
+                "workspaceFolders": [{ "uri": uri, "name": "ws" }],
+                "capabilities": { "workspace": { "applyEdit": true, "workspaceEdit": { "documentChanges": true } } },
+                "initializationOptions": init_options,
+            }),
+        )?;
+        self.notify("initialized", json!({}))?;
+        Ok(result)
+    }
+
+    /// Writes one framed message.
+    pub fn send(&mut self, message: &Value) -> Res<()> {
+        let body = message.to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).map_err(|e| e.to_string())?;
+        self.stdin.flush().map_err(|e| e.to_string())
+    }
+
+    /// Sends a notification.
+    pub fn notify(&mut self, method: &str, params: Value) -> Res<()> {
+        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }))
+    }
+
+    /// Sends a request and waits for its response (`Ok(result)` or `Err(error object)`),
+    /// answering server requests meanwhile.
+    pub fn request_raw(&mut self, method: &str, params: Value) -> Res<Result<Value, Value>> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))?;
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let message = self.recv(deadline)?;
+            if message.get("method").is_none() && message.get("id") == Some(&json!(id)) {
+                return Ok(match message.get("error") {
+                    Some(error) => Err(error.clone()),
+                    None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+                });
+            }
+            self.dispatch(message)?;
+        }
+    }
+
+    /// Sends a request; a JSON-RPC error fails the test.
+    pub fn request(&mut self, method: &str, params: Value) -> Res<Value> {
+        self.request_raw(method, params)?.map_err(|e| format!("{method} failed: {e}"))
+    }
+
+    fn recv(&mut self, deadline: Instant) -> Res<Value> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.rx.recv_timeout(left) {
+            Ok(message) => Ok(message),
+            Err(RecvTimeoutError::Timeout) => Err("timed out waiting for the server".into()),
+            Err(RecvTimeoutError::Disconnected) => Err("the server closed stdout (crashed?)".into()),
+        }
+    }
+
+    fn dispatch(&mut self, message: Value) -> Res<()> {
+        let Some(method) = message.get("method").and_then(Value::as_str).map(str::to_owned) else {
+            return Ok(());
+        };
+        let Some(id) = message.get("id").cloned() else {
+            self.notifications.push(message);
+            return Ok(());
+        };
+        self.server_requests.push(message.clone());
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let reply = match method.as_str() {
+            "workspace/applyEdit" => {
+                json!({ "jsonrpc": "2.0", "id": id, "result": { "applied": self.apply_workspace_edit(&params)? } })
+            }
+            "tandem/document/save" => match self.save_answer {
+                SaveAnswer::Unsupported => {
+                    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32601, "message": "method not found" } })
+                }
+                SaveAnswer::Refuse => json!({ "jsonrpc": "2.0", "id": id, "result": { "saved": false } }),
+                SaveAnswer::Save => {
+                    let uri = params["uri"].as_str().unwrap_or_default().to_owned();
+                    let text = self.docs.get(&uri).map(|d| d.text.clone()).ok_or("save of a closed doc")?;
+                    std::fs::write(uri.trim_start_matches("file://"), text).map_err(|e| e.to_string())?;
+                    self.notify("textDocument/didSave", json!({ "textDocument": { "uri": uri } }))?;
+                    json!({ "jsonrpc": "2.0", "id": id, "result": { "saved": true } })
+                }
+            },
+            _ => json!({ "jsonrpc": "2.0", "id": id, "result": null }),
+        };
+        self.send(&reply)
+    }
+
+    fn apply_workspace_edit(&mut self, params: &Value) -> Res<bool> {
+        let changes = params["edit"]["documentChanges"].as_array().cloned().unwrap_or_default();
+        for change in changes {
+            let uri = change["textDocument"]["uri"].as_str().unwrap_or_default().to_owned();
+            let version = change["textDocument"]["version"].as_i64();
+            let Some(doc) = self.docs.get(&uri).cloned() else { return Ok(false) };
+            if version.is_some_and(|v| v != i64::from(doc.version)) {
+                return Ok(false);
+            }
+            let mut text = doc.text.clone();
+            let mut content_changes = Vec::new();
+            for edit in change["edits"].as_array().cloned().unwrap_or_default() {
+                let range = &edit["range"];
+                let pos = |p: &Value| (p["line"].as_u64().unwrap_or(0), p["character"].as_u64().unwrap_or(0));
+                let (sl, sc) = pos(&range["start"]);
+                let (el, ec) = pos(&range["end"]);
+                let (start, end) = (offset_of(&text, sl, sc), offset_of(&text, el, ec));
+                let new_text = edit["newText"].as_str().unwrap_or_default();
+                text.replace_range(start..end, new_text);
+                content_changes.push(json!({ "range": range, "text": new_text }));
+            }
+            let version = doc.version + 1;
+            self.docs.insert(uri.clone(), Doc { version, text });
+            self.notify(
+                "textDocument/didChange",
+                json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": content_changes }),
+            )?;
+        }
+        Ok(true)
+    }
+
+    /// The `file://` URI of a path under the root.
+    pub fn uri(&self, relative: &str) -> String {
+        format!("file://{}", self.root.join(relative).display())
+    }
+
+    /// Opens a document with the given (possibly unsaved) text.
+    pub fn open(&mut self, relative: &str, text: &str) -> Res<()> {
+        let uri = self.uri(relative);
+        self.docs.insert(uri.clone(), Doc { version: 1, text: text.to_owned() });
+        self.notify(
+            "textDocument/didOpen",
+            json!({ "textDocument": { "uri": uri, "languageId": "plaintext", "version": 1, "text": text } }),
+        )
+    }
+
+    /// Types: replaces a range (UTF-16 positions) in an open document, as an editor would.
+    pub fn type_change(&mut self, relative: &str, start: (u64, u64), end: (u64, u64), new_text: &str) -> Res<()> {
+        let uri = self.uri(relative);
+        let doc = self.docs.get_mut(&uri).ok_or("not open")?;
+        let (s, e) = (offset_of(&doc.text, start.0, start.1), offset_of(&doc.text, end.0, end.1));
+        doc.text.replace_range(s..e, new_text);
+        doc.version += 1;
+        let version = doc.version;
+        self.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{
+                "range": { "start": { "line": start.0, "character": start.1 }, "end": { "line": end.0, "character": end.1 } },
+                "text": new_text }] }),
+        )
+    }
+
+    /// `tandem/tools/call`.
+    pub fn call(&mut self, name: &str, arguments: Value) -> Res<Value> {
+        self.request("tandem/tools/call", json!({ "name": name, "arguments": arguments }))
+    }
+
+    /// `tandem/tools/call` on behalf of an agent session.
+    pub fn call_in(&mut self, session: &str, name: &str, arguments: Value) -> Res<Value> {
+        self.request("tandem/tools/call", json!({ "name": name, "arguments": arguments, "sessionId": session }))
+    }
+
+    /// `shutdown` + `exit`, then waits for the process.
+    pub fn shutdown(mut self) -> Res<std::process::ExitStatus> {
+        self.request("shutdown", Value::Null)?;
+        self.notify("exit", Value::Null)?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().map_err(|e| e.to_string())? {
+                return Ok(status);
+            }
+            if Instant::now() > deadline {
+                self.child.kill().ok();
+                return Err("the server did not exit after `exit`".into());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Sidecar {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.child.kill().ok();
+            self.child.wait().ok();
+        }
+    }
+}
+
+impl Sidecar {
+    /// Writes raw bytes (for malformed-input tests).
+    pub fn send_raw(&mut self, bytes: &[u8]) -> Res<()> {
+        self.stdin.write_all(bytes).map_err(|e| e.to_string())?;
+        self.stdin.flush().map_err(|e| e.to_string())
+    }
+}
