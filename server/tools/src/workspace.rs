@@ -143,7 +143,7 @@ impl Workspace {
         }
         let relative = path.strip_prefix(&self.root).unwrap_or(path);
         if relative.components().any(|c| c.as_os_str() == OsStr::new(".git")) {
-            return Err(PathError::Protected { path: path.to_path_buf() });
+            return Err(PathError::Protected { path: relative.to_path_buf() });
         }
         Ok(())
     }

@@ -301,3 +301,6 @@ pub(crate) fn snippet(new_text: &str, start: usize, end: usize) -> String {
     let last = line_of(new_text, end) + 3;
     numbered(new_text, first, last)
 }
+
+#[cfg(test)]
+mod tests;

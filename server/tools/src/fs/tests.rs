@@ -1,0 +1,435 @@
+//! Fixture-driven tests of the file tools through the registry, with snapshot expectations.
+//! A fixture is a set of files (`//- path` headers); a check runs one call and shows the result
+//! and every file that the call changed. `UPDATE_EXPECT=1` refreshes the expectations.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use expect_test::{Expect, expect};
+use serde_json::{Value, json};
+use tandem_protocol::ToolResult;
+use tandem_text::BufferCache;
+
+use crate::{Registry, ToolConfig, ToolContext, Workspace};
+
+fn write_fixture(root: &Path, fixture: &str) {
+    let indent =
+        fixture.lines().filter(|l| !l.trim().is_empty()).map(|l| l.len() - l.trim_start().len()).min().unwrap_or(0);
+    let mut current: Option<(String, String)> = None;
+    let mut files = Vec::new();
+    for line in fixture.lines() {
+        if let Some(path) = line.trim_start().strip_prefix("//- ") {
+            files.extend(current.take());
+            current = Some((path.trim().to_owned(), String::new()));
+        } else if let Some((_, text)) = &mut current {
+            text.push_str(line.get(indent..).unwrap_or(line.trim_start()));
+            text.push('\n');
+        }
+    }
+    files.extend(current);
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap_or(root)).ok();
+        std::fs::write(path, text.replace("<CR>", "\r").replace("<NOEOL>\n", "")).ok();
+    }
+}
+
+fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    for entry in ignore::WalkBuilder::new(root).hidden(false).git_ignore(false).build().flatten() {
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path()).display().to_string();
+            files.insert(rel, std::fs::read(entry.path()).unwrap_or_default());
+        }
+    }
+    files
+}
+
+fn render(result: &ToolResult, root: &Path) -> String {
+    let mut out = match &result.error {
+        Some(error) => format!("error: {error}\n"),
+        None => format!("title: {}\n{}\n", result.title, result.output.trim_end()),
+    };
+    let meta: Vec<String> = result
+        .metadata
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "durationMs" | "hash"))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !meta.is_empty() {
+        out.push_str(&format!("meta: {}\n", meta.join(" ")));
+    }
+    out.replace(&root.display().to_string(), "$ROOT")
+}
+
+fn show_bytes(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).replace('\r', "<CR>").replace('\u{feff}', "<BOM>")
+}
+
+struct Harness {
+    _dir: tempfile::TempDir,
+    ctx: ToolContext,
+    registry: Registry,
+}
+
+impl Harness {
+    fn new(fixture: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        write_fixture(dir.path(), fixture);
+        let workspace = Workspace::new(dir.path(), &[]).unwrap_or_else(|e| panic!("{e}"));
+        let ctx = ToolContext::new(Arc::new(workspace), Arc::new(BufferCache::new()));
+        Self { _dir: dir, ctx, registry: Registry::builtin(ToolConfig::default()) }
+    }
+
+    fn root(&self) -> &Path {
+        self.ctx.workspace.root()
+    }
+
+    fn call(&self, name: &str, args: Value) -> ToolResult {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build();
+        let runtime = runtime.unwrap_or_else(|e| panic!("{e}"));
+        runtime
+            .block_on(self.registry.call(name, args, self.ctx.clone()))
+            .unwrap_or_else(|e| ToolResult { error: Some(format!("CallError: {e}")), ..Default::default() })
+    }
+
+    /// Runs the call and renders the result plus every file it created, changed or removed.
+    fn check_call(&self, name: &str, args: Value, expect: Expect) {
+        let before = snapshot(self.root());
+        let result = self.call(name, args);
+        let after = snapshot(self.root());
+        let mut out = render(&result, self.root());
+        for (path, bytes) in &after {
+            if before.get(path) != Some(bytes) {
+                out.push_str(&format!("--- {path}\n{}", show_bytes(bytes)));
+                if !bytes.ends_with(b"\n") {
+                    out.push_str("<NOEOL>\n");
+                }
+            }
+        }
+        for path in before.keys().filter(|p| !after.contains_key(*p)) {
+            out.push_str(&format!("--- {path} (deleted)\n"));
+        }
+        expect.assert_eq(&out);
+    }
+}
+
+fn check(fixture: &str, name: &str, args: Value, expect: Expect) {
+    Harness::new(fixture).check_call(name, args, expect);
+}
+
+#[test]
+fn read_numbers_lines_and_windows() {
+    let fixture = "
+        //- src/a.rs
+        fn a() {}
+        fn b() {}
+        fn c() {}
+    ";
+    check(
+        fixture,
+        "read",
+        json!({"file_path": "src/a.rs", "offset": 2, "limit": 1}),
+        expect![[r#"
+            title: Read src/a.rs (lines 2-2 of 4)
+                 2	fn b() {}
+
+            (limit reached: showing lines 2-2 of 4; continue with offset=3)
+            meta: cutLines=0 endLine=2 path="src/a.rs" source="disk" startLine=2 totalLines=4 truncated=true
+        "#]],
+    );
+    check(
+        fixture,
+        "read",
+        json!({"file_path": "src/b.rs"}),
+        expect![[r#"
+            error: `src/b.rs` does not exist; use `list` or `glob` to find the right path
+            meta: notFound=true
+        "#]],
+    );
+    check(
+        fixture,
+        "cat",
+        json!({"file_path": "src"}),
+        expect![[r#"
+            error: `src` is a directory, not a file; use `list` to see what it holds
+        "#]],
+    );
+    check(
+        "//- empty.txt\n<NOEOL>",
+        "read",
+        json!({"file_path": "empty.txt"}),
+        expect![[r#"
+            title: Read empty.txt (empty)
+            (the file is empty)
+            meta: path="empty.txt" source="disk" totalLines=0
+        "#]],
+    );
+}
+
+#[test]
+fn write_keeps_crlf_and_bom_and_reports_no_change() {
+    let fixture = "
+        //- win.txt
+        \u{feff}one<CR>
+        two<CR>
+    ";
+    check(
+        fixture,
+        "write",
+        json!({"file_path": "win.txt", "content": "uno\ndos\n"}),
+        expect![[r#"
+            title: Wrote win.txt
+            Wrote `win.txt` (2 lines, was 3; CRLF line endings kept). Changed region:
+                 1	uno
+                 2	dos
+            meta: changed=true created=false lines=2 path="win.txt" via="disk"
+            --- win.txt
+            <BOM>uno<CR>
+            dos<CR>
+        "#]],
+    );
+    check(
+        fixture,
+        "write",
+        json!({"file_path": "win.txt", "content": "one\ntwo\n"}),
+        expect![[r#"
+            title: Wrote win.txt
+            Wrote `win.txt` (2 lines, was 3; CRLF line endings kept). Changed region:
+                 1	one
+                 2	two
+            meta: changed=true created=false lines=2 path="win.txt" via="disk"
+            --- win.txt
+            <BOM>one<CR>
+            two<CR>
+        "#]],
+    );
+    check(
+        "",
+        "write_file",
+        json!({"file_path": "new/dir/file.md", "content": "# Title"}),
+        expect![[r#"
+            title: Created new/dir/file.md
+            Created `new/dir/file.md` (1 lines).
+            meta: changed=true created=true lines=1 path="new/dir/file.md" via="disk"
+            --- new/dir/file.md
+            # Title<NOEOL>
+        "#]],
+    );
+}
+
+#[test]
+fn edit_exact_ambiguous_and_not_found() {
+    let fixture = "
+        //- lib.rs
+        fn one() {
+            let x = 1;
+        }
+
+        fn two() {
+            let x = 1;
+        }
+    ";
+    check(
+        fixture,
+        "edit",
+        json!({"file_path": "lib.rs", "old_string": "fn two() {\n    let x = 1;", "new_string": "fn two() {\n    let x = 2;"}),
+        expect![[r#"
+            title: Edited lib.rs
+            Edited `lib.rs`: 1 replacement(s), first at line 5.
+                 2	    let x = 1;
+                 3	}
+                 4	
+                 5	fn two() {
+                 6	    let x = 2;
+                 7	}
+                 8
+            meta: firstLine=5 path="lib.rs" replacements=1 strategy="exact" via="disk"
+            --- lib.rs
+            fn one() {
+                let x = 1;
+            }
+
+            fn two() {
+                let x = 2;
+            }
+
+        "#]],
+    );
+    check(
+        fixture,
+        "edit_file",
+        json!({"file_path": "lib.rs", "old_string": "    let x = 1;", "new_string": "    let x = 3;"}),
+        expect![[r#"
+            error: old_string occurs 2 times in `lib.rs` (starting at lines 2, 6); include more surrounding lines to pick one, or set replace_all to change every occurrence
+            meta: ambiguous=true occurrences=2
+        "#]],
+    );
+    check(
+        fixture,
+        "edit",
+        json!({"file_path": "lib.rs", "old_string": "fn two() {\n  let x = 1;\n}", "new_string": "fn two() {}"}),
+        expect![[r#"
+            error: old_string was not found in `lib.rs`. The closest text is lines 5-7 (100% similar; it differs only in whitespace or indentation):
+                 5	fn two() {
+                 6	    let x = 1;
+                 7	}
+            Differences (- your old_string, + the file):
+            --- old_string
+            +++ lib.rs
+            @@ -1,3 +1,3 @@
+             fn two() {
+            -  let x = 1;
+            +    let x = 1;
+             }
+            Read the file again if unsure, then retry with old_string copied exactly from it (without line-number prefixes).
+            meta: closestLine=5 notFound=true similarity=1.0
+        "#]],
+    );
+    check(
+        fixture,
+        "edit",
+        json!({"file_path": "lib.rs", "old_string": "", "new_string": "x"}),
+        expect![[r#"
+            error: old_string is empty but `lib.rs` is not; give the text to replace, or use `write` to replace the whole file
+        "#]],
+    );
+    check(
+        "",
+        "edit",
+        json!({"file_path": "fresh.txt", "old_string": "", "new_string": "hello\n"}),
+        expect![[r#"
+            title: Created fresh.txt
+            Created `fresh.txt` (1 lines).
+            meta: created=true path="fresh.txt" strategy="create"
+            --- fresh.txt
+            hello
+        "#]],
+    );
+}
+
+#[test]
+fn edit_in_crlf_file_matches_lf_old_string() {
+    check(
+        "//- a.txt\nalpha<CR>\nbeta<CR>\ngamma<CR>\n",
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "alpha\nbeta", "new_string": "ALPHA\nBETA\nextra"}),
+        expect![[r#"
+            title: Edited a.txt
+            Edited `a.txt`: 1 replacement(s), first at line 1.
+                 1	ALPHA
+                 2	BETA
+                 3	extra
+                 4	gamma
+            meta: firstLine=1 path="a.txt" replacements=1 strategy="exact" via="disk"
+            --- a.txt
+            ALPHA<CR>
+            BETA<CR>
+            extra<CR>
+            gamma<CR>
+        "#]],
+    );
+}
+
+#[test]
+fn append_delete_list() {
+    check(
+        "//- log.txt\nfirst<NOEOL>\n",
+        "append",
+        json!({"file_path": "log.txt", "content": "second\n"}),
+        expect![[r#"
+            title: Appended to log.txt
+            Appended to `log.txt` (added a newline first: the file did not end with one):
+                 1	first
+                 2	second
+            meta: bytes=8 created=false path="log.txt" via="disk"
+            --- log.txt
+            first
+            second
+        "#]],
+    );
+    let fixture = "
+        //- .gitignore
+        build/
+        //- build/out.bin
+        x
+        //- src/main.rs
+        fn main() {}
+        //- src/util/mod.rs
+        //- .git/config
+        [core]
+    ";
+    check(
+        fixture,
+        "list",
+        json!({}),
+        expect![[r#"
+            title: Listed . (2 entries)
+            .gitignore
+            src/
+            meta: count=2 path="." truncated=false
+        "#]],
+    );
+    check(
+        fixture,
+        "ls",
+        json!({"recursive": true, "pattern": "*.rs"}),
+        expect![[r#"
+            title: Listed . (2 entries)
+            src/main.rs
+            src/util/mod.rs
+            meta: count=2 path="." truncated=false
+        "#]],
+    );
+    check(
+        fixture,
+        "delete",
+        json!({"file_path": "src/util/mod.rs"}),
+        expect![[r#"
+            title: Deleted src/util/mod.rs
+            Deleted `src/util/mod.rs`.
+            meta: kind="file" path="src/util/mod.rs"
+            --- src/util/mod.rs (deleted)
+        "#]],
+    );
+    check(
+        fixture,
+        "delete",
+        json!({"file_path": ".git/config"}),
+        expect![[r#"
+            error: `.git/config` is inside `.git`; tandem never changes a repository's internals (use git commands through bash)
+        "#]],
+    );
+    check(
+        fixture,
+        "delete",
+        json!({"file_path": "src"}),
+        expect![[r#"
+            error: `src` is a directory with 2 entries; delete what it holds first (only empty directories are deleted)
+        "#]],
+    );
+}
+
+#[test]
+fn session_must_read_before_overwriting() {
+    let mut h = Harness::new("//- a.txt\nold\n");
+    h.ctx.session_id = Some("s".into());
+    h.check_call(
+        "write",
+        json!({"file_path": "a.txt", "content": "new\n"}),
+        expect![[r#"
+            error: `a.txt` already exists and you have not read it in this session; read it first so nothing is overwritten unseen (or use `edit` for a targeted change)
+        "#]],
+    );
+    assert!(h.call("read", json!({"file_path": "a.txt"})).error.is_none());
+    std::fs::write(h.root().join("a.txt"), "changed\n").ok();
+    h.check_call(
+        "append",
+        json!({"file_path": "a.txt", "content": "more"}),
+        expect![[r#"
+            error: `a.txt` changed since you last read it (on disk); read it again and redo the change on the current content
+            meta: stale=true
+        "#]],
+    );
+}
