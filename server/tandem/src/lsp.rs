@@ -72,7 +72,14 @@ fn internal(message: impl Into<String>) -> Error {
 /// resolved paths tools use; `None` for non-file URIs (untitled buffers and the like).
 fn cache_path(uri: &Uri) -> Option<PathBuf> {
     let path = uri.to_file_path()?.into_owned();
-    Some(path.canonicalize().unwrap_or(path))
+    if let Ok(real) = path.canonicalize() {
+        return Some(real);
+    }
+    // A buffer not yet saved: its directory may still be reached through a symlink.
+    match (path.parent().and_then(|p| p.canonicalize().ok()), path.file_name()) {
+        (Some(dir), Some(name)) => Some(dir.join(name)),
+        _ => Some(path),
+    }
 }
 
 impl Backend {
