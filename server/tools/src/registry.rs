@@ -219,19 +219,8 @@ mod tests {
     }
 
     fn panics() -> Arc<dyn Tool> {
-        Arc::new(Panics(ToolSpec {
-            name: "explode",
-            aliases: &["kaboom"],
-            keywords: &[],
-            description: "Panics.",
-            parameters: schema_for::<Args>(),
-            group: ToolGroup::Exec,
-            can_write: true,
-            concurrency_safe: false,
-            strict: true,
-            always_load: false,
-            requires_permission: true,
-        }))
+        let spec = ToolSpec::new("explode", ToolGroup::Exec, "Panics.", schema_for::<Args>());
+        Arc::new(Panics(spec.aliases(&["kaboom"]).writes().strict()))
     }
 
     fn ctx(dir: &std::path::Path) -> ToolContext {

@@ -37,6 +37,57 @@ pub struct ToolSpec {
     pub requires_permission: bool,
 }
 
+impl ToolSpec {
+    /// A read-only tool that may run concurrently and asks nobody; the setters below change that.
+    pub fn new(name: &'static str, group: ToolGroup, description: &'static str, parameters: Value) -> Self {
+        Self {
+            name,
+            aliases: &[],
+            keywords: &[],
+            description,
+            parameters,
+            group,
+            can_write: false,
+            concurrency_safe: true,
+            strict: false,
+            always_load: false,
+            requires_permission: false,
+        }
+    }
+
+    /// Other names that resolve to the tool.
+    pub fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
+        self.aliases = aliases;
+        self
+    }
+
+    /// Words for tool search.
+    pub fn keywords(mut self, keywords: &'static [&'static str]) -> Self {
+        self.keywords = keywords;
+        self
+    }
+
+    /// The tool changes files or state: it runs alone and an agent session asks first.
+    pub fn writes(mut self) -> Self {
+        self.can_write = true;
+        self.concurrency_safe = false;
+        self.requires_permission = true;
+        self
+    }
+
+    /// Always offered to the model.
+    pub fn always_load(mut self) -> Self {
+        self.always_load = true;
+        self
+    }
+
+    /// Unknown arguments are an error.
+    pub fn strict(mut self) -> Self {
+        self.strict = true;
+        self
+    }
+}
+
 /// The context of one call.
 #[derive(Clone)]
 pub struct ToolContext {

@@ -10,6 +10,9 @@ use super::{blocking, check_fresh, commit, load, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
+const DESCRIPTION: &str = "Append text to the end of a file, creating it if missing. When the file does not end with a \
+    newline, one is added first so the text starts on a new line. Line endings follow the file's.";
+
 #[derive(Deserialize, JsonSchema)]
 struct Args {
     /// Path of the file: absolute, or relative to the workspace root.
@@ -25,19 +28,10 @@ pub(crate) struct Append {
 impl Append {
     pub fn new() -> Self {
         Self {
-            spec: ToolSpec {
-                name: "append",
-                aliases: &["append_file", "append_to_file"],
-                keywords: &["add", "end", "log", "file"],
-                description: "Append text to the end of a file, creating it if missing. When the file does not end with a newline, one is added first so the text starts on a new line. Line endings follow the file's.",
-                parameters: schema_for::<Args>(),
-                group: ToolGroup::Fs,
-                can_write: true,
-                concurrency_safe: false,
-                strict: false,
-                always_load: false,
-                requires_permission: true,
-            },
+            spec: ToolSpec::new("append", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
+                .aliases(&["append_file", "append_to_file"])
+                .keywords(&["add", "end", "log", "file"])
+                .writes(),
         }
     }
 }

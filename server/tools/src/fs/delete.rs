@@ -13,6 +13,9 @@ use super::{Origin, blocking, check_fresh, load};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
+const DESCRIPTION: &str = "Delete a file or an empty directory in the workspace. A symbolic link is removed itself, not its \
+    target. Refuses the workspace root and anything in .git.";
+
 #[derive(Deserialize, JsonSchema)]
 struct Args {
     /// Path of the file or empty directory: absolute, or relative to the workspace root.
@@ -26,19 +29,10 @@ pub(crate) struct Delete {
 impl Delete {
     pub fn new() -> Self {
         Self {
-            spec: ToolSpec {
-                name: "delete",
-                aliases: &["delete_file", "remove", "rm"],
-                keywords: &["remove", "unlink", "file", "directory"],
-                description: "Delete a file or an empty directory in the workspace. A symbolic link is removed itself, not its target. Refuses the workspace root and anything in .git.",
-                parameters: schema_for::<Args>(),
-                group: ToolGroup::Fs,
-                can_write: true,
-                concurrency_safe: false,
-                strict: false,
-                always_load: false,
-                requires_permission: true,
-            },
+            spec: ToolSpec::new("delete", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
+                .aliases(&["delete_file", "remove", "rm"])
+                .keywords(&["remove", "unlink", "file", "directory"])
+                .writes(),
         }
     }
 }

@@ -17,6 +17,11 @@ const MAX_LISTED: usize = 10;
 /// The closest-match search looks at most this many lines.
 const MAX_SCAN_LINES: usize = 50_000;
 
+const DESCRIPTION: &str = "Replace text in a file. old_string must match the file exactly (indentation included, without \
+    the line-number prefix that `read` shows) and occur exactly once, unless replace_all is true. \
+    Give enough surrounding lines to make it unique. An empty old_string creates a new file with \
+    new_string. Edits apply to the editor's unsaved text when the file is open there.";
+
 #[derive(Deserialize, JsonSchema)]
 struct Args {
     /// Path of the file: absolute, or relative to the workspace root.
@@ -37,19 +42,11 @@ pub(crate) struct Edit {
 impl Edit {
     pub fn new() -> Self {
         Self {
-            spec: ToolSpec {
-                name: "edit",
-                aliases: &["edit_file", "str_replace", "replace"],
-                keywords: &["modify", "change", "replace", "fix", "update"],
-                description: "Replace text in a file. old_string must match the file exactly (indentation included, without the line-number prefix that `read` shows) and occur exactly once, unless replace_all is true. Give enough surrounding lines to make it unique. An empty old_string creates a new file with new_string. Edits apply to the editor's unsaved text when the file is open there.",
-                parameters: schema_for::<Args>(),
-                group: ToolGroup::Fs,
-                can_write: true,
-                concurrency_safe: false,
-                strict: false,
-                always_load: true,
-                requires_permission: true,
-            },
+            spec: ToolSpec::new("edit", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
+                .aliases(&["edit_file", "str_replace", "replace"])
+                .keywords(&["modify", "change", "replace", "fix", "update"])
+                .writes()
+                .always_load(),
         }
     }
 }

@@ -14,6 +14,10 @@ use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 /// Entries shown at most.
 const MAX_ENTRIES: usize = 1000;
 
+const DESCRIPTION: &str = "List a directory's entries (directories end with /), or its whole tree with recursive. Paths are \
+    relative to the workspace root. Files ignored by .gitignore and the .git directory are left out. \
+    Shows at most 1000 entries.";
+
 #[derive(Deserialize, JsonSchema)]
 struct Args {
     /// Directory to list: absolute, or relative to the workspace root (default: the root).
@@ -32,19 +36,9 @@ pub(crate) struct List {
 impl List {
     pub fn new() -> Self {
         Self {
-            spec: ToolSpec {
-                name: "list",
-                aliases: &["list_files", "ls", "list_directory"],
-                keywords: &["directory", "folder", "tree", "files"],
-                description: "List a directory's entries (directories end with /), or its whole tree with recursive. Paths are relative to the workspace root. Files ignored by .gitignore and the .git directory are left out. Shows at most 1000 entries.",
-                parameters: schema_for::<Args>(),
-                group: ToolGroup::Fs,
-                can_write: false,
-                concurrency_safe: true,
-                strict: false,
-                always_load: false,
-                requires_permission: false,
-            },
+            spec: ToolSpec::new("list", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
+                .aliases(&["list_files", "ls", "list_directory"])
+                .keywords(&["directory", "folder", "tree", "files"]),
         }
     }
 }

@@ -16,6 +16,11 @@ pub(crate) const MAX_LINE_CHARS: usize = 2000;
 /// Output beyond this many bytes is cut at a line boundary, with the offset to continue from.
 const MAX_OUTPUT_BYTES: usize = 128 * 1024;
 
+const DESCRIPTION: &str = "Read a text file. Output is `cat -n` style: each line prefixed by its 1-based number and a tab \
+    (the prefix is not part of the file). Reads up to 2000 lines by default; use offset and limit \
+    for long files. Lines over 2000 characters are cut. Shows the editor's unsaved text when the \
+    file is open there. Binary files are refused with their type and size.";
+
 #[derive(Deserialize, JsonSchema)]
 struct Args {
     /// Path of the file: absolute, or relative to the workspace root.
@@ -35,19 +40,10 @@ pub(crate) struct Read {
 impl Read {
     pub fn new() -> Self {
         Self {
-            spec: ToolSpec {
-                name: "read",
-                aliases: &["read_file", "view", "cat"],
-                keywords: &["open", "show", "file", "contents", "lines"],
-                description: "Read a text file. Output is `cat -n` style: each line prefixed by its 1-based number and a tab (the prefix is not part of the file). Reads up to 2000 lines by default; use offset and limit for long files. Lines over 2000 characters are cut. Shows the editor's unsaved text when the file is open there. Binary files are refused with their type and size.",
-                parameters: schema_for::<Args>(),
-                group: ToolGroup::Fs,
-                can_write: false,
-                concurrency_safe: true,
-                strict: false,
-                always_load: true,
-                requires_permission: false,
-            },
+            spec: ToolSpec::new("read", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
+                .aliases(&["read_file", "view", "cat"])
+                .keywords(&["open", "show", "file", "contents", "lines"])
+                .always_load(),
         }
     }
 }

@@ -11,6 +11,10 @@ use super::{blocking, check_fresh, commit, load, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
+const DESCRIPTION: &str = "Create a file, or replace a file's whole content. Parent directories are created. To change part \
+    of an existing file prefer `edit`. An existing file must have been read in this session first. \
+    The file's line endings (LF/CRLF), BOM and permissions are kept.";
+
 #[derive(Deserialize, JsonSchema)]
 struct Args {
     /// Path of the file: absolute, or relative to the workspace root.
@@ -26,19 +30,11 @@ pub(crate) struct Write {
 impl Write {
     pub fn new() -> Self {
         Self {
-            spec: ToolSpec {
-                name: "write",
-                aliases: &["write_file", "create_file", "create"],
-                keywords: &["create", "new", "overwrite", "save", "file"],
-                description: "Create a file, or replace a file's whole content. Parent directories are created. To change part of an existing file prefer `edit`. An existing file must have been read in this session first. The file's line endings (LF/CRLF), BOM and permissions are kept.",
-                parameters: schema_for::<Args>(),
-                group: ToolGroup::Fs,
-                can_write: true,
-                concurrency_safe: false,
-                strict: false,
-                always_load: true,
-                requires_permission: true,
-            },
+            spec: ToolSpec::new("write", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
+                .aliases(&["write_file", "create_file", "create"])
+                .keywords(&["create", "new", "overwrite", "save", "file"])
+                .writes()
+                .always_load(),
         }
     }
 }
