@@ -5,5 +5,6 @@
 mod support;
 
 mod cli;
+mod crash;
 mod lsp_files;
 mod lsp_protocol;

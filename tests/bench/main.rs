@@ -1,0 +1,496 @@
+//! Sidecar benchmarks against a peer measured in the same run.
+//!
+//! `cargo bench -p tandem --bench sidecar [-- [--quick] [P3|P4|P8]...]`
+//! (or `TANDEM_BENCH_QUICK=1`). Quick mode runs few iterations, for a smoke test.
+//!
+//! - P3: `tandem/tools/call read` round trip on a 4 KB file vs spawning `cat` on it.
+//! - P4: `edit` near the end of a 50 MB file (staged, fsynced, renamed) vs spawning `cp` of it.
+//! - P8: cold start (spawn → `initialize` response) and idle RSS; `true` spawn for reference.
+//!
+//! The workspace is a temporary directory under `$TMPDIR` (default `/tmp`); set `TMPDIR` to
+//! measure on another file system.
+
+#![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+
+#[path = "../support/mod.rs"]
+mod support;
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use support::{Res, Sidecar};
+
+/// Iteration counts of one run.
+struct Plan {
+    quick: bool,
+    p3_warmup: usize,
+    p3_calls: usize,
+    p3_spawns: usize,
+    p4_warmup: usize,
+    p4_iterations: usize,
+    p8_spawns: usize,
+    p8_rss_samples: usize,
+}
+
+impl Plan {
+    fn new(quick: bool) -> Self {
+        if quick {
+            Self {
+                quick,
+                p3_warmup: 20,
+                p3_calls: 200,
+                p3_spawns: 30,
+                p4_warmup: 1,
+                p4_iterations: 3,
+                p8_spawns: 5,
+                p8_rss_samples: 1,
+            }
+        } else {
+            Self {
+                quick,
+                p3_warmup: 200,
+                p3_calls: 2000,
+                p3_spawns: 300,
+                p4_warmup: 1,
+                p4_iterations: 10,
+                p8_spawns: 20,
+                p8_rss_samples: 3,
+            }
+        }
+    }
+}
+
+/// A benchmark: runs and returns its summary rows.
+type Bench = fn(&Plan) -> Res<Vec<Row>>;
+
+/// One line of the summary table.
+struct Row {
+    id: &'static str,
+    what: String,
+    ours: String,
+    peer: String,
+    ratio: String,
+    goal: &'static str,
+    pass: bool,
+}
+
+fn main() {
+    let mut quick = std::env::var("TANDEM_BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");
+    let mut only: Vec<String> = Vec::new();
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--quick" => quick = true,
+            // cargo passes `--bench` to every `harness = false` bench; libtest flags are ignored too.
+            "--bench" | "--nocapture" | "--show-output" => {}
+            other if other.starts_with('-') => eprintln!("sidecar bench: ignoring unknown flag `{other}`"),
+            other => only.push(other.to_ascii_uppercase()),
+        }
+    }
+    let wanted = |id: &str| only.is_empty() || only.iter().any(|o| o == id);
+    let plan = Plan::new(quick);
+    println!(
+        "tandem sidecar benchmarks ({} mode, binary {})",
+        if plan.quick { "quick" } else { "full" },
+        support::tandem_bin().display()
+    );
+    let mut rows = Vec::new();
+    let mut failed = false;
+    let benches: [(&str, Bench); 3] = [("P3", p3), ("P4", p4), ("P8", p8)];
+    for (id, bench) in benches {
+        if !wanted(id) {
+            continue;
+        }
+        match bench(&plan) {
+            Ok(mut more) => rows.append(&mut more),
+            Err(err) => {
+                eprintln!("{id} failed: {err}");
+                failed = true;
+            }
+        }
+    }
+    print_table(&rows);
+    if failed {
+        std::process::exit(1);
+    }
+}
+
+fn print_table(rows: &[Row]) {
+    let header = ["bench", "what", "tandem", "peer", "ratio", "goal", "result"];
+    let cells: Vec<[String; 7]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.id.to_owned(),
+                r.what.clone(),
+                r.ours.clone(),
+                r.peer.clone(),
+                r.ratio.clone(),
+                r.goal.to_owned(),
+                if r.pass { "PASS" } else { "MISS" }.to_owned(),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(|h| h.chars().count());
+    for row in &cells {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut out = String::new();
+        for (cell, width) in cells.iter().zip(widths) {
+            let pad = width.saturating_sub(cell.chars().count());
+            let _ = write!(out, "{cell}{}  ", " ".repeat(pad));
+        }
+        out.trim_end().to_owned()
+    };
+    println!();
+    println!("{}", line(&header.map(str::to_owned)));
+    println!("{}", line(&widths.map(|w| "-".repeat(w))));
+    for row in &cells {
+        println!("{}", line(row));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+fn median(samples: &mut [Duration]) -> Duration {
+    samples.sort_unstable();
+    match samples.len() {
+        0 => Duration::ZERO,
+        n if n % 2 == 1 => samples[n / 2],
+        n => (samples[n / 2 - 1] + samples[n / 2]) / 2,
+    }
+}
+
+/// The sample at quantile `q` (0..=1) of sorted samples.
+fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let index = ((sorted.len() - 1) as f64 * q).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+fn fmt_duration(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs < 1e-3 {
+        format!("{:.1} µs", secs * 1e6)
+    } else if secs < 1.0 {
+        format!("{:.2} ms", secs * 1e3)
+    } else {
+        format!("{secs:.2} s")
+    }
+}
+
+/// Median with spread, for the detail lines.
+fn describe(samples: &mut [Duration]) -> String {
+    let med = median(samples);
+    format!(
+        "median {} (min {}, p90 {}, n={})",
+        fmt_duration(med),
+        fmt_duration(quantile(samples, 0.0)),
+        fmt_duration(quantile(samples, 0.9)),
+        samples.len()
+    )
+}
+
+fn workspace() -> Res<(tempfile::TempDir, PathBuf)> {
+    let dir = tempfile::Builder::new().prefix("tandem-bench-").tempdir().map_err(|e| e.to_string())?;
+    let root = dir.path().canonicalize().map_err(|e| e.to_string())?;
+    Ok((dir, root))
+}
+
+fn tool_ok(result: &Value) -> Res<()> {
+    match result.get("error").and_then(Value::as_str) {
+        None => Ok(()),
+        Some(error) => Err(format!("tool failed: {error}")),
+    }
+}
+
+/// Spawns `program args` with stdout captured and waits for it; returns its stdout.
+fn run(program: &str, args: &[&Path]) -> Res<Vec<u8>> {
+    let output = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("spawn {program}: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("{program} exited with {}", output.status));
+    }
+    Ok(output.stdout)
+}
+
+/// Text of about `bytes` bytes in lines of 80 characters (79 + newline).
+fn text_of(bytes: usize, marker_line: Option<(usize, &str)>) -> String {
+    const FILLER: &str = "the quick brown fox jumps over the lazy dog, again and again, until the end";
+    let lines = bytes.div_ceil(80);
+    let mut text = String::with_capacity(lines * 80 + 64);
+    for n in 0..lines {
+        match marker_line {
+            Some((at, marker)) if at == n => {
+                let _ = writeln!(text, "{marker:<79}");
+            }
+            _ => {
+                let _ = writeln!(text, "{n:>8} {}", &FILLER[..70]);
+            }
+        }
+    }
+    text
+}
+
+// ---------------------------------------------------------------------------------------------
+// P3: read round trip vs cat spawn
+
+fn p3(plan: &Plan) -> Res<Vec<Row>> {
+    println!("\nP3: `read` of a 4 KB file over stdio vs spawning `cat` on it");
+    let (_dir, root) = workspace()?;
+    let path = root.join("small.txt");
+    let text = text_of(4096, None);
+    fs::write(&path, &text).map_err(|e| e.to_string())?;
+
+    let (mut sidecar, _) = Sidecar::start(&root, Value::Null)?;
+    let args = json!({ "file_path": "small.txt" });
+    let first = sidecar.call("read", args.clone())?;
+    tool_ok(&first)?;
+    let lines = first["output"].as_str().map_or(0, |o| o.lines().count());
+    if lines != text.lines().count() {
+        return Err(format!("read returned {lines} lines, expected {}", text.lines().count()));
+    }
+    for _ in 0..plan.p3_warmup {
+        sidecar.call("read", args.clone())?;
+    }
+    let mut ours = Vec::with_capacity(plan.p3_calls);
+    for _ in 0..plan.p3_calls {
+        let args = args.clone();
+        let start = Instant::now();
+        let result = sidecar.call("read", args)?;
+        ours.push(start.elapsed());
+        tool_ok(&result)?;
+    }
+    // Reference: the same round trip for a method the server does not know (transport, framing
+    // and this client only, no tool), to tell the tool's share from the protocol's.
+    let mut floor = Vec::with_capacity(plan.p3_calls / 4);
+    for _ in 0..plan.p3_calls / 4 {
+        let start = Instant::now();
+        let answer = sidecar.request_raw("tandem/bench/noSuchMethod", json!({}))?;
+        floor.push(start.elapsed());
+        if answer.is_ok() {
+            return Err("an unknown method was answered with a result".into());
+        }
+    }
+    drop(sidecar);
+
+    let mut peer = Vec::with_capacity(plan.p3_spawns);
+    for i in 0..plan.p3_spawns + plan.p3_spawns / 10 {
+        let start = Instant::now();
+        let out = run("cat", &[&path])?;
+        let elapsed = start.elapsed();
+        if out.len() != text.len() {
+            return Err(format!("cat printed {} bytes, expected {}", out.len(), text.len()));
+        }
+        if i >= plan.p3_spawns / 10 {
+            peer.push(elapsed);
+        }
+    }
+
+    println!("  tandem read: {}", describe(&mut ours));
+    println!("  cat spawn:   {}", describe(&mut peer));
+    println!("  unknown-method round trip: {} (reference only: transport + client floor)", describe(&mut floor));
+    let (ours, peer) = (median(&mut ours), median(&mut peer));
+    let speedup = peer.as_secs_f64() / ours.as_secs_f64().max(1e-12);
+    Ok(vec![Row {
+        id: "P3",
+        what: "read 4 KB, round trip".into(),
+        ours: fmt_duration(ours),
+        peer: format!("cat {}", fmt_duration(peer)),
+        ratio: format!("{speedup:.1}× faster"),
+        goal: "≥ 10× faster",
+        pass: speedup >= 10.0,
+    }])
+}
+
+// ---------------------------------------------------------------------------------------------
+// P4: edit near the end of 50 MB vs cp
+
+const BIG_BYTES: usize = 50 * 1024 * 1024;
+
+fn marker(n: usize) -> String {
+    format!("MARKER-{n:010}|")
+}
+
+fn p4(plan: &Plan) -> Res<Vec<Row>> {
+    println!("\nP4: `edit` near the end of a 50 MB file (staged + atomic write) vs spawning `cp` of it");
+    let (_dir, root) = workspace()?;
+    let path = root.join("big.txt");
+    let lines = BIG_BYTES.div_ceil(80);
+    let text = text_of(BIG_BYTES, Some((lines - 100, &marker(0))));
+    let size = text.len();
+    fs::write(&path, text).map_err(|e| e.to_string())?;
+    println!("  file: {:.1} MB, {lines} lines, marker on line {}", size as f64 / 1048576.0, lines - 100 + 1);
+
+    let (mut sidecar, _) = Sidecar::start(&root, Value::Null)?;
+    let mut counter = 0;
+    let mut edit = |sidecar: &mut Sidecar| -> Res<Duration> {
+        let args = json!({ "file_path": "big.txt", "old_string": marker(counter), "new_string": marker(counter + 1) });
+        let start = Instant::now();
+        let result = sidecar.call("edit", args)?;
+        let elapsed = start.elapsed();
+        tool_ok(&result)?;
+        counter += 1;
+        Ok(elapsed)
+    };
+    let copy = root.join("copy.txt");
+    // `cp` does not fsync; with `durable` the copy is also synced (`sync FILE`), for reference.
+    let cp = |durable: bool| -> Res<Duration> {
+        let start = Instant::now();
+        run("cp", &[&path, &copy])?;
+        if durable {
+            run("sync", &[&copy])?;
+        }
+        let elapsed = start.elapsed();
+        // Removing the copy right away drops its dirty pages, so no writeback from the peer
+        // lingers into tandem's fsync.
+        fs::remove_file(&copy).map_err(|e| e.to_string())?;
+        Ok(elapsed)
+    };
+
+    for _ in 0..plan.p4_warmup {
+        edit(&mut sidecar)?;
+        cp(false)?;
+    }
+    let (mut ours, mut peer, mut synced) = (Vec::new(), Vec::new(), Vec::new());
+    // Interleaved, so that all see the same machine state.
+    for _ in 0..plan.p4_iterations {
+        peer.push(cp(false)?);
+        ours.push(edit(&mut sidecar)?);
+        synced.push(cp(true)?);
+    }
+    drop(sidecar);
+
+    let on_disk = fs::read(&path).map_err(|e| e.to_string())?;
+    let expected = marker(plan.p4_warmup + plan.p4_iterations);
+    if on_disk.len() != size || !on_disk.windows(expected.len()).rev().take(200 * 80).any(|w| w == expected.as_bytes())
+    {
+        return Err(format!("after the edits the file does not end with {expected} near the end"));
+    }
+    let leftovers = fs::read_dir(&root).map_err(|e| e.to_string())?.count();
+    if leftovers != 1 {
+        return Err(format!("{leftovers} entries in the workspace after the edits, expected 1"));
+    }
+
+    println!("  tandem edit: {}", describe(&mut ours));
+    println!("  cp:          {}", describe(&mut peer));
+    println!("  cp + sync:   {} (reference only)", describe(&mut synced));
+    let (ours, peer) = (median(&mut ours), median(&mut peer));
+    let ratio = ours.as_secs_f64() / peer.as_secs_f64().max(1e-12);
+    Ok(vec![Row {
+        id: "P4",
+        what: "edit near end of 50 MB".into(),
+        ours: fmt_duration(ours),
+        peer: format!("cp {}", fmt_duration(peer)),
+        ratio: format!("{ratio:.2}× cp"),
+        goal: "≤ 1.5× cp",
+        pass: ratio <= 1.5,
+    }])
+}
+
+// ---------------------------------------------------------------------------------------------
+// P8: cold start and idle RSS
+
+fn initialize_params(root: &Path) -> Value {
+    let uri = format!("file://{}", root.display());
+    json!({
+        "processId": std::process::id(),
+        "rootUri": uri,
+        "workspaceFolders": [{ "uri": uri, "name": "ws" }],
+        "capabilities": {},
+        "initializationOptions": null,
+    })
+}
+
+/// Resident set size of a process in KiB, from `/proc/<pid>/status`.
+fn rss_kib(pid: u32) -> Res<u64> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).map_err(|e| e.to_string())?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| "no VmRSS in /proc/<pid>/status".to_owned())
+}
+
+fn p8(plan: &Plan) -> Res<Vec<Row>> {
+    println!("\nP8: cold start (spawn → `initialize` response) and idle RSS");
+    let (_dir, root) = workspace()?;
+    let params = initialize_params(&root);
+
+    let mut starts = Vec::new();
+    // One warm-up spawn puts the binary in the page cache.
+    for i in 0..=plan.p8_spawns {
+        let start = Instant::now();
+        let mut sidecar = Sidecar::spawn(&root, &[])?;
+        let result = sidecar.request("initialize", params.clone())?;
+        let elapsed = start.elapsed();
+        if result.get("capabilities").is_none() {
+            return Err(format!("initialize answered without capabilities: {result}"));
+        }
+        if i > 0 {
+            starts.push(elapsed);
+        }
+        sidecar.shutdown()?;
+    }
+
+    let mut rss = Vec::new();
+    for _ in 0..plan.p8_rss_samples {
+        let (mut sidecar, _) = Sidecar::start(&root, Value::Null)?;
+        // A request after `initialized` makes sure the notification was handled.
+        sidecar.request("tandem/tools/list", json!({}))?;
+        std::thread::sleep(Duration::from_millis(300));
+        rss.push(rss_kib(sidecar.child.id())?);
+        sidecar.shutdown()?;
+    }
+    rss.sort_unstable();
+    let rss_kib = rss.get(rss.len() / 2).copied().unwrap_or(0);
+
+    let mut peer = Vec::new();
+    for i in 0..=plan.p8_spawns {
+        let start = Instant::now();
+        run("true", &[])?;
+        if i > 0 {
+            peer.push(start.elapsed());
+        }
+    }
+
+    println!("  tandem cold start: {}", describe(&mut starts));
+    println!("  `true` spawn:      {}", describe(&mut peer));
+    println!("  idle RSS samples (KiB): {rss:?}");
+    let (ours, peer) = (median(&mut starts), median(&mut peer));
+    let rss_mb = rss_kib as f64 / 1024.0;
+    Ok(vec![
+        Row {
+            id: "P8",
+            what: "cold start to initialize".into(),
+            ours: fmt_duration(ours),
+            peer: format!("true {}", fmt_duration(peer)),
+            ratio: format!("{:.1}× true", ours.as_secs_f64() / peer.as_secs_f64().max(1e-12)),
+            goal: "≤ 30 ms",
+            pass: ours <= Duration::from_millis(30),
+        },
+        Row {
+            id: "P8",
+            what: "idle RSS after initialize".into(),
+            ours: format!("{rss_mb:.1} MB"),
+            peer: "-".into(),
+            ratio: "-".into(),
+            goal: "≤ 25 MB",
+            pass: rss_mb <= 25.0,
+        },
+    ])
+}
