@@ -159,3 +159,51 @@ fn stdout_carries_only_protocol_even_with_trace_logging() -> Res<()> {
     assert!(stderr.contains("initialize"), "trace logging goes to stderr: {stderr}");
     Ok(())
 }
+
+/// libuv (VS Code, Neovim) gives a child Unix socket pairs as stdin/stdout, not pipes.
+#[test]
+fn serves_over_unix_sockets_as_libuv_editors_connect() -> Res<()> {
+    use std::io::BufReader;
+    use std::os::unix::net::UnixStream;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("s.txt"), "over a socket\n").map_err(|e| e.to_string())?;
+    let (ours_in, theirs_in) = UnixStream::pair().map_err(|e| e.to_string())?;
+    let (ours_out, theirs_out) = UnixStream::pair().map_err(|e| e.to_string())?;
+    let mut child = Command::new(tandem_bin())
+        .arg("lsp")
+        .current_dir(dir.path())
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs_in)))
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs_out)))
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let mut writer = ours_in;
+    let mut reader = BufReader::new(ours_out);
+    let mut exchange = |message: Value| -> Res<Value> {
+        let body = message.to_string();
+        write!(writer, "Content-Length: {}\r\n\r\n{body}", body.len()).map_err(|e| e.to_string())?;
+        let mut header = String::new();
+        let mut length = 0;
+        loop {
+            header.clear();
+            std::io::BufRead::read_line(&mut reader, &mut header).map_err(|e| e.to_string())?;
+            if header.trim().is_empty() {
+                break;
+            }
+            length = header.trim().trim_start_matches("Content-Length: ").parse().unwrap_or(0);
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).map_err(|e| e.to_string())?;
+        serde_json::from_slice(&body).map_err(|e| e.to_string())
+    };
+    let root = format!("file://{}", dir.path().display());
+    exchange(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{},"rootUri":root}}))?;
+    let read = exchange(
+        json!({"jsonrpc":"2.0","id":2,"method":"tandem/tools/call","params":{"name":"read","arguments":{"file_path":"s.txt"}}}),
+    )?;
+    assert_eq!(read["result"]["output"], json!("     1\tover a socket\n"));
+    exchange(json!({"jsonrpc":"2.0","id":3,"method":"shutdown"}))?;
+    let body = json!({"jsonrpc":"2.0","method":"exit"}).to_string();
+    write!(writer, "Content-Length: {}\r\n\r\n{body}", body.len()).map_err(|e| e.to_string())?;
+    assert!(child.wait().map_err(|e| e.to_string())?.success());
+    Ok(())
+}

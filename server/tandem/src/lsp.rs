@@ -41,10 +41,26 @@ pub async fn serve() -> ExitCode {
         .finish();
     // stdin goes through the guard, so one malformed frame cannot end the transport.
     let (guarded, input) = tokio::io::duplex(256 * 1024);
-    let guard = tokio::spawn(crate::stdin_guard::run(tokio::io::stdin(), guarded));
-    Server::new(input, tokio::io::stdout(), socket).concurrency_level(MAX_CONCURRENCY).serve(service).await;
-    guard.abort();
-    ExitCode::SUCCESS
+    let guard = crate::stdin_guard::run(crate::stdio::stdin(), guarded);
+    let server = Server::new(input, crate::stdio::stdout(), socket).concurrency_level(MAX_CONCURRENCY).serve(service);
+    // Guard and server in one task on a worker thread: a message then crosses no thread
+    // boundary between stdin, the guard and the server (each crossing is a futex wake-up).
+    let both = async move {
+        tokio::pin!(guard, server);
+        tokio::select! {
+            () = &mut server => {}
+            // stdin ended: the guard dropped its end of the pipe, so the server sees the end
+            // of input too; let it finish.
+            () = &mut guard => server.await,
+        }
+    };
+    match tokio::spawn(both).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!("the LSP server task failed: {err}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// What exists once `initialize` has run.

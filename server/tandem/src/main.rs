@@ -4,6 +4,7 @@
 mod config;
 mod lsp;
 mod stdin_guard;
+mod stdio;
 mod tool_cmd;
 
 use std::path::PathBuf;

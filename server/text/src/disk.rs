@@ -7,7 +7,7 @@
 //! person or another program is never overwritten.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -76,11 +76,30 @@ pub enum Expected {
     Hash(ContentHash),
 }
 
-fn check_expected(path: &Path, expected: Expected) -> Result<(), TextError> {
-    let current = match fs::read(path) {
-        Ok(bytes) => Some(ContentHash::of(&bytes)),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+/// Hash of the file at `path` (`None` when absent), streamed: big files are not held in memory.
+fn current_hash(path: &Path) -> Result<Option<ContentHash>, TextError> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(io_err("cannot read", path)(err)),
+    };
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let mut buffer = vec![0u8; 256 * 1024];
+    loop {
+        match file.read(&mut buffer) {
+            Ok(0) => return Ok(Some(ContentHash(hasher.digest()))),
+            Ok(n) => hasher.update(&buffer[..n]),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(io_err("cannot read", path)(err)),
+        }
+    }
+}
+
+fn check_expected(path: &Path, expected: Expected) -> Result<(), TextError> {
+    let current = match expected {
+        Expected::Any => return Ok(()),
+        Expected::Absent => path.symlink_metadata().is_ok().then_some(ContentHash(0)),
+        Expected::Hash(_) => current_hash(path)?,
     };
     let detail = match (expected, current) {
         (Expected::Any, _) | (Expected::Absent, None) => return Ok(()),
@@ -101,9 +120,19 @@ fn temp_path(path: &Path) -> PathBuf {
 }
 
 /// Writes `bytes` to `path` atomically, if the file still matches `expected`.
-/// The parent directory must exist. Returns the hash of what was written.
-pub fn write_atomic(path: &Path, bytes: &[u8], expected: Expected) -> Result<ContentHash, TextError> {
-    check_expected(path, expected)?;
+/// The parent directory must exist.
+pub fn write_atomic(path: &Path, bytes: &[u8], expected: Expected) -> Result<(), TextError> {
+    write_atomic_parts(path, &[bytes], expected)
+}
+
+/// Like [`write_atomic`], for content given in parts (a BOM and the text, say), so that large
+/// files are not copied into one buffer first. `expected` is checked right before the rename,
+/// the moment that decides; a file that was absent must still be absent before anything is
+/// written at all.
+pub fn write_atomic_parts(path: &Path, parts: &[&[u8]], expected: Expected) -> Result<(), TextError> {
+    if expected == Expected::Absent {
+        check_expected(path, expected)?;
+    }
     let existing = match fs::metadata(path) {
         Ok(meta) if meta.is_dir() => {
             return Err(io_err("cannot write", path)(io::Error::new(io::ErrorKind::IsADirectory, "it is a directory")));
@@ -113,19 +142,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8], expected: Expected) -> Result<Con
         Err(err) => return Err(io_err("cannot write", path)(err)),
     };
     let tmp = temp_path(path);
-    let result = write_temp_then_rename(path, &tmp, bytes, existing.as_ref(), expected);
+    let result = write_temp_then_rename(path, &tmp, parts, existing.as_ref(), expected);
     if result.is_err() {
         // Best effort: the temporary file may not exist if creating it failed.
         fs::remove_file(&tmp).ok();
     }
-    result?;
-    Ok(ContentHash::of(bytes))
+    result
 }
 
 fn write_temp_then_rename(
     path: &Path,
     tmp: &Path,
-    bytes: &[u8],
+    parts: &[&[u8]],
     existing: Option<&fs::Metadata>,
     expected: Expected,
 ) -> Result<(), TextError> {
@@ -135,7 +163,9 @@ fn write_temp_then_rename(
         .mode(0o666) // the umask applies, as for any new file
         .open(tmp)
         .map_err(io_err("cannot create a temporary file next to", path))?;
-    file.write_all(bytes).map_err(io_err("cannot write", tmp))?;
+    for part in parts {
+        file.write_all(part).map_err(io_err("cannot write", tmp))?;
+    }
     if let Some(meta) = existing {
         file.set_permissions(fs::Permissions::from_mode(meta.mode()))
             .map_err(io_err("cannot set permissions on", tmp))?;

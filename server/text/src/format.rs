@@ -22,8 +22,15 @@ pub enum LineEnding {
 impl LineEnding {
     /// The majority line ending of `text` (LF when there are none).
     pub fn detect(text: &str) -> Self {
-        let crlf = text.matches("\r\n").count();
-        let lf = text.matches('\n').count() - crlf;
+        let bytes = text.as_bytes();
+        let (mut crlf, mut lf) = (0usize, 0usize);
+        for i in memchr::memchr_iter(b'\n', bytes) {
+            if i > 0 && bytes[i - 1] == b'\r' {
+                crlf += 1;
+            } else {
+                lf += 1;
+            }
+        }
         if crlf > lf { Self::Crlf } else { Self::Lf }
     }
 
@@ -73,14 +80,10 @@ pub struct FileFormat {
 }
 
 impl FileFormat {
-    /// The bytes to write for `text` (which already carries its line endings).
-    pub fn encode(self, text: &str) -> Vec<u8> {
-        let mut out = Vec::with_capacity(text.len() + 3);
-        if self.bom {
-            out.extend_from_slice(UTF8_BOM);
-        }
-        out.extend_from_slice(text.as_bytes());
-        out
+    /// The bytes to write for `text` (which already carries its line endings), in parts:
+    /// the BOM if any, then the text, so nothing large is copied.
+    pub fn encode<'a>(self, text: &'a str) -> [&'a [u8]; 2] {
+        [if self.bom { UTF8_BOM } else { b"" }, text.as_bytes()]
     }
 }
 
@@ -173,7 +176,7 @@ mod tests {
         let Decoded::Text { text, format } = decode(bytes.clone()) else { panic!("binary") };
         assert_eq!(text, "a\r\nb\r\n");
         assert_eq!(format, FileFormat { bom: true, line_ending: LineEnding::Crlf });
-        assert_eq!(format.encode(&text), bytes);
+        assert_eq!(format.encode(&text).concat(), bytes);
     }
 
     #[test]

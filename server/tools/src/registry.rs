@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures_util::FutureExt;
 use serde_json::{Value, json};
 use tandem_protocol::{ToolInfo, ToolResult};
 
@@ -118,15 +119,20 @@ impl Registry {
             match validate_arguments(&spec.parameters, args, spec.strict) {
                 Err(err) => Err(ToolError::new(format!("invalid arguments for `{}`: {err}", spec.name))),
                 Ok(valid) => {
-                    let tool = Arc::clone(tool);
-                    // A task of its own, so that a panic in the tool is caught here.
-                    let handle = tokio::spawn(async move { tool.call(valid.value, ctx).await });
-                    let mut outcome = match handle.await {
+                    // A panic in the tool is caught here, in this task (no hand-off to
+                    // another task: that costs a thread wake-up per call).
+                    let call = std::panic::AssertUnwindSafe(tool.call(valid.value, ctx));
+                    let mut outcome = match call.catch_unwind().await {
                         Ok(outcome) => outcome,
-                        Err(err) => {
-                            tracing::error!(tool = spec.name, "tool panicked: {err}");
+                        Err(panic) => {
+                            let message = panic
+                                .downcast_ref::<&str>()
+                                .map(|s| (*s).to_owned())
+                                .or_else(|| panic.downcast_ref::<String>().cloned())
+                                .unwrap_or_else(|| "unknown panic".to_owned());
+                            tracing::error!(tool = spec.name, "tool panicked: {message}");
                             Err(ToolError::new(format!(
-                                "tool `{}` crashed ({err}); this is a bug in tandem. Read the affected files again before retrying",
+                                "tool `{}` crashed (panic: {message}); this is a bug in tandem. Read the affected files again before retrying",
                                 spec.name
                             )))
                         }

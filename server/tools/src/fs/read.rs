@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 
-use super::{Origin, blocking, load, remember};
+use super::{Origin, blocking_sized, load, remember};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -48,8 +48,18 @@ impl Read {
     }
 }
 
+/// The number of lines as `str::lines` counts them, with memchr.
+pub(crate) fn count_lines(text: &str) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    if text.is_empty() || text.ends_with('\n') { newlines } else { newlines + 1 }
+}
+
 /// `line` cut to [`MAX_LINE_CHARS`] chars, and whether it was cut.
 pub(crate) fn cut_line(line: &str) -> (std::borrow::Cow<'_, str>, bool) {
+    if line.len() <= MAX_LINE_CHARS {
+        // At most that many bytes, so at most that many chars.
+        return (line.into(), false);
+    }
     match line.char_indices().nth(MAX_LINE_CHARS) {
         None => (line.into(), false),
         Some((at, _)) => {
@@ -67,7 +77,15 @@ impl Tool for Read {
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(args)?;
-        blocking(move || run(args, &ctx)).await
+        // Small files (the common case) are read inline; the size is only a hint, `run`
+        // decides everything again.
+        let size = ctx
+            .workspace
+            .resolve(&args.file_path, &ctx.working_dir)
+            .ok()
+            .and_then(|path| std::fs::metadata(path).ok())
+            .map_or(0, |meta| meta.len());
+        blocking_sized(size, move || run(args, &ctx)).await
     }
 }
 
@@ -86,7 +104,7 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     if let Origin::Editor { version, .. } = loaded.origin {
         out = out.with("version", version);
     }
-    let total = loaded.text.lines().count();
+    let total = count_lines(&loaded.text);
     if total == 0 {
         out.title = format!("Read {shown} (empty)");
         out.output = "(the file is empty)".to_owned();
@@ -99,20 +117,30 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
             "offset {offset} is past the end of `{shown}`, which has {total} line(s); use an offset from 1 to {total}"
         )));
     }
-    let mut text = String::new();
+    // Jump to the first line with memchr, and build the output in one buffer: this is the
+    // hottest path of the whole tool set.
+    let bytes = loaded.text.as_bytes();
+    let start =
+        if offset == 1 { 0 } else { memchr::memchr_iter(b'\n', bytes).nth(offset - 2).map_or(bytes.len(), |i| i + 1) };
+    let mut text = String::with_capacity((bytes.len() - start).min(MAX_OUTPUT_BYTES) + 8 * limit.min(total));
     let mut last = offset - 1;
     let mut cut_lines = 0usize;
     let mut budget_hit = false;
-    for (i, line) in loaded.text.lines().enumerate().skip(offset - 1).take(limit) {
+    for (k, line) in loaded.text[start..].lines().take(limit).enumerate() {
+        let number = (offset + k).to_string();
         let (line, cut) = cut_line(line);
-        let entry = format!("{:>6}\t{line}\n", i + 1);
-        if text.len() + entry.len() > MAX_OUTPUT_BYTES && last >= offset {
+        let width = number.len().max(6) + 2 + line.len();
+        if text.len() + width > MAX_OUTPUT_BYTES && last >= offset {
             budget_hit = true;
             break;
         }
         cut_lines += usize::from(cut);
-        text.push_str(&entry);
-        last = i + 1;
+        text.extend(std::iter::repeat_n(' ', 6usize.saturating_sub(number.len())));
+        text.push_str(&number);
+        text.push('\t');
+        text.push_str(&line);
+        text.push('\n');
+        last = offset + k;
     }
     if last < total {
         let why = if budget_hit {
