@@ -82,7 +82,7 @@ pub struct FileFormat {
 impl FileFormat {
     /// The bytes to write for `text` (which already carries its line endings), in parts:
     /// the BOM if any, then the text, so nothing large is copied.
-    pub fn encode<'a>(self, text: &'a str) -> [&'a [u8]; 2] {
+    pub fn encode(self, text: &str) -> [&[u8]; 2] {
         [if self.bom { UTF8_BOM } else { b"" }, text.as_bytes()]
     }
 }
