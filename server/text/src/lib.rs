@@ -10,6 +10,9 @@ mod encoding;
 mod error;
 mod format;
 mod hash;
+pub mod hunks;
+pub mod matcher;
+pub mod patch;
 
 pub use cache::{BufferCache, ContentChange, EditorDocument};
 pub use encoding::{Position, PositionEncoding, char_to_position, minimal_change, position_to_char};

@@ -1,0 +1,1 @@
+//! Hunks of a staged change: a unified diff with stable hunk ids, and applying a subset.
