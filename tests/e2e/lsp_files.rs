@@ -87,7 +87,7 @@ fn edit_of_a_file_on_disk_is_atomic_and_keeps_format() -> Res<()> {
         .call("edit", json!({ "file_path": "dup.rs", "old_string": "let a = 1;", "new_string": "let a = 3;" }))?;
     assert_eq!(
         error(&ambiguous),
-        "old_string occurs 2 times in `dup.rs` (starting at lines 1, 3); include more surrounding lines to pick one, or set replace_all to change every occurrence"
+        "old_string occurs 2 times in `dup.rs` (starting at lines 1, 3); include more surrounding lines to pick one, or set replace_all to change every exact occurrence"
     );
     let missing =
         sidecar.call("edit", json!({ "file_path": "dup.rs", "old_string": "let c = 2;", "new_string": "x" }))?;

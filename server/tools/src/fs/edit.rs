@@ -8,14 +8,15 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 
+use tandem_text::LineEnding;
+use tandem_text::matcher::{self, Closest, MatchError, Strategy};
+
 use super::{blocking, check_fresh, commit, line_of, load, numbered, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 /// At most this many occurrences are listed in an "ambiguous" error.
 const MAX_LISTED: usize = 10;
-/// The closest-match search looks at most this many lines.
-const MAX_SCAN_LINES: usize = 50_000;
 
 const DESCRIPTION: &str = "Replace text in a file. old_string must match the file exactly (indentation included, without \
     the line-number prefix that `read` shows) and occur exactly once, unless replace_all is true. \
@@ -96,140 +97,169 @@ impl Tool for Edit {
             .with("replacements", 1)
             .with("via", committed.via));
         }
-        let replace_all = args.replace_all.unwrap_or(false);
-        let ending = loaded.line_ending();
-        // The model writes `\n`; in a CRLF file the same text has `\r\n`. Try the file's form
-        // first, then the text exactly as given (files with mixed endings).
-        let forms = [
-            (ending.apply(&args.old_string).into_owned(), ending.apply(&args.new_string).into_owned()),
-            (args.old_string.clone(), args.new_string.clone()),
-        ];
-        let Some((old, new, positions)) = forms.into_iter().find_map(|(old, new)| {
-            let positions: Vec<usize> = loaded.text.match_indices(old.as_str()).map(|(i, _)| i).collect();
-            (!positions.is_empty()).then_some((old, new, positions))
-        }) else {
-            return Err(not_found_error(&shown, &loaded.text, &args.old_string));
-        };
-        if positions.len() > 1 && !replace_all {
-            let lines: Vec<String> =
-                positions.iter().take(MAX_LISTED).map(|p| line_of(&loaded.text, *p).to_string()).collect();
-            let more = if positions.len() > MAX_LISTED {
-                format!(" and {} more", positions.len() - MAX_LISTED)
-            } else {
-                String::new()
-            };
-            return Err(ToolError::new(format!(
-                "old_string occurs {} times in `{shown}` (starting at lines {}{more}); include more surrounding lines to pick one, or set replace_all to change every occurrence",
-                positions.len(),
-                lines.join(", ")
-            ))
-            .with("ambiguous", true)
-            .with("occurrences", positions.len()));
-        }
-        let first = positions[0];
-        let first_line = line_of(&loaded.text, first);
-        let new_text = if replace_all {
-            loaded.text.replace(old.as_str(), &new)
-        } else {
-            let mut text = String::with_capacity(loaded.text.len() + new.len());
-            text.push_str(&loaded.text[..first]);
-            text.push_str(&new);
-            text.push_str(&loaded.text[first + old.len()..]);
-            text
-        };
-        let preview = snippet(&new_text, first, first + new.len());
-        let replacements = positions.len();
+        let applied = apply_one(
+            &loaded.text,
+            &shown,
+            &args.old_string,
+            &args.new_string,
+            args.replace_all.unwrap_or(false),
+            loaded.line_ending(),
+        )?;
+        let preview = snippet(&applied.text, applied.start, applied.end);
+        let Applied { text: new_text, strategy, similarity, replacements, line, .. } = applied;
         let committed = commit(&ctx, loaded, new_text).await?;
+        let how = if strategy == "exact" { String::new() } else { format!(" (matched {strategy})") };
         let mut output =
-            format!("Edited `{shown}`: {replacements} replacement(s), first at line {first_line}.\n{preview}");
+            format!("Edited `{shown}`: {replacements} replacement(s), first at line {line}{how}.\n{preview}");
         for note in &committed.notes {
             output.push_str(&format!("\nNote: {note}."));
         }
         Ok(ToolOutput::new(format!("Edited {shown}"), output)
             .with("path", shown)
-            .with("strategy", "exact")
+            .with("strategy", strategy)
+            .with("similarity", (similarity * 100.0).round() / 100.0)
             .with("replacements", replacements)
-            .with("firstLine", first_line)
+            .with("firstLine", line)
             .with("via", committed.via))
     }
 }
 
-/// Dice coefficient of the character bigrams of two trimmed lines, in 0..=1.
-fn line_similarity(a: &str, b: &str) -> f64 {
-    let (a, b) = (a.trim(), b.trim());
-    if a == b {
-        return 1.0;
+/// An edit placed in a text.
+pub(crate) struct Applied {
+    /// The whole new text.
+    pub text: String,
+    /// The stage that placed it (`exact`, `indentation-flexible`, ...).
+    pub strategy: &'static str,
+    /// Its score (1 unless block-anchor).
+    pub similarity: f64,
+    /// How many places changed.
+    pub replacements: usize,
+    /// 1-based line of the first change.
+    pub line: usize,
+    /// Changed byte range of the first replacement in the new text.
+    pub start: usize,
+    /// End of that range.
+    pub end: usize,
+}
+
+/// Places one edit in `text` (the file `shown`): exact, then the fuzzy chain; every occurrence
+/// with `replace_all` (exact only: a fuzzy match is never multiplied). Errors say where to look.
+pub(crate) fn apply_one(
+    text: &str,
+    shown: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    ending: LineEnding,
+) -> Result<Applied, ToolError> {
+    if old.is_empty() {
+        return Err(ToolError::new(format!(
+            "old_string is empty; give the text to replace in `{shown}` (an empty old_string only creates a missing file)"
+        )));
     }
-    let bigrams = |s: &str| -> Vec<(char, char)> {
-        let chars: Vec<char> = s.chars().collect();
-        let mut pairs: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
-        pairs.sort_unstable();
-        pairs
-    };
-    let (x, y) = (bigrams(a), bigrams(b));
-    if x.is_empty() || y.is_empty() {
-        return 0.0;
+    if old == new {
+        return Err(ToolError::new("old_string and new_string are identical; the edit would change nothing"));
     }
-    let (mut i, mut j, mut common) = (0, 0, 0);
-    while i < x.len() && j < y.len() {
-        match x[i].cmp(&y[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
+    if replace_all {
+        let forms =
+            [(ending.apply(old).into_owned(), ending.apply(new).into_owned()), (old.to_owned(), new.to_owned())];
+        let Some((o, n, count)) = forms.into_iter().find_map(|(o, n)| {
+            let count = text.matches(o.as_str()).count();
+            (count > 0).then_some((o, n, count))
+        }) else {
+            return Err(not_found_error(shown, text, old, matcher::closest(text, old)));
+        };
+        let start = text.find(o.as_str()).unwrap_or(0);
+        let line = line_of(text, start);
+        let new_text = text.replace(o.as_str(), &n);
+        return Ok(Applied {
+            text: new_text,
+            strategy: "exact",
+            similarity: 1.0,
+            replacements: count,
+            line,
+            start,
+            end: start + n.len(),
+        });
+    }
+    match matcher::find(text, old, new, ending) {
+        Ok(found) => {
+            let mut new_text = String::with_capacity(text.len() + found.replacement.len());
+            new_text.push_str(&text[..found.start]);
+            new_text.push_str(&found.replacement);
+            new_text.push_str(&text[found.end..]);
+            if new_text == text {
+                return Err(ToolError::new(format!(
+                    "`{shown}` already contains new_string at line {} (matched {}): the edit seems applied already; read the file to check",
+                    found.line, found.strategy
+                ))
+                .with("unchanged", true));
             }
+            Ok(Applied {
+                strategy: found.strategy.name(),
+                similarity: found.similarity,
+                replacements: 1,
+                line: found.line,
+                start: found.start,
+                end: found.start + found.replacement.len(),
+                text: new_text,
+            })
         }
+        Err(MatchError::Ambiguous { strategy, lines }) => {
+            let listed: Vec<String> = lines.iter().take(MAX_LISTED).map(ToString::to_string).collect();
+            let more = if lines.len() > MAX_LISTED {
+                format!(" and {} more", lines.len() - MAX_LISTED)
+            } else {
+                String::new()
+            };
+            let how = if strategy == Strategy::Exact { String::new() } else { format!(" when matched {strategy}") };
+            Err(ToolError::new(format!(
+                "old_string occurs {} times in `{shown}`{how} (starting at lines {}{more}); include more surrounding lines to pick one, or set replace_all to change every exact occurrence",
+                lines.len(),
+                listed.join(", ")
+            ))
+            .with("ambiguous", true)
+            .with("strategy", strategy.name())
+            .with("occurrences", lines.len()))
+        }
+        Err(MatchError::NotFound { closest }) => Err(not_found_error(shown, text, old, closest)),
     }
-    2.0 * common as f64 / (x.len() + y.len()) as f64
 }
 
 /// "Not found", with the most similar block of the file and its differences from old_string.
-fn not_found_error(shown: &str, text: &str, old_string: &str) -> ToolError {
-    let wanted: Vec<&str> = old_string.lines().collect();
-    let lines: Vec<&str> = text.lines().take(MAX_SCAN_LINES).collect();
-    let window = wanted.len().max(1);
-    let mut best: Option<(f64, usize)> = None;
-    if !wanted.is_empty() && !lines.is_empty() {
-        for start in 0..lines.len().saturating_sub(window - 1).max(1) {
-            let score = wanted
-                .iter()
-                .zip(&lines[start..(start + window).min(lines.len())])
-                .map(|(w, l)| line_similarity(w, l))
-                .sum::<f64>()
-                / window as f64;
-            if best.is_none_or(|(b, _)| score > b) {
-                best = Some((score, start));
-            }
-        }
-    }
-    let mut message = format!("old_string was not found in `{shown}`.");
+fn not_found_error(shown: &str, text: &str, old_string: &str, closest: Option<Closest>) -> ToolError {
+    let mut message = format!("old_string was not found in `{shown}`, exactly or with any tolerated difference.");
     let mut error = ToolError::new("");
-    match best {
-        Some((score, start)) if score >= 0.5 => {
-            let end = (start + window).min(lines.len());
-            let block = lines[start..end].join("\n");
-            let whitespace_only = wanted.iter().zip(&lines[start..end]).all(|(w, l)| w.trim() == l.trim());
+    match closest {
+        Some(closest) => {
+            let whitespace_only = old_string.lines().map(str::trim).filter(|l| !l.is_empty()).eq(closest
+                .text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty()));
             message.push_str(&format!(
                 " The closest text is lines {}-{} ({:.0}% similar{}):\n{}",
-                start + 1,
-                end,
-                score * 100.0,
+                closest.first_line,
+                closest.last_line,
+                closest.similarity * 100.0,
                 if whitespace_only { "; it differs only in whitespace or indentation" } else { "" },
-                numbered(text, start + 1, end)
+                numbered(text, closest.first_line, closest.last_line)
             ));
-            let diff = similar::TextDiff::from_lines(old_string.trim_end_matches('\n'), &block)
+            let diff = similar::TextDiff::from_lines(old_string.trim_end_matches('\n'), closest.text.as_str())
                 .unified_diff()
                 .context_radius(1)
                 .missing_newline_hint(false)
                 .header("old_string", shown)
                 .to_string();
             message.push_str(&format!("Differences (- your old_string, + the file):\n{diff}"));
-            message.push_str("Read the file again if unsure, then retry with old_string copied exactly from it (without line-number prefixes).");
-            error = error.with("closestLine", start + 1).with("similarity", (score * 100.0).round() / 100.0);
+            message.push_str(
+                "Read the file again if unsure, then retry with old_string copied exactly from it (without line-number prefixes).",
+            );
+            error = error
+                .with("closestLine", closest.first_line)
+                .with("similarity", (closest.similarity * 100.0).round() / 100.0);
         }
-        _ => message.push_str(" No similar text either: read the file to see its current content, then retry."),
+        None => message.push_str(" No similar text either: read the file to see its current content, then retry."),
     }
     error.message = message;
     error.with("notFound", true)
@@ -242,9 +272,10 @@ mod tests {
     #[test]
     fn not_found_shows_the_closest_block_and_a_diff() {
         let text = "fn a() {\n    let x = 1;\n    x + 1\n}\n\nfn b() {\n    let y = 2;\n}\n";
-        let err = not_found_error("src/lib.rs", text, "    let x = 10;\n    x + 1\n");
+        let old = "    let x = 10;\n    x + 1\n";
+        let err = not_found_error("src/lib.rs", text, old, matcher::closest(text, old));
         expect_test::expect![[r#"
-            old_string was not found in `src/lib.rs`. The closest text is lines 2-3 (92% similar):
+            old_string was not found in `src/lib.rs`, exactly or with any tolerated difference. The closest text is lines 2-3 (92% similar):
                  2	    let x = 1;
                  3	    x + 1
             Differences (- your old_string, + the file):

@@ -245,7 +245,7 @@ fn edit_exact_ambiguous_and_not_found() {
                  6	    let x = 2;
                  7	}
                  8
-            meta: firstLine=5 path="lib.rs" replacements=1 strategy="exact" via="disk"
+            meta: firstLine=5 path="lib.rs" replacements=1 similarity=1.0 strategy="exact" via="disk"
             --- lib.rs
             fn one() {
                 let x = 1;
@@ -262,8 +262,8 @@ fn edit_exact_ambiguous_and_not_found() {
         "edit_file",
         json!({"file_path": "lib.rs", "old_string": "    let x = 1;", "new_string": "    let x = 3;"}),
         expect![[r#"
-            error: old_string occurs 2 times in `lib.rs` (starting at lines 2, 6); include more surrounding lines to pick one, or set replace_all to change every occurrence
-            meta: ambiguous=true occurrences=2
+            error: old_string occurs 2 times in `lib.rs` (starting at lines 2, 6); include more surrounding lines to pick one, or set replace_all to change every exact occurrence
+            meta: ambiguous=true occurrences=2 strategy="exact"
         "#]],
     );
     check(
@@ -271,20 +271,21 @@ fn edit_exact_ambiguous_and_not_found() {
         "edit",
         json!({"file_path": "lib.rs", "old_string": "fn two() {\n  let x = 1;\n}", "new_string": "fn two() {}"}),
         expect![[r#"
-            error: old_string was not found in `lib.rs`. The closest text is lines 5-7 (100% similar; it differs only in whitespace or indentation):
-                 5	fn two() {
-                 6	    let x = 1;
-                 7	}
-            Differences (- your old_string, + the file):
-            --- old_string
-            +++ lib.rs
-            @@ -1,3 +1,3 @@
-             fn two() {
-            -  let x = 1;
-            +    let x = 1;
-             }
-            Read the file again if unsure, then retry with old_string copied exactly from it (without line-number prefixes).
-            meta: closestLine=5 notFound=true similarity=1.0
+            title: Edited lib.rs
+            Edited `lib.rs`: 1 replacement(s), first at line 5 (matched indentation-flexible).
+                 2	    let x = 1;
+                 3	}
+                 4	
+                 5	fn two() {}
+                 6
+            meta: firstLine=5 path="lib.rs" replacements=1 similarity=1.0 strategy="indentation-flexible" via="disk"
+            --- lib.rs
+            fn one() {
+                let x = 1;
+            }
+
+            fn two() {}
+
         "#]],
     );
     check(
@@ -322,7 +323,7 @@ fn edit_in_crlf_file_matches_lf_old_string() {
                  2	BETA
                  3	extra
                  4	gamma
-            meta: firstLine=1 path="a.txt" replacements=1 strategy="exact" via="disk"
+            meta: firstLine=1 path="a.txt" replacements=1 similarity=1.0 strategy="exact" via="disk"
             --- a.txt
             ALPHA<CR>
             BETA<CR>
