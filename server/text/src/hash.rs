@@ -13,6 +13,15 @@ impl ContentHash {
         Self(xxhash_rust::xxh3::xxh3_64(bytes))
     }
 
+    /// Hash of the concatenation of `parts`, equal to [`ContentHash::of`] on the joined bytes.
+    pub fn of_parts(parts: &[&[u8]]) -> Self {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for part in parts {
+            hasher.update(part);
+        }
+        Self(hasher.digest())
+    }
+
     /// Hash of a rope's text, chunk by chunk, equal to [`ContentHash::of`] on its bytes.
     pub fn of_rope(rope: &ropey::Rope) -> Self {
         let mut hasher = xxhash_rust::xxh3::Xxh3::new();
@@ -46,5 +55,6 @@ mod tests {
         assert!(rope.chunks().count() > 1);
         assert_eq!(ContentHash::of_rope(&rope), ContentHash::of(text.as_bytes()));
         assert_ne!(ContentHash::of(b"a"), ContentHash::of(b"b"));
+        assert_eq!(ContentHash::of_parts(&[b"ab", b"", b"c"]), ContentHash::of(b"abc"));
     }
 }

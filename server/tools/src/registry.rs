@@ -261,8 +261,11 @@ mod tests {
         };
         let config = |profile| ToolConfig { profile, ..Default::default() };
         assert_eq!(names(config(Profile::Minimal)), ["read", "list"]);
-        assert_eq!(names(config(Profile::Standard)), ["read", "write", "edit", "append", "delete", "list"]);
-        assert_eq!(names(config(Profile::Full)).len(), 7);
+        assert_eq!(
+            names(config(Profile::Standard)),
+            ["read", "write", "edit", "multiedit", "append", "delete", "list"]
+        );
+        assert_eq!(names(config(Profile::Full)).len(), 8);
         assert!(names(config(Profile::Custom)).is_empty());
         let mut custom = config(Profile::Custom);
         custom.enabled = vec!["read_file".into()];

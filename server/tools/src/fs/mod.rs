@@ -3,9 +3,11 @@
 //! the editor (open documents) or an atomic disk write (everything else).
 
 mod append;
+mod commit;
 mod delete;
 mod edit;
 mod list;
+mod multiedit;
 mod read;
 mod write;
 
@@ -13,10 +15,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tandem_text::disk::{self, DiskFile, Expected, ReadOutcome};
-use tandem_text::{ContentHash, Decoded, FileFormat, LineEnding, Rope, char_to_position, minimal_change};
+use tandem_text::disk::{self, ReadOutcome};
+use tandem_text::{ContentHash, Decoded, FileFormat, LineEnding, Rope};
 
-use crate::{DocumentEdit, Tool, ToolContext, ToolError};
+pub(crate) use commit::{Change, commit, commit_all};
+
+use crate::{Tool, ToolContext, ToolError};
 
 /// Largest file the tools load whole.
 pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
@@ -29,6 +33,7 @@ pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(read::Read::new()),
         Arc::new(write::Write::new()),
         Arc::new(edit::Edit::new()),
+        Arc::new(multiedit::MultiEdit::new()),
         Arc::new(append::Append::new()),
         Arc::new(delete::Delete::new()),
         Arc::new(list::List::new()),
@@ -186,118 +191,6 @@ where
     T: Send + 'static,
 {
     if bytes <= INLINE_READ_BYTES { work() } else { blocking(work).await }
-}
-
-/// How a commit reached its file.
-pub(crate) struct Committed {
-    /// `"editor"` or `"disk"`.
-    pub via: &'static str,
-    /// Notes for the model (e.g. the editor could not save).
-    pub notes: Vec<String>,
-}
-
-/// Replaces `loaded`'s text with `new_text`: through the editor when the file is open there,
-/// else by an atomic disk write that is refused if the disk changed since `loaded` was read.
-pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) -> Result<Committed, ToolError> {
-    // Only a session keeps read stamps; the person's own calls need no hash of the result.
-    let new_hash = ctx.session_id.is_some().then(|| ContentHash::of(new_text.as_bytes()));
-    let path = loaded.path.clone();
-    let committed = match loaded.origin {
-        Origin::Editor { version, rope } => {
-            commit_to_editor(ctx, &path, version, &rope, &loaded.text, new_text).await?
-        }
-        Origin::Disk { format, disk_hash } => {
-            blocking(move || {
-                disk::write_atomic_parts(&path, &format.encode(&new_text), Expected::Hash(disk_hash))?;
-                Ok(())
-            })
-            .await?;
-            Committed { via: "disk", notes: Vec::new() }
-        }
-        Origin::Missing => {
-            blocking(move || {
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|err| {
-                        ToolError::new(format!("cannot create directory `{}`: {err}", parent.display()))
-                    })?;
-                }
-                disk::write_atomic(&path, new_text.as_bytes(), Expected::Absent)?;
-                Ok(())
-            })
-            .await?;
-            Committed { via: "disk", notes: Vec::new() }
-        }
-    };
-    if let Some(hash) = new_hash {
-        remember(ctx, &loaded.path, hash);
-    }
-    Ok(committed)
-}
-
-async fn commit_to_editor(
-    ctx: &ToolContext,
-    path: &Path,
-    version: i32,
-    rope: &Rope,
-    old_text: &str,
-    new_text: String,
-) -> Result<Committed, ToolError> {
-    let shown = ctx.workspace.display(path);
-    let Some(editor) = ctx.editor.clone() else {
-        return Err(ToolError::new(format!("`{shown}` is open in an editor that is no longer connected; try again")));
-    };
-    let encoding = editor.position_encoding();
-    let (start, old_end, new_end) = minimal_change(old_text, &new_text);
-    let edit = DocumentEdit {
-        path: path.to_path_buf(),
-        version,
-        start: char_to_position(rope, rope.byte_to_char(start), encoding),
-        end: char_to_position(rope, rope.byte_to_char(old_end), encoding),
-        new_text: new_text[start..new_end].to_owned(),
-    };
-    match editor.apply_edit(edit).await {
-        Ok(true) => {}
-        Ok(false) => {
-            return Err(ToolError::new(format!(
-                "the editor refused the change to `{shown}` (the buffer probably changed meanwhile); read the file again and retry"
-            )));
-        }
-        Err(err) => return Err(ToolError::new(format!("the editor could not apply the change to `{shown}`: {err}"))),
-    }
-    let mut notes = Vec::new();
-    let new_hash = ContentHash::of(new_text.as_bytes());
-    let cache = Arc::clone(&ctx.cache);
-    let echo_path = path.to_path_buf();
-    let echoed = blocking(move || Ok(cache.wait_for(&echo_path, new_hash, EDITOR_ECHO_TIMEOUT))).await?;
-    if !echoed {
-        notes.push("the editor applied the change but did not report its new text in time".to_owned());
-    }
-    let saved = match editor.save(path).await {
-        Ok(saved) => saved,
-        Err(err) => {
-            tracing::warn!(path = %path.display(), "save request failed: {err}");
-            false
-        }
-    };
-    if !saved {
-        // The editor cannot save: write its buffer (our change included) ourselves.
-        let write_path = path.to_path_buf();
-        let format = match disk::read(path, MAX_FILE_BYTES)? {
-            ReadOutcome::File(DiskFile { decoded: Decoded::Text { format, .. }, .. }) => format,
-            _ => FileFormat::default(),
-        };
-        let text = match ctx.cache.get(path) {
-            Some(doc) if echoed => doc.rope.to_string(),
-            _ => new_text,
-        };
-        blocking(move || {
-            disk::write_atomic_parts(&write_path, &format.encode(&text), Expected::Any)?;
-            Ok(())
-        })
-        .await?;
-        notes.push("the editor did not save the document, so tandem wrote it to disk".to_owned());
-    }
-    Ok(Committed { via: "editor", notes })
 }
 
 /// Lines `first..=last` (1-based) of `text` in `cat -n` style, long lines cut.

@@ -434,3 +434,71 @@ fn session_must_read_before_overwriting() {
         "#]],
     );
 }
+
+#[test]
+fn multiedit_is_ordered_and_all_or_nothing() {
+    let fixture = "
+        //- a.rs
+        fn old_name() {}
+        fn caller() { old_name(); }
+        //- b.rs
+        use crate::old_name;
+    ";
+    check(
+        fixture,
+        "multiedit",
+        json!({"edits": [
+            {"file_path": "a.rs", "old_string": "fn old_name() {}", "new_string": "fn new_name() {}"},
+            {"file_path": "a.rs", "old_string": "old_name();", "new_string": "new_name();"},
+            {"file_path": "b.rs", "old_string": "use crate::old_name;", "new_string": "use crate::new_name;"},
+            {"file_path": "c.rs", "old_string": "", "new_string": "// new file\n"}
+        ]}),
+        expect![[r#"
+            title: Applied 4 edit(s) to 3 file(s)
+            `a.rs`:
+            edit 1 of 4: 1 replacement(s) at line 1
+                 1	fn new_name() {}
+                 2	fn caller() { old_name(); }
+            edit 2 of 4: 1 replacement(s) at line 2
+                 1	fn new_name() {}
+                 2	fn caller() { new_name(); }
+            `b.rs`:
+            edit 3 of 4: 1 replacement(s) at line 1
+                 1	use crate::new_name;
+                 2
+            `c.rs`:
+            edit 4 of 4: creates the file
+            meta: edits=[{"edit":1,"file":"a.rs","line":1,"similarity":1.0,"strategy":"exact"},{"edit":2,"file":"a.rs","line":2,"similarity":1.0,"strategy":"exact"},{"edit":3,"file":"b.rs","line":1,"similarity":1.0,"strategy":"exact"},{"edit":4,"strategy":"create"}] files=["a.rs","b.rs","c.rs"]
+            --- a.rs
+            fn new_name() {}
+            fn caller() { new_name(); }
+            --- b.rs
+            use crate::new_name;
+
+            --- c.rs
+            // new file
+        "#]],
+    );
+    // The third edit cannot be placed: nothing at all is written.
+    check(
+        fixture,
+        "multiedit",
+        json!({"file_path": "a.rs", "edits": [
+            {"old_string": "fn old_name() {}", "new_string": "fn new_name() {}"},
+            {"file_path": "b.rs", "old_string": "use crate::old_name;", "new_string": "use crate::new_name;"},
+            {"old_string": "fn old_name() {}", "new_string": "fn other() {}"}
+        ]}),
+        expect![[r#"
+            error: edit 3 of 3 failed: old_string was not found in `a.rs`, exactly or with any tolerated difference. The closest text is lines 1-1 (73% similar):
+                 1	fn new_name() {}
+            Differences (- your old_string, + the file):
+            --- old_string
+            +++ a.rs
+            @@ -1 +1 @@
+            -fn old_name() {}
+            +fn new_name() {}
+            Read the file again if unsure, then retry with old_string copied exactly from it (without line-number prefixes). No file was changed.
+            meta: closestLine=1 failedEdit=3 notFound=true similarity=0.73
+        "#]],
+    );
+}

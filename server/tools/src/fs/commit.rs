@@ -1,0 +1,340 @@
+//! Committing staged text: through the editor for open documents, by atomic disk writes for
+//! the rest, and for several files at once all-or-nothing, with rollback.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tandem_text::disk::{self, DiskFile, Expected, ReadOutcome};
+use tandem_text::{ContentHash, Decoded, FileFormat, Rope, char_to_position, minimal_change};
+
+use super::{EDITOR_ECHO_TIMEOUT, Loaded, MAX_FILE_BYTES, Origin, blocking, remember};
+use crate::{DocumentEdit, ToolContext, ToolError};
+
+/// How a commit reached its file.
+pub(crate) struct Committed {
+    /// `"editor"` or `"disk"`.
+    pub via: &'static str,
+    /// Notes for the model (e.g. the editor could not save).
+    pub notes: Vec<String>,
+}
+
+/// Replaces `loaded`'s text with `new_text`: through the editor when the file is open there,
+/// else by an atomic disk write that is refused if the disk changed since `loaded` was read.
+pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) -> Result<Committed, ToolError> {
+    // Only a session keeps read stamps; the person's own calls need no hash of the result.
+    let new_hash = ctx.session_id.is_some().then(|| ContentHash::of(new_text.as_bytes()));
+    let path = loaded.path.clone();
+    let committed = match loaded.origin {
+        Origin::Editor { version, rope } => {
+            commit_to_editor(ctx, &path, version, &rope, &loaded.text, new_text).await?
+        }
+        Origin::Disk { format, disk_hash } => {
+            blocking(move || {
+                disk::write_atomic_parts(&path, &format.encode(&new_text), Expected::Hash(disk_hash))?;
+                Ok(())
+            })
+            .await?;
+            Committed { via: "disk", notes: Vec::new() }
+        }
+        Origin::Missing => {
+            blocking(move || {
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(|err| {
+                        ToolError::new(format!("cannot create directory `{}`: {err}", parent.display()))
+                    })?;
+                }
+                disk::write_atomic(&path, new_text.as_bytes(), Expected::Absent)?;
+                Ok(())
+            })
+            .await?;
+            Committed { via: "disk", notes: Vec::new() }
+        }
+    };
+    if let Some(hash) = new_hash {
+        remember(ctx, &loaded.path, hash);
+    }
+    Ok(committed)
+}
+
+async fn commit_to_editor(
+    ctx: &ToolContext,
+    path: &Path,
+    version: i32,
+    rope: &Rope,
+    old_text: &str,
+    new_text: String,
+) -> Result<Committed, ToolError> {
+    let shown = ctx.workspace.display(path);
+    let Some(editor) = ctx.editor.clone() else {
+        return Err(ToolError::new(format!("`{shown}` is open in an editor that is no longer connected; try again")));
+    };
+    let encoding = editor.position_encoding();
+    let (start, old_end, new_end) = minimal_change(old_text, &new_text);
+    let edit = DocumentEdit {
+        path: path.to_path_buf(),
+        version,
+        start: char_to_position(rope, rope.byte_to_char(start), encoding),
+        end: char_to_position(rope, rope.byte_to_char(old_end), encoding),
+        new_text: new_text[start..new_end].to_owned(),
+    };
+    match editor.apply_edit(edit).await {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(ToolError::new(format!(
+                "the editor refused the change to `{shown}` (the buffer probably changed meanwhile); read the file again and retry"
+            )));
+        }
+        Err(err) => return Err(ToolError::new(format!("the editor could not apply the change to `{shown}`: {err}"))),
+    }
+    let mut notes = Vec::new();
+    let new_hash = ContentHash::of(new_text.as_bytes());
+    let cache = Arc::clone(&ctx.cache);
+    let echo_path = path.to_path_buf();
+    let echoed = blocking(move || Ok(cache.wait_for(&echo_path, new_hash, EDITOR_ECHO_TIMEOUT))).await?;
+    if !echoed {
+        notes.push("the editor applied the change but did not report its new text in time".to_owned());
+    }
+    let saved = match editor.save(path).await {
+        Ok(saved) => saved,
+        Err(err) => {
+            tracing::warn!(path = %path.display(), "save request failed: {err}");
+            false
+        }
+    };
+    if !saved {
+        // The editor cannot save: write its buffer (our change included) ourselves.
+        let write_path = path.to_path_buf();
+        let format = match disk::read(path, MAX_FILE_BYTES)? {
+            ReadOutcome::File(DiskFile { decoded: Decoded::Text { format, .. }, .. }) => format,
+            _ => FileFormat::default(),
+        };
+        let text = match ctx.cache.get(path) {
+            Some(doc) if echoed => doc.rope.to_string(),
+            _ => new_text,
+        };
+        blocking(move || {
+            disk::write_atomic_parts(&write_path, &format.encode(&text), Expected::Any)?;
+            Ok(())
+        })
+        .await?;
+        notes.push("the editor did not save the document, so tandem wrote it to disk".to_owned());
+    }
+    Ok(Committed { via: "editor", notes })
+}
+
+/// One file's part of a multi-file change.
+#[cfg_attr(not(test), expect(dead_code, reason = "Delete and Move are for apply_patch, next"))]
+pub(crate) enum Change {
+    /// New content; the file is created when it did not exist.
+    Write(String),
+    /// The file is removed.
+    Delete,
+    /// The file moves to `to` (which must not exist) with this content.
+    Move {
+        /// The new path (resolved and confined by the caller).
+        to: PathBuf,
+        /// Its content.
+        text: String,
+    },
+}
+
+/// A disk operation done, and how to undo it.
+enum Done {
+    /// `path` had `bytes`; we wrote content hashing to `written`.
+    Replaced { path: PathBuf, bytes: Vec<u8>, written: ContentHash },
+    /// We created `path` with content hashing to `written`.
+    Created { path: PathBuf, written: ContentHash },
+    /// We removed `path`, which had `bytes`.
+    Removed { path: PathBuf, bytes: Vec<u8> },
+}
+
+fn undo(done: Vec<Done>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for step in done.into_iter().rev() {
+        let result = match &step {
+            Done::Replaced { path, bytes, written } => disk::write_atomic(path, bytes, Expected::Hash(*written)),
+            Done::Created { path, written } => disk::remove(path, Expected::Hash(*written)),
+            Done::Removed { path, bytes } => disk::write_atomic(path, bytes, Expected::Absent),
+        };
+        if let Err(err) = result {
+            problems.push(err.to_string());
+        }
+    }
+    problems
+}
+
+/// The disk part of [`commit_all`]: every operation, or none (undone in reverse order).
+fn disk_phase(ops: Vec<(PathBuf, Option<(FileFormat, ContentHash, String)>, Change)>) -> Result<Vec<Done>, ToolError> {
+    let mut done = Vec::new();
+    for (path, before, change) in ops {
+        let step = (|| -> Result<Vec<Done>, tandem_text::TextError> {
+            let original = before.as_ref().map(|(format, _, text)| format.encode(text).concat());
+            let expected = before.as_ref().map_or(Expected::Absent, |(_, hash, _)| Expected::Hash(*hash));
+            let format = before.as_ref().map(|(format, _, _)| *format).unwrap_or_default();
+            match change {
+                Change::Write(text) => {
+                    let parts = format.encode(&text);
+                    let written = ContentHash::of_parts(&parts);
+                    if let Some(parent) = path.parent() {
+                        std::fs::create_dir_all(parent).map_err(|source| tandem_text::TextError::Io {
+                            action: "cannot create directory",
+                            path: parent.to_path_buf(),
+                            source,
+                        })?;
+                    }
+                    disk::write_atomic_parts(&path, &parts, expected)?;
+                    Ok(vec![match original {
+                        Some(bytes) => Done::Replaced { path: path.clone(), bytes, written },
+                        None => Done::Created { path: path.clone(), written },
+                    }])
+                }
+                Change::Delete => {
+                    disk::remove(&path, expected)?;
+                    Ok(vec![Done::Removed { path: path.clone(), bytes: original.unwrap_or_default() }])
+                }
+                Change::Move { to, text } => {
+                    let parts = format.encode(&text);
+                    let written = ContentHash::of_parts(&parts);
+                    if let Some(parent) = to.parent() {
+                        std::fs::create_dir_all(parent).map_err(|source| tandem_text::TextError::Io {
+                            action: "cannot create directory",
+                            path: parent.to_path_buf(),
+                            source,
+                        })?;
+                    }
+                    disk::write_atomic_parts(&to, &parts, Expected::Absent)?;
+                    // The moved file keeps its permissions.
+                    if let Ok(meta) = std::fs::metadata(&path) {
+                        std::fs::set_permissions(&to, meta.permissions()).ok();
+                    }
+                    let created = Done::Created { path: to.clone(), written };
+                    match disk::remove(&path, expected) {
+                        Ok(()) => {
+                            Ok(vec![created, Done::Removed { path: path.clone(), bytes: original.unwrap_or_default() }])
+                        }
+                        Err(err) => {
+                            undo(vec![created]);
+                            Err(err)
+                        }
+                    }
+                }
+            }
+        })();
+        match step {
+            Ok(steps) => done.extend(steps),
+            Err(err) => {
+                let problems = undo(done);
+                let mut message = format!("{err}. Nothing was changed: the files already written were restored.");
+                if !problems.is_empty() {
+                    message = format!(
+                        "{err}. Restoring the files already written failed for some: {}. Check them before retrying.",
+                        problems.join("; ")
+                    );
+                }
+                return Err(ToolError::new(message).with("rolledBack", problems.is_empty()));
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// Commits every change or none. Disk changes go first, each atomic, undone in reverse order if
+/// a later one fails; then edits of documents open in the editor (an editor edit that fails
+/// undoes the disk changes and the editor edits before it).
+pub(crate) async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Vec<Committed>, ToolError> {
+    let mut disk_ops = Vec::new();
+    let mut editor_ops = Vec::new();
+    let mut stamps = Vec::new();
+    for (loaded, change) in changes {
+        match (&loaded.origin, change) {
+            (Origin::Editor { .. }, Change::Write(text)) => editor_ops.push((loaded, text)),
+            (origin, change) => {
+                let before = match origin {
+                    Origin::Disk { format, disk_hash } => Some((*format, *disk_hash, loaded.text.clone())),
+                    // Open in the editor but deleted or moved: the disk is what changes.
+                    Origin::Editor { .. } => match disk::read(&loaded.path, MAX_FILE_BYTES)? {
+                        ReadOutcome::File(DiskFile { hash, decoded: Decoded::Text { text, format }, .. }) => {
+                            Some((format, hash, text))
+                        }
+                        _ => None,
+                    },
+                    Origin::Missing => None,
+                };
+                match &change {
+                    Change::Write(text) => stamps.push((loaded.path.clone(), ContentHash::of(text.as_bytes()))),
+                    Change::Move { to, text } => stamps.push((to.clone(), ContentHash::of(text.as_bytes()))),
+                    Change::Delete => {}
+                }
+                disk_ops.push((loaded.path.clone(), before, change));
+            }
+        }
+    }
+    let disk_count = disk_ops.len();
+    let done = blocking(move || disk_phase(disk_ops)).await?;
+    let mut committed: Vec<Committed> = (0..disk_count).map(|_| Committed { via: "disk", notes: Vec::new() }).collect();
+    let mut applied: Vec<(PathBuf, String, String)> = Vec::new();
+    for (loaded, text) in editor_ops {
+        let path = loaded.path.clone();
+        let old_text = loaded.text.clone();
+        match commit(ctx, loaded, text.clone()).await {
+            Ok(done) => {
+                committed.push(done);
+                applied.push((path, old_text, text));
+            }
+            Err(err) => {
+                // Undo the editor edits before it, then the disk changes.
+                for (path, old, new) in applied.into_iter().rev() {
+                    if let Some(doc) = ctx.cache.get(&path) {
+                        commit_to_editor(ctx, &path, doc.version, &doc.rope, &new, old).await.ok();
+                    }
+                }
+                let problems = blocking(move || Ok(undo(done))).await?;
+                let mut message = format!("{}; nothing was changed: the other files were restored", err.message);
+                if !problems.is_empty() {
+                    message.push_str(&format!(" (except: {})", problems.join("; ")));
+                }
+                return Err(ToolError::new(message));
+            }
+        }
+    }
+    for (path, hash) in stamps {
+        remember(ctx, &path, hash);
+    }
+    Ok(committed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failing_write_rolls_back_the_ones_before_it() -> Result<(), ToolError> {
+        let dir = tempfile::tempdir().map_err(|e| ToolError::new(e.to_string()))?;
+        let (a, b, c) = (dir.path().join("a.txt"), dir.path().join("b.txt"), dir.path().join("new/c.txt"));
+        std::fs::write(&a, "a0\n").ok();
+        std::fs::write(&b, "b0\n").ok();
+        let seen = |text: &str| Some((FileFormat::default(), ContentHash::of(text.as_bytes()), text.to_owned()));
+        let ops = vec![
+            (a.clone(), seen("a0\n"), Change::Write("a1\n".into())),
+            (c.clone(), None, Change::Write("c1\n".into())),
+            // b changed on disk since it was read: this write is refused.
+            (b.clone(), seen("b-old\n"), Change::Write("b1\n".into())),
+        ];
+        let err = disk_phase(ops).err().map(|e| e.message).unwrap_or_default();
+        assert!(err.contains("changed since it was last read") && err.contains("restored"), "{err}");
+        assert_eq!(std::fs::read_to_string(&a).unwrap_or_default(), "a0\n");
+        assert_eq!(std::fs::read_to_string(&b).unwrap_or_default(), "b0\n");
+        assert!(!c.exists());
+        // Delete and move, then undone by a failing last step.
+        let ops = vec![
+            (a.clone(), seen("a0\n"), Change::Delete),
+            (b.clone(), seen("b0\n"), Change::Move { to: dir.path().join("moved.txt"), text: "b0\n".into() }),
+            (c.clone(), seen("absent"), Change::Write("x".into())),
+        ];
+        assert!(disk_phase(ops).is_err());
+        assert_eq!(std::fs::read_to_string(&a).unwrap_or_default(), "a0\n");
+        assert_eq!(std::fs::read_to_string(&b).unwrap_or_default(), "b0\n");
+        assert!(!dir.path().join("moved.txt").exists());
+        Ok(())
+    }
+}

@@ -1,0 +1,161 @@
+//! `multiedit`: several edits, in one file or many, applied in order on staged text and written
+//! all-or-nothing.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tandem_protocol::ToolGroup;
+
+use super::edit::apply_one;
+use super::{Change, Loaded, blocking, check_fresh, commit_all, load, snippet};
+use crate::tool::parse_args;
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+
+const DESCRIPTION: &str = "Apply several edits at once, to one file or many: each edit is { file_path, old_string, \
+    new_string, replace_all } like `edit` (file_path may be given once at the top for all). Edits apply in order, \
+    each to the result of the ones before it. All or nothing: if any edit cannot be placed, no file is changed, \
+    and the error says which edit failed and why.";
+
+#[derive(Deserialize, JsonSchema)]
+struct EditArgs {
+    /// The file of this edit (default: the top-level file_path).
+    file_path: Option<String>,
+    /// The exact text to replace (empty only to create a missing file with new_string).
+    old_string: String,
+    /// The text to put in its place.
+    new_string: String,
+    /// Replace every occurrence (default false).
+    replace_all: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// The edits, applied in order.
+    #[schemars(length(min = 1))]
+    edits: Vec<EditArgs>,
+    /// Default file for edits that name none.
+    file_path: Option<String>,
+}
+
+pub(crate) struct MultiEdit {
+    spec: ToolSpec,
+}
+
+impl MultiEdit {
+    pub fn new() -> Self {
+        Self {
+            spec: ToolSpec::new("multiedit", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
+                .aliases(&["multi_edit", "edit_files", "batch_edit"])
+                .keywords(&["edits", "refactor", "rename", "several", "atomic"])
+                .writes(),
+        }
+    }
+}
+
+/// One file's staged state.
+struct Staged {
+    loaded: Loaded,
+    text: String,
+    shown: String,
+    report: Vec<String>,
+}
+
+#[async_trait]
+impl Tool for MultiEdit {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(args)?;
+        let total = args.edits.len();
+        let mut files: Vec<(PathBuf, Staged)> = Vec::new();
+        let mut strategies = Vec::new();
+        for (index, edit) in args.edits.into_iter().enumerate() {
+            let which = format!("edit {} of {total}", index + 1);
+            let fail = |err: ToolError| {
+                let mut err = err;
+                err.message = format!("{which} failed: {}. No file was changed.", err.message.trim_end_matches('.'));
+                err.with("failedEdit", index + 1)
+            };
+            let Some(raw) = edit.file_path.as_deref().or(args.file_path.as_deref()) else {
+                return Err(fail(ToolError::new("it names no file_path, and there is no top-level file_path")));
+            };
+            let path = ctx.workspace.resolve_writable(raw, &ctx.working_dir).map_err(|e| fail(e.into()))?;
+            let position = match files.iter().position(|(p, _)| *p == path) {
+                Some(position) => position,
+                None => {
+                    let (load_ctx, load_path) = (ctx.clone(), path.clone());
+                    let loaded = blocking(move || load(&load_ctx, &load_path)).await.map_err(fail)?;
+                    check_fresh(&ctx, &loaded).map_err(fail)?;
+                    let shown = ctx.workspace.display(&path);
+                    let text = loaded.text.clone();
+                    files.push((path.clone(), Staged { loaded, text, shown, report: Vec::new() }));
+                    files.len() - 1
+                }
+            };
+            let staged = &mut files[position].1;
+            if edit.old_string.is_empty() && !staged.loaded.exists() && staged.text.is_empty() {
+                staged.text = edit.new_string;
+                staged.report.push(format!("{which}: creates the file"));
+                strategies.push(json!({ "edit": index + 1, "strategy": "create" }));
+                continue;
+            }
+            if !staged.loaded.exists() && staged.text.is_empty() {
+                return Err(fail(ToolError::new(format!(
+                    "`{}` does not exist; create it with an edit whose old_string is empty, or with `write`",
+                    staged.shown
+                ))));
+            }
+            let applied = apply_one(
+                &staged.text,
+                &staged.shown,
+                &edit.old_string,
+                &edit.new_string,
+                edit.replace_all.unwrap_or(false),
+                staged.loaded.line_ending(),
+            )
+            .map_err(fail)?;
+            let how =
+                if applied.strategy == "exact" { String::new() } else { format!(", matched {}", applied.strategy) };
+            staged.report.push(format!(
+                "{which}: {} replacement(s) at line {}{how}\n{}",
+                applied.replacements,
+                applied.line,
+                snippet(&applied.text, applied.start, applied.end).trim_end()
+            ));
+            strategies.push(json!({
+                "edit": index + 1, "file": staged.shown, "strategy": applied.strategy,
+                "similarity": (applied.similarity * 100.0).round() / 100.0, "line": applied.line,
+            }));
+            staged.text = applied.text;
+        }
+        let changed: Vec<&Staged> =
+            files.iter().map(|(_, s)| s).filter(|s| s.text != s.loaded.text || !s.loaded.exists()).collect();
+        if changed.is_empty() {
+            return Err(ToolError::new("the edits, applied in order, leave every file as it was; nothing was written"));
+        }
+        let mut output = String::new();
+        let mut paths = Vec::new();
+        for (_, staged) in &files {
+            output.push_str(&format!("`{}`:\n{}\n", staged.shown, staged.report.join("\n")));
+            paths.push(staged.shown.clone());
+        }
+        let changes: Vec<(Loaded, Change)> = files
+            .into_iter()
+            .filter(|(_, s)| s.text != s.loaded.text || !s.loaded.exists())
+            .map(|(_, s)| (s.loaded, Change::Write(s.text)))
+            .collect();
+        let count = changes.len();
+        let committed = commit_all(&ctx, changes).await?;
+        for note in committed.iter().flat_map(|c| &c.notes) {
+            output.push_str(&format!("Note: {note}.\n"));
+        }
+        Ok(ToolOutput::new(format!("Applied {total} edit(s) to {count} file(s)"), output.trim_end().to_owned())
+            .with("files", paths)
+            .with("edits", strategies))
+    }
+}
