@@ -164,7 +164,10 @@ fn undo(done: Vec<Done>) -> Vec<String> {
 }
 
 /// The disk part of [`commit_all`]: every operation, or none (undone in reverse order).
-fn disk_phase(ops: Vec<(PathBuf, Option<(FileFormat, ContentHash, String)>, Change)>) -> Result<Vec<Done>, ToolError> {
+/// What a file was before a change: its format, the hash of its bytes, its text.
+type Before = (FileFormat, ContentHash, String);
+
+fn disk_phase(ops: Vec<(PathBuf, Option<Before>, Change)>) -> Result<Vec<Done>, ToolError> {
     let mut done = Vec::new();
     for (path, before, change) in ops {
         let step = (|| -> Result<Vec<Done>, tandem_text::TextError> {
