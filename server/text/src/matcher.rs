@@ -550,11 +550,29 @@ pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Matc
     let reindented = |c: Candidate| ending.apply(&reindent(new, &needle, &block_of(c))).into_owned();
 
     // Stage by stage, each computed only when the stricter ones found nothing.
+    // The model's drift is usually in new_string too: where the block has none of it, take it
+    // out of the replacement (trailing whitespace, typographic punctuation).
+    let trimmed = |c: Candidate| {
+        let block = block_of(c);
+        if block.iter().any(|l| l.trim_end().len() != l.len()) {
+            return new_converted.clone();
+        }
+        let lines: Vec<&str> = new.split('\n').map(str::trim_end).collect();
+        ending.apply(&lines.join("\n")).into_owned()
+    };
+    let ascii = |c: Candidate| {
+        let block = block_of(c);
+        if block.iter().any(|l| !l.is_ascii()) {
+            return new_converted.clone();
+        }
+        let lines: Vec<String> = new.split('\n').map(|l| ascii_punctuation(l).into_owned()).collect();
+        ending.apply(&lines.join("\n")).into_owned()
+    };
     let stages: [(Strategy, Normalize, Replace<'_>); 4] = [
-        (Strategy::TrailingWhitespace, trim_end, &as_is),
+        (Strategy::TrailingWhitespace, trim_end, &trimmed),
         (Strategy::IndentationFlexible, trim, &reindented),
         (Strategy::WhitespaceNormalized, collapse_whitespace, &reindented),
-        (Strategy::UnicodeNormalized, ascii_punctuation, &as_is),
+        (Strategy::UnicodeNormalized, ascii_punctuation, &ascii),
     ];
     for (strategy, normalize, replacement) in stages {
         // Escapes come before Unicode punctuation, as the chain's order says.
