@@ -151,6 +151,12 @@ impl ToolOutput {
         self.metadata.insert(key.to_owned(), value.into());
         self
     }
+
+    /// Adds several metadata entries.
+    pub fn with_all(mut self, entries: Map<String, Value>) -> Self {
+        self.metadata.extend(entries);
+        self
+    }
 }
 
 /// A failed call: a message the model can act on (what failed, why, what to do next).

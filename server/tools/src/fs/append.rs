@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 
-use super::{blocking, check_fresh, commit, load, snippet};
+use super::{blocking, check_fresh, commit, diff_metadata, load, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -61,6 +61,7 @@ impl Tool for Append {
         new_text.push_str(&loaded.text);
         new_text.push_str(&addition);
         let preview = snippet(&new_text, start, new_text.len());
+        let diff = diff_metadata(&shown, &loaded.text, &new_text);
         let committed = commit(&ctx, loaded, new_text).await?;
         let mut output = format!(
             "{} `{shown}`{}:\n{preview}",
@@ -74,6 +75,7 @@ impl Tool for Append {
             .with("path", shown)
             .with("created", created)
             .with("bytes", addition.len())
-            .with("via", committed.via))
+            .with("via", committed.via)
+            .with_all(diff))
     }
 }

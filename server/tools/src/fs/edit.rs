@@ -11,7 +11,7 @@ use tandem_protocol::ToolGroup;
 use tandem_text::LineEnding;
 use tandem_text::matcher::{self, Closest, MatchError, Strategy};
 
-use super::{blocking, check_fresh, commit, line_of, load, numbered, snippet};
+use super::{blocking, check_fresh, commit, diff_metadata, line_of, load, numbered, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -87,6 +87,7 @@ impl Tool for Edit {
             }
             let new_text = loaded.line_ending().apply(&args.new_string).into_owned();
             let preview = snippet(&new_text, 0, new_text.len());
+            let diff = diff_metadata(&shown, &loaded.text, &new_text);
             let committed = commit(&ctx, loaded, new_text).await?;
             return Ok(ToolOutput::new(
                 format!("Edited {shown}"),
@@ -95,7 +96,8 @@ impl Tool for Edit {
             .with("path", shown)
             .with("strategy", "exact")
             .with("replacements", 1)
-            .with("via", committed.via));
+            .with("via", committed.via)
+            .with_all(diff));
         }
         let applied = apply_one(
             &loaded.text,
@@ -107,6 +109,7 @@ impl Tool for Edit {
         )?;
         let preview = snippet(&applied.text, applied.start, applied.end);
         let Applied { text: new_text, strategy, similarity, replacements, line, .. } = applied;
+        let diff = diff_metadata(&shown, &loaded.text, &new_text);
         let committed = commit(&ctx, loaded, new_text).await?;
         let how = if strategy == "exact" { String::new() } else { format!(" (matched {strategy})") };
         let mut output =
@@ -120,7 +123,8 @@ impl Tool for Edit {
             .with("similarity", (similarity * 100.0).round() / 100.0)
             .with("replacements", replacements)
             .with("firstLine", line)
-            .with("via", committed.via))
+            .with("via", committed.via)
+            .with_all(diff))
     }
 }
 

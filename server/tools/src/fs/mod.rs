@@ -193,6 +193,26 @@ where
     if bytes <= INLINE_READ_BYTES { work() } else { blocking(work).await }
 }
 
+/// Unified diffs larger than this are left out of results (the stats stay).
+const MAX_DIFF_BYTES: usize = 64 * 1024;
+
+/// `diff` (unified, with `a/` `b/` headers), `additions` and `deletions` of a change, for the
+/// editor to show and the model to check.
+pub(crate) fn diff_metadata(shown: &str, old: &str, new: &str) -> serde_json::Map<String, serde_json::Value> {
+    let staged = tandem_text::hunks::diff(shown, old, new);
+    let (additions, deletions) = tandem_text::hunks::stats(&staged);
+    let mut map = serde_json::Map::new();
+    map.insert("additions".into(), additions.into());
+    map.insert("deletions".into(), deletions.into());
+    map.insert("hunks".into(), staged.hunks.len().into());
+    if staged.unified.len() <= MAX_DIFF_BYTES {
+        map.insert("diff".into(), staged.unified.into());
+    } else {
+        map.insert("diffOmitted".into(), format!("{} KB", staged.unified.len() / 1024).into());
+    }
+    map
+}
+
 /// Lines `first..=last` (1-based) of `text` in `cat -n` style, long lines cut.
 pub(crate) fn numbered(text: &str, first: usize, last: usize) -> String {
     let first = first.max(1);

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 
 use super::edit::apply_one;
-use super::{Change, Loaded, blocking, check_fresh, commit_all, load, snippet};
+use super::{Change, Loaded, blocking, check_fresh, commit_all, diff_metadata, load, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -140,9 +140,11 @@ impl Tool for MultiEdit {
         }
         let mut output = String::new();
         let mut paths = Vec::new();
+        let mut diffs = serde_json::Map::new();
         for (_, staged) in &files {
             output.push_str(&format!("`{}`:\n{}\n", staged.shown, staged.report.join("\n")));
             paths.push(staged.shown.clone());
+            diffs.insert(staged.shown.clone(), diff_metadata(&staged.shown, &staged.loaded.text, &staged.text).into());
         }
         let changes: Vec<(Loaded, Change)> = files
             .into_iter()
@@ -156,6 +158,7 @@ impl Tool for MultiEdit {
         }
         Ok(ToolOutput::new(format!("Applied {total} edit(s) to {count} file(s)"), output.trim_end().to_owned())
             .with("files", paths)
-            .with("edits", strategies))
+            .with("edits", strategies)
+            .with("diffs", diffs))
     }
 }

@@ -184,7 +184,7 @@ fn write_keeps_crlf_and_bom_and_reports_no_change() {
             Wrote `win.txt` (2 lines, was 3; CRLF line endings kept). Changed region:
                  1	uno
                  2	dos
-            meta: changed=true created=false lines=2 path="win.txt" via="disk"
+            meta: additions=2 changed=true created=false deletions=3 diff="--- a/win.txt\n+++ b/win.txt\n@@ -1,3 +1,2 @@\n-one\r\n-two\r\n-\n+uno\r\n+dos\r\n" hunks=1 lines=2 path="win.txt" via="disk"
             --- win.txt
             <BOM>uno<CR>
             dos<CR>
@@ -199,7 +199,7 @@ fn write_keeps_crlf_and_bom_and_reports_no_change() {
             Wrote `win.txt` (2 lines, was 3; CRLF line endings kept). Changed region:
                  1	one
                  2	two
-            meta: changed=true created=false lines=2 path="win.txt" via="disk"
+            meta: additions=0 changed=true created=false deletions=1 diff="--- a/win.txt\n+++ b/win.txt\n@@ -1,3 +1,2 @@\n one\r\n two\r\n-\n" hunks=1 lines=2 path="win.txt" via="disk"
             --- win.txt
             <BOM>one<CR>
             two<CR>
@@ -212,7 +212,7 @@ fn write_keeps_crlf_and_bom_and_reports_no_change() {
         expect![[r#"
             title: Created new/dir/file.md
             Created `new/dir/file.md` (1 lines).
-            meta: changed=true created=true lines=1 path="new/dir/file.md" via="disk"
+            meta: additions=1 changed=true created=true deletions=0 diff="--- a/new/dir/file.md\n+++ b/new/dir/file.md\n@@ -0,0 +1 @@\n+# Title\n\\ No newline at end of file\n" hunks=1 lines=1 path="new/dir/file.md" via="disk"
             --- new/dir/file.md
             # Title<NOEOL>
         "#]],
@@ -245,7 +245,7 @@ fn edit_exact_ambiguous_and_not_found() {
                  6	    let x = 2;
                  7	}
                  8
-            meta: firstLine=5 path="lib.rs" replacements=1 similarity=1.0 strategy="exact" via="disk"
+            meta: additions=1 deletions=1 diff="--- a/lib.rs\n+++ b/lib.rs\n@@ -3,6 +3,6 @@\n }\n \n fn two() {\n-    let x = 1;\n+    let x = 2;\n }\n \n" firstLine=5 hunks=1 path="lib.rs" replacements=1 similarity=1.0 strategy="exact" via="disk"
             --- lib.rs
             fn one() {
                 let x = 1;
@@ -278,7 +278,7 @@ fn edit_exact_ambiguous_and_not_found() {
                  4	
                  5	fn two() {}
                  6
-            meta: firstLine=5 path="lib.rs" replacements=1 similarity=1.0 strategy="indentation-flexible" via="disk"
+            meta: additions=1 deletions=3 diff="--- a/lib.rs\n+++ b/lib.rs\n@@ -2,7 +2,5 @@\n     let x = 1;\n }\n \n-fn two() {\n-    let x = 1;\n-}\n+fn two() {}\n \n" firstLine=5 hunks=1 path="lib.rs" replacements=1 similarity=1.0 strategy="indentation-flexible" via="disk"
             --- lib.rs
             fn one() {
                 let x = 1;
@@ -323,7 +323,7 @@ fn edit_in_crlf_file_matches_lf_old_string() {
                  2	BETA
                  3	extra
                  4	gamma
-            meta: firstLine=1 path="a.txt" replacements=1 similarity=1.0 strategy="exact" via="disk"
+            meta: additions=3 deletions=2 diff="--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,4 @@\n-alpha\r\n-beta\r\n+ALPHA\r\n+BETA\r\n+extra\r\n gamma\r\n" firstLine=1 hunks=1 path="a.txt" replacements=1 similarity=1.0 strategy="exact" via="disk"
             --- a.txt
             ALPHA<CR>
             BETA<CR>
@@ -344,7 +344,7 @@ fn append_delete_list() {
             Appended to `log.txt` (added a newline first: the file did not end with one):
                  1	first
                  2	second
-            meta: bytes=8 created=false path="log.txt" via="disk"
+            meta: additions=2 bytes=8 created=false deletions=1 diff="--- a/log.txt\n+++ b/log.txt\n@@ -1 +1,2 @@\n-first\n\\ No newline at end of file\n+first\n+second\n" hunks=1 path="log.txt" via="disk"
             --- log.txt
             first
             second
@@ -468,7 +468,7 @@ fn multiedit_is_ordered_and_all_or_nothing() {
                  2
             `c.rs`:
             edit 4 of 4: creates the file
-            meta: edits=[{"edit":1,"file":"a.rs","line":1,"similarity":1.0,"strategy":"exact"},{"edit":2,"file":"a.rs","line":2,"similarity":1.0,"strategy":"exact"},{"edit":3,"file":"b.rs","line":1,"similarity":1.0,"strategy":"exact"},{"edit":4,"strategy":"create"}] files=["a.rs","b.rs","c.rs"]
+            meta: diffs={"a.rs":{"additions":2,"deletions":2,"diff":"--- a/a.rs\n+++ b/a.rs\n@@ -1,2 +1,2 @@\n-fn old_name() {}\n-fn caller() { old_name(); }\n+fn new_name() {}\n+fn caller() { new_name(); }\n","hunks":1},"b.rs":{"additions":1,"deletions":1,"diff":"--- a/b.rs\n+++ b/b.rs\n@@ -1,2 +1,2 @@\n-use crate::old_name;\n+use crate::new_name;\n \n","hunks":1},"c.rs":{"additions":1,"deletions":0,"diff":"--- a/c.rs\n+++ b/c.rs\n@@ -0,0 +1 @@\n+// new file\n","hunks":1}} edits=[{"edit":1,"file":"a.rs","line":1,"similarity":1.0,"strategy":"exact"},{"edit":2,"file":"a.rs","line":2,"similarity":1.0,"strategy":"exact"},{"edit":3,"file":"b.rs","line":1,"similarity":1.0,"strategy":"exact"},{"edit":4,"strategy":"create"}] files=["a.rs","b.rs","c.rs"]
             --- a.rs
             fn new_name() {}
             fn caller() { new_name(); }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 
-use super::{blocking, check_fresh, commit, load, snippet};
+use super::{blocking, check_fresh, commit, diff_metadata, load, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -77,6 +77,7 @@ impl Tool for Write {
         let line_ending = loaded.line_ending().name();
         let (start, _, new_end) = tandem_text::minimal_change(&loaded.text, &new_text);
         let preview = if created { String::new() } else { snippet(&new_text, start, new_end) };
+        let diff = diff_metadata(&shown, &loaded.text, &new_text);
         let committed = commit(&ctx, loaded, new_text).await?;
         let mut output = if created {
             format!("Created `{shown}` ({lines} lines).")
@@ -94,6 +95,7 @@ impl Tool for Write {
             .with("created", created)
             .with("changed", true)
             .with("lines", lines)
-            .with("via", committed.via))
+            .with("via", committed.via)
+            .with_all(diff))
     }
 }
