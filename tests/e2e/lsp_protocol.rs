@@ -19,7 +19,7 @@ fn initialize_announces_sync_and_tandem_capabilities() -> Res<()> {
     assert_eq!(tandem["version"], json!("0"));
     assert_eq!(tandem["modes"], json!(["default", "auto-edit", "plan", "yolo"]));
     let tools: Vec<&str> = tandem["tools"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-    assert_eq!(tools, ["read", "write", "edit", "multiedit", "append", "delete", "list"]);
+    assert_eq!(tools, ["read", "write", "edit", "multiedit", "apply_patch", "append", "delete", "list"]);
     assert_eq!(result["serverInfo"]["name"], json!("tandem"));
     assert!(sidecar.shutdown()?.success());
     Ok(())

@@ -263,9 +263,9 @@ mod tests {
         assert_eq!(names(config(Profile::Minimal)), ["read", "list"]);
         assert_eq!(
             names(config(Profile::Standard)),
-            ["read", "write", "edit", "multiedit", "append", "delete", "list"]
+            ["read", "write", "edit", "multiedit", "apply_patch", "append", "delete", "list"]
         );
-        assert_eq!(names(config(Profile::Full)).len(), 8);
+        assert_eq!(names(config(Profile::Full)).len(), 9);
         assert!(names(config(Profile::Custom)).is_empty());
         let mut custom = config(Profile::Custom);
         custom.enabled = vec!["read_file".into()];

@@ -123,7 +123,6 @@ async fn commit_to_editor(
 }
 
 /// One file's part of a multi-file change.
-#[cfg_attr(not(test), expect(dead_code, reason = "Delete and Move are for apply_patch, next"))]
 pub(crate) enum Change {
     /// New content; the file is created when it did not exist.
     Write(String),

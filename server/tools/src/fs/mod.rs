@@ -3,6 +3,7 @@
 //! the editor (open documents) or an atomic disk write (everything else).
 
 mod append;
+mod apply_patch;
 mod commit;
 mod delete;
 mod edit;
@@ -34,6 +35,7 @@ pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(write::Write::new()),
         Arc::new(edit::Edit::new()),
         Arc::new(multiedit::MultiEdit::new()),
+        Arc::new(apply_patch::ApplyPatch::new()),
         Arc::new(append::Append::new()),
         Arc::new(delete::Delete::new()),
         Arc::new(list::List::new()),

@@ -502,3 +502,154 @@ fn multiedit_is_ordered_and_all_or_nothing() {
         "#]],
     );
 }
+
+#[test]
+fn apply_patch_unified_multi_file() {
+    let fixture = "
+        //- src/lib.rs
+        pub fn one() -> u32 {
+            1
+        }
+        //- old_name.txt
+        moving
+        //- gone.txt
+        bye
+        //- win.txt
+        a<CR>
+        b<CR>
+    ";
+    let patch = "diff --git a/src/lib.rs b/src/lib.rs
+--- a/src/lib.rs
++++ b/src/lib.rs
+@@ -1,3 +1,3 @@
+ pub fn one() -> u32 {
+-    1
++    2
+ }
+diff --git a/old_name.txt b/new_name.txt
+similarity index 100%
+rename from old_name.txt
+rename to new_name.txt
+diff --git a/gone.txt b/gone.txt
+deleted file mode 100644
+--- a/gone.txt
++++ /dev/null
+@@ -1 +0,0 @@
+-bye
+diff --git a/fresh.txt b/fresh.txt
+new file mode 100644
+--- /dev/null
++++ b/fresh.txt
+@@ -0,0 +1,2 @@
++hello
++world
+--- a/win.txt
++++ b/win.txt
+@@ -1,2 +1,2 @@
+ a
+-b
++B
+";
+    check(
+        fixture,
+        "apply_patch",
+        json!({"patch": patch}),
+        expect![[r#"
+            title: Applied a patch to 5 file(s)
+            update src/lib.rs: hunk 1 exact at line 1
+            rename old_name.txt → new_name.txt
+            delete gone.txt: hunk 1 exact at line 1
+            create fresh.txt: hunk 1 exact at line 1
+            update win.txt: hunk 1 exact at line 1
+            meta: diffs={"fresh.txt":{"additions":2,"deletions":0,"diff":"--- a/fresh.txt\n+++ b/fresh.txt\n@@ -0,0 +1,2 @@\n+hello\n+world\n","hunks":1},"gone.txt":{"additions":0,"deletions":1,"diff":"--- a/gone.txt\n+++ b/gone.txt\n@@ -1 +0,0 @@\n-bye\n","hunks":1},"new_name.txt":{"additions":0,"deletions":0,"diff":"","hunks":0},"src/lib.rs":{"additions":1,"deletions":1,"diff":"--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,3 +1,3 @@\n pub fn one() -> u32 {\n-    1\n+    2\n }\n","hunks":1},"win.txt":{"additions":1,"deletions":1,"diff":"--- a/win.txt\n+++ b/win.txt\n@@ -1,3 +1,3 @@\n a\r\n-b\r\n+B\r\n \n","hunks":1}} files=[{"action":"update","hunks":[{"hunk":1,"line":1,"offset":0,"strategy":"exact"}],"path":"src/lib.rs","to":null},{"action":"rename","hunks":[],"path":"old_name.txt","to":"new_name.txt"},{"action":"delete","hunks":[{"hunk":1,"line":1,"offset":0,"strategy":"exact"}],"path":"gone.txt","to":null},{"action":"create","hunks":[{"hunk":1,"line":1,"offset":0,"strategy":"exact"}],"path":"fresh.txt","to":null},{"action":"update","hunks":[{"hunk":1,"line":1,"offset":0,"strategy":"exact"}],"path":"win.txt","to":null}] format="unified" strip=1
+            --- fresh.txt
+            hello
+            world
+            --- new_name.txt
+            moving
+            --- src/lib.rs
+            pub fn one() -> u32 {
+                2
+            }
+            --- win.txt
+            a<CR>
+            B<CR>
+
+            --- gone.txt (deleted)
+            --- old_name.txt (deleted)
+        "#]],
+    );
+}
+
+#[test]
+fn apply_patch_begin_patch_and_all_or_nothing() {
+    let fixture = "
+        //- app.py
+        def greet(name):
+            return 'hi ' + name
+
+        def main():
+            greet('x')
+    ";
+    let patch = "*** Begin Patch
+*** Update File: app.py
+@@ def greet(name):
+-    return 'hi ' + name
++    return f'hello {name}'
+*** Add File: docs/notes.md
++# Notes
+*** End Patch
+";
+    check(
+        fixture,
+        "apply_patch",
+        json!({"patch": patch}),
+        expect![[r#"
+        title: Applied a patch to 2 file(s)
+        update app.py: hunk 1 context at line 2
+        create docs/notes.md: hunk 1 exact at line 1
+        meta: diffs={"app.py":{"additions":1,"deletions":1,"diff":"--- a/app.py\n+++ b/app.py\n@@ -1,5 +1,5 @@\n def greet(name):\n-    return 'hi ' + name\n+    return f'hello {name}'\n \n def main():\n     greet('x')\n","hunks":1},"docs/notes.md":{"additions":1,"deletions":0,"diff":"--- a/docs/notes.md\n+++ b/docs/notes.md\n@@ -0,0 +1 @@\n+# Notes\n","hunks":1}} files=[{"action":"update","hunks":[{"hunk":1,"line":2,"offset":0,"strategy":"context"}],"path":"app.py","to":null},{"action":"create","hunks":[{"hunk":1,"line":1,"offset":0,"strategy":"exact"}],"path":"docs/notes.md","to":null}] format="begin-patch" strip=0
+        --- app.py
+        def greet(name):
+            return f'hello {name}'
+
+        def main():
+            greet('x')
+
+        --- docs/notes.md
+        # Notes
+    "#]],
+    );
+    // The second file's hunk does not match: the first file is left untouched too.
+    let failing = "*** Begin Patch
+*** Update File: app.py
+@@
+-    greet('x')
++    greet('y')
+*** Update File: app.py.missing
+@@
+-nothing
++something
+*** End Patch
+";
+    check(
+        fixture,
+        "apply_patch",
+        json!({"patch": failing}),
+        expect![[r#"
+        error: file 2 of 2 (`app.py.missing`): `app.py.missing` does not exist; a patch can only change files that exist (or create new ones). No file was changed.
+        meta: failedFile=2
+    "#]],
+    );
+    let bad_hunk =
+        "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def greet(name):\n-    return 'bye ' + name\n+    return name\n";
+    check(
+        fixture,
+        "apply_patch",
+        json!({"patch": bad_hunk}),
+        expect![[r#"
+        error: file 1 of 1 (`app.py`): hunk 1 of `app.py` does not match at line 1, nor anywhere else in the file; the closest text is at line 1 (1 of 2 lines match; line 2 is `    return 'hi ' + name` where the patch has `    return 'bye ' + name`); read the file again and regenerate the patch against its current content. No file was changed.
+        meta: failedFile=1
+    "#]],
+    );
+}

@@ -1,0 +1,5 @@
+fn helper() -> u32 {
+    41
+}
+
+fn other() {}

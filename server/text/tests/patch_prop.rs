@@ -1,0 +1,181 @@
+//! Property tests of `tandem_text::patch`: a diff made by `similar` applies back exactly, in
+//! either line ending; a `*** Begin Patch` made from the same diff is applied exactly or refused
+//! as ambiguous, never placed wrong.
+
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+use similar::{ChangeTag, TextDiff};
+use tandem_text::patch::{self, PatchError};
+
+/// Lines from a small alphabet, so that repeats (and whitespace-only differences) are common.
+fn text(final_newline: impl Strategy<Value = bool>) -> impl Strategy<Value = String> {
+    let line = prop::sample::select(vec!["a", "b", "c", "", " a", "a ", "fn x() {", "}", "\ta"]);
+    (prop::collection::vec(line, 0..14), final_newline).prop_map(|(lines, final_newline)| {
+        let mut text = lines.join("\n");
+        if final_newline && !lines.is_empty() {
+            text.push('\n');
+        }
+        text
+    })
+}
+
+/// Two texts: unrelated, or the second made from the first by a few local edits (which leaves
+/// long runs of shared, often repeated, context).
+fn pair(final_newline: impl Strategy<Value = bool> + Clone + 'static) -> impl Strategy<Value = (String, String)> {
+    let line = prop::sample::select(vec!["a", "b", "c", "", " a", "x", "}"]);
+    let independent = (text(final_newline.clone()), text(final_newline.clone()));
+    let edits = prop::collection::vec((any::<prop::sample::Index>(), 0..3u8, line), 1..4);
+    let edited = (text(final_newline.clone()), edits, final_newline).prop_map(|(a, edits, final_newline)| {
+        let mut lines: Vec<&str> = a.lines().collect();
+        for (at, kind, line) in edits {
+            let at = at.index(lines.len() + 1);
+            match kind {
+                0 => lines.insert(at, line),
+                1 if at < lines.len() => lines[at] = line,
+                _ if at < lines.len() => {
+                    lines.remove(at);
+                }
+                _ => {}
+            }
+        }
+        let mut b = lines.join("\n");
+        if final_newline && !lines.is_empty() {
+            b.push('\n');
+        }
+        (a, b)
+    });
+    prop_oneof![independent, edited]
+}
+
+fn unified(a: &str, b: &str, radius: usize) -> String {
+    TextDiff::from_lines(a, b).unified_diff().context_radius(radius).header("a/f", "b/f").to_string()
+}
+
+fn apply_unified(diff: &str, old: &str) -> Result<String, TestCaseError> {
+    let parsed = patch::parse(diff).map_err(|e| TestCaseError::fail(format!("{e}\n{diff}")))?;
+    prop_assert_eq!(parsed.files.len(), 1);
+    let applied = patch::apply(&parsed.files[0], old).map_err(|e| TestCaseError::fail(format!("{e}\n{diff}")))?;
+    Ok(applied.text)
+}
+
+/// The same change as a `*** Begin Patch`: one `@@` hunk per group of `similar`'s ops, and
+/// `*** End of File` on hunks that reach the end. With `anchored`, each hunk's `@@` line is the
+/// line above it, trimmed (as models write a function signature).
+fn begin_patch(a: &str, b: &str, radius: usize, anchored: bool) -> String {
+    let diff = TextDiff::from_lines(a, b);
+    let old_len = diff.old_len();
+    let old_lines: Vec<&str> = a.lines().collect();
+    let mut out = String::from("*** Begin Patch\n*** Update File: f\n");
+    for group in diff.grouped_ops(radius) {
+        let start = group.first().map_or(0, |op| op.old_range().start);
+        match start.checked_sub(1).and_then(|above| old_lines.get(above)) {
+            Some(above) if anchored && !above.trim().is_empty() => {
+                out.push_str("@@ ");
+                out.push_str(above.trim());
+                out.push('\n');
+            }
+            _ => out.push_str("@@\n"),
+        }
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                out.push(match change.tag() {
+                    ChangeTag::Equal => ' ',
+                    ChangeTag::Delete => '-',
+                    ChangeTag::Insert => '+',
+                });
+                out.push_str(change.value().trim_end_matches('\n'));
+                out.push('\n');
+            }
+        }
+        if group.last().is_some_and(|op| op.old_range().end == old_len && !op.old_range().is_empty()) {
+            out.push_str("*** End of File\n");
+        }
+    }
+    out.push_str("*** End Patch\n");
+    out
+}
+
+fn check_unified(a: &str, b: &str) -> Result<(), TestCaseError> {
+    for radius in [0, 1, 3] {
+        let diff = unified(a, b, radius);
+        if a == b {
+            prop_assert!(diff.is_empty());
+            continue;
+        }
+        prop_assert_eq!(apply_unified(&diff, a)?, b, "radius {}:\n{}", radius, diff);
+    }
+    Ok(())
+}
+
+fn check_crlf(a: &str, b: &str) -> Result<(), TestCaseError> {
+    // A file without any line break has no line ending to keep.
+    if a == b || !a.contains('\n') {
+        return Ok(());
+    }
+    let (a_crlf, b_crlf) = (a.replace('\n', "\r\n"), b.replace('\n', "\r\n"));
+    for radius in [0, 3] {
+        let diff = unified(a, b, radius);
+        prop_assert_eq!(apply_unified(&diff, &a_crlf)?, b_crlf.clone(), "LF patch on a CRLF file:\n{}", diff);
+        // And a CRLF patch (as pasted on Windows) on the LF file.
+        let diff_crlf = diff.replace('\n', "\r\n");
+        prop_assert_eq!(apply_unified(&diff_crlf, a)?, b, "CRLF patch on an LF file:\n{}", diff);
+    }
+    Ok(())
+}
+
+fn check_begin_patch(a: &str, b: &str) -> Result<(), TestCaseError> {
+    if a == b {
+        return Ok(());
+    }
+    for (radius, anchored) in [(1, false), (3, false), (1, true), (3, true)] {
+        let text = begin_patch(a, b, radius, anchored);
+        let parsed = patch::parse(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        prop_assert_eq!(parsed.files.len(), 1);
+        match patch::apply(&parsed.files[0], a) {
+            Ok(applied) => prop_assert_eq!(applied.text, b, "placed wrong:\n{}", text),
+            Err(PatchError::Ambiguous { .. }) => {}
+            Err(err) => return Err(TestCaseError::fail(format!("{err}\n{text}"))),
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    #[test]
+    fn similar_diffs_apply_exactly((a, b) in pair(any::<bool>())) {
+        check_unified(&a, &b)?;
+    }
+
+    #[test]
+    fn similar_diffs_apply_across_line_endings((a, b) in pair(any::<bool>())) {
+        check_crlf(&a, &b)?;
+    }
+
+    #[test]
+    fn begin_patches_apply_exactly_or_are_refused((a, b) in pair(Just(true))) {
+        check_begin_patch(&a, &b)?;
+    }
+}
+
+#[test]
+fn edge_cases_apply_exactly() -> Result<(), TestCaseError> {
+    let cases = [
+        ("", "a\n"),
+        ("a\n", ""),
+        ("a", "a\n"),
+        ("a\n", "a"),
+        ("a", "b"),
+        ("", "a"),
+        ("a", ""),
+        ("a\nb", "a\nb\nc"),
+        ("x\n\n\n", "\n\nx\n"),
+        ("a\na\na\n", "a\nb\na\n"),
+    ];
+    for (a, b) in cases {
+        check_unified(a, b)?;
+        check_crlf(a, b)?;
+    }
+    Ok(())
+}

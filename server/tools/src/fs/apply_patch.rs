@@ -1,0 +1,225 @@
+//! `apply_patch`: a unified diff (`git diff`, `diff -u`) or a `*** Begin Patch` block, applied
+//! to the workspace all-or-nothing.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tandem_protocol::ToolGroup;
+use tandem_text::patch::{self, FilePatch, PatchFormat};
+
+use super::{Change, Loaded, blocking, check_fresh, commit_all, diff_metadata, load};
+use crate::tool::parse_args;
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+
+const DESCRIPTION: &str = "Apply a patch to the workspace: a unified diff as `git diff` or `diff -u` writes it \
+    (several files, new files, deletions, renames), or a `*** Begin Patch` block (`*** Add File:`, \
+    `*** Update File:` with `@@` chunks of context, `-` and `+` lines, `*** Move to:`, `*** Delete File:`, \
+    `*** End Patch`). Hunks are placed at their line numbers, else nearby, else ignoring whitespace; a hunk that \
+    fits nowhere or in several places fails. All or nothing: on any failure no file is changed.";
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// The patch text.
+    patch: String,
+    /// Leading path components to remove from the paths in a unified diff, as `patch -p<N>`
+    /// (default: detected, 1 for git's a/ b/ prefixes).
+    #[schemars(range(max = 10))]
+    strip: Option<usize>,
+}
+
+pub(crate) struct ApplyPatch {
+    spec: ToolSpec,
+}
+
+impl ApplyPatch {
+    pub fn new() -> Self {
+        Self {
+            spec: ToolSpec::new("apply_patch", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
+                .aliases(&["patch", "apply_diff"])
+                .keywords(&["diff", "unified", "git", "begin patch", "hunks"])
+                .writes(),
+        }
+    }
+}
+
+/// One file's staged result.
+struct Staged {
+    loaded: Loaded,
+    text: String,
+    shown: String,
+    action: &'static str,
+    target: Option<(PathBuf, String)>,
+    hunks: Vec<Value>,
+    notes: Vec<String>,
+}
+
+#[async_trait]
+impl Tool for ApplyPatch {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(args)?;
+        let parsed = patch::parse(&args.patch).map_err(|err| ToolError::new(format!("{err}. No file was changed.")))?;
+        let strip = match (args.strip, parsed.format) {
+            (Some(strip), _) => strip,
+            (None, PatchFormat::BeginPatch) => 0,
+            (None, PatchFormat::Unified) => {
+                let (ws, base) = (ctx.workspace.clone(), ctx.working_dir.clone());
+                patch::detect_strip(&parsed, &|p: &str| ws.resolve(p, &base).is_ok_and(|r| r.exists()))
+            }
+        };
+        let mut staged: Vec<Staged> = Vec::new();
+        let total = parsed.files.len();
+        for (index, file) in parsed.files.iter().enumerate() {
+            let fail = |err: ToolError| {
+                let mut err = err;
+                err.message = format!(
+                    "file {} of {total} (`{}`): {}. No file was changed.",
+                    index + 1,
+                    file.display_path(),
+                    err.message.trim_end_matches('.')
+                );
+                err.with("failedFile", index + 1)
+            };
+            let one = stage(&ctx, file, strip, &staged).await.map_err(fail)?;
+            staged.push(one);
+        }
+        let mut output = String::new();
+        let mut files = Vec::new();
+        let mut diffs = serde_json::Map::new();
+        let mut changes = Vec::new();
+        for s in staged {
+            let hunks: Vec<String> = s
+                .hunks
+                .iter()
+                .map(|h| {
+                    let offset = h["offset"].as_i64().unwrap_or(0);
+                    let moved = if offset == 0 { String::new() } else { format!(", offset {offset:+}") };
+                    format!("hunk {} {} at line {}{moved}", h["hunk"], h["strategy"].as_str().unwrap_or(""), h["line"])
+                })
+                .collect();
+            let shown_target = s.target.as_ref().map(|(_, shown)| shown.clone());
+            let name = match &shown_target {
+                Some(to) => format!("{} → {to}", s.shown),
+                None => s.shown.clone(),
+            };
+            output.push_str(&format!("{} {name}", s.action));
+            if !hunks.is_empty() {
+                output.push_str(&format!(": {}", hunks.join("; ")));
+            }
+            output.push('\n');
+            for note in &s.notes {
+                output.push_str(&format!("  note: {note}\n"));
+            }
+            let diff_name = shown_target.clone().unwrap_or_else(|| s.shown.clone());
+            diffs.insert(diff_name, diff_metadata(&s.shown, &s.loaded.text, &s.text).into());
+            files.push(json!({ "path": s.shown, "action": s.action, "to": shown_target, "hunks": s.hunks }));
+            let change = match (s.action, s.target) {
+                ("delete", _) => Change::Delete,
+                ("rename", Some((to, _))) => Change::Move { to, text: s.text },
+                (_, _) => Change::Write(s.text),
+            };
+            changes.push((s.loaded, change));
+        }
+        let count = changes.len();
+        let committed = commit_all(&ctx, changes).await?;
+        for note in committed.iter().flat_map(|c| &c.notes) {
+            output.push_str(&format!("Note: {note}.\n"));
+        }
+        Ok(ToolOutput::new(format!("Applied a patch to {count} file(s)"), output.trim_end().to_owned())
+            .with("format", if parsed.format == PatchFormat::Unified { "unified" } else { "begin-patch" })
+            .with("strip", strip)
+            .with("files", files)
+            .with("diffs", diffs))
+    }
+}
+
+/// Resolves, loads and applies one file's part of the patch, on top of earlier parts of the same
+/// patch that touched the same file.
+async fn stage(ctx: &ToolContext, file: &FilePatch, strip: usize, earlier: &[Staged]) -> Result<Staged, ToolError> {
+    if file.binary {
+        return Err(ToolError::new(
+            "it changes a binary file, whose content the patch does not carry; change it another way",
+        ));
+    }
+    let path_of = |raw: &Option<String>| -> Result<Option<PathBuf>, ToolError> {
+        let Some(raw) = raw else { return Ok(None) };
+        let stripped = patch::strip_path(raw, strip).ok_or_else(|| {
+            ToolError::new(format!("`{raw}` has fewer than {strip} leading path components to strip; pass strip"))
+        })?;
+        Ok(Some(ctx.workspace.resolve_writable(&stripped, &ctx.working_dir)?))
+    };
+    let old = path_of(&file.old_path)?;
+    let new = path_of(&file.new_path)?;
+    let source = old.clone().or_else(|| new.clone()).ok_or_else(|| ToolError::new("it names no file"))?;
+    if earlier.iter().any(|s| s.loaded.path == source || s.target.as_ref().is_some_and(|(t, _)| *t == source)) {
+        return Err(ToolError::new("the patch changes this file twice; merge its hunks into one section"));
+    }
+    let (load_ctx, load_path) = (ctx.clone(), source.clone());
+    let loaded = blocking(move || load(&load_ctx, &load_path)).await?;
+    let shown = ctx.workspace.display(&source);
+    match (file.is_creation(), loaded.exists()) {
+        (true, true) => {
+            return Err(ToolError::new(format!(
+                "the patch creates `{shown}`, which already exists; read it and patch it instead"
+            )));
+        }
+        (false, false) => {
+            return Err(ToolError::new(format!(
+                "`{shown}` does not exist; a patch can only change files that exist (or create new ones)"
+            )));
+        }
+        _ => {}
+    }
+    check_fresh(ctx, &loaded)?;
+    let applied = patch::apply(file, &loaded.text).map_err(|err| ToolError::new(err.to_string()))?;
+    let hunks: Vec<Value> = applied
+        .hunks
+        .iter()
+        .map(|h| json!({ "hunk": h.index, "strategy": h.strategy, "offset": h.offset, "line": h.line }))
+        .collect();
+    let target = match (&new, file.is_rename()) {
+        (Some(to), true) => {
+            if to.exists() {
+                return Err(ToolError::new(format!(
+                    "it moves the file to `{}`, which already exists",
+                    ctx.workspace.display(to)
+                )));
+            }
+            Some((to.clone(), ctx.workspace.display(to)))
+        }
+        _ => None,
+    };
+    let action = if file.is_creation() {
+        "create"
+    } else if file.is_deletion() {
+        "delete"
+    } else if target.is_some() && file.copy {
+        "copy"
+    } else if target.is_some() {
+        "rename"
+    } else {
+        "update"
+    };
+    if action == "copy" {
+        // The copy is a new file; the original stays as it is.
+        let (to, to_shown) = target.clone().unwrap_or_default();
+        let (load_ctx, load_path) = (ctx.clone(), to.clone());
+        let copy = blocking(move || load(&load_ctx, &load_path)).await?;
+        return Ok(Staged {
+            loaded: copy,
+            text: applied.text,
+            shown: to_shown,
+            action: "create",
+            target: None,
+            hunks,
+            notes: file.notes.clone(),
+        });
+    }
+    Ok(Staged { loaded, text: applied.text, shown, action, target, hunks, notes: file.notes.clone() })
+}
