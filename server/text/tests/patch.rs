@@ -517,7 +517,10 @@ fn hunk_that_ended_the_file_is_tried_at_the_end_first() {
     // line; the end of the file wins.
     let diff = "--- a/f\n+++ b/f\n@@ -5,3 +5,4 @@\n     }\n }\n \n+fn c() {}\n";
     let file = "fn a() {\n    if x {\n    }\n}\n\nfn b() {\n    if y {\n    }\n}\n\n";
-    check(diff, &[("f", file)], expect![[r#"
+    check(
+        diff,
+        &[("f", file)],
+        expect![[r#"
         unified, strip 1
         modify f
           hunk 1: offset, offset 3, at new line 8
@@ -532,31 +535,40 @@ fn hunk_that_ended_the_file_is_tried_at_the_end_first() {
             |}
             |
             |fn c() {}
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
 fn absurd_line_numbers_neither_overflow_nor_hang() {
     let diff = "--- a/f\n+++ b/f\n@@ -9223372036854775808,2 +18446744073709551615,2 @@\n a\n-b\n+c\n";
-    check(diff, &[("f", "x\na\nb\n")], expect![[r#"
+    check(
+        diff,
+        &[("f", "x\na\nb\n")],
+        expect![[r#"
         unified, strip 1
         modify f
           hunk 1: offset, offset -1099511627774, at new line 2
             |x
             |a
             |c
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
 fn git_copy() {
     let diff = "diff --git a/src/one.rs b/src/two.rs\nsimilarity index 80%\ncopy from src/one.rs\ncopy to src/two.rs\n--- a/src/one.rs\n+++ b/src/two.rs\n@@ -1 +1 @@\n-fn one() {}\n+fn two() {}\n";
-    check(diff, &[("src/one.rs", "fn one() {}\n")], expect![[r#"
+    check(
+        diff,
+        &[("src/one.rs", "fn one() {}\n")],
+        expect![[r#"
         unified, strip 1
         copy src/one.rs → src/two.rs
           hunk 1: exact, offset 0, at new line 1
             |fn two() {}
-    "#]]);
+    "#]],
+    );
 }
 
 // ---------------------------------------------------------------- unified diffs that must fail
@@ -912,11 +924,15 @@ fn begin_patch_on_a_crlf_file() {
 #[test]
 fn begin_patch_move_without_changes() {
     let diff = "*** Begin Patch\n*** Update File: a/x.txt\n*** Move to: b/x.txt\n*** End Patch\n";
-    check(diff, &[("a/x.txt", "same\n")], expect![[r#"
+    check(
+        diff,
+        &[("a/x.txt", "same\n")],
+        expect![[r#"
         begin patch, strip 0
         rename a/x.txt → b/x.txt
           (text unchanged)
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
