@@ -117,6 +117,7 @@ fn edit_of_an_open_document_goes_through_the_editor() -> Res<()> {
         .call("edit", json!({ "file_path": "lib.py", "old_string": "return 1", "new_string": "return \"ünï\"" }))?;
     ok(&result)?;
     assert_eq!(result["metadata"]["via"], json!("editor"));
+    assert!(!result["output"].as_str().unwrap_or_default().contains("did not report"), "{result}");
     let apply =
         sidecar.server_requests.iter().find(|r| r["method"] == "workspace/applyEdit").cloned().unwrap_or_default();
     let edit = &apply["params"]["edit"]["documentChanges"][0];
@@ -281,5 +282,46 @@ fn read_windows_long_files_and_cuts_long_lines() -> Res<()> {
             "    10\tline 10\n    11\tline 11\n\n(limit reached: showing lines 10-11 of 2501; continue with offset=12)\n"
         )
     );
+    Ok(())
+}
+
+#[test]
+fn multiedit_and_apply_patch_span_editor_buffers_and_disk() -> Res<()> {
+    let (_dir, root) = workspace()?;
+    write(&root.join("open.rs"), "fn a() {}\n")?;
+    write(&root.join("closed.rs"), "fn b() {}\n")?;
+    let (mut sidecar, _) = Sidecar::start(&root, Value::Null)?;
+    sidecar.save_answer = SaveAnswer::Refuse;
+    sidecar.open("open.rs", "fn a() {} // unsaved\n")?;
+    // A failing second edit: nothing is sent to the editor, nothing written.
+    let failed = sidecar.call(
+        "multiedit",
+        json!({ "edits": [
+            { "file_path": "open.rs", "old_string": "fn a()", "new_string": "fn a2()" },
+            { "file_path": "closed.rs", "old_string": "fn zzz()", "new_string": "fn b2()" }
+        ]}),
+    )?;
+    assert!(error(&failed).starts_with("edit 2 of 2 failed"), "{}", error(&failed));
+    assert!(!sidecar.server_requests.iter().any(|r| r["method"] == "workspace/applyEdit"));
+    assert_eq!(read(&root.join("closed.rs")), "fn b() {}\n");
+    // Both succeed: the open file through the editor (its unsaved text kept), the other on disk.
+    let done = sidecar.call(
+        "multiedit",
+        json!({ "edits": [
+            { "file_path": "open.rs", "old_string": "fn a()", "new_string": "fn a2()" },
+            { "file_path": "closed.rs", "old_string": "fn b()", "new_string": "fn b2()" }
+        ]}),
+    )?;
+    ok(&done)?;
+    assert!(!done["output"].as_str().unwrap_or_default().contains("did not report"), "{done}");
+    let uri = sidecar.uri("open.rs");
+    assert_eq!(sidecar.docs[&uri].text, "fn a2() {} // unsaved\n");
+    assert_eq!(read(&root.join("open.rs")), "fn a2() {} // unsaved\n", "written by tandem: the editor refused to save");
+    assert_eq!(read(&root.join("closed.rs")), "fn b2() {}\n");
+    // A patch across both.
+    let patch = "--- a/open.rs\n+++ b/open.rs\n@@ -1 +1 @@\n-fn a2() {} // unsaved\n+fn a3() {}\n--- a/closed.rs\n+++ b/closed.rs\n@@ -1 +1 @@\n-fn b2() {}\n+fn b3() {}\n";
+    ok(&sidecar.call("apply_patch", json!({ "patch": patch }))?)?;
+    assert_eq!(sidecar.docs[&uri].text, "fn a3() {}\n");
+    assert_eq!(read(&root.join("closed.rs")), "fn b3() {}\n");
     Ok(())
 }

@@ -133,11 +133,14 @@ impl Backend {
         ctx.editor = Some(Arc::clone(&ready.editor) as Arc<dyn EditorClient>);
         let span = tracing::info_span!("tool", name = %params.name);
         let _enter = span.enter();
-        ready
-            .registry
-            .call(&params.name, params.arguments, ctx)
-            .await
-            .map_err(|err| Error::invalid_params(err.to_string()))
+        // A task of its own: file work blocks its worker thread (block_in_place), and must not
+        // block this request loop, which has to keep reading (the editor's didChange among others).
+        let registry = Arc::clone(&ready.registry);
+        let call = tokio::spawn(async move { registry.call(&params.name, params.arguments, ctx).await });
+        match call.await {
+            Ok(result) => result.map_err(|err| Error::invalid_params(err.to_string())),
+            Err(err) => Err(internal(format!("the tool call was lost: {err}"))),
+        }
     }
 
     fn workspace_root(params: &InitializeParams) -> PathBuf {

@@ -7,8 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use ropey::Rope;
 
@@ -46,7 +45,6 @@ pub struct ContentChange {
 #[derive(Debug, Default)]
 pub struct BufferCache {
     docs: Mutex<HashMap<PathBuf, EditorDocument>>,
-    changed: Condvar,
     reads: Mutex<HashMap<(String, PathBuf), ContentHash>>,
 }
 
@@ -66,7 +64,6 @@ impl BufferCache {
     pub fn open(&self, path: PathBuf, version: i32, language_id: String, text: &str) {
         let doc = EditorDocument { rope: Rope::from_str(text), version, language_id };
         lock(&self.docs).insert(path, doc);
-        self.changed.notify_all();
     }
 
     /// `textDocument/didChange`: applies the changes in order. On error nothing is applied.
@@ -94,14 +91,12 @@ impl BufferCache {
         doc.rope = rope;
         doc.version = version;
         drop(docs);
-        self.changed.notify_all();
         Ok(())
     }
 
     /// `textDocument/didClose`: the disk is the truth again.
     pub fn close(&self, path: &Path) {
         lock(&self.docs).remove(path);
-        self.changed.notify_all();
     }
 
     /// The open document at `path`, if any (a cheap clone: ropes share their nodes).
@@ -112,23 +107,6 @@ impl BufferCache {
     /// Paths of every open document.
     pub fn open_paths(&self) -> Vec<PathBuf> {
         lock(&self.docs).keys().cloned().collect()
-    }
-
-    /// Waits until the open document at `path` has text with `hash`, or `timeout` passes.
-    /// Returns whether it got there. Used after asking the editor to apply an edit.
-    pub fn wait_for(&self, path: &Path, hash: ContentHash, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        let mut docs = lock(&self.docs);
-        loop {
-            if docs.get(path).is_some_and(|doc| doc.hash() == hash) {
-                return true;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            docs = self.changed.wait_timeout(docs, deadline - now).unwrap_or_else(PoisonError::into_inner).0;
-        }
     }
 
     /// Records that `session` read (or wrote) `path` when its text had `hash`.
@@ -181,23 +159,5 @@ mod tests {
         );
         assert!(cache.get(&path).is_some_and(|d| d.version == 3 && d.rope.to_string().starts_with("fn start")));
         Ok(())
-    }
-
-    #[test]
-    fn wait_for_sees_a_change_from_another_thread() {
-        let cache = std::sync::Arc::new(BufferCache::new());
-        let path = PathBuf::from("/w/b.txt");
-        cache.open(path.clone(), 1, "plaintext".into(), "a");
-        let target = ContentHash::of(b"ab");
-        let writer = {
-            let (cache, path) = (cache.clone(), path.clone());
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(20));
-                cache.change(&path, 2, &[change(0, 1, 0, 1, "b")], PositionEncoding::Utf16).is_ok()
-            })
-        };
-        assert!(cache.wait_for(&path, target, Duration::from_secs(5)));
-        assert!(writer.join().unwrap_or(false));
-        assert!(!cache.wait_for(&path, ContentHash::of(b"zz"), Duration::from_millis(10)));
     }
 }

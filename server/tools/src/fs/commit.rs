@@ -2,7 +2,6 @@
 //! the rest, and for several files at once all-or-nothing, with rollback.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use tandem_text::disk::{self, DiskFile, Expected, ReadOutcome};
 use tandem_text::{ContentHash, Decoded, FileFormat, Rope, char_to_position, minimal_change};
@@ -88,9 +87,17 @@ async fn commit_to_editor(
     }
     let mut notes = Vec::new();
     let new_hash = ContentHash::of(new_text.as_bytes());
-    let cache = Arc::clone(&ctx.cache);
-    let echo_path = path.to_path_buf();
-    let echoed = blocking(move || Ok(cache.wait_for(&echo_path, new_hash, EDITOR_ECHO_TIMEOUT))).await?;
+    // Poll, never block: the editor's `didChange` must be able to arrive on this very runtime.
+    let deadline = tokio::time::Instant::now() + EDITOR_ECHO_TIMEOUT;
+    let echoed = loop {
+        if ctx.cache.get(path).is_some_and(|doc| doc.hash() == new_hash) {
+            break true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            break false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    };
     if !echoed {
         notes.push("the editor applied the change but did not report its new text in time".to_owned());
     }
