@@ -179,3 +179,15 @@ fn edge_cases_apply_exactly() -> Result<(), TestCaseError> {
     }
     Ok(())
 }
+
+/// A last line that ends in a lone `\r` without a final newline keeps the `\r` (found by
+/// feeding `hunks::diff` output to `patch::apply`; git apply agrees).
+#[test]
+fn lone_cr_on_a_last_line_without_newline_is_kept() -> Result<(), String> {
+    let (old, new) = ("a\n", "a\nb\r");
+    let staged = tandem_text::hunks::diff("f", old, new);
+    let parsed = tandem_text::patch::parse(&staged.unified).map_err(|e| e.to_string())?;
+    let applied = tandem_text::patch::apply(&parsed.files[0], old).map_err(|e| e.to_string())?;
+    assert_eq!(applied.text, new);
+    Ok(())
+}

@@ -80,11 +80,16 @@ pub fn apply(file: &FilePatch, old_text: &str) -> Result<Applied, PatchError> {
                 }
                 HunkLine::Remove(_) => old_index += 1,
                 HunkLine::Add(text) => {
+                    // The last line of a file without a final newline keeps its text as the patch
+                    // has it, a trailing `\r` included (git's diff of `b\r` at the end of a file).
+                    if hunk.new_no_newline && Some(i) == last_new {
+                        out.push(text, "");
+                        continue;
+                    }
                     let (text, end) = match text.strip_suffix('\r') {
                         Some(text) => (text, "\r\n"),
                         None => (text.as_str(), eol),
                     };
-                    let end = if hunk.new_no_newline && Some(i) == last_new { "" } else { end };
                     out.push(text, end);
                 }
             }
