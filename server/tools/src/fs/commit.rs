@@ -37,11 +37,7 @@ pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) 
         }
         Origin::Missing => {
             blocking(move || {
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|err| {
-                        ToolError::new(format!("cannot create directory `{}`: {err}", parent.display()))
-                    })?;
-                }
+                create_parent(&path)?;
                 disk::write_atomic(&path, new_text.as_bytes(), Expected::Absent)?;
                 Ok(())
             })
@@ -170,6 +166,16 @@ fn undo(done: Vec<Done>) -> Vec<String> {
 }
 
 /// The disk part of [`commit_all`]: every operation, or none (undone in reverse order).
+/// Creates the directories above `path` that are missing.
+fn create_parent(path: &Path) -> Result<(), tandem_text::TextError> {
+    let Some(parent) = path.parent() else { return Ok(()) };
+    std::fs::create_dir_all(parent).map_err(|source| tandem_text::TextError::Io {
+        action: "cannot create directory",
+        path: parent.to_path_buf(),
+        source,
+    })
+}
+
 /// What a file was before a change: its format, the hash of its bytes, its text.
 type Before = (FileFormat, ContentHash, String);
 
@@ -184,13 +190,7 @@ fn disk_phase(ops: Vec<(PathBuf, Option<Before>, Change)>) -> Result<Vec<Done>, 
                 Change::Write(text) => {
                     let parts = format.encode(&text);
                     let written = ContentHash::of_parts(&parts);
-                    if let Some(parent) = path.parent() {
-                        std::fs::create_dir_all(parent).map_err(|source| tandem_text::TextError::Io {
-                            action: "cannot create directory",
-                            path: parent.to_path_buf(),
-                            source,
-                        })?;
-                    }
+                    create_parent(&path)?;
                     disk::write_atomic_parts(&path, &parts, expected)?;
                     Ok(vec![match original {
                         Some(bytes) => Done::Replaced { path: path.clone(), bytes, written },
@@ -204,13 +204,7 @@ fn disk_phase(ops: Vec<(PathBuf, Option<Before>, Change)>) -> Result<Vec<Done>, 
                 Change::Move { to, text } => {
                     let parts = format.encode(&text);
                     let written = ContentHash::of_parts(&parts);
-                    if let Some(parent) = to.parent() {
-                        std::fs::create_dir_all(parent).map_err(|source| tandem_text::TextError::Io {
-                            action: "cannot create directory",
-                            path: parent.to_path_buf(),
-                            source,
-                        })?;
-                    }
+                    create_parent(&to)?;
                     disk::write_atomic_parts(&to, &parts, Expected::Absent)?;
                     // The moved file keeps its permissions.
                     if let Ok(meta) = std::fs::metadata(&path) {
