@@ -62,6 +62,22 @@ fn read_sees_unsaved_editor_text() -> Res<()> {
 }
 
 #[test]
+fn grep_searches_unsaved_editor_text() -> Res<()> {
+    let (_dir, root) = workspace()?;
+    write(&root.join("src/main.rs"), "fn main() {}\n")?;
+    write(&root.join("src/other.rs"), "// on disk only\n")?;
+    let (mut sidecar, _) = Sidecar::start(&root, Value::Null)?;
+    sidecar.open("src/main.rs", "fn main() {\n    let unsaved_marker = 1;\n}\n")?;
+    let result = sidecar.call("grep", json!({ "pattern": "unsaved_marker" }))?;
+    ok(&result)?;
+    assert_eq!(result["output"], json!("src/main.rs:2:    let unsaved_marker = 1;"));
+    let disk = sidecar.call("search", json!({ "pattern": "fn main\\(\\) \\{\\}", "output_mode": "count" }))?;
+    ok(&disk)?;
+    assert_eq!(disk["metadata"]["matches"], json!(0), "{disk}");
+    Ok(())
+}
+
+#[test]
 fn edit_of_a_file_on_disk_is_atomic_and_keeps_format() -> Res<()> {
     let (_dir, root) = workspace()?;
     let path = root.join("win.txt");

@@ -5,10 +5,12 @@
 //! (see [`EditorClient`]); the front doors in the `tandem` binary implement them.
 
 mod editor;
+pub mod exec;
 mod fs;
 mod profile;
 mod registry;
 mod schema;
+mod search;
 mod tool;
 mod workspace;
 

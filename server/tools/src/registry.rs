@@ -48,7 +48,7 @@ impl Registry {
 
     /// Every built-in tool, under `config`.
     pub fn builtin(config: ToolConfig) -> Self {
-        Self::new(crate::fs::all(), config)
+        Self::new(crate::fs::all().into_iter().chain(crate::search::all()).chain(crate::exec::all()).collect(), config)
     }
 
     /// The configuration in force.
@@ -255,17 +255,17 @@ mod tests {
     #[tokio::test]
     async fn profiles_and_switches_decide_what_is_offered() {
         let names = |config: ToolConfig| -> Vec<String> {
-            let mut tools = crate::fs::all();
+            let mut tools: Vec<_> = crate::fs::all().into_iter().chain(crate::search::all()).collect();
             tools.push(panics());
             Registry::new(tools, config).infos().into_iter().map(|i| i.name).collect()
         };
         let config = |profile| ToolConfig { profile, ..Default::default() };
-        assert_eq!(names(config(Profile::Minimal)), ["read", "list"]);
+        assert_eq!(names(config(Profile::Minimal)), ["read", "list", "glob", "grep"]);
         assert_eq!(
             names(config(Profile::Standard)),
-            ["read", "write", "edit", "multiedit", "apply_patch", "append", "delete", "list"]
+            ["read", "write", "edit", "multiedit", "apply_patch", "append", "delete", "list", "glob", "grep"]
         );
-        assert_eq!(names(config(Profile::Full)).len(), 9);
+        assert_eq!(names(config(Profile::Full)).len(), 11);
         assert!(names(config(Profile::Custom)).is_empty());
         let mut custom = config(Profile::Custom);
         custom.enabled = vec!["read_file".into()];

@@ -1,0 +1,129 @@
+//! `glob`: files whose path matches a glob pattern, newest first.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use globset::GlobBuilder;
+use ignore::WalkState;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use tandem_protocol::ToolGroup;
+
+use crate::fs::blocking;
+use crate::tool::parse_args;
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+
+/// Files shown when the call does not say.
+const DEFAULT_MAX_RESULTS: usize = 500;
+
+const DESCRIPTION: &str = "Find files by path pattern, e.g. `**/*.rs`, `src/**/*.{ts,tsx}`, `*.toml`. The pattern \
+    matches the path relative to the searched directory (`*` stays within one directory; `**` crosses \
+    directories). Files ignored by .gitignore/.ignore, hidden files and .git are left out. Results are \
+    sorted newest first (by modification time), relative to the workspace root. To search file \
+    contents, use `grep`.";
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// Glob pattern the file paths must match, e.g. `**/*.rs` or `src/**/*.{ts,tsx}`.
+    pattern: String,
+    /// Directory to search: absolute, or relative to the workspace root (default: the root).
+    path: Option<String>,
+    /// Files shown at most (default 500).
+    max_results: Option<usize>,
+}
+
+pub(crate) struct Glob {
+    spec: ToolSpec,
+}
+
+impl Glob {
+    pub fn new() -> Self {
+        Self {
+            spec: ToolSpec::new("glob", ToolGroup::Search, DESCRIPTION, schema_for::<Args>())
+                .aliases(&["find_files"])
+                .keywords(&["find", "files", "pattern", "names", "paths"]),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for Glob {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(args)?;
+        blocking(move || run(args, &ctx)).await
+    }
+}
+
+fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let dir = ctx.workspace.resolve(args.path.as_deref().unwrap_or("."), &ctx.working_dir)?;
+    let shown = ctx.workspace.display(&dir);
+    if !dir.is_dir() {
+        return Err(ToolError::new(if dir.exists() {
+            format!("`{shown}` is a file, not a directory; give the directory to search in `path`")
+        } else {
+            format!("`{shown}` does not exist; use `list` to see what is there")
+        }));
+    }
+    let pattern = args.pattern.as_str();
+    let matcher = GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|err| ToolError::new(format!("invalid glob pattern `{pattern}`: {err}")))?
+        .compile_matcher();
+    let max = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
+
+    let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
+    let errors = Mutex::new(0usize);
+    super::walker(&dir).build_parallel().run(|| {
+        let (dir, matcher, found, errors) = (&dir, &matcher, &found, &errors);
+        Box::new(move |entry| {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(_) => {
+                    *errors.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                    return WalkState::Continue;
+                }
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let relative = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+            if matcher.is_match(relative) {
+                let mtime = entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
+                found.lock().unwrap_or_else(|e| e.into_inner()).push((mtime, entry.into_path()));
+            }
+            WalkState::Continue
+        })
+    });
+    let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    let errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
+    // Newest first; equal times by path, so the output is deterministic.
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+
+    let total = found.len();
+    let mut output = if total == 0 {
+        format!("No files matching `{pattern}` in `{shown}`.")
+    } else {
+        found.iter().take(max).map(|(_, path)| ctx.workspace.display(path)).collect::<Vec<_>>().join("\n")
+    };
+    if total > max {
+        output.push_str(&format!(
+            "\n… {} more not shown; narrow the search with a more specific pattern or path",
+            total - max
+        ));
+    }
+    if errors > 0 {
+        output.push_str(&format!("\n({errors} entries could not be read)"));
+    }
+    Ok(ToolOutput::new(format!("Found {total} files matching {pattern}"), output)
+        .with("count", total.min(max))
+        .with("total", total)
+        .with("truncated", total > max))
+}

@@ -1,0 +1,49 @@
+//! The search tools: `glob` (files by name) and `grep` (files by content). Both walk the tree in
+//! parallel with the `ignore` crate, so .gitignore, .ignore and hidden files are handled the way
+//! ripgrep handles them, and `.git` is never entered.
+
+mod glob;
+mod grep;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::Tool;
+
+/// Lines longer than this (in chars) are cut in search results.
+pub(crate) const MAX_LINE_CHARS: usize = 500;
+
+/// Every search tool.
+pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
+    vec![Arc::new(glob::Glob::new()), Arc::new(grep::Grep::new())]
+}
+
+/// A walker over `dir` with ripgrep's rules: ignore files honoured (also outside a git
+/// repository), hidden entries skipped, `.git` never entered.
+pub(crate) fn walker(dir: &Path) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(dir);
+    builder
+        .hidden(true)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .ignore(true)
+        .parents(true)
+        .require_git(false)
+        .filter_entry(|entry| entry.file_name() != ".git");
+    builder
+}
+
+/// `line` cut to [`MAX_LINE_CHARS`] chars, with a marker saying how long it was.
+pub(crate) fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
+    if line.len() <= MAX_LINE_CHARS {
+        return line.into();
+    }
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        None => line.into(),
+        Some((at, _)) => format!("{}… [line cut: {} chars]", &line[..at], line.chars().count()).into(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

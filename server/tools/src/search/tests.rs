@@ -1,0 +1,498 @@
+//! Fixture-driven tests of the search tools through the registry, with snapshot expectations.
+//! A fixture is a set of files (`//- path` headers). `UPDATE_EXPECT=1` refreshes the expectations.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use expect_test::{Expect, expect};
+use serde_json::{Value, json};
+use tandem_protocol::ToolResult;
+use tandem_text::BufferCache;
+
+use crate::{Registry, ToolConfig, ToolContext, Workspace};
+
+fn write_fixture(root: &Path, fixture: &str) {
+    let indent =
+        fixture.lines().filter(|l| !l.trim().is_empty()).map(|l| l.len() - l.trim_start().len()).min().unwrap_or(0);
+    let mut current: Option<(String, String)> = None;
+    let mut files = Vec::new();
+    for line in fixture.lines() {
+        if let Some(path) = line.trim_start().strip_prefix("//- ") {
+            files.extend(current.take());
+            current = Some((path.trim().to_owned(), String::new()));
+        } else if let Some((_, text)) = &mut current {
+            text.push_str(line.get(indent..).unwrap_or(line.trim_start()));
+            text.push('\n');
+        }
+    }
+    files.extend(current);
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap_or(root)).ok();
+        std::fs::write(path, text.replace("<CR>", "\r").replace("<NUL>", "\0").replace("<NOEOL>\n", "")).ok();
+    }
+}
+
+fn render(result: &ToolResult, root: &Path) -> String {
+    let mut out = match &result.error {
+        Some(error) => format!("error: {error}\n"),
+        None => format!("title: {}\n{}\n", result.title, result.output.trim_end()),
+    };
+    let meta: Vec<String> = result
+        .metadata
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "durationMs" | "hash"))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !meta.is_empty() {
+        out.push_str(&format!("meta: {}\n", meta.join(" ")));
+    }
+    out.replace(&root.display().to_string(), "$ROOT")
+}
+
+struct Harness {
+    _dir: tempfile::TempDir,
+    ctx: ToolContext,
+    registry: Registry,
+}
+
+impl Harness {
+    fn new(fixture: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        write_fixture(dir.path(), fixture);
+        let workspace = Workspace::new(dir.path(), &[]).unwrap_or_else(|e| panic!("{e}"));
+        let ctx = ToolContext::new(Arc::new(workspace), Arc::new(BufferCache::new()));
+        Self { _dir: dir, ctx, registry: Registry::builtin(ToolConfig::default()) }
+    }
+
+    fn root(&self) -> &Path {
+        self.ctx.workspace.root()
+    }
+
+    fn call(&self, name: &str, args: Value) -> ToolResult {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build();
+        let runtime = runtime.unwrap_or_else(|e| panic!("{e}"));
+        runtime
+            .block_on(self.registry.call(name, args, self.ctx.clone()))
+            .unwrap_or_else(|e| ToolResult { error: Some(format!("CallError: {e}")), ..Default::default() })
+    }
+
+    fn check_call(&self, name: &str, args: Value, expect: Expect) {
+        let result = self.call(name, args);
+        expect.assert_eq(&render(&result, self.root()));
+    }
+
+    /// Sets the modification time of `path` to `secs` seconds after the epoch.
+    fn touch(&self, path: &str, secs: u64) {
+        let file = std::fs::File::options().write(true).open(self.root().join(path));
+        let file = file.unwrap_or_else(|e| panic!("{path}: {e}"));
+        file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(secs)).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+fn check(fixture: &str, name: &str, args: Value, expect: Expect) {
+    Harness::new(fixture).check_call(name, args, expect);
+}
+
+const TREE: &str = "
+    //- .gitignore
+    target/
+    *.log
+    //- src/main.rs
+    fn main() {}
+    //- src/lib.rs
+    pub fn lib() {}
+    //- src/ui/app.ts
+    export const app = 1;
+    //- src/ui/view.tsx
+    export const View = () => null;
+    //- target/debug/out.rs
+    fn generated() {}
+    //- build.log
+    log
+    //- .hidden/secret.rs
+    fn secret() {}
+    //- .env.rs
+    fn env() {}
+    //- README.md
+    # Readme
+";
+
+#[test]
+fn glob_respects_ignore_files_and_hidden_and_sorts_by_mtime() {
+    let harness = Harness::new(TREE);
+    harness.touch("src/main.rs", 1_000);
+    harness.touch("src/lib.rs", 3_000);
+    harness.touch("src/ui/app.ts", 2_000);
+    harness.touch("src/ui/view.tsx", 2_000);
+    harness.touch("README.md", 4_000);
+    harness.check_call(
+        "glob",
+        json!({"pattern": "**/*.rs"}),
+        expect![[r#"
+            title: Found 2 files matching **/*.rs
+            src/lib.rs
+            src/main.rs
+            meta: count=2 total=2 truncated=false
+        "#]],
+    );
+    harness.check_call(
+        "glob",
+        json!({"pattern": "**/*"}),
+        expect![[r#"
+            title: Found 5 files matching **/*
+            README.md
+            src/lib.rs
+            src/ui/app.ts
+            src/ui/view.tsx
+            src/main.rs
+            meta: count=5 total=5 truncated=false
+        "#]],
+    );
+    harness.check_call(
+        "find_files",
+        json!({"pattern": "*.{ts,tsx}", "path": "src/ui"}),
+        expect![[r#"
+            title: Found 2 files matching *.{ts,tsx}
+            src/ui/app.ts
+            src/ui/view.tsx
+            meta: count=2 total=2 truncated=false
+        "#]],
+    );
+    harness.check_call(
+        "glob",
+        json!({"pattern": "*.rs"}),
+        expect![[r#"
+            title: Found 0 files matching *.rs
+            No files matching `*.rs` in `.`.
+            meta: count=0 total=0 truncated=false
+        "#]],
+    );
+    harness.check_call(
+        "glob",
+        json!({"pattern": "**/*", "max_results": 2}),
+        expect![[r#"
+            title: Found 5 files matching **/*
+            README.md
+            src/lib.rs
+            … 3 more not shown; narrow the search with a more specific pattern or path
+            meta: count=2 total=5 truncated=true
+        "#]],
+    );
+    harness.check_call(
+        "glob",
+        json!({"pattern": "a{b"}),
+        expect![[r#"
+            error: invalid glob pattern `a{b`: error parsing glob 'a{b': unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)
+        "#]],
+    );
+}
+
+const CODE: &str = "
+    //- src/a.rs
+    fn alpha() {
+        let Value = 1;
+        let value = 2;
+    }
+    //- src/b.rs
+    fn beta() {
+        value();
+    }
+    //- notes.md
+    the value of notes
+    //- script.py
+    value = 3
+";
+
+#[test]
+fn grep_content_files_and_count_modes() {
+    check(
+        CODE,
+        "grep",
+        json!({"pattern": "value"}),
+        expect![[r#"
+            title: Found 5 matches in 4 files for value
+            notes.md:1:the value of notes
+            script.py:1:value = 3
+            src/a.rs:2:    let Value = 1;
+            src/a.rs:3:    let value = 2;
+            src/b.rs:2:    value();
+            meta: files=4 matches=5 truncated=false
+        "#]],
+    );
+    check(
+        CODE,
+        "search",
+        json!({"pattern": "value", "output_mode": "files_with_matches"}),
+        expect![[r#"
+            title: Found 5 matches in 4 files for value
+            notes.md
+            script.py
+            src/a.rs
+            src/b.rs
+            meta: files=4 matches=5 truncated=false
+        "#]],
+    );
+    check(
+        CODE,
+        "grep",
+        json!({"pattern": "value", "output_mode": "count", "path": "src"}),
+        expect![[r#"
+            title: Found 3 matches in 2 files for value
+            src/a.rs:2
+            src/b.rs:1
+            meta: files=2 matches=3 truncated=false
+        "#]],
+    );
+    check(
+        CODE,
+        "grep",
+        json!({"pattern": "nothing here"}),
+        expect![[r#"
+            title: Found 0 matches in 0 files for nothing here
+            No matches for `nothing here` in `.`.
+            meta: files=0 matches=0 truncated=false
+        "#]],
+    );
+}
+
+#[test]
+fn grep_smart_case_and_explicit_case() {
+    check(
+        CODE,
+        "grep",
+        json!({"pattern": "Value", "path": "src"}),
+        expect![[r#"
+            title: Found 1 matches in 1 files for Value
+            src/a.rs:2:    let Value = 1;
+            meta: files=1 matches=1 truncated=false
+        "#]],
+    );
+    check(
+        CODE,
+        "grep",
+        json!({"pattern": "value", "path": "src/a.rs", "case_insensitive": false}),
+        expect![[r#"
+            title: Found 1 matches in 1 files for value
+            src/a.rs:3:    let value = 2;
+            meta: files=1 matches=1 truncated=false
+        "#]],
+    );
+    check(
+        CODE,
+        "grep",
+        json!({"pattern": "VALUE", "path": "src/a.rs", "case_insensitive": true}),
+        expect![[r#"
+            title: Found 2 matches in 1 files for VALUE
+            src/a.rs:2:    let Value = 1;
+            src/a.rs:3:    let value = 2;
+            meta: files=1 matches=2 truncated=false
+        "#]],
+    );
+}
+
+#[test]
+fn grep_type_and_glob_filters() {
+    check(
+        CODE,
+        "grep",
+        json!({"pattern": "value", "type": "py"}),
+        expect![[r#"
+            title: Found 1 matches in 1 files for value
+            script.py:1:value = 3
+            meta: files=1 matches=1 truncated=false
+        "#]],
+    );
+    check(
+        CODE,
+        "grep",
+        json!({"pattern": "value", "glob": "*.{md,py}", "output_mode": "files_with_matches"}),
+        expect![[r#"
+            title: Found 2 matches in 2 files for value
+            notes.md
+            script.py
+            meta: files=2 matches=2 truncated=false
+        "#]],
+    );
+    check(
+        CODE,
+        "grep",
+        json!({"pattern": "value", "glob": "src/**/b.rs", "output_mode": "files_with_matches"}),
+        expect![[r#"
+            title: Found 1 matches in 1 files for value
+            src/b.rs
+            meta: files=1 matches=1 truncated=false
+        "#]],
+    );
+    check(
+        CODE,
+        "grep",
+        json!({"pattern": "value", "type": "nosuchtype"}),
+        expect![[r#"
+            error: unknown file type `nosuchtype` (unrecognized file type: nosuchtype); use a ripgrep type name such as `rust`, `py`, `js`, `ts`, `go`, `md`, or filter with `glob`
+        "#]],
+    );
+}
+
+#[test]
+fn grep_context_lines() {
+    let fixture = "
+        //- f.txt
+        one
+        two
+        hit 1
+        four
+        five
+        six
+        seven
+        hit 2
+        nine
+    ";
+    check(
+        fixture,
+        "grep",
+        json!({"pattern": "hit", "context": 1}),
+        expect![[r#"
+            title: Found 2 matches in 1 files for hit
+            f.txt-2-two
+            f.txt:3:hit 1
+            f.txt-4-four
+            --
+            f.txt-7-seven
+            f.txt:8:hit 2
+            f.txt-9-nine
+            meta: files=1 matches=2 truncated=false
+        "#]],
+    );
+    check(
+        fixture,
+        "grep",
+        json!({"pattern": "hit", "context_before": 2, "context_after": 0}),
+        expect![[r#"
+            title: Found 2 matches in 1 files for hit
+            f.txt-1-one
+            f.txt-2-two
+            f.txt:3:hit 1
+            --
+            f.txt-6-six
+            f.txt-7-seven
+            f.txt:8:hit 2
+            meta: files=1 matches=2 truncated=false
+        "#]],
+    );
+}
+
+#[test]
+fn grep_multiline_binary_invalid_regex_and_truncation() {
+    let fixture = "
+        //- a.rs
+        fn start() {
+            body();
+        }
+        //- bin.dat
+        value<NUL>value
+        //- plain.txt
+        value
+        //- many.txt
+        x 1
+        x 2
+        x 3
+        x 4
+    ";
+    check(
+        fixture,
+        "grep",
+        json!({"pattern": r"start\(\) \{.*?body", "multiline": true}),
+        expect![[r#"
+            title: Found 2 matches in 1 files for start\(\) \{.*?body
+            a.rs:1:fn start() {
+            a.rs:2:    body();
+            meta: files=1 matches=2 truncated=false
+        "#]],
+    );
+    check(
+        fixture,
+        "grep",
+        json!({"pattern": r"start\(\) \{.*?body"}),
+        expect![[r#"
+        title: Found 0 matches in 0 files for start\(\) \{.*?body
+        No matches for `start\(\) \{.*?body` in `.`.
+        meta: files=0 matches=0 truncated=false
+    "#]],
+    );
+    check(
+        fixture,
+        "grep",
+        json!({"pattern": "value"}),
+        expect![[r#"
+        title: Found 1 matches in 1 files for value
+        plain.txt:1:value
+        meta: files=1 matches=1 truncated=false
+    "#]],
+    );
+    check(
+        fixture,
+        "grep",
+        json!({"pattern": "fn start("}),
+        expect![[r#"
+        error: invalid regex `fn start(`: regex parse error:
+            (?:fn start()
+            ^
+        error: unclosed group
+        The pattern is a Rust regular expression: to match one of `( ) [ ] { } . * + ? | \ ^ $` literally, escape it with `\` (e.g. `fn foo\(` or `a\.b`)
+        meta: invalidRegex=true
+    "#]],
+    );
+    check(
+        fixture,
+        "grep",
+        json!({"pattern": "x", "max_results": 2}),
+        expect![[r#"
+        title: Found 4 matches in 1 files for x
+        many.txt:1:x 1
+        many.txt:2:x 2
+        … 2 more matching lines not shown (4 in 1 files); narrow the search with path, glob or type, or raise max_results
+        meta: files=1 matches=4 truncated=true
+    "#]],
+    );
+    check(
+        fixture,
+        "grep",
+        json!({"pattern": "x", "max_results": 2, "context_after": 1}),
+        expect![[r#"
+        title: Found 4 matches in 1 files for x
+        many.txt:1:x 1
+        many.txt:2:x 2
+        … 2 more matching lines not shown (4 in 1 files); narrow the search with path, glob or type, or raise max_results
+        meta: files=1 matches=4 truncated=true
+    "#]],
+    );
+}
+
+#[test]
+fn grep_searches_the_unsaved_editor_buffer() {
+    let harness = Harness::new(CODE);
+    let path = harness.root().join("src/b.rs");
+    harness.ctx.cache.open(path, 1, "rust".into(), "fn beta() {\n    unsaved_value();\n}\n");
+    harness.check_call(
+        "grep",
+        json!({"pattern": "value", "path": "src"}),
+        expect![[r#"
+        title: Found 3 matches in 2 files for value
+        src/a.rs:2:    let Value = 1;
+        src/a.rs:3:    let value = 2;
+        src/b.rs:2:    unsaved_value();
+        meta: files=2 matches=3 truncated=false
+    "#]],
+    );
+    harness.check_call(
+        "grep",
+        json!({"pattern": "unsaved", "path": "src/b.rs"}),
+        expect![[r#"
+        title: Found 1 matches in 1 files for unsaved
+        src/b.rs:2:    unsaved_value();
+        meta: files=1 matches=1 truncated=false
+    "#]],
+    );
+}
