@@ -159,104 +159,145 @@ impl Tool for Bash {
         if !dir.is_dir() {
             return Err(ToolError::new(format!("working_dir `{}` is not a directory", ctx.workspace.display(&dir))));
         }
-        let id = new_id();
-        let log = outputs_dir(ctx.workspace.root())?.join(format!("{id}.log"));
-        let shown_log = ctx.workspace.display(&log);
-        let mut child = spawn(&args.command, &dir)?;
-        let pgid = child.id().map_or(0, |p| p as i32);
-        let Some(mut stdout) = child.stdout.take() else {
-            return Err(ToolError::new("bash started without an output pipe"));
-        };
-        let mut file = tokio::fs::File::create(&log)
-            .await
-            .map_err(|e| ToolError::new(format!("cannot create {shown_log}: {e}")))?;
-
-        if args.run_in_background.unwrap_or(false) {
-            let exit = Arc::new(Mutex::new(None));
-            let job_exit = Arc::clone(&exit);
-            tokio::spawn(async move {
-                tokio::io::copy(&mut stdout, &mut file).await.ok();
-                file.flush().await.ok();
-                let code = child.wait().await.ok().map_or(-1, |s| s.code().unwrap_or(-1));
-                *job_exit.lock().unwrap_or_else(PoisonError::into_inner) = Some(code);
-            });
-            jobs().insert(
-                id.clone(),
-                Job { command: args.command.clone(), log, read: 0, pgid, started: Instant::now(), exit },
-            );
-            return Ok(ToolOutput::new(
-                format!("Started in the background: {id}"),
-                format!("Started `{}` in the background as `{id}`. Read its output and status with `bash_output` {{\"id\": \"{id}\"}}; stop it with {{\"id\": \"{id}\", \"kill\": true}}.", args.command),
-            )
-            .with("id", id)
-            .with("outputFile", shown_log));
+        if !args.run_in_background.unwrap_or(false) {
+            return run_foreground(&ctx, &args.command, &args.command, &dir, args.timeout).await;
         }
-
-        let timeout = Duration::from_secs(args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).clamp(1, MAX_TIMEOUT_SECS));
-        let started = Instant::now();
-        let mut collected = Vec::new();
-        let run = async {
-            let mut buffer = vec![0u8; 64 * 1024];
-            loop {
-                let n = stdout.read(&mut buffer).await?;
-                if n == 0 {
-                    break;
-                }
-                file.write_all(&buffer[..n]).await?;
-                collected.extend_from_slice(&buffer[..n]);
-            }
-            file.flush().await?;
-            child.wait().await
-        };
-        let (status, timed_out) = match tokio::time::timeout(timeout, run).await {
-            Ok(Ok(status)) => (status.code(), false),
-            Ok(Err(err)) => {
-                kill_group(pgid);
-                return Err(ToolError::new(format!("reading the command's output failed: {err}")));
-            }
-            Err(_) => {
-                kill_group(pgid);
-                (None, true)
-            }
-        };
-        // Children that outlived bash itself (`sleep 100 &`) are stopped too: nothing is left running.
-        kill_group(pgid);
-        let elapsed = started.elapsed();
-        let text = String::from_utf8_lossy(&collected);
-        let redacted = redact(&text);
-        let (output, truncated) = cap(&redacted.text, &shown_log);
-        let mut out = ToolOutput::new(
-            match (timed_out, status) {
-                (true, _) => format!("Timed out after {}s: {}", timeout.as_secs(), args.command),
-                (false, Some(0)) => format!("Ran: {}", args.command),
-                (false, Some(code)) => format!("Exit {code}: {}", args.command),
-                (false, None) => format!("Killed by a signal: {}", args.command),
-            },
-            if output.is_empty() { "(no output)".to_owned() } else { output },
+        let Started { id, log, shown_log, mut child, mut stdout, mut file, pgid } =
+            start(&ctx, &args.command, &dir).await?;
+        let exit = Arc::new(Mutex::new(None));
+        let job_exit = Arc::clone(&exit);
+        tokio::spawn(async move {
+            tokio::io::copy(&mut stdout, &mut file).await.ok();
+            file.flush().await.ok();
+            let code = child.wait().await.ok().map_or(-1, |s| s.code().unwrap_or(-1));
+            *job_exit.lock().unwrap_or_else(PoisonError::into_inner) = Some(code);
+        });
+        jobs().insert(
+            id.clone(),
+            Job { command: args.command.clone(), log, read: 0, pgid, started: Instant::now(), exit },
+        );
+        Ok(ToolOutput::new(
+            format!("Started in the background: {id}"),
+            format!("Started `{}` in the background as `{id}`. Read its output and status with `bash_output` {{\"id\": \"{id}\"}}; stop it with {{\"id\": \"{id}\", \"kill\": true}}.", args.command),
         )
-        .with("exitCode", status.map_or(Value::Null, Value::from))
-        .with("durationMs", elapsed.as_millis() as u64)
-        .with("timedOut", timed_out)
-        .with("truncated", truncated)
-        .with("bytes", collected.len())
-        .with("redacted", redacted.count);
-        if truncated {
-            out = out.with("outputFile", shown_log);
-        } else {
-            // Short output needs no file.
-            tokio::fs::remove_file(&log).await.ok();
+        .with("id", id)
+        .with("outputFile", shown_log))
+    }
+}
+
+/// A command just started, its output going to `log`.
+struct Started {
+    id: String,
+    log: PathBuf,
+    shown_log: String,
+    child: tokio::process::Child,
+    stdout: tokio::process::ChildStdout,
+    file: tokio::fs::File,
+    pgid: i32,
+}
+
+async fn start(ctx: &ToolContext, command: &str, dir: &Path) -> Result<Started, ToolError> {
+    let id = new_id();
+    let log = outputs_dir(ctx.workspace.root())?.join(format!("{id}.log"));
+    let shown_log = ctx.workspace.display(&log);
+    let mut child = spawn(command, dir)?;
+    let pgid = child.id().map_or(0, |p| p as i32);
+    let Some(stdout) = child.stdout.take() else {
+        return Err(ToolError::new("bash started without an output pipe"));
+    };
+    let file =
+        tokio::fs::File::create(&log).await.map_err(|e| ToolError::new(format!("cannot create {shown_log}: {e}")))?;
+    Ok(Started { id, log, shown_log, child, stdout, file, pgid })
+}
+
+/// Runs `command` in `dir` to its end or its timeout and builds the result: what `bash` does
+/// in the foreground, shared with the script tools.
+pub(crate) async fn run_foreground(
+    ctx: &ToolContext,
+    command: &str,
+    title: &str,
+    dir: &Path,
+    timeout: Option<u64>,
+) -> Result<ToolOutput, ToolError> {
+    let Started { log, shown_log, child, stdout, file, pgid, .. } = start(ctx, command, dir).await?;
+    let timeout = Duration::from_secs(timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).clamp(1, MAX_TIMEOUT_SECS));
+    wait_for_output(child, stdout, file, pgid, title, log, &shown_log, timeout).await
+}
+
+#[expect(clippy::too_many_arguments, reason = "the pieces of one running command")]
+async fn wait_for_output(
+    mut child: tokio::process::Child,
+    mut stdout: tokio::process::ChildStdout,
+    mut file: tokio::fs::File,
+    pgid: i32,
+    command: &str,
+    log: PathBuf,
+    shown_log: &str,
+    timeout: Duration,
+) -> Result<ToolOutput, ToolError> {
+    let started = Instant::now();
+    let mut collected = Vec::new();
+    let run = async {
+        let mut buffer = vec![0u8; 64 * 1024];
+        loop {
+            let n = stdout.read(&mut buffer).await?;
+            if n == 0 {
+                break;
+            }
+            file.write_all(&buffer[..n]).await?;
+            collected.extend_from_slice(&buffer[..n]);
         }
-        if timed_out {
-            out.output.push_str(&format!(
+        file.flush().await?;
+        child.wait().await
+    };
+    let (status, timed_out) = match tokio::time::timeout(timeout, run).await {
+        Ok(Ok(status)) => (status.code(), false),
+        Ok(Err(err)) => {
+            kill_group(pgid);
+            return Err(ToolError::new(format!("reading the command's output failed: {err}")));
+        }
+        Err(_) => {
+            kill_group(pgid);
+            (None, true)
+        }
+    };
+    // Children that outlived bash itself (`sleep 100 &`) are stopped too: nothing is left running.
+    kill_group(pgid);
+    let elapsed = started.elapsed();
+    let text = String::from_utf8_lossy(&collected);
+    let redacted = redact(&text);
+    let (output, truncated) = cap(&redacted.text, shown_log);
+    let mut out = ToolOutput::new(
+        match (timed_out, status) {
+            (true, _) => format!("Timed out after {}s: {}", timeout.as_secs(), command),
+            (false, Some(0)) => format!("Ran: {command}"),
+            (false, Some(code)) => format!("Exit {code}: {command}"),
+            (false, None) => format!("Killed by a signal: {command}"),
+        },
+        if output.is_empty() { "(no output)".to_owned() } else { output },
+    )
+    .with("exitCode", status.map_or(Value::Null, Value::from))
+    .with("durationMs", elapsed.as_millis() as u64)
+    .with("timedOut", timed_out)
+    .with("truncated", truncated)
+    .with("bytes", collected.len())
+    .with("redacted", redacted.count);
+    if truncated {
+        out = out.with("outputFile", shown_log);
+    } else {
+        // Short output needs no file.
+        tokio::fs::remove_file(&log).await.ok();
+    }
+    if timed_out {
+        out.output.push_str(&format!(
                 "\n\n(the command and its children were killed after {}s; raise `timeout` (at most {MAX_TIMEOUT_SECS}) or use run_in_background)",
                 timeout.as_secs()
             ));
-        }
-        if redacted.count > 0 {
-            out.output.push_str(&format!("\n\n({} secret(s) redacted from the output)", redacted.count));
-        }
-        Ok(out)
     }
+    if redacted.count > 0 {
+        out.output.push_str(&format!("\n\n({} secret(s) redacted from the output)", redacted.count));
+    }
+    Ok(out)
 }
 
 #[derive(Deserialize, JsonSchema)]

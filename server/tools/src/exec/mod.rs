@@ -4,6 +4,7 @@
 mod bash;
 pub mod redact;
 pub mod safety;
+mod script;
 
 use std::sync::Arc;
 
@@ -11,5 +12,10 @@ use crate::Tool;
 
 /// The command tools.
 pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(bash::Bash::new()), Arc::new(bash::BashOutput::new())]
+    vec![
+        Arc::new(bash::Bash::new()),
+        Arc::new(bash::BashOutput::new()),
+        Arc::new(script::Script::shell()),
+        Arc::new(script::Script::python()),
+    ]
 }
