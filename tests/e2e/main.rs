@@ -8,3 +8,4 @@ mod cli;
 mod crash;
 mod lsp_files;
 mod lsp_protocol;
+mod shell;
