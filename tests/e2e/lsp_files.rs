@@ -66,14 +66,28 @@ fn grep_searches_unsaved_editor_text() -> Res<()> {
     let (_dir, root) = workspace()?;
     write(&root.join("src/main.rs"), "fn main() {}\n")?;
     write(&root.join("src/other.rs"), "// on disk only\n")?;
+    // A generated tree with ignore rules: ignored and hidden files are never searched or listed.
+    write(&root.join(".gitignore"), "target/\n*.log\n")?;
+    for i in 0..50 {
+        write(&root.join(format!("gen/m{i}/lib.rs")), format!("pub fn f{i}() {{ let unsaved_marker_not = {i}; }}\n"))?;
+        write(&root.join(format!("target/debug/m{i}.rs")), "let unsaved_marker = 0;\n")?;
+    }
+    write(&root.join("build.log"), "unsaved_marker\n")?;
+    write(&root.join(".hidden/secret.rs"), "unsaved_marker\n")?;
     let (mut sidecar, _) = Sidecar::start(&root, Value::Null)?;
     sidecar.open("src/main.rs", "fn main() {\n    let unsaved_marker = 1;\n}\n")?;
-    let result = sidecar.call("grep", json!({ "pattern": "unsaved_marker" }))?;
+    let result = sidecar.call("grep", json!({ "pattern": "unsaved_marker\\b" }))?;
     ok(&result)?;
     assert_eq!(result["output"], json!("src/main.rs:2:    let unsaved_marker = 1;"));
     let disk = sidecar.call("search", json!({ "pattern": "fn main\\(\\) \\{\\}", "output_mode": "count" }))?;
     ok(&disk)?;
     assert_eq!(disk["metadata"]["matches"], json!(0), "{disk}");
+    let generated =
+        sidecar.call("grep", json!({ "pattern": "unsaved_marker_not", "output_mode": "files_with_matches" }))?;
+    assert_eq!(generated["metadata"]["files"], json!(50), "{generated}");
+    let globbed = sidecar.call("glob", json!({ "pattern": "**/*.rs" }))?;
+    assert_eq!(globbed["metadata"]["count"], json!(52), "{globbed}");
+    assert!(!globbed["output"].as_str().unwrap_or_default().contains("target/"));
     Ok(())
 }
 
