@@ -1,8 +1,10 @@
 //! Sidecar benchmarks against a peer measured in the same run.
 //!
-//! `cargo bench -p tandem --bench sidecar [-- [--quick] [P3|P4|P8]...]`
+//! `cargo bench -p tandem --bench sidecar [-- [--quick] [P1|P2|P3|P4|P8]...]`
 //! (or `TANDEM_BENCH_QUICK=1`). Quick mode runs few iterations, for a smoke test.
 //!
+//! - P1: `grep` (files with matches) over `~/.cargo/registry/src` vs `rg -l`, three patterns.
+//! - P2: `glob` `**/*.rs` over the same tree vs `rg --files -g '*.rs'`.
 //! - P3: `tandem/tools/call read` round trip on a 4 KB file vs spawning `cat` on it.
 //! - P4: `edit` near the end of a 50 MB file (staged, fsynced, renamed) vs spawning `cp` of it.
 //! - P8: cold start (spawn → `initialize` response) and idle RSS; `true` spawn for reference.
@@ -28,6 +30,8 @@ use support::{Res, Sidecar};
 /// Iteration counts of one run.
 struct Plan {
     quick: bool,
+    /// Timed runs of each P1 pattern and of P2, each side (after one warm-up run).
+    p12_runs: usize,
     p3_warmup: usize,
     p3_calls: usize,
     p3_spawns: usize,
@@ -42,6 +46,7 @@ impl Plan {
         if quick {
             Self {
                 quick,
+                p12_runs: 1,
                 p3_warmup: 20,
                 p3_calls: 200,
                 p3_spawns: 30,
@@ -53,6 +58,7 @@ impl Plan {
         } else {
             Self {
                 quick,
+                p12_runs: 7,
                 p3_warmup: 200,
                 p3_calls: 2000,
                 p3_spawns: 300,
@@ -100,7 +106,7 @@ fn main() {
     );
     let mut rows = Vec::new();
     let mut failed = false;
-    let benches: [(&str, Bench); 3] = [("P3", p3), ("P4", p4), ("P8", p8)];
+    let benches: [(&str, Bench); 5] = [("P1", p1), ("P2", p2), ("P3", p3), ("P4", p4), ("P8", p8)];
     for (id, bench) in benches {
         if !wanted(id) {
             continue;
@@ -244,6 +250,161 @@ fn text_of(bytes: usize, marker_line: Option<(usize, &str)>) -> String {
         }
     }
     text
+}
+
+// ---------------------------------------------------------------------------------------------
+// P1, P2: grep and glob over a large tree vs ripgrep
+
+/// The tree P1 and P2 search: cargo's registry sources (`$CARGO_HOME/registry/src`), canonicalized.
+fn registry_src() -> Res<PathBuf> {
+    let cargo_home = match std::env::var_os("CARGO_HOME") {
+        Some(home) => PathBuf::from(home),
+        None => PathBuf::from(std::env::var_os("HOME").ok_or("neither CARGO_HOME nor HOME is set")?).join(".cargo"),
+    };
+    let src = cargo_home.join("registry").join("src");
+    src.canonicalize().map_err(|e| format!("{}: {e} (it exists after a cargo build)", src.display()))
+}
+
+/// Fails when `rg` cannot be run.
+fn require_rg() -> Res<()> {
+    match Command::new("rg").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status() {
+        Ok(status) if status.success() => Ok(()),
+        _ => Err("P1/P2 skipped: rg not installed (apt-get install ripgrep)".into()),
+    }
+}
+
+/// Runs `rg args` in `dir` and returns the number of lines it printed (files).
+///
+/// Our walker applies .gitignore outside a git repository and ignores the global gitignore, so rg
+/// is told the same (`--no-require-git`, `--no-ignore-global`).
+fn rg_files(dir: &Path, args: &[&str]) -> Res<(Duration, usize)> {
+    let start = Instant::now();
+    let output = Command::new("rg")
+        .args(["--no-require-git", "--no-ignore-global", "--no-config"])
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("spawn rg: {e}"))?;
+    let elapsed = start.elapsed();
+    // 1: nothing found; 2: an error, such as an unreadable file, with results still printed.
+    if !matches!(output.status.code(), Some(0..=2)) {
+        return Err(format!("rg {args:?} exited with {}", output.status));
+    }
+    Ok((elapsed, output.stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count()))
+}
+
+/// Times one tool call and returns the number of files it reported (`count_key`, or else the
+/// number of output lines).
+fn tool_files(sidecar: &mut Sidecar, name: &str, args: &Value, count_key: &str) -> Res<(Duration, usize)> {
+    let start = Instant::now();
+    let result = sidecar.call(name, args.clone())?;
+    let elapsed = start.elapsed();
+    tool_ok(&result)?;
+    if result.get("truncated").and_then(Value::as_bool) == Some(true) {
+        return Err(format!("{name} truncated its results: raise max_results"));
+    }
+    let count = match result.get(count_key).and_then(Value::as_u64) {
+        Some(count) => count as usize,
+        None => result["output"].as_str().map_or(0, |o| o.lines().count()),
+    };
+    Ok((elapsed, count))
+}
+
+/// Warm-up then `runs` interleaved runs of both sides; returns (ours, peer, our count, peer count).
+fn race(
+    plan: &Plan,
+    mut ours: impl FnMut() -> Res<(Duration, usize)>,
+    mut peer: impl FnMut() -> Res<(Duration, usize)>,
+) -> Res<(Duration, Duration, usize, usize)> {
+    let (_, mut our_count) = ours()?;
+    let (_, mut peer_count) = peer()?;
+    let (mut our_times, mut peer_times) = (Vec::new(), Vec::new());
+    for _ in 0..plan.p12_runs {
+        let (time, count) = ours()?;
+        our_times.push(time);
+        our_count = count;
+        let (time, count) = peer()?;
+        peer_times.push(time);
+        peer_count = count;
+    }
+    println!("    tandem: {}", describe(&mut our_times));
+    println!("    rg:     {}", describe(&mut peer_times));
+    let note = if our_count == peer_count { "" } else { "  (counts differ)" };
+    println!("    files: tandem {our_count}, rg {peer_count}{note}");
+    Ok((median(&mut our_times), median(&mut peer_times), our_count, peer_count))
+}
+
+fn counts(ours: usize, peer: usize) -> String {
+    if ours == peer { format!("{ours} files") } else { format!("{ours} vs rg {peer} files (≠)") }
+}
+
+fn p1(plan: &Plan) -> Res<Vec<Row>> {
+    require_rg()?;
+    let root = registry_src()?;
+    println!("\nP1: `grep` files_with_matches over {} vs `rg -l`", root.display());
+    let mut sidecar = Sidecar::spawn(&root, &[])?;
+    sidecar.initialize(Value::Null)?;
+    // Our grep is smart-case by default, rg case-sensitive: the case is given to both.
+    let cases: [(&str, &str, bool); 3] = [
+        ("literal", "fn main", false),
+        ("regex", r"impl\s+\w+\s+for\s+\w+", false),
+        ("case-insensitive alternation", "deprecated|todo|fixme", true),
+    ];
+    let mut rows = Vec::new();
+    for (what, pattern, ignore_case) in cases {
+        println!("  {what}: `{pattern}`{}", if ignore_case { " (ignoring case)" } else { "" });
+        let args = json!({
+            "pattern": pattern,
+            "output_mode": "files_with_matches",
+            "max_results": 100_000,
+            "case_insensitive": ignore_case,
+        });
+        let case = if ignore_case { "-i" } else { "-s" };
+        let (ours, peer, our_count, peer_count) = race(
+            plan,
+            || tool_files(&mut sidecar, "grep", &args, "files"),
+            || rg_files(&root, &["-l", case, "-e", pattern, "."]),
+        )?;
+        let ratio = ours.as_secs_f64() / peer.as_secs_f64().max(1e-12);
+        rows.push(Row {
+            id: "P1",
+            what: format!("grep {what}, {}", counts(our_count, peer_count)),
+            ours: fmt_duration(ours),
+            peer: format!("rg {}", fmt_duration(peer)),
+            ratio: format!("{ratio:.2}× rg"),
+            goal: "≤ 1.1× rg",
+            pass: ratio <= 1.1,
+        });
+    }
+    sidecar.shutdown()?;
+    Ok(rows)
+}
+
+fn p2(plan: &Plan) -> Res<Vec<Row>> {
+    require_rg()?;
+    let root = registry_src()?;
+    println!("\nP2: `glob` `**/*.rs` over {} vs `rg --files -g '*.rs'`", root.display());
+    let mut sidecar = Sidecar::spawn(&root, &[])?;
+    sidecar.initialize(Value::Null)?;
+    let args = json!({ "pattern": "**/*.rs", "max_results": 1_000_000 });
+    let (ours, peer, our_count, peer_count) = race(
+        plan,
+        || tool_files(&mut sidecar, "glob", &args, "total"),
+        || rg_files(&root, &["--files", "-g", "*.rs", "."]),
+    )?;
+    sidecar.shutdown()?;
+    let ratio = ours.as_secs_f64() / peer.as_secs_f64().max(1e-12);
+    Ok(vec![Row {
+        id: "P2",
+        what: format!("glob **/*.rs, {}", counts(our_count, peer_count)),
+        ours: fmt_duration(ours),
+        peer: format!("rg {}", fmt_duration(peer)),
+        ratio: format!("{ratio:.2}× rg"),
+        goal: "≤ 1.2× rg",
+        pass: ratio <= 1.2,
+    }])
 }
 
 // ---------------------------------------------------------------------------------------------
