@@ -496,3 +496,16 @@ fn grep_searches_the_unsaved_editor_buffer() {
     "#]],
     );
 }
+
+#[test]
+fn grep_cuts_very_long_lines() {
+    let h = Harness::new("");
+    let long = format!("{}needle{}\n", "a".repeat(300), "b".repeat(700));
+    std::fs::write(h.root().join("minified.js"), &long).unwrap_or_else(|e| panic!("{e}"));
+    let result = h.call("grep", serde_json::json!({"pattern": "needle"}));
+    assert_eq!(result.error, None);
+    let line = result.output.lines().next().unwrap_or_default();
+    assert!(line.starts_with("minified.js:1:aaaa"), "{line}");
+    assert!(line.ends_with("… [line cut: 1006 chars]"), "{line}");
+    assert!(line.len() < 600, "{}", line.len());
+}
