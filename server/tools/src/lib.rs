@@ -11,6 +11,8 @@ mod profile;
 mod registry;
 mod schema;
 mod search;
+#[cfg(test)]
+mod testing;
 mod tool;
 mod workspace;
 

@@ -4,36 +4,11 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use expect_test::{Expect, expect};
 use serde_json::{Value, json};
-use tandem_protocol::ToolResult;
-use tandem_text::BufferCache;
 
-use crate::{Registry, ToolConfig, ToolContext, Workspace};
-
-fn write_fixture(root: &Path, fixture: &str) {
-    let indent =
-        fixture.lines().filter(|l| !l.trim().is_empty()).map(|l| l.len() - l.trim_start().len()).min().unwrap_or(0);
-    let mut current: Option<(String, String)> = None;
-    let mut files = Vec::new();
-    for line in fixture.lines() {
-        if let Some(path) = line.trim_start().strip_prefix("//- ") {
-            files.extend(current.take());
-            current = Some((path.trim().to_owned(), String::new()));
-        } else if let Some((_, text)) = &mut current {
-            text.push_str(line.get(indent..).unwrap_or(line.trim_start()));
-            text.push('\n');
-        }
-    }
-    files.extend(current);
-    for (path, text) in files {
-        let path = root.join(path);
-        std::fs::create_dir_all(path.parent().unwrap_or(root)).ok();
-        std::fs::write(path, text.replace("<CR>", "\r").replace("<NOEOL>\n", "")).ok();
-    }
-}
+use crate::testing::{Harness, render};
 
 fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
@@ -46,77 +21,32 @@ fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
     files
 }
 
-fn render(result: &ToolResult, root: &Path) -> String {
-    let mut out = match &result.error {
-        Some(error) => format!("error: {error}\n"),
-        None => format!("title: {}\n{}\n", result.title, result.output.trim_end()),
-    };
-    let meta: Vec<String> = result
-        .metadata
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "durationMs" | "hash"))
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    if !meta.is_empty() {
-        out.push_str(&format!("meta: {}\n", meta.join(" ")));
-    }
-    out.replace(&root.display().to_string(), "$ROOT")
-}
-
 fn show_bytes(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).replace('\r', "<CR>").replace('\u{feff}', "<BOM>")
 }
 
-struct Harness {
-    _dir: tempfile::TempDir,
-    ctx: ToolContext,
-    registry: Registry,
-}
-
-impl Harness {
-    fn new(fixture: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        write_fixture(dir.path(), fixture);
-        let workspace = Workspace::new(dir.path(), &[]).unwrap_or_else(|e| panic!("{e}"));
-        let ctx = ToolContext::new(Arc::new(workspace), Arc::new(BufferCache::new()));
-        Self { _dir: dir, ctx, registry: Registry::builtin(ToolConfig::default()) }
-    }
-
-    fn root(&self) -> &Path {
-        self.ctx.workspace.root()
-    }
-
-    fn call(&self, name: &str, args: Value) -> ToolResult {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build();
-        let runtime = runtime.unwrap_or_else(|e| panic!("{e}"));
-        runtime
-            .block_on(self.registry.call(name, args, self.ctx.clone()))
-            .unwrap_or_else(|e| ToolResult { error: Some(format!("CallError: {e}")), ..Default::default() })
-    }
-
-    /// Runs the call and renders the result plus every file it created, changed or removed.
-    fn check_call(&self, name: &str, args: Value, expect: Expect) {
-        let before = snapshot(self.root());
-        let result = self.call(name, args);
-        let after = snapshot(self.root());
-        let mut out = render(&result, self.root());
-        for (path, bytes) in &after {
-            if before.get(path) != Some(bytes) {
-                out.push_str(&format!("--- {path}\n{}", show_bytes(bytes)));
-                if !bytes.ends_with(b"\n") {
-                    out.push_str("<NOEOL>\n");
-                }
+/// Runs the call and renders the result plus every file it created, changed or removed.
+fn check_files(h: &Harness, name: &str, args: Value, expect: Expect) {
+    let before = snapshot(h.root());
+    let result = h.call(name, args);
+    let after = snapshot(h.root());
+    let mut out = render(&result, h.root());
+    for (path, bytes) in &after {
+        if before.get(path) != Some(bytes) {
+            out.push_str(&format!("--- {path}\n{}", show_bytes(bytes)));
+            if !bytes.ends_with(b"\n") {
+                out.push_str("<NOEOL>\n");
             }
         }
-        for path in before.keys().filter(|p| !after.contains_key(*p)) {
-            out.push_str(&format!("--- {path} (deleted)\n"));
-        }
-        expect.assert_eq(&out);
     }
+    for path in before.keys().filter(|p| !after.contains_key(*p)) {
+        out.push_str(&format!("--- {path} (deleted)\n"));
+    }
+    expect.assert_eq(&out);
 }
 
 fn check(fixture: &str, name: &str, args: Value, expect: Expect) {
-    Harness::new(fixture).check_call(name, args, expect);
+    check_files(&Harness::new(fixture), name, args, expect);
 }
 
 #[test]
@@ -416,7 +346,8 @@ fn append_delete_list() {
 fn session_must_read_before_overwriting() {
     let mut h = Harness::new("//- a.txt\nold\n");
     h.ctx.session_id = Some("s".into());
-    h.check_call(
+    check_files(
+        &h,
         "write",
         json!({"file_path": "a.txt", "content": "new\n"}),
         expect![[r#"
@@ -425,7 +356,8 @@ fn session_must_read_before_overwriting() {
     );
     assert!(h.call("read", json!({"file_path": "a.txt"})).error.is_none());
     std::fs::write(h.root().join("a.txt"), "changed\n").ok();
-    h.check_call(
+    check_files(
+        &h,
         "append",
         json!({"file_path": "a.txt", "content": "more"}),
         expect![[r#"
