@@ -30,7 +30,8 @@ const MAX_LINES: usize = 2_000;
 
 const DESCRIPTION: &str = "Run a shell command with bash in the workspace (or working_dir inside it). stdin is \
     closed; stdout and stderr are merged. It is killed with everything it started after `timeout` seconds \
-    (default 120, at most 600). Long output is cut to its start and end; the full output is saved under \
+    (default 120, at most 600); processes it leaves running are stopped when it ends, so start servers and \
+    watchers with run_in_background. Long output is cut to its start and end; the full output is saved under \
     .tandem/outputs/ and the result names the file. Secrets in the output are redacted. Destructive commands \
     (rm -rf /, sudo, mkfs, curl | sh, ...) are refused. With run_in_background the command keeps running and \
     the result gives an id: read its new output and status with `bash_output`, or stop it there with kill.";
