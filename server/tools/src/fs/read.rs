@@ -56,11 +56,16 @@ pub(crate) fn count_lines(text: &str) -> usize {
 
 /// `line` cut to [`MAX_LINE_CHARS`] chars, and whether it was cut.
 pub(crate) fn cut_line(line: &str) -> (std::borrow::Cow<'_, str>, bool) {
-    if line.len() <= MAX_LINE_CHARS {
+    cut_line_at(line, MAX_LINE_CHARS)
+}
+
+/// `line` cut to `max` chars with a marker giving its length, and whether it was cut.
+pub(crate) fn cut_line_at(line: &str, max: usize) -> (std::borrow::Cow<'_, str>, bool) {
+    if line.len() <= max {
         // At most that many bytes, so at most that many chars.
         return (line.into(), false);
     }
-    match line.char_indices().nth(MAX_LINE_CHARS) {
+    match line.char_indices().nth(max) {
         None => (line.into(), false),
         Some((at, _)) => {
             let total = line.chars().count();

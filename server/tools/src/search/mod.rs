@@ -36,13 +36,7 @@ pub(crate) fn walker(dir: &Path) -> ignore::WalkBuilder {
 
 /// `line` cut to [`MAX_LINE_CHARS`] chars, with a marker saying how long it was.
 pub(crate) fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
-    if line.len() <= MAX_LINE_CHARS {
-        return line.into();
-    }
-    match line.char_indices().nth(MAX_LINE_CHARS) {
-        None => line.into(),
-        Some((at, _)) => format!("{}… [line cut: {} chars]", &line[..at], line.chars().count()).into(),
-    }
+    crate::fs::cut_line_at(line, MAX_LINE_CHARS).0
 }
 
 #[cfg(test)]
