@@ -263,10 +263,13 @@ pub(crate) async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>
                     },
                     Origin::Missing => None,
                 };
-                match &change {
-                    Change::Write(text) => stamps.push((loaded.path.clone(), ContentHash::of(text.as_bytes()))),
-                    Change::Move { to, text } => stamps.push((to.clone(), ContentHash::of(text.as_bytes()))),
-                    Change::Delete => {}
+                // Only a session keeps read stamps (as in `commit`): no hashing otherwise.
+                if ctx.session_id.is_some() {
+                    match &change {
+                        Change::Write(text) => stamps.push((loaded.path.clone(), ContentHash::of(text.as_bytes()))),
+                        Change::Move { to, text } => stamps.push((to.clone(), ContentHash::of(text.as_bytes()))),
+                        Change::Delete => {}
+                    }
                 }
                 disk_ops.push((loaded.path.clone(), before, change));
             }
