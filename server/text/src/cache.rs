@@ -104,11 +104,6 @@ impl BufferCache {
         lock(&self.docs).get(path).cloned()
     }
 
-    /// Paths of every open document.
-    pub fn open_paths(&self) -> Vec<PathBuf> {
-        lock(&self.docs).keys().cloned().collect()
-    }
-
     /// Records that `session` read (or wrote) `path` when its text had `hash`.
     pub fn record_read(&self, session: &str, path: &Path, hash: ContentHash) {
         lock(&self.reads).insert((session.to_owned(), path.to_path_buf()), hash);
