@@ -1,0 +1,13 @@
+//! Model providers: OpenAI-compatible Chat Completions and Anthropic Messages, streamed over SSE.
+//!
+//! One [`Client`] per provider configuration. [`Client::stream`] sends a [`Request`], reports
+//! [`Event`]s as they arrive, and returns the whole assistant [`Response`] when the stream ends.
+//! Retries (429, 5xx, connection errors; honouring `Retry-After`) happen only before the first
+//! event was reported, so a caller never sees text twice.
+
+mod types;
+
+pub use types::*;
+mod client;
+
+pub use client::Client;
