@@ -110,6 +110,9 @@ pub struct ToolContext {
     pub cache: Arc<BufferCache>,
     /// The editor, when one is connected.
     pub editor: Option<Arc<dyn EditorClient>>,
+    /// Who approves changes and commands of this call; `None` when the person made the call
+    /// (nothing asks).
+    pub approver: Option<Arc<dyn crate::Approver>>,
 }
 
 impl ToolContext {
@@ -125,6 +128,7 @@ impl ToolContext {
             max_agent_depth: 3,
             cache,
             editor: None,
+            approver: None,
         }
     }
 }
