@@ -5,9 +5,12 @@
 //! Retries (429, 5xx, connection errors; honouring `Retry-After`) happen only before the first
 //! event was reported, so a caller never sees text twice.
 
+mod anthropic;
+mod assemble;
+mod client;
+mod openai;
+mod sse;
 mod types;
 
-pub use types::*;
-mod client;
-
 pub use client::Client;
+pub use types::*;
