@@ -102,7 +102,10 @@ impl Client {
         loop {
             let outcome = {
                 let mut report = |event: Event| {
-                    reported = true;
+                    // Token counts replace each other, so a retry after them repeats nothing.
+                    if !matches!(event, Event::Usage(_)) {
+                        reported = true;
+                    }
                     on_event(event);
                 };
                 tokio::select! {

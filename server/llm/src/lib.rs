@@ -3,7 +3,8 @@
 //! One [`Client`] per provider configuration. [`Client::stream`] sends a [`Request`], reports
 //! [`Event`]s as they arrive, and returns the whole assistant [`Response`] when the stream ends.
 //! Retries (429, 5xx, connection errors; honouring `Retry-After`) happen only before the first
-//! event was reported, so a caller never sees text twice.
+//! text, thinking or tool-call event was reported, so a caller never sees a piece twice ([`Event::Usage`]
+//! may repeat: each one replaces the last).
 
 mod anthropic;
 mod assemble;
