@@ -57,7 +57,7 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Va
     }
     body.insert("messages".into(), messages.into());
     if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), temperature.into());
+        body.insert("temperature".into(), crate::assemble::temperature(temperature));
     }
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
@@ -241,5 +241,38 @@ fn read_usage(usage: &Value, previous: Usage) -> Usage {
         output_tokens: field("output_tokens", previous.output_tokens),
         cache_read_tokens: field("cache_read_input_tokens", previous.cache_read_tokens),
         cache_write_tokens: field("cache_creation_input_tokens", previous.cache_write_tokens),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn tool_input_in_the_block_start_is_used_without_deltas() {
+        let mut decoder = Decoder::default();
+        let mut asm = Assembler::default();
+        let events = [
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "x"}}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking", "data": "zz"}}),
+            json!({"type": "content_block_stop", "index": 1}),
+            json!({"type": "some_future_event"}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "pause_turn"}, "usage": {"output_tokens": 4}}),
+        ];
+        for data in events {
+            let event = SseEvent { event: String::new(), data: data.to_string() };
+            assert!(matches!(decoder.event(&event, &mut asm, &mut |_| {}), Ok(false)));
+        }
+        assert!(decoder.finish(&mut asm, &mut |_| {}).is_ok());
+        assert_eq!(asm.stop, Some(StopReason::Other("pause_turn".into())));
+        assert_eq!(asm.usage.output_tokens, 4);
+        assert_eq!(
+            asm.into_message().content,
+            vec![Part::ToolCall { id: "t1".into(), name: "read".into(), arguments: json!({"path": "x"}) }]
+        );
     }
 }

@@ -120,6 +120,12 @@ pub(crate) fn arguments_text(arguments: &Value) -> String {
     arguments.to_string()
 }
 
+/// A temperature as the decimal the caller meant (`0.7f32` would otherwise be sent as
+/// `0.699999988079071`).
+pub(crate) fn temperature(value: f32) -> Value {
+    value.to_string().parse::<f64>().map_or(Value::Null, Value::from)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -136,6 +142,7 @@ mod tests {
         assert_eq!(parse_arguments("[1]"), json!({"_raw": "[1]"}));
         assert_eq!(arguments_text(&json!({"_raw": "{\"a\": "})), "{\"a\": ");
         assert_eq!(arguments_text(&json!({"a": 1})), "{\"a\":1}");
+        assert_eq!(temperature(0.7), json!(0.7));
     }
 
     #[test]

@@ -68,7 +68,7 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Va
     body.insert("stream_options".into(), json!({"include_usage": true}));
     body.insert("max_tokens".into(), settings.max_tokens.into());
     if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), temperature.into());
+        body.insert("temperature".into(), crate::assemble::temperature(temperature));
     }
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
@@ -160,10 +160,10 @@ impl Decoder {
             return Ok(false);
         };
         if let Some(delta) = choice.get("delta") {
-            for key in ["reasoning_content", "reasoning"] {
-                if let Some(text) = delta.get(key).and_then(Value::as_str) {
-                    asm.thinking(text, on_event);
-                }
+            // Servers that send both carry the same text twice.
+            let reasoning = ["reasoning_content", "reasoning"].iter().find_map(|key| delta.get(*key)?.as_str());
+            if let Some(text) = reasoning {
+                asm.thinking(text, on_event);
             }
             if let Some(text) = delta.get("content").and_then(Value::as_str) {
                 asm.text(text, on_event);
@@ -283,5 +283,73 @@ pub(crate) fn snippet(text: &str) -> String {
     match text.char_indices().nth(LIMIT) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Feeds `chunks` as `data:` events; returns the parts, the stop reason and the events.
+    fn decode(chunks: &[Value]) -> (Vec<Part>, Option<StopReason>, Vec<Event>) {
+        let mut decoder = Decoder::default();
+        let mut asm = Assembler::default();
+        let mut events = Vec::new();
+        let mut on_event = |event| events.push(event);
+        for chunk in chunks {
+            let event = SseEvent { event: String::new(), data: chunk.to_string() };
+            assert!(matches!(decoder.event(&event, &mut asm, &mut on_event), Ok(false)));
+        }
+        assert!(decoder.finish(&mut asm, &mut on_event).is_ok());
+        let stop = asm.stop.clone();
+        (asm.into_message().content, stop, events)
+    }
+
+    fn delta(delta: Value, finish: Value) -> Value {
+        json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    }
+
+    #[test]
+    fn lenient_tool_call_fragments() {
+        let (parts, stop, events) = decode(&[
+            delta(json!({"reasoning": "r", "reasoning_content": "r"}), Value::Null),
+            // The id repeated in every fragment (some vLLM versions).
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "read", "arguments": "{\"p\""}}]}),
+                Value::Null,
+            ),
+            delta(json!({"tool_calls": [{"index": 0, "id": "a", "function": {"arguments": ": 1}"}}]}), Value::Null),
+            // Complete calls without an index, arguments as an object.
+            delta(
+                json!({"tool_calls": [{"id": "b", "function": {"name": "ls", "arguments": {"d": "."}}}]}),
+                Value::Null,
+            ),
+            // No id at all.
+            delta(json!({"tool_calls": [{"index": 2, "function": {"name": "pwd", "arguments": ""}}]}), Value::Null),
+            // Some servers say "stop" after tool calls.
+            delta(json!({}), json!("stop")),
+        ]);
+        assert_eq!(
+            parts,
+            vec![
+                Part::Thinking { text: "r".into(), signature: None },
+                Part::ToolCall { id: "a".into(), name: "read".into(), arguments: json!({"p": 1}) },
+                Part::ToolCall { id: "b".into(), name: "ls".into(), arguments: json!({"d": "."}) },
+                Part::ToolCall { id: "call_2".into(), name: "pwd".into(), arguments: json!({}) },
+            ]
+        );
+        assert_eq!(stop, Some(StopReason::ToolUse));
+        assert_eq!(events.iter().filter(|event| matches!(event, Event::ToolCallReady { .. })).count(), 3);
+    }
+
+    #[test]
+    fn a_stream_without_a_finish_reason_or_done_is_incomplete() {
+        let mut decoder = Decoder::default();
+        let mut asm = Assembler::default();
+        let event = SseEvent { event: String::new(), data: delta(json!({"content": "x"}), Value::Null).to_string() };
+        assert!(matches!(decoder.event(&event, &mut asm, &mut |_| {}), Ok(false)));
+        assert!(matches!(decoder.finish(&mut asm, &mut |_| {}), Err(StreamFault::Provider { retryable: true, .. })));
     }
 }
