@@ -9,4 +9,5 @@ mod cli;
 mod crash;
 mod lsp_files;
 mod lsp_protocol;
+mod run_cmd;
 mod shell;

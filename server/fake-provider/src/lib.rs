@@ -50,6 +50,10 @@ pub struct ReceivedRequest {
     pub headers: Vec<(String, String)>,
     /// The body as JSON (a JSON string holding the text when it was not JSON).
     pub body: Value,
+    /// When the request had been read.
+    pub received_at: std::time::Instant,
+    /// When the whole response had been written (`None` while streaming, or if it never was).
+    pub answered_at: Option<std::time::Instant>,
 }
 
 impl ReceivedRequest {

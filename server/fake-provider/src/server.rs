@@ -67,11 +67,17 @@ async fn serve(mut stream: TcpStream, shared: &Shared, serial: usize) {
     let body = serde_json::from_slice::<Value>(&request.body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&request.body).into_owned()));
     let model = body.get("model").and_then(Value::as_str).unwrap_or("fake-model").to_owned();
-    shared.requests.lock().unwrap_or_else(PoisonError::into_inner).push(ReceivedRequest {
-        path: request.path.clone(),
-        headers: request.headers,
-        body,
-    });
+    let index = {
+        let mut requests = shared.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        requests.push(ReceivedRequest {
+            path: request.path.clone(),
+            headers: request.headers,
+            body,
+            received_at: std::time::Instant::now(),
+            answered_at: None,
+        });
+        requests.len() - 1
+    };
     let format = if request.path.ends_with("/chat/completions") {
         Format::OpenAi
     } else if request.path.ends_with("/messages") {
@@ -109,6 +115,9 @@ async fn serve(mut stream: TcpStream, shared: &Shared, serial: usize) {
             let frames = frames(&turn, format, &model, serial).into_iter().map(|f| (f.text, f.content)).collect();
             write_stream(&mut stream, &turn, frames).await;
         }
+    }
+    if let Some(request) = shared.requests.lock().unwrap_or_else(PoisonError::into_inner).get_mut(index) {
+        request.answered_at = Some(std::time::Instant::now());
     }
 }
 
