@@ -422,3 +422,52 @@ fn a_session_is_stored_listed_and_resumed_with_its_history() -> Res<()> {
     assert!(err["message"].as_str().unwrap_or_default().contains("no session `nope`"), "{err}");
     Ok(())
 }
+
+#[test]
+fn an_accepted_edit_to_an_open_document_goes_through_the_editor() -> Res<()> {
+    let dir = workspace(&[("a.txt", "on disk\n")])?;
+    let provider = FakeProvider::start_blocking(vec![
+        // Two reads in one turn (concurrency-safe: run together, results in order).
+        Turn::new().tool_call("r1", "read", json!({ "file_path": "a.txt" })).tool_call(
+            "r2",
+            "read",
+            json!({ "file_path": "b.txt" }),
+        ),
+        Turn::new().tool_call(
+            "e1",
+            "edit",
+            json!({ "file_path": "a.txt", "old_string": "unsaved", "new_string": "edited" }),
+        ),
+        Turn::reply("ok"),
+    ]);
+    std::fs::write(dir.path().join("b.txt"), "bee\n").map_err(|e| e.to_string())?;
+    let mut sidecar = sidecar(dir.path(), &provider, "openai", "")?;
+    sidecar.open("a.txt", "unsaved text\n")?;
+    sidecar.permission_replies.push_back(PermissionReply::select("allow_once"));
+    let session = new_session(&mut sidecar, json!({}))?;
+    prompt(&mut sidecar, &session, "edit the open file")?;
+    let results = {
+        let requests = provider.requests();
+        requests[1].body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| {
+                (
+                    m["tool_call_id"].as_str().unwrap_or_default().to_owned(),
+                    m["content"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(results.len(), 2);
+    assert_eq!((results[0].0.as_str(), results[1].0.as_str()), ("r1", "r2"));
+    assert!(results[0].1.contains("unsaved text") && results[1].1.contains("bee"), "{results:?}");
+    // The permission showed the editor's text; the edit went back as applyEdit.
+    let asks = sidecar.requests_of("tandem/session/requestPermission");
+    assert_eq!(asks[0]["toolCall"]["content"][0]["oldText"], "unsaved text\n");
+    assert_eq!(sidecar.requests_of("workspace/applyEdit").len(), 1);
+    assert_eq!(sidecar.docs.get(&sidecar.uri("a.txt")).map(|d| d.text.as_str()), Some("edited text\n"));
+    Ok(())
+}
