@@ -153,7 +153,13 @@ impl SessionClient for Terminal {
         for item in &content {
             match item {
                 ToolCallContent::Diff { path, hunks: file_hunks, .. } => {
-                    shown.push_str(&format!("{}\n", self.style.paint("1", path)));
+                    let path = std::env::current_dir()
+                        .ok()
+                        .and_then(|cwd| {
+                            std::path::Path::new(path).strip_prefix(cwd).ok().map(|p| p.display().to_string())
+                        })
+                        .unwrap_or_else(|| path.clone());
+                    shown.push_str(&format!("{}\n", self.style.paint("1", &path)));
                     for hunk in file_hunks {
                         shown.push_str(&format!("{}\n", self.diff(&hunk.patch)));
                         hunks.push(hunk.clone());
@@ -286,7 +292,9 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
         .await?;
     ctrl_c.abort();
     out("\n");
-    eprintln!("tandem: session {session_id} ({:?})", result.stop_reason);
+    let stop =
+        serde_json::to_value(result.stop_reason).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    eprintln!("tandem: session {session_id} ended: {stop} (continue it with --session {session_id})");
     Ok(match result.stop_reason {
         StopReason::EndTurn => ExitCode::SUCCESS,
         StopReason::Error => {
