@@ -31,6 +31,9 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 use crate::config::Config;
 
+/// How long `session/new` waits for MCP servers that are still connecting.
+const MCP_READY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How long the editor gets to answer `workspace/applyEdit` or `tandem/document/save`.
 const EDITOR_REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// Concurrent requests in flight. Generous: a tool call that waits for the editor's
@@ -77,6 +80,8 @@ pub async fn serve() -> ExitCode {
 struct Ready {
     workspace: Arc<Workspace>,
     registry: Arc<Registry>,
+    /// MCP servers of the workspace (their tools are in `registry`).
+    mcp: Arc<tandem_mcp::McpManager>,
     editor: Arc<LspEditor>,
     /// The sessions, or why there are none (an invalid provider configuration).
     agent: std::result::Result<Arc<Agent>, String>,
@@ -174,7 +179,17 @@ impl Backend {
     }
 
     async fn session_new(&self, params: SessionNewParams) -> Result<SessionNewResult> {
-        self.agent()?.new_session(params).map_err(agent_error)
+        let agent = self.agent()?;
+        let mcp = Arc::clone(&self.ready()?.mcp);
+        // Servers the editor passes join the process's; then the session's first turn waits
+        // (bounded) for the servers to list their tools.
+        if let Some(servers) = &params.mcp_servers {
+            for warning in mcp.add_session_servers(servers).await {
+                tracing::warn!("{warning}");
+            }
+        }
+        mcp.ready(MCP_READY_WAIT).await;
+        agent.new_session(params).map_err(agent_error)
     }
 
     async fn session_prompt(&self, params: SessionPromptParams) -> Result<SessionPromptResult> {
@@ -263,7 +278,9 @@ impl LanguageServer for Backend {
         let provider = config.provider_settings().map_err(|err| format!("{err:#}"));
         let default_mode = config.mode;
         let max_turns = config.max_turns;
+        let full_profile = config.tools.profile == tandem_tools::Profile::Full;
         let registry = Arc::new(Registry::builtin(config.tools));
+        let mcp = tandem_mcp::McpManager::from_workspace(workspace.root(), Arc::clone(&registry), full_profile);
         let tool_names: Vec<String> = registry.infos().into_iter().map(|t| t.name).collect();
         let editor = Arc::new(LspEditor {
             client: self.client.clone(),
@@ -289,7 +306,7 @@ impl LanguageServer for Backend {
             tracing::warn!("agent sessions are unavailable: {err}");
         }
         *self.ready.write().unwrap_or_else(PoisonError::into_inner) =
-            Some(Arc::new(Ready { workspace, registry, editor, agent }));
+            Some(Arc::new(Ready { workspace, registry, mcp, editor, agent }));
 
         let tandem =
             TandemCapabilities { version: PROTOCOL_VERSION.to_owned(), tools: tool_names, modes: ModeId::ALL.to_vec() };

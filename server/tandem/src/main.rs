@@ -2,7 +2,9 @@
 //! `tandem tool <name> '<json>'` runs one tool and prints its result.
 
 mod config;
+mod doctor;
 mod lsp;
+mod mcp_cmd;
 mod run;
 mod stdin_guard;
 mod stdio;
@@ -58,6 +60,16 @@ enum Command {
         #[arg(long)]
         session: Option<String>,
     },
+    /// Serve Tandem's tools to MCP clients over stdio (newline-delimited JSON-RPC), in the current
+    /// directory's workspace. Changes and commands that are not read-only are refused unless
+    /// `--allow-writes`.
+    Mcp {
+        /// Let MCP clients change files and run any command the safety classifier does not refuse.
+        #[arg(long)]
+        allow_writes: bool,
+    },
+    /// Check the setup: each configured MCP server, its state and tool count.
+    Doctor,
 }
 
 fn parse_mode(raw: &str) -> Result<tandem_protocol::ModeId, String> {
@@ -109,6 +121,8 @@ fn main() -> ExitCode {
             Command::Run { prompt, mode, model, yes, session } => {
                 run::run(run::RunArgs { prompt, mode, model, yes, session }).await
             }
+            Command::Mcp { allow_writes } => mcp_cmd::serve(allow_writes).await,
+            Command::Doctor => doctor::run().await,
         }
     });
     // Do not wait for the thread blocked reading stdin: after `exit` the client may keep it open.

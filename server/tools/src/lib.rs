@@ -17,7 +17,7 @@ mod testing;
 mod tool;
 mod workspace;
 
-pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile};
+pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
 pub use editor::{DocumentEdit, EditorClient};
 pub use profile::{Profile, ToolConfig};
 pub use registry::{CallError, Registry};
