@@ -21,7 +21,7 @@ fn initialize_announces_sync_and_tandem_capabilities() -> Res<()> {
     let tools: Vec<&str> = tandem["tools"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
     assert_eq!(
         tools,
-        ["read", "write", "edit", "multiedit", "apply_patch", "append", "delete", "list", "glob", "grep"]
+        ["read", "write", "edit", "multiedit", "apply_patch", "append", "delete", "list", "glob", "grep", "lsp"]
     );
     assert_eq!(result["serverInfo"]["name"], json!("tandem"));
     assert!(sidecar.shutdown()?.success());

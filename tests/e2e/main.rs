@@ -8,4 +8,5 @@ mod cli;
 mod crash;
 mod lsp_files;
 mod lsp_protocol;
+mod lsp_proxy;
 mod shell;

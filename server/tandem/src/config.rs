@@ -52,6 +52,9 @@ struct File {
     #[serde(default)]
     provider: ProviderSection,
     mode: Option<ModeId>,
+    /// `[lsp]` and `[lsp.<name>]`: language servers (see tandem-lsp-proxy's catalog).
+    #[serde(default)]
+    lsp: tandem_lsp_proxy::LspSettings,
 }
 
 /// The configuration in force.
@@ -65,6 +68,8 @@ pub struct Config {
     pub mode: ModeId,
     /// Model provider.
     pub provider: ProviderConfig,
+    /// Language servers.
+    pub lsp: tandem_lsp_proxy::LspSettings,
     /// Things that were ignored, to log or show.
     pub warnings: Vec<String>,
 }
@@ -129,6 +134,7 @@ impl Config {
         self.tools.enabled.extend(file.tools.enabled);
         self.tools.disabled.extend(file.tools.disabled);
         self.allowed_paths.extend(file.workspace.allowed_paths);
+        self.lsp.merge(file.lsp);
         if let Some(mode) = file.mode {
             self.mode = mode;
         }

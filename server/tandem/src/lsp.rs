@@ -12,12 +12,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
+use tandem_lsp_proxy::{LspProxy, ProgressEvent, ProgressKind};
 use tandem_protocol::{
     DocumentSaveParams, DocumentSaveResult, InitializationOptions, ModeId, PROTOCOL_VERSION, TandemCapabilities,
     ToolResult, ToolsCallParams, ToolsListParams, ToolsListResult, methods,
 };
 use tandem_text::{BufferCache, ContentChange, Position, PositionEncoding};
-use tandem_tools::{DocumentEdit, EditorClient, Registry, ToolContext, Workspace};
+use tandem_tools::{CodeIntel, DocumentEdit, EditorClient, Registry, ToolContext, Workspace};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{
     self as lsp, InitializeParams, InitializeResult, OneOf, PositionEncodingKind, ServerCapabilities, ServerInfo,
@@ -35,7 +36,11 @@ const MAX_CONCURRENCY: usize = 64;
 
 /// Runs the server until `exit` or the end of stdin.
 pub async fn serve() -> ExitCode {
-    let (service, socket) = LspService::build(Backend::new)
+    // The language servers outlive the LSP service (which is dropped when the transport
+    // ends): shut them down here, whichever way the session ended.
+    let servers: Arc<Mutex<Option<Arc<LspProxy>>>> = Arc::default();
+    let servers_of_backend = Arc::clone(&servers);
+    let (service, socket) = LspService::build(move |client| Backend::new(client, servers_of_backend))
         .custom_method(methods::TOOLS_LIST, Backend::tools_list)
         .custom_method(methods::TOOLS_CALL, Backend::tools_call)
         .finish();
@@ -54,7 +59,12 @@ pub async fn serve() -> ExitCode {
             () = &mut guard => server.await,
         }
     };
-    match tokio::spawn(both).await {
+    let served = tokio::spawn(both).await;
+    let proxy = servers.lock().unwrap_or_else(PoisonError::into_inner).take();
+    if let Some(proxy) = proxy {
+        proxy.shutdown().await;
+    }
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!("the LSP server task failed: {err}");
@@ -68,6 +78,8 @@ struct Ready {
     workspace: Arc<Workspace>,
     registry: Arc<Registry>,
     editor: Arc<LspEditor>,
+    /// The language servers (the `lsp` tool, diagnostics after edits).
+    intel: Option<Arc<LspProxy>>,
 }
 
 struct Backend {
@@ -78,6 +90,8 @@ struct Backend {
     uris: Arc<Mutex<HashMap<PathBuf, Uri>>>,
     ready: RwLock<Option<Arc<Ready>>>,
     encoding: RwLock<PositionEncoding>,
+    /// Where `serve` finds the proxy to shut it down.
+    servers: Arc<Mutex<Option<Arc<LspProxy>>>>,
 }
 
 fn internal(message: impl Into<String>) -> Error {
@@ -99,8 +113,9 @@ fn cache_path(uri: &Uri) -> Option<PathBuf> {
 }
 
 impl Backend {
-    fn new(client: Client) -> Self {
+    fn new(client: Client, servers: Arc<Mutex<Option<Arc<LspProxy>>>>) -> Self {
         Self {
+            servers,
             client,
             cache: Arc::new(BufferCache::new()),
             uris: Arc::new(Mutex::new(HashMap::new())),
@@ -131,6 +146,7 @@ impl Backend {
         let mut ctx = ToolContext::new(Arc::clone(&ready.workspace), Arc::clone(&self.cache));
         ctx.session_id = params.session_id;
         ctx.editor = Some(Arc::clone(&ready.editor) as Arc<dyn EditorClient>);
+        ctx.intel = ready.intel.clone().map(|proxy| proxy as Arc<dyn CodeIntel>);
         let span = tracing::info_span!("tool", name = %params.name);
         let _enter = span.enter();
         // A task of its own: file work blocks its worker thread (block_in_place), and must not
@@ -189,6 +205,24 @@ impl LanguageServer for Backend {
         let document_changes =
             workspace_caps.and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false);
         let registry = Registry::builtin(config.tools);
+        let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
+        let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
+        let intel = match LspProxy::new(
+            workspace.root().to_path_buf(),
+            Arc::clone(&self.cache),
+            &config.lsp,
+            progress.then_some(progress_tx),
+        ) {
+            Ok(proxy) => Some(Arc::new(proxy)),
+            Err(err) => {
+                tracing::error!("language servers are off: {err}");
+                None
+            }
+        };
+        if progress {
+            tokio::spawn(forward_progress(self.client.clone(), progress_rx));
+        }
+        *self.servers.lock().unwrap_or_else(PoisonError::into_inner) = intel.clone();
         let tool_names: Vec<String> = registry.infos().into_iter().map(|t| t.name).collect();
         let editor =
             LspEditor { client: self.client.clone(), uris: Arc::clone(&self.uris), encoding, document_changes };
@@ -196,6 +230,7 @@ impl LanguageServer for Backend {
             workspace: Arc::new(workspace),
             registry: Arc::new(registry),
             editor: Arc::new(editor),
+            intel,
         }));
 
         let tandem =
@@ -223,6 +258,10 @@ impl LanguageServer for Backend {
 
     async fn shutdown(&self) -> Result<()> {
         tracing::info!("shutdown");
+        let proxy = self.servers.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Some(proxy) = proxy {
+            proxy.shutdown().await;
+        }
         Ok(())
     }
 
@@ -267,6 +306,53 @@ impl LanguageServer for Backend {
 
     async fn did_save(&self, params: lsp::DidSaveTextDocumentParams) {
         tracing::debug!(uri = params.text_document.uri.as_str(), "didSave");
+    }
+}
+
+/// Forwards the language servers' start-up and work (indexing, checks) to the editor as
+/// work-done progress: one token per piece of work, created with
+/// `window/workDoneProgress/create`.
+async fn forward_progress(client: Client, mut rx: tokio::sync::mpsc::UnboundedReceiver<ProgressEvent>) {
+    use lsp::{NumberOrString, ProgressParams, ProgressParamsValue, WorkDoneProgress};
+    let mut open: HashMap<String, Vec<NumberOrString>> = HashMap::new();
+    let mut next = 0u64;
+    while let Some(event) = rx.recv().await {
+        let stack = open.entry(event.server.clone()).or_default();
+        let (token, value) = match event.kind {
+            ProgressKind::Begin { title } => {
+                next += 1;
+                let token = NumberOrString::String(format!("tandem/lsp/{}/{next}", event.server));
+                let create =
+                    client.send_request::<lsp::request::WorkDoneProgressCreate>(lsp::WorkDoneProgressCreateParams {
+                        token: token.clone(),
+                    });
+                if !matches!(tokio::time::timeout(Duration::from_secs(5), create).await, Ok(Ok(()))) {
+                    continue;
+                }
+                stack.push(token.clone());
+                (token, WorkDoneProgress::Begin(lsp::WorkDoneProgressBegin { title, ..Default::default() }))
+            }
+            ProgressKind::Report { message } => {
+                let Some(token) = stack.last().cloned() else { continue };
+                (
+                    token,
+                    WorkDoneProgress::Report(lsp::WorkDoneProgressReport {
+                        message: Some(message),
+                        ..Default::default()
+                    }),
+                )
+            }
+            ProgressKind::End => {
+                let Some(token) = stack.pop() else { continue };
+                (token, WorkDoneProgress::End(lsp::WorkDoneProgressEnd { message: None }))
+            }
+        };
+        client
+            .send_notification::<lsp::notification::Progress>(ProgressParams {
+                token,
+                value: ProgressParamsValue::WorkDone(value),
+            })
+            .await;
     }
 }
 

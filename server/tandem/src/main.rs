@@ -2,6 +2,7 @@
 //! `tandem tool <name> '<json>'` runs one tool and prints its result.
 
 mod config;
+mod doctor;
 mod lsp;
 mod stdin_guard;
 mod stdio;
@@ -37,6 +38,8 @@ enum Command {
     },
     /// List the tools enabled in the current directory's workspace.
     Tools,
+    /// List the language servers found on PATH and the install command of the missing ones.
+    Doctor,
 }
 
 fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
@@ -80,6 +83,7 @@ fn main() -> ExitCode {
             Command::Lsp => lsp::serve().await,
             Command::Tool { name, arguments } => tool_cmd::run(&name, arguments.as_deref()).await,
             Command::Tools => tool_cmd::list().await,
+            Command::Doctor => doctor::run(),
         }
     });
     // Do not wait for the thread blocked reading stdin: after `exit` the client may keep it open.

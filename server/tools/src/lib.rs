@@ -7,6 +7,7 @@
 mod editor;
 pub mod exec;
 mod fs;
+pub mod intel;
 mod profile;
 mod registry;
 mod schema;
@@ -17,6 +18,7 @@ mod tool;
 mod workspace;
 
 pub use editor::{DocumentEdit, EditorClient};
+pub use intel::CodeIntel;
 pub use profile::{Profile, ToolConfig};
 pub use registry::{CallError, Registry};
 pub use schema::{schema_for, validate_arguments};

@@ -48,7 +48,15 @@ impl Registry {
 
     /// Every built-in tool, under `config`.
     pub fn builtin(config: ToolConfig) -> Self {
-        Self::new(crate::fs::all().into_iter().chain(crate::search::all()).chain(crate::exec::all()).collect(), config)
+        Self::new(
+            crate::fs::all()
+                .into_iter()
+                .chain(crate::search::all())
+                .chain(crate::exec::all())
+                .chain(crate::intel::all())
+                .collect(),
+            config,
+        )
     }
 
     /// The configuration in force.
