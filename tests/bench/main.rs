@@ -11,6 +11,9 @@
 //!   the same server (pyright, clangd, typescript-language-server, rust-analyzer); edit → fresh
 //!   diagnostics per server.
 //! - P8: cold start (spawn → `initialize` response) and idle RSS; `true` spawn for reference.
+//! - A1: agent loop overhead per tool call: from the end of the provider's streamed tool call to
+//!   the next request carrying the result (scripted provider over real HTTP), vs the same tool
+//!   called directly with `tandem/tools/call`.
 //!
 //! The workspace is a temporary directory under `$TMPDIR` (default `/tmp`); set `TMPDIR` to
 //! measure on another file system.
@@ -43,6 +46,7 @@ struct Plan {
     p4_iterations: usize,
     p8_spawns: usize,
     p8_rss_samples: usize,
+    a1_calls: usize,
 }
 
 impl Plan {
@@ -58,6 +62,7 @@ impl Plan {
                 p4_iterations: 3,
                 p8_spawns: 5,
                 p8_rss_samples: 1,
+                a1_calls: 20,
             }
         } else {
             Self {
@@ -70,6 +75,7 @@ impl Plan {
                 p4_iterations: 10,
                 p8_spawns: 20,
                 p8_rss_samples: 3,
+                a1_calls: 300,
             }
         }
     }
@@ -110,7 +116,8 @@ fn main() {
     );
     let mut rows = Vec::new();
     let mut failed = false;
-    let benches: [(&str, Bench); 6] = [("P1", p1), ("P2", p2), ("P3", p3), ("P4", p4), ("P7", p7::p7), ("P8", p8)];
+    let benches: [(&str, Bench); 7] =
+        [("P1", p1), ("P2", p2), ("P3", p3), ("P4", p4), ("P7", p7::p7), ("P8", p8), ("A1", a1)];
     for (id, bench) in benches {
         if !wanted(id) {
             continue;
@@ -658,4 +665,82 @@ fn p8(plan: &Plan) -> Res<Vec<Row>> {
             pass: rss_mb <= 25.0,
         },
     ])
+}
+
+// ---------------------------------------------------------------------------------------------
+// A1: agent loop overhead per tool call
+
+fn a1(plan: &Plan) -> Res<Vec<Row>> {
+    use tandem_fake_provider::{FakeProvider, Turn};
+    println!("\nA1: agent loop overhead per tool call (`read` of a 4 KB file) vs the direct tool call");
+    let (_dir, root) = workspace()?;
+    fs::write(root.join("small.txt"), text_of(4096, None)).map_err(|e| e.to_string())?;
+    let n = plan.a1_calls;
+    let mut script: Vec<Turn> = (0..n)
+        .map(|i| Turn::new().tool_call(format!("call_{i}"), "read", json!({ "file_path": "small.txt" })))
+        .collect();
+    script.push(Turn::reply("done"));
+    let provider = FakeProvider::start_blocking(script);
+    let base = provider.base_url();
+    fs::create_dir_all(root.join(".tandem")).map_err(|e| e.to_string())?;
+    fs::write(root.join(".tandem/config.toml"), format!("[agent]\nmax_turns = {}\n", n + 1))
+        .map_err(|e| e.to_string())?;
+    let mut sidecar =
+        Sidecar::spawn(&root, &[("TANDEM_PROVIDER", "openai"), ("TANDEM_BASE_URL", &base), ("TANDEM_MODEL", "bench")])?;
+    sidecar.initialize(Value::Null)?;
+    // The direct call, same process, same file.
+    let args = json!({ "file_path": "small.txt" });
+    for _ in 0..20 {
+        sidecar.call("read", args.clone())?;
+    }
+    let mut direct = Vec::with_capacity(n);
+    for _ in 0..n {
+        let start = Instant::now();
+        let result = sidecar.call("read", args.clone())?;
+        direct.push(start.elapsed());
+        tool_ok(&result)?;
+    }
+    let session = sidecar.request("tandem/session/new", json!({}))?["sessionId"].clone();
+    let start = Instant::now();
+    let result = sidecar.request(
+        "tandem/session/prompt",
+        json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "read it many times" }] }),
+    )?;
+    let total = start.elapsed();
+    if result["stopReason"] != "end_turn" {
+        return Err(format!("the scripted turn ended with {result}"));
+    }
+    let requests = provider.requests();
+    if requests.len() != n + 1 {
+        return Err(format!("{} model requests, expected {}", requests.len(), n + 1));
+    }
+    let mut overhead: Vec<Duration> = requests
+        .windows(2)
+        .map(|pair| {
+            pair[0].answered_at.map_or(Duration::ZERO, |done| pair[1].received_at.saturating_duration_since(done))
+        })
+        .collect();
+    let k = overhead.len().min(20);
+    let mut early = overhead[..k].to_vec();
+    let mut late = overhead[overhead.len() - k..].to_vec();
+    println!("  loop, tool call → next request: {}", describe(&mut overhead));
+    println!("    first {k} calls (short history): {}", describe(&mut early));
+    println!(
+        "    last {k} calls (history of {} KB, all sent again each request): {}",
+        requests.last().map_or(0, |r| r.body.to_string().len() / 1024),
+        describe(&mut late)
+    );
+    println!("  direct tandem/tools/call read:  {}", describe(&mut direct));
+    println!("  whole turn: {} for {} model requests", fmt_duration(total), n + 1);
+    let (ours, peer) = (median(&mut early), median(&mut direct));
+    let ratio = ours.as_secs_f64() / peer.as_secs_f64().max(1e-12);
+    Ok(vec![Row {
+        id: "A1",
+        what: "loop overhead per tool call (short history)".into(),
+        ours: fmt_duration(ours),
+        peer: format!("direct call {}", fmt_duration(peer)),
+        ratio: format!("{ratio:.1}×"),
+        goal: "reported",
+        pass: true,
+    }])
 }

@@ -4,9 +4,11 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod agent;
 mod cli;
 mod crash;
 mod lsp_files;
 mod lsp_protocol;
 mod lsp_proxy;
+mod run_cmd;
 mod shell;

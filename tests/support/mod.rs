@@ -31,6 +31,28 @@ pub enum SaveAnswer {
     Unsupported,
 }
 
+/// How the fake editor answers the next `tandem/session/requestPermission`.
+#[derive(Clone, Debug)]
+pub enum PermissionReply {
+    /// Replies with this `outcome` object.
+    Outcome(Value),
+    /// Does not reply; sends `tandem/session/cancel` for the session instead (the person
+    /// pressed Stop while the review was open).
+    CancelSession,
+}
+
+impl PermissionReply {
+    /// Selects `option_id` (all hunks).
+    pub fn select(option_id: &str) -> Self {
+        Self::Outcome(json!({ "outcome": "selected", "optionId": option_id }))
+    }
+
+    /// Accepts only these hunks.
+    pub fn hunks(ids: &[&str]) -> Self {
+        Self::Outcome(json!({ "outcome": "selected", "optionId": "allow_once", "acceptedHunks": ids }))
+    }
+}
+
 /// An open document as the fake editor holds it.
 #[derive(Clone, Debug)]
 pub struct Doc {
@@ -61,6 +83,8 @@ pub struct Sidecar {
     /// Server→client requests received, in order.
     pub server_requests: Vec<Value>,
     pub root: PathBuf,
+    /// Answers to permission requests, used in order.
+    pub permission_replies: std::collections::VecDeque<PermissionReply>,
 }
 
 fn read_message(reader: &mut impl BufRead) -> Option<Value> {
@@ -139,6 +163,7 @@ impl Sidecar {
             notifications: Vec::new(),
             server_requests: Vec::new(),
             root: root.to_path_buf(),
+            permission_replies: Default::default(),
         })
     }
 
@@ -178,12 +203,50 @@ impl Sidecar {
         self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }))
     }
 
-    /// Sends a request and waits for its response (`Ok(result)` or `Err(error object)`),
-    /// answering server requests meanwhile.
-    pub fn request_raw(&mut self, method: &str, params: Value) -> Res<Result<Value, Value>> {
+    /// Sends a request without waiting; returns its id (see [`Sidecar::wait_response`]).
+    pub fn send_request(&mut self, method: &str, params: Value) -> Res<i64> {
         let id = self.next_id;
         self.next_id += 1;
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))?;
+        Ok(id)
+    }
+
+    /// Handles incoming messages until a notification matching `pred` arrives (returned).
+    pub fn pump_until(&mut self, pred: impl Fn(&Value) -> bool) -> Res<Value> {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let message = self.recv(deadline)?;
+            let hit = message.get("id").is_none() && pred(&message);
+            self.dispatch(message.clone())?;
+            if hit {
+                return Ok(message);
+            }
+        }
+    }
+
+    /// The `tandem/session/update` payloads received so far (`update` objects), in order.
+    pub fn session_updates(&self) -> Vec<Value> {
+        self.notifications
+            .iter()
+            .filter(|n| n["method"] == "tandem/session/update")
+            .map(|n| n["params"]["update"].clone())
+            .collect()
+    }
+
+    /// The requests of `method` the server sent, in order (their params).
+    pub fn requests_of(&self, method: &str) -> Vec<Value> {
+        self.server_requests.iter().filter(|r| r["method"] == method).map(|r| r["params"].clone()).collect()
+    }
+
+    /// Sends a request and waits for its response (`Ok(result)` or `Err(error object)`),
+    /// answering server requests meanwhile.
+    pub fn request_raw(&mut self, method: &str, params: Value) -> Res<Result<Value, Value>> {
+        let id = self.send_request(method, params)?;
+        self.wait_response(id)
+    }
+
+    /// Waits for the response to request `id`, answering server requests meanwhile.
+    pub fn wait_response(&mut self, id: i64) -> Res<Result<Value, Value>> {
         let deadline = Instant::now() + TIMEOUT;
         loop {
             let message = self.recv(deadline)?;
@@ -222,6 +285,18 @@ impl Sidecar {
         self.server_requests.push(message.clone());
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         let reply = match method.as_str() {
+            "tandem/session/requestPermission" => match self.permission_replies.pop_front() {
+                Some(PermissionReply::Outcome(outcome)) => {
+                    json!({ "jsonrpc": "2.0", "id": id, "result": { "outcome": outcome } })
+                }
+                Some(PermissionReply::CancelSession) => {
+                    let session = params["sessionId"].clone();
+                    return self.notify("tandem/session/cancel", json!({ "sessionId": session }));
+                }
+                None => {
+                    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32603, "message": "the test scripted no answer" } })
+                }
+            },
             "workspace/applyEdit" => {
                 json!({ "jsonrpc": "2.0", "id": id, "result": { "applied": self.apply_workspace_edit(&params)? } })
             }

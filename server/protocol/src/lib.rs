@@ -19,7 +19,27 @@ pub mod methods {
     pub const TOOLS_CALL: &str = "tandem/tools/call";
     /// `tandem/document/save` (server → client request).
     pub const DOCUMENT_SAVE: &str = "tandem/document/save";
+    /// `tandem/session/new` (client → server request).
+    pub const SESSION_NEW: &str = "tandem/session/new";
+    /// `tandem/session/prompt` (client → server request, answered when the turn ends).
+    pub const SESSION_PROMPT: &str = "tandem/session/prompt";
+    /// `tandem/session/cancel` (client → server notification).
+    pub const SESSION_CANCEL: &str = "tandem/session/cancel";
+    /// `tandem/session/setMode` (client → server request).
+    pub const SESSION_SET_MODE: &str = "tandem/session/setMode";
+    /// `tandem/session/list` (client → server request).
+    pub const SESSION_LIST: &str = "tandem/session/list";
+    /// `tandem/session/load` (client → server request).
+    pub const SESSION_LOAD: &str = "tandem/session/load";
+    /// `tandem/session/update` (server → client notification).
+    pub const SESSION_UPDATE: &str = "tandem/session/update";
+    /// `tandem/session/requestPermission` (server → client request).
+    pub const SESSION_REQUEST_PERMISSION: &str = "tandem/session/requestPermission";
 }
+
+mod session;
+
+pub use session::*;
 
 /// Tool groups: the unit that profiles and `TANDEM_FEATURE_<GROUP>` switch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
@@ -243,7 +263,20 @@ pub fn protocol_schema() -> Value {
         InitializationOptions,
         TandemCapabilities,
         DocumentSaveParams,
-        DocumentSaveResult
+        DocumentSaveResult,
+        SessionNewParams,
+        SessionNewResult,
+        SessionPromptParams,
+        SessionPromptResult,
+        SessionCancelParams,
+        SessionSetModeParams,
+        SessionListParams,
+        SessionListResult,
+        SessionLoadParams,
+        SessionLoadResult,
+        SessionNotification,
+        RequestPermissionParams,
+        RequestPermissionResult
     );
     let defs = generator.take_definitions(true);
     serde_json::json!({

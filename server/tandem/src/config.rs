@@ -39,7 +39,39 @@ struct ProviderSection {
     base_url: Option<String>,
     model: Option<String>,
     api_key_env: Option<String>,
+    max_tokens: Option<u32>,
+    timeout_secs: Option<u64>,
+    stall_timeout_secs: Option<u64>,
+    connect_timeout_secs: Option<u64>,
+    max_retries: Option<u32>,
 }
+
+/// `[agent]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentSection {
+    max_turns: Option<u32>,
+}
+
+/// Provider settings beyond what editors pass (`[provider]` in the files only).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProviderTuning {
+    /// `max_tokens` per model response.
+    pub max_tokens: Option<u32>,
+    /// Overall timeout of a model turn.
+    pub timeout_secs: Option<u64>,
+    /// Longest silence in a stream.
+    pub stall_timeout_secs: Option<u64>,
+    /// Connect timeout.
+    pub connect_timeout_secs: Option<u64>,
+    /// Retries of failed requests.
+    pub max_retries: Option<u32>,
+}
+
+/// The default provider: Ollama's OpenAI-compatible endpoint on this machine.
+pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434/v1";
+/// The default model.
+pub const DEFAULT_MODEL: &str = "qwen2.5-coder";
 
 /// One configuration file. Sections that later work adds (`[lsp]`, `[mcp]`, ...) are accepted
 /// and ignored here; keys inside the sections we know are checked.
@@ -51,6 +83,8 @@ struct File {
     workspace: WorkspaceSection,
     #[serde(default)]
     provider: ProviderSection,
+    #[serde(default)]
+    agent: AgentSection,
     mode: Option<ModeId>,
     /// `[lsp]` and `[lsp.<name>]`: language servers (see tandem-lsp-proxy's catalog).
     #[serde(default)]
@@ -70,6 +104,10 @@ pub struct Config {
     pub provider: ProviderConfig,
     /// Language servers.
     pub lsp: tandem_lsp_proxy::LspSettings,
+    /// Provider timeouts and limits.
+    pub tuning: ProviderTuning,
+    /// Model turns per prompt.
+    pub max_turns: Option<u32>,
     /// Things that were ignored, to log or show.
     pub warnings: Vec<String>,
 }
@@ -139,6 +177,13 @@ impl Config {
             self.mode = mode;
         }
         let p = file.provider;
+        let t = &mut self.tuning;
+        t.max_tokens = p.max_tokens.or(t.max_tokens);
+        t.timeout_secs = p.timeout_secs.or(t.timeout_secs);
+        t.stall_timeout_secs = p.stall_timeout_secs.or(t.stall_timeout_secs);
+        t.connect_timeout_secs = p.connect_timeout_secs.or(t.connect_timeout_secs);
+        t.max_retries = p.max_retries.or(t.max_retries);
+        self.max_turns = file.agent.max_turns.or(self.max_turns);
         merge_provider(
             &mut self.provider,
             ProviderConfig { kind: p.kind, base_url: p.base_url, model: p.model, api_key_env: p.api_key_env },
@@ -162,6 +207,64 @@ impl Config {
                 _ => {}
             }
         }
+    }
+}
+
+impl Config {
+    /// The model provider to use, with defaults filled in and the API key read from the
+    /// environment variable the configuration names. Errors name what to fix.
+    pub fn provider_settings(&self) -> anyhow::Result<tandem_llm::ProviderSettings> {
+        use std::time::Duration;
+        let p = &self.provider;
+        let kind = match p.kind.as_deref().unwrap_or("openai") {
+            "openai" | "openai-compatible" | "ollama" => tandem_llm::ProviderKind::OpenAi,
+            "anthropic" => tandem_llm::ProviderKind::Anthropic,
+            other => anyhow::bail!(
+                "unknown provider kind `{other}`: use \"openai\" (OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter) or \"anthropic\""
+            ),
+        };
+        let base_url = match (&p.base_url, kind) {
+            (Some(url), _) => url.trim_end_matches('/').to_owned(),
+            (None, tandem_llm::ProviderKind::Anthropic) => "https://api.anthropic.com/v1".to_owned(),
+            (None, tandem_llm::ProviderKind::OpenAi) => DEFAULT_BASE_URL.to_owned(),
+        };
+        let api_key_env = p.api_key_env.clone().or_else(|| match kind {
+            tandem_llm::ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY".to_owned()),
+            tandem_llm::ProviderKind::OpenAi if base_url.contains("api.openai.com") => {
+                Some("OPENAI_API_KEY".to_owned())
+            }
+            tandem_llm::ProviderKind::OpenAi => None,
+        });
+        let api_key = api_key_env.as_ref().and_then(|name| std::env::var(name).ok()).filter(|k| !k.is_empty());
+        let model = p.model.clone().unwrap_or_else(|| match kind {
+            tandem_llm::ProviderKind::Anthropic => "claude-sonnet-4-5".to_owned(),
+            tandem_llm::ProviderKind::OpenAi => DEFAULT_MODEL.to_owned(),
+        });
+        let t = self.tuning;
+        let mut timeouts = tandem_llm::Timeouts::default();
+        if let Some(secs) = t.timeout_secs {
+            timeouts.overall = Duration::from_secs(secs);
+        }
+        if let Some(secs) = t.stall_timeout_secs {
+            timeouts.stall = Duration::from_secs(secs);
+        }
+        if let Some(secs) = t.connect_timeout_secs {
+            timeouts.connect = Duration::from_secs(secs);
+        }
+        let mut retry = tandem_llm::RetryPolicy::default();
+        if let Some(n) = t.max_retries {
+            retry.max_retries = n;
+        }
+        Ok(tandem_llm::ProviderSettings {
+            kind,
+            base_url,
+            model,
+            api_key,
+            api_key_env,
+            max_tokens: t.max_tokens.unwrap_or(8192),
+            timeouts,
+            retry,
+        })
     }
 }
 

@@ -12,10 +12,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
+use tandem_agent::{Agent, AgentConfig, AgentError, SessionClient};
 use tandem_lsp_proxy::{LspProxy, ProgressEvent, ProgressKind};
 use tandem_protocol::{
-    DocumentSaveParams, DocumentSaveResult, InitializationOptions, ModeId, PROTOCOL_VERSION, TandemCapabilities,
-    ToolResult, ToolsCallParams, ToolsListParams, ToolsListResult, methods,
+    DocumentSaveParams, DocumentSaveResult, InitializationOptions, ModeId, PROTOCOL_VERSION, RequestPermissionParams,
+    RequestPermissionResult, SessionCancelParams, SessionListParams, SessionListResult, SessionLoadParams,
+    SessionLoadResult, SessionNewParams, SessionNewResult, SessionNotification, SessionPromptParams,
+    SessionPromptResult, SessionSetModeParams, SessionUpdate, TandemCapabilities, ToolResult, ToolsCallParams,
+    ToolsListParams, ToolsListResult, methods,
 };
 use tandem_text::{BufferCache, ContentChange, Position, PositionEncoding};
 use tandem_tools::{CodeIntel, DocumentEdit, EditorClient, Registry, ToolContext, Workspace};
@@ -43,6 +47,12 @@ pub async fn serve() -> ExitCode {
     let (service, socket) = LspService::build(move |client| Backend::new(client, servers_of_backend))
         .custom_method(methods::TOOLS_LIST, Backend::tools_list)
         .custom_method(methods::TOOLS_CALL, Backend::tools_call)
+        .custom_method(methods::SESSION_NEW, Backend::session_new)
+        .custom_method(methods::SESSION_PROMPT, Backend::session_prompt)
+        .custom_method(methods::SESSION_CANCEL, Backend::session_cancel)
+        .custom_method(methods::SESSION_SET_MODE, Backend::session_set_mode)
+        .custom_method(methods::SESSION_LIST, Backend::session_list)
+        .custom_method(methods::SESSION_LOAD, Backend::session_load)
         .finish();
     // stdin goes through the guard, so one malformed frame cannot end the transport.
     let (guarded, input) = tokio::io::duplex(256 * 1024);
@@ -80,6 +90,8 @@ struct Ready {
     editor: Arc<LspEditor>,
     /// The language servers (the `lsp` tool, diagnostics after edits).
     intel: Option<Arc<LspProxy>>,
+    /// The sessions, or why there are none (an invalid provider configuration).
+    agent: std::result::Result<Arc<Agent>, String>,
 }
 
 struct Backend {
@@ -92,6 +104,20 @@ struct Backend {
     encoding: RwLock<PositionEncoding>,
     /// Where `serve` finds the proxy to shut it down.
     servers: Arc<Mutex<Option<Arc<LspProxy>>>>,
+}
+
+/// Lets the transport write the updates already sent before the response that follows them.
+///
+/// tower-lsp-server writes responses and server-to-client messages from two queues merged
+/// round-robin, so a response can overtake notifications queued just before it. A session's
+/// updates must reach the editor before the response that ends the turn (ACP's rule); the
+/// writer runs as soon as it is woken, so a short pause is enough in practice.
+async fn flush_updates() {
+    tokio::time::sleep(Duration::from_millis(25)).await;
+}
+
+fn agent_error(err: AgentError) -> Error {
+    Error::invalid_params(err.to_string())
 }
 
 fn internal(message: impl Into<String>) -> Error {
@@ -159,6 +185,52 @@ impl Backend {
         }
     }
 
+    fn agent(&self) -> Result<Arc<Agent>> {
+        self.ready()?.agent.clone().map_err(Error::invalid_params)
+    }
+
+    async fn session_new(&self, params: SessionNewParams) -> Result<SessionNewResult> {
+        self.agent()?.new_session(params).map_err(agent_error)
+    }
+
+    async fn session_prompt(&self, params: SessionPromptParams) -> Result<SessionPromptResult> {
+        let agent = self.agent()?;
+        // A task of its own, as for tool calls: the turn's file work must not block this loop.
+        let result = match tokio::spawn(async move { agent.prompt(params).await }).await {
+            Ok(result) => result.map_err(agent_error),
+            Err(err) => Err(internal(format!("the turn was lost: {err}"))),
+        };
+        flush_updates().await;
+        result
+    }
+
+    async fn session_cancel(&self, params: SessionCancelParams) {
+        match self.agent() {
+            Ok(agent) => agent.cancel(&params.session_id),
+            Err(err) => tracing::warn!("cancel: {}", err.message),
+        }
+    }
+
+    async fn session_set_mode(&self, params: SessionSetModeParams) -> Result<Value> {
+        self.agent()?.set_mode(params).await.map_err(agent_error)?;
+        flush_updates().await;
+        Ok(serde_json::json!({}))
+    }
+
+    async fn session_list(&self, params: SessionListParams) -> Result<SessionListResult> {
+        self.agent()?.list(params).map_err(agent_error)
+    }
+
+    async fn session_load(&self, params: SessionLoadParams) -> Result<SessionLoadResult> {
+        let agent = self.agent()?;
+        let result = match tokio::spawn(async move { agent.load(params).await }).await {
+            Ok(result) => result.map_err(agent_error),
+            Err(err) => Err(internal(format!("loading the session failed: {err}"))),
+        };
+        flush_updates().await;
+        result
+    }
+
     fn workspace_root(params: &InitializeParams) -> PathBuf {
         #[expect(deprecated, reason = "root_uri is what older clients (Neovim 0.7) send")]
         let root_uri = params.root_uri.as_ref();
@@ -204,7 +276,10 @@ impl LanguageServer for Backend {
         let workspace_caps = params.capabilities.workspace.as_ref();
         let document_changes =
             workspace_caps.and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false);
-        let registry = Registry::builtin(config.tools);
+        let provider = config.provider_settings().map_err(|err| format!("{err:#}"));
+        let default_mode = config.mode;
+        let max_turns = config.max_turns;
+        let registry = Arc::new(Registry::builtin(config.tools));
         let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
         let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
         let intel = match LspProxy::new(
@@ -224,14 +299,31 @@ impl LanguageServer for Backend {
         }
         *self.servers.lock().unwrap_or_else(PoisonError::into_inner) = intel.clone();
         let tool_names: Vec<String> = registry.infos().into_iter().map(|t| t.name).collect();
-        let editor =
-            LspEditor { client: self.client.clone(), uris: Arc::clone(&self.uris), encoding, document_changes };
-        *self.ready.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(Ready {
-            workspace: Arc::new(workspace),
-            registry: Arc::new(registry),
-            editor: Arc::new(editor),
-            intel,
-        }));
+        let editor = Arc::new(LspEditor {
+            client: self.client.clone(),
+            uris: Arc::clone(&self.uris),
+            encoding,
+            document_changes,
+        });
+        let workspace = Arc::new(workspace);
+        let agent = provider.and_then(|provider| {
+            let config = AgentConfig { provider, default_mode, max_turns: max_turns.unwrap_or(DEFAULT_MAX_TURNS) };
+            Agent::new(
+                Arc::clone(&workspace),
+                Arc::clone(&self.cache),
+                Arc::clone(&registry),
+                Some(Arc::clone(&editor) as Arc<dyn EditorClient>),
+                Arc::new(LspSessionClient { client: self.client.clone() }),
+                config,
+            )
+            .map(Arc::new)
+            .map_err(|err| err.to_string())
+        });
+        if let Err(err) = &agent {
+            tracing::warn!("agent sessions are unavailable: {err}");
+        }
+        *self.ready.write().unwrap_or_else(PoisonError::into_inner) =
+            Some(Arc::new(Ready { workspace, registry, editor, agent, intel }));
 
         let tandem =
             TandemCapabilities { version: PROTOCOL_VERSION.to_owned(), tools: tool_names, modes: ModeId::ALL.to_vec() };
@@ -353,6 +445,53 @@ async fn forward_progress(client: Client, mut rx: tokio::sync::mpsc::UnboundedRe
                 value: ProgressParamsValue::WorkDone(value),
             })
             .await;
+    }
+}
+
+/// Model turns per prompt unless `[agent] max_turns` says otherwise.
+pub const DEFAULT_MAX_TURNS: u32 = 50;
+
+/// `tandem/session/update`.
+enum SessionUpdateNotification {}
+
+impl lsp::notification::Notification for SessionUpdateNotification {
+    type Params = SessionNotification;
+    const METHOD: &'static str = methods::SESSION_UPDATE;
+}
+
+/// `tandem/session/requestPermission`.
+enum RequestPermission {}
+
+impl lsp::request::Request for RequestPermission {
+    type Params = RequestPermissionParams;
+    type Result = RequestPermissionResult;
+    const METHOD: &'static str = methods::SESSION_REQUEST_PERMISSION;
+}
+
+/// Sessions as the editor sees them: notifications and permission requests.
+struct LspSessionClient {
+    client: Client,
+}
+
+#[async_trait]
+impl SessionClient for LspSessionClient {
+    async fn update(&self, session_id: &str, update: SessionUpdate) {
+        self.client
+            .send_notification::<SessionUpdateNotification>(SessionNotification {
+                session_id: session_id.to_owned(),
+                update,
+            })
+            .await;
+    }
+
+    async fn request_permission(
+        &self,
+        params: RequestPermissionParams,
+    ) -> std::result::Result<RequestPermissionResult, String> {
+        self.client.send_request::<RequestPermission>(params).await.map_err(|err| match err.code {
+            ErrorCode::MethodNotFound => "the editor does not implement tandem/session/requestPermission".to_owned(),
+            _ => err.message.into_owned(),
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 mod config;
 mod doctor;
 mod lsp;
+mod run;
 mod stdin_guard;
 mod stdio;
 mod tool_cmd;
@@ -40,6 +41,31 @@ enum Command {
     Tools,
     /// List the language servers found on PATH and the install command of the missing ones.
     Doctor,
+    /// Run one agent turn in the current directory's workspace: the answer streams to stdout,
+    /// approvals are asked on the terminal. Exit status: 0 when the model finished, 1 on a
+    /// provider error, 2 on bad usage, 3 at the turn limit, 4 on a refusal, 130 when cancelled.
+    Run {
+        /// What to do (`-` reads it from stdin).
+        prompt: String,
+        /// Permission mode: default, auto-edit, plan or yolo.
+        #[arg(long, value_parser = parse_mode)]
+        mode: Option<tandem_protocol::ModeId>,
+        /// Model (overrides the configuration).
+        #[arg(long)]
+        model: Option<String>,
+        /// Approve every edit and command without asking (refused commands still never run).
+        /// Meant for unattended runs in a sandbox (a container, a scratch checkout).
+        #[arg(long)]
+        yes: bool,
+        /// Continue a stored session (ids from `.tandem/sessions/`).
+        #[arg(long)]
+        session: Option<String>,
+    },
+}
+
+fn parse_mode(raw: &str) -> Result<tandem_protocol::ModeId, String> {
+    serde_json::from_value(serde_json::Value::String(raw.to_owned()))
+        .map_err(|_| format!("unknown mode `{raw}`: use default, auto-edit, plan or yolo"))
 }
 
 fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
@@ -84,6 +110,9 @@ fn main() -> ExitCode {
             Command::Tool { name, arguments } => tool_cmd::run(&name, arguments.as_deref()).await,
             Command::Tools => tool_cmd::list().await,
             Command::Doctor => doctor::run(),
+            Command::Run { prompt, mode, model, yes, session } => {
+                run::run(run::RunArgs { prompt, mode, model, yes, session }).await
+            }
         }
     });
     // Do not wait for the thread blocked reading stdin: after `exit` the client may keep it open.

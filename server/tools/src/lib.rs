@@ -4,6 +4,7 @@
 //! API boundary: this crate knows the editor, language servers and MCP only through traits
 //! (see [`EditorClient`]); the front doors in the `tandem` binary implement them.
 
+pub mod approval;
 mod editor;
 pub mod exec;
 mod fs;
@@ -17,6 +18,7 @@ mod testing;
 mod tool;
 mod workspace;
 
+pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile};
 pub use editor::{DocumentEdit, EditorClient};
 pub use intel::CodeIntel;
 pub use profile::{Profile, ToolConfig};

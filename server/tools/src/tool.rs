@@ -112,6 +112,9 @@ pub struct ToolContext {
     pub editor: Option<Arc<dyn EditorClient>>,
     /// Language servers (the `lsp` tool, diagnostics after edits), when configured.
     pub intel: Option<Arc<dyn CodeIntel>>,
+    /// Who approves changes and commands of this call; `None` when the person made the call
+    /// (nothing asks).
+    pub approver: Option<Arc<dyn crate::Approver>>,
 }
 
 impl ToolContext {
@@ -128,6 +131,7 @@ impl ToolContext {
             cache,
             editor: None,
             intel: None,
+            approver: None,
         }
     }
 }

@@ -18,6 +18,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::redact::redact;
 use super::safety::{Verdict, classify};
+use crate::approval::{CommandCheck, CommandDecision};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -139,6 +140,37 @@ pub(crate) fn cap(text: &str, full_log: &str) -> (String, bool) {
     )
 }
 
+/// Asks the session's approver (if any) before `command` runs in `dir`.
+pub(super) async fn confirm(
+    ctx: &ToolContext,
+    command: &str,
+    dir: &Path,
+    needs_approval: Option<String>,
+    background: bool,
+) -> Result<(), ToolError> {
+    let Some(approver) = &ctx.approver else { return Ok(()) };
+    let check = CommandCheck {
+        command: command.to_owned(),
+        working_dir: ctx.workspace.display(dir),
+        needs_approval,
+        background,
+    };
+    match approver.confirm_command(&check).await {
+        CommandDecision::Allow => Ok(()),
+        CommandDecision::Reject { reason } => {
+            let said = reason.map(|r| format!(" They said: {r}")).unwrap_or_default();
+            Err(ToolError::new(format!(
+                "the person declined to run this command; it did not run.{said} Do not run it again unchanged: ask them, or find another way"
+            ))
+            .with("rejected", true))
+        }
+        CommandDecision::Cancelled => {
+            Err(ToolError::new("cancelled: the turn ended before the person answered; the command did not run")
+                .with("cancelled", true))
+        }
+    }
+}
+
 #[async_trait]
 impl Tool for Bash {
     fn spec(&self) -> &ToolSpec {
@@ -147,7 +179,8 @@ impl Tool for Bash {
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(args)?;
-        if let Verdict::Refused { reason } = classify(&args.command) {
+        let verdict = classify(&args.command);
+        if let Verdict::Refused { reason } = &verdict {
             return Err(ToolError::new(format!(
                 "this command is refused: {reason}. Find another way, or ask the person to run it themselves"
             ))
@@ -160,6 +193,11 @@ impl Tool for Bash {
         if !dir.is_dir() {
             return Err(ToolError::new(format!("working_dir `{}` is not a directory", ctx.workspace.display(&dir))));
         }
+        let needs_approval = match verdict {
+            Verdict::NeedsApproval { reason } => Some(reason),
+            _ => None,
+        };
+        confirm(&ctx, &args.command, &dir, needs_approval, args.run_in_background.unwrap_or(false)).await?;
         if !args.run_in_background.unwrap_or(false) {
             return run_foreground(&ctx, &args.command, &args.command, &dir, args.timeout).await;
         }

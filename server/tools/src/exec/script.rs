@@ -98,6 +98,16 @@ impl Tool for Script {
             Some(raw) => ctx.workspace.resolve(raw, &ctx.working_dir)?,
             None => ctx.working_dir.clone(),
         };
+        let shown = match self.language {
+            Language::Shell => args.script.clone(),
+            Language::Python => format!("python3 <<'EOF'\n{}\nEOF", args.script.trim_end()),
+        };
+        let needs_approval = match (&self.language, classify(&args.script)) {
+            (Language::Shell, Verdict::Safe) => None,
+            (Language::Shell, Verdict::NeedsApproval { reason } | Verdict::Refused { reason }) => Some(reason),
+            (Language::Python, _) => Some("a Python script can do anything".to_owned()),
+        };
+        super::bash::confirm(&ctx, &shown, &dir, needs_approval, false).await?;
         let scripts = ctx.workspace.root().join(".tandem").join("scripts");
         std::fs::create_dir_all(&scripts).map_err(|e| ToolError::new(format!("cannot create .tandem/scripts: {e}")))?;
         let (interpreter, extension) = match self.language {

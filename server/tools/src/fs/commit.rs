@@ -7,6 +7,7 @@ use tandem_text::disk::{self, DiskFile, Expected, ReadOutcome};
 use tandem_text::{ContentHash, Decoded, FileFormat, Rope, char_to_position, minimal_change};
 
 use super::{EDITOR_ECHO_TIMEOUT, Loaded, MAX_FILE_BYTES, Origin, blocking, remember};
+use crate::approval::{ChangeDecision, StagedFile};
 use crate::{DocumentEdit, ToolContext, ToolError};
 
 /// How a commit reached its file.
@@ -20,6 +21,133 @@ pub(crate) struct Committed {
 /// Replaces `loaded`'s text with `new_text`: through the editor when the file is open there,
 /// else by an atomic disk write that is refused if the disk changed since `loaded` was read.
 pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) -> Result<Committed, ToolError> {
+    let mut changes = review(ctx, vec![(loaded, Change::Write(new_text))]).await?;
+    let review_notes = std::mem::take(&mut changes.notes);
+    let Some((loaded, Change::Write(new_text))) = changes.kept.pop() else {
+        return Err(ToolError::new("internal error: the reviewed change is not a write"));
+    };
+    let mut committed = commit_reviewed(ctx, loaded, new_text).await?;
+    committed.notes.splice(0..0, review_notes);
+    Ok(committed)
+}
+
+/// The changes the person let through, and what to tell the model about the rest.
+struct Reviewed {
+    kept: Vec<(Loaded, Change)>,
+    notes: Vec<String>,
+}
+
+/// Longest rejected-hunk text quoted back to the model.
+const MAX_REJECTED_QUOTE: usize = 4000;
+
+/// Asks the context's approver (if any) about `changes`. Returns the changes to commit, with
+/// only the accepted hunks applied, or an error when nothing was accepted.
+async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Reviewed, ToolError> {
+    let Some(approver) = ctx.approver.clone() else { return Ok(Reviewed { kept: changes, notes: Vec::new() }) };
+    // One review for every file, with hunk ids numbered across files; `local` maps them back.
+    let mut files = Vec::new();
+    let mut local: Vec<Vec<(String, String)>> = Vec::new();
+    let mut next = 1;
+    for (loaded, change) in &changes {
+        let old_text = loaded.exists().then(|| loaded.text.clone());
+        let (new_text, moved_to) = match change {
+            Change::Write(text) => (Some(text.clone()), None),
+            Change::Delete => (None, None),
+            Change::Move { to, text } => (Some(text.clone()), Some(to.clone())),
+        };
+        let display = ctx.workspace.display(&loaded.path);
+        let diff =
+            tandem_text::hunks::diff(&display, old_text.as_deref().unwrap_or(""), new_text.as_deref().unwrap_or(""));
+        let mut ids = Vec::new();
+        let hunks = diff
+            .hunks
+            .into_iter()
+            .map(|mut hunk| {
+                let global = format!("h{next}");
+                next += 1;
+                ids.push((global.clone(), std::mem::replace(&mut hunk.id, global)));
+                hunk
+            })
+            .collect();
+        local.push(ids);
+        files.push(StagedFile { path: loaded.path.clone(), display, moved_to, old_text, new_text, hunks });
+    }
+    let accepted: Option<Vec<String>> = match approver.review_changes(&files).await {
+        ChangeDecision::Accept { hunks } => hunks,
+        ChangeDecision::Reject { reason } => {
+            let said = reason.map(|r| format!(" They said: {r}")).unwrap_or_default();
+            let names: Vec<&str> = files.iter().map(|f| f.display.as_str()).collect();
+            return Err(ToolError::new(format!(
+                "the person rejected this change to {}; nothing was written.{said} Do not repeat it unchanged: ask them what they want, or take another approach",
+                names.join(", ")
+            ))
+            .with("rejected", true));
+        }
+        ChangeDecision::Cancelled => {
+            return Err(ToolError::new("cancelled: the turn ended before the person answered; nothing was written")
+                .with("cancelled", true));
+        }
+    };
+    let Some(accepted) = accepted else { return Ok(Reviewed { kept: changes, notes: Vec::new() }) };
+    if let Some(unknown) = accepted.iter().find(|id| !local.iter().flatten().any(|(global, _)| global == *id)) {
+        return Err(ToolError::new(format!(
+            "the review accepted hunk `{unknown}`, which is not part of this change; nothing was written"
+        )));
+    }
+    let mut kept = Vec::new();
+    let mut notes = Vec::new();
+    let mut rejected_quotes = String::new();
+    for (((loaded, change), ids), file) in changes.into_iter().zip(local).zip(&files) {
+        let take: Vec<&str> =
+            ids.iter().filter(|(global, _)| accepted.contains(global)).map(|(_, local)| local.as_str()).collect();
+        let all = take.len() == ids.len();
+        if !all {
+            for hunk in file.hunks.iter().filter(|h| !accepted.contains(&h.id)) {
+                if rejected_quotes.len() < MAX_REJECTED_QUOTE {
+                    rejected_quotes.push_str(&format!("{} ({}):\n{}", hunk.id, file.display, hunk.patch));
+                }
+            }
+        }
+        if take.is_empty() && !ids.is_empty() {
+            notes.push(format!("the person rejected every hunk of `{}`: it was left as it was", file.display));
+            continue;
+        }
+        if all {
+            kept.push((loaded, change));
+            continue;
+        }
+        let old = loaded.text.clone();
+        let subset = |new: &str| {
+            tandem_text::hunks::apply_subset(&old, new, &take).map_err(|err| ToolError::new(err.to_string()))
+        };
+        let change = match change {
+            Change::Write(text) => Change::Write(subset(&text)?),
+            Change::Move { to, text } => Change::Move { text: subset(&text)?, to },
+            Change::Delete => Change::Delete,
+        };
+        let rejected: Vec<&str> =
+            ids.iter().filter(|(global, _)| !accepted.contains(global)).map(|(global, _)| global.as_str()).collect();
+        notes.push(format!(
+            "the person accepted only some hunks of `{}`: rejected {}; the file now differs from your proposal (read it before editing it again)",
+            file.display,
+            rejected.join(", ")
+        ));
+        kept.push((loaded, change));
+    }
+    if kept.is_empty() {
+        return Err(ToolError::new(format!(
+            "the person rejected every hunk of this change; nothing was written. Rejected:\n{rejected_quotes}"
+        ))
+        .with("rejected", true));
+    }
+    if !rejected_quotes.is_empty() {
+        notes.push(format!("rejected hunks, not applied:\n{}", rejected_quotes.trim_end()));
+    }
+    Ok(Reviewed { kept, notes })
+}
+
+/// [`commit`] after the review.
+async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) -> Result<Committed, ToolError> {
     // Only a session keeps read stamps; the person's own calls need no hash of the result.
     let new_hash = ctx.session_id.is_some().then(|| ContentHash::of(new_text.as_bytes()));
     let path = loaded.path.clone();
@@ -245,6 +373,16 @@ fn disk_phase(ops: Vec<(PathBuf, Option<Before>, Change)>) -> Result<Vec<Done>, 
 /// a later one fails; then edits of documents open in the editor (an editor edit that fails
 /// undoes the disk changes and the editor edits before it).
 pub(crate) async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Vec<Committed>, ToolError> {
+    let Reviewed { kept: changes, notes: review_notes } = review(ctx, changes).await?;
+    let mut committed = commit_all_reviewed(ctx, changes).await?;
+    if let Some(first) = committed.first_mut() {
+        first.notes.splice(0..0, review_notes);
+    }
+    Ok(committed)
+}
+
+/// [`commit_all`] after the review.
+async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Vec<Committed>, ToolError> {
     let mut disk_ops = Vec::new();
     let mut editor_ops = Vec::new();
     let mut stamps = Vec::new();
@@ -282,7 +420,7 @@ pub(crate) async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>
     for (loaded, text) in editor_ops {
         let path = loaded.path.clone();
         let old_text = loaded.text.clone();
-        match commit(ctx, loaded, text.clone()).await {
+        match commit_reviewed(ctx, loaded, text.clone()).await {
             Ok(done) => {
                 committed.push(done);
                 applied.push((path, old_text, text));

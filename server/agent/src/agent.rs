@@ -1,0 +1,335 @@
+//! The sessions of one workspace and the requests that manage them.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tandem_llm::{Message, Part, ProviderSettings, Role};
+use tandem_protocol::{
+    ContentBlock, ModeId, SessionListParams, SessionListResult, SessionLoadParams, SessionLoadResult, SessionNewParams,
+    SessionNewResult, SessionPromptParams, SessionPromptResult, SessionSetModeParams, SessionUpdate, ToolCall,
+    ToolCallStatus,
+};
+use tandem_text::BufferCache;
+use tandem_tools::{EditorClient, Registry, Workspace};
+use tokio_util::sync::CancellationToken;
+
+use crate::approver::SessionGate;
+use crate::store::{Record, Store, rfc3339, valid_id};
+use crate::{SessionClient, modes_of};
+
+/// How the agent runs.
+#[derive(Clone, Debug)]
+pub struct AgentConfig {
+    /// The model provider.
+    pub provider: ProviderSettings,
+    /// Mode of new sessions.
+    pub default_mode: ModeId,
+    /// Model turns per prompt before the turn ends with `max_turns`.
+    pub max_turns: u32,
+}
+
+/// A request the agent cannot serve.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    /// No such session.
+    #[error("no session `{0}`: create one with tandem/session/new, or list stored ones with tandem/session/list")]
+    UnknownSession(String),
+    /// A turn is running.
+    #[error("session `{0}` is already running a turn; wait for it to end or send tandem/session/cancel")]
+    Busy(String),
+    /// Bad parameters.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A conversation and what the loop remembers about it.
+pub(crate) struct History {
+    pub messages: Vec<Message>,
+    /// Failures per (tool, arguments), for loop detection.
+    pub failures: HashMap<String, u32>,
+    /// Tokens over the whole session.
+    pub total_tokens: u64,
+}
+
+/// One session.
+pub(crate) struct Session {
+    pub id: String,
+    pub gate: Arc<SessionGate>,
+    pub cwd: PathBuf,
+    pub model: String,
+    /// Held for the whole of a turn: one turn at a time.
+    pub history: tokio::sync::Mutex<History>,
+    /// The running turn's cancel token.
+    pub cancel: Mutex<Option<CancellationToken>>,
+    pub next_call: AtomicU64,
+}
+
+/// The sessions of one workspace, and everything a turn needs.
+pub struct Agent {
+    pub(crate) workspace: Arc<Workspace>,
+    pub(crate) cache: Arc<BufferCache>,
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) editor: Option<Arc<dyn EditorClient>>,
+    pub(crate) client: Arc<dyn SessionClient>,
+    pub(crate) llm: tandem_llm::Client,
+    pub(crate) config: AgentConfig,
+    pub(crate) store: Store,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+}
+
+static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
+
+fn new_session_id() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let n = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
+    format!("s{:x}{:x}{n}", nanos as u64, std::process::id())
+}
+
+impl Agent {
+    /// An agent for `workspace`, storing sessions in `<workspace>/.tandem/sessions`.
+    pub fn new(
+        workspace: Arc<Workspace>,
+        cache: Arc<BufferCache>,
+        registry: Arc<Registry>,
+        editor: Option<Arc<dyn EditorClient>>,
+        client: Arc<dyn SessionClient>,
+        config: AgentConfig,
+    ) -> Result<Self, AgentError> {
+        let llm = tandem_llm::Client::new(config.provider.clone()).map_err(|e| AgentError::Invalid(e.message))?;
+        let store = Store::new(workspace.root().join(".tandem").join("sessions"));
+        Ok(Self {
+            workspace,
+            cache,
+            registry,
+            editor,
+            client,
+            llm,
+            config,
+            store,
+            sessions: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn session(&self, id: &str) -> Result<Arc<Session>, AgentError> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned()
+            .ok_or_else(|| AgentError::UnknownSession(id.to_owned()))
+    }
+
+    fn cwd(&self, cwd: Option<&str>) -> Result<PathBuf, AgentError> {
+        let root = self.workspace.root().to_path_buf();
+        let Some(raw) = cwd else { return Ok(root) };
+        let dir = self.workspace.resolve(raw, &root).map_err(|e| AgentError::Invalid(format!("cwd: {e}")))?;
+        if !dir.is_dir() {
+            return Err(AgentError::Invalid(format!("cwd `{raw}` is not a directory")));
+        }
+        Ok(dir)
+    }
+
+    /// `tandem/session/new`.
+    pub fn new_session(&self, params: SessionNewParams) -> Result<SessionNewResult, AgentError> {
+        let cwd = self.cwd(params.cwd.as_deref())?;
+        let mode = params.mode.unwrap_or(self.config.default_mode);
+        let model = params.model.unwrap_or_else(|| self.config.provider.model.clone());
+        let id = new_session_id();
+        let meta = Record::Meta {
+            session_id: id.clone(),
+            cwd: cwd.display().to_string(),
+            model: model.clone(),
+            mode,
+            created_at: rfc3339(std::time::SystemTime::now()),
+        };
+        if let Err(err) = self.store.append(&id, &meta) {
+            tracing::warn!(session = id, "cannot store the session (it works, but cannot be resumed): {err}");
+        }
+        let session = Session {
+            id: id.clone(),
+            gate: Arc::new(SessionGate::new(id.clone(), mode)),
+            cwd,
+            model: model.clone(),
+            history: tokio::sync::Mutex::new(History {
+                messages: Vec::new(),
+                failures: HashMap::new(),
+                total_tokens: 0,
+            }),
+            cancel: Mutex::new(None),
+            next_call: AtomicU64::new(1),
+        };
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), Arc::new(session));
+        tracing::info!(session = id, mode = mode.as_str(), "session/new");
+        Ok(SessionNewResult { session_id: id, modes: modes_of(mode), model: Some(model) })
+    }
+
+    /// `tandem/session/prompt`: runs one turn and answers when it ends.
+    pub async fn prompt(&self, params: SessionPromptParams) -> Result<SessionPromptResult, AgentError> {
+        let session = self.session(&params.session_id)?;
+        let Ok(mut history) = session.history.try_lock() else {
+            return Err(AgentError::Busy(session.id.clone()));
+        };
+        if params.prompt.is_empty() {
+            return Err(AgentError::Invalid("the prompt is empty".into()));
+        }
+        let cancel = CancellationToken::new();
+        *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = Some(cancel.clone());
+        let result = crate::turn::run(self, &session, &mut history, params.prompt, &cancel).await;
+        *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        Ok(result)
+    }
+
+    /// `tandem/session/cancel`: ends the running turn (a pending approval resolves as cancelled).
+    pub fn cancel(&self, session_id: &str) {
+        match self.session(session_id) {
+            Ok(session) => {
+                if let Some(token) = session.cancel.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+                    tracing::info!(session = session_id, "cancel");
+                    token.cancel();
+                }
+            }
+            Err(err) => tracing::warn!("cancel: {err}"),
+        }
+    }
+
+    /// `tandem/session/setMode`.
+    pub async fn set_mode(&self, params: SessionSetModeParams) -> Result<(), AgentError> {
+        let session = self.session(&params.session_id)?;
+        *session.gate.mode.lock().unwrap_or_else(PoisonError::into_inner) = params.mode_id;
+        self.store.append(&session.id, &Record::Mode { mode: params.mode_id }).ok();
+        self.client.update(&session.id, SessionUpdate::CurrentModeUpdate { current_mode_id: params.mode_id }).await;
+        Ok(())
+    }
+
+    /// `tandem/session/list`: stored sessions, most recent first, 50 per page.
+    pub fn list(&self, params: SessionListParams) -> Result<SessionListResult, AgentError> {
+        const PAGE: usize = 50;
+        let mut sessions = self.store.list();
+        if let Some(cwd) = &params.cwd {
+            sessions.retain(|s| &s.cwd == cwd);
+        }
+        let start = match &params.cursor {
+            None => 0,
+            Some(cursor) => cursor.parse().map_err(|_| AgentError::Invalid(format!("invalid cursor `{cursor}`")))?,
+        };
+        let next_cursor = (sessions.len() > start + PAGE).then(|| (start + PAGE).to_string());
+        let sessions = sessions.into_iter().skip(start).take(PAGE).collect();
+        Ok(SessionListResult { sessions, next_cursor })
+    }
+
+    /// `tandem/session/load`: restores a stored session and replays its history as updates.
+    pub async fn load(&self, params: SessionLoadParams) -> Result<SessionLoadResult, AgentError> {
+        if !valid_id(&params.session_id) {
+            return Err(AgentError::Invalid(format!("`{}` is not a session id", params.session_id)));
+        }
+        if let Ok(session) = self.session(&params.session_id)
+            && session.history.try_lock().is_err()
+        {
+            return Err(AgentError::Busy(session.id.clone()));
+        }
+        let records = self.store.read(&params.session_id).map_err(AgentError::Invalid)?;
+        let (mut mode, mut cwd, mut model) = (self.config.default_mode, None, self.config.provider.model.clone());
+        let mut messages = Vec::new();
+        let mut replay = Vec::new();
+        let mut calls = 0u64;
+        for record in records {
+            match record {
+                Record::Meta { cwd: dir, model: m, mode: md, .. } => {
+                    cwd = Some(dir);
+                    model = m;
+                    mode = md;
+                }
+                Record::Mode { mode: md } => mode = md,
+                Record::Message { message } => {
+                    if message.role == Role::User {
+                        for part in &message.content {
+                            if let Part::Text { text } = part {
+                                replay.push(SessionUpdate::UserMessageChunk { content: ContentBlock::text(text) });
+                            }
+                        }
+                    } else {
+                        for part in &message.content {
+                            match part {
+                                Part::Text { text } => {
+                                    replay.push(SessionUpdate::AgentMessageChunk { content: ContentBlock::text(text) })
+                                }
+                                Part::Thinking { text, .. } => {
+                                    replay.push(SessionUpdate::AgentThoughtChunk { content: ContentBlock::text(text) })
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    messages.push(message);
+                }
+                Record::Call { tool_call_id, title, kind, status, raw_input, .. } => {
+                    calls += 1;
+                    replay.push(SessionUpdate::ToolCall(ToolCall {
+                        tool_call_id,
+                        title,
+                        kind,
+                        status: if status == ToolCallStatus::Completed { status } else { ToolCallStatus::Failed },
+                        content: Vec::new(),
+                        locations: Vec::new(),
+                        raw_input: Some(raw_input),
+                    }));
+                }
+            }
+        }
+        let cwd = match cwd {
+            Some(dir) => {
+                let dir = PathBuf::from(dir);
+                if dir.is_dir() { dir } else { self.workspace.root().to_path_buf() }
+            }
+            None => self.workspace.root().to_path_buf(),
+        };
+        // A turn that ended in a crash may leave tool calls without results: close them.
+        close_dangling_calls(&mut messages);
+        let id = params.session_id.clone();
+        let session = Session {
+            id: id.clone(),
+            gate: Arc::new(SessionGate::new(id.clone(), mode)),
+            cwd,
+            model,
+            history: tokio::sync::Mutex::new(History { messages, failures: HashMap::new(), total_tokens: 0 }),
+            cancel: Mutex::new(None),
+            next_call: AtomicU64::new(calls + 1),
+        };
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), Arc::new(session));
+        for update in replay {
+            self.client.update(&id, update).await;
+        }
+        self.client.update(&id, SessionUpdate::CurrentModeUpdate { current_mode_id: mode }).await;
+        Ok(SessionLoadResult { modes: modes_of(mode) })
+    }
+
+    /// The session's mode (for front doors that show it).
+    pub fn mode(&self, session_id: &str) -> Result<ModeId, AgentError> {
+        Ok(self.session(session_id)?.gate.mode())
+    }
+}
+
+/// Appends "interrupted" results for tool calls of the last assistant message that have none.
+pub(crate) fn close_dangling_calls(messages: &mut Vec<Message>) {
+    let Some(last) = messages.last() else { return };
+    if last.role != Role::Assistant {
+        return;
+    }
+    let results: Vec<Part> = last
+        .content
+        .iter()
+        .filter_map(|part| match part {
+            Part::ToolCall { id, .. } => Some(Part::ToolResult {
+                call_id: id.clone(),
+                content: "interrupted: the session ended before this call ran".into(),
+                is_error: true,
+            }),
+            _ => None,
+        })
+        .collect();
+    if !results.is_empty() {
+        messages.push(Message { role: Role::User, content: results });
+    }
+}

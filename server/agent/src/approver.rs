@@ -1,0 +1,303 @@
+//! The per-call approver: applies the session's mode and "always" rules, and asks the person
+//! through the [`SessionClient`] when they say so.
+//!
+//! | mode | edits | commands (not read-only) |
+//! |---|---|---|
+//! | default | ask | ask |
+//! | auto-edit | apply | ask |
+//! | plan | blocked before the call | blocked before the call |
+//! | yolo | apply | run |
+//!
+//! Commands the classifier knows are read-only never ask; refused ones never run (the tool
+//! refuses them before asking).
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tandem_protocol::{
+    ContentBlock, HunkInfo, ModeId, PermissionOption, PermissionOptionKind, PermissionOutcome, RequestPermissionParams,
+    ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
+};
+use tandem_tools::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile};
+use tokio_util::sync::CancellationToken;
+
+use crate::SessionClient;
+
+/// How long a permission request may wait for the person before it counts as rejected.
+const PERSON_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// "Always" answers, kept for the rest of the session.
+#[derive(Debug, Default)]
+pub struct Rules {
+    /// Edits apply without asking.
+    pub allow_edits: bool,
+    /// Command prefixes that run without asking (`cargo test`, `npm run`, `ls`).
+    pub allow_commands: Vec<String>,
+}
+
+/// A session's state that approvals read and change.
+#[derive(Debug)]
+pub struct SessionGate {
+    /// Session id.
+    pub session_id: String,
+    /// Current mode.
+    pub mode: Mutex<ModeId>,
+    /// "Always" rules.
+    pub rules: Mutex<Rules>,
+}
+
+impl SessionGate {
+    /// A gate in `mode` with no rules.
+    pub fn new(session_id: String, mode: ModeId) -> Self {
+        Self { session_id, mode: Mutex::new(mode), rules: Mutex::new(Rules::default()) }
+    }
+
+    /// The current mode.
+    pub fn mode(&self) -> ModeId {
+        *self.mode.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn rules(&self) -> std::sync::MutexGuard<'_, Rules> {
+        self.rules.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Programs whose first argument is a subcommand: an "always" rule covers the subcommand
+/// (`cargo test`), not every use of the program.
+const SUBCOMMAND_PROGRAMS: &[&str] =
+    &["git", "cargo", "npm", "npx", "pnpm", "yarn", "go", "docker", "kubectl", "make", "pip", "uv", "poetry", "dotnet"];
+
+/// The prefix an "always allow" answer for `command` covers.
+pub fn command_prefix(command: &str) -> String {
+    let words: Vec<&str> = command.split_whitespace().take(2).collect();
+    match words.as_slice() {
+        [program, sub, ..] if SUBCOMMAND_PROGRAMS.contains(program) && !sub.starts_with('-') => {
+            format!("{program} {sub}")
+        }
+        [program, ..] => (*program).to_owned(),
+        [] => String::new(),
+    }
+}
+
+fn covered(prefix: &str, command: &str) -> bool {
+    // Only simple commands: a rule for `ls` must not let `ls; rm -rf x` through.
+    let simple = !command.contains([';', '&', '|', '`', '$', '>', '<', '\n']);
+    simple && (command == prefix || command.starts_with(&format!("{prefix} ")))
+}
+
+/// The approver of one tool call.
+pub struct CallApprover {
+    gate: Arc<SessionGate>,
+    client: Arc<dyn SessionClient>,
+    cancel: CancellationToken,
+    tool_call_id: String,
+    title: String,
+    kind: ToolKind,
+    raw_input: Value,
+    /// The diffs that were applied, for the call's final update.
+    applied: Mutex<Vec<ToolCallContent>>,
+}
+
+impl CallApprover {
+    /// An approver for the call `tool_call_id` of the session behind `gate`.
+    pub fn new(
+        gate: Arc<SessionGate>,
+        client: Arc<dyn SessionClient>,
+        cancel: CancellationToken,
+        tool_call_id: String,
+        title: String,
+        kind: ToolKind,
+        raw_input: Value,
+    ) -> Self {
+        Self { gate, client, cancel, tool_call_id, title, kind, raw_input, applied: Mutex::new(Vec::new()) }
+    }
+
+    /// The diffs this call applied (after the review: only accepted hunks).
+    pub fn take_applied(&self) -> Vec<ToolCallContent> {
+        std::mem::take(&mut *self.applied.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    fn record(&self, files: &[StagedFile], accepted: Option<&[String]>) {
+        let mut applied = self.applied.lock().unwrap_or_else(PoisonError::into_inner);
+        for file in files {
+            let take: Vec<&str> = file
+                .hunks
+                .iter()
+                .filter(|h| accepted.is_none_or(|ids| ids.contains(&h.id)))
+                .map(|h| h.id.as_str())
+                .collect();
+            if take.is_empty() && !file.hunks.is_empty() {
+                continue;
+            }
+            let old = file.old_text.clone().unwrap_or_default();
+            let proposed = file.new_text.clone().unwrap_or_default();
+            let new_text = if take.len() == file.hunks.len() {
+                proposed
+            } else {
+                let local: Vec<String> = (1..=file.hunks.len())
+                    .filter(|i| take.contains(&file.hunks[i - 1].id.as_str()))
+                    .map(|i| format!("h{i}"))
+                    .collect();
+                let local: Vec<&str> = local.iter().map(String::as_str).collect();
+                tandem_text::hunks::apply_subset(&old, &proposed, &local).unwrap_or(proposed)
+            };
+            applied.push(diff_content(file, new_text, false));
+        }
+    }
+
+    async fn ask(&self, content: Vec<ToolCallContent>, options: Vec<PermissionOption>) -> Option<PermissionOutcome> {
+        let params = RequestPermissionParams {
+            session_id: self.gate.session_id.clone(),
+            tool_call: ToolCallUpdate {
+                tool_call_id: self.tool_call_id.clone(),
+                title: Some(self.title.clone()),
+                kind: Some(self.kind),
+                status: Some(ToolCallStatus::Pending),
+                content: Some(content),
+                raw_input: Some(self.raw_input.clone()),
+                ..Default::default()
+            },
+            options,
+        };
+        let request = self.client.request_permission(params);
+        tokio::select! {
+            () = self.cancel.cancelled() => None,
+            answer = tokio::time::timeout(PERSON_TIMEOUT, request) => Some(match answer {
+                Err(_) => PermissionOutcome::Selected {
+                    option_id: "reject_once".into(),
+                    accepted_hunks: None,
+                    message: Some(format!("nobody answered within {} minutes", PERSON_TIMEOUT.as_secs() / 60)),
+                },
+                Ok(Err(err)) => PermissionOutcome::Selected {
+                    option_id: "reject_once".into(),
+                    accepted_hunks: None,
+                    message: Some(format!("the editor could not ask the person ({err})")),
+                },
+                Ok(Ok(result)) => result.outcome,
+            }),
+        }
+    }
+}
+
+fn option(id: &str, name: impl Into<String>, kind: PermissionOptionKind) -> PermissionOption {
+    PermissionOption { option_id: id.to_owned(), name: name.into(), kind }
+}
+
+/// The diff content of one staged file (`hunks` only for a permission request).
+fn diff_content(file: &StagedFile, new_text: String, with_hunks: bool) -> ToolCallContent {
+    let path = file.moved_to.as_ref().unwrap_or(&file.path).display().to_string();
+    let hunks = if with_hunks {
+        file.hunks
+            .iter()
+            .map(|h| HunkInfo {
+                id: h.id.clone(),
+                old_start: h.old_start,
+                old_lines: h.old_lines,
+                new_start: h.new_start,
+                new_lines: h.new_lines,
+                patch: h.patch.clone(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    ToolCallContent::Diff { path, old_text: file.old_text.clone(), new_text, hunks }
+}
+
+#[async_trait]
+impl Approver for CallApprover {
+    async fn review_changes(&self, files: &[StagedFile]) -> ChangeDecision {
+        let ask = match self.gate.mode() {
+            ModeId::Yolo | ModeId::AutoEdit => false,
+            // The loop blocks writing tools in plan mode; this is the second lock on the door.
+            ModeId::Plan => {
+                return ChangeDecision::Reject { reason: Some("the session is in plan mode (read-only)".into()) };
+            }
+            ModeId::Default => !self.gate.rules().allow_edits,
+        };
+        if !ask {
+            self.record(files, None);
+            return ChangeDecision::Accept { hunks: None };
+        }
+        let content: Vec<ToolCallContent> =
+            files.iter().map(|f| diff_content(f, f.new_text.clone().unwrap_or_default(), true)).collect();
+        let options = vec![
+            option("allow_once", "Accept", PermissionOptionKind::AllowOnce),
+            option("allow_always", "Always allow edits this session", PermissionOptionKind::AllowAlways),
+            option("reject_once", "Reject", PermissionOptionKind::RejectOnce),
+        ];
+        match self.ask(content, options).await {
+            None | Some(PermissionOutcome::Cancelled) => ChangeDecision::Cancelled,
+            Some(PermissionOutcome::Selected { option_id, accepted_hunks, message }) => match option_id.as_str() {
+                "allow_once" | "allow_always" => {
+                    if option_id == "allow_always" {
+                        self.gate.rules().allow_edits = true;
+                    }
+                    if accepted_hunks.as_ref().is_some_and(Vec::is_empty) {
+                        return ChangeDecision::Reject { reason: message };
+                    }
+                    self.record(files, accepted_hunks.as_deref());
+                    ChangeDecision::Accept { hunks: accepted_hunks }
+                }
+                _ => ChangeDecision::Reject { reason: message },
+            },
+        }
+    }
+
+    async fn confirm_command(&self, check: &CommandCheck) -> CommandDecision {
+        let Some(why) = &check.needs_approval else { return CommandDecision::Allow };
+        if self.gate.mode() == ModeId::Yolo {
+            return CommandDecision::Allow;
+        }
+        if self.gate.mode() == ModeId::Plan {
+            return CommandDecision::Reject { reason: Some("the session is in plan mode (read-only)".into()) };
+        }
+        let command = check.command.trim();
+        if self.gate.rules().allow_commands.iter().any(|prefix| covered(prefix, command)) {
+            return CommandDecision::Allow;
+        }
+        let prefix = command_prefix(command);
+        let background = if check.background { " (in the background)" } else { "" };
+        let text = format!("$ {command}\n\nin `{}`{background}\nneeds approval: {why}", check.working_dir);
+        let content = vec![ToolCallContent::Content { content: ContentBlock::text(text) }];
+        let mut options = vec![option("allow_once", "Run", PermissionOptionKind::AllowOnce)];
+        if !prefix.is_empty() && covered(&prefix, command) {
+            options.push(option(
+                "allow_always",
+                format!("Always allow `{prefix}` this session"),
+                PermissionOptionKind::AllowAlways,
+            ));
+        }
+        options.push(option("reject_once", "Don't run", PermissionOptionKind::RejectOnce));
+        match self.ask(content, options).await {
+            None | Some(PermissionOutcome::Cancelled) => CommandDecision::Cancelled,
+            Some(PermissionOutcome::Selected { option_id, message, .. }) => match option_id.as_str() {
+                "allow_once" => CommandDecision::Allow,
+                "allow_always" => {
+                    self.gate.rules().allow_commands.push(prefix);
+                    CommandDecision::Allow
+                }
+                _ => CommandDecision::Reject { reason: message },
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn always_rules_cover_the_subcommand_and_only_simple_commands() {
+        assert_eq!(command_prefix("cargo test -p x"), "cargo test");
+        assert_eq!(command_prefix("git --no-pager log"), "git");
+        assert_eq!(command_prefix("python3 script.py"), "python3");
+        assert!(covered("cargo test", "cargo test -p x"));
+        assert!(!covered("cargo test", "cargo testx"));
+        assert!(!covered("cargo test", "cargo build"));
+        assert!(!covered("ls", "ls; rm -rf x"));
+        assert!(!covered("echo", "echo $(rm -rf x)"));
+    }
+}

@@ -1,0 +1,25 @@
+//! Agent sessions: the loop between a model provider and the tools.
+//!
+//! An [`Agent`] holds the sessions of one workspace. A front door (the LSP server, `tandem run`)
+//! gives it a [`SessionClient`] to stream [`SessionUpdate`](tandem_protocol::SessionUpdate)s to
+//! and to ask the person for permission; [`Agent::prompt`] runs one turn: model → tool calls →
+//! approvals → results → model, until the model stops, the turn limit, or a cancel.
+//!
+//! Nothing reaches a file the person did not approve: every tool call gets a per-call
+//! [`Approver`](tandem_tools::Approver) that applies the session's mode and rules and asks through
+//! the client ([`approver`]).
+
+mod agent;
+pub mod approver;
+mod client;
+mod limits;
+mod modes;
+mod prompt;
+mod store;
+mod turn;
+
+pub use agent::{Agent, AgentConfig, AgentError};
+pub use client::SessionClient;
+pub use limits::{OutputKind, cap_output};
+pub use modes::{mode_infos, modes_of};
+pub use store::Store;

@@ -1,0 +1,71 @@
+//! The system prompt: how to work here, the environment, and the project's instructions
+//! (`AGENTS.md`, and `CLAUDE.md` when present) from the workspace root.
+
+use std::path::Path;
+
+use tandem_protocol::ModeId;
+
+/// Longest project-instructions file taken into the prompt.
+const MAX_INSTRUCTIONS: usize = 40_000;
+
+const BASE: &str = "You are Tandem, a coding agent working inside the person's editor, on their project.
+
+How to work:
+- Use the tools to look before you change anything: read files, search with grep and glob. Paths are relative to the workspace root (or absolute inside it).
+- Make focused changes with `edit` (exact `old_string`, enough context to be unique), `multiedit` for several edits at once, `apply_patch` for larger changes, `write` for new files. Read a file before editing it; if an edit is refused because the file changed, read it again.
+- The person reviews every change as a diff and may accept all of it, some hunks, or none. When a change or a command is rejected, do not repeat it unchanged: adjust, or ask what they want.
+- Commands run with `bash` in the workspace; read-only ones run at once, others may need the person's approval; destructive ones are refused.
+- Keep answers short and concrete. When the task is done, say what you changed and how you checked it.";
+
+/// The system prompt for a session in `mode`, working in `cwd` of the workspace at `root`.
+pub(crate) fn system_prompt(root: &Path, cwd: &Path, mode: ModeId) -> String {
+    let mut prompt = String::from(BASE);
+    let date = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    prompt.push_str(&format!(
+        "\n\nEnvironment:\n- workspace root: {}\n- working directory: {}\n- platform: {} ({})\n- date: {}\n",
+        root.display(),
+        cwd.display(),
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+        date.get(..10).unwrap_or(&date),
+    ));
+    if mode == ModeId::Plan {
+        prompt.push_str(
+            "\nThe session is in plan mode: tools that change files or run commands are blocked. Investigate, then present a plan; the person switches the mode to carry it out.\n",
+        );
+    }
+    for name in ["AGENTS.md", "CLAUDE.md"] {
+        let Ok(text) = std::fs::read_to_string(root.join(name)) else { continue };
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let mut end = text.len().min(MAX_INSTRUCTIONS);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cut = if end < text.len() { "\n[… cut: read the file for the rest]" } else { "" };
+        prompt.push_str(&format!(
+            "\nProject instructions from {name} (follow them):\n<instructions file=\"{name}\">\n{}{cut}\n</instructions>\n",
+            &text[..end]
+        ));
+    }
+    prompt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_instructions_are_included() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        std::fs::write(dir.path().join("AGENTS.md"), "Always run `make check`.\n")?;
+        let prompt = system_prompt(dir.path(), dir.path(), ModeId::Plan);
+        assert!(prompt.contains("Project instructions from AGENTS.md"));
+        assert!(prompt.contains("Always run `make check`."));
+        assert!(prompt.contains("plan mode"));
+        assert!(!prompt.contains("CLAUDE.md"));
+        Ok(())
+    }
+}

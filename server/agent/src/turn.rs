@@ -1,0 +1,502 @@
+//! One turn: model → tool calls → approvals → results → model, until the model stops.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serde_json::{Value, json};
+use tandem_llm::{ErrorKind, Event, Message, Part, Request, Role, StopReason as ModelStop, ToolDef};
+use tandem_protocol::{
+    ContentBlock, ModeId, SessionPromptResult, SessionUpdate, StopReason, ToolCall, ToolCallContent, ToolCallLocation,
+    ToolCallStatus, ToolCallUpdate, ToolGroup, ToolKind, ToolResult, Usage,
+};
+use tandem_tools::{CallError, ToolContext};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{Agent, History, Session};
+use crate::approver::CallApprover;
+use crate::limits::{OutputKind, cap_output};
+use crate::store::Record;
+
+/// Identical failing calls after which the call is not run again.
+const MAX_IDENTICAL_FAILURES: u32 = 3;
+/// Characters of a tool's output shown in the editor's tool-call card.
+const DISPLAY_CHARS: usize = 8_000;
+
+/// A tool call of the model, with our id.
+struct PlannedCall {
+    tool_call_id: String,
+    provider_id: String,
+    name: String,
+    arguments: Value,
+}
+
+fn prompt_text(blocks: Vec<ContentBlock>) -> Vec<Part> {
+    blocks
+        .into_iter()
+        .map(|block| match block {
+            ContentBlock::Text { text } => Part::Text { text },
+            ContentBlock::ResourceLink { uri, name, .. } => {
+                Part::Text { text: format!("[attached: {name} ({uri}); read it if you need it]") }
+            }
+            ContentBlock::Resource { resource } => {
+                Part::Text { text: format!("<attached uri=\"{}\">\n{}\n</attached>", resource.uri, resource.text) }
+            }
+        })
+        .collect()
+}
+
+fn kind_of(name: &str, group: Option<ToolGroup>) -> ToolKind {
+    match (name, group) {
+        ("read", _) => ToolKind::Read,
+        ("delete", _) => ToolKind::Delete,
+        ("todowrite" | "todoread" | "plan_enter" | "plan_exit" | "plan_status", _) => ToolKind::Think,
+        (_, Some(ToolGroup::Fs)) if name != "list" => ToolKind::Edit,
+        (_, Some(ToolGroup::Fs | ToolGroup::Search | ToolGroup::Lsp)) => ToolKind::Search,
+        (_, Some(ToolGroup::Exec)) => ToolKind::Execute,
+        (_, Some(ToolGroup::Web)) => ToolKind::Fetch,
+        _ => ToolKind::Other,
+    }
+}
+
+fn short(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or_default().trim();
+    let cut = match line.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
+    };
+    if text.lines().nth(1).is_some() && !cut.ends_with('…') { format!("{cut} …") } else { cut }
+}
+
+/// Title and locations of a call before it runs.
+fn describe(name: &str, args: &Value, cwd: &Path) -> (String, Vec<ToolCallLocation>) {
+    let arg = |key: &str| args.get(key).and_then(Value::as_str);
+    let file = arg("file_path").or_else(|| arg("path"));
+    let locations = file
+        .map(|f| vec![ToolCallLocation { path: cwd.join(f).display().to_string(), line: None }])
+        .unwrap_or_default();
+    let title = match (name, file) {
+        ("read", Some(f)) => format!("Read {f}"),
+        ("write", Some(f)) => format!("Write {f}"),
+        ("edit" | "multiedit", Some(f)) => format!("Edit {f}"),
+        ("multiedit", None) => "Edit files".to_owned(),
+        ("append", Some(f)) => format!("Append to {f}"),
+        ("delete", Some(f)) => format!("Delete {f}"),
+        ("apply_patch", _) => "Apply patch".to_owned(),
+        ("list", f) => format!("List {}", f.unwrap_or(".")),
+        ("glob", _) => format!("Find `{}`", arg("pattern").unwrap_or_default()),
+        ("grep", _) => format!("Search `{}`", short(arg("pattern").unwrap_or_default(), 60)),
+        ("bash", _) => format!("Run `{}`", short(arg("command").unwrap_or_default(), 80)),
+        _ => name.to_owned(),
+    };
+    (title, locations)
+}
+
+/// Sends updates in order from synchronous stream callbacks.
+struct Forwarder {
+    tx: mpsc::UnboundedSender<SessionUpdate>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Forwarder {
+    fn start(agent: &Agent, session_id: &str) -> Self {
+        let (tx, mut rx) = mpsc::unbounded_channel::<SessionUpdate>();
+        let client = Arc::clone(&agent.client);
+        let id = session_id.to_owned();
+        let task = tokio::spawn(async move {
+            while let Some(update) = rx.recv().await {
+                client.update(&id, update).await;
+            }
+        });
+        Self { tx, task }
+    }
+
+    /// Waits until everything sent so far has been delivered.
+    async fn finish(self) {
+        drop(self.tx);
+        self.task.await.ok();
+    }
+}
+
+/// Runs one turn of `session` for `prompt`.
+pub(crate) async fn run(
+    agent: &Agent,
+    session: &Session,
+    history: &mut History,
+    prompt: Vec<ContentBlock>,
+    cancel: &CancellationToken,
+) -> SessionPromptResult {
+    let user = Message { role: Role::User, content: prompt_text(prompt) };
+    record(agent, session, Record::Message { message: user.clone() });
+    // Two user messages in a row (after an error or a cancel) become one.
+    match history.messages.last_mut() {
+        Some(last) if last.role == Role::User => last.content.extend(user.content),
+        _ => history.messages.push(user),
+    }
+    for _ in 0..agent.config.max_turns {
+        if cancel.is_cancelled() {
+            return stop(StopReason::Cancelled);
+        }
+        let mode = session.gate.mode();
+        let request = Request {
+            system: crate::prompt::system_prompt(agent.workspace.root(), &session.cwd, mode),
+            messages: history.messages.clone(),
+            tools: tool_defs(agent),
+            model: Some(session.model.clone()),
+            temperature: None,
+        };
+        let forwarder = Forwarder::start(agent, &session.id);
+        let mut announced: Vec<(String, String)> = Vec::new();
+        let mut on_event = |event: Event| match event {
+            Event::TextDelta(text) => {
+                forwarder.tx.send(SessionUpdate::AgentMessageChunk { content: ContentBlock::text(text) }).ok();
+            }
+            Event::ThinkingDelta(text) => {
+                forwarder.tx.send(SessionUpdate::AgentThoughtChunk { content: ContentBlock::text(text) }).ok();
+            }
+            Event::ToolCallReady { id, name, arguments } => {
+                let ours = format!("c{}", session.next_call.fetch_add(1, Ordering::Relaxed));
+                forwarder.tx.send(announce(agent, session, &ours, &name, &arguments)).ok();
+                announced.push((id, ours));
+            }
+            Event::Retrying { attempt, delay, reason } => {
+                tracing::warn!(session = session.id, attempt, ?delay, "model request failed, retrying: {reason}");
+            }
+            Event::ToolCallStarted { .. } | Event::Usage(_) => {}
+        };
+        let outcome = agent.llm.stream(&request, cancel, &mut on_event).await;
+        forwarder.finish().await;
+        let response = match outcome {
+            Ok(response) => response,
+            Err(err) if err.kind == ErrorKind::Cancelled => return stop(StopReason::Cancelled),
+            Err(err) => {
+                tracing::error!(session = session.id, "model turn failed: {err}");
+                return SessionPromptResult { stop_reason: StopReason::Error, error: Some(err.message) };
+            }
+        };
+        history.total_tokens += response.usage.input_tokens + response.usage.output_tokens;
+        agent
+            .client
+            .update(
+                &session.id,
+                SessionUpdate::UsageUpdate(Usage {
+                    input_tokens: response.usage.input_tokens,
+                    output_tokens: response.usage.output_tokens,
+                    cache_read_tokens: response.usage.cache_read_tokens,
+                    total_tokens: history.total_tokens,
+                }),
+            )
+            .await;
+        let message = response.message;
+        record(agent, session, Record::Message { message: message.clone() });
+        let mut calls = Vec::new();
+        for part in &message.content {
+            if let Part::ToolCall { id, name, arguments } = part {
+                let ours = match announced.iter().find(|(provider, _)| provider == id) {
+                    Some((_, ours)) => ours.clone(),
+                    None => {
+                        let ours = format!("c{}", session.next_call.fetch_add(1, Ordering::Relaxed));
+                        let update = announce(agent, session, &ours, name, arguments);
+                        agent.client.update(&session.id, update).await;
+                        ours
+                    }
+                };
+                calls.push(PlannedCall {
+                    tool_call_id: ours,
+                    provider_id: id.clone(),
+                    name: name.clone(),
+                    arguments: arguments.clone(),
+                });
+            }
+        }
+        history.messages.push(message);
+        if calls.is_empty() {
+            return stop(match response.stop {
+                ModelStop::Refusal => StopReason::Refusal,
+                _ => StopReason::EndTurn,
+            });
+        }
+        let results = run_calls(agent, session, history, calls, cancel).await;
+        let message = Message { role: Role::User, content: results };
+        record(agent, session, Record::Message { message: message.clone() });
+        history.messages.push(message);
+        if cancel.is_cancelled() {
+            return stop(StopReason::Cancelled);
+        }
+    }
+    stop(StopReason::MaxTurns)
+}
+
+fn stop(stop_reason: StopReason) -> SessionPromptResult {
+    SessionPromptResult { stop_reason, error: None }
+}
+
+fn record(agent: &Agent, session: &Session, record: Record) {
+    if let Err(err) = agent.store.append(&session.id, &record) {
+        tracing::warn!(session = session.id, "cannot store the session: {err}");
+    }
+}
+
+fn tool_defs(agent: &Agent) -> Vec<ToolDef> {
+    agent
+        .registry
+        .enabled()
+        .map(|tool| {
+            let spec = tool.spec();
+            ToolDef {
+                name: spec.name.to_owned(),
+                description: spec.description.to_owned(),
+                parameters: spec.parameters.clone(),
+            }
+        })
+        .collect()
+}
+
+fn announce(agent: &Agent, session: &Session, id: &str, name: &str, arguments: &Value) -> SessionUpdate {
+    let group = agent.registry.find(name).map(|t| t.spec().group);
+    let name = agent.registry.find(name).map_or(name, |t| t.spec().name);
+    let (title, locations) = describe(name, arguments, &session.cwd);
+    SessionUpdate::ToolCall(ToolCall {
+        tool_call_id: id.to_owned(),
+        title,
+        kind: kind_of(name, group),
+        status: ToolCallStatus::Pending,
+        content: Vec::new(),
+        locations,
+        raw_input: Some(arguments.clone()),
+    })
+}
+
+/// Runs the calls of one model turn: runs of concurrency-safe calls in parallel, the others
+/// one at a time, in order. Returns one result per call, in order.
+async fn run_calls(
+    agent: &Agent,
+    session: &Session,
+    history: &mut History,
+    calls: Vec<PlannedCall>,
+    cancel: &CancellationToken,
+) -> Vec<Part> {
+    let safe = |call: &PlannedCall| agent.registry.find(&call.name).is_some_and(|t| t.spec().concurrency_safe);
+    let mut results = Vec::with_capacity(calls.len());
+    let mut batch: Vec<PlannedCall> = Vec::new();
+    let mut calls = calls.into_iter().peekable();
+    while let Some(call) = calls.next() {
+        let parallel = safe(&call);
+        batch.push(call);
+        if parallel && calls.peek().is_some_and(safe) {
+            continue;
+        }
+        let current = std::mem::take(&mut batch);
+        if cancel.is_cancelled() {
+            for call in current {
+                results.push(not_run(agent, session, call, "cancelled before it ran").await);
+            }
+            continue;
+        }
+        let outcomes = futures_util::future::join_all(
+            current.iter().map(|call| run_call(agent, session, &history.failures, call, cancel)),
+        )
+        .await;
+        for (call, (result, failed)) in current.into_iter().zip(outcomes) {
+            let key = failure_key(&call);
+            if failed {
+                *history.failures.entry(key).or_insert(0) += 1;
+            } else {
+                history.failures.remove(&key);
+            }
+            results.push(Part::ToolResult { call_id: call.provider_id, content: result.0, is_error: result.1 });
+        }
+    }
+    results
+}
+
+fn failure_key(call: &PlannedCall) -> String {
+    format!("{}\u{0}{}", call.name, call.arguments)
+}
+
+async fn not_run(agent: &Agent, session: &Session, call: PlannedCall, why: &str) -> Part {
+    let update = ToolCallUpdate {
+        tool_call_id: call.tool_call_id.clone(),
+        status: Some(ToolCallStatus::Failed),
+        content: Some(vec![ToolCallContent::Content { content: ContentBlock::text(why) }]),
+        ..Default::default()
+    };
+    agent.client.update(&session.id, SessionUpdate::ToolCallUpdate(update)).await;
+    Part::ToolResult { call_id: call.provider_id, content: why.to_owned(), is_error: true }
+}
+
+/// Runs one call; returns ((text for the model, is_error), failed).
+async fn run_call(
+    agent: &Agent,
+    session: &Session,
+    failures: &std::collections::HashMap<String, u32>,
+    call: &PlannedCall,
+    cancel: &CancellationToken,
+) -> ((String, bool), bool) {
+    let id = call.tool_call_id.clone();
+    let finish = |status: ToolCallStatus, content: Vec<ToolCallContent>, title: Option<String>, raw: Option<Value>| {
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: id.clone(),
+            status: Some(status),
+            content: Some(content),
+            title,
+            raw_output: raw,
+            ..Default::default()
+        })
+    };
+    let text = |t: String| ToolCallContent::Content { content: ContentBlock::text(t) };
+    let blocked = |message: String| async {
+        agent.client.update(&session.id, finish(ToolCallStatus::Failed, vec![text(message.clone())], None, None)).await;
+        let (title, kind) = match agent.registry.find(&call.name) {
+            Some(tool) => (
+                describe(tool.spec().name, &call.arguments, &session.cwd).0,
+                kind_of(&call.name, Some(tool.spec().group)),
+            ),
+            None => (call.name.clone(), ToolKind::Other),
+        };
+        store_call(agent, session, call, title, kind, ToolCallStatus::Failed);
+        ((message, true), true)
+    };
+
+    let Some(tool) = agent.registry.find(&call.name) else {
+        let err = CallError::UnknownTool { name: call.name.clone(), suggestion: None };
+        let message = match agent
+            .registry
+            .call(&call.name, json!({}), ToolContext::new(Arc::clone(&agent.workspace), Arc::clone(&agent.cache)))
+            .await
+        {
+            Err(err) => err.to_string(),
+            Ok(_) => err.to_string(),
+        };
+        return blocked(format!("{message}. The available tools are in your tool list.")).await;
+    };
+    let spec = tool.spec();
+    if let Some(raw) = call.arguments.get("_raw").and_then(Value::as_str) {
+        return blocked(format!(
+            "the arguments of this `{}` call are not valid JSON: {}. Send them again as one JSON object",
+            spec.name,
+            short(raw, 200)
+        ))
+        .await;
+    }
+    if session.gate.mode() == ModeId::Plan && (spec.can_write || spec.group == ToolGroup::Exec) {
+        return blocked(format!(
+            "the session is in plan mode (read-only): `{}` changes files or runs commands, so it is blocked. Investigate with the read-only tools and present your plan; the person switches the mode to carry it out",
+            spec.name
+        ))
+        .await;
+    }
+    if failures.get(&failure_key(call)).copied().unwrap_or(0) >= MAX_IDENTICAL_FAILURES {
+        return blocked(format!(
+            "this exact `{}` call already failed {MAX_IDENTICAL_FAILURES} times, so it was not run again. Change the arguments or the approach, or ask the person",
+            spec.name
+        ))
+        .await;
+    }
+
+    let (title, _) = describe(spec.name, &call.arguments, &session.cwd);
+    let kind = kind_of(spec.name, Some(spec.group));
+    agent
+        .client
+        .update(
+            &session.id,
+            SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+                tool_call_id: id.clone(),
+                status: Some(ToolCallStatus::InProgress),
+                ..Default::default()
+            }),
+        )
+        .await;
+    let approver = Arc::new(CallApprover::new(
+        Arc::clone(&session.gate),
+        Arc::clone(&agent.client),
+        cancel.clone(),
+        id.clone(),
+        title.clone(),
+        kind,
+        call.arguments.clone(),
+    ));
+    let mut ctx = ToolContext::new(Arc::clone(&agent.workspace), Arc::clone(&agent.cache));
+    ctx.session_id = Some(session.id.clone());
+    ctx.working_dir = session.cwd.clone();
+    ctx.user_confirmed = false;
+    ctx.editor = agent.editor.clone();
+    ctx.approver = Some(Arc::clone(&approver) as Arc<dyn tandem_tools::Approver>);
+    let call_future = agent.registry.call(spec.name, call.arguments.clone(), ctx);
+    // Commands can run for long: a cancel stops waiting for them (and drops their process).
+    // File tools finish what they started, so a multi-file change is never cut in half.
+    let outcome = if spec.group == ToolGroup::Exec {
+        tokio::select! {
+            outcome = call_future => Some(outcome),
+            () = cancel.cancelled() => None,
+        }
+    } else {
+        Some(call_future.await)
+    };
+    let result = match outcome {
+        None => ToolResult {
+            title: format!("{title} (cancelled)"),
+            output: String::new(),
+            metadata: Default::default(),
+            error: Some("cancelled: the person ended the turn while the command ran".into()),
+            attachments: Vec::new(),
+        },
+        Some(Ok(result)) => result,
+        Some(Err(err)) => ToolResult {
+            title: format!("{} failed", spec.name),
+            output: String::new(),
+            metadata: Default::default(),
+            error: Some(err.to_string()),
+            attachments: Vec::new(),
+        },
+    };
+    let mut content = approver.take_applied();
+    let failed = result.error.is_some();
+    let shown = result.error.clone().unwrap_or_else(|| result.output.clone());
+    if !shown.is_empty() {
+        content.push(text(cap_output(&shown, OutputKind::Status).chars().take(DISPLAY_CHARS).collect()));
+    }
+    let raw = json!({ "title": result.title, "error": result.error, "metadata": result.metadata });
+    let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
+    agent.client.update(&session.id, finish(status, content, Some(result.title.clone()), Some(raw))).await;
+    store_call(agent, session, call, result.title.clone(), kind, status);
+
+    let kind = OutputKind::of(spec.name, spec.group);
+    let for_model = match &result.error {
+        Some(error) => {
+            let mut message = format!("Error: {error}");
+            let count = failures.get(&failure_key(call)).copied().unwrap_or(0) + 1;
+            if count >= MAX_IDENTICAL_FAILURES {
+                message.push_str(&format!(
+                    "\n(This identical call has now failed {count} times; it will not be run again with these arguments.)"
+                ));
+            }
+            (cap_output(&message, OutputKind::Status), true)
+        }
+        None => (cap_output(&result.output, kind), false),
+    };
+    (for_model, failed)
+}
+
+fn store_call(
+    agent: &Agent,
+    session: &Session,
+    call: &PlannedCall,
+    title: String,
+    kind: ToolKind,
+    status: ToolCallStatus,
+) {
+    record(
+        agent,
+        session,
+        Record::Call {
+            tool_call_id: call.tool_call_id.clone(),
+            call_id: call.provider_id.clone(),
+            title,
+            kind,
+            status,
+            raw_input: call.arguments.clone(),
+        },
+    );
+}

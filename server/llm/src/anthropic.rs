@@ -1,0 +1,278 @@
+//! Anthropic Messages (`POST {base_url}/messages`, `stream: true`): the request body and the
+//! streamed events (`message_start`, `content_block_*`, `message_delta`, `message_stop`,
+//! `ping`, `error`).
+
+use serde_json::{Map, Value, json};
+
+use crate::assemble::Assembler;
+use crate::openai::{StreamFault, snippet};
+use crate::sse::SseEvent;
+use crate::{Event, Part, ProviderSettings, Request, Role, StopReason, Usage};
+
+/// The JSON body of a streamed Messages request.
+pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Value {
+    let mut messages = Vec::new();
+    for message in &request.messages {
+        let mut blocks: Vec<Value> = Vec::new();
+        for part in &message.content {
+            match part {
+                // The API refuses empty text blocks.
+                Part::Text { text } if text.is_empty() => {}
+                Part::Text { text } => blocks.push(json!({"type": "text", "text": text})),
+                // Thinking without a signature came from another provider and cannot be
+                // verified; Anthropic refuses it, so it is left out.
+                Part::Thinking { signature: None, .. } => {}
+                Part::Thinking { text, signature: Some(signature) } => {
+                    blocks.push(json!({"type": "thinking", "thinking": text, "signature": signature}));
+                }
+                Part::ToolCall { id, name, arguments } => {
+                    let input = if arguments.is_object() { arguments.clone() } else { json!({}) };
+                    blocks.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
+                }
+                Part::ToolResult { call_id, content, is_error } => blocks.push(json!({
+                    "type": "tool_result",
+                    "tool_use_id": call_id,
+                    "content": content,
+                    "is_error": is_error,
+                })),
+            }
+        }
+        if blocks.is_empty() {
+            continue;
+        }
+        // Tool results must come first in a user message.
+        blocks.sort_by_key(|block| block.get("type").and_then(Value::as_str) != Some("tool_result"));
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        messages.push(json!({"role": role, "content": blocks}));
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), request.model.as_deref().unwrap_or(&settings.model).into());
+    body.insert("max_tokens".into(), settings.max_tokens.into());
+    body.insert("stream".into(), true.into());
+    if !request.system.is_empty() {
+        body.insert("system".into(), request.system.clone().into());
+    }
+    body.insert("messages".into(), messages.into());
+    if let Some(temperature) = request.temperature {
+        body.insert("temperature".into(), crate::assemble::temperature(temperature));
+    }
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters}))
+            .collect();
+        body.insert("tools".into(), tools.into());
+    }
+    Value::Object(body)
+}
+
+/// What an open content block is.
+#[derive(Debug)]
+enum Block {
+    Text,
+    Thinking,
+    ToolUse { part: usize, json: String, initial: Value },
+    Other,
+}
+
+/// The stream's state between events.
+#[derive(Debug, Default)]
+pub(crate) struct Decoder {
+    blocks: Vec<(u64, Block)>,
+    done: bool,
+}
+
+impl Decoder {
+    /// Handles one SSE event; returns whether the stream is complete.
+    pub fn event(
+        &mut self,
+        event: &SseEvent,
+        asm: &mut Assembler,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<bool, StreamFault> {
+        if event.data.trim().is_empty() {
+            return Ok(false);
+        }
+        let data: Value = serde_json::from_str(&event.data).map_err(|error| {
+            StreamFault::Protocol(format!("a stream event is not JSON ({error}): {}", snippet(&event.data)))
+        })?;
+        let kind = data.get("type").and_then(Value::as_str).unwrap_or(event.event.as_str());
+        match kind {
+            "message_start" => {
+                if let Some(usage) = data.pointer("/message/usage") {
+                    let usage = read_usage(usage, asm.usage);
+                    asm.set_usage(usage, on_event);
+                }
+            }
+            "content_block_start" => {
+                let index = block_index(&data)?;
+                let block = data.get("content_block").unwrap_or(&Value::Null);
+                let block = match block.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        asm.text(block.get("text").and_then(Value::as_str).unwrap_or(""), on_event);
+                        Block::Text
+                    }
+                    Some("thinking") => {
+                        asm.start_thinking();
+                        asm.thinking(block.get("thinking").and_then(Value::as_str).unwrap_or(""), on_event);
+                        if let Some(signature) = block.get("signature").and_then(Value::as_str) {
+                            asm.signature(signature);
+                        }
+                        Block::Thinking
+                    }
+                    Some("tool_use") => {
+                        let id = block.get("id").and_then(Value::as_str).unwrap_or("");
+                        let name = block.get("name").and_then(Value::as_str).unwrap_or("");
+                        let part = asm.start_tool_call(id, name, on_event);
+                        let initial = block.get("input").cloned().unwrap_or(Value::Null);
+                        Block::ToolUse { part, json: String::new(), initial }
+                    }
+                    _ => Block::Other,
+                };
+                self.blocks.push((index, block));
+            }
+            "content_block_delta" => {
+                let index = block_index(&data)?;
+                let delta = data.get("delta").unwrap_or(&Value::Null);
+                let field = |name: &str| delta.get(name).and_then(Value::as_str).unwrap_or("");
+                let block = self.blocks.iter_mut().rev().find(|(i, _)| *i == index).map(|(_, block)| block);
+                match (delta.get("type").and_then(Value::as_str), block) {
+                    (Some("text_delta"), _) => asm.text(field("text"), on_event),
+                    (Some("thinking_delta"), _) => asm.thinking(field("thinking"), on_event),
+                    (Some("signature_delta"), _) => asm.signature(field("signature")),
+                    (Some("input_json_delta"), Some(Block::ToolUse { json, .. })) => {
+                        json.push_str(field("partial_json"))
+                    }
+                    (Some("input_json_delta"), _) => {
+                        return Err(StreamFault::Protocol(format!(
+                            "input_json_delta for block {index}, which is not a tool_use block"
+                        )));
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                let index = block_index(&data)?;
+                if let Some(position) = self.blocks.iter().rposition(|(i, _)| *i == index) {
+                    let (_, block) = self.blocks.remove(position);
+                    if let Block::ToolUse { part, json, initial } = block {
+                        let raw =
+                            if json.trim().is_empty() && initial.is_object() { initial.to_string() } else { json };
+                        asm.finish_tool_call(part, &raw, on_event);
+                    }
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    asm.stop = Some(match reason {
+                        "end_turn" | "stop_sequence" => StopReason::EndTurn,
+                        "tool_use" => StopReason::ToolUse,
+                        "max_tokens" => StopReason::MaxTokens,
+                        "refusal" => StopReason::Refusal,
+                        other => StopReason::Other(other.to_owned()),
+                    });
+                }
+                if let Some(usage) = data.get("usage").filter(|usage| usage.is_object()) {
+                    let usage = read_usage(usage, asm.usage);
+                    asm.set_usage(usage, on_event);
+                }
+            }
+            "message_stop" => {
+                self.close_blocks(asm, on_event);
+                self.done = true;
+                return Ok(true);
+            }
+            "error" => {
+                let error_type = data.pointer("/error/type").and_then(Value::as_str).unwrap_or("error");
+                let message = data.pointer("/error/message").and_then(Value::as_str).unwrap_or("");
+                return Err(StreamFault::Provider {
+                    retryable: matches!(error_type, "overloaded_error" | "api_error" | "rate_limit_error"),
+                    message: format!("{error_type}: {message}"),
+                });
+            }
+            // `ping` and event types added later.
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn close_blocks(&mut self, asm: &mut Assembler, on_event: &mut dyn FnMut(Event)) {
+        for (_, block) in self.blocks.drain(..) {
+            if let Block::ToolUse { part, json, initial } = block {
+                let raw = if json.trim().is_empty() && initial.is_object() { initial.to_string() } else { json };
+                asm.finish_tool_call(part, &raw, on_event);
+            }
+        }
+    }
+
+    /// The body ended: complete only after `message_stop`.
+    pub fn finish(&mut self, asm: &mut Assembler, on_event: &mut dyn FnMut(Event)) -> Result<(), StreamFault> {
+        if self.done {
+            return Ok(());
+        }
+        if asm.stop.is_some() {
+            // message_delta came but message_stop did not: the answer itself is whole.
+            self.close_blocks(asm, on_event);
+            return Ok(());
+        }
+        Err(StreamFault::Provider {
+            retryable: true,
+            message: "the provider closed the stream before the response was complete".into(),
+        })
+    }
+}
+
+fn block_index(data: &Value) -> Result<u64, StreamFault> {
+    data.get("index").and_then(Value::as_u64).ok_or_else(|| {
+        StreamFault::Protocol(format!("a content block event without an index: {}", snippet(&data.to_string())))
+    })
+}
+
+/// Anthropic's counts, where a missing field keeps the previous value (`message_delta` often
+/// carries only `output_tokens`).
+fn read_usage(usage: &Value, previous: Usage) -> Usage {
+    let field = |name: &str, old: u64| usage.get(name).and_then(Value::as_u64).unwrap_or(old);
+    Usage {
+        input_tokens: field("input_tokens", previous.input_tokens),
+        output_tokens: field("output_tokens", previous.output_tokens),
+        cache_read_tokens: field("cache_read_input_tokens", previous.cache_read_tokens),
+        cache_write_tokens: field("cache_creation_input_tokens", previous.cache_write_tokens),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn tool_input_in_the_block_start_is_used_without_deltas() {
+        let mut decoder = Decoder::default();
+        let mut asm = Assembler::default();
+        let events = [
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "x"}}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking", "data": "zz"}}),
+            json!({"type": "content_block_stop", "index": 1}),
+            json!({"type": "some_future_event"}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "pause_turn"}, "usage": {"output_tokens": 4}}),
+        ];
+        for data in events {
+            let event = SseEvent { event: String::new(), data: data.to_string() };
+            assert!(matches!(decoder.event(&event, &mut asm, &mut |_| {}), Ok(false)));
+        }
+        assert!(decoder.finish(&mut asm, &mut |_| {}).is_ok());
+        assert_eq!(asm.stop, Some(StopReason::Other("pause_turn".into())));
+        assert_eq!(asm.usage.output_tokens, 4);
+        assert_eq!(
+            asm.into_message().content,
+            vec![Part::ToolCall { id: "t1".into(), name: "read".into(), arguments: json!({"path": "x"}) }]
+        );
+    }
+}
