@@ -9,5 +9,6 @@ mod cli;
 mod crash;
 mod lsp_files;
 mod lsp_protocol;
+mod lsp_proxy;
 mod run_cmd;
 mod shell;

@@ -135,6 +135,8 @@ pub struct Agent {
     pub(crate) cache: Arc<BufferCache>,
     pub(crate) registry: Arc<Registry>,
     pub(crate) editor: Option<Arc<dyn EditorClient>>,
+    /// Language servers (the `lsp` tool and diagnostics after edits), when running.
+    pub(crate) intel: Option<Arc<dyn tandem_tools::CodeIntel>>,
     pub(crate) client: Arc<dyn SessionClient>,
     pub(crate) llm: tandem_llm::Client,
     pub(crate) config: AgentConfig,
@@ -159,6 +161,7 @@ impl Agent {
         cache: Arc<BufferCache>,
         registry: Arc<Registry>,
         editor: Option<Arc<dyn EditorClient>>,
+        intel: Option<Arc<dyn tandem_tools::CodeIntel>>,
         client: Arc<dyn SessionClient>,
         config: AgentConfig,
     ) -> Result<Arc<Self>, AgentError> {
@@ -169,6 +172,7 @@ impl Agent {
             cache,
             registry,
             editor,
+            intel,
             client,
             llm,
             config,

@@ -459,6 +459,7 @@ async fn run_call(
     ctx.working_dir = session.cwd.clone();
     ctx.user_confirmed = false;
     ctx.editor = agent.editor.clone();
+    ctx.intel = agent.intel.clone();
     ctx.approver = Some(Arc::clone(&approver) as Arc<dyn tandem_tools::Approver>);
     ctx.agent_depth = session.depth;
     ctx.max_agent_depth = agent.config.max_agent_depth;

@@ -88,6 +88,9 @@ struct File {
     #[serde(default)]
     agent: AgentSection,
     mode: Option<ModeId>,
+    /// `[lsp]` and `[lsp.<name>]`: language servers (see tandem-lsp-proxy's catalog).
+    #[serde(default)]
+    lsp: tandem_lsp_proxy::LspSettings,
 }
 
 /// The configuration in force.
@@ -101,6 +104,8 @@ pub struct Config {
     pub mode: ModeId,
     /// Model provider.
     pub provider: ProviderConfig,
+    /// Language servers.
+    pub lsp: tandem_lsp_proxy::LspSettings,
     /// Provider timeouts and limits.
     pub tuning: ProviderTuning,
     /// Model turns per prompt.
@@ -173,6 +178,7 @@ impl Config {
         self.tools.enabled.extend(file.tools.enabled);
         self.tools.disabled.extend(file.tools.disabled);
         self.allowed_paths.extend(file.workspace.allowed_paths);
+        self.lsp.merge(file.lsp);
         if let Some(mode) = file.mode {
             self.mode = mode;
         }

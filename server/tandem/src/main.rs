@@ -2,6 +2,7 @@
 //! `tandem tool <name> '<json>'` runs one tool and prints its result.
 
 mod config;
+mod doctor;
 mod lsp;
 mod run;
 mod stdin_guard;
@@ -38,6 +39,8 @@ enum Command {
     },
     /// List the tools enabled in the current directory's workspace.
     Tools,
+    /// List the language servers found on PATH and the install command of the missing ones.
+    Doctor,
     /// Run one agent turn in the current directory's workspace: the answer streams to stdout,
     /// approvals are asked on the terminal. Exit status: 0 when the model finished, 1 on a
     /// provider error, 2 on bad usage, 3 at the turn limit, 4 on a refusal, 130 when cancelled.
@@ -106,6 +109,7 @@ fn main() -> ExitCode {
             Command::Lsp => lsp::serve().await,
             Command::Tool { name, arguments } => tool_cmd::run(&name, arguments.as_deref()).await,
             Command::Tools => tool_cmd::list().await,
+            Command::Doctor => doctor::run(),
             Command::Run { prompt, mode, model, yes, session } => {
                 run::run(run::RunArgs { prompt, mode, model, yes, session }).await
             }

@@ -297,11 +297,21 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(mode) = args.mode {
         agent_config.default_mode = mode;
     }
+    let cache = Arc::new(BufferCache::new());
+    let servers =
+        match tandem_lsp_proxy::LspProxy::new(workspace.root().to_path_buf(), Arc::clone(&cache), &config.lsp, None) {
+            Ok(proxy) => Some(Arc::new(proxy)),
+            Err(err) => {
+                eprintln!("tandem: language servers are off: {err}");
+                None
+            }
+        };
     let agent = Agent::new(
         workspace,
-        Arc::new(BufferCache::new()),
+        cache,
         registry,
         None,
+        servers.clone().map(|proxy| proxy as Arc<dyn tandem_tools::CodeIntel>),
         Arc::clone(&terminal) as Arc<dyn SessionClient>,
         agent_config,
     )?;
@@ -329,6 +339,9 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
         .prompt(SessionPromptParams { session_id: session_id.clone(), prompt: vec![ContentBlock::text(prompt)] })
         .await?;
     ctrl_c.abort();
+    if let Some(servers) = &servers {
+        servers.shutdown().await;
+    }
     out("\n");
     let stop =
         serde_json::to_value(result.stop_reason).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();

@@ -8,6 +8,7 @@ pub mod approval;
 mod editor;
 pub mod exec;
 mod fs;
+pub mod intel;
 pub mod memory;
 mod profile;
 mod registry;
@@ -21,6 +22,7 @@ mod workspace;
 
 pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile};
 pub use editor::{DocumentEdit, EditorClient};
+pub use intel::CodeIntel;
 pub use profile::{Profile, ToolConfig};
 pub use registry::{CallError, Registry};
 pub use schema::{schema_for, validate_arguments};

@@ -52,6 +52,7 @@ impl Registry {
             .into_iter()
             .chain(crate::search::all())
             .chain(crate::exec::all())
+            .chain(crate::intel::all())
             .chain(crate::session::all())
             .chain(crate::memory::all())
             .collect();
