@@ -11,4 +11,5 @@ mod lsp_files;
 mod lsp_protocol;
 mod lsp_proxy;
 mod run_cmd;
+mod session_tools;
 mod shell;

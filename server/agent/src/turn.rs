@@ -390,6 +390,13 @@ async fn run_call(
     };
 
     let Some(tool) = session.registry.find(&call.name) else {
+        if let Some(elsewhere) = agent.registry.find(&call.name) {
+            return blocked(format!(
+                "`{}` is not available to this sub-agent (its tool set is limited to its task); use the tools in your list, and say in your answer what is left for the caller to do",
+                elsewhere.spec().name
+            ))
+            .await;
+        }
         let err = CallError::UnknownTool { name: call.name.clone(), suggestion: None };
         let message = match session
             .registry
