@@ -293,3 +293,30 @@ fn session_tools_outside_a_session_say_they_need_one() -> Res<()> {
     assert!(result["error"].as_str().unwrap_or_default().contains("works inside an agent session"), "{result}");
     Ok(())
 }
+
+#[test]
+fn a_general_sub_agents_edit_asks_the_person_under_the_parent_session() -> Res<()> {
+    let dir = workspace(&[("notes.txt", "old\n")], "")?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("a1", "agent", json!({ "prompt": "Replace old with new in notes.txt" })),
+        Turn::new().tool_call("x1", "read", json!({ "file_path": "notes.txt" })),
+        Turn::new().tool_call(
+            "x2",
+            "edit",
+            json!({ "file_path": "notes.txt", "old_string": "old", "new_string": "new" }),
+        ),
+        Turn::reply("Replaced."),
+        Turn::reply("The sub-agent replaced it."),
+    ]);
+    let mut sidecar = sidecar(dir.path(), &provider, &[])?;
+    sidecar.permission_replies.push_back(PermissionReply::select("allow_once"));
+    let id = session(&mut sidecar, json!({}))?;
+    prompt(&mut sidecar, &id, "update the notes")?;
+    let asks = sidecar.requests_of("tandem/session/requestPermission");
+    assert_eq!(asks.len(), 1);
+    assert_eq!(asks[0]["sessionId"], json!(id));
+    assert_eq!(asks[0]["toolCall"]["toolCallId"], "a1.c2");
+    assert_eq!(std::fs::read_to_string(dir.path().join("notes.txt")).map_err(|e| e.to_string())?, "new\n");
+    assert_eq!(last_tool_result(&provider, 4), "Replaced.");
+    Ok(())
+}
