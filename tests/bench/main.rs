@@ -1,12 +1,15 @@
 //! Sidecar benchmarks against a peer measured in the same run.
 //!
-//! `cargo bench -p tandem --bench sidecar [-- [--quick] [P1|P2|P3|P4|P8]...]`
+//! `cargo bench -p tandem --bench sidecar [-- [--quick] [P1|P2|P3|P4|P7|P8]...]`
 //! (or `TANDEM_BENCH_QUICK=1`). Quick mode runs few iterations, for a smoke test.
 //!
 //! - P1: `grep` (files with matches) over `~/.cargo/registry/src` vs `rg -l`, three patterns.
 //! - P2: `glob` `**/*.rs` over the same tree vs `rg --files -g '*.rs'`.
 //! - P3: `tandem/tools/call read` round trip on a 4 KB file vs spawning `cat` on it.
 //! - P4: `edit` near the end of a 50 MB file (staged, fsynced, renamed) vs spawning `cp` of it.
+//! - P7: `lsp` definition/references via Tandem vs a direct async-lsp request to a warm instance of
+//!   the same server (pyright, clangd, typescript-language-server, rust-analyzer); edit → fresh
+//!   diagnostics per server.
 //! - P8: cold start (spawn → `initialize` response) and idle RSS; `true` spawn for reference.
 //! - A1: agent loop overhead per tool call: from the end of the provider's streamed tool call to
 //!   the next request carrying the result (scripted provider over real HTTP), vs the same tool
@@ -17,6 +20,7 @@
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
+mod p7;
 #[path = "../support/mod.rs"]
 mod support;
 
@@ -112,7 +116,8 @@ fn main() {
     );
     let mut rows = Vec::new();
     let mut failed = false;
-    let benches: [(&str, Bench); 6] = [("P1", p1), ("P2", p2), ("P3", p3), ("P4", p4), ("P8", p8), ("A1", a1)];
+    let benches: [(&str, Bench); 7] =
+        [("P1", p1), ("P2", p2), ("P3", p3), ("P4", p4), ("P7", p7::p7), ("P8", p8), ("A1", a1)];
     for (id, bench) in benches {
         if !wanted(id) {
             continue;

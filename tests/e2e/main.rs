@@ -9,6 +9,8 @@ mod cli;
 mod crash;
 mod lsp_files;
 mod lsp_protocol;
+mod lsp_proxy;
 mod mcp;
 mod run_cmd;
+mod session_tools;
 mod shell;

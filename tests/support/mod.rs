@@ -85,6 +85,8 @@ pub struct Sidecar {
     pub root: PathBuf,
     /// Answers to permission requests, used in order.
     pub permission_replies: std::collections::VecDeque<PermissionReply>,
+    /// Results for `tandem/session/askUser`, used in order (none left: MethodNotFound).
+    pub ask_replies: std::collections::VecDeque<Value>,
 }
 
 fn read_message(reader: &mut impl BufRead) -> Option<Value> {
@@ -164,6 +166,7 @@ impl Sidecar {
             server_requests: Vec::new(),
             root: root.to_path_buf(),
             permission_replies: Default::default(),
+            ask_replies: Default::default(),
         })
     }
 
@@ -295,6 +298,12 @@ impl Sidecar {
                 }
                 None => {
                     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32603, "message": "the test scripted no answer" } })
+                }
+            },
+            "tandem/session/askUser" => match self.ask_replies.pop_front() {
+                Some(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+                None => {
+                    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32601, "message": "method not found" } })
                 }
             },
             "workspace/applyEdit" => {

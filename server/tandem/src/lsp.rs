@@ -12,16 +12,17 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use tandem_agent::{Agent, AgentConfig, AgentError, SessionClient};
+use tandem_agent::{Agent, AgentError, SessionClient};
+use tandem_lsp_proxy::{LspProxy, ProgressEvent, ProgressKind};
 use tandem_protocol::{
-    DocumentSaveParams, DocumentSaveResult, InitializationOptions, ModeId, PROTOCOL_VERSION, RequestPermissionParams,
-    RequestPermissionResult, SessionCancelParams, SessionListParams, SessionListResult, SessionLoadParams,
-    SessionLoadResult, SessionNewParams, SessionNewResult, SessionNotification, SessionPromptParams,
-    SessionPromptResult, SessionSetModeParams, SessionUpdate, TandemCapabilities, ToolResult, ToolsCallParams,
-    ToolsListParams, ToolsListResult, methods,
+    AskUserParams, AskUserResult, DocumentSaveParams, DocumentSaveResult, InitializationOptions, ModeId,
+    PROTOCOL_VERSION, RequestPermissionParams, RequestPermissionResult, SessionCancelParams, SessionListParams,
+    SessionListResult, SessionLoadParams, SessionLoadResult, SessionNewParams, SessionNewResult, SessionNotification,
+    SessionPromptParams, SessionPromptResult, SessionSetModeParams, SessionUpdate, TandemCapabilities, ToolResult,
+    ToolsCallParams, ToolsListParams, ToolsListResult, methods,
 };
 use tandem_text::{BufferCache, ContentChange, Position, PositionEncoding};
-use tandem_tools::{DocumentEdit, EditorClient, Registry, ToolContext, Workspace};
+use tandem_tools::{CodeIntel, DocumentEdit, EditorClient, Registry, ToolContext, Workspace};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{
     self as lsp, InitializeParams, InitializeResult, OneOf, PositionEncodingKind, ServerCapabilities, ServerInfo,
@@ -42,7 +43,11 @@ const MAX_CONCURRENCY: usize = 64;
 
 /// Runs the server until `exit` or the end of stdin.
 pub async fn serve() -> ExitCode {
-    let (service, socket) = LspService::build(Backend::new)
+    // The language servers outlive the LSP service (which is dropped when the transport
+    // ends): shut them down here, whichever way the session ended.
+    let servers: Arc<Mutex<Option<Arc<LspProxy>>>> = Arc::default();
+    let servers_of_backend = Arc::clone(&servers);
+    let (service, socket) = LspService::build(move |client| Backend::new(client, servers_of_backend))
         .custom_method(methods::TOOLS_LIST, Backend::tools_list)
         .custom_method(methods::TOOLS_CALL, Backend::tools_call)
         .custom_method(methods::SESSION_NEW, Backend::session_new)
@@ -67,7 +72,12 @@ pub async fn serve() -> ExitCode {
             () = &mut guard => server.await,
         }
     };
-    match tokio::spawn(both).await {
+    let served = tokio::spawn(both).await;
+    let proxy = servers.lock().unwrap_or_else(PoisonError::into_inner).take();
+    if let Some(proxy) = proxy {
+        proxy.shutdown().await;
+    }
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!("the LSP server task failed: {err}");
@@ -83,6 +93,8 @@ struct Ready {
     /// MCP servers of the workspace (their tools are in `registry`).
     mcp: Arc<tandem_mcp::McpManager>,
     editor: Arc<LspEditor>,
+    /// The language servers (the `lsp` tool, diagnostics after edits).
+    intel: Option<Arc<LspProxy>>,
     /// The sessions, or why there are none (an invalid provider configuration).
     agent: std::result::Result<Arc<Agent>, String>,
 }
@@ -95,6 +107,8 @@ struct Backend {
     uris: Arc<Mutex<HashMap<PathBuf, Uri>>>,
     ready: RwLock<Option<Arc<Ready>>>,
     encoding: RwLock<PositionEncoding>,
+    /// Where `serve` finds the proxy to shut it down.
+    servers: Arc<Mutex<Option<Arc<LspProxy>>>>,
 }
 
 /// Lets the transport write the updates already sent before the response that follows them.
@@ -130,8 +144,9 @@ fn cache_path(uri: &Uri) -> Option<PathBuf> {
 }
 
 impl Backend {
-    fn new(client: Client) -> Self {
+    fn new(client: Client, servers: Arc<Mutex<Option<Arc<LspProxy>>>>) -> Self {
         Self {
+            servers,
             client,
             cache: Arc::new(BufferCache::new()),
             uris: Arc::new(Mutex::new(HashMap::new())),
@@ -162,6 +177,7 @@ impl Backend {
         let mut ctx = ToolContext::new(Arc::clone(&ready.workspace), Arc::clone(&self.cache));
         ctx.session_id = params.session_id;
         ctx.editor = Some(Arc::clone(&ready.editor) as Arc<dyn EditorClient>);
+        ctx.intel = ready.intel.clone().map(|proxy| proxy as Arc<dyn CodeIntel>);
         let span = tracing::info_span!("tool", name = %params.name);
         let _enter = span.enter();
         // A task of its own: file work blocks its worker thread (block_in_place), and must not
@@ -275,12 +291,28 @@ impl LanguageServer for Backend {
         let workspace_caps = params.capabilities.workspace.as_ref();
         let document_changes =
             workspace_caps.and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false);
-        let provider = config.provider_settings().map_err(|err| format!("{err:#}"));
-        let default_mode = config.mode;
-        let max_turns = config.max_turns;
+        let agent_config = config.provider_settings().map(|p| config.agent_config(p)).map_err(|err| format!("{err:#}"));
         let full_profile = config.tools.profile == tandem_tools::Profile::Full;
         let registry = Arc::new(Registry::builtin(config.tools));
         let mcp = tandem_mcp::McpManager::from_workspace(workspace.root(), Arc::clone(&registry), full_profile);
+        let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
+        let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
+        let intel = match LspProxy::new(
+            workspace.root().to_path_buf(),
+            Arc::clone(&self.cache),
+            &config.lsp,
+            progress.then_some(progress_tx),
+        ) {
+            Ok(proxy) => Some(Arc::new(proxy)),
+            Err(err) => {
+                tracing::error!("language servers are off: {err}");
+                None
+            }
+        };
+        if progress {
+            tokio::spawn(forward_progress(self.client.clone(), progress_rx));
+        }
+        *self.servers.lock().unwrap_or_else(PoisonError::into_inner) = intel.clone();
         let tool_names: Vec<String> = registry.infos().into_iter().map(|t| t.name).collect();
         let editor = Arc::new(LspEditor {
             client: self.client.clone(),
@@ -289,24 +321,23 @@ impl LanguageServer for Backend {
             document_changes,
         });
         let workspace = Arc::new(workspace);
-        let agent = provider.and_then(|provider| {
-            let config = AgentConfig { provider, default_mode, max_turns: max_turns.unwrap_or(DEFAULT_MAX_TURNS) };
+        let agent = agent_config.and_then(|config| {
             Agent::new(
                 Arc::clone(&workspace),
                 Arc::clone(&self.cache),
                 Arc::clone(&registry),
                 Some(Arc::clone(&editor) as Arc<dyn EditorClient>),
+                intel.clone().map(|proxy| proxy as Arc<dyn CodeIntel>),
                 Arc::new(LspSessionClient { client: self.client.clone() }),
                 config,
             )
-            .map(Arc::new)
             .map_err(|err| err.to_string())
         });
         if let Err(err) = &agent {
             tracing::warn!("agent sessions are unavailable: {err}");
         }
         *self.ready.write().unwrap_or_else(PoisonError::into_inner) =
-            Some(Arc::new(Ready { workspace, registry, mcp, editor, agent }));
+            Some(Arc::new(Ready { workspace, registry, mcp, editor, agent, intel }));
 
         let tandem =
             TandemCapabilities { version: PROTOCOL_VERSION.to_owned(), tools: tool_names, modes: ModeId::ALL.to_vec() };
@@ -333,6 +364,10 @@ impl LanguageServer for Backend {
 
     async fn shutdown(&self) -> Result<()> {
         tracing::info!("shutdown");
+        let proxy = self.servers.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Some(proxy) = proxy {
+            proxy.shutdown().await;
+        }
         Ok(())
     }
 
@@ -380,8 +415,52 @@ impl LanguageServer for Backend {
     }
 }
 
-/// Model turns per prompt unless `[agent] max_turns` says otherwise.
-pub const DEFAULT_MAX_TURNS: u32 = 50;
+/// Forwards the language servers' start-up and work (indexing, checks) to the editor as
+/// work-done progress: one token per piece of work, created with
+/// `window/workDoneProgress/create`.
+async fn forward_progress(client: Client, mut rx: tokio::sync::mpsc::UnboundedReceiver<ProgressEvent>) {
+    use lsp::{NumberOrString, ProgressParams, ProgressParamsValue, WorkDoneProgress};
+    let mut open: HashMap<String, Vec<NumberOrString>> = HashMap::new();
+    let mut next = 0u64;
+    while let Some(event) = rx.recv().await {
+        let stack = open.entry(event.server.clone()).or_default();
+        let (token, value) = match event.kind {
+            ProgressKind::Begin { title } => {
+                next += 1;
+                let token = NumberOrString::String(format!("tandem/lsp/{}/{next}", event.server));
+                let create =
+                    client.send_request::<lsp::request::WorkDoneProgressCreate>(lsp::WorkDoneProgressCreateParams {
+                        token: token.clone(),
+                    });
+                if !matches!(tokio::time::timeout(Duration::from_secs(5), create).await, Ok(Ok(()))) {
+                    continue;
+                }
+                stack.push(token.clone());
+                (token, WorkDoneProgress::Begin(lsp::WorkDoneProgressBegin { title, ..Default::default() }))
+            }
+            ProgressKind::Report { message } => {
+                let Some(token) = stack.last().cloned() else { continue };
+                (
+                    token,
+                    WorkDoneProgress::Report(lsp::WorkDoneProgressReport {
+                        message: Some(message),
+                        ..Default::default()
+                    }),
+                )
+            }
+            ProgressKind::End => {
+                let Some(token) = stack.pop() else { continue };
+                (token, WorkDoneProgress::End(lsp::WorkDoneProgressEnd { message: None }))
+            }
+        };
+        client
+            .send_notification::<lsp::notification::Progress>(ProgressParams {
+                token,
+                value: ProgressParamsValue::WorkDone(value),
+            })
+            .await;
+    }
+}
 
 /// `tandem/session/update`.
 enum SessionUpdateNotification {}
@@ -398,6 +477,15 @@ impl lsp::request::Request for RequestPermission {
     type Params = RequestPermissionParams;
     type Result = RequestPermissionResult;
     const METHOD: &'static str = methods::SESSION_REQUEST_PERMISSION;
+}
+
+/// `tandem/session/askUser`.
+enum AskUser {}
+
+impl lsp::request::Request for AskUser {
+    type Params = AskUserParams;
+    type Result = AskUserResult;
+    const METHOD: &'static str = methods::SESSION_ASK_USER;
 }
 
 /// Sessions as the editor sees them: notifications and permission requests.
@@ -422,6 +510,13 @@ impl SessionClient for LspSessionClient {
     ) -> std::result::Result<RequestPermissionResult, String> {
         self.client.send_request::<RequestPermission>(params).await.map_err(|err| match err.code {
             ErrorCode::MethodNotFound => "the editor does not implement tandem/session/requestPermission".to_owned(),
+            _ => err.message.into_owned(),
+        })
+    }
+
+    async fn ask_user(&self, params: AskUserParams) -> std::result::Result<AskUserResult, String> {
+        self.client.send_request::<AskUser>(params).await.map_err(|err| match err.code {
+            ErrorCode::MethodNotFound => "the editor does not implement tandem/session/askUser".to_owned(),
             _ => err.message.into_owned(),
         })
     }

@@ -40,6 +40,9 @@ enum Command {
     },
     /// List the tools enabled in the current directory's workspace.
     Tools,
+    /// Check the setup: the language servers found on PATH (and the install command of the
+    /// missing ones), and each configured MCP server with its state and tool count.
+    Doctor,
     /// Run one agent turn in the current directory's workspace: the answer streams to stdout,
     /// approvals are asked on the terminal. Exit status: 0 when the model finished, 1 on a
     /// provider error, 2 on bad usage, 3 at the turn limit, 4 on a refusal, 130 when cancelled.
@@ -68,8 +71,6 @@ enum Command {
         #[arg(long)]
         allow_writes: bool,
     },
-    /// Check the setup: each configured MCP server, its state and tool count.
-    Doctor,
 }
 
 fn parse_mode(raw: &str) -> Result<tandem_protocol::ModeId, String> {

@@ -8,10 +8,13 @@ pub mod approval;
 mod editor;
 pub mod exec;
 mod fs;
+pub mod intel;
+pub mod memory;
 mod profile;
 mod registry;
 mod schema;
 mod search;
+pub mod session;
 #[cfg(test)]
 mod testing;
 mod tool;
@@ -19,8 +22,13 @@ mod workspace;
 
 pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
 pub use editor::{DocumentEdit, EditorClient};
+pub use intel::CodeIntel;
 pub use profile::{Profile, ToolConfig};
 pub use registry::{CallError, Registry};
 pub use schema::{schema_for, validate_arguments};
+pub use session::{
+    AgentType, AskOutcome, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
+    SubAgentState, SubAgentStatus, Todo, TodoStatus,
+};
 pub use tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 pub use workspace::{PathError, Workspace};

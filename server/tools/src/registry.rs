@@ -72,7 +72,15 @@ impl Registry {
 
     /// Every built-in tool, under `config`.
     pub fn builtin(config: ToolConfig) -> Self {
-        Self::new(crate::fs::all().into_iter().chain(crate::search::all()).chain(crate::exec::all()).collect(), config)
+        let tools = crate::fs::all()
+            .into_iter()
+            .chain(crate::search::all())
+            .chain(crate::exec::all())
+            .chain(crate::intel::all())
+            .chain(crate::session::all())
+            .chain(crate::memory::all())
+            .collect();
+        Self::new(tools, config)
     }
 
     /// The configuration in force.

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use tandem_protocol::ToolGroup;
 use tandem_text::BufferCache;
 
-use crate::{EditorClient, Workspace};
+use crate::{CodeIntel, EditorClient, Workspace};
 
 /// Everything the registry and the editor need to know about a tool, fixed at construction.
 #[derive(Clone, Debug)]
@@ -110,9 +110,16 @@ pub struct ToolContext {
     pub cache: Arc<BufferCache>,
     /// The editor, when one is connected.
     pub editor: Option<Arc<dyn EditorClient>>,
+    /// Language servers (the `lsp` tool, diagnostics after edits), when configured.
+    pub intel: Option<Arc<dyn CodeIntel>>,
     /// Who approves changes and commands of this call; `None` when the person made the call
     /// (nothing asks).
     pub approver: Option<Arc<dyn crate::Approver>>,
+    /// The agent session's services (todo list, questions, plan mode, sub-agents); `None`
+    /// outside a session.
+    pub host: Option<Arc<dyn crate::session::SessionHost>>,
+    /// The registry the call came through (for `tool_search`).
+    pub registry: Option<Arc<crate::Registry>>,
 }
 
 impl ToolContext {
@@ -128,7 +135,10 @@ impl ToolContext {
             max_agent_depth: 3,
             cache,
             editor: None,
+            intel: None,
             approver: None,
+            host: None,
+            registry: None,
         }
     }
 }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 
-use super::{blocking, check_fresh, commit, diff_metadata, load, snippet};
+use super::{attach_diagnostics, blocking, check_fresh, commit, diff_metadata, load, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -71,11 +71,13 @@ impl Tool for Append {
         for note in &committed.notes {
             output.push_str(&format!("\nNote: {note}."));
         }
-        Ok(ToolOutput::new(format!("Appended to {shown}"), output)
+        let mut result = ToolOutput::new(format!("Appended to {shown}"), output)
             .with("path", shown)
             .with("created", created)
             .with("bytes", addition.len())
             .with("via", committed.via)
-            .with_all(diff))
+            .with_all(diff);
+        attach_diagnostics(&ctx, &[path], &mut result).await;
+        Ok(result)
     }
 }

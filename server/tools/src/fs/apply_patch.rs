@@ -127,15 +127,25 @@ impl Tool for ApplyPatch {
             changes.push((s.loaded, change));
         }
         let count = changes.len();
+        let changed_paths: Vec<PathBuf> = changes
+            .iter()
+            .filter_map(|(l, c)| match c {
+                Change::Write(_) => Some(l.path.clone()),
+                Change::Move { to, .. } => Some(to.clone()),
+                Change::Delete => None,
+            })
+            .collect();
         let committed = commit_all(&ctx, changes).await?;
         for note in committed.iter().flat_map(|c| &c.notes) {
             output.push_str(&format!("Note: {note}.\n"));
         }
-        Ok(ToolOutput::new(format!("Applied a patch to {count} file(s)"), output.trim_end().to_owned())
+        let mut result = ToolOutput::new(format!("Applied a patch to {count} file(s)"), output.trim_end().to_owned())
             .with("format", if parsed.format == PatchFormat::Unified { "unified" } else { "begin-patch" })
             .with("strip", strip)
             .with("files", files)
-            .with("diffs", diffs))
+            .with("diffs", diffs);
+        super::attach_diagnostics(&ctx, &changed_paths, &mut result).await;
+        Ok(result)
     }
 }
 

@@ -11,7 +11,7 @@ use tandem_protocol::ToolGroup;
 use tandem_text::LineEnding;
 use tandem_text::matcher::{self, Closest, MatchError, Strategy};
 
-use super::{blocking, check_fresh, commit, diff_metadata, line_of, load, numbered, snippet};
+use super::{attach_diagnostics, blocking, check_fresh, commit, diff_metadata, line_of, load, numbered, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -117,14 +117,16 @@ impl Tool for Edit {
         for note in &committed.notes {
             output.push_str(&format!("\nNote: {note}."));
         }
-        Ok(ToolOutput::new(format!("Edited {shown}"), output)
+        let mut result = ToolOutput::new(format!("Edited {shown}"), output)
             .with("path", shown)
             .with("strategy", strategy)
             .with("similarity", (similarity * 100.0).round() / 100.0)
             .with("replacements", replacements)
             .with("firstLine", line)
             .with("via", committed.via)
-            .with_all(diff))
+            .with_all(diff);
+        attach_diagnostics(&ctx, &[path], &mut result).await;
+        Ok(result)
     }
 }
 

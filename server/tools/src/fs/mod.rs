@@ -256,5 +256,26 @@ pub(crate) fn snippet(new_text: &str, start: usize, end: usize) -> String {
     out
 }
 
+/// After a successful commit: the fresh diagnostics of the changed files (errors listed,
+/// warnings counted), appended to the result, when language servers are available. A server
+/// that did not answer in time is reported as "diagnostics not ready", never as "no errors".
+pub(crate) async fn attach_diagnostics(ctx: &ToolContext, paths: &[PathBuf], output: &mut crate::ToolOutput) {
+    let Some(intel) = &ctx.intel else { return };
+    let reports = intel.diagnostics_after_write(paths).await;
+    let mut meta = serde_json::Map::new();
+    let mut lines = Vec::new();
+    for (path, report) in &reports {
+        if let Some((text, value)) = crate::intel::lsp::render_report(ctx, path, report) {
+            lines.push(text);
+            meta.insert(ctx.workspace.display(path), value);
+        }
+    }
+    if !lines.is_empty() {
+        output.output.push_str("\n\nDiagnostics after this change:\n");
+        output.output.push_str(&lines.join("\n"));
+        output.metadata.insert("diagnostics".into(), meta.into());
+    }
+}
+
 #[cfg(test)]
 mod tests;

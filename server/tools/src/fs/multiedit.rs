@@ -152,13 +152,17 @@ impl Tool for MultiEdit {
             .map(|(_, s)| (s.loaded, Change::Write(s.text)))
             .collect();
         let count = changes.len();
+        let changed_paths: Vec<std::path::PathBuf> = changes.iter().map(|(l, _)| l.path.clone()).collect();
         let committed = commit_all(&ctx, changes).await?;
         for note in committed.iter().flat_map(|c| &c.notes) {
             output.push_str(&format!("Note: {note}.\n"));
         }
-        Ok(ToolOutput::new(format!("Applied {total} edit(s) to {count} file(s)"), output.trim_end().to_owned())
-            .with("files", paths)
-            .with("edits", strategies)
-            .with("diffs", diffs))
+        let mut result =
+            ToolOutput::new(format!("Applied {total} edit(s) to {count} file(s)"), output.trim_end().to_owned())
+                .with("files", paths)
+                .with("edits", strategies)
+                .with("diffs", diffs);
+        super::attach_diagnostics(&ctx, &changed_paths, &mut result).await;
+        Ok(result)
     }
 }

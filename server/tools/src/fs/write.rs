@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 
-use super::{blocking, check_fresh, commit, diff_metadata, load, snippet};
+use super::{attach_diagnostics, blocking, check_fresh, commit, diff_metadata, load, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -90,12 +90,14 @@ impl Tool for Write {
             output.push_str(&format!("\nNote: {note}."));
         }
         let title = if created { format!("Created {shown}") } else { format!("Wrote {shown}") };
-        Ok(ToolOutput::new(title, output)
+        let mut result = ToolOutput::new(title, output)
             .with("path", shown)
             .with("created", created)
             .with("changed", true)
             .with("lines", lines)
             .with("via", committed.via)
-            .with_all(diff))
+            .with_all(diff);
+        attach_diagnostics(&ctx, &[path], &mut result).await;
+        Ok(result)
     }
 }

@@ -1,0 +1,655 @@
+//! The proxy: servers per (name, project root), started lazily, restarted with backoff when
+//! they die (the failed call retried once), and the [`CodeIntel`] operations on top, with
+//! positions converted between the tools' chars and each server's encoding.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use async_lsp::lsp_types::{self as lsp, Url};
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tandem_text::{BufferCache, Position, PositionEncoding, Rope, char_to_position, position_to_char};
+use tandem_tools::intel::{
+    CallDirection, CallItem, CodeIntel, Diagnostic, DiagnosticsReport, IntelError, Location, Severity, Symbol,
+    TextRange, TextReplacement,
+};
+
+use crate::ProgressEvent;
+use crate::catalog::{Catalog, Choice, LspSettings, ServerSpec, project_root};
+use crate::server::{Server, ServerError, raw};
+
+/// Restarts allowed within [`RESTART_WINDOW`] before a server is given up on.
+const MAX_RESTARTS: usize = 5;
+const RESTART_WINDOW: Duration = Duration::from_secs(60);
+
+/// A (server, root) slot: the running server, and when it was restarted.
+#[derive(Default)]
+struct Slot {
+    server: Option<Arc<Server>>,
+    restarts: Vec<Instant>,
+    /// Documents to reopen after a restart.
+    open: Vec<PathBuf>,
+}
+
+type SharedSlot = Arc<tokio::sync::Mutex<Slot>>;
+
+/// Tandem as a language client.
+pub struct LspProxy {
+    workspace: PathBuf,
+    cache: Arc<BufferCache>,
+    catalog: Catalog,
+    request_timeout: Duration,
+    diagnostics_wait: Duration,
+    diagnostics_after_edit: bool,
+    slots: Mutex<HashMap<(String, PathBuf), SharedSlot>>,
+    progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn intel_error(err: ServerError) -> IntelError {
+    match err {
+        ServerError::Timeout { .. } => IntelError::Timeout(format!("{err}; try again, or use grep")),
+        other => IntelError::Server(other.to_string()),
+    }
+}
+
+/// Chars position → the server's encoding.
+fn to_server(rope: &Rope, at: Position, encoding: PositionEncoding) -> lsp::Position {
+    let index = position_to_char(rope, at, PositionEncoding::Utf32).unwrap_or_else(|_| rope.len_chars());
+    let p = char_to_position(rope, index, encoding);
+    lsp::Position { line: p.line, character: p.character }
+}
+
+/// The server's encoding → chars, over `rope` (when the file could be read).
+fn from_server(rope: Option<&Rope>, p: lsp::Position, encoding: PositionEncoding) -> Position {
+    let raw = Position { line: p.line, character: p.character };
+    let Some(rope) = rope else { return raw };
+    match position_to_char(rope, raw, encoding) {
+        Ok(index) => char_to_position(rope, index, PositionEncoding::Utf32),
+        Err(_) => raw,
+    }
+}
+
+/// Texts of result files, read once per answer.
+struct Ropes<'a> {
+    cache: &'a BufferCache,
+    encoding: PositionEncoding,
+    ropes: HashMap<PathBuf, Option<Rope>>,
+}
+
+impl Ropes<'_> {
+    fn range(&mut self, path: &Path, range: &lsp::Range) -> TextRange {
+        let cache = self.cache;
+        let rope = self.ropes.entry(path.to_path_buf()).or_insert_with(|| Server::current_text(cache, path).ok());
+        TextRange {
+            start: from_server(rope.as_ref(), range.start, self.encoding),
+            end: from_server(rope.as_ref(), range.end, self.encoding),
+        }
+    }
+
+    fn location(&mut self, uri: &Url, range: &lsp::Range) -> Option<Location> {
+        let path = uri.to_file_path().ok()?;
+        let range = self.range(&path, range);
+        Some(Location { path, range })
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(value: Value) -> Option<T> {
+    serde_json::from_value(value).ok()
+}
+
+/// `Location | Location[] | LocationLink[] | null`, leniently.
+fn locations(value: Value, ropes: &mut Ropes<'_>) -> Vec<Location> {
+    let items = match value {
+        Value::Array(items) => items,
+        Value::Null => Vec::new(),
+        one => vec![one],
+    };
+    items
+        .into_iter()
+        .filter_map(|item| {
+            if let Some(link) = parse::<lsp::LocationLink>(item.clone()) {
+                return ropes.location(&link.target_uri, &link.target_selection_range);
+            }
+            let location = parse::<lsp::Location>(item)?;
+            ropes.location(&location.uri, &location.range)
+        })
+        .collect()
+}
+
+fn kind_name(kind: lsp::SymbolKind) -> String {
+    let name = format!("{kind:?}");
+    // `SymbolKind`'s Debug is its constant name (`FUNCTION`) or a number for unknown kinds.
+    name.to_lowercase().replace('_', " ")
+}
+
+fn hover_text(value: &Value) -> Option<String> {
+    fn part(v: &Value) -> String {
+        match v {
+            Value::String(s) => s.clone(),
+            Value::Object(o) => {
+                let text = o.get("value").and_then(Value::as_str).unwrap_or_default();
+                match o.get("language").and_then(Value::as_str) {
+                    Some(language) => format!("```{language}\n{text}\n```"),
+                    None => text.to_owned(),
+                }
+            }
+            Value::Array(items) => items.iter().map(part).collect::<Vec<_>>().join("\n\n"),
+            _ => String::new(),
+        }
+    }
+    let text = part(value.get("contents")?);
+    (!text.trim().is_empty()).then(|| text.trim().to_owned())
+}
+
+fn severity(s: Option<lsp::DiagnosticSeverity>) -> Severity {
+    match s {
+        Some(lsp::DiagnosticSeverity::WARNING) => Severity::Warning,
+        Some(lsp::DiagnosticSeverity::INFORMATION) => Severity::Information,
+        Some(lsp::DiagnosticSeverity::HINT) => Severity::Hint,
+        _ => Severity::Error,
+    }
+}
+
+impl LspProxy {
+    /// A proxy for the workspace at `workspace`, syncing documents from `cache`. Readiness and
+    /// server progress go to `progress_tx` (for the editor's `$/progress`).
+    pub fn new(
+        workspace: PathBuf,
+        cache: Arc<BufferCache>,
+        settings: &LspSettings,
+        progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
+    ) -> Result<Self, String> {
+        if settings.diagnostics_from_editor == Some(true) {
+            tracing::warn!("[lsp] diagnostics_from_editor is not implemented yet; using Tandem's own servers");
+        }
+        Ok(Self {
+            workspace,
+            cache,
+            catalog: Catalog::new(settings)?,
+            request_timeout: Duration::from_millis(settings.request_timeout_ms.unwrap_or(20_000)),
+            diagnostics_wait: Duration::from_millis(settings.diagnostics_wait_ms.unwrap_or(10_000)),
+            diagnostics_after_edit: settings.diagnostics_after_edit.unwrap_or(true),
+            slots: Mutex::new(HashMap::new()),
+            progress_tx,
+        })
+    }
+
+    /// The catalog in force.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Which server serves `path`, and its root. `Ok(None)`: no server covers it (or its
+    /// project marker is missing), quietly.
+    fn choose(&self, path: &Path) -> Result<Option<(ServerSpec, PathBuf, PathBuf)>, IntelError> {
+        let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_owned();
+        match self.catalog.choose(path, &self.workspace) {
+            Choice::Unknown => Err(IntelError::NoServer(format!(
+                "no language server for {} files; configure one in .tandem/config.toml [lsp.<name>] with `command` and `extensions`",
+                if extension.is_empty() { "extension-less".to_owned() } else { format!(".{extension}") }
+            ))),
+            Choice::Missing { spec } => Err(IntelError::NoServer(format!(
+                "{} not found on PATH (nor in node_modules/.bin or .venv/bin); install with {}, or configure another server in .tandem/config.toml [lsp.<name>]",
+                spec.command[0], spec.install
+            ))),
+            Choice::Server { spec, program } => match project_root(&spec, path, &self.workspace) {
+                Some(root) => Ok(Some((spec, program, root))),
+                None => Ok(None),
+            },
+        }
+    }
+
+    /// The running server for `path`, started or restarted as needed.
+    async fn server_for(&self, path: &Path) -> Result<Arc<Server>, IntelError> {
+        let Some((spec, program, root)) = self.choose(path)? else {
+            return Err(IntelError::NoServer(format!(
+                "no project for {} above `{}` (rust-analyzer needs a Cargo.toml)",
+                self.catalog.servers().iter().find(|s| s.requires_root_marker).map_or("", |s| s.name.as_str()),
+                path.display()
+            )));
+        };
+        let slot = Arc::clone(lock(&self.slots).entry((spec.name.clone(), root.clone())).or_default());
+        let mut slot = slot.lock().await;
+        if let Some(server) = &slot.server {
+            if server.alive() {
+                return Ok(Arc::clone(server));
+            }
+            // It died: restart with backoff, unless it keeps dying.
+            slot.open = server.open_paths();
+            let now = Instant::now();
+            slot.restarts.retain(|t| now.duration_since(*t) < RESTART_WINDOW);
+            if slot.restarts.len() >= MAX_RESTARTS {
+                return Err(IntelError::Server(format!(
+                    "{} crashed {} times within a minute; not restarting it. Check its log (TANDEM_LOG=info)",
+                    spec.name,
+                    slot.restarts.len()
+                )));
+            }
+            let backoff = Duration::from_millis(200 * (1 << slot.restarts.len()) - 200);
+            tracing::warn!(server = %spec.name, ?backoff, "restarting a server that died");
+            tokio::time::sleep(backoff).await;
+            slot.restarts.push(now);
+            slot.server = None;
+        }
+        let server = Server::start(spec, &program, root, self.request_timeout, self.progress_tx.clone())
+            .await
+            .map_err(intel_error)?;
+        server.reopen(&self.cache, &slot.open);
+        slot.server = Some(Arc::clone(&server));
+        Ok(server)
+    }
+
+    /// Runs `op` on the server for `path`; if the server died meanwhile, restarts it and runs
+    /// `op` once more.
+    async fn with_server<T, F, Fut>(&self, path: &Path, op: F) -> Result<T, IntelError>
+    where
+        F: Fn(Arc<Server>) -> Fut,
+        Fut: Future<Output = Result<T, ServerError>>,
+    {
+        let server = self.server_for(path).await?;
+        match op(Arc::clone(&server)).await {
+            Err(ServerError::Died { .. }) => {
+                tracing::warn!(server = %server.spec.name, "died during a call; retrying once");
+                let server = self.server_for(path).await?;
+                op(server).await.map_err(intel_error)
+            }
+            other => other.map_err(intel_error),
+        }
+    }
+
+    fn ropes(&self, encoding: PositionEncoding) -> Ropes<'_> {
+        Ropes { cache: &self.cache, encoding, ropes: HashMap::new() }
+    }
+
+    /// A position request (`definition`, ...): syncs, converts, asks.
+    async fn at_position<R>(&self, path: &Path, at: Position, extra: Value) -> Result<(Value, Arc<Server>), IntelError>
+    where
+        R: lsp::request::Request<Params = Value, Result = Value>,
+    {
+        let extra = &extra;
+        let server = self.server_for(path).await?;
+        if !server.supports(R::METHOD) {
+            return Err(IntelError::Unsupported(format!(
+                "{} does not offer {} (its capabilities say so); try grep instead",
+                server.spec.name,
+                R::METHOD
+            )));
+        }
+        self.with_server(path, |server| async move {
+            let (uri, _, rope) = server.sync(&self.cache, path)?;
+            let deadline = tokio::time::Instant::now() + self.request_timeout;
+            server.wait_ready(deadline).await;
+            server.wait_analyzed(&uri, deadline).await;
+            let mut params = json!({
+                "textDocument": { "uri": uri },
+                "position": to_server(&rope, at, server.encoding),
+            });
+            if let (Value::Object(p), Value::Object(e)) = (&mut params, extra) {
+                p.extend(e.clone());
+            }
+            let answer = server.ask::<R>(params).await?;
+            Ok((answer, server))
+        })
+        .await
+    }
+
+    fn symbol_tree(&self, items: Vec<lsp::DocumentSymbol>, path: &Path, ropes: &mut Ropes<'_>) -> Vec<Symbol> {
+        items
+            .into_iter()
+            .map(|s| {
+                let range = ropes.range(path, &s.range);
+                Symbol {
+                    name: s.name,
+                    kind: kind_name(s.kind),
+                    detail: s.detail,
+                    location: Location { path: path.to_path_buf(), range },
+                    selection: ropes.range(path, &s.selection_range),
+                    children: self.symbol_tree(s.children.unwrap_or_default(), path, ropes),
+                }
+            })
+            .collect()
+    }
+
+    fn call_item(&self, item: &lsp::CallHierarchyItem, ropes: &mut Ropes<'_>) -> Option<Symbol> {
+        let location = ropes.location(&item.uri, &item.range)?;
+        let selection = ropes.range(&location.path, &item.selection_range);
+        Some(Symbol {
+            name: item.name.clone(),
+            kind: kind_name(item.kind),
+            detail: item.detail.clone(),
+            location,
+            selection,
+            children: Vec::new(),
+        })
+    }
+
+    /// Diagnostics of `path`, fresh for its current text, waiting at most `wait`.
+    async fn diagnostics_within(&self, path: &Path, wait: Duration) -> DiagnosticsReport {
+        let server = match self.server_for(path).await {
+            Ok(server) => server,
+            Err(IntelError::NoServer(_)) => return DiagnosticsReport::NoServer,
+            Err(err) => return DiagnosticsReport::Failed { message: err.to_string() },
+        };
+        let name = server.spec.name.clone();
+        let deadline = tokio::time::Instant::now() + wait;
+        let result = match server.fresh_diagnostics(&self.cache, path, deadline).await {
+            Err(ServerError::Died { .. }) => match self.server_for(path).await {
+                Ok(server) => server.fresh_diagnostics(&self.cache, path, deadline).await,
+                Err(err) => return DiagnosticsReport::Failed { message: err.to_string() },
+            },
+            other => other,
+        };
+        match result {
+            Ok(Some((items, _rope))) => {
+                let mut ropes = self.ropes(server.encoding);
+                let diagnostics = items
+                    .into_iter()
+                    .map(|d| Diagnostic {
+                        range: ropes.range(path, &d.range),
+                        severity: severity(d.severity),
+                        message: d.message,
+                        code: d.code.map(|c| match c {
+                            lsp::NumberOrString::Number(n) => n.to_string(),
+                            lsp::NumberOrString::String(s) => s,
+                        }),
+                        source: d.source,
+                    })
+                    .collect();
+                DiagnosticsReport::Fresh { server: name, diagnostics }
+            }
+            Ok(None) => DiagnosticsReport::NotReady {
+                server: name,
+                reason: format!("no diagnostics for the current text within {:.1} s", wait.as_secs_f64()),
+            },
+            Err(err) => DiagnosticsReport::Failed { message: err.to_string() },
+        }
+    }
+
+    /// The server's process id for `path`'s server, if running (tests, `tandem doctor`).
+    pub fn running(&self) -> Vec<(String, PathBuf, Option<u32>)> {
+        let slots: Vec<_> = lock(&self.slots).iter().map(|(k, v)| (k.clone(), Arc::clone(v))).collect();
+        slots
+            .into_iter()
+            .filter_map(|((name, root), slot)| {
+                let slot = slot.try_lock().ok()?;
+                let server = slot.server.as_ref()?;
+                Some((name, root, server.pid))
+            })
+            .collect()
+    }
+
+    /// Shuts every server down (`shutdown` + `exit`, then kill what stays).
+    pub async fn shutdown(&self) {
+        let slots: Vec<_> = lock(&self.slots).drain().map(|(_, v)| v).collect();
+        let mut tasks = Vec::new();
+        for slot in slots {
+            tasks.push(tokio::spawn(async move {
+                let server = slot.lock().await.server.take();
+                if let Some(server) = server {
+                    server.shutdown().await;
+                }
+            }));
+        }
+        for task in tasks {
+            task.await.ok();
+        }
+    }
+}
+
+#[async_trait]
+impl CodeIntel for LspProxy {
+    async fn definition(&self, path: &Path, at: Position) -> Result<Vec<Location>, IntelError> {
+        let (answer, server) = self.at_position::<raw::Definition>(path, at, json!({})).await?;
+        Ok(locations(answer, &mut self.ropes(server.encoding)))
+    }
+
+    async fn implementation(&self, path: &Path, at: Position) -> Result<Vec<Location>, IntelError> {
+        let (answer, server) = self.at_position::<raw::Implementation>(path, at, json!({})).await?;
+        Ok(locations(answer, &mut self.ropes(server.encoding)))
+    }
+
+    async fn references(
+        &self,
+        path: &Path,
+        at: Position,
+        include_declaration: bool,
+    ) -> Result<Vec<Location>, IntelError> {
+        let extra = json!({ "context": { "includeDeclaration": include_declaration } });
+        let (answer, server) = self.at_position::<raw::References>(path, at, extra).await?;
+        Ok(locations(answer, &mut self.ropes(server.encoding)))
+    }
+
+    async fn hover(&self, path: &Path, at: Position) -> Result<Option<String>, IntelError> {
+        let (answer, _) = self.at_position::<raw::Hover>(path, at, json!({})).await?;
+        Ok(hover_text(&answer))
+    }
+
+    async fn document_symbols(&self, path: &Path) -> Result<Vec<Symbol>, IntelError> {
+        let (answer, server) = self
+            .with_server(path, |server| async move {
+                let (uri, _, _) = server.sync(&self.cache, path)?;
+                let deadline = tokio::time::Instant::now() + self.request_timeout;
+                server.wait_ready(deadline).await;
+                server.wait_analyzed(&uri, deadline).await;
+                let answer = server.ask::<raw::DocumentSymbol>(json!({ "textDocument": { "uri": uri } })).await?;
+                Ok((answer, server))
+            })
+            .await?;
+        let mut ropes = self.ropes(server.encoding);
+        if let Some(tree) = parse::<Vec<lsp::DocumentSymbol>>(answer.clone()) {
+            return Ok(self.symbol_tree(tree, path, &mut ropes));
+        }
+        let flat = parse::<Vec<lsp::SymbolInformation>>(answer).unwrap_or_default();
+        Ok(flat
+            .into_iter()
+            .filter_map(|s| {
+                let location = ropes.location(&s.location.uri, &s.location.range)?;
+                Some(Symbol {
+                    name: s.name,
+                    kind: kind_name(s.kind),
+                    detail: s.container_name,
+                    selection: location.range,
+                    location,
+                    children: Vec::new(),
+                })
+            })
+            .collect())
+    }
+
+    async fn workspace_symbols(&self, hint: &Path, query: &str) -> Result<Vec<Symbol>, IntelError> {
+        // A directory hint: any running server (or an error saying to name a file).
+        let hint = if hint.is_dir() {
+            let running = lock(&self.slots).values().cloned().collect::<Vec<_>>();
+            let mut open = None;
+            for slot in running {
+                if let Some(path) = slot.lock().await.server.as_ref().and_then(|s| s.open_paths().into_iter().next()) {
+                    open = Some(path);
+                    break;
+                }
+            }
+            open.ok_or_else(|| {
+                IntelError::NoServer(
+                    "no language server is running yet; give `file_path` (any file of the language) to pick one".into(),
+                )
+            })?
+        } else {
+            hint.to_path_buf()
+        };
+        let hint = hint.as_path();
+        let (answer, server) = self
+            .with_server(hint, |server| async move {
+                // Opening a file makes servers like typescript-language-server load the project.
+                server.sync(&self.cache, hint)?;
+                server.wait_ready(tokio::time::Instant::now() + self.request_timeout).await;
+                let answer = server.ask::<raw::WorkspaceSymbol>(json!({ "query": query })).await?;
+                Ok((answer, server))
+            })
+            .await?;
+        let mut ropes = self.ropes(server.encoding);
+        let items = match answer {
+            Value::Array(items) => items,
+            _ => Vec::new(),
+        };
+        Ok(items
+            .into_iter()
+            .filter_map(|item| {
+                let name = item.get("name")?.as_str()?.to_owned();
+                let kind = parse::<lsp::SymbolKind>(item.get("kind")?.clone()).map(kind_name).unwrap_or_default();
+                let uri: Url = parse(item.get("location")?.get("uri")?.clone())?;
+                // WorkspaceSymbol may omit the range (resolve later); take the file's start.
+                let range: lsp::Range = item.get("location")?.get("range").cloned().and_then(parse).unwrap_or_default();
+                let location = ropes.location(&uri, &range)?;
+                let detail = item.get("containerName").and_then(Value::as_str).map(str::to_owned);
+                Some(Symbol { name, kind, detail, selection: location.range, location, children: Vec::new() })
+            })
+            .collect())
+    }
+
+    async fn call_hierarchy(
+        &self,
+        path: &Path,
+        at: Position,
+        direction: CallDirection,
+    ) -> Result<Vec<CallItem>, IntelError> {
+        let (prepared, server) = self.at_position::<raw::PrepareCallHierarchy>(path, at, json!({})).await?;
+        let items: Vec<lsp::CallHierarchyItem> = parse(prepared).unwrap_or_default();
+        let Some(item) = items.into_iter().next() else { return Ok(Vec::new()) };
+        let params = json!({ "item": item });
+        let answer = match direction {
+            CallDirection::Incoming => server.ask::<raw::IncomingCalls>(params).await,
+            CallDirection::Outgoing => server.ask::<raw::OutgoingCalls>(params).await,
+        }
+        .map_err(intel_error)?;
+        let mut ropes = self.ropes(server.encoding);
+        let mut out = Vec::new();
+        match direction {
+            CallDirection::Incoming => {
+                for call in parse::<Vec<lsp::CallHierarchyIncomingCall>>(answer).unwrap_or_default() {
+                    let Some(symbol) = self.call_item(&call.from, &mut ropes) else { continue };
+                    let sites = call.from_ranges.iter().filter_map(|r| ropes.location(&call.from.uri, r)).collect();
+                    out.push(CallItem { symbol, sites });
+                }
+            }
+            CallDirection::Outgoing => {
+                for call in parse::<Vec<lsp::CallHierarchyOutgoingCall>>(answer).unwrap_or_default() {
+                    let Some(symbol) = self.call_item(&call.to, &mut ropes) else { continue };
+                    let origin = Url::from_file_path(path).ok();
+                    let sites = match &origin {
+                        Some(uri) => call.from_ranges.iter().filter_map(|r| ropes.location(uri, r)).collect(),
+                        None => Vec::new(),
+                    };
+                    out.push(CallItem { symbol, sites });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn rename(
+        &self,
+        path: &Path,
+        at: Position,
+        new_name: &str,
+    ) -> Result<Vec<(PathBuf, Vec<TextReplacement>)>, IntelError> {
+        let (answer, server) = self.at_position::<raw::Rename>(path, at, json!({ "newName": new_name })).await?;
+        if answer.is_null() {
+            return Err(IntelError::Unsupported(format!(
+                "{} cannot rename the symbol at this position (put it on the symbol's name)",
+                server.spec.name
+            )));
+        }
+        let mut ropes = self.ropes(server.encoding);
+        let mut per_file: Vec<(PathBuf, Vec<TextReplacement>)> = Vec::new();
+        let mut add = |uri: &Url, edits: Vec<lsp::TextEdit>, ropes: &mut Ropes<'_>| -> Result<(), IntelError> {
+            let file = uri
+                .to_file_path()
+                .map_err(|()| IntelError::Server(format!("the rename touches a non-file URI {uri}")))?;
+            let replacements: Vec<TextReplacement> = edits
+                .into_iter()
+                .map(|e| TextReplacement { range: ropes.range(&file, &e.range), new_text: e.new_text })
+                .collect();
+            match per_file.iter_mut().find(|(p, _)| *p == file) {
+                Some((_, existing)) => existing.extend(replacements),
+                None => per_file.push((file, replacements)),
+            }
+            Ok(())
+        };
+        // FACTS trap 5: parse the WorkspaceEdit leniently, part by part.
+        if let Some(changes) = answer.get("changes").and_then(Value::as_object) {
+            for (uri, edits) in changes {
+                let uri: Url = uri.parse().map_err(|_| IntelError::Server(format!("bad URI {uri} in rename")))?;
+                add(&uri, parse(edits.clone()).unwrap_or_default(), &mut ropes)?;
+            }
+        }
+        if let Some(changes) = answer.get("documentChanges").and_then(Value::as_array) {
+            for change in changes {
+                if change.get("kind").is_some() {
+                    return Err(IntelError::Unsupported(
+                        "the rename would create, rename or delete files, which tandem does not apply from a rename; rename the file with apply_patch".into(),
+                    ));
+                }
+                let Some(uri) = change.get("textDocument").and_then(|t| t.get("uri")).cloned().and_then(parse::<Url>)
+                else {
+                    continue;
+                };
+                let edits: Vec<lsp::TextEdit> = change
+                    .get("edits")
+                    .and_then(Value::as_array)
+                    .map(|edits| edits.iter().filter_map(|e| parse(e.clone())).collect())
+                    .unwrap_or_default();
+                add(&uri, edits, &mut ropes)?;
+            }
+        }
+        Ok(per_file)
+    }
+
+    async fn diagnostics(&self, path: &Path) -> DiagnosticsReport {
+        match self.server_for(path).await {
+            Err(IntelError::NoServer(message)) => {
+                return DiagnosticsReport::Failed { message };
+            }
+            Err(err) => return DiagnosticsReport::Failed { message: err.to_string() },
+            Ok(_) => {}
+        }
+        self.diagnostics_within(path, self.diagnostics_wait.max(self.request_timeout)).await
+    }
+
+    async fn diagnostics_after_write(&self, paths: &[PathBuf]) -> Vec<(PathBuf, DiagnosticsReport)> {
+        if !self.diagnostics_after_edit {
+            return Vec::new();
+        }
+        // Every running server learns of changes on disk; the file's own server is synced.
+        let running: Vec<Arc<Server>> = {
+            let slots: Vec<_> = lock(&self.slots).values().cloned().collect();
+            let mut out = Vec::new();
+            for slot in slots {
+                if let Some(server) = slot.lock().await.server.clone() {
+                    out.push(server);
+                }
+            }
+            out
+        };
+        for server in &running {
+            server.files_changed(paths);
+        }
+        let waits = paths.iter().map(|path| async move {
+            let report = match self.choose(path) {
+                Ok(Some(_)) => self.diagnostics_within(path, self.diagnostics_wait).await,
+                _ => DiagnosticsReport::NoServer,
+            };
+            (path.clone(), report)
+        });
+        futures_util::future::join_all(waits)
+            .await
+            .into_iter()
+            .filter(|(_, r)| !matches!(r, DiagnosticsReport::NoServer))
+            .collect()
+    }
+}

@@ -1,0 +1,763 @@
+//! One running language server: the child process, async-lsp's client main loop, what the
+//! server told us (diagnostics, progress, readiness), requests with a timeout and an explicit
+//! `$/cancelRequest`, and document sync.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use async_lsp::lsp_types::notification::{
+    self as notif, DidChangeTextDocument, DidChangeWatchedFiles, DidOpenTextDocument, DidSaveTextDocument,
+    Notification, Progress, PublishDiagnostics,
+};
+use async_lsp::lsp_types::request::{self as req, Request};
+use async_lsp::lsp_types::{self as lsp, NumberOrString, ProgressParamsValue, Url, WorkDoneProgress};
+use async_lsp::router::Router;
+use async_lsp::{ErrorCode, MainLoop, ResponseError, ServerSocket};
+use serde_json::{Value, json};
+use tandem_text::{BufferCache, ContentHash, PositionEncoding, Rope};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::watch;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+use crate::catalog::{DiagnosticsMode, ServerSpec, language_id};
+use crate::{ProgressEvent, ProgressKind};
+
+/// How long to wait for a version-less server's publish once it has published for the file.
+const FIRST_PUBLISH_WAIT: Duration = Duration::from_secs(3);
+
+/// Why a call to a server failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// No answer within the timeout; the request was cancelled.
+    #[error("{server} did not answer {method} within {secs:.1} s (the request was cancelled)")]
+    Timeout {
+        /// The server.
+        server: String,
+        /// The request.
+        method: &'static str,
+        /// The timeout.
+        secs: f64,
+    },
+    /// The process ended.
+    #[error("{server} stopped (crashed or exited)")]
+    Died {
+        /// The server.
+        server: String,
+    },
+    /// The server answered with an error.
+    #[error("{server} answered {method} with an error: {message}")]
+    Response {
+        /// The server.
+        server: String,
+        /// The request.
+        method: &'static str,
+        /// Its message.
+        message: String,
+    },
+    /// It could not be started.
+    #[error("cannot start {server} ({program}): {message}")]
+    Spawn {
+        /// The server.
+        server: String,
+        /// The program.
+        program: String,
+        /// The OS error.
+        message: String,
+    },
+    /// A file could not be read to sync it.
+    #[error("{0}")]
+    File(String),
+}
+
+/// Requests sent with `Value` results, parsed leniently (FACTS: typed replies break on real
+/// servers).
+macro_rules! raw_request {
+    ($($name:ident => $method:literal),* $(,)?) => {
+        /// Raw requests.
+        pub mod raw {
+            $(
+                #[doc = concat!("`", $method, "` with a raw JSON result.")]
+                #[derive(Debug)]
+                pub enum $name {}
+                impl async_lsp::lsp_types::request::Request for $name {
+                    type Params = serde_json::Value;
+                    type Result = serde_json::Value;
+                    const METHOD: &'static str = $method;
+                }
+            )*
+        }
+    };
+}
+
+raw_request! {
+    Initialize => "initialize",
+    Shutdown => "shutdown",
+    Definition => "textDocument/definition",
+    Implementation => "textDocument/implementation",
+    References => "textDocument/references",
+    Hover => "textDocument/hover",
+    DocumentSymbol => "textDocument/documentSymbol",
+    WorkspaceSymbol => "workspace/symbol",
+    PrepareCallHierarchy => "textDocument/prepareCallHierarchy",
+    IncomingCalls => "callHierarchy/incomingCalls",
+    OutgoingCalls => "callHierarchy/outgoingCalls",
+    Rename => "textDocument/rename",
+}
+
+/// A publishDiagnostics as received.
+#[derive(Clone, Debug)]
+pub struct Published {
+    /// The document version it is about, if the server says.
+    pub version: Option<i32>,
+    /// Arrival order (the server's publish counter).
+    pub seq: u64,
+    /// The diagnostics.
+    pub items: Vec<lsp::Diagnostic>,
+}
+
+/// What the notification handlers record; read by waiters through `changed`.
+pub struct Shared {
+    name: String,
+    root: PathBuf,
+    diagnostics: Mutex<HashMap<Url, Published>>,
+    seq: AtomicU64,
+    /// Active work-done progress: token → title.
+    progress: Mutex<HashMap<String, String>>,
+    /// Completed flycheck runs (rust-analyzer's `cargo check`).
+    flychecks_done: AtomicU64,
+    /// rust-analyzer's `experimental/serverStatus` quiescent.
+    quiescent: AtomicBool,
+    alive: AtomicBool,
+    changed: watch::Sender<u64>,
+    progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
+}
+
+impl Shared {
+    fn bump(&self) {
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    fn forward(&self, kind: ProgressKind) {
+        if let Some(tx) = &self.progress_tx {
+            tx.send(ProgressEvent { server: self.name.clone(), root: self.root.clone(), kind }).ok();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A document as the server has it.
+#[derive(Clone)]
+struct SentDoc {
+    version: i32,
+    hash: ContentHash,
+    rope: Rope,
+    /// The publish counter when this version was sent.
+    sent_seq: u64,
+    /// The flycheck count when this version was saved (rust-analyzer).
+    saved_flychecks: Option<u64>,
+}
+
+/// A running server.
+pub struct Server {
+    /// Its catalog entry.
+    pub spec: ServerSpec,
+    /// Its project root.
+    pub root: PathBuf,
+    socket: ServerSocket,
+    shared: Arc<Shared>,
+    /// Ids the main loop gives requests: 0, 1, 2, ... in the order they reach it.
+    next_id: Mutex<i32>,
+    docs: Mutex<HashMap<PathBuf, SentDoc>>,
+    /// Negotiated position encoding.
+    pub encoding: PositionEncoding,
+    /// The server's capabilities.
+    pub capabilities: Value,
+    child: tokio::sync::Mutex<tokio::process::Child>,
+    /// The process id, for tests and logs.
+    pub pid: Option<u32>,
+    timeout: Duration,
+    version_counter: AtomicI32,
+}
+
+fn is_flycheck(token: &str, title: &str) -> bool {
+    token.contains("flycheck") || title.contains("cargo check") || title.contains("cargo clippy")
+}
+
+fn router(shared: Arc<Shared>) -> Router<Arc<Shared>> {
+    let mut router = Router::new(shared);
+    router
+        .notification::<PublishDiagnostics>(|s, params| {
+            let seq = s.seq.fetch_add(1, Ordering::SeqCst) + 1;
+            tracing::debug!(server = %s.name, uri = %params.uri, version = ?params.version, n = params.diagnostics.len(), "publishDiagnostics");
+            lock(&s.diagnostics)
+                .insert(params.uri, Published { version: params.version, seq, items: params.diagnostics });
+            s.bump();
+            ControlFlow::Continue(())
+        })
+        .notification::<Progress>(|s, params| {
+            let token = match &params.token {
+                NumberOrString::Number(n) => n.to_string(),
+                NumberOrString::String(t) => t.clone(),
+            };
+            let ProgressParamsValue::WorkDone(work) = params.value;
+            match work {
+                WorkDone::Begin(begin) => {
+                    tracing::debug!(server = %s.name, %token, title = %begin.title, "progress begin");
+                    s.forward(ProgressKind::Begin { title: format!("{}: {}", s.name, begin.title) });
+                    lock(&s.progress).insert(token, begin.title);
+                }
+                WorkDone::Report(report) => {
+                    if let Some(message) = report.message {
+                        s.forward(ProgressKind::Report { message });
+                    }
+                }
+                WorkDone::End(_) => {
+                    let title = lock(&s.progress).remove(&token).unwrap_or_default();
+                    tracing::debug!(server = %s.name, %token, %title, "progress end");
+                    if is_flycheck(&token, &title) {
+                        s.flychecks_done.fetch_add(1, Ordering::SeqCst);
+                    }
+                    s.forward(ProgressKind::End);
+                }
+            }
+            s.bump();
+            ControlFlow::Continue(())
+        })
+        .notification::<notif::LogMessage>(|s, params| {
+            tracing::debug!(server = %s.name, "log: {}", params.message);
+            ControlFlow::Continue(())
+        })
+        .notification::<notif::ShowMessage>(|s, params| {
+            tracing::info!(server = %s.name, "message: {}", params.message);
+            ControlFlow::Continue(())
+        })
+        // FACTS trap 1: unknown notifications must not stop the loop.
+        .unhandled_notification(|s, n| {
+            if n.method == "experimental/serverStatus" {
+                let quiescent = n.params.get("quiescent").and_then(Value::as_bool).unwrap_or(false);
+                s.quiescent.store(quiescent, Ordering::SeqCst);
+                s.bump();
+            } else {
+                tracing::trace!(server = %s.name, method = %n.method, "notification ignored");
+            }
+            ControlFlow::Continue(())
+        })
+        // FACTS trap 2: answer what servers ask of clients.
+        .request::<req::WorkDoneProgressCreate, _>(|_, _| async { Ok(()) })
+        .request::<req::RegisterCapability, _>(|_, _| async { Ok(()) })
+        .request::<req::UnregisterCapability, _>(|_, _| async { Ok(()) })
+        .request::<req::WorkspaceConfiguration, _>(|_, params| {
+            let n = params.items.len();
+            async move { Ok(vec![Value::Null; n]) }
+        })
+        .request::<req::ApplyWorkspaceEdit, _>(|_, _| async {
+            Ok(lsp::ApplyWorkspaceEditResponse {
+                applied: false,
+                failure_reason: Some("tandem applies edits through its own tools".into()),
+                failed_change: None,
+            })
+        })
+        .request::<req::ShowMessageRequest, _>(|_, _| async { Ok(None) })
+        .request::<req::WorkspaceFoldersRequest, _>(|s, _| {
+            let folder = Url::from_file_path(&s.root).ok().map(|uri| lsp::WorkspaceFolder { uri, name: "root".into() });
+            async move { Ok(folder.map(|f| vec![f])) }
+        })
+        .unhandled_request(|_, r| {
+            let method = r.method.clone();
+            async move { Err(ResponseError::new(ErrorCode::METHOD_NOT_FOUND, format!("{method} is not supported"))) }
+        })
+        .unhandled_event(|_, _| ControlFlow::Continue(()));
+    router
+}
+
+use WorkDoneProgress as WorkDone;
+
+/// Polls a future once with a no-op waker (to make it send its request now).
+fn poll_once<F: std::future::Future + ?Sized>(fut: Pin<&mut F>) -> Poll<F::Output> {
+    let waker = futures_util::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    fut.poll(&mut cx)
+}
+
+impl Server {
+    /// Starts `program` for `spec` in `root` and initializes it.
+    pub async fn start(
+        spec: ServerSpec,
+        program: &Path,
+        root: PathBuf,
+        timeout: Duration,
+        progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
+    ) -> Result<Arc<Self>, ServerError> {
+        let name = spec.name.clone();
+        let mut child = tokio::process::Command::new(program)
+            .args(&spec.command[1..])
+            .current_dir(&root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|err| ServerError::Spawn {
+                server: name.clone(),
+                program: program.display().to_string(),
+                message: err.to_string(),
+            })?;
+        let pid = child.id();
+        tracing::info!(server = %name, root = %root.display(), ?pid, "started");
+        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(ServerError::Died { server: name });
+        };
+        // The server's stderr, logged under its name.
+        let log_name = name.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(target: "tandem_lsp_proxy::stderr", server = %log_name, "{line}");
+            }
+        });
+        let (changed, _) = watch::channel(0);
+        let shared = Arc::new(Shared {
+            name: name.clone(),
+            root: root.clone(),
+            diagnostics: Mutex::new(HashMap::new()),
+            seq: AtomicU64::new(0),
+            progress: Mutex::new(HashMap::new()),
+            flychecks_done: AtomicU64::new(0),
+            quiescent: AtomicBool::new(false),
+            alive: AtomicBool::new(true),
+            changed,
+            progress_tx,
+        });
+        let loop_shared = Arc::clone(&shared);
+        let (main_loop, socket) = MainLoop::new_client(|_socket| router(loop_shared));
+        let loop_shared = Arc::clone(&shared);
+        // FACTS trap 3: `socket` (kept in `Server`) outlives the loop; the loop ending means
+        // the server died.
+        let keep_alive = socket.clone();
+        tokio::spawn(async move {
+            let result = main_loop.run_buffered(stdout.compat(), stdin.compat_write()).await;
+            drop(keep_alive);
+            tracing::info!(server = %loop_shared.name, ?result, "main loop ended");
+            loop_shared.alive.store(false, Ordering::SeqCst);
+            loop_shared.bump();
+        });
+        shared.forward(ProgressKind::Begin { title: format!("starting {name}") });
+        let server = Self {
+            spec,
+            root,
+            socket,
+            shared,
+            next_id: Mutex::new(0),
+            docs: Mutex::new(HashMap::new()),
+            encoding: PositionEncoding::Utf16,
+            capabilities: Value::Null,
+            child: tokio::sync::Mutex::new(child),
+            pid,
+            timeout,
+            version_counter: AtomicI32::new(0),
+        };
+        let result = server.initialize().await;
+        server.shared.forward(ProgressKind::End);
+        let (encoding, capabilities) = match result {
+            Ok(done) => done,
+            Err(err) => {
+                server.kill().await;
+                return Err(err);
+            }
+        };
+        Ok(Arc::new(Self { encoding, capabilities, ..server }))
+    }
+
+    async fn initialize(&self) -> Result<(PositionEncoding, Value), ServerError> {
+        let root_uri = Url::from_file_path(&self.root).ok();
+        let params = json!({
+            "processId": std::process::id(),
+            "clientInfo": { "name": "tandem", "version": env!("CARGO_PKG_VERSION") },
+            "rootUri": root_uri,
+            "rootPath": self.root,
+            "workspaceFolders": [{ "uri": root_uri, "name": "root" }],
+            "initializationOptions": self.spec.initialization_options,
+            "capabilities": {
+                "general": { "positionEncodings": ["utf-8", "utf-16"] },
+                "window": { "workDoneProgress": true },
+                "workspace": {
+                    "configuration": true,
+                    "workspaceFolders": true,
+                    "symbol": { "dynamicRegistration": false },
+                    "didChangeWatchedFiles": { "dynamicRegistration": true },
+                },
+                "textDocument": {
+                    "synchronization": { "didSave": true, "dynamicRegistration": false },
+                    "publishDiagnostics": { "versionSupport": true, "relatedInformation": false },
+                    "definition": { "linkSupport": true },
+                    "implementation": { "linkSupport": true },
+                    "references": {},
+                    "hover": { "contentFormat": ["markdown", "plaintext"] },
+                    "documentSymbol": { "hierarchicalDocumentSymbolSupport": true },
+                    "rename": { "prepareSupport": false },
+                    "callHierarchy": {},
+                },
+                "experimental": { "serverStatusNotification": true },
+            },
+        });
+        let result = self.request::<raw::Initialize>(params, self.timeout.max(Duration::from_secs(1))).await?;
+        let capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
+        let encoding = match capabilities.get("positionEncoding").and_then(Value::as_str) {
+            Some("utf-8") => PositionEncoding::Utf8,
+            Some("utf-32") => PositionEncoding::Utf32,
+            _ => PositionEncoding::Utf16,
+        };
+        self.socket
+            .notify::<notif::Initialized>(lsp::InitializedParams {})
+            .map_err(|_| ServerError::Died { server: self.spec.name.clone() })?;
+        tracing::info!(server = %self.spec.name, ?encoding, "initialized");
+        Ok((encoding, capabilities))
+    }
+
+    /// The server declared the capability for `method` (unknown methods count as offered).
+    pub fn supports(&self, method: &str) -> bool {
+        let key = match method {
+            "textDocument/definition" => "definitionProvider",
+            "textDocument/implementation" => "implementationProvider",
+            "textDocument/references" => "referencesProvider",
+            "textDocument/hover" => "hoverProvider",
+            "textDocument/documentSymbol" => "documentSymbolProvider",
+            "workspace/symbol" => "workspaceSymbolProvider",
+            "textDocument/prepareCallHierarchy" => "callHierarchyProvider",
+            "textDocument/rename" => "renameProvider",
+            _ => return true,
+        };
+        !matches!(self.capabilities.get(key), None | Some(Value::Null | Value::Bool(false)))
+    }
+
+    /// The process is still there.
+    pub fn alive(&self) -> bool {
+        self.shared.alive.load(Ordering::SeqCst)
+    }
+
+    fn died(&self) -> ServerError {
+        ServerError::Died { server: self.spec.name.clone() }
+    }
+
+    /// Sends a request and waits at most `timeout`; on timeout sends `$/cancelRequest` for it.
+    /// Busy answers (ContentModified, ServerCancelled) are retried a few times.
+    pub async fn request<R>(&self, params: R::Params, timeout: Duration) -> Result<R::Result, ServerError>
+    where
+        R: Request,
+        R::Params: Clone,
+    {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut attempts = 0;
+        loop {
+            if !self.alive() {
+                return Err(self.died());
+            }
+            // The main loop numbers outgoing requests 0, 1, 2, ... in the order they reach it:
+            // count under a lock and make the request reach it (first poll) before unlocking.
+            let (id, mut fut, early) = {
+                let mut next = lock(&self.next_id);
+                let id = *next;
+                *next += 1;
+                let mut fut = Box::pin(self.socket.request::<R>(params.clone()));
+                let early = poll_once(fut.as_mut());
+                (id, fut, early)
+            };
+            tracing::debug!(server = %self.spec.name, method = R::METHOD, id, "request");
+            let outcome = match early {
+                Poll::Ready(result) => Ok(result),
+                Poll::Pending => tokio::time::timeout_at(deadline, &mut fut).await,
+            };
+            let answer = match outcome {
+                Ok(answer) => answer,
+                Err(_) => {
+                    // FACTS trap 4: dropping the future cancels nothing on the server.
+                    self.socket.notify::<notif::Cancel>(lsp::CancelParams { id: NumberOrString::Number(id) }).ok();
+                    tracing::warn!(server = %self.spec.name, method = R::METHOD, id, "timed out; cancelled");
+                    return Err(ServerError::Timeout {
+                        server: self.spec.name.clone(),
+                        method: R::METHOD,
+                        secs: timeout.as_secs_f64(),
+                    });
+                }
+            };
+            match answer {
+                Ok(result) => return Ok(result),
+                Err(async_lsp::Error::Response(err))
+                    if (err.code == ErrorCode::CONTENT_MODIFIED || err.code == ErrorCode::SERVER_CANCELLED)
+                        && attempts < 5
+                        && tokio::time::Instant::now() < deadline =>
+                {
+                    attempts += 1;
+                    tokio::time::sleep(Duration::from_millis(100 * attempts)).await;
+                }
+                Err(async_lsp::Error::Response(err)) => {
+                    return Err(ServerError::Response {
+                        server: self.spec.name.clone(),
+                        method: R::METHOD,
+                        message: err.message,
+                    });
+                }
+                Err(async_lsp::Error::ServiceStopped | async_lsp::Error::Eof | async_lsp::Error::Io(_)) => {
+                    return Err(self.died());
+                }
+                Err(other) => {
+                    return Err(ServerError::Response {
+                        server: self.spec.name.clone(),
+                        method: R::METHOD,
+                        message: other.to_string(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Default-timeout request.
+    pub async fn ask<R>(&self, params: R::Params) -> Result<R::Result, ServerError>
+    where
+        R: Request,
+        R::Params: Clone,
+    {
+        self.request::<R>(params, self.timeout).await
+    }
+
+    fn notify<N: Notification>(&self, params: N::Params) -> Result<(), ServerError> {
+        self.socket.notify::<N>(params).map_err(|_| self.died())
+    }
+
+    /// Waits until the server is ready for queries (rust-analyzer: quiescent), at most until
+    /// `deadline`. Returns whether it is.
+    pub async fn wait_ready(&self, deadline: tokio::time::Instant) -> bool {
+        if self.spec.diagnostics != DiagnosticsMode::Flycheck {
+            return true;
+        }
+        self.wait_until(deadline, |s| s.quiescent.load(Ordering::SeqCst)).await
+    }
+
+    /// Waits (capped) until the server has published diagnostics for `uri` at least once: how
+    /// typescript-language-server and pyright show that they loaded the file's project (before
+    /// that, tsserver answers queries with nothing).
+    pub async fn wait_analyzed(&self, uri: &Url, deadline: tokio::time::Instant) {
+        if matches!(self.spec.diagnostics, DiagnosticsMode::FirstPublish | DiagnosticsMode::Versioned) {
+            let cap = deadline.min(tokio::time::Instant::now() + Duration::from_secs(10));
+            self.wait_until(cap, |s| lock(&s.diagnostics).contains_key(uri)).await;
+        }
+    }
+
+    async fn wait_until(&self, deadline: tokio::time::Instant, done: impl Fn(&Shared) -> bool) -> bool {
+        let mut rx = self.shared.changed.subscribe();
+        loop {
+            if done(&self.shared) {
+                return true;
+            }
+            if !self.alive() {
+                return false;
+            }
+            match tokio::time::timeout_at(deadline, rx.changed()).await {
+                Ok(Ok(())) => {}
+                _ => return done(&self.shared),
+            }
+        }
+    }
+
+    /// The text of `path` as the person sees it: the editor's buffer, else the disk.
+    pub fn current_text(cache: &BufferCache, path: &Path) -> Result<Rope, ServerError> {
+        if let Some(doc) = cache.get(path) {
+            return Ok(doc.rope);
+        }
+        match tandem_text::disk::read(path, 64 * 1024 * 1024) {
+            Ok(tandem_text::disk::ReadOutcome::File(file)) => match file.decoded {
+                tandem_text::Decoded::Text { text, .. } => Ok(Rope::from_str(&text)),
+                tandem_text::Decoded::Binary { .. } => {
+                    Err(ServerError::File(format!("{} is a binary file", path.display())))
+                }
+            },
+            Ok(_) => Err(ServerError::File(format!("{} does not exist or is not a file", path.display()))),
+            Err(err) => Err(ServerError::File(err.to_string())),
+        }
+    }
+
+    /// Brings the server's copy of `path` up to date (didOpen, or didChange with the full text
+    /// when it changed). Returns the URI, the version and the text.
+    pub fn sync(&self, cache: &BufferCache, path: &Path) -> Result<(Url, i32, Rope), ServerError> {
+        let rope = Self::current_text(cache, path)?;
+        let uri = Url::from_file_path(path).map_err(|()| ServerError::File(format!("bad path {}", path.display())))?;
+        let text = rope.to_string();
+        let hash = ContentHash::of(text.as_bytes());
+        let mut docs = lock(&self.docs);
+        let sent_seq = self.shared.seq.load(Ordering::SeqCst);
+        match docs.get_mut(path) {
+            Some(doc) if doc.hash == hash => Ok((uri, doc.version, doc.rope.clone())),
+            Some(doc) => {
+                doc.version = self.version_counter.fetch_add(1, Ordering::SeqCst) + 1;
+                doc.hash = hash;
+                doc.rope = rope.clone();
+                doc.sent_seq = sent_seq;
+                doc.saved_flychecks = None;
+                let version = doc.version;
+                tracing::debug!(server = %self.spec.name, path = %path.display(), version, "didChange");
+                self.notify::<DidChangeTextDocument>(lsp::DidChangeTextDocumentParams {
+                    text_document: lsp::VersionedTextDocumentIdentifier { uri: uri.clone(), version },
+                    content_changes: vec![lsp::TextDocumentContentChangeEvent {
+                        range: None,
+                        range_length: None,
+                        text,
+                    }],
+                })?;
+                Ok((uri, version, rope))
+            }
+            None => {
+                let version = self.version_counter.fetch_add(1, Ordering::SeqCst) + 1;
+                let extension = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
+                self.notify::<DidOpenTextDocument>(lsp::DidOpenTextDocumentParams {
+                    text_document: lsp::TextDocumentItem {
+                        uri: uri.clone(),
+                        language_id: language_id(extension).to_owned(),
+                        version,
+                        text,
+                    },
+                })?;
+                docs.insert(
+                    path.to_path_buf(),
+                    SentDoc { version, hash, rope: rope.clone(), sent_seq, saved_flychecks: None },
+                );
+                Ok((uri, version, rope))
+            }
+        }
+    }
+
+    /// Re-sends every document after a restart.
+    pub fn reopen(&self, cache: &BufferCache, paths: &[PathBuf]) {
+        for path in paths {
+            if let Err(err) = self.sync(cache, path) {
+                tracing::debug!(server = %self.spec.name, "not reopened: {err}");
+            }
+        }
+    }
+
+    /// The documents this server has open.
+    pub fn open_paths(&self) -> Vec<PathBuf> {
+        lock(&self.docs).keys().cloned().collect()
+    }
+
+    /// Tells the server that files changed on disk (`workspace/didChangeWatchedFiles`).
+    pub fn files_changed(&self, paths: &[PathBuf]) {
+        let changes: Vec<lsp::FileEvent> = paths
+            .iter()
+            .filter_map(|p| Url::from_file_path(p).ok())
+            .map(|uri| lsp::FileEvent { uri, typ: lsp::FileChangeType::CHANGED })
+            .collect();
+        if !changes.is_empty() {
+            self.notify::<DidChangeWatchedFiles>(lsp::DidChangeWatchedFilesParams { changes }).ok();
+        }
+    }
+
+    /// Waits (until `deadline`) for diagnostics of `path` that are about its current text, as
+    /// this server's mode tells. `Ok(None)` when the wait ran out.
+    pub async fn fresh_diagnostics(
+        &self,
+        cache: &BufferCache,
+        path: &Path,
+        deadline: tokio::time::Instant,
+    ) -> Result<Option<(Vec<lsp::Diagnostic>, Rope)>, ServerError> {
+        let (uri, version, rope) = self.sync(cache, path)?;
+        let got = match self.spec.diagnostics {
+            DiagnosticsMode::None => return Ok(Some((Vec::new(), rope))),
+            DiagnosticsMode::Versioned => {
+                let uri = uri.clone();
+                self.wait_until(deadline, move |s| {
+                    lock(&s.diagnostics).get(&uri).is_some_and(|p| p.version.is_some_and(|v| v >= version))
+                })
+                .await
+            }
+            DiagnosticsMode::FirstPublish => {
+                let sent_seq = lock(&self.docs).get(path).map_or(0, |d| d.sent_seq);
+                let fresh = |s: &Shared| lock(&s.diagnostics).get(&uri).is_some_and(|p| p.seq > sent_seq);
+                // typescript-language-server publishes nothing when a file's diagnostics did not
+                // change: once it has published for the file, wait only a short while (the result
+                // is then "not ready", never "no errors").
+                let published_before = lock(&self.shared.diagnostics).contains_key(&uri);
+                let deadline = if published_before {
+                    deadline.min(tokio::time::Instant::now() + FIRST_PUBLISH_WAIT)
+                } else {
+                    deadline
+                };
+                let got = self.wait_until(deadline, fresh).await;
+                if got {
+                    // Debounce: later publishes for the same change replace the first.
+                    loop {
+                        let seen = self.shared.seq.load(Ordering::SeqCst);
+                        let quiet = tokio::time::Instant::now() + Duration::from_millis(150);
+                        let more = self.wait_until(quiet.min(deadline), |s| s.seq.load(Ordering::SeqCst) > seen).await;
+                        if !more || tokio::time::Instant::now() >= deadline {
+                            break;
+                        }
+                    }
+                }
+                got
+            }
+            DiagnosticsMode::Flycheck => {
+                if !self.wait_ready(deadline).await {
+                    return Ok(None);
+                }
+                let saved = lock(&self.docs).get(path).and_then(|d| d.saved_flychecks);
+                let target = match saved {
+                    Some(count) => count + 1,
+                    None => {
+                        let before = self.shared.flychecks_done.load(Ordering::SeqCst);
+                        if let Some(doc) = lock(&self.docs).get_mut(path) {
+                            doc.saved_flychecks = Some(before);
+                        }
+                        self.notify::<DidSaveTextDocument>(lsp::DidSaveTextDocumentParams {
+                            text_document: lsp::TextDocumentIdentifier { uri: uri.clone() },
+                            text: None,
+                        })?;
+                        before + 1
+                    }
+                };
+                let got = self.wait_until(deadline, |s| s.flychecks_done.load(Ordering::SeqCst) >= target).await;
+                if got {
+                    // The check's diagnostics are published around its end.
+                    let seen = self.shared.seq.load(Ordering::SeqCst);
+                    let settle = tokio::time::Instant::now() + Duration::from_millis(200);
+                    self.wait_until(settle.min(deadline), |s| s.seq.load(Ordering::SeqCst) > seen).await;
+                }
+                got
+            }
+        };
+        if !got {
+            return Ok(None);
+        }
+        let items = lock(&self.shared.diagnostics).get(&uri).map(|p| p.items.clone()).unwrap_or_default();
+        Ok(Some((items, rope)))
+    }
+
+    /// `shutdown`, `exit`, then waits briefly for the process; kills it if it stays.
+    pub async fn shutdown(&self) {
+        if self.alive() {
+            let asked = self.request::<raw::Shutdown>(Value::Null, Duration::from_secs(2)).await;
+            if asked.is_ok() {
+                self.notify::<notif::Exit>(()).ok();
+            }
+        }
+        let mut child = self.child.lock().await;
+        if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
+            tracing::warn!(server = %self.spec.name, "did not exit after `exit`; killing it");
+            child.kill().await.ok();
+        }
+    }
+
+    async fn kill(&self) {
+        self.child.lock().await.kill().await.ok();
+    }
+}

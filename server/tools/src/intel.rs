@@ -1,0 +1,200 @@
+//! Code intelligence as tools see it: the [`CodeIntel`] trait, which the language-server proxy
+//! (`tandem-lsp-proxy`) implements, and the plain types it answers with.
+//!
+//! Positions here are 0-based lines and 0-based columns counted in Unicode scalar values
+//! ([`tandem_text::PositionEncoding::Utf32`]); the proxy converts to and from whatever encoding
+//! each server negotiated. Paths are absolute and canonical, like the buffer cache's.
+
+pub(crate) mod lsp;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tandem_text::Position;
+
+use crate::Tool;
+
+/// The code-intelligence tools.
+pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
+    vec![Arc::new(lsp::Lsp::new())]
+}
+
+/// A range in a file: 0-based lines, columns in chars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TextRange {
+    /// Inclusive start.
+    pub start: Position,
+    /// Exclusive end.
+    pub end: Position,
+}
+
+/// A place in a file.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Location {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// Where in it.
+    pub range: TextRange,
+}
+
+/// A symbol of a document or of the workspace.
+#[derive(Clone, Debug)]
+pub struct Symbol {
+    /// Its name.
+    pub name: String,
+    /// LSP `SymbolKind` as a word (`function`, `struct`, ...).
+    pub kind: String,
+    /// Extra detail the server gives (a signature, a container).
+    pub detail: Option<String>,
+    /// Its whole extent.
+    pub location: Location,
+    /// The range of its name.
+    pub selection: TextRange,
+    /// Nested symbols (document symbols only).
+    pub children: Vec<Symbol>,
+}
+
+/// One side of a call hierarchy: the caller or callee, and the call sites.
+#[derive(Clone, Debug)]
+pub struct CallItem {
+    /// The function.
+    pub symbol: Symbol,
+    /// Where the calls are (in the caller's file for incoming calls, in the origin's file for
+    /// outgoing ones).
+    pub sites: Vec<Location>,
+}
+
+/// Direction of a call hierarchy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallDirection {
+    /// Who calls it.
+    Incoming,
+    /// What it calls.
+    Outgoing,
+}
+
+/// One text replacement of a rename.
+#[derive(Clone, Debug)]
+pub struct TextReplacement {
+    /// What to replace.
+    pub range: TextRange,
+    /// The new text.
+    pub new_text: String,
+}
+
+/// Severity of a diagnostic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// An error.
+    Error,
+    /// A warning.
+    Warning,
+    /// Information.
+    Information,
+    /// A hint.
+    Hint,
+}
+
+/// One diagnostic.
+#[derive(Clone, Debug)]
+pub struct Diagnostic {
+    /// Where.
+    pub range: TextRange,
+    /// How bad.
+    pub severity: Severity,
+    /// What the server says.
+    pub message: String,
+    /// The server's code for it, if any.
+    pub code: Option<String>,
+    /// Which server (or tool inside it, e.g. `rustc`) reported it.
+    pub source: Option<String>,
+}
+
+/// A file's diagnostics, or why there are none to show.
+#[derive(Clone, Debug)]
+pub enum DiagnosticsReport {
+    /// The server has answered for the file's current text.
+    Fresh {
+        /// The server that answered.
+        server: String,
+        /// What it reported.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// The server did not answer in time: nothing can be said about errors.
+    NotReady {
+        /// The server asked.
+        server: String,
+        /// Why (what was waited for and how long).
+        reason: String,
+    },
+    /// No language server covers this file; nothing to report.
+    NoServer,
+    /// Diagnostics after edits are switched off in the configuration.
+    Disabled,
+    /// The server failed.
+    Failed {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// A failure the model can act on: the message says what failed and what to do next.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum IntelError {
+    /// No server is configured or installed for the file.
+    #[error("{0}")]
+    NoServer(String),
+    /// The server did not answer in time (the request was cancelled).
+    #[error("{0}")]
+    Timeout(String),
+    /// The server does not offer this operation.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The server answered with an error, or died.
+    #[error("{0}")]
+    Server(String),
+}
+
+/// What a language-server backend offers to tools. Every method syncs the named file from the
+/// buffer cache (or disk) to the server first, so answers are about the text the person sees.
+#[async_trait]
+pub trait CodeIntel: Send + Sync {
+    /// `textDocument/definition`.
+    async fn definition(&self, path: &Path, at: Position) -> Result<Vec<Location>, IntelError>;
+    /// `textDocument/implementation`.
+    async fn implementation(&self, path: &Path, at: Position) -> Result<Vec<Location>, IntelError>;
+    /// `textDocument/references`.
+    async fn references(
+        &self,
+        path: &Path,
+        at: Position,
+        include_declaration: bool,
+    ) -> Result<Vec<Location>, IntelError>;
+    /// `textDocument/hover`, as plain text (markdown kept as is); `None` when there is nothing.
+    async fn hover(&self, path: &Path, at: Position) -> Result<Option<String>, IntelError>;
+    /// `textDocument/documentSymbol`, as a tree.
+    async fn document_symbols(&self, path: &Path) -> Result<Vec<Symbol>, IntelError>;
+    /// `workspace/symbol`, asked of the server that covers `hint` (a file of the language).
+    async fn workspace_symbols(&self, hint: &Path, query: &str) -> Result<Vec<Symbol>, IntelError>;
+    /// `callHierarchy/incomingCalls` or `outgoingCalls` of the item at the position.
+    async fn call_hierarchy(
+        &self,
+        path: &Path,
+        at: Position,
+        direction: CallDirection,
+    ) -> Result<Vec<CallItem>, IntelError>;
+    /// `textDocument/rename`: the replacements per file, not applied.
+    async fn rename(
+        &self,
+        path: &Path,
+        at: Position,
+        new_name: &str,
+    ) -> Result<Vec<(PathBuf, Vec<TextReplacement>)>, IntelError>;
+    /// The file's current diagnostics, waiting (capped) for the server to answer for its
+    /// current text.
+    async fn diagnostics(&self, path: &Path) -> DiagnosticsReport;
+    /// Tells the servers that `paths` changed (on disk or in the editor) and waits, capped, for
+    /// fresh diagnostics of each. Files no server covers are left out.
+    async fn diagnostics_after_write(&self, paths: &[PathBuf]) -> Vec<(PathBuf, DiagnosticsReport)>;
+}

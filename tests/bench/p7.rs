@@ -1,0 +1,336 @@
+//! P7: `lsp` definition and references through Tandem (editor → sidecar → language server →
+//! back) vs the same request sent directly with async-lsp to a warm instance of the same
+//! server, in the same run; and the time from an edit to its fresh diagnostics per server.
+
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use async_lsp::MainLoop;
+use async_lsp::lsp_types::request::Request;
+use async_lsp::router::Router;
+use serde_json::{Value, json};
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+use crate::support::{Res, Sidecar};
+use crate::{Plan, Row, describe, fmt_duration, median};
+
+enum Raw {}
+impl Request for Raw {
+    type Params = Value;
+    type Result = Value;
+    const METHOD: &'static str = "textDocument/definition";
+}
+enum RawRefs {}
+impl Request for RawRefs {
+    type Params = Value;
+    type Result = Value;
+    const METHOD: &'static str = "textDocument/references";
+}
+enum RawInit {}
+impl Request for RawInit {
+    type Params = Value;
+    type Result = Value;
+    const METHOD: &'static str = "initialize";
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn server_path() -> String {
+    let mut dirs = vec![repo().join("node_modules/.bin"), repo().join(".tools/venv/bin")];
+    dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    std::env::join_paths(dirs).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+fn copy_fixture(name: &str) -> Res<(tempfile::TempDir, PathBuf)> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let root = dir.path().join("ws");
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(repo().join("tests/fixtures").join(name))
+        .arg(&root)
+        .status()
+        .map_err(|e| e.to_string())?;
+    if !status.success() {
+        return Err("cp failed".into());
+    }
+    std::fs::create_dir_all(root.join(".tandem")).map_err(|e| e.to_string())?;
+    std::fs::write(
+        root.join(".tandem/config.toml"),
+        "[lsp]\ndiagnostics_wait_ms = 60000\nrequest_timeout_ms = 60000\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let root = root.canonicalize().map_err(|e| e.to_string())?;
+    if name == "c" {
+        // A compilation database lets clangd index every file (cross-file references).
+        let db: Vec<Value> = ["counter.c", "main.c"]
+            .iter()
+            .map(|f| json!({ "directory": root.display().to_string(), "file": f, "arguments": ["cc", "-std=c11", "-c", f] }))
+            .collect();
+        std::fs::write(root.join("compile_commands.json"), Value::Array(db).to_string()).map_err(|e| e.to_string())?;
+    }
+    Ok((dir, root))
+}
+
+/// One server's case: the fixture, the file and 0-based position of a call, a type-breaking edit.
+struct Case {
+    server: &'static str,
+    command: &'static [&'static str],
+    fixture: &'static str,
+    file: &'static str,
+    language: &'static str,
+    line: u32,
+    needle: &'static str,
+    break_old: &'static str,
+    break_new: &'static str,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        server: "pyright",
+        command: &["pyright-langserver", "--stdio"],
+        fixture: "python",
+        file: "shop/main.py",
+        language: "python",
+        line: 7,
+        needle: "increment",
+        break_old: "    return total\n",
+        break_new: "    return \"total\"\n",
+    },
+    Case {
+        server: "clangd",
+        command: &["clangd"],
+        fixture: "c",
+        file: "main.c",
+        language: "c",
+        line: 6,
+        needle: "counter_increment",
+        break_old: "    return total;\n",
+        break_new: "    return undeclared_total;\n",
+    },
+    Case {
+        server: "typescript-language-server",
+        command: &["typescript-language-server", "--stdio"],
+        fixture: "typescript",
+        file: "src/main.ts",
+        language: "typescript",
+        line: 6,
+        needle: "increment",
+        break_old: "  return total;\n",
+        break_new: "  return \"total\";\n",
+    },
+    Case {
+        server: "rust-analyzer",
+        command: &["rust-analyzer"],
+        fixture: "rust",
+        file: "src/lib.rs",
+        language: "rust",
+        line: 10,
+        needle: "increment",
+        break_old: "    counter.total()\n",
+        break_new: "    counter.total() + \"x\"\n",
+    },
+];
+
+/// Times `iterations` definition and references requests sent straight to a fresh, warmed-up
+/// instance of the server.
+fn direct(case: &Case, root: &Path, column: u32, iterations: usize) -> Res<(Vec<Duration>, Vec<Duration>)> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let (main_loop, server) = MainLoop::new_client(|_| {
+            let mut router = Router::new(());
+            router
+                .unhandled_notification(|_, _| ControlFlow::Continue(()))
+                .unhandled_request(|_, r| {
+                    let result = if r.method == "workspace/configuration" {
+                        let n = r.params.get("items").and_then(Value::as_array).map_or(0, Vec::len);
+                        Value::Array(vec![Value::Null; n])
+                    } else {
+                        Value::Null
+                    };
+                    async move { Ok(result) }
+                });
+            router
+        });
+        let mut child = tokio::process::Command::new(case.command[0])
+            .args(&case.command[1..])
+            .env("PATH", server_path())
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("{}: {e}", case.command[0]))?;
+        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+            return Err("no stdio".to_owned());
+        };
+        let keep = server.clone();
+        let task = tokio::spawn(async move {
+            main_loop.run_buffered(stdout.compat(), stdin.compat_write()).await.ok();
+            drop(keep);
+        });
+        let root_uri = format!("file://{}", root.display());
+        server
+            .request::<RawInit>(json!({ "processId": null, "rootUri": root_uri,
+                "workspaceFolders": [{ "uri": root_uri, "name": "root" }],
+                "capabilities": { "window": { "workDoneProgress": true }, "general": { "positionEncodings": ["utf-8", "utf-16"] } } }))
+            .await
+            .map_err(|e| e.to_string())?;
+        server.notify::<async_lsp::lsp_types::notification::Initialized>(async_lsp::lsp_types::InitializedParams {}).map_err(|e| e.to_string())?;
+        let uri = format!("{root_uri}/{}", case.file);
+        let text = std::fs::read_to_string(root.join(case.file)).map_err(|e| e.to_string())?;
+        let open = json!({ "textDocument": { "uri": uri, "languageId": case.language, "version": 1, "text": text } });
+        server
+            .notify::<async_lsp::lsp_types::notification::DidOpenTextDocument>(
+                serde_json::from_value(open).map_err(|e| e.to_string())?,
+            )
+            .map_err(|e| e.to_string())?;
+        let params = json!({ "textDocument": { "uri": uri }, "position": { "line": case.line, "character": column },
+            "context": { "includeDeclaration": true } });
+        // Warm up until the server answers with a result (it may be loading the project).
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let answer = server.request::<Raw>(params.clone()).await.unwrap_or(Value::Null);
+            let refs = server.request::<RawRefs>(params.clone()).await.unwrap_or(Value::Null);
+            let full = |v: &Value| v.as_array().is_some_and(|a| !a.is_empty()) || v.is_object();
+            if full(&answer) && refs.as_array().is_some_and(|a| a.len() >= 2) {
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err(format!("{} never answered definition directly", case.server));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let (mut defs, mut refs) = (Vec::new(), Vec::new());
+        for _ in 0..iterations {
+            let start = Instant::now();
+            server.request::<Raw>(params.clone()).await.map_err(|e| e.to_string())?;
+            defs.push(start.elapsed());
+            let start = Instant::now();
+            server.request::<RawRefs>(params.clone()).await.map_err(|e| e.to_string())?;
+            refs.push(start.elapsed());
+        }
+        child.kill().await.ok();
+        task.abort();
+        Ok((defs, refs))
+    })
+}
+
+fn installed(program: &str) -> bool {
+    std::process::Command::new(program)
+        .arg("--version")
+        .env("PATH", server_path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+        || std::env::split_paths(&server_path()).any(|d| d.join(program).is_file() && program != "rust-analyzer")
+}
+
+fn call_ok(sidecar: &mut Sidecar, name: &str, args: Value) -> Res<Value> {
+    let result = sidecar.call(name, args)?;
+    match result["error"].as_str() {
+        Some(error) => Err(format!("{name}: {error}")),
+        None => Ok(result),
+    }
+}
+
+pub(crate) fn p7(plan: &Plan) -> Res<Vec<Row>> {
+    println!(
+        "\nP7: lsp definition/references via Tandem vs a direct async-lsp request to a warm server; edit → fresh diagnostics"
+    );
+    let iterations = if plan.quick { 5 } else { 50 };
+    let edits = if plan.quick { 1 } else { 5 };
+    let mut rows = Vec::new();
+    for case in CASES {
+        if !installed(case.command[0]) {
+            if case.server == "rust-analyzer" {
+                eprintln!("!!!!! P7: rust-analyzer is not installed; skipped");
+                continue;
+            }
+            return Err(format!("{} is not installed (npm install / .ci/run's venv)", case.command[0]));
+        }
+        let (_dir, root) = copy_fixture(case.fixture)?;
+        let text = std::fs::read_to_string(root.join(case.file)).map_err(|e| e.to_string())?;
+        let line_text = text.lines().nth(case.line as usize).unwrap_or_default();
+        let column = line_text.find(case.needle).ok_or("needle not on its line")? as u32;
+        let path = server_path();
+        let mut sidecar = Sidecar::spawn(&root, &[("PATH", path.as_str())])?;
+        sidecar.initialize(Value::Null)?;
+        let args =
+            |op: &str| json!({ "operation": op, "file_path": case.file, "line": case.line + 1, "column": column + 1 });
+        // Warm up: start the server and let it load the project.
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let out = call_ok(&mut sidecar, "lsp", args("references"))?;
+            if out["metadata"]["count"].as_u64().unwrap_or(0) >= 2 || Instant::now() > deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let (mut ours_def, mut ours_refs) = (Vec::new(), Vec::new());
+        for _ in 0..iterations {
+            let start = Instant::now();
+            call_ok(&mut sidecar, "lsp", args("definition"))?;
+            ours_def.push(start.elapsed());
+            let start = Instant::now();
+            call_ok(&mut sidecar, "lsp", args("references"))?;
+            ours_refs.push(start.elapsed());
+        }
+        // Edit → fresh diagnostics (the edit's own work is a few ms of it).
+        let mut diag = Vec::new();
+        for _ in 0..edits {
+            for (old, new) in [(case.break_old, case.break_new), (case.break_new, case.break_old)] {
+                let start = Instant::now();
+                let result = call_ok(
+                    &mut sidecar,
+                    "edit",
+                    json!({ "file_path": case.file, "old_string": old, "new_string": new }),
+                )?;
+                let elapsed = start.elapsed();
+                let status = &result["metadata"]["diagnostics"][case.file]["status"];
+                if status != &json!("fresh") {
+                    return Err(format!("{}: diagnostics after an edit were {status}", case.server));
+                }
+                diag.push(elapsed);
+            }
+        }
+        drop(sidecar);
+        let (mut direct_def, mut direct_refs) = direct(case, &root, column, iterations)?;
+        for (what, ours, peer) in
+            [("definition", &mut ours_def, &mut direct_def), ("references", &mut ours_refs, &mut direct_refs)]
+        {
+            let (o, p) = (median(ours), median(peer));
+            let ratio = o.as_secs_f64() / p.as_secs_f64().max(1e-9);
+            rows.push(Row {
+                id: "P7",
+                what: format!("{} {what}", case.server),
+                ours: describe(ours),
+                peer: describe(peer),
+                ratio: format!("{ratio:.2}×"),
+                goal: "≤ 1.2× + 2 ms",
+                pass: o.as_secs_f64() <= 1.2 * p.as_secs_f64() + 0.002,
+            });
+        }
+        rows.push(Row {
+            id: "P7",
+            what: format!("{} edit → fresh diagnostics", case.server),
+            ours: describe(&mut diag),
+            peer: "—".into(),
+            ratio: "—".into(),
+            goal: "reported",
+            pass: true,
+        });
+        println!(
+            "  {}: definition median {} (direct {})",
+            case.server,
+            fmt_duration(median(&mut ours_def)),
+            fmt_duration(median(&mut direct_def))
+        );
+    }
+    Ok(rows)
+}
