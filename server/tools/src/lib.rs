@@ -9,12 +9,14 @@ mod editor;
 pub mod exec;
 mod fs;
 mod profile;
+mod readme;
 mod registry;
 mod schema;
 mod search;
 #[cfg(test)]
 mod testing;
 mod tool;
+mod web;
 mod workspace;
 
 pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile};
@@ -23,4 +25,5 @@ pub use profile::{Profile, ToolConfig};
 pub use registry::{CallError, Registry};
 pub use schema::{schema_for, validate_arguments};
 pub use tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+pub use web::WebConfig;
 pub use workspace::{PathError, Workspace};

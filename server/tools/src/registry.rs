@@ -48,7 +48,14 @@ impl Registry {
 
     /// Every built-in tool, under `config`.
     pub fn builtin(config: ToolConfig) -> Self {
-        Self::new(crate::fs::all().into_iter().chain(crate::search::all()).chain(crate::exec::all()).collect(), config)
+        let tools = crate::fs::all()
+            .into_iter()
+            .chain(crate::readme::all())
+            .chain(crate::search::all())
+            .chain(crate::exec::all())
+            .chain(crate::web::all(&config.web))
+            .collect();
+        Self::new(tools, config)
     }
 
     /// The configuration in force.
