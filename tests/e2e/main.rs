@@ -11,3 +11,4 @@ mod lsp_files;
 mod lsp_protocol;
 mod run_cmd;
 mod shell;
+mod web;
