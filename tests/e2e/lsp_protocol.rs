@@ -21,7 +21,30 @@ fn initialize_announces_sync_and_tandem_capabilities() -> Res<()> {
     let tools: Vec<&str> = tandem["tools"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
     assert_eq!(
         tools,
-        ["read", "write", "edit", "multiedit", "apply_patch", "append", "delete", "list", "glob", "grep"]
+        [
+            "read",
+            "write",
+            "edit",
+            "multiedit",
+            "apply_patch",
+            "append",
+            "delete",
+            "list",
+            "generate_readme",
+            "glob",
+            "grep",
+            "todowrite",
+            "todoread",
+            "question",
+            "ask_user",
+            "plan_enter",
+            "plan_status",
+            "plan_exit",
+            "tool_search",
+            "memory_read",
+            "memory_write",
+            "memory_delete"
+        ]
     );
     assert_eq!(result["serverInfo"]["name"], json!("tandem"));
     assert!(sidecar.shutdown()?.success());
@@ -59,7 +82,7 @@ fn profile_from_environment_hides_write_tools() -> Res<()> {
     sidecar.initialize(Value::Null)?;
     let list = sidecar.request("tandem/tools/list", json!({}))?;
     let names: Vec<&str> = list["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
-    assert_eq!(names, ["read", "list", "glob", "grep"]);
+    assert_eq!(names, ["read", "list", "glob", "grep", "tool_search"]);
     let result = sidecar.call("write_file", json!({ "file_path": "x.txt", "content": "x" }))?;
     assert!(result["error"].as_str().is_some_and(|e| e.contains("not part of the `minimal` profile")), "{result}");
     assert!(!dir.path().join("x.txt").exists());

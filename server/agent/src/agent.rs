@@ -15,6 +15,8 @@ use tandem_text::BufferCache;
 use tandem_tools::{EditorClient, Registry, Workspace};
 use tokio_util::sync::CancellationToken;
 
+use tandem_tools::{AgentType, SubAgentState, Todo};
+
 use crate::approver::SessionGate;
 use crate::store::{Record, Store, rfc3339, valid_id};
 use crate::{SessionClient, modes_of};
@@ -28,6 +30,17 @@ pub struct AgentConfig {
     pub default_mode: ModeId,
     /// Model turns per prompt before the turn ends with `max_turns`.
     pub max_turns: u32,
+    /// How deep sub-agents may nest.
+    pub max_agent_depth: u32,
+    /// Offer only `always_load` tools (and those found with `tool_search`) to the model.
+    pub defer_tools: bool,
+}
+
+impl AgentConfig {
+    /// Defaults around `provider`.
+    pub fn new(provider: ProviderSettings) -> Self {
+        Self { provider, default_mode: ModeId::Default, max_turns: 50, max_agent_depth: 2, defer_tools: false }
+    }
 }
 
 /// A request the agent cannot serve.
@@ -53,7 +66,14 @@ pub(crate) struct History {
     pub total_tokens: u64,
 }
 
-/// One session.
+/// A sub-agent of a session.
+pub(crate) struct SubAgent {
+    pub agent_type: AgentType,
+    pub state: Arc<Mutex<SubAgentState>>,
+    pub tool_calls: Arc<AtomicU64>,
+}
+
+/// One session (a top-level one, or a sub-agent's).
 pub(crate) struct Session {
     pub id: String,
     pub gate: Arc<SessionGate>,
@@ -64,6 +84,49 @@ pub(crate) struct Session {
     /// The running turn's cancel token.
     pub cancel: Mutex<Option<CancellationToken>>,
     pub next_call: AtomicU64,
+    /// Prefix of tool-call ids (`""`, or `a1.` for a sub-agent's calls).
+    pub call_prefix: String,
+    /// The tools this session may use.
+    pub registry: Arc<Registry>,
+    /// Where its updates and questions go.
+    pub client: Arc<dyn SessionClient>,
+    /// Sub-agent depth (0 at the top).
+    pub depth: u32,
+    /// Whether the session is stored in `.tandem/sessions/`.
+    pub persist: bool,
+    pub todos: Mutex<Vec<Todo>>,
+    pub subagents: Mutex<HashMap<String, SubAgent>>,
+    pub next_agent: AtomicU64,
+    /// Tools found with `tool_search` (offered to the model from then on).
+    pub loaded_tools: Mutex<std::collections::HashSet<String>>,
+}
+
+impl Session {
+    /// A fresh top-level session.
+    fn top(agent: &Agent, id: String, cwd: PathBuf, model: String, mode: ModeId) -> Self {
+        Self {
+            gate: Arc::new(SessionGate::new(id.clone(), mode)),
+            id,
+            cwd,
+            model,
+            history: tokio::sync::Mutex::new(History {
+                messages: Vec::new(),
+                failures: HashMap::new(),
+                total_tokens: 0,
+            }),
+            cancel: Mutex::new(None),
+            next_call: AtomicU64::new(1),
+            call_prefix: String::new(),
+            registry: Arc::clone(&agent.registry),
+            client: Arc::clone(&agent.client),
+            depth: 0,
+            persist: true,
+            todos: Mutex::new(Vec::new()),
+            subagents: Mutex::new(HashMap::new()),
+            next_agent: AtomicU64::new(1),
+            loaded_tools: Mutex::new(Default::default()),
+        }
+    }
 }
 
 /// The sessions of one workspace, and everything a turn needs.
@@ -77,6 +140,8 @@ pub struct Agent {
     pub(crate) config: AgentConfig,
     pub(crate) store: Store,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// This agent, for the tasks it spawns (background sub-agents).
+    pub(crate) me: std::sync::Weak<Agent>,
 }
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
@@ -96,10 +161,10 @@ impl Agent {
         editor: Option<Arc<dyn EditorClient>>,
         client: Arc<dyn SessionClient>,
         config: AgentConfig,
-    ) -> Result<Self, AgentError> {
+    ) -> Result<Arc<Self>, AgentError> {
         let llm = tandem_llm::Client::new(config.provider.clone()).map_err(|e| AgentError::Invalid(e.message))?;
         let store = Store::new(workspace.root().join(".tandem").join("sessions"));
-        Ok(Self {
+        Ok(Arc::new_cyclic(|me| Self {
             workspace,
             cache,
             registry,
@@ -109,7 +174,8 @@ impl Agent {
             config,
             store,
             sessions: Mutex::new(HashMap::new()),
-        })
+            me: me.clone(),
+        }))
     }
 
     fn session(&self, id: &str) -> Result<Arc<Session>, AgentError> {
@@ -147,19 +213,7 @@ impl Agent {
         if let Err(err) = self.store.append(&id, &meta) {
             tracing::warn!(session = id, "cannot store the session (it works, but cannot be resumed): {err}");
         }
-        let session = Session {
-            id: id.clone(),
-            gate: Arc::new(SessionGate::new(id.clone(), mode)),
-            cwd,
-            model: model.clone(),
-            history: tokio::sync::Mutex::new(History {
-                messages: Vec::new(),
-                failures: HashMap::new(),
-                total_tokens: 0,
-            }),
-            cancel: Mutex::new(None),
-            next_call: AtomicU64::new(1),
-        };
+        let session = Session::top(self, id.clone(), cwd, model.clone(), mode);
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), Arc::new(session));
         tracing::info!(session = id, mode = mode.as_str(), "session/new");
         Ok(SessionNewResult { session_id: id, modes: modes_of(mode), model: Some(model) })
@@ -177,6 +231,7 @@ impl Agent {
         let cancel = CancellationToken::new();
         *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = Some(cancel.clone());
         let result = crate::turn::run(self, &session, &mut history, params.prompt, &cancel).await;
+        drop(history);
         *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = None;
         Ok(result)
     }
@@ -197,7 +252,11 @@ impl Agent {
     /// `tandem/session/setMode`.
     pub async fn set_mode(&self, params: SessionSetModeParams) -> Result<(), AgentError> {
         let session = self.session(&params.session_id)?;
-        *session.gate.mode.lock().unwrap_or_else(PoisonError::into_inner) = params.mode_id;
+        session.gate.set_mode(params.mode_id);
+        if params.mode_id != ModeId::Plan {
+            // Leaving plan mode by hand ends `plan_enter`'s plan mode too.
+            *session.gate.plan.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        }
         self.store.append(&session.id, &Record::Mode { mode: params.mode_id }).ok();
         self.client.update(&session.id, SessionUpdate::CurrentModeUpdate { current_mode_id: params.mode_id }).await;
         Ok(())
@@ -234,6 +293,7 @@ impl Agent {
         let mut messages = Vec::new();
         let mut replay = Vec::new();
         let mut calls = 0u64;
+        let mut todos = Vec::new();
         for record in records {
             match record {
                 Record::Meta { cwd: dir, model: m, mode: md, .. } => {
@@ -242,6 +302,7 @@ impl Agent {
                     mode = md;
                 }
                 Record::Mode { mode: md } => mode = md,
+                Record::Todos { todos: list } => todos = list,
                 Record::Message { message } => {
                     if message.role == Role::User {
                         for part in &message.content {
@@ -288,15 +349,13 @@ impl Agent {
         // A turn that ended in a crash may leave tool calls without results: close them.
         close_dangling_calls(&mut messages);
         let id = params.session_id.clone();
-        let session = Session {
-            id: id.clone(),
-            gate: Arc::new(SessionGate::new(id.clone(), mode)),
-            cwd,
-            model,
-            history: tokio::sync::Mutex::new(History { messages, failures: HashMap::new(), total_tokens: 0 }),
-            cancel: Mutex::new(None),
-            next_call: AtomicU64::new(calls + 1),
-        };
+        let mut session = Session::top(self, id.clone(), cwd, model, mode);
+        session.history = tokio::sync::Mutex::new(History { messages, failures: HashMap::new(), total_tokens: 0 });
+        session.next_call = AtomicU64::new(calls + 1);
+        if !todos.is_empty() {
+            replay.push(crate::host::plan_update(&todos));
+        }
+        session.todos = Mutex::new(todos);
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), Arc::new(session));
         for update in replay {
             self.client.update(&id, update).await;

@@ -46,12 +46,29 @@ pub struct SessionGate {
     pub mode: Mutex<ModeId>,
     /// "Always" rules.
     pub rules: Mutex<Rules>,
+    /// Plan mode entered with `plan_enter` (its plan file may be written).
+    pub plan: Mutex<Option<tandem_tools::PlanState>>,
 }
 
 impl SessionGate {
     /// A gate in `mode` with no rules.
     pub fn new(session_id: String, mode: ModeId) -> Self {
-        Self { session_id, mode: Mutex::new(mode), rules: Mutex::new(Rules::default()) }
+        Self { session_id, mode: Mutex::new(mode), rules: Mutex::new(Rules::default()), plan: Mutex::new(None) }
+    }
+
+    /// Sets the mode.
+    pub fn set_mode(&self, mode: ModeId) {
+        *self.mode.lock().unwrap_or_else(PoisonError::into_inner) = mode;
+    }
+
+    /// The plan state of `plan_enter`.
+    pub fn plan_state(&self) -> Option<tandem_tools::PlanState> {
+        self.plan.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Whether `path` is the plan file of the current plan mode (writable while planning).
+    pub fn is_plan_file(&self, path: &std::path::Path) -> bool {
+        self.mode() == ModeId::Plan && self.plan_state().is_some_and(|p| p.plan_file == path)
     }
 
     /// The current mode.
@@ -212,6 +229,8 @@ impl Approver for CallApprover {
         let ask = match self.gate.mode() {
             ModeId::Yolo | ModeId::AutoEdit => false,
             // The loop blocks writing tools in plan mode; this is the second lock on the door.
+            // Only the plan file may change, without asking.
+            ModeId::Plan if files.iter().all(|f| f.moved_to.is_none() && self.gate.is_plan_file(&f.path)) => false,
             ModeId::Plan => {
                 return ChangeDecision::Reject { reason: Some("the session is in plan mode (read-only)".into()) };
             }

@@ -1,7 +1,7 @@
 //! The front door as the agent sees it.
 
 use async_trait::async_trait;
-use tandem_protocol::{RequestPermissionParams, RequestPermissionResult, SessionUpdate};
+use tandem_protocol::{AskUserParams, AskUserResult, RequestPermissionParams, RequestPermissionResult, SessionUpdate};
 
 /// Where a session's updates go and who answers its permission requests.
 #[async_trait]
@@ -11,4 +11,9 @@ pub trait SessionClient: Send + Sync {
     /// Asks the person. `Err` when the client cannot ask (no such method, disconnected); the
     /// agent then treats the request as rejected and says why.
     async fn request_permission(&self, params: RequestPermissionParams) -> Result<RequestPermissionResult, String>;
+    /// Asks the person questions. `Err` when the client cannot (the tool then says so).
+    async fn ask_user(&self, params: AskUserParams) -> Result<AskUserResult, String> {
+        let _ = params;
+        Err("this client cannot ask questions".to_owned())
+    }
 }

@@ -28,6 +28,8 @@ pub(crate) enum Record {
     },
     /// The mode changed.
     Mode { mode: ModeId },
+    /// The task list changed.
+    Todos { todos: Vec<tandem_tools::Todo> },
 }
 
 /// The session files of a workspace.

@@ -100,9 +100,10 @@ struct Forwarder {
 }
 
 impl Forwarder {
-    fn start(agent: &Agent, session_id: &str) -> Self {
+    fn start(session: &Session) -> Self {
+        let session_id = &session.id;
         let (tx, mut rx) = mpsc::unbounded_channel::<SessionUpdate>();
-        let client = Arc::clone(&agent.client);
+        let client = Arc::clone(&session.client);
         let id = session_id.to_owned();
         let task = tokio::spawn(async move {
             while let Some(update) = rx.recv().await {
@@ -122,7 +123,7 @@ impl Forwarder {
 /// Runs one turn of `session` for `prompt`.
 pub(crate) async fn run(
     agent: &Agent,
-    session: &Session,
+    session: &Arc<Session>,
     history: &mut History,
     prompt: Vec<ContentBlock>,
     cancel: &CancellationToken,
@@ -134,19 +135,39 @@ pub(crate) async fn run(
         Some(last) if last.role == Role::User => last.content.extend(user.content),
         _ => history.messages.push(user),
     }
+    let prompt_words: String = history
+        .messages
+        .last()
+        .map(|m| {
+            m.content
+                .iter()
+                .filter_map(|p| match p {
+                    Part::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    let memories = tandem_tools::memory::session_brief(agent.workspace.root(), &prompt_words);
     for _ in 0..agent.config.max_turns {
         if cancel.is_cancelled() {
             return stop(StopReason::Cancelled);
         }
         let mode = session.gate.mode();
+        let mut system = crate::prompt::system_prompt(agent.workspace.root(), &session.cwd, mode);
+        if let Some(memories) = &memories {
+            system.push('\n');
+            system.push_str(memories);
+        }
         let request = Request {
-            system: crate::prompt::system_prompt(agent.workspace.root(), &session.cwd, mode),
+            system,
             messages: history.messages.clone(),
-            tools: tool_defs(agent),
+            tools: tool_defs(agent, session),
             model: Some(session.model.clone()),
             temperature: None,
         };
-        let forwarder = Forwarder::start(agent, &session.id);
+        let forwarder = Forwarder::start(session);
         let mut announced: Vec<(String, String)> = Vec::new();
         let mut on_event = |event: Event| match event {
             Event::TextDelta(text) => {
@@ -156,8 +177,8 @@ pub(crate) async fn run(
                 forwarder.tx.send(SessionUpdate::AgentThoughtChunk { content: ContentBlock::text(text) }).ok();
             }
             Event::ToolCallReady { id, name, arguments } => {
-                let ours = format!("c{}", session.next_call.fetch_add(1, Ordering::Relaxed));
-                forwarder.tx.send(announce(agent, session, &ours, &name, &arguments)).ok();
+                let ours = format!("{}c{}", session.call_prefix, session.next_call.fetch_add(1, Ordering::Relaxed));
+                forwarder.tx.send(announce(session, &ours, &name, &arguments)).ok();
                 announced.push((id, ours));
             }
             Event::Retrying { attempt, delay, reason } => {
@@ -176,7 +197,7 @@ pub(crate) async fn run(
             }
         };
         history.total_tokens += response.usage.input_tokens + response.usage.output_tokens;
-        agent
+        session
             .client
             .update(
                 &session.id,
@@ -196,9 +217,10 @@ pub(crate) async fn run(
                 let ours = match announced.iter().find(|(provider, _)| provider == id) {
                     Some((_, ours)) => ours.clone(),
                     None => {
-                        let ours = format!("c{}", session.next_call.fetch_add(1, Ordering::Relaxed));
-                        let update = announce(agent, session, &ours, name, arguments);
-                        agent.client.update(&session.id, update).await;
+                        let ours =
+                            format!("{}c{}", session.call_prefix, session.next_call.fetch_add(1, Ordering::Relaxed));
+                        let update = announce(session, &ours, name, arguments);
+                        session.client.update(&session.id, update).await;
                         ours
                     }
                 };
@@ -233,15 +255,20 @@ fn stop(stop_reason: StopReason) -> SessionPromptResult {
 }
 
 fn record(agent: &Agent, session: &Session, record: Record) {
+    if !session.persist {
+        return;
+    }
     if let Err(err) = agent.store.append(&session.id, &record) {
         tracing::warn!(session = session.id, "cannot store the session: {err}");
     }
 }
 
-fn tool_defs(agent: &Agent) -> Vec<ToolDef> {
-    agent
+fn tool_defs(agent: &Agent, session: &Session) -> Vec<ToolDef> {
+    let loaded = session.loaded_tools.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    session
         .registry
         .enabled()
+        .filter(|tool| !agent.config.defer_tools || tool.spec().always_load || loaded.contains(tool.spec().name))
         .map(|tool| {
             let spec = tool.spec();
             ToolDef {
@@ -253,9 +280,9 @@ fn tool_defs(agent: &Agent) -> Vec<ToolDef> {
         .collect()
 }
 
-fn announce(agent: &Agent, session: &Session, id: &str, name: &str, arguments: &Value) -> SessionUpdate {
-    let group = agent.registry.find(name).map(|t| t.spec().group);
-    let name = agent.registry.find(name).map_or(name, |t| t.spec().name);
+fn announce(session: &Session, id: &str, name: &str, arguments: &Value) -> SessionUpdate {
+    let group = session.registry.find(name).map(|t| t.spec().group);
+    let name = session.registry.find(name).map_or(name, |t| t.spec().name);
     let (title, locations) = describe(name, arguments, &session.cwd);
     SessionUpdate::ToolCall(ToolCall {
         tool_call_id: id.to_owned(),
@@ -272,12 +299,12 @@ fn announce(agent: &Agent, session: &Session, id: &str, name: &str, arguments: &
 /// one at a time, in order. Returns one result per call, in order.
 async fn run_calls(
     agent: &Agent,
-    session: &Session,
+    session: &Arc<Session>,
     history: &mut History,
     calls: Vec<PlannedCall>,
     cancel: &CancellationToken,
 ) -> Vec<Part> {
-    let safe = |call: &PlannedCall| agent.registry.find(&call.name).is_some_and(|t| t.spec().concurrency_safe);
+    let safe = |call: &PlannedCall| session.registry.find(&call.name).is_some_and(|t| t.spec().concurrency_safe);
     let mut results = Vec::with_capacity(calls.len());
     let mut batch: Vec<PlannedCall> = Vec::new();
     let mut calls = calls.into_iter().peekable();
@@ -290,7 +317,7 @@ async fn run_calls(
         let current = std::mem::take(&mut batch);
         if cancel.is_cancelled() {
             for call in current {
-                results.push(not_run(agent, session, call, "cancelled before it ran").await);
+                results.push(not_run(session, call, "cancelled before it ran").await);
             }
             continue;
         }
@@ -315,21 +342,21 @@ fn failure_key(call: &PlannedCall) -> String {
     format!("{}\u{0}{}", call.name, call.arguments)
 }
 
-async fn not_run(agent: &Agent, session: &Session, call: PlannedCall, why: &str) -> Part {
+async fn not_run(session: &Session, call: PlannedCall, why: &str) -> Part {
     let update = ToolCallUpdate {
         tool_call_id: call.tool_call_id.clone(),
         status: Some(ToolCallStatus::Failed),
         content: Some(vec![ToolCallContent::Content { content: ContentBlock::text(why) }]),
         ..Default::default()
     };
-    agent.client.update(&session.id, SessionUpdate::ToolCallUpdate(update)).await;
+    session.client.update(&session.id, SessionUpdate::ToolCallUpdate(update)).await;
     Part::ToolResult { call_id: call.provider_id, content: why.to_owned(), is_error: true }
 }
 
 /// Runs one call; returns ((text for the model, is_error), failed).
 async fn run_call(
     agent: &Agent,
-    session: &Session,
+    session: &Arc<Session>,
     failures: &std::collections::HashMap<String, u32>,
     call: &PlannedCall,
     cancel: &CancellationToken,
@@ -347,8 +374,11 @@ async fn run_call(
     };
     let text = |t: String| ToolCallContent::Content { content: ContentBlock::text(t) };
     let blocked = |message: String| async {
-        agent.client.update(&session.id, finish(ToolCallStatus::Failed, vec![text(message.clone())], None, None)).await;
-        let (title, kind) = match agent.registry.find(&call.name) {
+        session
+            .client
+            .update(&session.id, finish(ToolCallStatus::Failed, vec![text(message.clone())], None, None))
+            .await;
+        let (title, kind) = match session.registry.find(&call.name) {
             Some(tool) => (
                 describe(tool.spec().name, &call.arguments, &session.cwd).0,
                 kind_of(&call.name, Some(tool.spec().group)),
@@ -359,9 +389,9 @@ async fn run_call(
         ((message, true), true)
     };
 
-    let Some(tool) = agent.registry.find(&call.name) else {
+    let Some(tool) = session.registry.find(&call.name) else {
         let err = CallError::UnknownTool { name: call.name.clone(), suggestion: None };
-        let message = match agent
+        let message = match session
             .registry
             .call(&call.name, json!({}), ToolContext::new(Arc::clone(&agent.workspace), Arc::clone(&agent.cache)))
             .await
@@ -380,7 +410,14 @@ async fn run_call(
         ))
         .await;
     }
-    if session.gate.mode() == ModeId::Plan && (spec.can_write || spec.group == ToolGroup::Exec) {
+    let plan_file_write = matches!(spec.name, "write" | "edit" | "append")
+        && call
+            .arguments
+            .get("file_path")
+            .and_then(Value::as_str)
+            .and_then(|raw| agent.workspace.resolve_writable(raw, &session.cwd).ok())
+            .is_some_and(|path| session.gate.is_plan_file(&path));
+    if session.gate.mode() == ModeId::Plan && (spec.can_write || spec.group == ToolGroup::Exec) && !plan_file_write {
         return blocked(format!(
             "the session is in plan mode (read-only): `{}` changes files or runs commands, so it is blocked. Investigate with the read-only tools and present your plan; the person switches the mode to carry it out",
             spec.name
@@ -410,7 +447,7 @@ async fn run_call(
         .await;
     let approver = Arc::new(CallApprover::new(
         Arc::clone(&session.gate),
-        Arc::clone(&agent.client),
+        Arc::clone(&session.client),
         cancel.clone(),
         id.clone(),
         title.clone(),
@@ -423,7 +460,16 @@ async fn run_call(
     ctx.user_confirmed = false;
     ctx.editor = agent.editor.clone();
     ctx.approver = Some(Arc::clone(&approver) as Arc<dyn tandem_tools::Approver>);
-    let call_future = agent.registry.call(spec.name, call.arguments.clone(), ctx);
+    ctx.agent_depth = session.depth;
+    ctx.max_agent_depth = agent.config.max_agent_depth;
+    ctx.registry = Some(Arc::clone(&session.registry));
+    ctx.host = Some(Arc::new(crate::host::Host {
+        agent: agent.me.clone(),
+        session: Arc::clone(session),
+        cancel: cancel.clone(),
+        tool_call_id: id.clone(),
+    }));
+    let call_future = session.registry.call(spec.name, call.arguments.clone(), ctx);
     // Commands can run for long: a cancel stops waiting for them (and drops their process).
     // File tools finish what they started, so a multi-file change is never cut in half.
     let outcome = if spec.group == ToolGroup::Exec {
@@ -459,7 +505,7 @@ async fn run_call(
     }
     let raw = json!({ "title": result.title, "error": result.error, "metadata": result.metadata });
     let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
-    agent.client.update(&session.id, finish(status, content, Some(result.title.clone()), Some(raw))).await;
+    session.client.update(&session.id, finish(status, content, Some(result.title.clone()), Some(raw))).await;
     store_call(agent, session, call, result.title.clone(), kind, status);
 
     let kind = OutputKind::of(spec.name, spec.group);

@@ -35,6 +35,8 @@ pub mod methods {
     pub const SESSION_UPDATE: &str = "tandem/session/update";
     /// `tandem/session/requestPermission` (server → client request).
     pub const SESSION_REQUEST_PERMISSION: &str = "tandem/session/requestPermission";
+    /// `tandem/session/askUser` (server → client request).
+    pub const SESSION_ASK_USER: &str = "tandem/session/askUser";
 }
 
 mod session;
@@ -276,7 +278,9 @@ pub fn protocol_schema() -> Value {
         SessionLoadResult,
         SessionNotification,
         RequestPermissionParams,
-        RequestPermissionResult
+        RequestPermissionResult,
+        AskUserParams,
+        AskUserResult
     );
     let defs = generator.take_definitions(true);
     serde_json::json!({

@@ -524,3 +524,52 @@ pub enum PermissionOutcome {
     /// The request was cancelled.
     Cancelled,
 }
+
+/// `tandem/session/askUser` params: questions for the person.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AskUserParams {
+    /// Session.
+    pub session_id: String,
+    /// The questions (1-4).
+    pub questions: Vec<AskQuestion>,
+}
+
+/// One question.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AskQuestion {
+    /// The question.
+    pub question: String,
+    /// A short label for it.
+    #[serde(default)]
+    pub header: String,
+    /// Choices; empty for a free-form answer (the answer is then the typed text).
+    #[serde(default)]
+    pub options: Vec<AskOption>,
+    /// Whether several options may be chosen.
+    #[serde(default)]
+    pub multi_select: bool,
+}
+
+/// A choice.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AskOption {
+    /// Label, returned as the answer.
+    pub label: String,
+    /// What it means.
+    #[serde(default)]
+    pub description: String,
+}
+
+/// `tandem/session/askUser` result: `answers` (one list of labels per question) or `cancelled`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AskUserResult {
+    /// One list of chosen labels (or the typed text) per question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<Vec<Vec<String>>>,
+    /// The person dismissed the questions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancelled: Option<bool>,
+}

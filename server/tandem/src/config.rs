@@ -58,6 +58,8 @@ struct WebSection {
 #[serde(deny_unknown_fields)]
 struct AgentSection {
     max_turns: Option<u32>,
+    max_agent_depth: Option<u32>,
+    defer_tools: Option<bool>,
 }
 
 /// Provider settings beyond what editors pass (`[provider]` in the files only).
@@ -112,6 +114,10 @@ pub struct Config {
     pub tuning: ProviderTuning,
     /// Model turns per prompt.
     pub max_turns: Option<u32>,
+    /// Sub-agent nesting limit.
+    pub max_agent_depth: Option<u32>,
+    /// Offer only always-loaded tools up front (the rest through `tool_search`).
+    pub defer_tools: Option<bool>,
     /// Things that were ignored, to log or show.
     pub warnings: Vec<String>,
 }
@@ -190,6 +196,8 @@ impl Config {
         t.connect_timeout_secs = p.connect_timeout_secs.or(t.connect_timeout_secs);
         t.max_retries = p.max_retries.or(t.max_retries);
         self.max_turns = file.agent.max_turns.or(self.max_turns);
+        self.max_agent_depth = file.agent.max_agent_depth.or(self.max_agent_depth);
+        self.defer_tools = file.agent.defer_tools.or(self.defer_tools);
         merge_provider(
             &mut self.provider,
             ProviderConfig { kind: p.kind, base_url: p.base_url, model: p.model, api_key_env: p.api_key_env },
@@ -217,6 +225,20 @@ impl Config {
 }
 
 impl Config {
+    /// The agent's settings around `provider`.
+    pub fn agent_config(&self, provider: tandem_llm::ProviderSettings) -> tandem_agent::AgentConfig {
+        let mut config = tandem_agent::AgentConfig::new(provider);
+        config.default_mode = self.mode;
+        if let Some(n) = self.max_turns {
+            config.max_turns = n;
+        }
+        if let Some(n) = self.max_agent_depth {
+            config.max_agent_depth = n;
+        }
+        config.defer_tools = self.defer_tools.unwrap_or(false);
+        config
+    }
+
     /// The model provider to use, with defaults filled in and the API key read from the
     /// environment variable the configuration names. Errors name what to fix.
     pub fn provider_settings(&self) -> anyhow::Result<tandem_llm::ProviderSettings> {

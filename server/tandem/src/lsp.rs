@@ -12,13 +12,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use tandem_agent::{Agent, AgentConfig, AgentError, SessionClient};
+use tandem_agent::{Agent, AgentError, SessionClient};
 use tandem_protocol::{
-    DocumentSaveParams, DocumentSaveResult, InitializationOptions, ModeId, PROTOCOL_VERSION, RequestPermissionParams,
-    RequestPermissionResult, SessionCancelParams, SessionListParams, SessionListResult, SessionLoadParams,
-    SessionLoadResult, SessionNewParams, SessionNewResult, SessionNotification, SessionPromptParams,
-    SessionPromptResult, SessionSetModeParams, SessionUpdate, TandemCapabilities, ToolResult, ToolsCallParams,
-    ToolsListParams, ToolsListResult, methods,
+    AskUserParams, AskUserResult, DocumentSaveParams, DocumentSaveResult, InitializationOptions, ModeId,
+    PROTOCOL_VERSION, RequestPermissionParams, RequestPermissionResult, SessionCancelParams, SessionListParams,
+    SessionListResult, SessionLoadParams, SessionLoadResult, SessionNewParams, SessionNewResult, SessionNotification,
+    SessionPromptParams, SessionPromptResult, SessionSetModeParams, SessionUpdate, TandemCapabilities, ToolResult,
+    ToolsCallParams, ToolsListParams, ToolsListResult, methods,
 };
 use tandem_text::{BufferCache, ContentChange, Position, PositionEncoding};
 use tandem_tools::{DocumentEdit, EditorClient, Registry, ToolContext, Workspace};
@@ -260,9 +260,7 @@ impl LanguageServer for Backend {
         let workspace_caps = params.capabilities.workspace.as_ref();
         let document_changes =
             workspace_caps.and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false);
-        let provider = config.provider_settings().map_err(|err| format!("{err:#}"));
-        let default_mode = config.mode;
-        let max_turns = config.max_turns;
+        let agent_config = config.provider_settings().map(|p| config.agent_config(p)).map_err(|err| format!("{err:#}"));
         let registry = Arc::new(Registry::builtin(config.tools));
         let tool_names: Vec<String> = registry.infos().into_iter().map(|t| t.name).collect();
         let editor = Arc::new(LspEditor {
@@ -272,8 +270,7 @@ impl LanguageServer for Backend {
             document_changes,
         });
         let workspace = Arc::new(workspace);
-        let agent = provider.and_then(|provider| {
-            let config = AgentConfig { provider, default_mode, max_turns: max_turns.unwrap_or(DEFAULT_MAX_TURNS) };
+        let agent = agent_config.and_then(|config| {
             Agent::new(
                 Arc::clone(&workspace),
                 Arc::clone(&self.cache),
@@ -282,7 +279,6 @@ impl LanguageServer for Backend {
                 Arc::new(LspSessionClient { client: self.client.clone() }),
                 config,
             )
-            .map(Arc::new)
             .map_err(|err| err.to_string())
         });
         if let Err(err) = &agent {
@@ -363,9 +359,6 @@ impl LanguageServer for Backend {
     }
 }
 
-/// Model turns per prompt unless `[agent] max_turns` says otherwise.
-pub const DEFAULT_MAX_TURNS: u32 = 50;
-
 /// `tandem/session/update`.
 enum SessionUpdateNotification {}
 
@@ -381,6 +374,15 @@ impl lsp::request::Request for RequestPermission {
     type Params = RequestPermissionParams;
     type Result = RequestPermissionResult;
     const METHOD: &'static str = methods::SESSION_REQUEST_PERMISSION;
+}
+
+/// `tandem/session/askUser`.
+enum AskUser {}
+
+impl lsp::request::Request for AskUser {
+    type Params = AskUserParams;
+    type Result = AskUserResult;
+    const METHOD: &'static str = methods::SESSION_ASK_USER;
 }
 
 /// Sessions as the editor sees them: notifications and permission requests.
@@ -405,6 +407,13 @@ impl SessionClient for LspSessionClient {
     ) -> std::result::Result<RequestPermissionResult, String> {
         self.client.send_request::<RequestPermission>(params).await.map_err(|err| match err.code {
             ErrorCode::MethodNotFound => "the editor does not implement tandem/session/requestPermission".to_owned(),
+            _ => err.message.into_owned(),
+        })
+    }
+
+    async fn ask_user(&self, params: AskUserParams) -> std::result::Result<AskUserResult, String> {
+        self.client.send_request::<AskUser>(params).await.map_err(|err| match err.code {
+            ErrorCode::MethodNotFound => "the editor does not implement tandem/session/askUser".to_owned(),
             _ => err.message.into_owned(),
         })
     }

@@ -7,10 +7,11 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use tandem_agent::{Agent, AgentConfig, SessionClient};
+use tandem_agent::{Agent, SessionClient};
 use tandem_protocol::{
-    ContentBlock, ModeId, PermissionOptionKind, PermissionOutcome, RequestPermissionParams, RequestPermissionResult,
-    SessionNewParams, SessionPromptParams, SessionUpdate, StopReason, ToolCallContent, ToolCallStatus,
+    AskUserParams, AskUserResult, ContentBlock, ModeId, PermissionOptionKind, PermissionOutcome,
+    RequestPermissionParams, RequestPermissionResult, SessionNewParams, SessionPromptParams, SessionUpdate, StopReason,
+    ToolCallContent, ToolCallStatus,
 };
 use tandem_text::BufferCache;
 use tandem_tools::{Registry, Workspace};
@@ -67,7 +68,7 @@ async fn ask_line(question: String) -> Option<String> {
         writer.flush().ok()?;
         let mut line = String::new();
         std::io::BufReader::new(tty).read_line(&mut line).ok()?;
-        Some(line.trim().to_lowercase())
+        Some(line.trim().to_owned())
     })
     .await
     .ok()
@@ -141,6 +142,43 @@ impl SessionClient for Terminal {
         }
     }
 
+    async fn ask_user(&self, params: AskUserParams) -> std::result::Result<AskUserResult, String> {
+        let _turn = self.asking.lock().await;
+        let mut answers = Vec::new();
+        for question in &params.questions {
+            let mut shown = format!("\n{}\n", self.style.paint("1", &format!("? {}", question.question)));
+            for (i, option) in question.options.iter().enumerate() {
+                let description =
+                    if option.description.is_empty() { String::new() } else { format!(" — {}", option.description) };
+                shown.push_str(&format!("  {}. {}{description}\n", i + 1, option.label));
+            }
+            out(&shown);
+            let hint = match (question.options.is_empty(), question.multi_select) {
+                (true, _) => "answer".to_owned(),
+                (false, true) => "numbers separated by commas".to_owned(),
+                (false, false) => format!("1-{}", question.options.len()),
+            };
+            let Some(line) = ask_line(format!("{hint}> ")).await else {
+                return Err("no terminal to ask on".into());
+            };
+            if question.options.is_empty() {
+                answers.push(vec![line]);
+                continue;
+            }
+            let chosen: Vec<String> = line
+                .split(',')
+                .filter_map(|n| n.trim().parse::<usize>().ok())
+                .filter_map(|n| question.options.get(n.wrapping_sub(1)).map(|o| o.label.clone()))
+                .take(if question.multi_select { usize::MAX } else { 1 })
+                .collect();
+            if chosen.is_empty() {
+                return Ok(AskUserResult { answers: None, cancelled: Some(true) });
+            }
+            answers.push(chosen);
+        }
+        Ok(AskUserResult { answers: Some(answers), cancelled: None })
+    }
+
     async fn request_permission(
         &self,
         params: RequestPermissionParams,
@@ -193,7 +231,7 @@ impl SessionClient for Terminal {
                     "no terminal to ask on: run with --yes, or in a mode that does not ask (--mode yolo)".into()
                 );
             };
-            match answer.as_str() {
+            match answer.to_lowercase().as_str() {
                 "y" | "yes" => return Ok(selected(&allow, None)),
                 "n" | "no" => return Ok(selected(&reject, None)),
                 "a" | "always" if always.is_some() => {
@@ -203,7 +241,8 @@ impl SessionClient for Terminal {
                     let mut accepted = Vec::new();
                     for hunk in &hunks {
                         out(&format!("\n{}\n", self.diff(&hunk.patch)));
-                        if let Some("y" | "yes") = ask_line(format!("apply {}? [y/n] ", hunk.id)).await.as_deref() {
+                        let answer = ask_line(format!("apply {}? [y/n] ", hunk.id)).await.map(|a| a.to_lowercase());
+                        if let Some("y" | "yes") = answer.as_deref() {
                             accepted.push(hunk.id.clone());
                         }
                     }
@@ -254,19 +293,18 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
         titles: Mutex::new(Default::default()),
         asking: tokio::sync::Mutex::new(()),
     });
-    let agent_config = AgentConfig {
-        provider,
-        default_mode: args.mode.unwrap_or(config.mode),
-        max_turns: config.max_turns.unwrap_or(crate::lsp::DEFAULT_MAX_TURNS),
-    };
-    let agent = Arc::new(Agent::new(
+    let mut agent_config = config.agent_config(provider);
+    if let Some(mode) = args.mode {
+        agent_config.default_mode = mode;
+    }
+    let agent = Agent::new(
         workspace,
         Arc::new(BufferCache::new()),
         registry,
         None,
         Arc::clone(&terminal) as Arc<dyn SessionClient>,
         agent_config,
-    )?);
+    )?;
     let session_id = match args.session {
         Some(id) => {
             agent

@@ -8,11 +8,13 @@ pub mod approval;
 mod editor;
 pub mod exec;
 mod fs;
+pub mod memory;
 mod profile;
 mod readme;
 mod registry;
 mod schema;
 mod search;
+pub mod session;
 #[cfg(test)]
 mod testing;
 mod tool;
@@ -24,6 +26,10 @@ pub use editor::{DocumentEdit, EditorClient};
 pub use profile::{Profile, ToolConfig};
 pub use registry::{CallError, Registry};
 pub use schema::{schema_for, validate_arguments};
+pub use session::{
+    AgentType, AskOutcome, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
+    SubAgentState, SubAgentStatus, Todo, TodoStatus,
+};
 pub use tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 pub use web::WebConfig;
 pub use workspace::{PathError, Workspace};

@@ -54,6 +54,8 @@ impl Registry {
             .chain(crate::search::all())
             .chain(crate::exec::all())
             .chain(crate::web::all(&config.web))
+            .chain(crate::session::all())
+            .chain(crate::memory::all())
             .collect();
         Self::new(tools, config)
     }

@@ -113,6 +113,11 @@ pub struct ToolContext {
     /// Who approves changes and commands of this call; `None` when the person made the call
     /// (nothing asks).
     pub approver: Option<Arc<dyn crate::Approver>>,
+    /// The agent session's services (todo list, questions, plan mode, sub-agents); `None`
+    /// outside a session.
+    pub host: Option<Arc<dyn crate::session::SessionHost>>,
+    /// The registry the call came through (for `tool_search`).
+    pub registry: Option<Arc<crate::Registry>>,
 }
 
 impl ToolContext {
@@ -129,6 +134,8 @@ impl ToolContext {
             cache,
             editor: None,
             approver: None,
+            host: None,
+            registry: None,
         }
     }
 }

@@ -1,0 +1,363 @@
+//! The session as the session tools see it ([`SessionHost`]): the task list, questions to the
+//! person, plan mode, sub-agents and tool loading.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use tandem_protocol::{
+    AskOption, AskQuestion, AskUserParams, AskUserResult, ContentBlock, ModeId, PermissionOption, PermissionOptionKind,
+    PermissionOutcome, PlanEntry, RequestPermissionParams, RequestPermissionResult, SessionUpdate, ToolCallContent,
+    ToolCallStatus, ToolCallUpdate, ToolGroup, ToolKind,
+};
+use tandem_tools::{
+    AgentType, AskOutcome, PlanDecision, PlanState, Question, Registry, SessionHost, SubAgentRequest, SubAgentState,
+    SubAgentStatus, Todo, TodoStatus,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::SessionClient;
+use crate::agent::{Agent, History, Session, SubAgent};
+use crate::store::Record;
+
+/// The `plan` update for a task list.
+pub(crate) fn plan_update(todos: &[Todo]) -> SessionUpdate {
+    SessionUpdate::Plan {
+        entries: todos
+            .iter()
+            .map(|t| PlanEntry {
+                content: match (&t.active_form, t.status) {
+                    (Some(active), TodoStatus::InProgress) => active.clone(),
+                    _ => t.content.clone(),
+                },
+                priority: "medium".to_owned(),
+                status: t.status.as_str().to_owned(),
+            })
+            .collect(),
+    }
+}
+
+/// The host of one tool call.
+pub(crate) struct Host {
+    pub agent: std::sync::Weak<Agent>,
+    pub session: Arc<Session>,
+    pub cancel: CancellationToken,
+    pub tool_call_id: String,
+}
+
+impl Host {
+    fn record(&self, record: &Record) {
+        if self.session.persist
+            && let Some(agent) = self.agent.upgrade()
+            && let Err(err) = agent.store.append(&self.session.id, record)
+        {
+            tracing::warn!(session = self.session.id, "cannot store the session: {err}");
+        }
+    }
+
+    async fn set_mode(&self, mode: ModeId) {
+        self.session.gate.set_mode(mode);
+        self.record(&Record::Mode { mode });
+        self.session.client.update(&self.session.id, SessionUpdate::CurrentModeUpdate { current_mode_id: mode }).await;
+    }
+}
+
+#[async_trait]
+impl SessionHost for Host {
+    fn todos(&self) -> Vec<Todo> {
+        self.session.todos.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    async fn set_todos(&self, todos: Vec<Todo>) {
+        *self.session.todos.lock().unwrap_or_else(PoisonError::into_inner) = todos.clone();
+        self.record(&Record::Todos { todos: todos.clone() });
+        self.session.client.update(&self.session.id, plan_update(&todos)).await;
+    }
+
+    async fn ask(&self, questions: Vec<Question>) -> AskOutcome {
+        let count = questions.len();
+        let params = AskUserParams {
+            session_id: self.session.id.clone(),
+            questions: questions
+                .into_iter()
+                .map(|q| AskQuestion {
+                    question: q.question,
+                    header: q.header,
+                    options: q
+                        .options
+                        .into_iter()
+                        .map(|o| AskOption { label: o.label, description: o.description })
+                        .collect(),
+                    multi_select: q.multi_select,
+                })
+                .collect(),
+        };
+        let asked = self.session.client.ask_user(params);
+        tokio::select! {
+            () = self.cancel.cancelled() => AskOutcome::Cancelled,
+            answer = tokio::time::timeout(std::time::Duration::from_secs(3600), asked) => match answer {
+                Err(_) => AskOutcome::Unavailable("nobody answered within an hour".into()),
+                Ok(Err(why)) => AskOutcome::Unavailable(why),
+                Ok(Ok(AskUserResult { cancelled: Some(true), .. })) => AskOutcome::Cancelled,
+                Ok(Ok(AskUserResult { answers: Some(mut answers), .. })) => {
+                    answers.resize(count, Vec::new());
+                    AskOutcome::Answered(answers)
+                }
+                Ok(Ok(_)) => AskOutcome::Cancelled,
+            },
+        }
+    }
+
+    fn mode(&self) -> ModeId {
+        self.session.gate.mode()
+    }
+
+    fn plan_state(&self) -> Option<PlanState> {
+        self.session.gate.plan_state()
+    }
+
+    async fn enter_plan(&self, reason: String, plan_file: PathBuf) -> Result<ModeId, String> {
+        let previous = self.session.gate.mode();
+        *self.session.gate.plan.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(PlanState { reason, plan_file, previous });
+        self.set_mode(ModeId::Plan).await;
+        Ok(previous)
+    }
+
+    async fn exit_plan(&self, summary: String, plan: Option<String>) -> Result<PlanDecision, String> {
+        let mut content = vec![ToolCallContent::Content { content: ContentBlock::text(summary) }];
+        if let Some(plan) = plan {
+            content.push(ToolCallContent::Content { content: ContentBlock::text(plan) });
+        }
+        let params = RequestPermissionParams {
+            session_id: self.session.id.clone(),
+            tool_call: ToolCallUpdate {
+                tool_call_id: self.tool_call_id.clone(),
+                title: Some("Approve the plan?".to_owned()),
+                kind: Some(ToolKind::Think),
+                status: Some(ToolCallStatus::Pending),
+                content: Some(content),
+                ..Default::default()
+            },
+            options: vec![
+                PermissionOption {
+                    option_id: "allow_once".into(),
+                    name: "Approve the plan and start".into(),
+                    kind: PermissionOptionKind::AllowOnce,
+                },
+                PermissionOption {
+                    option_id: "reject_once".into(),
+                    name: "Keep planning".into(),
+                    kind: PermissionOptionKind::RejectOnce,
+                },
+            ],
+        };
+        let answer = tokio::select! {
+            () = self.cancel.cancelled() => return Ok(PlanDecision::Cancelled),
+            answer = self.session.client.request_permission(params) => answer?,
+        };
+        match answer.outcome {
+            PermissionOutcome::Cancelled => Ok(PlanDecision::Cancelled),
+            PermissionOutcome::Selected { option_id, message, .. } if option_id.starts_with("allow") => {
+                let _ = message;
+                let state = self.session.gate.plan.lock().unwrap_or_else(PoisonError::into_inner).take();
+                let restored = match state.map(|s| s.previous) {
+                    Some(ModeId::Plan) | None => ModeId::Default,
+                    Some(mode) => mode,
+                };
+                self.set_mode(restored).await;
+                Ok(PlanDecision::Approved { restored })
+            }
+            PermissionOutcome::Selected { message, .. } => Ok(PlanDecision::Rejected { feedback: message }),
+        }
+    }
+
+    async fn run_agent(&self, request: SubAgentRequest) -> Result<SubAgentStatus, String> {
+        let agent = self.agent.upgrade().ok_or("the agent is shutting down")?;
+        run_subagent(agent, Arc::clone(&self.session), request, self.cancel.clone()).await
+    }
+
+    fn agent_status(&self, id: &str) -> Option<SubAgentStatus> {
+        let agents = self.session.subagents.lock().unwrap_or_else(PoisonError::into_inner);
+        agents.get(id).map(|a| SubAgentStatus {
+            id: id.to_owned(),
+            agent_type: a.agent_type,
+            state: a.state.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+            tool_calls: a.tool_calls.load(Ordering::Relaxed) as usize,
+        })
+    }
+
+    fn load_tools(&self, names: &[String]) {
+        self.session.loaded_tools.lock().unwrap_or_else(PoisonError::into_inner).extend(names.iter().cloned());
+    }
+}
+
+/// A sub-agent's client: its updates stay inside (only its tool calls are counted); its
+/// permission requests and questions go to the person under the top-level session's id.
+struct ChildClient {
+    parent: Arc<dyn SessionClient>,
+    parent_session: String,
+    tool_calls: Arc<AtomicU64>,
+}
+
+#[async_trait]
+impl SessionClient for ChildClient {
+    async fn update(&self, _session_id: &str, update: SessionUpdate) {
+        if matches!(update, SessionUpdate::ToolCall(_)) {
+            self.tool_calls.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    async fn request_permission(&self, mut params: RequestPermissionParams) -> Result<RequestPermissionResult, String> {
+        params.session_id = self.parent_session.clone();
+        self.parent.request_permission(params).await
+    }
+
+    async fn ask_user(&self, mut params: AskUserParams) -> Result<AskUserResult, String> {
+        params.session_id = self.parent_session.clone();
+        self.parent.ask_user(params).await
+    }
+}
+
+/// The tools a sub-agent of `kind` gets from its parent's.
+fn child_registry(parent: &Registry, kind: AgentType, may_nest: bool) -> Registry {
+    let read_only = |spec: &tandem_tools::ToolSpec| {
+        !spec.can_write && matches!(spec.group, ToolGroup::Fs | ToolGroup::Search | ToolGroup::Web | ToolGroup::Lsp)
+            || spec.name == "memory_read"
+    };
+    let tools = parent
+        .enabled()
+        .filter(|tool| {
+            let spec = tool.spec();
+            let nesting = spec.group == ToolGroup::Agent;
+            match kind {
+                AgentType::Explore | AgentType::Plan => read_only(spec),
+                AgentType::Verify => read_only(spec) || matches!(spec.name, "bash" | "bash_output"),
+                AgentType::General => !nesting || may_nest,
+            }
+        })
+        .cloned()
+        .collect();
+    Registry::new(tools, parent.config().clone())
+}
+
+fn instructions(kind: AgentType) -> &'static str {
+    match kind {
+        AgentType::General => {
+            "You are a sub-agent: do the task below completely, then answer with what you did and found. Your answer is all the caller sees."
+        }
+        AgentType::Explore => {
+            "You are a read-only exploration sub-agent: find what the task asks for (files, symbols, how things work) and answer with the facts, paths and line numbers. You cannot change anything."
+        }
+        AgentType::Plan => {
+            "You are a read-only planning sub-agent: investigate, then answer with a concrete step-by-step plan (files, changes, how to verify). You cannot change anything."
+        }
+        AgentType::Verify => {
+            "You are a verification sub-agent: check the work described below (read the code, run the tests or commands that prove it) and answer with what passes, what fails and why. Do not change files."
+        }
+    }
+}
+
+/// The final text of a sub-agent's conversation.
+fn final_answer(history: &History) -> String {
+    history
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == tandem_llm::Role::Assistant)
+        .map(|m| {
+            m.content
+                .iter()
+                .filter_map(|p| match p {
+                    tandem_llm::Part::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("")
+        })
+        .unwrap_or_default()
+}
+
+/// Runs (or starts) a sub-agent of `parent`.
+pub(crate) async fn run_subagent(
+    agent: Arc<Agent>,
+    parent: Arc<Session>,
+    request: SubAgentRequest,
+    cancel: CancellationToken,
+) -> Result<SubAgentStatus, String> {
+    let n = parent.next_agent.fetch_add(1, Ordering::Relaxed);
+    let id = format!("{}a{n}", parent.call_prefix);
+    let tool_calls = Arc::new(AtomicU64::new(0));
+    let may_nest = request.depth < agent.config.max_agent_depth;
+    let registry = Arc::new(child_registry(&parent.registry, request.agent_type, may_nest));
+    let root_session = parent.gate.session_id.clone();
+    let child = Arc::new(Session {
+        id: format!("{}.{id}", parent.id),
+        gate: Arc::clone(&parent.gate),
+        cwd: parent.cwd.clone(),
+        model: parent.model.clone(),
+        history: tokio::sync::Mutex::new(History {
+            messages: Vec::new(),
+            failures: Default::default(),
+            total_tokens: 0,
+        }),
+        cancel: Mutex::new(None),
+        next_call: AtomicU64::new(1),
+        call_prefix: format!("{id}."),
+        registry,
+        client: Arc::new(ChildClient {
+            parent: Arc::clone(&parent.client),
+            parent_session: root_session,
+            tool_calls: Arc::clone(&tool_calls),
+        }),
+        depth: request.depth,
+        persist: false,
+        todos: Mutex::new(Vec::new()),
+        subagents: Mutex::new(Default::default()),
+        next_agent: AtomicU64::new(1),
+        loaded_tools: Mutex::new(Default::default()),
+    });
+    let state = Arc::new(Mutex::new(SubAgentState::Running));
+    parent.subagents.lock().unwrap_or_else(PoisonError::into_inner).insert(
+        id.clone(),
+        SubAgent { agent_type: request.agent_type, state: Arc::clone(&state), tool_calls: Arc::clone(&tool_calls) },
+    );
+    let prompt = vec![ContentBlock::text(format!("{}\n\nTask:\n{}", instructions(request.agent_type), request.prompt))];
+    let kind = request.agent_type;
+    let work = {
+        let state = Arc::clone(&state);
+        async move {
+            let mut history = child.history.lock().await;
+            let result = crate::turn::run(&agent, &child, &mut history, prompt, &cancel).await;
+            let answer = final_answer(&history);
+            let outcome = match result.stop_reason {
+                tandem_protocol::StopReason::EndTurn if !answer.trim().is_empty() => SubAgentState::Completed(answer),
+                tandem_protocol::StopReason::EndTurn => {
+                    SubAgentState::Failed("the sub-agent finished without an answer".to_owned())
+                }
+                other => {
+                    let why = result.error.unwrap_or_else(|| format!("{other:?}"));
+                    SubAgentState::Failed(format!(
+                        "the sub-agent stopped early ({why}).{}",
+                        if answer.trim().is_empty() { String::new() } else { format!(" Its last words: {answer}") }
+                    ))
+                }
+            };
+            *state.lock().unwrap_or_else(PoisonError::into_inner) = outcome.clone();
+            outcome
+        }
+    };
+    let status = |state: SubAgentState| SubAgentStatus {
+        id: id.clone(),
+        agent_type: kind,
+        state,
+        tool_calls: tool_calls.load(Ordering::Relaxed) as usize,
+    };
+    if request.background {
+        tokio::spawn(work);
+        return Ok(status(SubAgentState::Running));
+    }
+    let outcome = work.await;
+    Ok(status(outcome))
+}

@@ -1,0 +1,133 @@
+//! `memory_write`: keeps a note for later sessions.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use tandem_protocol::ToolGroup;
+use tandem_text::disk::{self, Expected};
+
+use super::{Memory, MemoryType, Scope, file_name, memory_dir, render};
+use crate::fs::blocking;
+use crate::tool::parse_args;
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+
+const DESCRIPTION: &str = "Remember something for later sessions: the person's preferences (type `user`), their \
+    feedback on your work (`feedback`), facts and decisions about this project (`project`), or where to find things \
+    (`reference`). Keep each memory to one fact, with a specific title. Scope `project` (default) keeps it in this \
+    workspace, `user` in every workspace of this person. Do not store secrets.";
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// A short, specific title.
+    title: String,
+    /// The fact, in a few sentences.
+    content: String,
+    /// user, feedback, project (default) or reference.
+    #[serde(default, rename = "type")]
+    kind: Option<MemoryType>,
+    /// Keywords to find it by.
+    #[serde(default)]
+    tags: Vec<String>,
+    /// project (default) or user.
+    #[serde(default)]
+    scope: Option<Scope>,
+}
+
+pub(crate) struct MemoryWrite {
+    spec: ToolSpec,
+}
+
+impl MemoryWrite {
+    pub fn new() -> Self {
+        Self {
+            spec: ToolSpec::new("memory_write", ToolGroup::Memory, DESCRIPTION, schema_for::<Args>())
+                .aliases(&["remember", "save_memory"])
+                .keywords(&["memory", "remember", "note", "preference"]),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for MemoryWrite {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(args)?;
+        if args.title.trim().is_empty() || args.content.trim().is_empty() {
+            return Err(ToolError::new("a memory needs a `title` and some `content`"));
+        }
+        let scope = args.scope.unwrap_or(Scope::Project);
+        let dir = memory_dir(ctx.workspace.root(), scope).ok_or_else(|| {
+            ToolError::new("no home directory for user memories (HOME is not set); use scope `project`")
+        })?;
+        let now = std::time::SystemTime::now();
+        let nanos = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let id = format!("{:08x}", tandem_text::ContentHash::of(format!("{}{nanos}", args.title).as_bytes()).0 as u32);
+        let memory = Memory {
+            id: id.clone(),
+            title: args.title.trim().to_owned(),
+            kind: args.kind.unwrap_or(MemoryType::Project),
+            tags: args.tags,
+            created: humantime_rfc3339(now),
+            content: args.content.trim().to_owned(),
+            scope,
+            path: dir.join("x.md"),
+        };
+        let path = dir.join(file_name(&memory));
+        let text = render(&memory);
+        let write_path = path.clone();
+        blocking(move || {
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| ToolError::new(format!("cannot create {}: {e}", dir.display())))?;
+            disk::write_atomic(&write_path, text.as_bytes(), Expected::Absent)?;
+            Ok(())
+        })
+        .await?;
+        let shown = match scope {
+            Scope::Project => ctx.workspace.display(&path),
+            Scope::User => path.display().to_string(),
+        };
+        Ok(ToolOutput::new(
+            format!("Remembered: {}", memory.title),
+            format!(
+                "Saved memory `{id}` ({}, {} scope) in `{shown}`.",
+                memory.kind.as_str(),
+                if scope == Scope::User { "user" } else { "project" }
+            ),
+        )
+        .with("id", id)
+        .with("path", shown))
+    }
+}
+
+fn humantime_rfc3339(time: std::time::SystemTime) -> String {
+    let secs = time.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days as i64);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Days since 1970-01-01 to a (year, month, day) date (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dates() {
+        assert_eq!(super::civil_from_days(0), (1970, 1, 1));
+        assert_eq!(super::civil_from_days(20_779), (2026, 11, 22));
+    }
+}
