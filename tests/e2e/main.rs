@@ -13,3 +13,4 @@ mod lsp_proxy;
 mod run_cmd;
 mod session_tools;
 mod shell;
+mod web;
