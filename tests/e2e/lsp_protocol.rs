@@ -30,6 +30,7 @@ fn initialize_announces_sync_and_tandem_capabilities() -> Res<()> {
             "append",
             "delete",
             "list",
+            "generate_readme",
             "glob",
             "grep",
             "lsp",

@@ -14,3 +14,4 @@ mod mcp;
 mod run_cmd;
 mod session_tools;
 mod shell;
+mod web;

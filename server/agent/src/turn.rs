@@ -182,7 +182,7 @@ pub(crate) async fn run(
                 announced.push((id, ours));
             }
             Event::Retrying { attempt, delay, reason } => {
-                tracing::warn!(session = session.id, attempt, ?delay, "model request failed, retrying: {reason}");
+                tracing::debug!(session = session.id, attempt, ?delay, "model request failed, retrying: {reason}");
             }
             Event::ToolCallStarted { .. } | Event::Usage(_) => {}
         };

@@ -46,6 +46,13 @@ struct ProviderSection {
     max_retries: Option<u32>,
 }
 
+/// `[web]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebSection {
+    allow_private: Option<bool>,
+}
+
 /// `[agent]`
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -87,6 +94,8 @@ struct File {
     provider: ProviderSection,
     #[serde(default)]
     agent: AgentSection,
+    #[serde(default)]
+    web: WebSection,
     mode: Option<ModeId>,
     /// `[lsp]` and `[lsp.<name>]`: language servers (see tandem-lsp-proxy's catalog).
     #[serde(default)]
@@ -179,6 +188,9 @@ impl Config {
         self.tools.disabled.extend(file.tools.disabled);
         self.allowed_paths.extend(file.workspace.allowed_paths);
         self.lsp.merge(file.lsp);
+        if let Some(allow) = file.web.allow_private {
+            self.tools.web.allow_private = allow;
+        }
         if let Some(mode) = file.mode {
             self.mode = mode;
         }
@@ -308,7 +320,7 @@ mod tests {
         std::fs::create_dir_all(dir.path().join(".tandem"))?;
         std::fs::write(
             dir.path().join(".tandem/config.toml"),
-            "mode = \"plan\"\n[tools]\nprofile = \"minimal\"\ndisabled = [\"delete\"]\n[tools.groups]\nexec = false\n[workspace]\nallowed_paths = [\"/tmp\"]\n[provider]\nmodel = \"m1\"\n[mcp]\nanything = 1\n",
+            "mode = \"plan\"\n[tools]\nprofile = \"minimal\"\ndisabled = [\"delete\"]\n[tools.groups]\nexec = false\n[workspace]\nallowed_paths = [\"/tmp\"]\n[provider]\nmodel = \"m1\"\n[web]\nallow_private = true\n[mcp]\nanything = 1\n",
         )?;
         let mut config = Config::default();
         let file = read_file(&dir.path().join(".tandem/config.toml"))?.unwrap_or_default();
@@ -317,11 +329,17 @@ mod tests {
         assert_eq!(config.mode, ModeId::Plan);
         assert_eq!(config.tools.groups.get(&ToolGroup::Exec), Some(&false));
         assert_eq!(config.provider.model.as_deref(), Some("m1"));
+        assert!(config.tools.web.allow_private);
         config.apply_env(
-            [("TANDEM_PROFILE".to_owned(), "full".to_owned()), ("TANDEM_MODE".to_owned(), "nope".to_owned())]
-                .into_iter(),
+            [
+                ("TANDEM_PROFILE".to_owned(), "full".to_owned()),
+                ("TANDEM_MODE".to_owned(), "nope".to_owned()),
+                ("TANDEM_WEBFETCH_ALLOW_PRIVATE".to_owned(), "0".to_owned()),
+            ]
+            .into_iter(),
         );
         assert_eq!(config.tools.profile, Profile::Full);
+        assert!(!config.tools.web.allow_private);
         assert_eq!(config.warnings.len(), 1);
         std::fs::write(dir.path().join(".tandem/config.toml"), "[tools]\nprofil = \"x\"\n")?;
         let err =

@@ -11,6 +11,7 @@ mod fs;
 pub mod intel;
 pub mod memory;
 mod profile;
+mod readme;
 mod registry;
 mod schema;
 mod search;
@@ -18,6 +19,7 @@ pub mod session;
 #[cfg(test)]
 mod testing;
 mod tool;
+mod web;
 mod workspace;
 
 pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
@@ -31,4 +33,5 @@ pub use session::{
     SubAgentState, SubAgentStatus, Todo, TodoStatus,
 };
 pub use tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+pub use web::WebConfig;
 pub use workspace::{PathError, Workspace};

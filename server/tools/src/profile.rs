@@ -63,10 +63,12 @@ pub struct ToolConfig {
     pub enabled: Vec<String>,
     /// Tools turned off by name (or alias); wins over everything.
     pub disabled: Vec<String>,
+    /// Settings of the web tools.
+    pub web: crate::WebConfig,
 }
 
 impl ToolConfig {
-    /// Applies `TANDEM_PROFILE` and `TANDEM_FEATURE_<GROUP>` from `vars`. Returns warnings
+    /// Applies `TANDEM_PROFILE`, `TANDEM_FEATURE_<GROUP>` and `TANDEM_WEBFETCH_ALLOW_PRIVATE` from `vars`. Returns warnings
     /// for values that could not be understood (they are ignored).
     pub fn apply_env<I, K, V>(&mut self, vars: I) -> Vec<String>
     where
@@ -77,7 +79,13 @@ impl ToolConfig {
         let mut warnings = Vec::new();
         for (key, value) in vars {
             let (key, value) = (key.as_ref(), value.as_ref());
-            if key == "TANDEM_PROFILE" {
+            if key == "TANDEM_WEBFETCH_ALLOW_PRIVATE" {
+                match value.trim() {
+                    "1" | "true" | "on" => self.web.allow_private = true,
+                    "0" | "false" | "off" => self.web.allow_private = false,
+                    other => warnings.push(format!("{key}={other}: use 0 or 1")),
+                }
+            } else if key == "TANDEM_PROFILE" {
                 match value.parse() {
                     Ok(profile) => self.profile = profile,
                     Err(err) => warnings.push(format!("TANDEM_PROFILE: {err}")),

@@ -74,9 +74,11 @@ impl Registry {
     pub fn builtin(config: ToolConfig) -> Self {
         let tools = crate::fs::all()
             .into_iter()
+            .chain(crate::readme::all())
             .chain(crate::search::all())
             .chain(crate::exec::all())
             .chain(crate::intel::all())
+            .chain(crate::web::all(&config.web))
             .chain(crate::session::all())
             .chain(crate::memory::all())
             .collect();
