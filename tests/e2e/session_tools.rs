@@ -320,3 +320,37 @@ fn a_general_sub_agents_edit_asks_the_person_under_the_parent_session() -> Res<(
     assert_eq!(last_tool_result(&provider, 4), "Replaced.");
     Ok(())
 }
+
+#[test]
+fn a_background_sub_agent_reports_through_agent_status() -> Res<()> {
+    let dir = workspace(&[], "")?;
+    // After the `agent` call the parent and the sub-agent each ask for a turn, in either order:
+    // both get the same scripted reply, so the order does not matter.
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call(
+            "a1",
+            "agent",
+            json!({ "prompt": "Count the files", "agent_type": "explore", "run_in_background": true }),
+        ),
+        Turn::reply("There are 0 files."),
+        Turn::reply("There are 0 files."),
+        Turn::new().tool_call("s1", "agent_status", json!({ "agent_id": "a1" })),
+        Turn::new().tool_call("s2", "agent_status", json!({ "agent_id": "a9" })),
+        Turn::reply("ok"),
+    ]);
+    let mut sidecar = sidecar(dir.path(), &provider, &[])?;
+    let id = session(&mut sidecar, json!({}))?;
+    prompt(&mut sidecar, &id, "count in the background")?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while provider.requests().len() < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // The parent's second request (index 1 or 2: the other is the sub-agent's first) says it runs.
+    let running = (1..=2).map(|i| last_tool_result(&provider, i)).collect::<Vec<_>>();
+    assert!(running.iter().any(|r| r.contains("Sub-agent `a1` (explore) is still running")), "{running:?}");
+    prompt(&mut sidecar, &id, "is it done?")?;
+    assert_eq!(last_tool_result(&provider, 4), "There are 0 files.");
+    assert!(last_tool_result(&provider, 5).contains("no sub-agent `a9`"));
+    Ok(())
+}
