@@ -10,6 +10,7 @@ mod crash;
 mod lsp_files;
 mod lsp_protocol;
 mod lsp_proxy;
+mod mcp;
 mod run_cmd;
 mod session_tools;
 mod shell;

@@ -8,6 +8,10 @@
 //! | plan | blocked before the call | blocked before the call |
 //! | yolo | apply | run |
 //!
+//! A tool of an MCP server that does not declare itself read-only asks like a command (default
+//! and auto-edit modes; yolo runs it; plan mode blocks it before the call); "always" covers that
+//! tool for the rest of the session.
+//!
 //! Commands the classifier knows are read-only never ask; refused ones never run (the tool
 //! refuses them before asking).
 
@@ -20,7 +24,7 @@ use tandem_protocol::{
     ContentBlock, HunkInfo, ModeId, PermissionOption, PermissionOptionKind, PermissionOutcome, RequestPermissionParams,
     ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
 };
-use tandem_tools::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile};
+use tandem_tools::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
 use tokio_util::sync::CancellationToken;
 
 use crate::SessionClient;
@@ -35,6 +39,8 @@ pub struct Rules {
     pub allow_edits: bool,
     /// Command prefixes that run without asking (`cargo test`, `npm run`, `ls`).
     pub allow_commands: Vec<String>,
+    /// Tools of MCP servers that run without asking (`mcp__<server>__<tool>`).
+    pub allow_tools: Vec<String>,
 }
 
 /// A session's state that approvals read and change.
@@ -296,6 +302,45 @@ impl Approver for CallApprover {
                 "allow_once" => CommandDecision::Allow,
                 "allow_always" => {
                     self.gate.rules().allow_commands.push(prefix);
+                    CommandDecision::Allow
+                }
+                _ => CommandDecision::Reject { reason: message },
+            },
+        }
+    }
+
+    async fn confirm_tool(&self, check: &ToolCheck) -> CommandDecision {
+        match self.gate.mode() {
+            ModeId::Yolo => return CommandDecision::Allow,
+            ModeId::Plan => {
+                return CommandDecision::Reject { reason: Some("the session is in plan mode (read-only)".into()) };
+            }
+            ModeId::Default | ModeId::AutoEdit => {}
+        }
+        if self.gate.rules().allow_tools.contains(&check.tool) {
+            return CommandDecision::Allow;
+        }
+        let arguments = serde_json::to_string_pretty(&check.arguments).unwrap_or_else(|_| check.arguments.to_string());
+        let text = format!(
+            "MCP tool `{}` of server `{}`\n\n{arguments}\n\nneeds approval: {}",
+            check.tool, check.server, check.reason
+        );
+        let content = vec![ToolCallContent::Content { content: ContentBlock::text(text) }];
+        let options = vec![
+            option("allow_once", "Run", PermissionOptionKind::AllowOnce),
+            option(
+                "allow_always",
+                format!("Always allow `{}` this session", check.tool),
+                PermissionOptionKind::AllowAlways,
+            ),
+            option("reject_once", "Don't run", PermissionOptionKind::RejectOnce),
+        ];
+        match self.ask(content, options).await {
+            None | Some(PermissionOutcome::Cancelled) => CommandDecision::Cancelled,
+            Some(PermissionOutcome::Selected { option_id, message, .. }) => match option_id.as_str() {
+                "allow_once" => CommandDecision::Allow,
+                "allow_always" => {
+                    self.gate.rules().allow_tools.push(check.tool.clone());
                     CommandDecision::Allow
                 }
                 _ => CommandDecision::Reject { reason: message },

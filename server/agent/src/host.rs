@@ -237,7 +237,6 @@ fn child_registry(parent: &Registry, kind: AgentType, may_nest: bool) -> Registr
                 AgentType::General => !nesting || may_nest,
             }
         })
-        .cloned()
         .collect();
     Registry::new(tools, parent.config().clone())
 }

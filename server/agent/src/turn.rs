@@ -478,9 +478,10 @@ async fn run_call(
         tool_call_id: id.clone(),
     }));
     let call_future = session.registry.call(spec.name, call.arguments.clone(), ctx);
-    // Commands can run for long: a cancel stops waiting for them (and drops their process).
-    // File tools finish what they started, so a multi-file change is never cut in half.
-    let outcome = if spec.group == ToolGroup::Exec {
+    // Commands and MCP calls can run for long: a cancel stops waiting for them (and drops their
+    // process, or sends the MCP server `notifications/cancelled`). File tools finish what they
+    // started, so a multi-file change is never cut in half.
+    let outcome = if matches!(spec.group, ToolGroup::Exec | ToolGroup::Mcp) {
         tokio::select! {
             outcome = call_future => Some(outcome),
             () = cancel.cancelled() => None,
@@ -493,7 +494,7 @@ async fn run_call(
             title: format!("{title} (cancelled)"),
             output: String::new(),
             metadata: Default::default(),
-            error: Some("cancelled: the person ended the turn while the command ran".into()),
+            error: Some(format!("cancelled: the person ended the turn while `{}` ran", spec.name)),
             attachments: Vec::new(),
         },
         Some(Ok(result)) => result,

@@ -1,15 +1,21 @@
 //! `tandem doctor`: which language servers are installed for the current directory's
-//! workspace, and the install command of each missing one.
+//! workspace, and the install command of each missing one; then each configured MCP server,
+//! where it was configured, whether it connects, its tool count or its error.
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use tandem_lsp_proxy::{Catalog, doctor};
 
+use tandem_tools::{Registry, ToolConfig};
+
 use crate::config::Config;
 
-/// Prints one line per catalog server; exit status 0 (missing servers are not an error).
-pub fn run() -> ExitCode {
+/// Prints one line per catalog server and per MCP server; exit status 0 (missing or failing
+/// servers are not an error).
+pub async fn run() -> ExitCode {
     let cwd = match std::env::current_dir() {
         Ok(cwd) => cwd,
         Err(err) => {
@@ -36,10 +42,54 @@ pub fn run() -> ExitCode {
         };
         out.push_str(&format!("  {:<28} {:<34} {state}\n", line.name, extensions));
     }
-    out.push_str(&format!("{} found, {missing} missing\n", lines.len() - missing));
+    out.push_str(&format!("{} found, {missing} missing\n\n", lines.len() - missing));
+    mcp_section(&cwd, &mut out).await;
     let mut stdout = std::io::stdout().lock();
     if stdout.write_all(out.as_bytes()).is_err() {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// Connects every configured MCP server (in parallel, each bounded by its timeout) and writes
+/// one line per server.
+pub async fn mcp_section(root: &std::path::Path, text: &mut String) {
+    use std::fmt::Write as _;
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let mut config = tandem_mcp::McpConfig::load(root, home.as_deref(), &|name| std::env::var(name).ok());
+    config.startup = tandem_mcp::Startup::Lazy;
+    writeln!(text, "MCP servers").ok();
+    for warning in &config.warnings {
+        writeln!(text, "  warning: {warning}").ok();
+    }
+    if config.servers.is_empty() {
+        writeln!(
+            text,
+            "  none configured (.tandem/mcp.json, .mcp.json, ~/.config/tandem/mcp.json or TANDEM_MCP_CONFIG)"
+        )
+        .ok();
+        return;
+    }
+    let registry = Arc::new(Registry::new(Vec::new(), ToolConfig::default()));
+    let manager = tandem_mcp::McpManager::new(root, registry, config, false);
+    let started = Instant::now();
+    manager.ready(Duration::from_secs(30)).await;
+    for server in manager.servers() {
+        let health = server.health().await;
+        let transport = match &server.config.transport {
+            tandem_mcp::Transport::Stdio { command, .. } => format!("stdio `{command}`"),
+            tandem_mcp::Transport::Http { url, .. } => format!("http {url}"),
+        };
+        let detail = match (&health.last_error, server.config.enabled) {
+            (_, false) => String::new(),
+            (Some(error), _) => format!(" — error: {error}"),
+            (None, true) => format!(", {} tools", health.tools),
+        };
+        writeln!(text, "  {}: {} ({transport}; from {}){detail}", server.name(), health.state, server.config.source)
+            .ok();
+    }
+    writeln!(text, "  checked in {:.1}s", started.elapsed().as_secs_f64()).ok();
+    for server in manager.servers() {
+        server.disconnect().await;
+    }
 }

@@ -32,6 +32,9 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 use crate::config::Config;
 
+/// How long `session/new` waits for MCP servers that are still connecting.
+const MCP_READY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How long the editor gets to answer `workspace/applyEdit` or `tandem/document/save`.
 const EDITOR_REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// Concurrent requests in flight. Generous: a tool call that waits for the editor's
@@ -87,6 +90,8 @@ pub async fn serve() -> ExitCode {
 struct Ready {
     workspace: Arc<Workspace>,
     registry: Arc<Registry>,
+    /// MCP servers of the workspace (their tools are in `registry`).
+    mcp: Arc<tandem_mcp::McpManager>,
     editor: Arc<LspEditor>,
     /// The language servers (the `lsp` tool, diagnostics after edits).
     intel: Option<Arc<LspProxy>>,
@@ -190,7 +195,17 @@ impl Backend {
     }
 
     async fn session_new(&self, params: SessionNewParams) -> Result<SessionNewResult> {
-        self.agent()?.new_session(params).map_err(agent_error)
+        let agent = self.agent()?;
+        let mcp = Arc::clone(&self.ready()?.mcp);
+        // Servers the editor passes join the process's; then the session's first turn waits
+        // (bounded) for the servers to list their tools.
+        if let Some(servers) = &params.mcp_servers {
+            for warning in mcp.add_session_servers(servers).await {
+                tracing::warn!("{warning}");
+            }
+        }
+        mcp.ready(MCP_READY_WAIT).await;
+        agent.new_session(params).map_err(agent_error)
     }
 
     async fn session_prompt(&self, params: SessionPromptParams) -> Result<SessionPromptResult> {
@@ -277,7 +292,9 @@ impl LanguageServer for Backend {
         let document_changes =
             workspace_caps.and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false);
         let agent_config = config.provider_settings().map(|p| config.agent_config(p)).map_err(|err| format!("{err:#}"));
+        let full_profile = config.tools.profile == tandem_tools::Profile::Full;
         let registry = Arc::new(Registry::builtin(config.tools));
+        let mcp = tandem_mcp::McpManager::from_workspace(workspace.root(), Arc::clone(&registry), full_profile);
         let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
         let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
         let intel = match LspProxy::new(
@@ -320,7 +337,7 @@ impl LanguageServer for Backend {
             tracing::warn!("agent sessions are unavailable: {err}");
         }
         *self.ready.write().unwrap_or_else(PoisonError::into_inner) =
-            Some(Arc::new(Ready { workspace, registry, editor, agent, intel }));
+            Some(Arc::new(Ready { workspace, registry, mcp, editor, agent, intel }));
 
         let tandem =
             TandemCapabilities { version: PROTOCOL_VERSION.to_owned(), tools: tool_names, modes: ModeId::ALL.to_vec() };

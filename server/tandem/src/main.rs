@@ -4,6 +4,7 @@
 mod config;
 mod doctor;
 mod lsp;
+mod mcp_cmd;
 mod run;
 mod stdin_guard;
 mod stdio;
@@ -39,7 +40,8 @@ enum Command {
     },
     /// List the tools enabled in the current directory's workspace.
     Tools,
-    /// List the language servers found on PATH and the install command of the missing ones.
+    /// Check the setup: the language servers found on PATH (and the install command of the
+    /// missing ones), and each configured MCP server with its state and tool count.
     Doctor,
     /// Run one agent turn in the current directory's workspace: the answer streams to stdout,
     /// approvals are asked on the terminal. Exit status: 0 when the model finished, 1 on a
@@ -60,6 +62,14 @@ enum Command {
         /// Continue a stored session (ids from `.tandem/sessions/`).
         #[arg(long)]
         session: Option<String>,
+    },
+    /// Serve Tandem's tools to MCP clients over stdio (newline-delimited JSON-RPC), in the current
+    /// directory's workspace. Changes and commands that are not read-only are refused unless
+    /// `--allow-writes`.
+    Mcp {
+        /// Let MCP clients change files and run any command the safety classifier does not refuse.
+        #[arg(long)]
+        allow_writes: bool,
     },
 }
 
@@ -109,10 +119,11 @@ fn main() -> ExitCode {
             Command::Lsp => lsp::serve().await,
             Command::Tool { name, arguments } => tool_cmd::run(&name, arguments.as_deref()).await,
             Command::Tools => tool_cmd::list().await,
-            Command::Doctor => doctor::run(),
             Command::Run { prompt, mode, model, yes, session } => {
                 run::run(run::RunArgs { prompt, mode, model, yes, session }).await
             }
+            Command::Mcp { allow_writes } => mcp_cmd::serve(allow_writes).await,
+            Command::Doctor => doctor::run().await,
         }
     });
     // Do not wait for the thread blocked reading stdin: after `exit` the client may keep it open.

@@ -287,6 +287,12 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
     let provider = config.provider_settings()?;
     let workspace = Arc::new(Workspace::new(&root, &config.allowed_paths)?);
     let registry = Arc::new(Registry::builtin(config.tools.clone()));
+    let mcp = tandem_mcp::McpManager::from_workspace(
+        workspace.root(),
+        Arc::clone(&registry),
+        config.tools.profile == tandem_tools::Profile::Full,
+    );
+    mcp.ready(std::time::Duration::from_secs(10)).await;
     let terminal = Arc::new(Terminal {
         style: Style { color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() },
         yes: args.yes,

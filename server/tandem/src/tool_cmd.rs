@@ -55,6 +55,15 @@ pub async fn run(name: &str, arguments: Option<&str>) -> ExitCode {
         Ok(setup) => setup,
         Err(err) => return usage(format!("{err:#}")),
     };
+    let registry = Arc::new(registry);
+    // MCP tools exist once their servers have listed them: start the servers only when asked for one.
+    let _mcp = if name.starts_with("mcp") {
+        let manager = tandem_mcp::McpManager::from_workspace(workspace.root(), Arc::clone(&registry), false);
+        manager.ready(std::time::Duration::from_secs(30)).await;
+        Some(manager)
+    } else {
+        None
+    };
     let ctx = ToolContext::new(workspace, Arc::new(BufferCache::new()));
     match registry.call(name, arguments, ctx).await {
         Err(err) => usage(format!("{err}; `tandem tools` lists the tools")),

@@ -2,7 +2,8 @@
 //!
 //! The tools stage their work and ask an [`Approver`] (set on [`ToolContext`](crate::ToolContext)
 //! by the agent loop) right before committing: every writing tool goes through the commit path,
-//! which calls [`Approver::review_changes`]; `bash` calls [`Approver::confirm_command`]. Without an
+//! which calls [`Approver::review_changes`]; `bash` calls [`Approver::confirm_command`]; a tool of
+//! an outside server (MCP) calls [`Approver::confirm_tool`]. Without an
 //! approver (a call made by the person through `tandem/tools/call` or `tandem tool`) nothing asks.
 
 use std::path::PathBuf;
@@ -71,6 +72,19 @@ pub enum CommandDecision {
     Cancelled,
 }
 
+/// A call to a tool of an outside server (MCP) waiting for approval.
+#[derive(Clone, Debug)]
+pub struct ToolCheck {
+    /// The tool's name as the model sees it (`mcp__<server>__<tool>`): what an "always" rule covers.
+    pub tool: String,
+    /// The server it belongs to.
+    pub server: String,
+    /// The arguments, as sent.
+    pub arguments: serde_json::Value,
+    /// Why it needs approval (e.g. "the server does not mark it read-only").
+    pub reason: String,
+}
+
 /// Decides, asking the person when the session's mode says so.
 #[async_trait]
 pub trait Approver: Send + Sync {
@@ -78,4 +92,15 @@ pub trait Approver: Send + Sync {
     async fn review_changes(&self, files: &[StagedFile]) -> ChangeDecision;
     /// Confirms a command before `bash` runs it (refused commands never get here).
     async fn confirm_command(&self, check: &CommandCheck) -> CommandDecision;
+    /// Confirms a call to a tool of an outside server that may change state. The default asks
+    /// as for a command whose text is the tool name and its arguments.
+    async fn confirm_tool(&self, check: &ToolCheck) -> CommandDecision {
+        let command = CommandCheck {
+            command: format!("{} {}", check.tool, check.arguments),
+            working_dir: format!("MCP server `{}`", check.server),
+            needs_approval: Some(check.reason.clone()),
+            background: false,
+        };
+        self.confirm_command(&command).await
+    }
 }

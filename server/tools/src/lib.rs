@@ -22,7 +22,7 @@ mod tool;
 mod web;
 mod workspace;
 
-pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile};
+pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
 pub use editor::{DocumentEdit, EditorClient};
 pub use intel::CodeIntel;
 pub use profile::{Profile, ToolConfig};

@@ -1,8 +1,8 @@
 //! The registry: every built-in tool, looked up by name or alias, filtered by the profile,
 //! validated, and run so that a panic becomes an error result.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
 use futures_util::FutureExt;
@@ -25,10 +25,13 @@ pub enum CallError {
     },
 }
 
-/// The tools of one process.
+/// The tools of one process: the built-in ones, fixed at construction, and dynamic sets that an
+/// owner (an MCP server: `mcp:<name>`) adds, replaces or removes while the process runs.
+/// A dynamic tool never shadows a built-in one of the same name.
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
     by_name: HashMap<&'static str, usize>,
+    dynamic: RwLock<BTreeMap<String, Vec<Arc<dyn Tool>>>>,
     config: ToolConfig,
 }
 
@@ -43,7 +46,28 @@ impl Registry {
                 by_name.entry(*alias).or_insert(i);
             }
         }
-        Self { tools, by_name, config }
+        Self { tools, by_name, dynamic: RwLock::new(BTreeMap::new()), config }
+    }
+
+    /// Replaces the dynamic tools of `owner` with `tools` (an empty list removes them). Their
+    /// names must not be built-in names (those are skipped with a warning).
+    pub fn set_dynamic(&self, owner: &str, tools: Vec<Arc<dyn Tool>>) {
+        let tools: Vec<_> = tools
+            .into_iter()
+            .filter(|t| {
+                let clash = self.by_name.contains_key(t.spec().name);
+                if clash {
+                    tracing::warn!(owner, tool = t.spec().name, "a dynamic tool has a built-in name; skipped");
+                }
+                !clash
+            })
+            .collect();
+        let mut dynamic = self.dynamic.write().unwrap_or_else(PoisonError::into_inner);
+        if tools.is_empty() {
+            dynamic.remove(owner);
+        } else {
+            dynamic.insert(owner.to_owned(), tools);
+        }
     }
 
     /// Every built-in tool, under `config`.
@@ -67,13 +91,25 @@ impl Registry {
     }
 
     /// The tool called `name` (or with that alias), enabled or not.
-    pub fn find(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.by_name.get(name).map(|i| &self.tools[*i])
+    pub fn find(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        if let Some(i) = self.by_name.get(name) {
+            return Some(Arc::clone(&self.tools[*i]));
+        }
+        let dynamic = self.dynamic.read().unwrap_or_else(PoisonError::into_inner);
+        dynamic.values().flatten().find(|t| t.spec().name == name || t.spec().aliases.contains(&name)).cloned()
     }
 
-    /// The enabled tools, in registration order.
-    pub fn enabled(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
-        self.tools.iter().filter(|t| self.config.is_enabled(t.spec()))
+    /// The enabled tools: built-in ones in registration order, then dynamic ones by owner.
+    pub fn enabled(&self) -> impl Iterator<Item = Arc<dyn Tool>> + use<> {
+        let dynamic = self.dynamic.read().unwrap_or_else(PoisonError::into_inner);
+        let all: Vec<Arc<dyn Tool>> = self
+            .tools
+            .iter()
+            .chain(dynamic.values().flatten())
+            .filter(|t| self.config.is_enabled(t.spec()))
+            .cloned()
+            .collect();
+        all.into_iter()
     }
 
     /// The enabled tools as the editor protocol lists them.
@@ -179,10 +215,13 @@ impl Registry {
 
     fn suggest(&self, name: &str) -> Option<String> {
         let lower = name.to_ascii_lowercase();
+        let dynamic: Vec<&'static str> = self.enabled().map(|t| t.spec().name).collect();
         self.by_name
             .keys()
+            .copied()
             .filter(|k| self.find(k).is_some_and(|t| self.config.is_enabled(t.spec())))
-            .map(|k| (strsim(&lower, k), *k))
+            .chain(dynamic)
+            .map(|k| (strsim(&lower, k), k))
             .filter(|(score, _)| *score >= 0.5)
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, k)| k.to_owned())

@@ -57,13 +57,15 @@ impl Tool for ToolSearch {
             .as_ref()
             .ok_or_else(|| ToolError::new("`tool_search` needs the session's tool registry, which this call lacks"))?;
         let limit = args.max_results.unwrap_or(5).clamp(1, 25);
-        let specs: Vec<&ToolSpec> = registry.enabled().map(|t| t.spec()).filter(|s| s.name != "tool_search").collect();
+        // Owned handles first: the registry's dynamic tools (MCP) can change while this runs.
+        let tools: Vec<_> = registry.enabled().collect();
+        let specs: Vec<&ToolSpec> = tools.iter().map(|t| t.spec()).filter(|s| s.name != "tool_search").collect();
         let found: Vec<&ToolSpec> = if let Some(names) = args.query.trim().strip_prefix("select:") {
             let mut found = Vec::new();
             let mut missing = Vec::new();
             for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                match registry.find(name).filter(|t| registry.config().is_enabled(t.spec())) {
-                    Some(tool) => found.push(tool.spec()),
+                match specs.iter().find(|s| s.name == name || s.aliases.contains(&name)) {
+                    Some(spec) => found.push(*spec),
                     None => missing.push(name.to_owned()),
                 }
             }

@@ -1,0 +1,142 @@
+//! `tandem mcp`: Tandem's own tools as an MCP server over stdio, so other agents use the
+//! buffer-staged edits, confinement and search. The registry's profile decides which tools are
+//! listed (MCP tools of other servers are not re-exported). Writes and commands that are not
+//! known to be read-only are refused unless the server runs with `--allow-writes`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool as McpToolDef,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use tandem_protocol::ToolGroup;
+use tandem_tools::{Approver, ChangeDecision, CommandCheck, CommandDecision, Registry, StagedFile, ToolContext};
+
+/// Refuses or allows writes and commands for `tandem mcp`.
+pub struct ServeApprover {
+    allow_writes: bool,
+}
+
+const REFUSED: &str = "tandem mcp was started without --allow-writes, so changes and commands that are not read-only are refused; restart it with `tandem mcp --allow-writes` to allow them";
+
+#[async_trait]
+impl Approver for ServeApprover {
+    async fn review_changes(&self, _files: &[StagedFile]) -> ChangeDecision {
+        if self.allow_writes {
+            ChangeDecision::Accept { hunks: None }
+        } else {
+            ChangeDecision::Reject { reason: Some(REFUSED.into()) }
+        }
+    }
+
+    async fn confirm_command(&self, check: &CommandCheck) -> CommandDecision {
+        if self.allow_writes || check.needs_approval.is_none() {
+            CommandDecision::Allow
+        } else {
+            CommandDecision::Reject { reason: Some(REFUSED.into()) }
+        }
+    }
+}
+
+/// The MCP server.
+pub struct TandemServer {
+    registry: Arc<Registry>,
+    ctx: ToolContext,
+    allow_writes: bool,
+}
+
+impl TandemServer {
+    /// Serves `registry`'s tools, each call run with a clone of `ctx` (whose approver is replaced
+    /// by one that follows `allow_writes`).
+    pub fn new(registry: Arc<Registry>, mut ctx: ToolContext, allow_writes: bool) -> Self {
+        ctx.approver = Some(Arc::new(ServeApprover { allow_writes }));
+        Self { registry, ctx, allow_writes }
+    }
+
+    fn definitions(&self) -> Vec<McpToolDef> {
+        self.registry
+            .enabled()
+            .filter(|t| t.spec().group != ToolGroup::Mcp)
+            .filter_map(|t| {
+                let spec = t.spec();
+                let read_only = !spec.can_write && spec.group != ToolGroup::Exec;
+                let mut description = spec.description.to_owned();
+                if !read_only && !self.allow_writes {
+                    description.push_str(" (In this server, changes and non-read-only commands are refused: it runs without --allow-writes.)");
+                }
+                serde_json::from_value(json!({
+                    "name": spec.name,
+                    "description": description,
+                    "inputSchema": spec.parameters,
+                    "annotations": {
+                        "readOnlyHint": read_only,
+                        "destructiveHint": spec.name == "delete",
+                        "openWorldHint": spec.group == ToolGroup::Exec,
+                    },
+                }))
+                .ok()
+            })
+            .collect()
+    }
+
+    /// Serves over stdin/stdout until the client disconnects.
+    pub async fn serve_stdio(self) -> Result<(), String> {
+        let service = self.serve(rmcp::transport::stdio()).await.map_err(|e| format!("MCP handshake failed: {e}"))?;
+        service.waiting().await.map_err(|e| format!("MCP server stopped: {e}"))?;
+        Ok(())
+    }
+}
+
+impl ServerHandler for TandemServer {
+    fn get_info(&self) -> ServerConfig {
+        let info: Implementation =
+            serde_json::from_value(json!({"name": "tandem", "version": env!("CARGO_PKG_VERSION")}))
+                .unwrap_or_else(|_| Implementation::from_build_env());
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(info)
+            .with_instructions(
+                "Tandem's coding tools over a workspace: read, edit (fuzzy but unambiguous matching), multiedit, apply_patch, glob, grep, bash … Paths are relative to the workspace root. Read a file before changing it.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.definitions()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if self.registry.find(&name).is_some_and(|t| t.spec().group == ToolGroup::Mcp) {
+            return Err(ErrorData::invalid_params(format!("unknown tool `{name}`"), None));
+        }
+        let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
+        let result = match self.registry.call(&name, arguments, self.ctx.clone()).await {
+            Ok(result) => result,
+            Err(err) => return Err(ErrorData::invalid_params(err.to_string(), None)),
+        };
+        let is_error = result.error.is_some();
+        let text = match &result.error {
+            Some(error) => format!("Error: {error}"),
+            None => result.output.clone(),
+        };
+        let value = json!({
+            "content": [{"type": "text", "text": text}],
+            "isError": is_error,
+            "_meta": {"tandem/title": result.title, "tandem/metadata": result.metadata},
+        });
+        let result: CallToolResult = serde_json::from_value(value)
+            .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}"), None))?;
+        Ok(CallToolResponse::Complete(result))
+    }
+}
