@@ -145,26 +145,22 @@ impl CallApprover {
     fn record(&self, files: &[StagedFile], accepted: Option<&[String]>) {
         let mut applied = self.applied.lock().unwrap_or_else(PoisonError::into_inner);
         for file in files {
-            let take: Vec<&str> = file
-                .hunks
-                .iter()
-                .filter(|h| accepted.is_none_or(|ids| ids.contains(&h.id)))
-                .map(|h| h.id.as_str())
-                .collect();
-            if take.is_empty() && !file.hunks.is_empty() {
-                continue;
-            }
-            let old = file.old_text.clone().unwrap_or_default();
             let proposed = file.new_text.clone().unwrap_or_default();
-            let new_text = if take.len() == file.hunks.len() {
-                proposed
-            } else {
-                let local: Vec<String> = (1..=file.hunks.len())
-                    .filter(|i| take.contains(&file.hunks[i - 1].id.as_str()))
-                    .map(|i| format!("h{i}"))
-                    .collect();
-                let local: Vec<&str> = local.iter().map(String::as_str).collect();
-                tandem_text::hunks::apply_subset(&old, &proposed, &local).unwrap_or(proposed)
+            let new_text = match accepted {
+                None => proposed,
+                Some(accepted) => {
+                    let take = file.accepted_local_ids(accepted);
+                    if take.is_empty() && !file.hunks.is_empty() {
+                        continue;
+                    }
+                    if take.len() == file.hunks.len() {
+                        proposed
+                    } else {
+                        let take: Vec<&str> = take.iter().map(String::as_str).collect();
+                        let old = file.old_text.as_deref().unwrap_or_default();
+                        tandem_text::hunks::apply_subset(old, &proposed, &take).unwrap_or(proposed)
+                    }
+                }
             };
             applied.push(diff_content(file, new_text, false));
         }

@@ -28,6 +28,18 @@ pub struct StagedFile {
     pub hunks: Vec<Hunk>,
 }
 
+impl StagedFile {
+    /// Which of this file's hunks `accepted` (review-wide ids) names, as the file-local ids that
+    /// [`tandem_text::hunks::diff`] of its old and new text gives them (`h1`, `h2`, … in order):
+    /// the ids [`tandem_text::hunks::apply_subset`] takes.
+    pub fn accepted_local_ids(&self, accepted: &[String]) -> Vec<String> {
+        (self.hunks.iter().enumerate())
+            .filter(|(_, hunk)| accepted.contains(&hunk.id))
+            .map(|(i, _)| format!("h{}", i + 1))
+            .collect()
+    }
+}
+
 /// The person's answer to a staged change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChangeDecision {

@@ -46,7 +46,6 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
     let Some(approver) = ctx.approver.clone() else { return Ok(Reviewed { kept: changes, notes: Vec::new() }) };
     // One review for every file, with hunk ids numbered across files; `local` maps them back.
     let mut files = Vec::new();
-    let mut local: Vec<Vec<(String, String)>> = Vec::new();
     let mut next = 1;
     for (loaded, change) in &changes {
         let old_text = loaded.exists().then(|| loaded.text.clone());
@@ -58,18 +57,15 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
         let display = ctx.workspace.display(&loaded.path);
         let diff =
             tandem_text::hunks::diff(&display, old_text.as_deref().unwrap_or(""), new_text.as_deref().unwrap_or(""));
-        let mut ids = Vec::new();
         let hunks = diff
             .hunks
             .into_iter()
             .map(|mut hunk| {
-                let global = format!("h{next}");
+                hunk.id = format!("h{next}");
                 next += 1;
-                ids.push((global.clone(), std::mem::replace(&mut hunk.id, global)));
                 hunk
             })
             .collect();
-        local.push(ids);
         files.push(StagedFile { path: loaded.path.clone(), display, moved_to, old_text, new_text, hunks });
     }
     let accepted: Option<Vec<String>> = match approver.review_changes(&files).await {
@@ -89,7 +85,7 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
         }
     };
     let Some(accepted) = accepted else { return Ok(Reviewed { kept: changes, notes: Vec::new() }) };
-    if let Some(unknown) = accepted.iter().find(|id| !local.iter().flatten().any(|(global, _)| global == *id)) {
+    if let Some(unknown) = accepted.iter().find(|id| !files.iter().flat_map(|f| &f.hunks).any(|h| &h.id == *id)) {
         return Err(ToolError::new(format!(
             "the review accepted hunk `{unknown}`, which is not part of this change; nothing was written"
         )));
@@ -97,10 +93,10 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
     let mut kept = Vec::new();
     let mut notes = Vec::new();
     let mut rejected_quotes = String::new();
-    for (((loaded, change), ids), file) in changes.into_iter().zip(local).zip(&files) {
-        let take: Vec<&str> =
-            ids.iter().filter(|(global, _)| accepted.contains(global)).map(|(_, local)| local.as_str()).collect();
-        let all = take.len() == ids.len();
+    for ((loaded, change), file) in changes.into_iter().zip(&files) {
+        let take = file.accepted_local_ids(&accepted);
+        let take: Vec<&str> = take.iter().map(String::as_str).collect();
+        let all = take.len() == file.hunks.len();
         if !all {
             for hunk in file.hunks.iter().filter(|h| !accepted.contains(&h.id)) {
                 if rejected_quotes.len() < MAX_REJECTED_QUOTE {
@@ -108,7 +104,7 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
                 }
             }
         }
-        if take.is_empty() && !ids.is_empty() {
+        if take.is_empty() && !file.hunks.is_empty() {
             notes.push(format!("the person rejected every hunk of `{}`: it was left as it was", file.display));
             continue;
         }
@@ -126,7 +122,7 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
             Change::Delete => Change::Delete,
         };
         let rejected: Vec<&str> =
-            ids.iter().filter(|(global, _)| !accepted.contains(global)).map(|(global, _)| global.as_str()).collect();
+            file.hunks.iter().filter(|h| !accepted.contains(&h.id)).map(|h| h.id.as_str()).collect();
         notes.push(format!(
             "the person accepted only some hunks of `{}`: rejected {}; the file now differs from your proposal (read it before editing it again)",
             file.display,
