@@ -58,6 +58,7 @@ pub enum AgentError {
 }
 
 /// A conversation and what the loop remembers about it.
+#[derive(Default)]
 pub(crate) struct History {
     pub messages: Vec<Message>,
     /// Failures per (tool, arguments), for loop detection.
@@ -109,11 +110,7 @@ impl Session {
             id,
             cwd,
             model,
-            history: tokio::sync::Mutex::new(History {
-                messages: Vec::new(),
-                failures: HashMap::new(),
-                total_tokens: 0,
-            }),
+            history: tokio::sync::Mutex::new(History::default()),
             cancel: Mutex::new(None),
             next_call: AtomicU64::new(1),
             call_prefix: String::new(),
@@ -354,7 +351,7 @@ impl Agent {
         close_dangling_calls(&mut messages);
         let id = params.session_id.clone();
         let mut session = Session::top(self, id.clone(), cwd, model, mode);
-        session.history = tokio::sync::Mutex::new(History { messages, failures: HashMap::new(), total_tokens: 0 });
+        session.history = tokio::sync::Mutex::new(History { messages, ..History::default() });
         session.next_call = AtomicU64::new(calls + 1);
         if !todos.is_empty() {
             replay.push(crate::host::plan_update(&todos));

@@ -47,18 +47,15 @@ pub(crate) struct Host {
 }
 
 impl Host {
-    fn record(&self, record: &Record) {
-        if self.session.persist
-            && let Some(agent) = self.agent.upgrade()
-            && let Err(err) = agent.store.append(&self.session.id, record)
-        {
-            tracing::warn!(session = self.session.id, "cannot store the session: {err}");
+    fn record(&self, record: Record) {
+        if let Some(agent) = self.agent.upgrade() {
+            crate::turn::record(&agent, &self.session, record);
         }
     }
 
     async fn set_mode(&self, mode: ModeId) {
         self.session.gate.set_mode(mode);
-        self.record(&Record::Mode { mode });
+        self.record(Record::Mode { mode });
         self.session.client.update(&self.session.id, SessionUpdate::CurrentModeUpdate { current_mode_id: mode }).await;
     }
 }
@@ -71,7 +68,7 @@ impl SessionHost for Host {
 
     async fn set_todos(&self, todos: Vec<Todo>) {
         *self.session.todos.lock().unwrap_or_else(PoisonError::into_inner) = todos.clone();
-        self.record(&Record::Todos { todos: todos.clone() });
+        self.record(Record::Todos { todos: todos.clone() });
         self.session.client.update(&self.session.id, plan_update(&todos)).await;
     }
 
@@ -296,11 +293,7 @@ pub(crate) async fn run_subagent(
         gate: Arc::clone(&parent.gate),
         cwd: parent.cwd.clone(),
         model: parent.model.clone(),
-        history: tokio::sync::Mutex::new(History {
-            messages: Vec::new(),
-            failures: Default::default(),
-            total_tokens: 0,
-        }),
+        history: tokio::sync::Mutex::new(History::default()),
         cancel: Mutex::new(None),
         next_call: AtomicU64::new(1),
         call_prefix: format!("{id}."),

@@ -10,7 +10,7 @@ use tandem_protocol::{
     ContentBlock, ModeId, SessionPromptResult, SessionUpdate, StopReason, ToolCall, ToolCallContent, ToolCallLocation,
     ToolCallStatus, ToolCallUpdate, ToolGroup, ToolKind, ToolResult, Usage,
 };
-use tandem_tools::{CallError, ToolContext};
+use tandem_tools::ToolContext;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -254,7 +254,8 @@ fn stop(stop_reason: StopReason) -> SessionPromptResult {
     SessionPromptResult { stop_reason, error: None }
 }
 
-fn record(agent: &Agent, session: &Session, record: Record) {
+/// Appends `record` to the session's file (sessions that are stored only).
+pub(crate) fn record(agent: &Agent, session: &Session, record: Record) {
     if !session.persist {
         return;
     }
@@ -397,15 +398,7 @@ async fn run_call(
             ))
             .await;
         }
-        let err = CallError::UnknownTool { name: call.name.clone(), suggestion: None };
-        let message = match session
-            .registry
-            .call(&call.name, json!({}), ToolContext::new(Arc::clone(&agent.workspace), Arc::clone(&agent.cache)))
-            .await
-        {
-            Err(err) => err.to_string(),
-            Ok(_) => err.to_string(),
-        };
+        let message = session.registry.unknown_tool(&call.name);
         return blocked(format!("{message}. The available tools are in your tool list.")).await;
     };
     let spec = tool.spec();

@@ -155,7 +155,7 @@ impl Registry {
     /// including invalid arguments, a disabled tool and a panic, is a result with `error` set.
     pub async fn call(&self, name: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, CallError> {
         let Some(tool) = self.find(name) else {
-            return Err(CallError::UnknownTool { name: name.to_owned(), suggestion: self.suggest(name) });
+            return Err(self.unknown_tool(name));
         };
         let spec = tool.spec();
         let started = Instant::now();
@@ -211,6 +211,11 @@ impl Registry {
                 }
             }
         })
+    }
+
+    /// The error for a call to `name`, which is not a tool here, with the closest name.
+    pub fn unknown_tool(&self, name: &str) -> CallError {
+        CallError::UnknownTool { name: name.to_owned(), suggestion: self.suggest(name) }
     }
 
     fn suggest(&self, name: &str) -> Option<String> {
