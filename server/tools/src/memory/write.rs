@@ -71,7 +71,7 @@ impl Tool for MemoryWrite {
             title: args.title.trim().to_owned(),
             kind: args.kind.unwrap_or(MemoryType::Project),
             tags: args.tags,
-            created: humantime_rfc3339(now),
+            created: humantime::format_rfc3339_seconds(now).to_string(),
             content: args.content.trim().to_owned(),
             scope,
             path: dir.join("x.md"),
@@ -100,34 +100,5 @@ impl Tool for MemoryWrite {
         )
         .with("id", id)
         .with("path", shown))
-    }
-}
-
-fn humantime_rfc3339(time: std::time::SystemTime) -> String {
-    let secs = time.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (year, month, day) = civil_from_days(days as i64);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
-}
-
-/// Days since 1970-01-01 to a (year, month, day) date (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn dates() {
-        assert_eq!(super::civil_from_days(0), (1970, 1, 1));
-        assert_eq!(super::civil_from_days(20_779), (2026, 11, 22));
     }
 }
