@@ -140,7 +140,7 @@ fn a_turn_reads_edits_with_approval_is_rejected_runs_an_always_allowed_command_a
     assert_eq!(asks[0]["toolCall"]["toolCallId"], "c2");
     let options: Vec<&str> =
         asks[0]["options"].as_array().into_iter().flatten().filter_map(|o| o["kind"].as_str()).collect();
-    assert_eq!(options, ["allow_once", "allow_always", "reject_once"]);
+    assert_eq!(options, ["allow_once", "allow_always", "reject_once", "reject_always"]);
     let command = asks[2]["toolCall"]["content"][0]["content"]["text"].as_str().unwrap_or_default();
     assert!(command.starts_with("$ touch made.txt") && command.contains("needs approval"), "{command}");
 

@@ -79,7 +79,8 @@ pub(crate) struct Session {
     pub id: String,
     pub gate: Arc<SessionGate>,
     pub cwd: PathBuf,
-    pub model: String,
+    /// The model its turns use (changed with [`Agent::set_model`]).
+    pub model: Mutex<String>,
     /// Held for the whole of a turn: one turn at a time.
     pub history: tokio::sync::Mutex<History>,
     /// The running turn's cancel token.
@@ -103,13 +104,18 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// The model its turns use.
+    pub fn model(&self) -> String {
+        self.model.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
     /// A fresh top-level session.
     fn top(agent: &Agent, id: String, cwd: PathBuf, model: String, mode: ModeId) -> Self {
         Self {
             gate: Arc::new(SessionGate::new(id.clone(), mode)),
             id,
             cwd,
-            model,
+            model: Mutex::new(model),
             history: tokio::sync::Mutex::new(History::default()),
             cancel: Mutex::new(None),
             next_call: AtomicU64::new(1),
@@ -363,6 +369,29 @@ impl Agent {
         }
         self.client.update(&id, SessionUpdate::CurrentModeUpdate { current_mode_id: mode }).await;
         Ok(SessionLoadResult { modes: modes_of(mode) })
+    }
+
+    /// Changes the model of the session's next turns (not stored: a loaded session uses the one
+    /// it was created with).
+    pub fn set_model(&self, session_id: &str, model: &str) -> Result<(), AgentError> {
+        let model = model.trim();
+        if model.is_empty() {
+            return Err(AgentError::Invalid("the model name is empty".into()));
+        }
+        let session = self.session(session_id)?;
+        *session.model.lock().unwrap_or_else(PoisonError::into_inner) = model.to_owned();
+        tracing::info!(session = session_id, model, "model changed");
+        Ok(())
+    }
+
+    /// The session's model.
+    pub fn model(&self, session_id: &str) -> Result<String, AgentError> {
+        Ok(self.session(session_id)?.model())
+    }
+
+    /// The configured model (of new sessions).
+    pub fn default_model(&self) -> &str {
+        &self.config.provider.model
     }
 
     /// The session's mode (for front doors that show it).

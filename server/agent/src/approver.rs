@@ -37,6 +37,10 @@ const PERSON_TIMEOUT: Duration = Duration::from_secs(3600);
 pub struct Rules {
     /// Edits apply without asking.
     pub allow_edits: bool,
+    /// Edits are rejected without asking.
+    pub reject_edits: bool,
+    /// Command prefixes that are rejected without asking.
+    pub reject_commands: Vec<String>,
     /// Command prefixes that run without asking (`cargo test`, `npm run`, `ls`).
     pub allow_commands: Vec<String>,
     /// Tools of MCP servers that run without asking (`mcp__<server>__<tool>`).
@@ -236,6 +240,11 @@ impl Approver for CallApprover {
             ModeId::Plan => {
                 return ChangeDecision::Reject { reason: Some("the session is in plan mode (read-only)".into()) };
             }
+            ModeId::Default if self.gate.rules().reject_edits => {
+                return ChangeDecision::Reject {
+                    reason: Some("the person chose to reject every edit in this session".into()),
+                };
+            }
             ModeId::Default => !self.gate.rules().allow_edits,
         };
         if !ask {
@@ -248,6 +257,7 @@ impl Approver for CallApprover {
             option("allow_once", "Accept", PermissionOptionKind::AllowOnce),
             option("allow_always", "Always allow edits this session", PermissionOptionKind::AllowAlways),
             option("reject_once", "Reject", PermissionOptionKind::RejectOnce),
+            option("reject_always", "Reject all edits this session", PermissionOptionKind::RejectAlways),
         ];
         match self.ask(content, options).await {
             None | Some(PermissionOutcome::Cancelled) => ChangeDecision::Cancelled,
@@ -261,6 +271,10 @@ impl Approver for CallApprover {
                     }
                     self.record(files, accepted_hunks.as_deref());
                     ChangeDecision::Accept { hunks: accepted_hunks }
+                }
+                "reject_always" => {
+                    self.gate.rules().reject_edits = true;
+                    ChangeDecision::Reject { reason: message }
                 }
                 _ => ChangeDecision::Reject { reason: message },
             },
@@ -279,6 +293,11 @@ impl Approver for CallApprover {
         if self.gate.rules().allow_commands.iter().any(|prefix| covered(prefix, command)) {
             return CommandDecision::Allow;
         }
+        if self.gate.rules().reject_commands.iter().any(|prefix| covered(prefix, command)) {
+            return CommandDecision::Reject {
+                reason: Some("the person chose to reject this command for the rest of the session".into()),
+            };
+        }
         let prefix = command_prefix(command);
         let background = if check.background { " (in the background)" } else { "" };
         let text = format!("$ {command}\n\nin `{}`{background}\nneeds approval: {why}", check.working_dir);
@@ -292,6 +311,13 @@ impl Approver for CallApprover {
             ));
         }
         options.push(option("reject_once", "Don't run", PermissionOptionKind::RejectOnce));
+        if !prefix.is_empty() && covered(&prefix, command) {
+            options.push(option(
+                "reject_always",
+                format!("Never run `{prefix}` this session"),
+                PermissionOptionKind::RejectAlways,
+            ));
+        }
         match self.ask(content, options).await {
             None | Some(PermissionOutcome::Cancelled) => CommandDecision::Cancelled,
             Some(PermissionOutcome::Selected { option_id, message, .. }) => match option_id.as_str() {
@@ -299,6 +325,10 @@ impl Approver for CallApprover {
                 "allow_always" => {
                     self.gate.rules().allow_commands.push(prefix);
                     CommandDecision::Allow
+                }
+                "reject_always" => {
+                    self.gate.rules().reject_commands.push(prefix);
+                    CommandDecision::Reject { reason: message }
                 }
                 _ => CommandDecision::Reject { reason: message },
             },

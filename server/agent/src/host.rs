@@ -292,7 +292,7 @@ pub(crate) async fn run_subagent(
         id: format!("{}.{id}", parent.id),
         gate: Arc::clone(&parent.gate),
         cwd: parent.cwd.clone(),
-        model: parent.model.clone(),
+        model: Mutex::new(parent.model()),
         history: tokio::sync::Mutex::new(History::default()),
         cancel: Mutex::new(None),
         next_call: AtomicU64::new(1),

@@ -164,7 +164,7 @@ pub(crate) async fn run(
             system,
             messages: history.messages.clone(),
             tools: tool_defs(agent, session),
-            model: Some(session.model.clone()),
+            model: Some(session.model()),
             temperature: None,
         };
         let forwarder = Forwarder::start(session);
@@ -456,6 +456,7 @@ async fn run_call(
     ));
     let mut ctx = ToolContext::new(Arc::clone(&agent.workspace), Arc::clone(&agent.cache));
     ctx.session_id = Some(session.id.clone());
+    ctx.tool_call_id = Some(id.clone());
     ctx.working_dir = session.cwd.clone();
     ctx.user_confirmed = false;
     ctx.editor = agent.editor.clone();
@@ -502,7 +503,10 @@ async fn run_call(
     let mut content = approver.take_applied();
     let failed = result.error.is_some();
     let shown = result.error.clone().unwrap_or_else(|| result.output.clone());
-    if !shown.is_empty() {
+    if let Some(terminal_id) = result.metadata.get("terminalId").and_then(Value::as_str) {
+        // The command ran in the editor's terminal: keep showing it there, not its text.
+        content.push(ToolCallContent::Terminal { terminal_id: terminal_id.to_owned() });
+    } else if !shown.is_empty() {
         content.push(text(cap_output(&shown, OutputKind::Status).chars().take(DISPLAY_CHARS).collect()));
     }
     let raw = json!({ "title": result.title, "error": result.error, "metadata": result.metadata });

@@ -1,6 +1,8 @@
 //! `tandem`: the sidecar binary. `tandem lsp` serves editors over stdio (LSP framing);
+//! `tandem acp` serves ACP clients (Zed, JetBrains, CodeCompanion.nvim, ...);
 //! `tandem tool <name> '<json>'` runs one tool and prints its result.
 
+mod acp;
 mod config;
 mod doctor;
 mod lsp;
@@ -30,6 +32,9 @@ struct Cli {
 enum Command {
     /// Serve an editor over stdio with the LSP base protocol (what editor plugins start).
     Lsp,
+    /// Serve an ACP client over stdio (Agent Client Protocol v1: Zed, JetBrains,
+    /// CodeCompanion.nvim, avante.nvim). Sessions open the workspace at their `cwd`.
+    Acp,
     /// Run one tool in the current directory's workspace and print its result as JSON.
     /// Exit status: 0 on success, 1 when the result has an error, 2 on bad usage.
     Tool {
@@ -117,6 +122,7 @@ fn main() -> ExitCode {
     let code = runtime.block_on(async {
         match cli.command {
             Command::Lsp => lsp::serve().await,
+            Command::Acp => acp::serve().await,
             Command::Tool { name, arguments } => tool_cmd::run(&name, arguments.as_deref()).await,
             Command::Tools => tool_cmd::list().await,
             Command::Run { prompt, mode, model, yes, session } => {

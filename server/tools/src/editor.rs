@@ -1,5 +1,7 @@
-//! What the tools need from the editor: applying an edit to an open document and saving it.
-//! The LSP front door implements this with `workspace/applyEdit` and `tandem/document/save`.
+//! What the tools need from the editor: applying an edit to an open document and saving it;
+//! for editors that serve them (the ACP front door), whole-file reads and writes and terminals.
+//! The LSP front door implements the first two with `workspace/applyEdit` and
+//! `tandem/document/save`; the ACP front door adds `fs/*` and `terminal/*`.
 
 use std::path::{Path, PathBuf};
 
@@ -30,4 +32,74 @@ pub trait EditorClient: Send + Sync {
     async fn apply_edit(&self, edit: DocumentEdit) -> Result<bool, String>;
     /// Asks the editor to save the document. `Ok(false)`: it cannot; the server writes instead.
     async fn save(&self, path: &Path) -> Result<bool, String>;
+
+    /// Whether files that are not in the buffer cache are read through [`read_file`]
+    /// (so unsaved changes in the editor are seen). Default: no.
+    ///
+    /// [`read_file`]: EditorClient::read_file
+    fn reads_files(&self) -> bool {
+        false
+    }
+    /// The editor's text of `path` (its unsaved buffer when open, else the file), for the
+    /// agent session `session_id` (ACP scopes file access by session).
+    async fn read_file(&self, session_id: Option<&str>, path: &Path) -> Result<String, String> {
+        let _ = session_id;
+        Err(format!("the editor does not serve reads of {}", path.display()))
+    }
+    /// Whether every write of a file that is not in the buffer cache goes through
+    /// [`write_file`] (so the editor's review records it). Default: no.
+    ///
+    /// [`write_file`]: EditorClient::write_file
+    fn writes_files(&self) -> bool {
+        false
+    }
+    /// Replaces the whole text of `path` (creating it), in the editor and on disk.
+    async fn write_file(&self, session_id: Option<&str>, path: &Path, text: &str) -> Result<(), String> {
+        let _ = (session_id, text);
+        Err(format!("the editor does not serve writes of {}", path.display()))
+    }
+    /// Whether `bash` runs its foreground commands in the editor's terminals ([`run_command`]).
+    ///
+    /// [`run_command`]: EditorClient::run_command
+    fn runs_commands(&self) -> bool {
+        false
+    }
+    /// Runs a command in a terminal of the editor, to its end or `timeout` (then it is killed).
+    async fn run_command(&self, run: CommandRun) -> Result<CommandOutcome, String> {
+        Err(format!("the editor cannot run `{}`", run.command))
+    }
+}
+
+/// A command for the editor's terminal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandRun {
+    /// The agent session it runs for.
+    pub session_id: Option<String>,
+    /// The tool call that runs it (the editor shows the terminal in its card).
+    pub tool_call_id: Option<String>,
+    /// The shell command line (run with `bash -c`).
+    pub command: String,
+    /// Working directory (absolute).
+    pub cwd: PathBuf,
+    /// Killed after this long.
+    pub timeout: std::time::Duration,
+    /// Output kept by the editor (the tail when longer).
+    pub output_byte_limit: u64,
+}
+
+/// How a command in the editor's terminal ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommandOutcome {
+    /// Its output (stdout and stderr as the terminal saw them).
+    pub output: String,
+    /// Whether the editor cut the output to `output_byte_limit`.
+    pub truncated: bool,
+    /// Exit code; `None` when killed by a signal or timed out.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it.
+    pub signal: Option<String>,
+    /// Whether it was killed at the timeout.
+    pub timed_out: bool,
+    /// The editor's terminal id.
+    pub terminal_id: String,
 }

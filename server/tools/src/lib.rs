@@ -23,7 +23,7 @@ mod web;
 mod workspace;
 
 pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
-pub use editor::{DocumentEdit, EditorClient};
+pub use editor::{CommandOutcome, CommandRun, DocumentEdit, EditorClient};
 pub use intel::CodeIntel;
 pub use profile::{Profile, ToolConfig};
 pub use registry::{CallError, Registry};

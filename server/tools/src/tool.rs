@@ -94,6 +94,8 @@ pub struct ToolContext {
     /// The agent session on whose behalf the call runs; `None` for the person at the editor
     /// or the command line.
     pub session_id: Option<String>,
+    /// The session's id of this tool call (what the editor shows it under), in a session.
+    pub tool_call_id: Option<String>,
     /// The workspace (root and confinement).
     pub workspace: Arc<Workspace>,
     /// Directory that relative paths in commands start from (inside the workspace).
@@ -127,6 +129,7 @@ impl ToolContext {
     pub fn new(workspace: Arc<Workspace>, cache: Arc<BufferCache>) -> Self {
         Self {
             session_id: None,
+            tool_call_id: None,
             working_dir: workspace.root().to_path_buf(),
             workspace,
             user_confirmed: true,

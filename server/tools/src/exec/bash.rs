@@ -199,6 +199,9 @@ impl Tool for Bash {
         };
         confirm(&ctx, &args.command, &dir, needs_approval, args.run_in_background.unwrap_or(false)).await?;
         if !args.run_in_background.unwrap_or(false) {
+            if let Some(editor) = ctx.editor.clone().filter(|editor| editor.runs_commands()) {
+                return run_in_editor(&ctx, editor.as_ref(), &args.command, &dir, args.timeout).await;
+            }
             return run_foreground(&ctx, &args.command, &args.command, &dir, args.timeout).await;
         }
         let Started { id, log, shown_log, mut child, mut stdout, mut file, pgid } =
@@ -222,6 +225,76 @@ impl Tool for Bash {
         .with("id", id)
         .with("outputFile", shown_log))
     }
+}
+
+/// Output the editor keeps of a command run in its terminal (the tail when longer).
+const EDITOR_OUTPUT_LIMIT: u64 = 1024 * 1024;
+
+/// Runs `command` in a terminal of the editor (ACP `terminal/*`), so the person watches it
+/// there; the result is built as for our own runner (redacted, capped, full log kept).
+async fn run_in_editor(
+    ctx: &ToolContext,
+    editor: &dyn crate::EditorClient,
+    command: &str,
+    dir: &Path,
+    timeout: Option<u64>,
+) -> Result<ToolOutput, ToolError> {
+    let timeout = Duration::from_secs(timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).clamp(1, MAX_TIMEOUT_SECS));
+    let started = Instant::now();
+    let run = crate::CommandRun {
+        session_id: ctx.session_id.clone(),
+        tool_call_id: ctx.tool_call_id.clone(),
+        command: command.to_owned(),
+        cwd: dir.to_path_buf(),
+        timeout,
+        output_byte_limit: EDITOR_OUTPUT_LIMIT,
+    };
+    let ended = editor
+        .run_command(run)
+        .await
+        .map_err(|err| ToolError::new(format!("the editor could not run the command: {err}")))?;
+    let redacted = redact(&ended.output);
+    let log = outputs_dir(ctx.workspace.root())?.join(format!("{}.log", new_id()));
+    let shown_log = ctx.workspace.display(&log);
+    let (output, truncated) = cap(&redacted.text, &shown_log);
+    let mut out = ToolOutput::new(
+        match (ended.timed_out, ended.exit_code) {
+            (true, _) => format!("Timed out after {}s: {command}", timeout.as_secs()),
+            (false, Some(0)) => format!("Ran: {command}"),
+            (false, Some(code)) => format!("Exit {code}: {command}"),
+            (false, None) => format!("Killed by a signal: {command}"),
+        },
+        if output.is_empty() { "(no output)".to_owned() } else { output },
+    )
+    .with("exitCode", ended.exit_code.map_or(Value::Null, Value::from))
+    .with("durationMs", started.elapsed().as_millis() as u64)
+    .with("timedOut", ended.timed_out)
+    .with("truncated", truncated || ended.truncated)
+    .with("bytes", ended.output.len())
+    .with("redacted", redacted.count)
+    .with("terminalId", ended.terminal_id);
+    if let Some(signal) = ended.signal {
+        out = out.with("signal", signal);
+    }
+    if truncated {
+        tokio::fs::write(&log, redacted.text.as_bytes())
+            .await
+            .map_err(|e| ToolError::new(format!("cannot write {shown_log}: {e}")))?;
+        out = out.with("outputFile", shown_log);
+    }
+    if ended.truncated {
+        out.output.insert_str(0, "(the editor kept only the end of the output)\n");
+    }
+    if ended.timed_out {
+        out.output.push_str(&format!(
+            "\n\n(the command was killed after {}s; raise `timeout` (at most {MAX_TIMEOUT_SECS}) or use run_in_background)",
+            timeout.as_secs()
+        ));
+    }
+    if redacted.count > 0 {
+        out.output.push_str(&format!("\n\n({} secret(s) redacted from the output)", redacted.count));
+    }
+    Ok(out)
 }
 
 /// A command just started, its output going to `log`.

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 use tandem_text::patch::{self, FilePatch, PatchFormat};
 
-use super::{Change, Loaded, blocking, check_fresh, commit_all, diff_metadata, load};
+use super::{Change, Loaded, check_fresh, commit_all, diff_metadata, load_shown};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -170,8 +170,7 @@ async fn stage(ctx: &ToolContext, file: &FilePatch, strip: usize, earlier: &[Sta
     if earlier.iter().any(|s| s.loaded.path == source || s.target.as_ref().is_some_and(|(t, _)| *t == source)) {
         return Err(ToolError::new("the patch changes this file twice; merge its hunks into one section"));
     }
-    let (load_ctx, load_path) = (ctx.clone(), source.clone());
-    let loaded = blocking(move || load(&load_ctx, &load_path)).await?;
+    let loaded = load_shown(ctx, &source).await?;
     let shown = ctx.workspace.display(&source);
     match (file.is_creation(), loaded.exists()) {
         (true, true) => {
@@ -219,8 +218,7 @@ async fn stage(ctx: &ToolContext, file: &FilePatch, strip: usize, earlier: &[Sta
     if action == "copy" {
         // The copy is a new file; the original stays as it is.
         let (to, to_shown) = target.clone().unwrap_or_default();
-        let (load_ctx, load_path) = (ctx.clone(), to.clone());
-        let copy = blocking(move || load(&load_ctx, &load_path)).await?;
+        let copy = load_shown(ctx, &to).await?;
         return Ok(Staged {
             loaded: copy,
             text: applied.text,

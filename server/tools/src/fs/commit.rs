@@ -147,11 +147,15 @@ async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) ->
     // Only a session keeps read stamps; the person's own calls need no hash of the result.
     let new_hash = ctx.session_id.is_some().then(|| ContentHash::of(new_text.as_bytes()));
     let path = loaded.path.clone();
-    let committed = match loaded.origin {
-        Origin::Editor { version, rope } => {
+    let client = ctx.editor.clone().filter(|editor| editor.writes_files());
+    let committed = match (loaded.origin, client) {
+        (Origin::Editor { version, rope }, _) => {
             commit_to_editor(ctx, &path, version, &rope, &loaded.text, new_text).await?
         }
-        Origin::Disk { format, disk_hash } => {
+        (origin, Some(editor)) => {
+            commit_to_client(ctx, editor.as_ref(), &path, &origin, loaded.hash, &new_text).await?
+        }
+        (Origin::Disk { format, disk_hash } | Origin::Client { format, disk_hash }, None) => {
             blocking(move || {
                 disk::write_atomic_parts(&path, &format.encode(&new_text), Expected::Hash(disk_hash))?;
                 Ok(())
@@ -159,7 +163,7 @@ async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) ->
             .await?;
             Committed { via: "disk", notes: Vec::new() }
         }
-        Origin::Missing => {
+        (Origin::Missing, None) => {
             blocking(move || {
                 create_parent(&path)?;
                 disk::write_atomic(&path, new_text.as_bytes(), Expected::Absent)?;
@@ -173,6 +177,46 @@ async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) ->
         remember(ctx, &loaded.path, hash);
     }
     Ok(committed)
+}
+
+/// Writes the whole text through the editor (ACP `fs/write_text_file`, so its review records
+/// the change), after checking that the file did not change since it was loaded: through the
+/// editor when it serves reads, else on disk.
+async fn commit_to_client(
+    ctx: &ToolContext,
+    editor: &dyn crate::EditorClient,
+    path: &Path,
+    origin: &Origin,
+    loaded_hash: ContentHash,
+    new_text: &str,
+) -> Result<Committed, ToolError> {
+    let shown = ctx.workspace.display(path);
+    let changed = match origin {
+        Origin::Missing => path.exists(),
+        Origin::Editor { .. } => false,
+        _ if editor.reads_files() => {
+            let now = editor.read_file(ctx.session_id.as_deref(), path).await.map_err(|err| {
+                ToolError::new(format!("the editor could not read `{shown}` before writing it: {err}"))
+            })?;
+            ContentHash::of(now.as_bytes()) != loaded_hash
+        }
+        Origin::Disk { disk_hash, .. } | Origin::Client { disk_hash, .. } => {
+            !matches!(disk::read(path, MAX_FILE_BYTES)?, ReadOutcome::File(file) if file.hash == *disk_hash)
+        }
+    };
+    if changed {
+        return Err(ToolError::new(format!(
+            "`{shown}` changed since it was last read; nothing was written. Read it again and redo the change"
+        )));
+    }
+    if matches!(origin, Origin::Missing) {
+        create_parent(path)?;
+    }
+    editor
+        .write_file(ctx.session_id.as_deref(), path, new_text)
+        .await
+        .map_err(|err| ToolError::new(format!("the editor could not write `{shown}`: {err}")))?;
+    Ok(Committed { via: "editor", notes: Vec::new() })
 }
 
 async fn commit_to_editor(
@@ -382,12 +426,24 @@ async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) 
     let mut disk_ops = Vec::new();
     let mut editor_ops = Vec::new();
     let mut stamps = Vec::new();
+    let client_writes = ctx.editor.as_ref().is_some_and(|editor| editor.writes_files());
     for (loaded, change) in changes {
         match (&loaded.origin, change) {
             (Origin::Editor { .. }, Change::Write(text)) => editor_ops.push((loaded, text)),
+            // Written through the editor too, after the disk phase.
+            (_, Change::Write(text)) if client_writes => editor_ops.push((loaded, text)),
             (origin, change) => {
                 let before = match origin {
                     Origin::Disk { format, disk_hash } => Some((*format, *disk_hash, loaded.text.clone())),
+                    // Unsaved changes in the editor; the disk is what changes.
+                    Origin::Client { format, disk_hash } => match disk::read(&loaded.path, MAX_FILE_BYTES)? {
+                        ReadOutcome::File(DiskFile { hash, decoded: Decoded::Text { text, .. }, .. })
+                            if hash == *disk_hash =>
+                        {
+                            Some((*format, hash, text))
+                        }
+                        _ => Some((*format, *disk_hash, loaded.text.clone())),
+                    },
                     // Open in the editor but deleted or moved: the disk is what changes.
                     Origin::Editor { .. } => match disk::read(&loaded.path, MAX_FILE_BYTES)? {
                         ReadOutcome::File(DiskFile { hash, decoded: Decoded::Text { text, format }, .. }) => {
@@ -412,20 +468,27 @@ async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) 
     let disk_count = disk_ops.len();
     let done = blocking(move || disk_phase(disk_ops)).await?;
     let mut committed: Vec<Committed> = (0..disk_count).map(|_| Committed { via: "disk", notes: Vec::new() }).collect();
-    let mut applied: Vec<(PathBuf, String, String)> = Vec::new();
+    let mut applied: Vec<(PathBuf, String, String, bool)> = Vec::new();
     for (loaded, text) in editor_ops {
         let path = loaded.path.clone();
         let old_text = loaded.text.clone();
+        let existed = loaded.exists();
         match commit_reviewed(ctx, loaded, text.clone()).await {
             Ok(done) => {
                 committed.push(done);
-                applied.push((path, old_text, text));
+                applied.push((path, old_text, text, existed));
             }
             Err(err) => {
                 // Undo the editor edits before it, then the disk changes.
-                for (path, old, new) in applied.into_iter().rev() {
+                for (path, old, new, existed) in applied.into_iter().rev() {
                     if let Some(doc) = ctx.cache.get(&path) {
                         commit_to_editor(ctx, &path, doc.version, &doc.rope, &new, old).await.ok();
+                    } else if let Some(editor) = ctx.editor.as_ref().filter(|editor| editor.writes_files()) {
+                        if existed {
+                            editor.write_file(ctx.session_id.as_deref(), &path, &old).await.ok();
+                        } else {
+                            disk::remove(&path, Expected::Any).ok();
+                        }
                     }
                 }
                 let problems = blocking(move || Ok(undo(done))).await?;

@@ -105,14 +105,14 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         Origin::Disk { disk_hash, .. } => Expected::Hash(disk_hash),
         // Open in the editor, or binary-free but unloaded: the editor holds the text; delete
         // what is on disk.
-        Origin::Editor { .. } | Origin::Missing => Expected::Any,
+        Origin::Editor { .. } | Origin::Client { .. } | Origin::Missing => Expected::Any,
     };
     disk::remove(&path, expected)?;
     if let Some(session) = &ctx.session_id {
         ctx.cache.forget_read(session, &path);
     }
     let mut output = format!("Deleted `{shown}`.");
-    if matches!(loaded.origin, Origin::Editor { .. }) {
+    if matches!(loaded.origin, Origin::Editor { .. } | Origin::Client { .. }) {
         output.push_str(" It is still open in the editor, which may offer to save it again.");
     }
     Ok(ToolOutput::new(format!("Deleted {shown}"), output).with("path", shown).with("kind", "file"))

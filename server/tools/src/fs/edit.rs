@@ -11,7 +11,7 @@ use tandem_protocol::ToolGroup;
 use tandem_text::LineEnding;
 use tandem_text::matcher::{self, Closest, MatchError, Strategy};
 
-use super::{attach_diagnostics, blocking, check_fresh, commit, diff_metadata, line_of, load, numbered, snippet};
+use super::{attach_diagnostics, check_fresh, commit, diff_metadata, line_of, load_shown, numbered, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -65,8 +65,7 @@ impl Tool for Edit {
         }
         let path = ctx.workspace.resolve_writable(&args.file_path, &ctx.working_dir)?;
         let shown = ctx.workspace.display(&path);
-        let (load_ctx, load_path) = (ctx.clone(), path.clone());
-        let loaded = blocking(move || load(&load_ctx, &load_path)).await?;
+        let loaded = load_shown(&ctx, &path).await?;
         if !loaded.exists() {
             if args.old_string.is_empty() {
                 let lines = args.new_string.lines().count();

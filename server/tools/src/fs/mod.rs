@@ -49,6 +49,9 @@ pub(crate) enum Origin {
     Editor { version: i32, rope: Rope },
     /// The disk.
     Disk { format: FileFormat, disk_hash: ContentHash },
+    /// The editor's text served by [`EditorClient::read_file`](crate::EditorClient::read_file),
+    /// which differs from the disk (unsaved changes).
+    Client { format: FileFormat, disk_hash: ContentHash },
     /// Nothing exists at the path yet.
     Missing,
 }
@@ -68,7 +71,7 @@ impl Loaded {
 
     pub fn source(&self) -> &'static str {
         match self.origin {
-            Origin::Editor { .. } => "editor",
+            Origin::Editor { .. } | Origin::Client { .. } => "editor",
             Origin::Disk { .. } => "disk",
             Origin::Missing => "none",
         }
@@ -77,7 +80,7 @@ impl Loaded {
     pub fn line_ending(&self) -> LineEnding {
         match &self.origin {
             Origin::Disk { format, .. } => format.line_ending,
-            Origin::Editor { .. } => LineEnding::detect(&self.text),
+            Origin::Editor { .. } | Origin::Client { .. } => LineEnding::detect(&self.text),
             Origin::Missing => LineEnding::Lf,
         }
     }
@@ -89,6 +92,25 @@ fn size(bytes: u64) -> String {
         b if b >= 1 << 10 => format!("{:.1} KB", b as f64 / 1024.0),
         b => format!("{b} bytes"),
     }
+}
+
+/// Loads `path` as the person sees it: [`load`], then, when the editor serves file reads and
+/// the file is not in the buffer cache, the editor's text (unsaved changes included).
+pub(crate) async fn load_shown(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> {
+    let (load_ctx, load_path) = (ctx.clone(), path.to_path_buf());
+    let mut loaded = blocking(move || load(&load_ctx, &load_path)).await?;
+    let Some(editor) = ctx.editor.as_ref().filter(|editor| editor.reads_files()) else { return Ok(loaded) };
+    let Origin::Disk { format, disk_hash } = loaded.origin else { return Ok(loaded) };
+    let text = editor
+        .read_file(ctx.session_id.as_deref(), path)
+        .await
+        .map_err(|err| ToolError::new(format!("the editor could not read `{}`: {err}", ctx.workspace.display(path))))?;
+    if text != loaded.text {
+        loaded.hash = ContentHash::of(text.as_bytes());
+        loaded.text = text;
+        loaded.origin = Origin::Client { format, disk_hash };
+    }
+    Ok(loaded)
 }
 
 /// Loads `path`: the editor's buffer when open, else the disk.
@@ -147,7 +169,7 @@ pub(crate) fn check_fresh(ctx: &ToolContext, loaded: &Loaded) -> Result<(), Tool
     match ctx.cache.last_read(session, &loaded.path) {
         Some(seen) if seen != loaded.hash => {
             let where_ = match loaded.origin {
-                Origin::Editor { .. } => "in the editor",
+                Origin::Editor { .. } | Origin::Client { .. } => "in the editor",
                 Origin::Disk { .. } => "on disk",
                 Origin::Missing => "it was deleted",
             };

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 
 use super::edit::apply_one;
-use super::{Change, Loaded, blocking, check_fresh, commit_all, diff_metadata, load, snippet};
+use super::{Change, Loaded, check_fresh, commit_all, diff_metadata, load_shown, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -88,8 +88,7 @@ impl Tool for MultiEdit {
             let position = match files.iter().position(|(p, _)| *p == path) {
                 Some(position) => position,
                 None => {
-                    let (load_ctx, load_path) = (ctx.clone(), path.clone());
-                    let loaded = blocking(move || load(&load_ctx, &load_path)).await.map_err(fail)?;
+                    let loaded = load_shown(&ctx, &path).await.map_err(fail)?;
                     check_fresh(&ctx, &loaded).map_err(fail)?;
                     let shown = ctx.workspace.display(&path);
                     let text = loaded.text.clone();

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 
-use super::{Origin, blocking_sized, load, remember};
+use super::{Loaded, Origin, blocking_sized, load, load_shown, remember};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -82,6 +82,12 @@ impl Tool for Read {
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(args)?;
+        if ctx.editor.as_ref().is_some_and(|editor| editor.reads_files()) {
+            // The editor serves the text (unsaved changes included): ask it, then render.
+            let path = ctx.workspace.resolve(&args.file_path, &ctx.working_dir)?;
+            let loaded = load_shown(&ctx, &path).await?;
+            return blocking_sized(loaded.text.len() as u64, move || render(args, &ctx, &path, loaded)).await;
+        }
         // Small files (the common case) are read inline; the size is only a hint, `run`
         // decides everything again.
         let size = ctx
@@ -96,8 +102,13 @@ impl Tool for Read {
 
 fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let path = ctx.workspace.resolve(&args.file_path, &ctx.working_dir)?;
-    let shown = ctx.workspace.display(&path);
     let loaded = load(ctx, &path)?;
+    render(args, ctx, &path, loaded)
+}
+
+fn render(args: Args, ctx: &ToolContext, path: &std::path::Path, loaded: Loaded) -> Result<ToolOutput, ToolError> {
+    let path = path.to_path_buf();
+    let shown = ctx.workspace.display(&path);
     if !loaded.exists() {
         return Err(not_found(ctx, &path));
     }

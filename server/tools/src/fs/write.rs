@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 
-use super::{attach_diagnostics, blocking, check_fresh, commit, diff_metadata, load, snippet};
+use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -49,9 +49,7 @@ impl Tool for Write {
         let args: Args = parse_args(args)?;
         let path = ctx.workspace.resolve_writable(&args.file_path, &ctx.working_dir)?;
         let shown = ctx.workspace.display(&path);
-        let load_ctx = ctx.clone();
-        let load_path = path.clone();
-        let loaded = blocking(move || load(&load_ctx, &load_path)).await?;
+        let loaded = load_shown(&ctx, &path).await?;
         let created = !loaded.exists();
         if !created {
             if let Some(session) = &ctx.session_id

@@ -1,0 +1,259 @@
+//! Our session types ↔ ACP v1 JSON. `tandem-protocol`'s session types already have ACP's
+//! shapes; what differs is mapped here: hunk ids travel in `_meta` (`_tandem/hunks`,
+//! `_tandem/acceptedHunks`), `usage_update` carries ACP's `used`/`size`, modes and the model
+//! are also config options, and stop reasons use ACP's names.
+
+use serde_json::{Map, Value, json};
+use tandem_protocol::{
+    ContentBlock, ModeId, PermissionOutcome, RequestPermissionParams, RequestPermissionResult, SessionModes,
+    SessionUpdate, StopReason,
+};
+
+/// The ACP protocol version we speak.
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// The context window reported in `usage_update` (ACP's `size`) when the configuration names
+/// none (`TANDEM_CONTEXT_WINDOW`).
+const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+
+/// `_meta` key of a diff's hunks in a permission request.
+pub const META_HUNKS: &str = "_tandem/hunks";
+/// `_meta` key of the hunks a client accepted (absent: all).
+pub const META_ACCEPTED_HUNKS: &str = "_tandem/acceptedHunks";
+/// `_meta` key of words for the model with a rejection.
+pub const META_MESSAGE: &str = "_tandem/message";
+
+fn context_window() -> u64 {
+    std::env::var("TANDEM_CONTEXT_WINDOW").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_CONTEXT_WINDOW)
+}
+
+/// Moves `hunks` of every diff in `content` into `_meta`, where ACP allows extensions.
+fn hunks_to_meta(content: &mut Value) {
+    let Some(items) = content.as_array_mut() else { return };
+    for item in items {
+        let Some(object) = item.as_object_mut() else { continue };
+        if let Some(hunks) = object.remove("hunks") {
+            object.insert("_meta".into(), json!({ META_HUNKS: hunks }));
+        }
+    }
+}
+
+/// A `session/update` notification's `update`.
+pub fn update(update: &SessionUpdate) -> Value {
+    if let SessionUpdate::UsageUpdate(usage) = update {
+        return json!({
+            "sessionUpdate": "usage_update",
+            "used": usage.input_tokens + usage.output_tokens,
+            "size": context_window().max(usage.input_tokens + usage.output_tokens),
+            "_meta": { "_tandem/usage": usage },
+        });
+    }
+    let mut value = serde_json::to_value(update).unwrap_or(Value::Null);
+    if let Some(content) = value.get_mut("content") {
+        hunks_to_meta(content);
+    }
+    value
+}
+
+/// `session/request_permission` params.
+pub fn permission_request(params: &RequestPermissionParams) -> Value {
+    let mut value = serde_json::to_value(params).unwrap_or(Value::Null);
+    if let Some(content) = value.pointer_mut("/toolCall/content") {
+        hunks_to_meta(content);
+    }
+    value
+}
+
+fn meta_of<'a>(values: [Option<&'a Value>; 2], key: &str) -> Option<&'a Value> {
+    values.into_iter().flatten().filter_map(|v| v.get("_meta")).find_map(|meta| meta.get(key))
+}
+
+/// The client's answer to `session/request_permission`.
+pub fn permission_result(result: &Value) -> Result<RequestPermissionResult, String> {
+    let outcome = result.get("outcome").ok_or("the permission answer has no `outcome`")?;
+    match outcome.get("outcome").and_then(Value::as_str) {
+        Some("cancelled") => Ok(RequestPermissionResult { outcome: PermissionOutcome::Cancelled }),
+        Some("selected") => {
+            let option_id = outcome
+                .get("optionId")
+                .and_then(Value::as_str)
+                .ok_or("the permission answer selects no `optionId`")?
+                .to_owned();
+            let accepted_hunks = match meta_of([Some(outcome), Some(result)], META_ACCEPTED_HUNKS) {
+                None | Some(Value::Null) => None,
+                Some(value) => Some(
+                    serde_json::from_value::<Vec<String>>(value.clone())
+                        .map_err(|_| format!("`{META_ACCEPTED_HUNKS}` must be a list of hunk ids"))?,
+                ),
+            };
+            let message =
+                meta_of([Some(outcome), Some(result)], META_MESSAGE).and_then(Value::as_str).map(str::to_owned);
+            Ok(RequestPermissionResult { outcome: PermissionOutcome::Selected { option_id, accepted_hunks, message } })
+        }
+        other => Err(format!("unknown permission outcome {other:?}: expected `selected` or `cancelled`")),
+    }
+}
+
+/// ACP's `SessionModeState`.
+pub fn modes(modes: &SessionModes) -> Value {
+    json!({
+        "currentModeId": modes.current,
+        "availableModes": modes.available.iter().map(|m| json!({ "id": m.id, "name": m.name, "description": m.description })).collect::<Vec<_>>(),
+    })
+}
+
+/// The session's config options: the mode (category `mode`) and the model (category `model`).
+pub fn config_options(mode: ModeId, model: &str, default_model: &str) -> Value {
+    let modes = tandem_agent::mode_infos();
+    let mut models = vec![default_model.to_owned()];
+    if model != default_model {
+        models.push(model.to_owned());
+    }
+    json!([
+        {
+            "type": "select",
+            "id": "mode",
+            "name": "Mode",
+            "description": "What the agent may do without asking",
+            "category": "mode",
+            "currentValue": mode,
+            "options": modes.iter().map(|m| json!({ "value": m.id, "name": m.name, "description": m.description })).collect::<Vec<_>>(),
+        },
+        {
+            "type": "select",
+            "id": "model",
+            "name": "Model",
+            "description": "The model of the configured provider",
+            "category": "model",
+            "currentValue": model,
+            "options": models.iter().map(|m| json!({ "value": m, "name": m })).collect::<Vec<_>>(),
+        },
+    ])
+}
+
+/// A prompt's content blocks: text, resource links and embedded text resources.
+pub fn prompt(blocks: &Value) -> Result<Vec<ContentBlock>, String> {
+    let items = blocks.as_array().ok_or("`prompt` must be a list of content blocks")?;
+    let mut prompt = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+        match kind {
+            "image" | "audio" => {
+                return Err(format!(
+                    "`prompt[{i}]` is {kind} content, which this agent does not take (promptCapabilities.{kind} is false)"
+                ));
+            }
+            "resource" if item.pointer("/resource/blob").is_some() => {
+                return Err(format!(
+                    "`prompt[{i}]` embeds a binary resource; attach it as a resource_link or as text instead"
+                ));
+            }
+            _ => {}
+        }
+        let block: ContentBlock =
+            serde_json::from_value(item.clone()).map_err(|err| format!("`prompt[{i}]` ({kind}): {err}"))?;
+        prompt.push(block);
+    }
+    if prompt.is_empty() {
+        return Err("the prompt is empty".to_owned());
+    }
+    Ok(prompt)
+}
+
+/// ACP's stop reason for ours (`Error` is answered as a JSON-RPC error instead).
+pub fn stop_reason(reason: StopReason) -> &'static str {
+    match reason {
+        StopReason::EndTurn | StopReason::Error => "end_turn",
+        StopReason::Cancelled => "cancelled",
+        StopReason::MaxTurns => "max_turn_requests",
+        StopReason::Refusal => "refusal",
+    }
+}
+
+/// `params[key]` as a string, or a clear error.
+pub fn string_param<'a>(params: &'a Value, key: &str) -> Result<&'a str, String> {
+    match params.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(format!("`{key}` must be a string, not {other}")),
+        None => Err(format!("`{key}` is missing")),
+    }
+}
+
+/// The params object of a message (`{}` when absent).
+pub fn params_of(message: &Value) -> Value {
+    match message.get("params") {
+        Some(Value::Object(map)) => Value::Object(map.clone()),
+        _ => Value::Object(Map::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tandem_protocol::{HunkInfo, ToolCallContent, ToolCallUpdate, Usage};
+
+    #[test]
+    fn hunks_move_to_meta_and_usage_gets_acp_fields() {
+        let update = SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id: "c1".into(),
+            content: Some(vec![ToolCallContent::Diff {
+                path: "/w/a.txt".into(),
+                old_text: Some("a\n".into()),
+                new_text: "b\n".into(),
+                hunks: vec![HunkInfo {
+                    id: "h1".into(),
+                    old_start: 1,
+                    old_lines: 1,
+                    new_start: 1,
+                    new_lines: 1,
+                    patch: "@@ -1 +1 @@\n-a\n+b\n".into(),
+                }],
+            }]),
+            ..Default::default()
+        });
+        let value = super::update(&update);
+        assert_eq!(value["content"][0]["type"], "diff");
+        assert!(value["content"][0].get("hunks").is_none());
+        assert_eq!(value["content"][0]["_meta"][META_HUNKS][0]["id"], "h1");
+        let usage = super::update(&SessionUpdate::UsageUpdate(Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+            cache_read_tokens: 0,
+            total_tokens: 15,
+        }));
+        assert_eq!((usage["used"].as_u64(), usage["sessionUpdate"].as_str()), (Some(15), Some("usage_update")));
+    }
+
+    #[test]
+    fn permission_answers_parse_with_and_without_hunks() {
+        let plain = permission_result(&json!({ "outcome": { "outcome": "selected", "optionId": "allow_once" } }));
+        assert_eq!(
+            plain.map(|r| r.outcome),
+            Ok(PermissionOutcome::Selected { option_id: "allow_once".into(), accepted_hunks: None, message: None })
+        );
+        let subset = permission_result(&json!({ "outcome": { "outcome": "selected", "optionId": "allow_once",
+            "_meta": { META_ACCEPTED_HUNKS: ["h2"] } } }));
+        assert_eq!(
+            subset.map(|r| r.outcome),
+            Ok(PermissionOutcome::Selected {
+                option_id: "allow_once".into(),
+                accepted_hunks: Some(vec!["h2".into()]),
+                message: None
+            })
+        );
+        assert!(permission_result(&json!({ "outcome": { "outcome": "maybe" } })).is_err());
+        assert!(permission_result(&json!({})).is_err());
+    }
+
+    #[test]
+    fn prompts_refuse_what_was_not_offered() {
+        assert!(prompt(&json!([{ "type": "image", "data": "", "mimeType": "image/png" }])).is_err());
+        assert!(prompt(&json!([])).is_err());
+        let ok = prompt(&json!([
+            { "type": "text", "text": "hi" },
+            { "type": "resource_link", "uri": "file:///w/a.rs", "name": "a.rs", "size": 3 },
+            { "type": "resource", "resource": { "uri": "file:///w/b.rs", "text": "fn b() {}", "mimeType": "text/x-rust" } },
+        ]));
+        assert_eq!(ok.map(|p| p.len()), Ok(3));
+    }
+}

@@ -1,0 +1,519 @@
+//! `tandem acp`: the Agent Client Protocol front door (ACP v1: newline-delimited JSON-RPC 2.0
+//! over stdio), for Zed, JetBrains, CodeCompanion.nvim, avante.nvim and other ACP clients.
+//!
+//! The same [`Agent`] serves it as the LSP front door; only the transport ([`transport`]) and
+//! the mapping of names and shapes ([`mapping`]) differ. ACP sessions carry their working
+//! directory, so workspaces are opened on `session/new` / `session/load` (one per root, shared
+//! by the sessions inside it). When the client offers them, files are read and written through
+//! it (`fs/*`: unsaved buffers are seen, and its review records the change) and `bash` runs in
+//! its terminals (`terminal/*`); see [`client`].
+//!
+//! The wire types are written here against the ACP v1 schema rather than taken from the
+//! `agent-client-protocol-schema` crate: that crate turns on serde_json's `preserve_order` for
+//! the whole binary, and our session types already have ACP's shapes. The end-to-end tests
+//! check the wire against the official Python SDK's models.
+
+mod client;
+mod mapping;
+mod transport;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tandem_agent::{Agent, AgentError};
+use tandem_lsp_proxy::LspProxy;
+use tandem_protocol::{
+    ModeId, SessionListParams, SessionLoadParams, SessionNewParams, SessionPromptParams, SessionSetModeParams,
+    SessionUpdate, StopReason,
+};
+use tandem_text::BufferCache;
+use tandem_tools::{CodeIntel, EditorClient, Registry, Workspace};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+
+use self::client::{AcpClient, ClientCaps};
+use self::mapping::string_param;
+use self::transport::{Connection, RpcError};
+use crate::config::Config;
+
+/// How long `session/new` waits for MCP servers that are still connecting.
+const MCP_READY_WAIT: Duration = Duration::from_secs(10);
+
+/// Runs the server until stdin ends.
+pub async fn serve() -> ExitCode {
+    let (conn, writer) = Connection::new(crate::stdio::stdout());
+    let server = Arc::new(Server::new(Arc::new(conn)));
+    let end = server.run(crate::stdio::stdin()).await;
+    server.shutdown().await;
+    drop(server);
+    writer.await.ok();
+    end
+}
+
+/// One workspace (a root directory) and the agent serving its sessions.
+struct Ready {
+    root: PathBuf,
+    agent: Arc<Agent>,
+    mcp: Arc<tandem_mcp::McpManager>,
+    intel: Option<Arc<LspProxy>>,
+}
+
+struct Server {
+    conn: Arc<Connection>,
+    cache: Arc<BufferCache>,
+    /// Set by `initialize`.
+    client: Mutex<Option<Arc<AcpClient>>>,
+    workspaces: tokio::sync::Mutex<Vec<Arc<Ready>>>,
+    sessions: Mutex<HashMap<String, Arc<Ready>>>,
+}
+
+fn agent_error(err: AgentError) -> RpcError {
+    RpcError::invalid_params(err.to_string().replace("tandem/session/", "session/"))
+}
+
+/// Slash commands, answered by the front door without the model.
+fn available_commands() -> Value {
+    json!([
+        { "name": "mode", "description": "Switch the permission mode: default, auto-edit, plan or yolo",
+          "input": { "hint": "default | auto-edit | plan | yolo" } },
+        { "name": "model", "description": "Use another model of the configured provider for the next turns",
+          "input": { "hint": "model name" } },
+    ])
+}
+
+impl Server {
+    fn new(conn: Arc<Connection>) -> Self {
+        Self {
+            conn,
+            cache: Arc::new(BufferCache::new()),
+            client: Mutex::new(None),
+            workspaces: tokio::sync::Mutex::new(Vec::new()),
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Reads messages until the end of input. A line that is not JSON-RPC gets an error
+    /// response and the connection goes on.
+    async fn run(self: &Arc<Self>, input: impl AsyncRead + Unpin) -> ExitCode {
+        let mut reader = BufReader::new(input);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line).await {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(err) => {
+                    tracing::error!("cannot read stdin: {err}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            let text = line.trim_ascii();
+            if text.is_empty() {
+                continue;
+            }
+            tracing::trace!(target: "tandem::acp::wire", "← {}", String::from_utf8_lossy(text));
+            let message: Value = match serde_json::from_slice(text) {
+                Ok(message) => message,
+                Err(err) => {
+                    self.conn.respond(Value::Null, Err(RpcError::new(RpcError::PARSE, format!("not JSON: {err}"))));
+                    continue;
+                }
+            };
+            self.receive(message);
+        }
+        self.conn.fail_pending();
+        ExitCode::SUCCESS
+    }
+
+    fn receive(self: &Arc<Self>, message: Value) {
+        if !message.is_object() {
+            let why = if message.is_array() { "batches are not supported" } else { "a message must be an object" };
+            self.conn.respond(Value::Null, Err(RpcError::new(RpcError::INVALID_REQUEST, why)));
+            return;
+        }
+        let id = message.get("id").cloned();
+        let Some(method) = message.get("method").and_then(Value::as_str).map(str::to_owned) else {
+            if id.is_some() && (message.get("result").is_some() || message.get("error").is_some()) {
+                self.conn.resolve(&message);
+            } else {
+                self.conn.respond(
+                    id.unwrap_or(Value::Null),
+                    Err(RpcError::new(RpcError::INVALID_REQUEST, "neither a request, a notification nor a response")),
+                );
+            }
+            return;
+        };
+        let params = mapping::params_of(&message);
+        match id {
+            None => self.notification(&method, &params),
+            Some(id) => {
+                // Each request in a task of its own: a turn runs for long, and the client's
+                // answers to our requests (permissions, files) must keep flowing meanwhile.
+                let server = Arc::clone(self);
+                tokio::spawn(async move {
+                    let span = tracing::info_span!("acp", method = %method);
+                    let _enter = span.enter();
+                    let result = server.request(&method, &params).await;
+                    let announce = match (&result, method.as_str()) {
+                        (Ok(value), "session/new") => value.get("sessionId").and_then(Value::as_str).map(str::to_owned),
+                        (Ok(_), "session/load" | "session/resume") => {
+                            params.get("sessionId").and_then(Value::as_str).map(str::to_owned)
+                        }
+                        _ => None,
+                    };
+                    if let Err(err) = &result {
+                        tracing::info!(code = err.code, "{method} failed: {}", err.message);
+                    }
+                    server.conn.respond(id, result);
+                    if let Some(session_id) = announce {
+                        server.conn.notify(
+                            "session/update",
+                            json!({ "sessionId": session_id, "update": {
+                                "sessionUpdate": "available_commands_update",
+                                "availableCommands": available_commands(),
+                            }}),
+                        );
+                    }
+                });
+            }
+        }
+    }
+
+    fn notification(&self, method: &str, params: &Value) {
+        match method {
+            "session/cancel" => match string_param(params, "sessionId") {
+                Ok(session_id) => match self.ready_of(session_id) {
+                    Ok(ready) => ready.agent.cancel(session_id),
+                    Err(err) => tracing::warn!("session/cancel: {}", err.message),
+                },
+                Err(err) => tracing::warn!("session/cancel: {err}"),
+            },
+            other => tracing::debug!("ignored notification {other}"),
+        }
+    }
+
+    async fn request(&self, method: &str, params: &Value) -> Result<Value, RpcError> {
+        if method != "initialize" && self.client().is_err() {
+            return Err(RpcError::new(
+                RpcError::INVALID_REQUEST,
+                format!("{method} before initialize: initialize first"),
+            ));
+        }
+        match method {
+            "initialize" => self.initialize(params),
+            "authenticate" => Ok(json!({})),
+            "session/new" => self.session_new(params).await,
+            "session/load" => self.session_load(params, false).await,
+            "session/resume" => self.session_load(params, true).await,
+            "session/list" => self.session_list(params).await,
+            "session/prompt" => self.session_prompt(params).await,
+            "session/set_mode" => {
+                let session_id = string_param(params, "sessionId").map_err(RpcError::invalid_params)?;
+                let mode = parse_mode(params.get("modeId"))?;
+                self.set_mode(session_id, mode).await?;
+                Ok(json!({}))
+            }
+            "session/set_config_option" => self.set_config_option(params).await,
+            _ => Err(RpcError::new(RpcError::METHOD_NOT_FOUND, format!("unknown method `{method}`"))),
+        }
+    }
+
+    fn client(&self) -> Result<Arc<AcpClient>, RpcError> {
+        self.client
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .ok_or_else(|| RpcError::new(RpcError::INVALID_REQUEST, "initialize first"))
+    }
+
+    fn ready_of(&self, session_id: &str) -> Result<Arc<Ready>, RpcError> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(session_id).cloned().ok_or_else(|| {
+            RpcError::invalid_params(format!(
+                "no session `{session_id}`: create one with session/new, or load a stored one with session/load"
+            ))
+        })
+    }
+
+    fn initialize(&self, params: &Value) -> Result<Value, RpcError> {
+        let requested = params
+            .get("protocolVersion")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| RpcError::invalid_params("`protocolVersion` is missing or not a number"))?;
+        // The requested version when we speak it, else the latest we speak (ACP's rule).
+        let version = if requested == mapping::PROTOCOL_VERSION { requested } else { mapping::PROTOCOL_VERSION };
+        let caps = ClientCaps::from_json(params.get("clientCapabilities"));
+        tracing::info!(requested, ?caps, "initialize");
+        *self.client.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(Arc::new(AcpClient::new(Arc::clone(&self.conn), caps)));
+        Ok(json!({
+            "protocolVersion": version,
+            "agentCapabilities": {
+                "loadSession": true,
+                "promptCapabilities": { "image": false, "audio": false, "embeddedContext": true },
+                "mcpCapabilities": { "http": true, "sse": false },
+                "sessionCapabilities": { "list": {}, "resume": {} },
+            },
+            "authMethods": [],
+            "agentInfo": { "name": "tandem", "title": "Tandem", "version": env!("CARGO_PKG_VERSION") },
+        }))
+    }
+
+    /// The workspace that holds `cwd`, opened on first use.
+    async fn workspace(&self, cwd: &str) -> Result<(Arc<Ready>, PathBuf), RpcError> {
+        let path = Path::new(cwd);
+        if !path.is_absolute() {
+            return Err(RpcError::invalid_params(format!("`cwd` must be an absolute path, not `{cwd}`")));
+        }
+        let dir = path
+            .canonicalize()
+            .map_err(|err| RpcError::invalid_params(format!("`cwd` {cwd} cannot be opened: {err}")))?;
+        if !dir.is_dir() {
+            return Err(RpcError::invalid_params(format!("`cwd` {cwd} is not a directory")));
+        }
+        let mut workspaces = self.workspaces.lock().await;
+        if let Some(ready) = workspaces.iter().find(|w| dir.starts_with(&w.root)) {
+            return Ok((Arc::clone(ready), dir));
+        }
+        let ready = Arc::new(self.open(&dir)?);
+        workspaces.push(Arc::clone(&ready));
+        Ok((ready, dir))
+    }
+
+    fn open(&self, root: &Path) -> Result<Ready, RpcError> {
+        let client = self.client()?;
+        let config = Config::load(root, None).map_err(|err| RpcError::invalid_params(format!("{err:#}")))?;
+        for warning in &config.warnings {
+            tracing::warn!("{warning}");
+        }
+        let provider = config.provider_settings().map_err(|err| RpcError::invalid_params(format!("{err:#}")))?;
+        let workspace = Workspace::new(root, &config.allowed_paths)
+            .map_err(|err| RpcError::internal(format!("cannot open the workspace at {}: {err}", root.display())))?;
+        let agent_config = config.agent_config(provider);
+        let full_profile = config.tools.profile == tandem_tools::Profile::Full;
+        let registry = Arc::new(Registry::builtin(config.tools));
+        let mcp = tandem_mcp::McpManager::from_workspace(workspace.root(), Arc::clone(&registry), full_profile);
+        let intel = match LspProxy::new(workspace.root().to_path_buf(), Arc::clone(&self.cache), &config.lsp, None) {
+            Ok(proxy) => Some(Arc::new(proxy)),
+            Err(err) => {
+                tracing::error!("language servers are off: {err}");
+                None
+            }
+        };
+        let root = workspace.root().to_path_buf();
+        let agent = Agent::new(
+            Arc::new(workspace),
+            Arc::clone(&self.cache),
+            registry,
+            Some(Arc::clone(&client) as Arc<dyn EditorClient>),
+            intel.clone().map(|proxy| proxy as Arc<dyn CodeIntel>),
+            client,
+            agent_config,
+        )
+        .map_err(|err| RpcError::invalid_params(err.to_string()))?;
+        tracing::info!(root = %root.display(), "workspace opened");
+        Ok(Ready { root, agent, mcp, intel })
+    }
+
+    async fn add_mcp_servers(&self, ready: &Ready, params: &Value) {
+        if let Some(servers) = params.get("mcpServers").filter(|s| s.as_array().is_some_and(|a| !a.is_empty())) {
+            for warning in ready.mcp.add_session_servers(servers).await {
+                tracing::warn!("{warning}");
+            }
+        }
+        ready.mcp.ready(MCP_READY_WAIT).await;
+    }
+
+    fn session_state(&self, ready: &Ready, session_id: &str) -> Result<(ModeId, String), RpcError> {
+        Ok((ready.agent.mode(session_id).map_err(agent_error)?, ready.agent.model(session_id).map_err(agent_error)?))
+    }
+
+    async fn session_new(&self, params: &Value) -> Result<Value, RpcError> {
+        let cwd = string_param(params, "cwd").map_err(RpcError::invalid_params)?;
+        let (ready, dir) = self.workspace(cwd).await?;
+        self.add_mcp_servers(&ready, params).await;
+        let created = ready
+            .agent
+            .new_session(SessionNewParams { cwd: Some(dir.display().to_string()), ..Default::default() })
+            .map_err(agent_error)?;
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(created.session_id.clone(), Arc::clone(&ready));
+        let model = created.model.clone().unwrap_or_else(|| ready.agent.default_model().to_owned());
+        Ok(json!({
+            "sessionId": created.session_id,
+            "modes": mapping::modes(&created.modes),
+            "configOptions": mapping::config_options(created.modes.current, &model, ready.agent.default_model()),
+        }))
+    }
+
+    /// `session/load` (history replayed as updates) and `session/resume` (not replayed).
+    async fn session_load(&self, params: &Value, resume: bool) -> Result<Value, RpcError> {
+        let session_id = string_param(params, "sessionId").map_err(RpcError::invalid_params)?.to_owned();
+        let cwd = string_param(params, "cwd").map_err(RpcError::invalid_params)?;
+        let (ready, dir) = self.workspace(cwd).await?;
+        self.add_mcp_servers(&ready, params).await;
+        let client = self.client()?;
+        if resume {
+            client.mute(&session_id, true);
+        }
+        let loaded = ready
+            .agent
+            .load(SessionLoadParams {
+                session_id: session_id.clone(),
+                cwd: Some(dir.display().to_string()),
+                mcp_servers: None,
+            })
+            .await;
+        client.mute(&session_id, false);
+        let loaded = loaded.map_err(agent_error)?;
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(session_id.clone(), Arc::clone(&ready));
+        let (mode, model) = self.session_state(&ready, &session_id)?;
+        Ok(json!({
+            "modes": mapping::modes(&loaded.modes),
+            "configOptions": mapping::config_options(mode, &model, ready.agent.default_model()),
+        }))
+    }
+
+    async fn session_list(&self, params: &Value) -> Result<Value, RpcError> {
+        let cursor = params.get("cursor").and_then(Value::as_str).map(str::to_owned);
+        let cwd = match params.get("cwd") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(string_param(params, "cwd").map_err(RpcError::invalid_params)?.to_owned()),
+        };
+        let ready = match &cwd {
+            Some(cwd) => self.workspace(cwd).await?.0,
+            None => match self.workspaces.lock().await.first() {
+                Some(ready) => Arc::clone(ready),
+                None => {
+                    let here = std::env::current_dir()
+                        .map_err(|err| RpcError::internal(format!("no working directory: {err}")))?;
+                    self.workspace(&here.display().to_string()).await?.0
+                }
+            },
+        };
+        let cwd = cwd.map(|c| Path::new(&c).canonicalize().map_or(c, |p| p.display().to_string()));
+        let list = ready.agent.list(SessionListParams { cwd, cursor }).map_err(agent_error)?;
+        serde_json::to_value(list).map_err(|err| RpcError::internal(err.to_string()))
+    }
+
+    async fn set_mode(&self, session_id: &str, mode: ModeId) -> Result<(), RpcError> {
+        let ready = self.ready_of(session_id)?;
+        ready
+            .agent
+            .set_mode(SessionSetModeParams { session_id: session_id.to_owned(), mode_id: mode })
+            .await
+            .map_err(agent_error)?;
+        self.announce_config(&ready, session_id)
+    }
+
+    fn announce_config(&self, ready: &Ready, session_id: &str) -> Result<(), RpcError> {
+        let (mode, model) = self.session_state(ready, session_id)?;
+        self.conn.notify(
+            "session/update",
+            json!({ "sessionId": session_id, "update": {
+                "sessionUpdate": "config_option_update",
+                "configOptions": mapping::config_options(mode, &model, ready.agent.default_model()),
+            }}),
+        );
+        Ok(())
+    }
+
+    async fn set_config_option(&self, params: &Value) -> Result<Value, RpcError> {
+        let session_id = string_param(params, "sessionId").map_err(RpcError::invalid_params)?;
+        let config_id = string_param(params, "configId").map_err(RpcError::invalid_params)?;
+        let ready = self.ready_of(session_id)?;
+        match config_id {
+            "mode" => {
+                let mode = parse_mode(params.get("value"))?;
+                ready
+                    .agent
+                    .set_mode(SessionSetModeParams { session_id: session_id.to_owned(), mode_id: mode })
+                    .await
+                    .map_err(agent_error)?;
+            }
+            "model" => {
+                let model = string_param(params, "value").map_err(RpcError::invalid_params)?;
+                ready.agent.set_model(session_id, model).map_err(agent_error)?;
+            }
+            other => {
+                return Err(RpcError::invalid_params(format!(
+                    "unknown config option `{other}`: use `mode` or `model`"
+                )));
+            }
+        }
+        let (mode, model) = self.session_state(&ready, session_id)?;
+        Ok(json!({ "configOptions": mapping::config_options(mode, &model, ready.agent.default_model()) }))
+    }
+
+    async fn session_prompt(&self, params: &Value) -> Result<Value, RpcError> {
+        let session_id = string_param(params, "sessionId").map_err(RpcError::invalid_params)?.to_owned();
+        let prompt = mapping::prompt(params.get("prompt").unwrap_or(&Value::Null)).map_err(RpcError::invalid_params)?;
+        let ready = self.ready_of(&session_id)?;
+        if let Some(reply) = self.slash_command(&ready, &session_id, &prompt).await? {
+            let client = self.client()?;
+            client.send_update(
+                &session_id,
+                &SessionUpdate::AgentMessageChunk { content: tandem_protocol::ContentBlock::text(reply) },
+            );
+            return Ok(json!({ "stopReason": "end_turn" }));
+        }
+        let agent = Arc::clone(&ready.agent);
+        let turn = tokio::spawn(async move { agent.prompt(SessionPromptParams { session_id, prompt }).await });
+        let result = match turn.await {
+            Ok(result) => result.map_err(agent_error)?,
+            Err(err) => return Err(RpcError::internal(format!("the turn was lost: {err}"))),
+        };
+        if result.stop_reason == StopReason::Error {
+            let message = result.error.unwrap_or_else(|| "the model provider failed".to_owned());
+            return Err(RpcError::internal(message));
+        }
+        Ok(json!({ "stopReason": mapping::stop_reason(result.stop_reason) }))
+    }
+
+    /// `/mode <id>` and `/model <name>`: answered here, the model is not asked.
+    async fn slash_command(
+        &self,
+        ready: &Ready,
+        session_id: &str,
+        prompt: &[tandem_protocol::ContentBlock],
+    ) -> Result<Option<String>, RpcError> {
+        let [tandem_protocol::ContentBlock::Text { text }] = prompt else { return Ok(None) };
+        let text = text.trim();
+        let (command, argument) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+        let argument = argument.trim();
+        match command {
+            "/mode" => {
+                let mode = parse_mode(Some(&Value::String(argument.to_owned())))?;
+                self.set_mode(session_id, mode).await?;
+                Ok(Some(format!("Mode: {}", mode.as_str())))
+            }
+            "/model" if !argument.is_empty() => {
+                ready.agent.set_model(session_id, argument).map_err(agent_error)?;
+                self.announce_config(ready, session_id)?;
+                Ok(Some(format!("Model: {argument}")))
+            }
+            "/model" => Ok(Some(format!("Model: {}", ready.agent.model(session_id).map_err(agent_error)?))),
+            _ => Ok(None),
+        }
+    }
+
+    async fn shutdown(&self) {
+        let workspaces = std::mem::take(&mut *self.workspaces.lock().await);
+        for ready in workspaces {
+            if let Some(proxy) = &ready.intel {
+                proxy.shutdown().await;
+            }
+        }
+    }
+}
+
+fn parse_mode(value: Option<&Value>) -> Result<ModeId, RpcError> {
+    let raw = value.cloned().unwrap_or(Value::Null);
+    serde_json::from_value(raw.clone()).map_err(|_| {
+        RpcError::invalid_params(format!("unknown mode {raw}: use \"default\", \"auto-edit\", \"plan\" or \"yolo\""))
+    })
+}
