@@ -1,0 +1,213 @@
+"""An ACP client on the official Python SDK (`agent-client-protocol`, pinned in .ci/run) that
+drives `tandem acp` through a scenario and prints what happened as one JSON object.
+
+Usage: acp_client.py SCENARIO.json. The scenario:
+  tandem, cwd, env        how to start the agent
+  caps                    {"fs": bool, "terminal": bool, "elicitation": bool}
+  buffers                 {abs path: text}: unsaved editor buffers served by fs/read_text_file
+  permissions             answers in order: an optionId, {"optionId", "_meta"}, or "cancel"
+                          ("cancel" sends session/cancel, then answers cancelled, as ACP says)
+  answers                 elicitation answers in order: {"action", "content"}
+  steps                   [{"op": "new"} | {"op": "prompt", "text"} | {"op": "set_mode", "mode"} |
+                          {"op": "set_config", "id", "value"} | {"op": "list"} |
+                          {"op": "load", "session"} | {"op": "resume", "session"} |
+                          {"op": "raw", "method", "params"}]
+Every message the agent sends is validated against the SDK's models; failures are reported in
+`invalid`. The output: {"init", "results": [...], "events": [...], "invalid": [...]}.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+import acp
+from acp import schema
+from acp.connection import StreamDirection
+
+
+class Recorder:
+    def __init__(self, scenario):
+        self.scenario = scenario
+        self.events = []
+        self.invalid = []
+        self.permissions = list(scenario.get("permissions", []))
+        self.answers = list(scenario.get("answers", []))
+        self.buffers = dict(scenario.get("buffers", {}))
+        self.terminals = {}
+        self.conn = None
+
+    def on_connect(self, conn):
+        self.conn = conn
+
+    # Client methods called by the agent.
+    async def session_update(self, session_id, update, **kwargs):
+        self.events.append({"kind": "update", "sessionId": session_id,
+                            "update": update.model_dump(by_alias=True, exclude_none=True)})
+
+    async def request_permission(self, session_id, tool_call, options, **kwargs):
+        self.events.append({"kind": "permission", "sessionId": session_id,
+                            "toolCall": tool_call.model_dump(by_alias=True, exclude_none=True),
+                            "options": [o.model_dump(by_alias=True, exclude_none=True) for o in options]})
+        answer = self.permissions.pop(0) if self.permissions else "reject_once"
+        if answer == "cancel":
+            await self.conn.cancel(session_id=session_id)
+            return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
+        if isinstance(answer, str):
+            answer = {"optionId": answer}
+        outcome = schema.AllowedOutcome(outcome="selected", option_id=answer["optionId"],
+                                        field_meta=answer.get("_meta"))
+        return schema.RequestPermissionResponse(outcome=outcome)
+
+    async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
+        self.events.append({"kind": "read", "path": path})
+        if path in self.buffers:
+            return schema.ReadTextFileResponse(content=self.buffers[path])
+        with open(path, encoding="utf-8") as f:
+            return schema.ReadTextFileResponse(content=f.read())
+
+    async def write_text_file(self, session_id, path, content, **kwargs):
+        self.events.append({"kind": "write", "path": path, "content": content})
+        self.buffers.pop(path, None)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content)
+        return schema.WriteTextFileResponse()
+
+    async def create_terminal(self, session_id, command, args=None, env=None, cwd=None,
+                              output_byte_limit=None, **kwargs):
+        self.events.append({"kind": "terminal", "command": command, "args": args or [], "cwd": cwd})
+        process = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        output = bytearray()
+
+        async def pump():
+            while chunk := await process.stdout.read(4096):
+                output.extend(chunk)
+            await process.wait()
+
+        self.terminals[terminal_id] = (process, output, asyncio.ensure_future(pump()))
+        return schema.CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(self, session_id, terminal_id, **kwargs):
+        process, _, pump = self.terminals[terminal_id]
+        await pump
+        return schema.WaitForTerminalExitResponse(exit_code=process.returncode)
+
+    async def terminal_output(self, session_id, terminal_id, **kwargs):
+        process, output, _ = self.terminals[terminal_id]
+        status = None if process.returncode is None else schema.TerminalExitStatus(exit_code=process.returncode)
+        return schema.TerminalOutputResponse(output=output.decode(errors="replace"), truncated=False,
+                                             exit_status=status)
+
+    async def kill_terminal(self, session_id, terminal_id, **kwargs):
+        self.events.append({"kind": "terminal_kill", "terminalId": terminal_id})
+        process, _, _ = self.terminals[terminal_id]
+        if process.returncode is None:
+            process.kill()
+        return schema.KillTerminalResponse()
+
+    async def release_terminal(self, session_id, terminal_id, **kwargs):
+        self.events.append({"kind": "terminal_release", "terminalId": terminal_id})
+        self.terminals.pop(terminal_id, None)
+        return schema.ReleaseTerminalResponse()
+
+    async def create_elicitation(self, message, mode, **kwargs):
+        self.events.append({"kind": "elicitation", "message": message, "mode": dump(mode)})
+        answer = self.answers.pop(0) if self.answers else {"action": "cancel"}
+        return answer
+
+    async def ext_method(self, method, params):
+        raise acp.RequestError.method_not_found(method)
+
+    async def ext_notification(self, method, params):
+        self.events.append({"kind": "ext_notification", "method": method})
+
+    # Every message from the agent, checked against the SDK's models.
+    def observe(self, event):
+        if event.direction != StreamDirection.INCOMING:
+            return
+        message = event.message
+        try:
+            method = message.get("method")
+            if method == "session/update":
+                schema.SessionNotification.model_validate(message["params"])
+            elif method == "session/request_permission":
+                schema.RequestPermissionRequest.model_validate(message["params"])
+        except Exception as err:  # noqa: BLE001 - reported to the test
+            self.invalid.append({"message": message, "error": str(err)})
+
+
+def dump(value):
+    if value is None:
+        return None
+    if hasattr(value, "model_dump"):
+        return value.model_dump(by_alias=True, exclude_none=True)
+    return value
+
+
+async def run(scenario):
+    recorder = Recorder(scenario)
+    caps = scenario.get("caps", {})
+    client_caps = schema.ClientCapabilities(
+        fs=schema.FileSystemCapabilities(read_text_file=caps.get("fs", False),
+                                         write_text_file=caps.get("fs", False)),
+        terminal=caps.get("terminal", False),
+        elicitation=schema.ElicitationCapabilities(form=schema.ElicitationFormCapabilities())
+        if caps.get("elicitation") else None,
+    )
+    env = dict(os.environ)
+    env.update(scenario.get("env", {}))
+    results = []
+    async with acp.spawn_agent_process(lambda _agent: recorder, scenario["tandem"], "acp", env=env,
+                                       cwd=scenario["cwd"],
+                                       use_unstable_protocol=bool(caps.get("elicitation"))) as (conn, process):
+        conn._conn.add_observer(recorder.observe)
+        init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=client_caps,
+                                     client_info=schema.Implementation(name="tandem-e2e", version="1"))
+        session = None
+        for step in scenario["steps"]:
+            op = step["op"]
+            try:
+                if op == "new":
+                    result = await conn.new_session(cwd=scenario["cwd"], mcp_servers=[])
+                    session = result.session_id
+                elif op == "prompt":
+                    result = await conn.prompt(session_id=session,
+                                               prompt=[schema.TextContentBlock(type="text", text=step["text"])])
+                elif op == "set_mode":
+                    result = await conn.set_session_mode(session_id=session, mode_id=step["mode"])
+                elif op == "set_config":
+                    result = await conn.set_config_option(session_id=session, config_id=step["id"],
+                                                          value=step["value"])
+                elif op == "list":
+                    result = await conn.list_sessions(cwd=scenario["cwd"])
+                elif op == "load":
+                    session = step["session"]
+                    result = await conn.load_session(session_id=session, cwd=scenario["cwd"], mcp_servers=[])
+                elif op == "resume":
+                    session = step["session"]
+                    result = await conn.resume_session(session_id=session, cwd=scenario["cwd"], mcp_servers=[])
+                elif op == "raw":
+                    result = await conn._conn.send_request(step["method"], step["params"])
+                else:
+                    raise ValueError(f"unknown op {op}")
+                results.append({"op": op, "ok": dump(result)})
+            except acp.RequestError as err:
+                results.append({"op": op, "error": {"code": err.code, "message": str(err)}})
+            # Updates sent right after a response (available commands) arrive before the next step.
+            await asyncio.sleep(0.05)
+        # The agent exits when its input ends.
+    return {"init": dump(init), "results": results, "events": recorder.events, "invalid": recorder.invalid,
+            "exit": process.returncode}
+
+
+def main():
+    with open(sys.argv[1], encoding="utf-8") as f:
+        scenario = json.load(f)
+    print(json.dumps(asyncio.run(run(scenario))))
+
+
+if __name__ == "__main__":
+    main()
