@@ -522,3 +522,136 @@ fn regex_lite_duration(line: &str) -> String {
     out.push_str(rest);
     out
 }
+
+#[test]
+fn acp_hunk_subsets_always_rules_plans_and_questions_through_elicitation() -> Res<()> {
+    let lines: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    let (_dir, root) = workspace(&[("big.txt", &lines)])?;
+    let big = root.join("big.txt");
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call(
+            "call_1",
+            "multiedit",
+            json!({ "file_path": "big.txt", "edits": [
+                { "old_string": "line 2\n", "new_string": "LINE 2\n" },
+                { "old_string": "line 18\n", "new_string": "LINE 18\n" },
+            ] }),
+        ),
+        Turn::new().tool_call(
+            "call_2",
+            "edit",
+            json!({ "file_path": "big.txt", "old_string": "line 5\n", "new_string": "LINE 5\n" }),
+        ),
+        // Allowed always: this one does not ask.
+        Turn::new().tool_call(
+            "call_3",
+            "edit",
+            json!({ "file_path": "big.txt", "old_string": "line 9\n", "new_string": "LINE 9\n" }),
+        ),
+        Turn::new().tool_call(
+            "call_4",
+            "todowrite",
+            json!({ "todos": [
+                { "content": "Capitalise lines", "status": "completed" },
+                { "content": "Ask about colour", "status": "in_progress", "activeForm": "Asking" },
+            ] }),
+        ),
+        Turn::new().tool_call("call_5", "ask_user", json!({ "question": "Which colour?", "options": ["Red", "Blue"] })),
+        Turn::reply("Blue it is."),
+    ]);
+    let report = run_client(
+        &root,
+        &provider,
+        json!({
+            "caps": { "fs": true, "terminal": true, "elicitation": true },
+            "permissions": [
+                { "optionId": "allow_once", "_meta": { "_tandem/acceptedHunks": ["h2"] } },
+                "allow_always",
+            ],
+            "answers": [{ "action": "accept", "content": { "q1": "Blue" } }],
+            "steps": [{ "op": "new" }, { "op": "prompt", "text": "go" }],
+        }),
+    )?;
+    assert_eq!(report["results"][1]["ok"]["stopReason"], "end_turn", "{:#}", report["results"]);
+    // Only the accepted hunk (line 18) of the first change; then lines 5 and 9.
+    let expected =
+        lines.replace("line 18\n", "LINE 18\n").replace("line 5\n", "LINE 5\n").replace("line 9\n", "LINE 9\n");
+    assert_eq!(read(&big)?, expected);
+    let asks = events(&report, "permission");
+    assert_eq!(asks.len(), 2, "the always rule covers the third edit: {asks:#?}");
+    let hunks = &asks[0]["toolCall"]["content"][0]["_meta"]["_tandem/hunks"];
+    assert_eq!((hunks[0]["id"].as_str(), hunks[1]["id"].as_str()), (Some("h1"), Some("h2")), "{hunks:#}");
+    let results = tool_results(&provider);
+    assert!(results[0].contains("rejected h1"), "{results:#?}");
+
+    // todowrite became a plan.
+    let plans = updates(&report, "plan");
+    let entries = &plans.last().ok_or("no plan update")?["entries"];
+    assert_eq!(entries[0]["content"], "Capitalise lines");
+    assert_eq!(entries[0]["status"], "completed");
+    assert_eq!(entries[1]["status"], "in_progress");
+
+    // ask_user became a form with the options; the answer reached the model.
+    let asked = events(&report, "elicitation");
+    assert_eq!(asked.len(), 1, "{:#}", report["events"]);
+    assert_eq!(asked[0]["message"], "Which colour?");
+    let field = &asked[0]["mode"]["requestedSchema"]["properties"]["q1"];
+    let labels: Vec<&str> =
+        field["oneOf"].as_array().into_iter().flatten().filter_map(|o| o["const"].as_str()).collect();
+    assert_eq!(labels, ["Red", "Blue"], "{field:#}");
+    assert!(results[4].contains("A: Blue"), "{results:#?}");
+    Ok(())
+}
+
+#[test]
+fn acp_provider_failures_are_json_rpc_errors_the_person_can_act_on_and_the_session_goes_on() -> Res<()> {
+    let (_dir, root) = workspace(&[("notes.txt", NOTES)])?;
+    let provider = FakeProvider::start_blocking(vec![Turn::status(401), Turn::reply("Working again.")]);
+    let report = run_client(
+        &root,
+        &provider,
+        json!({
+            "steps": [{ "op": "new" }, { "op": "prompt", "text": "one" }, { "op": "prompt", "text": "two" }],
+        }),
+    )?;
+    let results = &report["results"];
+    assert_eq!(results[1]["error"]["code"], -32603, "{results:#}");
+    let message = results[1]["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("401") || message.to_lowercase().contains("key"), "{message}");
+    assert_eq!(results[2]["ok"]["stopReason"], "end_turn", "{results:#}");
+    Ok(())
+}
+
+#[test]
+fn acp_terminal_commands_are_killed_at_their_timeout_and_on_cancel() -> Res<()> {
+    let (_dir, root) = workspace(&[("notes.txt", NOTES)])?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("call_1", "bash", json!({ "command": "echo started; sleep 30", "timeout": 1 })),
+        Turn::new().tool_call("call_2", "bash", json!({ "command": "sleep 30" })),
+    ]);
+    let started = Instant::now();
+    let report = run_client(
+        &root,
+        &provider,
+        json!({
+            "caps": { "fs": true, "terminal": true },
+            "cancel_on_terminal": ["term-2"],
+            "steps": [{ "op": "new" }, { "op": "set_mode", "mode": "yolo" }, { "op": "prompt", "text": "wait" }],
+        }),
+    )?;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "nothing waited for the sleeps: {:?}\n{report:#}",
+        started.elapsed()
+    );
+    assert_eq!(report["results"][2]["ok"]["stopReason"], "cancelled", "{:#}", report["results"]);
+    let kills: Vec<&str> = events(&report, "terminal_kill").iter().filter_map(|e| e["terminalId"].as_str()).collect();
+    assert_eq!(kills, ["term-1", "term-2"], "{:#}", report["events"]);
+    let released: Vec<&str> =
+        events(&report, "terminal_release").iter().filter_map(|e| e["terminalId"].as_str()).collect();
+    assert_eq!(released, ["term-1", "term-2"], "{:#}", report["events"]);
+    let results = tool_results(&provider);
+    assert!(results[0].contains("Timed out after 1s") || results[0].contains("killed after 1s"), "{results:#?}");
+    assert!(results[0].contains("started"), "{results:#?}");
+    Ok(())
+}

@@ -8,6 +8,7 @@ Usage: acp_client.py SCENARIO.json. The scenario:
   permissions             answers in order: an optionId, {"optionId", "_meta"}, or "cancel"
                           ("cancel" sends session/cancel, then answers cancelled, as ACP says)
   answers                 elicitation answers in order: {"action", "content"}
+  cancel_on_terminal      terminal ids ("term-2") whose creation is followed by session/cancel
   steps                   [{"op": "new"} | {"op": "prompt", "text"} | {"op": "set_mode", "mode"} |
                           {"op": "set_config", "id", "value"} | {"op": "list"} |
                           {"op": "load", "session"} | {"op": "resume", "session"} |
@@ -19,7 +20,11 @@ Every message the agent sends is validated against the SDK's models; failures ar
 import asyncio
 import json
 import os
+import signal
 import sys
+import time
+
+START = time.monotonic()
 
 import acp
 from acp import schema
@@ -35,18 +40,23 @@ class Recorder:
         self.answers = list(scenario.get("answers", []))
         self.buffers = dict(scenario.get("buffers", {}))
         self.terminals = {}
+        self.created = 0
         self.conn = None
 
     def on_connect(self, conn):
         self.conn = conn
 
     # Client methods called by the agent.
+    def record(self, event):
+        event["t"] = round(time.monotonic() - START, 2)
+        self.events.append(event)
+
     async def session_update(self, session_id, update, **kwargs):
-        self.events.append({"kind": "update", "sessionId": session_id,
+        self.record({"kind": "update", "sessionId": session_id,
                             "update": update.model_dump(by_alias=True, exclude_none=True)})
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
-        self.events.append({"kind": "permission", "sessionId": session_id,
+        self.record({"kind": "permission", "sessionId": session_id,
                             "toolCall": tool_call.model_dump(by_alias=True, exclude_none=True),
                             "options": [o.model_dump(by_alias=True, exclude_none=True) for o in options]})
         answer = self.permissions.pop(0) if self.permissions else "reject_once"
@@ -60,14 +70,14 @@ class Recorder:
         return schema.RequestPermissionResponse(outcome=outcome)
 
     async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
-        self.events.append({"kind": "read", "path": path})
+        self.record({"kind": "read", "path": path})
         if path in self.buffers:
             return schema.ReadTextFileResponse(content=self.buffers[path])
         with open(path, encoding="utf-8") as f:
             return schema.ReadTextFileResponse(content=f.read())
 
     async def write_text_file(self, session_id, path, content, **kwargs):
-        self.events.append({"kind": "write", "path": path, "content": content})
+        self.record({"kind": "write", "path": path, "content": content})
         self.buffers.pop(path, None)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
@@ -76,10 +86,12 @@ class Recorder:
 
     async def create_terminal(self, session_id, command, args=None, env=None, cwd=None,
                               output_byte_limit=None, **kwargs):
-        self.events.append({"kind": "terminal", "command": command, "args": args or [], "cwd": cwd})
+        self.record({"kind": "terminal", "command": command, "args": args or [], "cwd": cwd})
         process = await asyncio.create_subprocess_exec(
-            command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-        terminal_id = f"term-{len(self.terminals) + 1}"
+            command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True)
+        self.created += 1
+        terminal_id = f"term-{self.created}"
         output = bytearray()
 
         async def pump():
@@ -88,6 +100,11 @@ class Recorder:
             await process.wait()
 
         self.terminals[terminal_id] = (process, output, asyncio.ensure_future(pump()))
+        if terminal_id in self.scenario.get("cancel_on_terminal", []):
+            async def cancel_soon():
+                await asyncio.sleep(0.3)
+                await self.conn.cancel(session_id=session_id)
+            asyncio.ensure_future(cancel_soon())
         return schema.CreateTerminalResponse(terminal_id=terminal_id)
 
     async def wait_for_terminal_exit(self, session_id, terminal_id, **kwargs):
@@ -102,19 +119,20 @@ class Recorder:
                                              exit_status=status)
 
     async def kill_terminal(self, session_id, terminal_id, **kwargs):
-        self.events.append({"kind": "terminal_kill", "terminalId": terminal_id})
+        self.record({"kind": "terminal_kill", "terminalId": terminal_id})
         process, _, _ = self.terminals[terminal_id]
         if process.returncode is None:
-            process.kill()
+            # The whole group, as a terminal's hang-up would: `sleep` started by bash too.
+            os.killpg(process.pid, signal.SIGKILL)
         return schema.KillTerminalResponse()
 
     async def release_terminal(self, session_id, terminal_id, **kwargs):
-        self.events.append({"kind": "terminal_release", "terminalId": terminal_id})
+        self.record({"kind": "terminal_release", "terminalId": terminal_id})
         self.terminals.pop(terminal_id, None)
         return schema.ReleaseTerminalResponse()
 
     async def create_elicitation(self, message, mode, **kwargs):
-        self.events.append({"kind": "elicitation", "message": message, "mode": dump(mode)})
+        self.record({"kind": "elicitation", "message": message, "mode": dump(mode)})
         answer = self.answers.pop(0) if self.answers else {"action": "cancel"}
         return answer
 
@@ -122,7 +140,7 @@ class Recorder:
         raise acp.RequestError.method_not_found(method)
 
     async def ext_notification(self, method, params):
-        self.events.append({"kind": "ext_notification", "method": method})
+        self.record({"kind": "ext_notification", "method": method})
 
     # Every message from the agent, checked against the SDK's models.
     def observe(self, event):
@@ -193,12 +211,13 @@ async def run(scenario):
                     result = await conn._conn.send_request(step["method"], step["params"])
                 else:
                     raise ValueError(f"unknown op {op}")
-                results.append({"op": op, "ok": dump(result)})
+                results.append({"op": op, "ok": dump(result), "t": round(time.monotonic() - START, 2)})
             except acp.RequestError as err:
                 results.append({"op": op, "error": {"code": err.code, "message": str(err)}})
             # Updates sent right after a response (available commands) arrive before the next step.
             await asyncio.sleep(0.05)
         # The agent exits when its input ends.
+    results.append({"op": "exit", "t": round(time.monotonic() - START, 2)})
     return {"init": dump(init), "results": results, "events": recorder.events, "invalid": recorder.invalid,
             "exit": process.returncode}
 

@@ -195,9 +195,7 @@ async fn commit_to_client(
         Origin::Missing => path.exists(),
         Origin::Editor { .. } => false,
         _ if editor.reads_files() => {
-            let now = editor.read_file(ctx.session_id.as_deref(), path).await.map_err(|err| {
-                ToolError::new(format!("the editor could not read `{shown}` before writing it: {err}"))
-            })?;
+            let now = super::editor_text(ctx, editor, path).await?;
             ContentHash::of(now.as_bytes()) != loaded_hash
         }
         Origin::Disk { disk_hash, .. } | Origin::Client { disk_hash, .. } => {
@@ -212,8 +210,11 @@ async fn commit_to_client(
     if matches!(origin, Origin::Missing) {
         create_parent(path)?;
     }
+    // A file with a byte-order mark keeps it.
+    let bom = matches!(origin, Origin::Disk { format, .. } | Origin::Client { format, .. } if format.bom);
+    let text = if bom { std::borrow::Cow::Owned(format!("\u{feff}{new_text}")) } else { new_text.into() };
     editor
-        .write_file(ctx.session_id.as_deref(), path, new_text)
+        .write_file(ctx.session_id.as_deref(), path, &text)
         .await
         .map_err(|err| ToolError::new(format!("the editor could not write `{shown}`: {err}")))?;
     Ok(Committed { via: "editor", notes: Vec::new() })

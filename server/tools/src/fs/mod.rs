@@ -101,16 +101,30 @@ pub(crate) async fn load_shown(ctx: &ToolContext, path: &Path) -> Result<Loaded,
     let mut loaded = blocking(move || load(&load_ctx, &load_path)).await?;
     let Some(editor) = ctx.editor.as_ref().filter(|editor| editor.reads_files()) else { return Ok(loaded) };
     let Origin::Disk { format, disk_hash } = loaded.origin else { return Ok(loaded) };
-    let text = editor
-        .read_file(ctx.session_id.as_deref(), path)
-        .await
-        .map_err(|err| ToolError::new(format!("the editor could not read `{}`: {err}", ctx.workspace.display(path))))?;
+    let text = editor_text(ctx, editor.as_ref(), path).await?;
     if text != loaded.text {
         loaded.hash = ContentHash::of(text.as_bytes());
         loaded.text = text;
         loaded.origin = Origin::Client { format, disk_hash };
     }
     Ok(loaded)
+}
+
+/// The editor's text of `path` ([`EditorClient::read_file`](crate::EditorClient::read_file)),
+/// without a byte-order mark (as the disk's text is loaded).
+pub(crate) async fn editor_text(
+    ctx: &ToolContext,
+    editor: &dyn crate::EditorClient,
+    path: &Path,
+) -> Result<String, ToolError> {
+    let text = editor
+        .read_file(ctx.session_id.as_deref(), path)
+        .await
+        .map_err(|err| ToolError::new(format!("the editor could not read `{}`: {err}", ctx.workspace.display(path))))?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    })
 }
 
 /// Loads `path`: the editor's buffer when open, else the disk.
