@@ -496,6 +496,9 @@ fn acp_transcript_of_one_turn_and_bad_input() -> Res<()> {
         })
         .collect();
     expect_test::expect_file!["acp_transcript.jsonl"].assert_eq(&(normalised.join("\n") + "\n"));
+    // The resource link reached the model as a pointer it can read.
+    let first = provider.requests().first().map(|r| r.body["messages"].to_string()).unwrap_or_default();
+    assert!(first.contains(&format!("[attached: notes.txt (file://{root_text}/notes.txt)")), "{first}");
     Ok(())
 }
 

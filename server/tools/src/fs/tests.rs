@@ -585,3 +585,89 @@ fn apply_patch_begin_patch_and_all_or_nothing() {
     "#]],
     );
 }
+
+/// An editor that serves whole-file reads and writes (as an ACP client does): `buffers` are its
+/// unsaved texts; `changed_after` makes a buffer change after that many reads (someone typing);
+/// writes are recorded, not put on disk.
+#[derive(Default)]
+struct FileServingEditor {
+    buffers: std::sync::Mutex<BTreeMap<std::path::PathBuf, String>>,
+    reads: std::sync::atomic::AtomicUsize,
+    changed_after: Option<usize>,
+    writes: std::sync::Mutex<Vec<(std::path::PathBuf, String)>>,
+}
+
+#[async_trait::async_trait]
+impl crate::EditorClient for FileServingEditor {
+    fn position_encoding(&self) -> tandem_text::PositionEncoding {
+        tandem_text::PositionEncoding::Utf16
+    }
+    async fn apply_edit(&self, _edit: crate::DocumentEdit) -> Result<bool, String> {
+        Err("not used: nothing is in the buffer cache".into())
+    }
+    async fn save(&self, _path: &Path) -> Result<bool, String> {
+        Ok(false)
+    }
+    fn reads_files(&self) -> bool {
+        true
+    }
+    async fn read_file(&self, _session: Option<&str>, path: &Path) -> Result<String, String> {
+        let n = self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let buffers = self.buffers.lock().map_err(|e| e.to_string())?;
+        let text = match buffers.get(path) {
+            Some(text) => text.clone(),
+            None => std::fs::read_to_string(path).map_err(|e| e.to_string())?,
+        };
+        Ok(if self.changed_after.is_some_and(|after| n >= after) { format!("{text}typed meanwhile\n") } else { text })
+    }
+    fn writes_files(&self) -> bool {
+        true
+    }
+    async fn write_file(&self, _session: Option<&str>, path: &Path, text: &str) -> Result<(), String> {
+        self.writes.lock().map_err(|e| e.to_string())?.push((path.to_path_buf(), text.to_owned()));
+        Ok(())
+    }
+}
+
+fn with_editor(fixture: &str, editor: FileServingEditor) -> (Harness, std::sync::Arc<FileServingEditor>) {
+    let mut h = Harness::new(fixture);
+    let editor = std::sync::Arc::new(editor);
+    h.ctx.editor = Some(std::sync::Arc::clone(&editor) as std::sync::Arc<dyn crate::EditorClient>);
+    (h, editor)
+}
+
+#[test]
+fn an_editor_that_serves_files_is_read_and_written_through_and_its_unsaved_text_wins() {
+    let (h, editor) = with_editor("//- a.txt\none\ntwo\n", FileServingEditor::default());
+    let path = h.root().join("a.txt");
+    editor.buffers.lock().unwrap_or_else(|e| e.into_inner()).insert(path.clone(), "one\ntwo\nthree (unsaved)\n".into());
+    let read = h.call("read", json!({ "file_path": "a.txt" }));
+    assert!(read.output.contains("three (unsaved)") && read.metadata["source"] == "editor", "{read:?}");
+    let edited = h.call("edit", json!({ "file_path": "a.txt", "old_string": "one", "new_string": "ONE" }));
+    assert_eq!(edited.error, None);
+    assert_eq!(edited.metadata["via"], "editor");
+    let writes = editor.writes.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert_eq!(writes, [(path.clone(), "ONE\ntwo\nthree (unsaved)\n".to_owned())]);
+    // The editor writes the disk, not us.
+    assert_eq!(std::fs::read_to_string(&path).unwrap_or_default(), "one\ntwo\n");
+}
+
+#[test]
+fn a_buffer_that_changed_since_it_was_read_is_not_overwritten_through_the_editor() {
+    // The edit reads once to stage its change; the second read (right before writing) differs.
+    let (h, editor) =
+        with_editor("//- a.txt\none\n", FileServingEditor { changed_after: Some(1), ..Default::default() });
+    let result = h.call("edit", json!({ "file_path": "a.txt", "old_string": "one", "new_string": "ONE" }));
+    let error = result.error.unwrap_or_default();
+    assert!(error.contains("changed since it was last read") && error.contains("nothing was written"), "{error}");
+    assert!(editor.writes.lock().unwrap_or_else(|e| e.into_inner()).is_empty());
+}
+
+#[test]
+fn a_file_with_a_byte_order_mark_keeps_it_when_written_through_the_editor() {
+    let (h, editor) = with_editor("//- a.txt\n\u{feff}one\n", FileServingEditor::default());
+    let result = h.call("edit", json!({ "file_path": "a.txt", "old_string": "one", "new_string": "ONE" }));
+    assert_eq!(result.error, None);
+    let writes = editor.writes.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert_eq!(writes.first().map(|(_, text)| text.as_str()), Some("\u{feff}ONE\n"));
+}
