@@ -65,6 +65,10 @@ fn run_client(root: &Path, provider: &FakeProvider, mut scenario: Value) -> Res<
     scenario["tandem"] = json!(tandem_bin());
     scenario["cwd"] = json!(root);
     scenario["env"] = env(provider);
+    if let Ok(filter) = std::env::var("TANDEM_LOG") {
+        // `TANDEM_LOG=tandem::acp::wire=trace cargo test ... -- --nocapture` shows the wire.
+        scenario["env"]["TANDEM_LOG"] = json!(filter);
+    }
     let file = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
     std::fs::write(file.path(), scenario.to_string()).map_err(|e| e.to_string())?;
     let mut child = Command::new(python)
@@ -87,7 +91,10 @@ fn run_client(root: &Path, provider: &FakeProvider, mut scenario: Value) -> Res<
     let report: Value = serde_json::from_slice(&output.stdout)
         .map_err(|e| format!("the ACP client failed ({e}); stderr:\n{stderr}"))?;
     if report["invalid"].as_array().is_none_or(|a| !a.is_empty()) {
-        return Err(format!("tandem sent messages the ACP SDK rejects: {:#}", report["invalid"]));
+        return Err(format!("tandem sent messages the ACP SDK rejects: {:#}\nstderr:\n{stderr}", report["invalid"]));
+    }
+    if std::env::var_os("TANDEM_LOG").is_some() {
+        eprintln!("{stderr}");
     }
     Ok(report)
 }

@@ -180,6 +180,8 @@ async def run(scenario):
     results = []
     async with acp.spawn_agent_process(lambda _agent: recorder, scenario["tandem"], "acp", env=env,
                                        cwd=scenario["cwd"],
+                                       # tandem's log goes to our stderr (the test shows it on failure).
+                                       transport_kwargs={"stderr": None},
                                        use_unstable_protocol=bool(caps.get("elicitation"))) as (conn, process):
         conn._conn.add_observer(recorder.observe)
         init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=client_caps,

@@ -88,6 +88,12 @@ impl AcpClient {
         if self.muted.lock().unwrap_or_else(PoisonError::into_inner).contains(session_id) {
             return;
         }
+        // A provider that reports no usage: saying "0 tokens used" would mislead.
+        if let SessionUpdate::UsageUpdate(usage) = update
+            && usage.input_tokens + usage.output_tokens == 0
+        {
+            return;
+        }
         self.conn.notify("session/update", json!({ "sessionId": session_id, "update": mapping::update(update) }));
     }
 
