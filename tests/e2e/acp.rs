@@ -665,3 +665,46 @@ fn acp_terminal_commands_are_killed_at_their_timeout_and_on_cancel() -> Res<()> 
     assert!(results[0].contains("started"), "{results:#?}");
     Ok(())
 }
+
+#[test]
+fn acp_the_end_of_input_mid_turn_cancels_the_turn_and_exits() -> Res<()> {
+    let (_dir, root) = workspace(&[("notes.txt", NOTES)])?;
+    let provider = FakeProvider::start_blocking(vec![Turn::hang()]);
+    let mut raw = Raw::spawn(&root, &provider)?;
+    let _kill = KillOnDrop(raw.child.id());
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#)?;
+    raw.until_response(1)?;
+    raw.send(&format!(r#"{{"jsonrpc":"2.0","id":2,"method":"session/new","params":{{"cwd":"{}"}}}}"#, root.display()))?;
+    let lines = raw.until_response(2)?;
+    let session = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|v| v["result"]["sessionId"].as_str().map(str::to_owned))
+        .ok_or("no session")?;
+    raw.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{{"sessionId":"{session}","prompt":[{{"type":"text","text":"hang"}}]}}}}"#
+    ))?;
+    // The provider holds the request: the turn is running.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while provider.requests().is_empty() {
+        if Instant::now() > deadline {
+            return Err("the turn never reached the provider".into());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let Raw { mut child, stdin, .. } = raw;
+    let closed = Instant::now();
+    drop(stdin);
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if closed.elapsed() > Duration::from_secs(10) {
+            return Err("tandem acp kept running after its client left mid-turn".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    assert!(closed.elapsed() < Duration::from_secs(5), "{:?}", closed.elapsed());
+    Ok(())
+}

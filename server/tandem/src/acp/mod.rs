@@ -47,11 +47,18 @@ pub async fn serve() -> ExitCode {
     let (conn, writer) = Connection::new(crate::stdio::stdout());
     let server = Arc::new(Server::new(Arc::new(conn)));
     let end = server.run(crate::stdio::stdin()).await;
+    // The client is gone: end the running turns, stop the language servers, and give the
+    // writer a moment to flush what was queued (nobody may be reading any more).
     server.shutdown().await;
     drop(server);
-    writer.await.ok();
+    if tokio::time::timeout(WRITER_DRAIN, writer).await.is_err() {
+        tracing::warn!("turns were still ending when the client left; exiting anyway");
+    }
     end
 }
+
+/// How long the end of input waits for running turns to wind down and the output to flush.
+const WRITER_DRAIN: Duration = Duration::from_secs(3);
 
 /// One workspace (a root directory) and the agent serving its sessions.
 struct Ready {
@@ -502,6 +509,16 @@ impl Server {
     }
 
     async fn shutdown(&self) {
+        let sessions: Vec<(String, Arc<Ready>)> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(id, ready)| (id.clone(), Arc::clone(ready)))
+            .collect();
+        for (id, ready) in sessions {
+            ready.agent.cancel(&id);
+        }
         let workspaces = std::mem::take(&mut *self.workspaces.lock().await);
         for ready in workspaces {
             if let Some(proxy) = &ready.intel {
