@@ -708,3 +708,33 @@ fn acp_the_end_of_input_mid_turn_cancels_the_turn_and_exits() -> Res<()> {
     assert!(closed.elapsed() < Duration::from_secs(5), "{:?}", closed.elapsed());
     Ok(())
 }
+
+#[test]
+fn acp_mcp_servers_of_session_new_are_the_sessions_tools() -> Res<()> {
+    let everything = repo().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if !everything.exists() {
+        return Err(format!("{} is missing: run `npm install` at the repository root", everything.display()));
+    }
+    let (_dir, root) = workspace(&[("notes.txt", NOTES)])?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("call_1", "mcp__everything__echo", json!({ "message": "through ACP" })),
+        Turn::reply("Echoed."),
+    ]);
+    let report = run_client(
+        &root,
+        &provider,
+        json!({
+            "permissions": ["allow_once"],
+            "steps": [
+                { "op": "new", "mcpServers": [{ "name": "everything", "command": "node", "args": [everything, "stdio"] }] },
+                { "op": "prompt", "text": "echo it" },
+            ],
+        }),
+    )?;
+    assert_eq!(report["results"][1]["ok"]["stopReason"], "end_turn", "{:#}", report["results"]);
+    let offered = provider.requests()[0].body["tools"].to_string();
+    assert!(offered.contains("mcp__everything__echo"), "{offered}");
+    let results = tool_results(&provider);
+    assert!(results[0].contains("through ACP"), "{results:#?}");
+    Ok(())
+}

@@ -9,7 +9,7 @@ Usage: acp_client.py SCENARIO.json. The scenario:
                           ("cancel" sends session/cancel, then answers cancelled, as ACP says)
   answers                 elicitation answers in order: {"action", "content"}
   cancel_on_terminal      terminal ids ("term-2") whose creation is followed by session/cancel
-  steps                   [{"op": "new"} | {"op": "prompt", "text"} | {"op": "set_mode", "mode"} |
+  steps                   [{"op": "new", "mcpServers"?: [{"name", "command", "args"}]} | {"op": "prompt", "text"} | {"op": "set_mode", "mode"} |
                           {"op": "set_config", "id", "value"} | {"op": "list"} |
                           {"op": "load", "session"} | {"op": "resume", "session"} |
                           {"op": "raw", "method", "params"}]
@@ -20,6 +20,7 @@ Every message the agent sends is validated against the SDK's models; failures ar
 import asyncio
 import json
 import os
+import pathlib
 import signal
 import sys
 import time
@@ -52,44 +53,76 @@ class Recorder:
         self.events.append(event)
 
     async def session_update(self, session_id, update, **kwargs):
-        self.record({"kind": "update", "sessionId": session_id,
-                            "update": update.model_dump(by_alias=True, exclude_none=True)})
+        self.record(
+            {
+                "kind": "update",
+                "sessionId": session_id,
+                "update": update.model_dump(by_alias=True, exclude_none=True),
+            }
+        )
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
-        self.record({"kind": "permission", "sessionId": session_id,
-                            "toolCall": tool_call.model_dump(by_alias=True, exclude_none=True),
-                            "options": [o.model_dump(by_alias=True, exclude_none=True) for o in options]})
+        self.record(
+            {
+                "kind": "permission",
+                "sessionId": session_id,
+                "toolCall": tool_call.model_dump(by_alias=True, exclude_none=True),
+                "options": [
+                    o.model_dump(by_alias=True, exclude_none=True) for o in options
+                ],
+            }
+        )
         answer = self.permissions.pop(0) if self.permissions else "reject_once"
         if answer == "cancel":
             await self.conn.cancel(session_id=session_id)
-            return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
+            return schema.RequestPermissionResponse(
+                outcome=schema.DeniedOutcome(outcome="cancelled")
+            )
         if isinstance(answer, str):
             answer = {"optionId": answer}
-        outcome = schema.AllowedOutcome(outcome="selected", option_id=answer["optionId"],
-                                        field_meta=answer.get("_meta"))
+        outcome = schema.AllowedOutcome(
+            outcome="selected",
+            option_id=answer["optionId"],
+            field_meta=answer.get("_meta"),
+        )
         return schema.RequestPermissionResponse(outcome=outcome)
 
     async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
         self.record({"kind": "read", "path": path})
         if path in self.buffers:
             return schema.ReadTextFileResponse(content=self.buffers[path])
-        with open(path, encoding="utf-8") as f:
-            return schema.ReadTextFileResponse(content=f.read())
+        text = await asyncio.to_thread(pathlib.Path(path).read_text, encoding="utf-8")
+        return schema.ReadTextFileResponse(content=text)
 
     async def write_text_file(self, session_id, path, content, **kwargs):
         self.record({"kind": "write", "path": path, "content": content})
         self.buffers.pop(path, None)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(content)
+        target = pathlib.Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(target.write_text, content, encoding="utf-8")
         return schema.WriteTextFileResponse()
 
-    async def create_terminal(self, session_id, command, args=None, env=None, cwd=None,
-                              output_byte_limit=None, **kwargs):
-        self.record({"kind": "terminal", "command": command, "args": args or [], "cwd": cwd})
+    async def create_terminal(
+        self,
+        session_id,
+        command,
+        args=None,
+        env=None,
+        cwd=None,
+        output_byte_limit=None,
+        **kwargs,
+    ):
+        self.record(
+            {"kind": "terminal", "command": command, "args": args or [], "cwd": cwd}
+        )
         process = await asyncio.create_subprocess_exec(
-            command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True)
+            command,
+            *(args or []),
+            cwd=cwd,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.created += 1
         terminal_id = f"term-{self.created}"
         output = bytearray()
@@ -101,9 +134,11 @@ class Recorder:
 
         self.terminals[terminal_id] = (process, output, asyncio.ensure_future(pump()))
         if terminal_id in self.scenario.get("cancel_on_terminal", []):
+
             async def cancel_soon():
                 await asyncio.sleep(0.3)
                 await self.conn.cancel(session_id=session_id)
+
             asyncio.ensure_future(cancel_soon())
         return schema.CreateTerminalResponse(terminal_id=terminal_id)
 
@@ -114,9 +149,14 @@ class Recorder:
 
     async def terminal_output(self, session_id, terminal_id, **kwargs):
         process, output, _ = self.terminals[terminal_id]
-        status = None if process.returncode is None else schema.TerminalExitStatus(exit_code=process.returncode)
-        return schema.TerminalOutputResponse(output=output.decode(errors="replace"), truncated=False,
-                                             exit_status=status)
+        status = (
+            None
+            if process.returncode is None
+            else schema.TerminalExitStatus(exit_code=process.returncode)
+        )
+        return schema.TerminalOutputResponse(
+            output=output.decode(errors="replace"), truncated=False, exit_status=status
+        )
 
     async def kill_terminal(self, session_id, terminal_id, **kwargs):
         self.record({"kind": "terminal_kill", "terminalId": terminal_id})
@@ -169,59 +209,108 @@ async def run(scenario):
     recorder = Recorder(scenario)
     caps = scenario.get("caps", {})
     client_caps = schema.ClientCapabilities(
-        fs=schema.FileSystemCapabilities(read_text_file=caps.get("fs", False),
-                                         write_text_file=caps.get("fs", False)),
+        fs=schema.FileSystemCapabilities(
+            read_text_file=caps.get("fs", False), write_text_file=caps.get("fs", False)
+        ),
         terminal=caps.get("terminal", False),
-        elicitation=schema.ElicitationCapabilities(form=schema.ElicitationFormCapabilities())
-        if caps.get("elicitation") else None,
+        elicitation=schema.ElicitationCapabilities(
+            form=schema.ElicitationFormCapabilities()
+        )
+        if caps.get("elicitation")
+        else None,
     )
     env = dict(os.environ)
     env.update(scenario.get("env", {}))
     results = []
-    async with acp.spawn_agent_process(lambda _agent: recorder, scenario["tandem"], "acp", env=env,
-                                       cwd=scenario["cwd"],
-                                       # tandem's log goes to our stderr (the test shows it on failure).
-                                       transport_kwargs={"stderr": None},
-                                       use_unstable_protocol=bool(caps.get("elicitation"))) as (conn, process):
+    async with acp.spawn_agent_process(
+        lambda _agent: recorder,
+        scenario["tandem"],
+        "acp",
+        env=env,
+        cwd=scenario["cwd"],
+        # tandem's log goes to our stderr (the test shows it on failure).
+        transport_kwargs={"stderr": None},
+        use_unstable_protocol=bool(caps.get("elicitation")),
+    ) as (conn, process):
         conn._conn.add_observer(recorder.observe)
-        init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=client_caps,
-                                     client_info=schema.Implementation(name="tandem-e2e", version="1"))
+        init = await conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION,
+            client_capabilities=client_caps,
+            client_info=schema.Implementation(name="tandem-e2e", version="1"),
+        )
         session = None
         for step in scenario["steps"]:
             op = step["op"]
             try:
                 if op == "new":
-                    result = await conn.new_session(cwd=scenario["cwd"], mcp_servers=[])
+                    servers = [
+                        schema.McpServerStdio(
+                            name=m["name"],
+                            command=m["command"],
+                            args=m.get("args", []),
+                            env=[],
+                        )
+                        for m in step.get("mcpServers", [])
+                    ]
+                    result = await conn.new_session(
+                        cwd=scenario["cwd"], mcp_servers=servers
+                    )
                     session = result.session_id
                 elif op == "prompt":
-                    result = await conn.prompt(session_id=session,
-                                               prompt=[schema.TextContentBlock(type="text", text=step["text"])])
+                    result = await conn.prompt(
+                        session_id=session,
+                        prompt=[
+                            schema.TextContentBlock(type="text", text=step["text"])
+                        ],
+                    )
                 elif op == "set_mode":
-                    result = await conn.set_session_mode(session_id=session, mode_id=step["mode"])
+                    result = await conn.set_session_mode(
+                        session_id=session, mode_id=step["mode"]
+                    )
                 elif op == "set_config":
-                    result = await conn.set_config_option(session_id=session, config_id=step["id"],
-                                                          value=step["value"])
+                    result = await conn.set_config_option(
+                        session_id=session, config_id=step["id"], value=step["value"]
+                    )
                 elif op == "list":
                     result = await conn.list_sessions(cwd=scenario["cwd"])
                 elif op == "load":
                     session = step["session"]
-                    result = await conn.load_session(session_id=session, cwd=scenario["cwd"], mcp_servers=[])
+                    result = await conn.load_session(
+                        session_id=session, cwd=scenario["cwd"], mcp_servers=[]
+                    )
                 elif op == "resume":
                     session = step["session"]
-                    result = await conn.resume_session(session_id=session, cwd=scenario["cwd"], mcp_servers=[])
+                    result = await conn.resume_session(
+                        session_id=session, cwd=scenario["cwd"], mcp_servers=[]
+                    )
                 elif op == "raw":
-                    result = await conn._conn.send_request(step["method"], step["params"])
+                    result = await conn._conn.send_request(
+                        step["method"], step["params"]
+                    )
                 else:
                     raise ValueError(f"unknown op {op}")
-                results.append({"op": op, "ok": dump(result), "t": round(time.monotonic() - START, 2)})
+                results.append(
+                    {
+                        "op": op,
+                        "ok": dump(result),
+                        "t": round(time.monotonic() - START, 2),
+                    }
+                )
             except acp.RequestError as err:
-                results.append({"op": op, "error": {"code": err.code, "message": str(err)}})
+                results.append(
+                    {"op": op, "error": {"code": err.code, "message": str(err)}}
+                )
             # Updates sent right after a response (available commands) arrive before the next step.
             await asyncio.sleep(0.05)
         # The agent exits when its input ends.
     results.append({"op": "exit", "t": round(time.monotonic() - START, 2)})
-    return {"init": dump(init), "results": results, "events": recorder.events, "invalid": recorder.invalid,
-            "exit": process.returncode}
+    return {
+        "init": dump(init),
+        "results": results,
+        "events": recorder.events,
+        "invalid": recorder.invalid,
+        "exit": process.returncode,
+    }
 
 
 def main():
