@@ -738,3 +738,33 @@ fn acp_mcp_servers_of_session_new_are_the_sessions_tools() -> Res<()> {
     assert!(results[0].contains("through ACP"), "{results:#?}");
     Ok(())
 }
+
+#[test]
+fn acp_without_elicitation_a_single_choice_question_is_asked_as_a_permission() -> Res<()> {
+    let (_dir, root) = workspace(&[("notes.txt", NOTES)])?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("call_1", "ask_user", json!({ "question": "Which colour?", "options": ["Red", "Blue"] })),
+        Turn::new().tool_call("call_2", "ask_user", json!({ "question": "Name it?" })),
+        Turn::reply("Blue, unnamed."),
+    ]);
+    let report = run_client(
+        &root,
+        &provider,
+        json!({
+            "permissions": ["answer-1"],
+            "steps": [{ "op": "new" }, { "op": "prompt", "text": "ask me" }],
+        }),
+    )?;
+    assert_eq!(report["results"][1]["ok"]["stopReason"], "end_turn", "{:#}", report["results"]);
+    let asks = events(&report, "permission");
+    assert_eq!(asks.len(), 1, "the free question cannot be asked this way: {asks:#?}");
+    assert_eq!(asks[0]["toolCall"]["toolCallId"], "c1");
+    assert_eq!(asks[0]["toolCall"]["title"], "Which colour?");
+    let names: Vec<&str> =
+        asks[0]["options"].as_array().into_iter().flatten().filter_map(|o| o["name"].as_str()).collect();
+    assert_eq!(names, ["Red", "Blue", "Dismiss"]);
+    let results = tool_results(&provider);
+    assert!(results[0].contains("A: Blue"), "{results:#?}");
+    assert!(results[1].contains("nobody can be asked"), "{results:#?}");
+    Ok(())
+}

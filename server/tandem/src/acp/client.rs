@@ -2,7 +2,7 @@
 //! questions ([`SessionClient`]); file reads and writes and terminals when the client offers
 //! them ([`EditorClient`]: `fs/read_text_file`, `fs/write_text_file`, `terminal/*`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -53,6 +53,9 @@ pub struct AcpClient {
     pub caps: ClientCaps,
     /// Sessions whose updates are not sent (`session/resume` restores without replaying).
     muted: Mutex<HashSet<String>>,
+    /// The tool call running in each session (the last one reported in progress): a question
+    /// asked through `session/request_permission` is shown as that call.
+    running: Mutex<HashMap<String, String>>,
 }
 
 /// The client's id of a session: sub-agents' sessions (`<id>.a1`) act under their top session.
@@ -70,7 +73,7 @@ fn rpc_message(method: &str, err: RpcError) -> String {
 
 impl AcpClient {
     pub fn new(conn: Arc<Connection>, caps: ClientCaps) -> Self {
-        Self { conn, caps, muted: Mutex::new(HashSet::new()) }
+        Self { conn, caps, muted: Mutex::new(HashSet::new()), running: Mutex::new(HashMap::new()) }
     }
 
     /// Stops (`true`) or resumes sending the updates of `session_id`.
@@ -87,6 +90,17 @@ impl AcpClient {
     pub fn send_update(&self, session_id: &str, update: &SessionUpdate) {
         if self.muted.lock().unwrap_or_else(PoisonError::into_inner).contains(session_id) {
             return;
+        }
+        if let SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+            tool_call_id,
+            status: Some(tandem_protocol::ToolCallStatus::InProgress),
+            ..
+        }) = update
+        {
+            self.running
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(top_session(session_id).to_owned(), tool_call_id.clone());
         }
         // A provider that reports no usage: saying "0 tokens used" would mislead.
         if let SessionUpdate::UsageUpdate(usage) = update
@@ -130,8 +144,11 @@ impl AcpClient {
             required.push(key);
         }
         let message = params.questions.iter().map(|q| q.question.as_str()).collect::<Vec<_>>().join("\n");
+        let session_id = top_session(&params.session_id);
+        let tool_call_id = self.running.lock().unwrap_or_else(PoisonError::into_inner).get(session_id).cloned();
         let request = json!({
-            "sessionId": top_session(&params.session_id),
+            "sessionId": session_id,
+            "toolCallId": tool_call_id,
             "mode": "form",
             "message": message,
             "requestedSchema": { "type": "object", "properties": properties, "required": required },
@@ -159,6 +176,63 @@ impl AcpClient {
     }
 }
 
+impl AcpClient {
+    /// Without elicitation, one single-choice question is asked as a permission request whose
+    /// options are the answers (every ACP client shows those); anything else cannot be asked.
+    async fn ask_as_permission(&self, params: &AskUserParams) -> Result<AskUserResult, String> {
+        const CANNOT: &str = "this editor cannot show questions with free or multiple answers (no ACP elicitation support): ask in your answer instead and end the turn";
+        let [question] = params.questions.as_slice() else { return Err(CANNOT.to_owned()) };
+        if question.options.is_empty() || question.multi_select {
+            return Err(CANNOT.to_owned());
+        }
+        let session_id = top_session(&params.session_id).to_owned();
+        let tool_call_id = self
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&session_id)
+            .cloned()
+            .ok_or("no tool call is running to ask from")?;
+        let mut text = question.question.clone();
+        for option in question.options.iter().filter(|o| !o.description.is_empty()) {
+            text.push_str(&format!("\n- {}: {}", option.label, option.description));
+        }
+        let mut options: Vec<Value> = question
+            .options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| json!({ "optionId": format!("answer-{i}"), "name": o.label, "kind": "allow_once" }))
+            .collect();
+        options.push(json!({ "optionId": "dismiss", "name": "Dismiss", "kind": "reject_once" }));
+        let request = json!({
+            "sessionId": session_id,
+            "toolCall": {
+                "toolCallId": tool_call_id,
+                "title": question.question,
+                "kind": "other",
+                "status": "pending",
+                "content": [{ "type": "content", "content": { "type": "text", "text": text } }],
+            },
+            "options": options,
+        });
+        let answer = self
+            .conn
+            .request("session/request_permission", request)
+            .await
+            .map_err(|err| rpc_message("session/request_permission", err))?;
+        let chosen = answer.pointer("/outcome/optionId").and_then(Value::as_str).unwrap_or("dismiss");
+        let label = chosen
+            .strip_prefix("answer-")
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| question.options.get(i))
+            .map(|o| o.label.clone());
+        Ok(match label {
+            Some(label) => AskUserResult { answers: Some(vec![vec![label]]), cancelled: None },
+            None => AskUserResult { answers: None, cancelled: Some(true) },
+        })
+    }
+}
+
 #[async_trait]
 impl SessionClient for AcpClient {
     async fn update(&self, session_id: &str, update: SessionUpdate) {
@@ -178,10 +252,10 @@ impl SessionClient for AcpClient {
     }
 
     async fn ask_user(&self, params: AskUserParams) -> Result<AskUserResult, String> {
-        if !self.caps.elicitation_form {
-            return Err("this editor cannot show questions (no ACP elicitation support): ask in your answer instead and end the turn".to_owned());
+        if self.caps.elicitation_form {
+            return self.elicit(&params).await;
         }
-        self.elicit(&params).await
+        self.ask_as_permission(&params).await
     }
 }
 
