@@ -33,6 +33,7 @@ use tandem_protocol::{
 use tandem_text::BufferCache;
 use tandem_tools::{CodeIntel, EditorClient, Registry, Workspace};
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tracing::Instrument as _;
 
 use self::client::{AcpClient, ClientCaps};
 use self::mapping::string_param;
@@ -160,9 +161,8 @@ impl Server {
                 // Each request in a task of its own: a turn runs for long, and the client's
                 // answers to our requests (permissions, files) must keep flowing meanwhile.
                 let server = Arc::clone(self);
-                tokio::spawn(async move {
-                    let span = tracing::info_span!("acp", method = %method);
-                    let _enter = span.enter();
+                let span = tracing::info_span!("acp", method = %method);
+                let task = async move {
                     let result = server.request(&method, &params).await;
                     let announce = match (&result, method.as_str()) {
                         (Ok(value), "session/new") => value.get("sessionId").and_then(Value::as_str).map(str::to_owned),
@@ -184,7 +184,8 @@ impl Server {
                             }}),
                         );
                     }
-                });
+                };
+                tokio::spawn(task.instrument(span));
             }
         }
     }
