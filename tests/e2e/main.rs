@@ -14,4 +14,5 @@ mod mcp;
 mod run_cmd;
 mod session_tools;
 mod shell;
+mod vscode;
 mod web;
