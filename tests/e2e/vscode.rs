@@ -99,6 +99,9 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
             ] }),
         ),
         Turn::reply("Kept the second fix; the first was rejected."),
+        Turn::new().tool_call("c3", "bash", json!({ "command": "touch made-by-tandem.txt" })),
+        Turn::reply("Created it."),
+        Turn::hang(),
     ]);
     let out_dir = repo_root().join("target/vscode-e2e");
     let node = Command::new("node")
@@ -121,8 +124,9 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
     assert_eq!(disk, expected, "the file must hold exactly the accepted hunk");
     // The model was told which hunk the person rejected.
     let requests = provider.requests();
-    let last = requests.last().ok_or("no provider request")?;
-    let body = last.body.to_string();
-    assert!(body.contains("h1"), "the tool result must name the rejected hunk: {body}");
+    let third = requests.get(2).ok_or("no third provider request")?;
+    assert!(third.body.to_string().contains("h1"), "the tool result must name the rejected hunk: {}", third.body);
+    assert!(workspace.path().join("made-by-tandem.txt").exists(), "the approved command must have run");
+    assert_eq!(requests.len(), 6, "the cancelled turn was the last request");
     Ok(())
 }

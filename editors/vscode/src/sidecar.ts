@@ -143,9 +143,10 @@ export function initializationOptions(config: vscode.WorkspaceConfiguration): Re
     const value = config.get<string>(setting, "").trim();
     if (value !== "") provider[key] = value;
   }
+  const profile = config.get<string>("profile", "").trim();
   return {
     mode: config.get<string>("mode", "default"),
-    profile: config.get<string>("profile", "standard"),
+    ...(profile !== "" ? { profile } : {}),
     ...(Object.keys(provider).length > 0 ? { provider } : {}),
   };
 }

@@ -121,11 +121,38 @@ export function contentSummary(content: ToolCallContent): { kind: "text" | "diff
       return { kind: "text", text: blockText(content.content) };
     case "diff": {
       const patch = (content.hunks ?? []).map((h) => h.patch).join("");
-      return { kind: "diff", text: patch || `${content.path}: ${content.oldText === null ? "new file" : "changed"}` };
+      return { kind: "diff", text: patch || changedRegion(content.path, content.oldText, content.newText) };
     }
     case "terminal":
       return { kind: "terminal", text: `terminal ${content.terminalId}` };
     default:
       return { kind: "text", text: "" };
   }
+}
+
+/**
+ * A compact picture of a change without hunks (what was applied): the file's name, then the lines
+ * between the common prefix and the common suffix, removed ones with "-", added ones with "+".
+ */
+export function changedRegion(path: string, oldText: string | null, newText: string, maxLines = 40): string {
+  if (oldText === null) {
+    const lines = newText.split("\n");
+    const shown = lines.slice(0, maxLines).map((l) => `+${l}`);
+    return [`${path} (new file)`, ...shown, ...(lines.length > maxLines ? [`… ${lines.length - maxLines} more lines`] : [])].join("\n");
+  }
+  const split = (t: string) => (t === "" ? [] : t.split("\n"));
+  const a = split(oldText);
+  const b = split(newText);
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start += 1;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA -= 1;
+    endB -= 1;
+  }
+  if (start === endA && start === endB) return `${path} (unchanged)`;
+  const body = [...a.slice(start, endA).map((l) => `-${l}`), ...b.slice(start, endB).map((l) => `+${l}`)];
+  const cut = body.length > maxLines ? [...body.slice(0, maxLines), `… ${body.length - maxLines} more lines`] : body;
+  return [`@@ ${path}:${start + 1} @@`, ...cut].join("\n");
 }

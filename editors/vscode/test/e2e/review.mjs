@@ -151,7 +151,29 @@ try {
   if (!disk.includes("return a * b") || !disk.includes("return a - b  # TODO")) throw new Error(`disk content:\n${disk}`);
 
   await page.screenshot({ path: join(OUT_DIR, "done.png") });
-  console.log(`ok: the review in VS Code ${await vscodeVersion()} applied exactly h2 (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+
+  step("mode picker: auto-edit shows in the status bar");
+  await panel.locator('[data-testid="mode"]').selectOption("auto-edit");
+  await page.locator(".statusbar-item", { hasText: "Tandem: auto-edit" }).first().waitFor({ timeout: 10_000 });
+
+  step("a command asks in a modal with the command; Run runs it");
+  await panel.locator('[data-testid="prompt"]').fill("Create the marker file");
+  await panel.locator('[data-testid="send"]').click();
+  const dialog = page.locator(".monaco-dialog-box");
+  await dialog.waitFor({ timeout: 30_000 });
+  const dialogText = plain(await dialog.innerText());
+  if (!dialogText.includes("touch made-by-tandem.txt")) throw new Error(`the dialog does not show the command: ${dialogText}`);
+  await page.screenshot({ path: join(OUT_DIR, "command.png") });
+  await dialog.locator(".monaco-button", { hasText: /^Run$/ }).click();
+  await panel.locator('[data-testid="assistant-message"]', { hasText: "Created it." }).waitFor({ timeout: 30_000 });
+
+  step("cancel stops a running turn");
+  await panel.locator('[data-testid="prompt"]').fill("Think for a long time");
+  await panel.locator('[data-testid="send"]').click();
+  await panel.locator('[data-testid="status"]', { hasText: "Working" }).waitFor({ timeout: 10_000 });
+  await panel.locator('[data-testid="cancel"]').click();
+  await panel.locator('[data-testid="status"]', { hasText: "Done (cancelled)" }).waitFor({ timeout: 10_000 });
+  console.log(`ok: in VS Code ${await vscodeVersion()} the review applied exactly h2, a command ran after the modal, a turn was cancelled (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 } catch (err) {
   console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
   if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});

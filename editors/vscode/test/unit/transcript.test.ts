@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { applyUpdate, contentSummary, emptyTranscript } from "../../src/transcript";
+import { applyUpdate, changedRegion, contentSummary, emptyTranscript } from "../../src/transcript";
 
 test("message chunks join into one entry until another kind interrupts", () => {
   const t = emptyTranscript();
@@ -70,7 +70,20 @@ test("content summaries: text, diff patches, terminals", () => {
   );
   assert.deepEqual(contentSummary({ type: "diff", path: "/w/n.py", oldText: null, newText: "x" }), {
     kind: "diff",
-    text: "/w/n.py: new file",
+    text: "/w/n.py (new file)\n+x",
+  });
+  // Without hunks (what was applied): the region between the common prefix and suffix.
+  assert.deepEqual(contentSummary({ type: "diff", path: "/w/a.py", oldText: "a\nb\nc\nd\n", newText: "a\nB\nC\nd\n" }), {
+    kind: "diff",
+    text: "@@ /w/a.py:2 @@\n-b\n-c\n+B\n+C",
   });
   assert.deepEqual(contentSummary({ type: "terminal", terminalId: "t1" }), { kind: "terminal", text: "terminal t1" });
+});
+
+test("changed regions: unchanged, pure insertion, long changes are cut", () => {
+  assert.equal(changedRegion("f", "a\n", "a\n"), "f (unchanged)");
+  assert.equal(changedRegion("f", "a\nc\n", "a\nb\nc\n"), "@@ f:2 @@\n+b");
+  const long = changedRegion("f", "", Array.from({ length: 50 }, (_, i) => `l${i}`).join("\n"), 5);
+  assert.equal(long.split("\n").length, 7);
+  assert.match(long, /… 45 more lines$/);
 });
