@@ -101,6 +101,13 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
         Turn::reply("Kept the second fix; the first was rejected."),
         Turn::new().tool_call("c3", "bash", json!({ "command": "touch made-by-tandem.txt" })),
         Turn::reply("Created it."),
+        Turn::new().tool_call(
+            "c4",
+            "question",
+            json!({ "questions": [{ "question": "Which greeting style?", "header": "Style", "multiSelect": false,
+                "options": [{ "label": "formal", "description": "Good day" }, { "label": "casual", "description": "Hey" }] }] }),
+        ),
+        Turn::reply("Casual it is."),
         Turn::hang(),
     ]);
     let out_dir = repo_root().join("target/vscode-e2e");
@@ -127,6 +134,8 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
     let third = requests.get(2).ok_or("no third provider request")?;
     assert!(third.body.to_string().contains("h1"), "the tool result must name the rejected hunk: {}", third.body);
     assert!(workspace.path().join("made-by-tandem.txt").exists(), "the approved command must have run");
-    assert_eq!(requests.len(), 6, "the cancelled turn was the last request");
+    let answer = requests.get(6).ok_or("no request after the question")?;
+    assert!(answer.body.to_string().contains("A: casual"), "the answer must reach the model: {}", answer.body);
+    assert_eq!(requests.len(), 8, "the cancelled turn was the last request");
     Ok(())
 }

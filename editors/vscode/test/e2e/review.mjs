@@ -167,13 +167,29 @@ try {
   await dialog.locator(".monaco-button", { hasText: /^Run$/ }).click();
   await panel.locator('[data-testid="assistant-message"]', { hasText: "Created it." }).waitFor({ timeout: 30_000 });
 
+  step("a question from the agent is a quick pick; the answer reaches the model");
+  await panel.locator('[data-testid="prompt"]').fill("Ask me about the style");
+  await panel.locator('[data-testid="send"]').click();
+  const pick = page.locator(".quick-input-widget");
+  await pick.locator(".quick-input-title", { hasText: "Which greeting style?" }).waitFor({ timeout: 30_000 });
+  await pick.locator(".quick-input-list .monaco-list-row", { hasText: "casual" }).click();
+  await panel.locator('[data-testid="assistant-message"]', { hasText: "Casual it is." }).waitFor({ timeout: 30_000 });
+
   step("cancel stops a running turn");
   await panel.locator('[data-testid="prompt"]').fill("Think for a long time");
   await panel.locator('[data-testid="send"]').click();
   await panel.locator('[data-testid="status"]', { hasText: "Working" }).waitFor({ timeout: 10_000 });
   await panel.locator('[data-testid="cancel"]').click();
   await panel.locator('[data-testid="status"]', { hasText: "Done (cancelled)" }).waitFor({ timeout: 10_000 });
-  console.log(`ok: in VS Code ${await vscodeVersion()} the review applied exactly h2, a command ran after the modal, a turn was cancelled (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+
+  step("sessions: the stored session resumes with its history");
+  await panel.locator('[data-testid="new-session"]').click();
+  await panel.locator('[data-testid="user-message"]').first().waitFor({ state: "detached", timeout: 10_000 });
+  await panel.locator('[data-testid="sessions-button"]').click();
+  await panel.locator('[data-testid="session"]').first().click();
+  await panel.locator('[data-testid="user-message"]', { hasText: "Fix both functions in calc.py" }).waitFor({ timeout: 15_000 });
+  await panel.locator('[data-testid="assistant-message"]', { hasText: "Kept the second fix" }).waitFor({ timeout: 15_000 });
+  console.log(`ok: in VS Code ${await vscodeVersion()} the review applied exactly h2, a command ran after the modal, a question was answered, a turn was cancelled, the session resumed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 } catch (err) {
   console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
   if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
