@@ -14,6 +14,8 @@ interface Pending {
   key: string;
   review: Review;
   resolve: (answer: PermissionResult) => void;
+  /** Set once its diff editors are open; closing them all afterwards rejects what is still pending. */
+  opened: boolean;
 }
 
 export class ReviewController implements vscode.Disposable, vscode.TextDocumentContentProvider, vscode.CodeLensProvider {
@@ -33,6 +35,9 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
       vscode.workspace.registerTextDocumentContentProvider(SCHEME, this),
       vscode.languages.registerCodeLensProvider({ scheme: SCHEME }, this),
       vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
+      vscode.window.tabGroups.onDidChangeTabs((e) => {
+        if (e.closed.length > 0) this.closedTabs();
+      }),
       this.lensChanged,
       this.changed,
       this.decided,
@@ -55,7 +60,7 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
     if (!review) return undefined;
     const key = `r${this.next++}`;
     return new Promise<PermissionResult>((resolve) => {
-      this.pending.set(key, { key, review, resolve });
+      this.pending.set(key, { key, review, resolve, opened: false });
       token.onCancellationRequested(() => this.finish(key, review.isAnswered ? undefined : review.close()));
       void vscode.commands.executeCommand("setContext", "tandem.reviewing", true);
       this.changed.fire(review);
@@ -182,6 +187,23 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
     this.changed.fire(this.current);
   }
 
+  /** Every diff editor of a review was closed by the person: the undecided hunks count as rejected. */
+  private closedTabs(): void {
+    const open = new Set(this.reviewTabs().map((tab) => parse((tab.input as vscode.TabInputTextDiff).modified).key));
+    for (const entry of [...this.pending.values()]) {
+      if (!entry.opened || open.has(entry.key) || entry.review.isAnswered) continue;
+      for (const hunk of entry.review.pending) entry.review.decide(hunk.id, false);
+      this.log(`review ${entry.key}: closed, undecided hunks rejected (${entry.review.summary()})`);
+      this.afterDecision(entry);
+    }
+  }
+
+  private reviewTabs(): vscode.Tab[] {
+    return vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === SCHEME);
+  }
+
   private async open(key: string, review: Review): Promise<void> {
     for (const [index, file] of review.files.entries()) {
       const original = reviewUri(key, index, "original", file.path);
@@ -197,15 +219,13 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
         this.log(`could not open the review of ${file.path}: ${err}`);
       }
     }
+    const entry = this.pending.get(key);
+    if (entry) entry.opened = this.reviewTabs().some((tab) => parse((tab.input as vscode.TabInputTextDiff).modified).key === key);
     this.decorate();
   }
 
   private async closeEditors(key: string): Promise<void> {
-    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs);
-    const mine = tabs.filter((tab) => {
-      const input = tab.input;
-      return input instanceof vscode.TabInputTextDiff && input.modified.scheme === SCHEME && parse(input.modified).key === key;
-    });
+    const mine = this.reviewTabs().filter((tab) => parse((tab.input as vscode.TabInputTextDiff).modified).key === key);
     if (mine.length > 0) await vscode.window.tabGroups.close(mine, true);
   }
 
