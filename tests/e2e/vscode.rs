@@ -108,6 +108,13 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
                 "options": [{ "label": "formal", "description": "Good day" }, { "label": "casual", "description": "Hey" }] }] }),
         ),
         Turn::reply("Casual it is."),
+        Turn::new().tool_call(
+            "c5",
+            "edit",
+            json!({ "file_path": "calc.py", "old_string": "    return a / b\n",
+                "new_string": "    if b == 0:\n        raise ZeroDivisionError(\"b\")\n    return a / b\n" }),
+        ),
+        Turn::reply("Left div alone."),
         Turn::hang(),
     ]);
     let out_dir = repo_root().join("target/vscode-e2e");
@@ -136,6 +143,8 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
     assert!(workspace.path().join("made-by-tandem.txt").exists(), "the approved command must have run");
     let answer = requests.get(6).ok_or("no request after the question")?;
     assert!(answer.body.to_string().contains("A: casual"), "the answer must reach the model: {}", answer.body);
-    assert_eq!(requests.len(), 8, "the cancelled turn was the last request");
+    let closed = requests.get(8).ok_or("no request after the closed review")?;
+    assert!(closed.body.to_string().contains("rejected"), "a closed review is a rejection: {}", closed.body);
+    assert_eq!(requests.len(), 10, "the cancelled turn was the last request");
     Ok(())
 }

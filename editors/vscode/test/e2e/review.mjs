@@ -175,6 +175,18 @@ try {
   await pick.locator(".quick-input-list .monaco-list-row", { hasText: "casual" }).click();
   await panel.locator('[data-testid="assistant-message"]', { hasText: "Casual it is." }).waitFor({ timeout: 30_000 });
 
+  step("closing the review's diff editor rejects its hunks");
+  await panel.locator('[data-testid="mode"]').selectOption("default");
+  await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 10_000 });
+  await panel.locator('[data-testid="prompt"]').fill("Guard div against zero");
+  await panel.locator('[data-testid="send"]').click();
+  await page.locator('.codelens-decoration a[title^="Accept h1"]').waitFor({ timeout: 30_000 });
+  const reviewTab = page.locator(".tab", { hasText: "← Tandem" }).first();
+  await reviewTab.hover();
+  await reviewTab.locator(".codicon-close").click();
+  await panel.locator('[data-testid="assistant-message"]', { hasText: "Left div alone." }).waitFor({ timeout: 30_000 });
+  if (readFileSync(join(WORKSPACE, "calc.py"), "utf8").includes("ZeroDivisionError")) throw new Error("a closed review was applied");
+
   step("cancel stops a running turn");
   await panel.locator('[data-testid="prompt"]').fill("Think for a long time");
   await panel.locator('[data-testid="send"]').click();
@@ -189,7 +201,7 @@ try {
   await panel.locator('[data-testid="session"]').first().click();
   await panel.locator('[data-testid="user-message"]', { hasText: "Fix both functions in calc.py" }).waitFor({ timeout: 15_000 });
   await panel.locator('[data-testid="assistant-message"]', { hasText: "Kept the second fix" }).waitFor({ timeout: 15_000 });
-  console.log(`ok: in VS Code ${await vscodeVersion()} the review applied exactly h2, a command ran after the modal, a question was answered, a turn was cancelled, the session resumed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  console.log(`ok: in VS Code ${await vscodeVersion()} the review applied exactly h2, a command ran after the modal, a question was answered, a closed review was rejected, a turn was cancelled, the session resumed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 } catch (err) {
   console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
   if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
