@@ -73,9 +73,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   async function onPanel(message: FromPanel): Promise<void> {
     switch (message.type) {
-      case "ready":
+      case "ready": {
         panel.post({ type: "mode", mode: session.mode });
+        // Until a session names the model, show the configured one (if any).
+        const configured = vscode.workspace.getConfiguration("tandem").get<string>("provider.model", "").trim();
+        const model = session.modelName ?? (configured || undefined);
+        if (model) panel.post({ type: "status", state: sidecarState, model });
         break;
+      }
       case "prompt":
         await session.prompt(message.text);
         break;
