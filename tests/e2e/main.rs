@@ -15,4 +15,5 @@ mod mcp;
 mod run_cmd;
 mod session_tools;
 mod shell;
+mod vscode;
 mod web;
