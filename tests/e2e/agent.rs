@@ -231,6 +231,13 @@ fn accepting_some_hunks_applies_exactly_those_and_tells_the_model_anthropic() ->
         .ok_or("no tool_result sent back")?;
     let content = result_block["content"].to_string();
     assert!(content.contains("rejected h1") && content.contains("line two"), "{content}");
+    // The editor's card says the change was applied only in part.
+    let finished = sidecar
+        .session_updates()
+        .into_iter()
+        .rfind(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed")
+        .ok_or("no completed tool call")?;
+    assert_eq!(finished["title"], "Wrote notes.txt (1 hunk rejected)");
     // The thinking was streamed as thought chunks and sent back with its signature.
     assert!(trace(&sidecar.session_updates()).contains(&"thought:Two changes, far apart.".to_owned()));
     let thinking = messages

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 
-use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, snippet};
+use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, reviewed_title, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -70,7 +70,7 @@ impl Tool for Append {
         for note in &committed.notes {
             output.push_str(&format!("\nNote: {note}."));
         }
-        let mut result = ToolOutput::new(format!("Appended to {shown}"), output)
+        let mut result = ToolOutput::new(reviewed_title(format!("Appended to {shown}"), [&committed]), output)
             .with("path", shown)
             .with("created", created)
             .with("bytes", addition.len())

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 use tandem_text::patch::{self, FilePatch, PatchFormat};
 
-use super::{Change, Loaded, check_fresh, commit_all, diff_metadata, load_shown};
+use super::{Change, Loaded, check_fresh, commit_all, diff_metadata, load_shown, reviewed_title};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -139,11 +139,14 @@ impl Tool for ApplyPatch {
         for note in committed.iter().flat_map(|c| &c.notes) {
             output.push_str(&format!("Note: {note}.\n"));
         }
-        let mut result = ToolOutput::new(format!("Applied a patch to {count} file(s)"), output.trim_end().to_owned())
-            .with("format", if parsed.format == PatchFormat::Unified { "unified" } else { "begin-patch" })
-            .with("strip", strip)
-            .with("files", files)
-            .with("diffs", diffs);
+        let mut result = ToolOutput::new(
+            reviewed_title(format!("Applied a patch to {count} file(s)"), &committed),
+            output.trim_end().to_owned(),
+        )
+        .with("format", if parsed.format == PatchFormat::Unified { "unified" } else { "begin-patch" })
+        .with("strip", strip)
+        .with("files", files)
+        .with("diffs", diffs);
         super::attach_diagnostics(&ctx, &changed_paths, &mut result).await;
         Ok(result)
     }

@@ -16,6 +16,23 @@ pub(crate) struct Committed {
     pub via: &'static str,
     /// Notes for the model (e.g. the editor could not save).
     pub notes: Vec<String>,
+    /// Hunks the person rejected in the review (on the first of several commits).
+    pub rejected_hunks: usize,
+}
+
+impl Committed {
+    fn new(via: &'static str, notes: Vec<String>) -> Self {
+        Self { via, notes, rejected_hunks: 0 }
+    }
+}
+
+/// `title`, saying how many hunks were rejected when the person accepted only part of the change.
+pub(crate) fn reviewed_title<'a>(title: String, committed: impl IntoIterator<Item = &'a Committed>) -> String {
+    match committed.into_iter().map(|c| c.rejected_hunks).sum::<usize>() {
+        0 => title,
+        1 => format!("{title} (1 hunk rejected)"),
+        n => format!("{title} ({n} hunks rejected)"),
+    }
 }
 
 /// Replaces `loaded`'s text with `new_text`: through the editor when the file is open there,
@@ -23,11 +40,13 @@ pub(crate) struct Committed {
 pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) -> Result<Committed, ToolError> {
     let mut changes = review(ctx, vec![(loaded, Change::Write(new_text))]).await?;
     let review_notes = std::mem::take(&mut changes.notes);
+    let rejected = changes.rejected;
     let Some((loaded, Change::Write(new_text))) = changes.kept.pop() else {
         return Err(ToolError::new("internal error: the reviewed change is not a write"));
     };
     let mut committed = commit_reviewed(ctx, loaded, new_text).await?;
     committed.notes.splice(0..0, review_notes);
+    committed.rejected_hunks = rejected;
     Ok(committed)
 }
 
@@ -35,6 +54,8 @@ pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) 
 struct Reviewed {
     kept: Vec<(Loaded, Change)>,
     notes: Vec<String>,
+    /// How many hunks the person rejected.
+    rejected: usize,
 }
 
 /// Longest rejected-hunk text quoted back to the model.
@@ -43,7 +64,9 @@ const MAX_REJECTED_QUOTE: usize = 4000;
 /// Asks the context's approver (if any) about `changes`. Returns the changes to commit, with
 /// only the accepted hunks applied, or an error when nothing was accepted.
 async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Reviewed, ToolError> {
-    let Some(approver) = ctx.approver.clone() else { return Ok(Reviewed { kept: changes, notes: Vec::new() }) };
+    let Some(approver) = ctx.approver.clone() else {
+        return Ok(Reviewed { kept: changes, notes: Vec::new(), rejected: 0 });
+    };
     // One review for every file, with hunk ids numbered across files; `local` maps them back.
     let mut files = Vec::new();
     let mut next = 1;
@@ -84,7 +107,7 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
                 .with("cancelled", true));
         }
     };
-    let Some(accepted) = accepted else { return Ok(Reviewed { kept: changes, notes: Vec::new() }) };
+    let Some(accepted) = accepted else { return Ok(Reviewed { kept: changes, notes: Vec::new(), rejected: 0 }) };
     if let Some(unknown) = accepted.iter().find(|id| !files.iter().flat_map(|f| &f.hunks).any(|h| &h.id == *id)) {
         return Err(ToolError::new(format!(
             "the review accepted hunk `{unknown}`, which is not part of this change; nothing was written"
@@ -93,6 +116,7 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
     let mut kept = Vec::new();
     let mut notes = Vec::new();
     let mut rejected_quotes = String::new();
+    let rejected = files.iter().flat_map(|f| &f.hunks).filter(|h| !accepted.contains(&h.id)).count();
     for ((loaded, change), file) in changes.into_iter().zip(&files) {
         let take = file.accepted_local_ids(&accepted);
         let take: Vec<&str> = take.iter().map(String::as_str).collect();
@@ -139,7 +163,7 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
     if !rejected_quotes.is_empty() {
         notes.push(format!("rejected hunks, not applied:\n{}", rejected_quotes.trim_end()));
     }
-    Ok(Reviewed { kept, notes })
+    Ok(Reviewed { kept, notes, rejected })
 }
 
 /// [`commit`] after the review.
@@ -161,7 +185,7 @@ async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) ->
                 Ok(())
             })
             .await?;
-            Committed { via: "disk", notes: Vec::new() }
+            Committed::new("disk", Vec::new())
         }
         (Origin::Missing, None) => {
             blocking(move || {
@@ -170,7 +194,7 @@ async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) ->
                 Ok(())
             })
             .await?;
-            Committed { via: "disk", notes: Vec::new() }
+            Committed::new("disk", Vec::new())
         }
     };
     if let Some(hash) = new_hash {
@@ -217,7 +241,7 @@ async fn commit_to_client(
         .write_file(ctx.session_id.as_deref(), path, &text)
         .await
         .map_err(|err| ToolError::new(format!("the editor could not write `{shown}`: {err}")))?;
-    Ok(Committed { via: "editor", notes: Vec::new() })
+    Ok(Committed::new("editor", Vec::new()))
 }
 
 async fn commit_to_editor(
@@ -291,7 +315,7 @@ async fn commit_to_editor(
         .await?;
         notes.push("the editor did not save the document, so tandem wrote it to disk".to_owned());
     }
-    Ok(Committed { via: "editor", notes })
+    Ok(Committed::new("editor", notes))
 }
 
 /// One file's part of a multi-file change.
@@ -414,10 +438,11 @@ fn disk_phase(ops: Vec<(PathBuf, Option<Before>, Change)>) -> Result<Vec<Done>, 
 /// a later one fails; then edits of documents open in the editor (an editor edit that fails
 /// undoes the disk changes and the editor edits before it).
 pub(crate) async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Vec<Committed>, ToolError> {
-    let Reviewed { kept: changes, notes: review_notes } = review(ctx, changes).await?;
+    let Reviewed { kept: changes, notes: review_notes, rejected } = review(ctx, changes).await?;
     let mut committed = commit_all_reviewed(ctx, changes).await?;
     if let Some(first) = committed.first_mut() {
         first.notes.splice(0..0, review_notes);
+        first.rejected_hunks = rejected;
     }
     Ok(committed)
 }
@@ -468,7 +493,7 @@ async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) 
     }
     let disk_count = disk_ops.len();
     let done = blocking(move || disk_phase(disk_ops)).await?;
-    let mut committed: Vec<Committed> = (0..disk_count).map(|_| Committed { via: "disk", notes: Vec::new() }).collect();
+    let mut committed: Vec<Committed> = (0..disk_count).map(|_| Committed::new("disk", Vec::new())).collect();
     let mut applied: Vec<(PathBuf, String, String, bool)> = Vec::new();
     for (loaded, text) in editor_ops {
         let path = loaded.path.clone();

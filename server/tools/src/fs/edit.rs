@@ -11,7 +11,9 @@ use tandem_protocol::ToolGroup;
 use tandem_text::LineEnding;
 use tandem_text::matcher::{self, Closest, MatchError, Strategy};
 
-use super::{attach_diagnostics, check_fresh, commit, diff_metadata, line_of, load_shown, numbered, snippet};
+use super::{
+    attach_diagnostics, check_fresh, commit, diff_metadata, line_of, load_shown, numbered, reviewed_title, snippet,
+};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -116,7 +118,7 @@ impl Tool for Edit {
         for note in &committed.notes {
             output.push_str(&format!("\nNote: {note}."));
         }
-        let mut result = ToolOutput::new(format!("Edited {shown}"), output)
+        let mut result = ToolOutput::new(reviewed_title(format!("Edited {shown}"), [&committed]), output)
             .with("path", shown)
             .with("strategy", strategy)
             .with("similarity", (similarity * 100.0).round() / 100.0)

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 
 use super::edit::apply_one;
-use super::{Change, Loaded, check_fresh, commit_all, diff_metadata, load_shown, snippet};
+use super::{Change, Loaded, check_fresh, commit_all, diff_metadata, load_shown, reviewed_title, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -156,11 +156,13 @@ impl Tool for MultiEdit {
         for note in committed.iter().flat_map(|c| &c.notes) {
             output.push_str(&format!("Note: {note}.\n"));
         }
-        let mut result =
-            ToolOutput::new(format!("Applied {total} edit(s) to {count} file(s)"), output.trim_end().to_owned())
-                .with("files", paths)
-                .with("edits", strategies)
-                .with("diffs", diffs);
+        let mut result = ToolOutput::new(
+            reviewed_title(format!("Applied {total} edit(s) to {count} file(s)"), &committed),
+            output.trim_end().to_owned(),
+        )
+        .with("files", paths)
+        .with("edits", strategies)
+        .with("diffs", diffs);
         super::attach_diagnostics(&ctx, &changed_paths, &mut result).await;
         Ok(result)
     }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 
-use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, snippet};
+use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, reviewed_title, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -88,7 +88,7 @@ impl Tool for Write {
             output.push_str(&format!("\nNote: {note}."));
         }
         let title = if created { format!("Created {shown}") } else { format!("Wrote {shown}") };
-        let mut result = ToolOutput::new(title, output)
+        let mut result = ToolOutput::new(reviewed_title(title, [&committed]), output)
             .with("path", shown)
             .with("created", created)
             .with("changed", true)
