@@ -152,3 +152,106 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
     }
     Ok(())
 }
+
+/// A tmux server of its own (`-L`), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn command(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command.arg("-L").arg(&self.socket);
+        command
+    }
+
+    fn capture(&self) -> Res<String> {
+        let out = self.command().args(["capture-pane", "-p", "-t", "review"]).output().map_err(|e| e.to_string())?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Polls the screen until `done(screen)`; the last screen in the error.
+    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> Res<String> {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture()?;
+            if done(&screen) {
+                return Ok(screen);
+            }
+            if start.elapsed() > Duration::from_secs(30) {
+                return Err(format!("timed out waiting for {what}; the screen:\n{screen}"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn keys(&self, keys: &str) -> Res<()> {
+        let status = self.command().args(["send-keys", "-t", "review", keys]).status().map_err(|e| e.to_string())?;
+        if status.success() { Ok(()) } else { Err(format!("tmux send-keys {keys}: {status}")) }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        if let Err(err) = self.command().arg("kill-server").status() {
+            eprintln!("tmux kill-server: {err}");
+        }
+    }
+}
+
+#[test]
+fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() -> Res<()> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return missing("tmux");
+    }
+    for (version, nvim) in neovims()? {
+        let dir = workspace()?;
+        let provider = FakeProvider::start_blocking(review_turns());
+        let tmux = Tmux { socket: format!("tandem-nvim-{}-{version}", std::process::id()) };
+        let plugin = plugin_dir();
+        let command = format!(
+            "'{}' -u NONE -i NONE --cmd 'set rtp+={}' -c 'luafile {}'",
+            nvim.display(),
+            plugin.display(),
+            plugin.join("tests/tmux_review.lua").display()
+        );
+        let status = tmux
+            .command()
+            .args(["new-session", "-d", "-x", "160", "-y", "30", "-s", "review", &command])
+            .current_dir(dir.path())
+            .env("TANDEM_TEST_BIN", tandem_bin())
+            .env("TANDEM_TEST_BASE_URL", provider.base_url())
+            .env("TANDEM_TEST_WORKSPACE", dir.path())
+            .status()
+            .map_err(|e| format!("tmux: {e}"))?;
+        assert!(status.success(), "tmux new-session: {status}");
+
+        // The review as a person sees it: the removed lines still there (with a `-` sign), the
+        // added lines under them, a label per hunk, the chat beside it.
+        let screen =
+            tmux.wait_for("the review", |s| s.contains("h1: a accept, r reject") && s.contains("h2: a accept"))?;
+        eprintln!("--- Neovim {version}, the review in tmux:\n{screen}");
+        let lines: Vec<&str> = screen.lines().collect();
+        let at = |needle: &str| lines.iter().position(|l| l.contains(needle));
+        let removed = at("return a - b").ok_or("the removed line is not on the screen")?;
+        let added = at("+     return a + b").ok_or("the added line is not on the screen")?;
+        assert_eq!(added, removed + 1, "the added line is right under the removed one:\n{screen}");
+        assert!(lines[removed].starts_with('-'), "the removed line has the `-` sign:\n{screen}");
+        assert!(!lines[added + 1].starts_with('-'), "the unchanged line after it has no sign:\n{screen}");
+        assert!(lines[removed].contains("h1: a accept, r reject"), "the label is on the hunk's line:\n{screen}");
+        assert!(screen.contains("+     return a * b"), "{screen}");
+        assert!(screen.contains("Two bugs: add and mul."), "the chat shows the streamed answer:\n{screen}");
+        assert!(screen.contains("Tandem: Edit calc.py: 2 hunk(s): 2 pending"), "the summary:\n{screen}");
+
+        // Real key presses: accept the first hunk, reject the second.
+        tmux.keys("a")?;
+        tmux.wait_for("h1 accepted", |s| s.contains("h1: accepted"))?;
+        tmux.keys("r")?;
+        let screen = tmux.wait_for("the end of the turn", |s| s.contains("Fixed what you accepted."))?;
+        eprintln!("--- Neovim {version}, after a and r:\n{screen}");
+        assert!(!screen.contains("h2: a accept"), "the review is closed:\n{screen}");
+        let calc = std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?;
+        assert_eq!(calc, CALC_ADD_FIXED, "Neovim {version}");
+    }
+    Ok(())
+}

@@ -93,13 +93,16 @@ local function render(review, file)
     local p = h.parsed
     if h.state ~= "rejected" then
       for _, line in ipairs(p.removed) do
-        -- hl_group to the end of the line (0.7 has no line_hl_group details to read back),
-        -- line_hl_group for the whole width where it exists.
+        -- The text to the end of the line (hl_group: 0.7 reads back no line_hl_group), and
+        -- apart from it (a sign on a range is drawn on every line of it in 0.10+) the sign
+        -- and the whole width.
         vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(line), 0, {
           end_row = row(line) + 1,
           end_col = 0,
           hl_group = "TandemRemoved",
           hl_eol = true,
+        })
+        vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(line), 0, {
           line_hl_group = "TandemRemoved",
           sign_text = "-",
           sign_hl_group = "TandemRemoved",
