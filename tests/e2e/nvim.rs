@@ -113,6 +113,8 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             // A command that needs approval, asked with vim.ui.select.
             Turn::new().tool_call("c7", "bash", json!({ "command": "touch made.txt" })),
             Turn::reply("Made it."),
+            // A provider error: the turn ends with the reason in the chat.
+            Turn::status(400),
         ]);
         let provider = FakeProvider::start_blocking(turns);
         let started = Instant::now();

@@ -147,6 +147,24 @@ return function(H)
     H.truthy(has("Made it."), "the answer")
   end)
 
+  test("e2e: a provider error ends the turn with the reason in the chat", function()
+    local notified = {}
+    local saved = vim.notify
+    vim.notify = function(message, level)
+      notified[#notified + 1] = { message, level }
+    end
+    local turn = prompt("one more")
+    local ok, err = pcall(H.wait, 30000, function()
+      return turn.done
+    end, "the turn")
+    vim.notify = saved
+    H.truthy(ok, err)
+    eq("error", turn.result.stopReason)
+    H.truthy(has("turn ended (error): "), "the reason in the chat:\n" .. chat.text())
+    H.truthy(has("400"), "the status in the chat:\n" .. chat.text())
+    eq(vim.log.levels.ERROR, notified[1] and notified[1][2])
+  end)
+
   test("e2e: :TandemInfo and :TandemSessions show the running sidecar and this session", function()
     local info = table.concat(tandem.info(), "\n")
     H.truthy(info:find("sidecar: running", 1, true), info)

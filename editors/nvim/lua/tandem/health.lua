@@ -13,9 +13,9 @@ function M.check()
   local v = vim.version()
   ok(string.format("Neovim %d.%d.%d", v.major, v.minor, v.patch))
   local tandem = require("tandem")
-  local resolved, config = pcall(require("tandem.config").resolve, {})
+  local resolved, config = pcall(tandem.config)
   if not resolved then
-    error(config)
+    error("setup(): " .. tostring(config))
     return
   end
   local status_ok, lines = pcall(tandem.info)

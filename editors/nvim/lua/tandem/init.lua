@@ -115,6 +115,11 @@ function M.on_sidecar_exit()
   end
 end
 
+--- The resolved configuration (setup()'s options over the defaults).
+function M.config()
+  return cfg()
+end
+
 --- Requests `method` once the sidecar is up; callback(err, result).
 function M.request(method, params, callback)
   client.request(cfg(), handlers, method, params, callback)
@@ -181,6 +186,9 @@ function M.prompt(text, opts)
     if err then
       chat.note("error: " .. tostring(err))
       notify_error("tandem: " .. tostring(err))
+    elseif result and result.error then
+      chat.note(string.format("turn ended (%s): %s", tostring(result.stopReason), result.error))
+      notify_error("tandem: " .. result.error)
     else
       chat.note("turn ended: " .. tostring(result and result.stopReason))
     end
