@@ -289,6 +289,20 @@ return function(H)
     end)
   end)
 
+  test("doc/tandem.txt: help tags build without duplicates and :help finds the commands", function()
+    local root = vim.fn.tempname()
+    vim.fn.mkdir(root .. "/doc", "p")
+    local doc = vim.api.nvim_get_runtime_file("doc/tandem.txt", false)[1]
+    vim.fn.writefile(vim.fn.readfile(doc), root .. "/doc/tandem.txt")
+    vim.cmd("helptags " .. root .. "/doc")
+    vim.opt.rtp:prepend(root)
+    for _, tag in ipairs({ ":Tandem", ":TandemMode", "tandem-review", "tandem-setup", "hl-TandemAdded", "tandem-api" }) do
+      vim.cmd("help " .. tag)
+      eq("tandem.txt", vim.fn.expand("%:t"), tag)
+      vim.cmd("helpclose")
+    end
+  end)
+
   if vim.fn.has("nvim-0.8") == 1 then
     test(":checkhealth tandem reports the sidecar", function()
       vim.cmd("checkhealth tandem")
