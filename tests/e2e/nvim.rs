@@ -60,6 +60,8 @@ fn missing(what: &str) -> Res<()> {
 fn workspace() -> Res<tempfile::TempDir> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     std::fs::write(dir.path().join("calc.py"), CALC).map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("util.py"), "x = 1\n").map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("notes.md"), "draft\n").map_err(|e| e.to_string())?;
     std::fs::create_dir_all(dir.path().join(".tandem")).map_err(|e| e.to_string())?;
     std::fs::write(
         dir.path().join(".tandem/config.toml"),
@@ -72,7 +74,10 @@ fn workspace() -> Res<tempfile::TempDir> {
 /// The model's side of the review: read the file, propose both fixes in one `multiedit`.
 fn review_turns() -> Vec<Turn> {
     vec![
-        Turn::new().text("Reading calc.py first.").tool_call("c1", "read", json!({ "file_path": "calc.py" })),
+        Turn::new()
+            .text("Reading calc.py first.")
+            .tool_call("c1", "read", json!({ "file_path": "calc.py" }))
+            .tool_call("c1b", "read", json!({ "file_path": "notes.md" })),
         Turn::new().text("Two bugs: add and mul.").tool_call(
             "c2",
             "multiedit",
@@ -113,12 +118,22 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             // A command that needs approval, asked with vim.ui.select.
             Turn::new().tool_call("c7", "bash", json!({ "command": "touch made.txt" })),
             Turn::reply("Made it."),
+            // A new file, then a file that is not open in Neovim.
+            Turn::new().tool_call("c8", "write", json!({ "file_path": "notes/new.txt", "content": "hello\n" })),
+            Turn::new().tool_call("c9", "read", json!({ "file_path": "util.py" })).tool_call(
+                "c10",
+                "edit",
+                json!({ "file_path": "util.py", "old_string": "x = 1", "new_string": "x = 2" }),
+            ),
+            Turn::reply("Created and edited."),
             // A provider error: the turn ends with the reason in the chat.
             Turn::status(400),
         ]);
         let provider = FakeProvider::start_blocking(turns);
         let started = Instant::now();
         let out_path = dir.path().join(".tandem/nvim-test.out");
+        // Neovim's messages (and the sidecar's log): shown only when the test fails.
+        let err_path = dir.path().join(".tandem/nvim-test.err");
         let mut child = Command::new(&nvim)
             .args(["--headless", "-u", "NONE", "-i", "NONE", "--cmd"])
             .arg(format!("set rtp+={}", plugin_dir().display()))
@@ -132,13 +147,14 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             .env("TANDEM_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(std::fs::File::create(&err_path).map_err(|e| e.to_string())?)
             .spawn()
             .map_err(|e| format!("spawn {}: {e}", nvim.display()))?;
         let status = wait_with_timeout(&mut child, Duration::from_secs(180))?;
         let report = std::fs::read_to_string(&out_path).unwrap_or_default();
         eprintln!("--- Neovim {version} ({:.1}s):\n{report}", started.elapsed().as_secs_f64());
-        assert!(status.success(), "Neovim {version}: {status}\n{report}");
+        let messages = std::fs::read_to_string(&err_path).unwrap_or_default();
+        assert!(status.success(), "Neovim {version}: {status}\n{report}\n--- stderr:\n{messages}");
         let summary = report.lines().last().unwrap_or_default();
         assert!(summary.ends_with(" passed, 0 failed"), "Neovim {version}: {summary}");
         assert!(report.contains("ok e2e: review"), "the end-to-end tests did not run:\n{report}");
@@ -151,6 +167,14 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
         let requests = provider.requests();
         let told = requests.iter().any(|r| r.body.to_string().contains("h2"));
         assert!(told, "Neovim {version}: no tool result mentions the rejected hunk h2");
+        // The model read the unsaved text of an open buffer, not the disk.
+        let unsaved = requests.iter().any(|r| r.body.to_string().contains("draft UNSAVED-MARKER"));
+        assert!(unsaved, "Neovim {version}: the read of notes.md did not see the unsaved buffer");
+        assert_eq!(std::fs::read_to_string(dir.path().join("notes.md")).map_err(|e| e.to_string())?, "draft\n");
+        let created = std::fs::read_to_string(dir.path().join("notes/new.txt")).map_err(|e| e.to_string())?;
+        assert_eq!(created, "hello\n", "Neovim {version}");
+        let util = std::fs::read_to_string(dir.path().join("util.py")).map_err(|e| e.to_string())?;
+        assert_eq!(util, "x = 2\n", "Neovim {version}");
     }
     Ok(())
 }

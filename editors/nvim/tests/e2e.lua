@@ -34,6 +34,10 @@ return function(H)
   end
 
   test("e2e: review: streamed answer, two hunks inline, accept one with a, reject the other with r", function()
+    -- An open buffer with unsaved text: the model's read of it must see that text.
+    local notes = vim.fn.bufadd(workspace .. "/notes.md")
+    vim.fn.bufload(notes)
+    vim.api.nvim_buf_set_lines(notes, 0, -1, false, { "draft UNSAVED-MARKER" })
     vim.cmd("edit " .. vim.fn.fnameescape(calc))
     local bufnr = vim.api.nvim_get_current_buf()
     local turn = prompt("fix the failing test")
@@ -145,6 +149,36 @@ return function(H)
     eq("Run", shown.items[1])
     eq(1, vim.fn.filereadable(workspace .. "/made.txt"))
     H.truthy(has("Made it."), "the answer")
+  end)
+
+  test("e2e: a new file and a file not open in Neovim are reviewed, applied and saved too", function()
+    local turn = prompt("create notes and bump x")
+    local function reviewing(name)
+      return function()
+        local r = tandem.review()
+        return r ~= nil and r.file:sub(-#name) == name
+      end
+    end
+    H.wait(30000, reviewing("notes/new.txt"), "the review of the new file")
+    eq(1, #tandem.review().hunks)
+    vim.api.nvim_feedkeys("a", "x", false)
+    H.wait(30000, reviewing("util.py"), "the review of util.py")
+    vim.api.nvim_feedkeys("a", "x", false)
+    H.wait(30000, function()
+      return turn.done
+    end, "the end of the turn")
+    eq("end_turn", turn.result.stopReason)
+    eq({ "hello" }, vim.fn.readfile(workspace .. "/notes/new.txt"))
+    eq({ "x = 2" }, vim.fn.readfile(workspace .. "/util.py"))
+    for path, lines in pairs({ [workspace .. "/notes/new.txt"] = { "hello" }, [workspace .. "/util.py"] = { "x = 2" } }) do
+      -- The review loaded the buffer; it now holds what the sidecar wrote, and is in sync.
+      local b = vim.fn.bufnr(path)
+      H.truthy(b ~= -1 and vim.api.nvim_buf_is_loaded(b), "a loaded buffer for " .. path)
+      eq(lines, vim.api.nvim_buf_get_lines(b, 0, -1, false), "buffer of " .. path)
+      eq(false, vim.bo[b].modified, "buffer of " .. path .. " saved")
+      eq(true, vim.lsp.buf_is_attached(b, tandem.status().client_id), "buffer of " .. path .. " attached")
+    end
+    H.truthy(has("Created and edited."), "the answer")
   end)
 
   test("e2e: a provider error ends the turn with the reason in the chat", function()

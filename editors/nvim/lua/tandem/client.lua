@@ -16,6 +16,9 @@ local M = {
   -- The sidecar's last stderr lines (for :TandemInfo and crash messages).
   stderr = {},
   stopping = false,
+  -- Buffers a review loaded that the sidecar did not have open: kept out of text sync until the
+  -- change is committed (bufnr -> "reviewing" | "done"); see hold().
+  held = {},
 }
 
 local STDERR_LINES = 200
@@ -44,10 +47,46 @@ function M.attach(bufnr)
   if not M.client_id or not vim.api.nvim_buf_is_valid(bufnr) or not vim.api.nvim_buf_is_loaded(bufnr) then
     return
   end
-  if vim.bo[bufnr].buftype ~= "" or vim.api.nvim_buf_get_name(bufnr) == "" then
+  if vim.bo[bufnr].buftype ~= "" or vim.api.nvim_buf_get_name(bufnr) == "" or M.held[bufnr] then
     return
   end
   vim.lsp.buf_attach_client(bufnr, M.client_id)
+end
+
+--- Keeps `bufnr` out of text sync while a review shows it, unless the sidecar already has it
+--- open. The sidecar staged the change against the disk; opening the buffer now would make it
+--- commit behind the buffer's back (or against a document it did not stage for). release()
+--- reloads the buffer from the disk the sidecar wrote and attaches it.
+function M.hold(bufnr)
+  if M.client_id and vim.lsp.buf_is_attached(bufnr, M.client_id) then
+    return false
+  end
+  M.held[bufnr] = "reviewing"
+  return true
+end
+
+--- The review of a held buffer ended: it can be released once the change is committed.
+function M.review_done(bufnr)
+  if M.held[bufnr] then
+    M.held[bufnr] = "done"
+  end
+end
+
+--- Reloads each held buffer whose review ended (if unmodified) and attaches it.
+function M.release_done()
+  for bufnr, held in pairs(M.held) do
+    if held == "done" then
+      M.held[bufnr] = nil
+      if vim.api.nvim_buf_is_loaded(bufnr) then
+        if not vim.bo[bufnr].modified then
+          pcall(vim.api.nvim_buf_call, bufnr, function()
+            vim.cmd("silent edit!")
+          end)
+        end
+        M.attach(bufnr)
+      end
+    end
+  end
 end
 
 local function root_of(config)

@@ -36,10 +36,24 @@ local function save_document(params, respond)
     respond({ saved = false })
     return
   end
+  -- A new file's directory may not exist yet.
+  vim.fn.mkdir(vim.fn.fnamemodify(path, ":h"), "p")
   local ok = pcall(vim.api.nvim_buf_call, bufnr, function()
     vim.cmd("silent keepalt lockmarks write")
   end)
   respond({ saved = ok and not vim.bo[bufnr].modified })
+end
+
+--- Reloads unmodified buffers whose files changed on disk (a command the agent ran, a file the
+--- sidecar wrote because it was not open here). Modified buffers are left alone.
+local function reload_changed()
+  client.release_done()
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].buftype == "" and not vim.bo[bufnr].modified
+      and vim.api.nvim_buf_get_name(bufnr) ~= "" then
+      pcall(vim.cmd, "silent checktime " .. bufnr)
+    end
+  end
 end
 
 local handlers = {
@@ -62,6 +76,9 @@ local handlers = {
         state.mode = update.currentModeId
       end
       chat.on_update(update)
+      if update.sessionUpdate == "tool_call_update" and (update.status == "completed" or update.status == "failed") then
+        reload_changed()
+      end
     end,
   },
 }
@@ -183,6 +200,7 @@ function M.prompt(text, opts)
   chat.user(shown)
   local function done(err, result)
     state.busy = false
+    reload_changed()
     if err then
       chat.note("error: " .. tostring(err))
       notify_error("tandem: " .. tostring(err))

@@ -261,6 +261,9 @@ function M.finish(how)
   end
   M.active = nil
   cleanup(review)
+  for _, file in ipairs(review.files) do
+    require("tandem.client").review_done(file.bufnr)
+  end
   local reply
   if how == "cancelled" then
     reply = { outcome = { outcome = "cancelled" } }
@@ -405,9 +408,10 @@ function M.start(params, respond, keymaps)
   }
   for _, diff in ipairs(diffs) do
     local bufnr = vim.fn.bufadd(diff.path)
+    local held = require("tandem.client").hold(bufnr)
     vim.fn.bufload(bufnr)
     vim.bo[bufnr].buflisted = true
-    local file = { path = diff.path, bufnr = bufnr, hunks = {} }
+    local file = { path = diff.path, bufnr = bufnr, hunks = {}, held = held }
     for _, hunk in ipairs(diff.hunks) do
       local h = {
         id = hunk.id,
