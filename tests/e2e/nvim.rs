@@ -126,6 +126,12 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
                 json!({ "file_path": "util.py", "old_string": "x = 1", "new_string": "x = 2" }),
             ),
             Turn::reply("Created and edited."),
+            // Cancelled while the review is open.
+            Turn::new().tool_call(
+                "c11",
+                "edit",
+                json!({ "file_path": "util.py", "old_string": "x = 2", "new_string": "x = 3" }),
+            ),
             // A provider error: the turn ends with the reason in the chat.
             Turn::status(400),
         ]);

@@ -181,6 +181,23 @@ return function(H)
     H.truthy(has("Created and edited."), "the answer")
   end)
 
+  test("e2e: :TandemCancel during a review closes it, answers cancelled, and changes nothing", function()
+    local turn = prompt("bump x again")
+    H.wait(30000, function()
+      return tandem.review() ~= nil
+    end, "the review")
+    local bufnr = vim.fn.bufnr(workspace .. "/util.py")
+    vim.cmd("TandemCancel")
+    eq(nil, tandem.review())
+    eq({}, vim.api.nvim_buf_get_extmarks(bufnr, review.ns, 0, -1, {}), "extmarks cleared")
+    H.wait(10000, function()
+      return turn.done
+    end, "the cancelled turn")
+    eq("cancelled", turn.result.stopReason)
+    eq({ "x = 2" }, vim.fn.readfile(workspace .. "/util.py"))
+    eq({ "x = 2" }, vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))
+  end)
+
   test("e2e: a provider error ends the turn with the reason in the chat", function()
     local notified = {}
     local saved = vim.notify

@@ -24,7 +24,7 @@ local M = {
 local STDERR_LINES = 200
 
 local function push_stderr(line)
-  M.stderr[#M.stderr + 1] = line
+  M.stderr[#M.stderr + 1] = line:gsub("\27%[[%d;]*m", "")
   if #M.stderr > STDERR_LINES then
     table.remove(M.stderr, 1)
   end
