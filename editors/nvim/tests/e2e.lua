@@ -222,17 +222,28 @@ return function(H)
     H.truthy(info:find("session: " .. tandem.status().session_id, 1, true), info)
     local saved = vim.ui.select
     local items
+    local session = tandem.status().session_id
     vim.ui.select = function(list, opts, on_choice)
       items = vim.tbl_map(opts.format_item, list)
-      on_choice(nil)
+      on_choice(list[2])
     end
+    local function count(text)
+      local n = 0
+      for _ in chat.text():gmatch(vim.pesc(text)) do
+        n = n + 1
+      end
+      return n
+    end
+    local before = count("fix the failing test")
     vim.cmd("TandemSessions")
+    -- Resuming replays the session's history into the chat.
     local ok, err = pcall(H.wait, 10000, function()
-      return items ~= nil
-    end, "the session list")
+      return items ~= nil and count("fix the failing test") > before
+    end, "the replayed session")
     vim.ui.select = saved
     H.truthy(ok, err)
     eq("+ new session", items[1])
-    H.truthy(items[2] and items[2]:find(tandem.status().session_id, 1, true), vim.inspect(items))
+    H.truthy(items[2] and items[2]:find(session, 1, true), vim.inspect(items))
+    eq(session, tandem.status().session_id)
   end)
 end

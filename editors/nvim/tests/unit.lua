@@ -190,6 +190,58 @@ return function(H)
     vim.cmd("bwipeout! " .. vim.fn.bufnr(path))
   end)
 
+  test("review: two files in one review; ]h crosses files; a modified buffer keeps its window", function()
+    local path1, params = review_fixture()
+    local path2 = vim.fn.tempname() .. ".txt"
+    vim.fn.writefile({ "alpha", "beta" }, path2)
+    table.insert(params.toolCall.content, { type = "diff", path = path2, oldText = "", newText = "", hunks = {
+      { id = "h3", oldStart = 1, oldLines = 2, newStart = 1, newLines = 2, patch = "@@ -1,2 +1,2 @@\n-alpha\n+ALPHA\n beta\n" },
+    } })
+    -- The window shows a modified scratch file and 'hidden' is off.
+    local hidden = vim.o.hidden
+    vim.o.hidden = false
+    vim.cmd("enew")
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "unsaved" })
+    local scratch = vim.api.nvim_get_current_buf()
+    local windows = #vim.api.nvim_tabpage_list_wins(0)
+    local reply
+    review.start(params, function(r)
+      reply = r
+    end, config.defaults.keymaps)
+    eq(windows + 1, #vim.api.nvim_tabpage_list_wins(0), "a split for the review")
+    eq(vim.fn.bufnr(path1), vim.api.nvim_get_current_buf())
+    eq({ "h1", "h2", "h3" }, vim.tbl_map(function(h)
+      return h.id
+    end, tandem.review().hunks))
+    eq({ path1, path2 }, tandem.review().files)
+    vim.api.nvim_feedkeys("]h]h", "x", false)
+    eq(vim.fn.bufnr(path2), vim.api.nvim_get_current_buf(), "]h went on to the second file")
+    eq(nil, reply, "switching files is not closing the review")
+    vim.api.nvim_feedkeys("a", "x", false)
+    vim.api.nvim_feedkeys("r", "x", false)
+    vim.api.nvim_feedkeys("a", "x", false)
+    eq({ outcome = { outcome = "selected", optionId = "allow_once", acceptedHunks = { "h2", "h3" } } }, reply)
+    vim.cmd("close")
+    vim.cmd("bwipeout! " .. scratch)
+    vim.cmd("bwipeout! " .. vim.fn.bufnr(path1) .. " " .. vim.fn.bufnr(path2))
+    vim.o.hidden = hidden
+  end)
+
+  test(":'<,'>Tandem attaches the selected lines", function()
+    vim.cmd("enew")
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "one", "two", "three" })
+    local seen
+    local original = tandem.prompt
+    tandem.prompt = function(text, opts)
+      seen = { text = text, selection = opts.selection }
+    end
+    local ok, err = pcall(vim.cmd, "2,3Tandem explain this")
+    tandem.prompt = original
+    H.truthy(ok, err)
+    eq({ text = "explain this", selection = { path = "untitled", from = 2, to = 3, text = "two\nthree" } }, seen)
+    vim.cmd("bwipeout!")
+  end)
+
   local function with_ui(select, input, fn)
     local saved_select, saved_input = vim.ui.select, vim.ui.input
     vim.ui.select, vim.ui.input = select, input

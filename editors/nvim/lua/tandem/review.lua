@@ -187,7 +187,13 @@ local function show(review, h)
   M.navigating = true
   local ok, err = pcall(function()
     vim.api.nvim_set_current_win(win)
-    if vim.api.nvim_win_get_buf(win) ~= h.file.bufnr then
+    local shown = vim.api.nvim_win_get_buf(win)
+    if shown ~= h.file.bufnr then
+      -- A modified buffer that cannot be hidden keeps its window: the review gets a split.
+      if vim.bo[shown].modified and not vim.o.hidden and vim.bo[shown].bufhidden ~= "hide" then
+        vim.cmd("aboveleft split")
+        win = vim.api.nvim_get_current_win()
+      end
       vim.api.nvim_win_set_buf(win, h.file.bufnr)
     end
     local line = math.min(h.parsed.first, vim.api.nvim_buf_line_count(h.file.bufnr))
