@@ -15,4 +15,5 @@ mod nvim;
 mod run_cmd;
 mod session_tools;
 mod shell;
+mod vscode;
 mod web;

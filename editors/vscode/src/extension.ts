@@ -1,0 +1,192 @@
+// Tandem for VS Code: a shim over the `tandem lsp` sidecar. The panel chats with the agent, edits
+// are reviewed hunk by hunk in diff editors with CodeLens, commands ask in a modal, and accepted
+// edits to open files arrive as `workspace/applyEdit` (undoable) followed by a save.
+
+import * as vscode from "vscode";
+
+import { askPermission, askUser } from "./ask";
+import type { FromPanel } from "./messages";
+import { PanelProvider } from "./panel";
+import { type ContentBlock, MODES, type ModeId, isMode } from "./protocol";
+import { ReviewController } from "./reviewUi";
+import { SessionController } from "./session";
+import { Sidecar, type SidecarState } from "./sidecar";
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel("Tandem");
+  const log = (line: string) => output.appendLine(`[${new Date().toISOString()}] ${line}`);
+
+  const status = vscode.window.createStatusBarItem("tandem.status", vscode.StatusBarAlignment.Left, 100);
+  status.name = "Tandem";
+  status.command = "tandem.openPanel";
+  let sidecarState: SidecarState = "stopped";
+
+  const reviews = new ReviewController(log);
+  // eslint-disable-next-line prefer-const
+  let session: SessionController;
+  const panel = new PanelProvider(context.extensionUri, (message) => void onPanel(message), log);
+
+  const renderStatus = () => {
+    const spin = session?.isRunning ? "$(sync~spin) " : "";
+    const icon = sidecarState === "error" ? "$(error) " : sidecarState === "ready" ? "" : "$(circle-slash) ";
+    status.text = `${spin}${icon}Tandem: ${session?.mode ?? "default"}`;
+    status.tooltip = `Tandem sidecar: ${sidecarState}${session?.modelName ? ` · model ${session.modelName}` : ""}\nClick to open the panel.`;
+    status.show();
+  };
+
+  const sidecar = new Sidecar(output, {
+    update: (n) => session.onUpdate(n),
+    requestPermission: async (params, token) => {
+      const inline = reviews.start(params, token);
+      if (inline) {
+        void panel.reveal();
+        return inline;
+      }
+      return askPermission(params, token);
+    },
+    askUser: (params, token) => askUser(params, token),
+    stateChanged: (state, detail) => {
+      sidecarState = state;
+      if (state === "stopped" || state === "error") {
+        reviews.cancelAll();
+        session?.forget();
+      }
+      panel.post({ type: "status", state, model: session?.modelName, ...(detail ? { detail } : {}) });
+      renderStatus();
+    },
+  });
+
+  session = new SessionController(
+    sidecar,
+    {
+      post: (m) => panel.post(m),
+      turnChanged: () => renderStatus(),
+      modeChanged: () => renderStatus(),
+      cancelled: () => reviews.cancelAll(),
+    },
+    log,
+  );
+
+  reviews.onDidChangeReview((review) => {
+    panel.post({ type: "review", pending: review !== undefined && !review.isAnswered, summary: review?.summary() });
+  });
+
+  async function onPanel(message: FromPanel): Promise<void> {
+    switch (message.type) {
+      case "ready": {
+        panel.post({ type: "mode", mode: session.mode });
+        // Until a session names the model, show the configured one (if any).
+        const configured = vscode.workspace.getConfiguration("tandem").get<string>("provider.model", "").trim();
+        const model = session.modelName ?? (configured || undefined);
+        if (model) panel.post({ type: "status", state: sidecarState, model });
+        break;
+      }
+      case "prompt":
+        await session.prompt(message.text);
+        break;
+      case "cancel":
+        await session.cancel();
+        break;
+      case "setMode":
+        await session.setMode(message.mode);
+        break;
+      case "newSession":
+        await session.newSession();
+        break;
+      case "listSessions":
+        try {
+          panel.post({ type: "sessions", sessions: await session.list() });
+        } catch (err) {
+          panel.post({ type: "notice", text: `Could not list sessions: ${err instanceof Error ? err.message : err}`, level: "error" });
+        }
+        break;
+      case "loadSession":
+        await session.load(message.sessionId);
+        break;
+      case "reviewAll":
+        reviews.decideAll(message.accept);
+        break;
+      case "openFile": {
+        const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(message.path));
+        const position = new vscode.Position(message.line ?? 0, 0);
+        await vscode.window.showTextDocument(doc, { selection: new vscode.Range(position, position), preview: true });
+        break;
+      }
+    }
+  }
+
+  context.subscriptions.push(
+    output,
+    status,
+    reviews,
+    panel,
+    sidecar,
+    vscode.window.registerWebviewViewProvider(PanelProvider.viewId, panel, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.commands.registerCommand("tandem.openPanel", () => panel.reveal()),
+    vscode.commands.registerCommand("tandem.prompt", async () => {
+      const text = await vscode.window.showInputBox({ title: "Ask Tandem", prompt: "What should the agent do?", ignoreFocusOut: true });
+      if (!text?.trim()) return;
+      await panel.reveal();
+      await session.prompt(text, selectionContext());
+    }),
+    vscode.commands.registerCommand("tandem.cancel", () => session.cancel()),
+    vscode.commands.registerCommand("tandem.setMode", async (mode?: unknown) => {
+      const picked = isMode(mode)
+        ? mode
+        : await vscode.window.showQuickPick([...MODES], { title: "Tandem: permission mode", placeHolder: session.mode });
+      if (isMode(picked)) await session.setMode(picked as ModeId);
+    }),
+    vscode.commands.registerCommand("tandem.acceptHunk", (id?: unknown) => reviews.decide(typeof id === "string" ? id : undefined, true)),
+    vscode.commands.registerCommand("tandem.rejectHunk", (id?: unknown) => reviews.decide(typeof id === "string" ? id : undefined, false)),
+    vscode.commands.registerCommand("tandem.acceptAll", () => reviews.decideAll(true)),
+    vscode.commands.registerCommand("tandem.rejectAll", () => reviews.decideAll(false)),
+    vscode.commands.registerCommand("tandem.restart", async () => {
+      try {
+        await sidecar.restart();
+        void vscode.window.showInformationMessage("Tandem: sidecar restarted.");
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Tandem: ${err instanceof Error ? err.message : err}`);
+      }
+    }),
+    vscode.commands.registerCommand("tandem.showLog", () => output.show(true)),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("tandem")) {
+        void vscode.window
+          .showInformationMessage("Tandem settings changed. Restart the sidecar to use them?", "Restart")
+          .then((choice) => choice === "Restart" && vscode.commands.executeCommand("tandem.restart"));
+      }
+    }),
+  );
+
+  renderStatus();
+  try {
+    await sidecar.start();
+  } catch (err) {
+    void vscode.window
+      .showErrorMessage(`Tandem: ${err instanceof Error ? err.message : err}`, "Open Settings", "Show Log")
+      .then((choice) => {
+        if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "tandem.");
+        if (choice === "Show Log") output.show(true);
+      });
+  }
+}
+
+export function deactivate(): void {}
+
+/** The active editor's selection as an embedded resource, so the agent sees what the person means. */
+function selectionContext(): ContentBlock[] {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.selection.isEmpty || editor.document.uri.scheme !== "file") return [];
+  const { start, end } = editor.selection;
+  const text = editor.document.getText(editor.selection);
+  return [
+    {
+      type: "resource",
+      resource: {
+        uri: `${editor.document.uri.toString()}#L${start.line + 1}-L${end.line + 1}`,
+        text,
+        mimeType: "text/plain",
+      },
+    },
+  ];
+}

@@ -1,0 +1,64 @@
+// Messages between the panel (webview) and the extension. Everything the webview sends is checked
+// before the extension acts on it: the webview is a browser page, its messages are untrusted input.
+
+import type { ModeId, SessionInfo, SessionUpdate, StopReason } from "./protocol";
+import { isMode } from "./protocol";
+
+/** Extension → panel. */
+export type ToPanel =
+  | { type: "reset"; sessionId?: string }
+  | { type: "update"; update: SessionUpdate }
+  | { type: "notice"; text: string; level: "info" | "error" }
+  | { type: "turn"; running: boolean; stopReason?: StopReason }
+  | { type: "mode"; mode: ModeId }
+  | { type: "status"; state: "starting" | "ready" | "stopped" | "error"; model?: string; detail?: string }
+  | { type: "sessions"; sessions: SessionInfo[] }
+  | { type: "review"; pending: boolean; summary?: string };
+
+/** Panel → extension. */
+export type FromPanel =
+  | { type: "ready" }
+  | { type: "prompt"; text: string }
+  | { type: "cancel" }
+  | { type: "setMode"; mode: ModeId }
+  | { type: "newSession" }
+  | { type: "listSessions" }
+  | { type: "loadSession"; sessionId: string }
+  | { type: "reviewAll"; accept: boolean }
+  | { type: "openFile"; path: string; line?: number };
+
+/** The longest prompt the panel may send (a paste of a whole file is fine; a runaway script is not). */
+export const MAX_PROMPT_CHARS = 1_000_000;
+
+/** Parses a panel message; `undefined` for anything malformed. */
+export function parseFromPanel(raw: unknown): FromPanel | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const m = raw as Record<string, unknown>;
+  switch (m.type) {
+    case "ready":
+    case "cancel":
+    case "newSession":
+    case "listSessions":
+      return { type: m.type };
+    case "prompt":
+      if (typeof m.text !== "string" || m.text.trim() === "" || m.text.length > MAX_PROMPT_CHARS) return undefined;
+      return { type: "prompt", text: m.text };
+    case "setMode":
+      return isMode(m.mode) ? { type: "setMode", mode: m.mode } : undefined;
+    case "loadSession":
+      return typeof m.sessionId === "string" && /^[\w.-]{1,200}$/.test(m.sessionId)
+        ? { type: "loadSession", sessionId: m.sessionId }
+        : undefined;
+    case "reviewAll":
+      return typeof m.accept === "boolean" ? { type: "reviewAll", accept: m.accept } : undefined;
+    case "openFile":
+      if (typeof m.path !== "string" || m.path === "") return undefined;
+      return {
+        type: "openFile",
+        path: m.path,
+        ...(typeof m.line === "number" && Number.isInteger(m.line) && m.line >= 0 ? { line: m.line } : {}),
+      };
+    default:
+      return undefined;
+  }
+}

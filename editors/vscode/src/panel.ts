@@ -1,0 +1,117 @@
+// The agent panel: a webview view in Tandem's activity bar container. It renders what the extension
+// posts (media/panel.js, built from webview/panel.ts) and sends back what the person does. Messages
+// posted while the view is not resolved are kept and replayed, so hiding the panel loses nothing.
+
+import * as crypto from "node:crypto";
+import * as vscode from "vscode";
+
+import { type FromPanel, type ToPanel, parseFromPanel } from "./messages";
+
+export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+  static readonly viewId = "tandem.panel";
+  private view: vscode.WebviewView | undefined;
+  /** Every message since the last reset, replayed when the view is (re)created. */
+  private backlog: ToPanel[] = [];
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly onMessage: (message: FromPanel) => void,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  post(message: ToPanel): void {
+    if (message.type === "reset") this.backlog = [];
+    // Keep the last status/mode only; everything else is the transcript.
+    if (message.type === "status" || message.type === "mode" || message.type === "review") {
+      this.backlog = this.backlog.filter((m) => m.type !== message.type);
+    }
+    this.backlog.push(message);
+    void this.view?.webview.postMessage(message);
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const media = vscode.Uri.joinPath(this.extensionUri, "media");
+    view.webview.options = { enableScripts: true, localResourceRoots: [media] };
+    view.webview.html = this.html(view.webview, media);
+    this.disposables.push(
+      view.webview.onDidReceiveMessage((raw) => {
+        const message = parseFromPanel(raw);
+        if (!message) {
+          this.log(`panel: ignored a malformed message ${JSON.stringify(raw).slice(0, 200)}`);
+          return;
+        }
+        if (message.type === "ready") {
+          for (const m of this.backlog) void view.webview.postMessage(m);
+        }
+        this.onMessage(message);
+      }),
+      view.onDidDispose(() => {
+        if (this.view === view) this.view = undefined;
+      }),
+    );
+  }
+
+  async reveal(): Promise<void> {
+    await vscode.commands.executeCommand(`${PanelProvider.viewId}.focus`);
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+
+  private html(webview: vscode.Webview, media: vscode.Uri): string {
+    const nonce = crypto.randomBytes(16).toString("base64");
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(media, "panel.js"));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(media, "panel.css"));
+    const csp = [
+      "default-src 'none'",
+      `img-src ${webview.cspSource} data:`,
+      `style-src ${webview.cspSource}`,
+      `font-src ${webview.cspSource}`,
+      `script-src 'nonce-${nonce}'`,
+    ].join("; ");
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style}">
+<title>Tandem</title>
+</head>
+<body>
+<header class="bar">
+  <select data-testid="mode" title="Permission mode">
+    <option value="default">default</option>
+    <option value="auto-edit">auto-edit</option>
+    <option value="plan">plan</option>
+    <option value="yolo">yolo</option>
+  </select>
+  <span class="model" data-testid="model"></span>
+  <span class="spacer"></span>
+  <button class="secondary" data-testid="new-session" title="Start a new session">New</button>
+  <button class="secondary" data-testid="sessions-button" title="Resume a stored session">Sessions</button>
+</header>
+<div class="sessions" data-testid="sessions" hidden></div>
+<div class="review" data-testid="review" hidden>
+  <span class="review-summary"></span>
+  <button data-testid="review-accept-all">Accept all</button>
+  <button class="secondary" data-testid="review-reject-all">Reject all</button>
+</div>
+<ol class="plan" data-testid="plan" hidden></ol>
+<main class="messages" data-testid="messages" aria-live="polite"></main>
+<footer class="composer">
+  <textarea data-testid="prompt" rows="3" placeholder="Ask Tandem… (Enter to send, Shift+Enter for a new line)"></textarea>
+  <div class="actions">
+    <span class="status" data-testid="status"></span>
+    <button class="secondary" data-testid="cancel" disabled>Cancel</button>
+    <button data-testid="send">Send</button>
+  </div>
+</footer>
+<script nonce="${nonce}" src="${script}"></script>
+</body>
+</html>`;
+  }
+}

@@ -1,0 +1,256 @@
+// Inline review of a proposed edit: each file opens in a diff editor (the current text on the left,
+// the proposal on the right, both read-only virtual documents) with an "Accept" and a "Reject"
+// CodeLens on every hunk. When every hunk is decided the permission request is answered with
+// exactly the accepted hunks; closing or cancelling answers "cancelled".
+
+import * as vscode from "vscode";
+
+import type { PermissionResult, RequestPermissionParams } from "./protocol";
+import { Review, type ReviewHunk, anchorLine } from "./review";
+
+export const SCHEME = "tandem-review";
+
+interface Pending {
+  key: string;
+  review: Review;
+  resolve: (answer: PermissionResult) => void;
+  /** Set once its diff editors are open; closing them all afterwards rejects what is still pending. */
+  opened: boolean;
+}
+
+export class ReviewController implements vscode.Disposable, vscode.TextDocumentContentProvider, vscode.CodeLensProvider {
+  private readonly pending = new Map<string, Pending>();
+  private next = 1;
+  private readonly lensChanged = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.lensChanged.event;
+  private readonly changed = new vscode.EventEmitter<Review | undefined>();
+  /** Fires when a review starts, changes or ends (with `undefined` when none is left). */
+  readonly onDidChangeReview = this.changed.event;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly decided: vscode.TextEditorDecorationType;
+
+  constructor(private readonly log: (line: string) => void) {
+    this.decided = vscode.window.createTextEditorDecorationType({ opacity: "0.55", isWholeLine: true });
+    this.disposables.push(
+      vscode.workspace.registerTextDocumentContentProvider(SCHEME, this),
+      vscode.languages.registerCodeLensProvider({ scheme: SCHEME }, this),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
+      vscode.window.tabGroups.onDidChangeTabs((e) => {
+        if (e.closed.length > 0) this.closedTabs();
+      }),
+      this.lensChanged,
+      this.changed,
+      this.decided,
+    );
+  }
+
+  /** The review shown in the active editor, else the oldest one open. */
+  get current(): Review | undefined {
+    const active = vscode.window.activeTextEditor?.document.uri;
+    if (active?.scheme === SCHEME) {
+      const found = this.pending.get(parse(active).key);
+      if (found) return found.review;
+    }
+    return this.pending.values().next().value?.review;
+  }
+
+  /** Starts a review; resolves with the reply to send. `undefined` when the request has no diff. */
+  start(params: RequestPermissionParams, token: vscode.CancellationToken): Promise<PermissionResult> | undefined {
+    const review = Review.fromRequest(params);
+    if (!review) return undefined;
+    const key = `r${this.next++}`;
+    return new Promise<PermissionResult>((resolve) => {
+      this.pending.set(key, { key, review, resolve, opened: false });
+      token.onCancellationRequested(() => this.finish(key, review.isAnswered ? undefined : review.close()));
+      void vscode.commands.executeCommand("setContext", "tandem.reviewing", true);
+      this.changed.fire(review);
+      this.lensChanged.fire();
+      void this.open(key, review);
+    });
+  }
+
+  decide(hunkId: string | undefined, accept: boolean): void {
+    const entry = this.entryFor(hunkId);
+    if (!entry) {
+      void vscode.window.showInformationMessage("Tandem: no change is waiting for review.");
+      return;
+    }
+    const id = hunkId ?? this.hunkUnderCursor(entry)?.id ?? entry.review.pending[0]?.id;
+    if (!id) return;
+    try {
+      entry.review.decide(id, accept);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Tandem: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    this.log(`review ${entry.key}: ${id} ${accept ? "accepted" : "rejected"} (${entry.review.summary()})`);
+    this.afterDecision(entry);
+  }
+
+  decideAll(accept: boolean): void {
+    const entry = this.entryFor(undefined);
+    if (!entry) {
+      void vscode.window.showInformationMessage("Tandem: no change is waiting for review.");
+      return;
+    }
+    entry.review.decideAll(accept);
+    this.log(`review ${entry.key}: all ${accept ? "accepted" : "rejected"}`);
+    this.afterDecision(entry);
+  }
+
+  /** Ends every open review as cancelled (the turn was cancelled, the sidecar stopped). */
+  cancelAll(): void {
+    for (const key of [...this.pending.keys()]) {
+      const entry = this.pending.get(key);
+      if (entry && !entry.review.isAnswered) this.finish(key, entry.review.close());
+    }
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    const { key, file, side } = parse(uri);
+    const entry = this.pending.get(key);
+    const f = entry?.review.files[file];
+    if (!f) return "";
+    return side === "original" ? (f.oldText ?? "") : f.newText;
+  }
+
+  provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
+    const { key, file, side } = parse(document.uri);
+    const entry = this.pending.get(key);
+    const f = entry?.review.files[file];
+    if (!entry || !f || side !== "proposed") return [];
+    const lenses: vscode.CodeLens[] = [];
+    for (const hunk of f.hunks) {
+      const line = Math.min(anchorLine(hunk), Math.max(document.lineCount - 1, 0));
+      const range = new vscode.Range(line, 0, line, 0);
+      const label = hunk.wholeFile ? "whole file" : `${hunk.id} (${hunk.oldLines}→${hunk.newLines} lines)`;
+      if (hunk.state === "pending") {
+        lenses.push(
+          new vscode.CodeLens(range, { title: "Accept", command: "tandem.acceptHunk", arguments: [hunk.id], tooltip: `Accept ${label}` }),
+          new vscode.CodeLens(range, { title: "Reject", command: "tandem.rejectHunk", arguments: [hunk.id], tooltip: `Reject ${label}` }),
+        );
+      } else {
+        const title = hunk.state === "accepted" ? "✓ Accepted (click to reject)" : "✗ Rejected (click to accept)";
+        const command = hunk.state === "accepted" ? "tandem.rejectHunk" : "tandem.acceptHunk";
+        lenses.push(new vscode.CodeLens(range, { title, command, arguments: [hunk.id] }));
+      }
+    }
+    return lenses;
+  }
+
+  dispose(): void {
+    this.cancelAll();
+    for (const d of this.disposables) d.dispose();
+  }
+
+  private entryFor(hunkId: string | undefined): Pending | undefined {
+    if (hunkId !== undefined) {
+      for (const entry of this.pending.values()) {
+        if (entry.review.hunks.some((h) => h.id === hunkId)) return entry;
+      }
+      return undefined;
+    }
+    const current = this.current;
+    return [...this.pending.values()].find((e) => e.review === current);
+  }
+
+  private hunkUnderCursor(entry: Pending): ReviewHunk | undefined {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || editor.document.uri.scheme !== SCHEME) return undefined;
+    const { key, file } = parse(editor.document.uri);
+    if (key !== entry.key) return undefined;
+    const path = entry.review.files[file]?.path;
+    return path === undefined ? undefined : entry.review.hunkAt(path, editor.selection.active.line);
+  }
+
+  private afterDecision(entry: Pending): void {
+    this.changed.fire(entry.review);
+    if (entry.review.complete) {
+      const answer = entry.review.answer();
+      void vscode.window.setStatusBarMessage(`Tandem: ${entry.review.summary()}`, 5000);
+      this.finish(entry.key, answer);
+    } else {
+      this.lensChanged.fire();
+      this.decorate();
+      void vscode.window.setStatusBarMessage(`Tandem: ${entry.review.summary()}`, 5000);
+    }
+  }
+
+  private finish(key: string, answer: PermissionResult | undefined): void {
+    const entry = this.pending.get(key);
+    if (!entry) return;
+    this.pending.delete(key);
+    if (answer) entry.resolve(answer);
+    void this.closeEditors(key);
+    void vscode.commands.executeCommand("setContext", "tandem.reviewing", this.pending.size > 0);
+    this.lensChanged.fire();
+    this.changed.fire(this.current);
+  }
+
+  /** Every diff editor of a review was closed by the person: the undecided hunks count as rejected. */
+  private closedTabs(): void {
+    const open = new Set(this.reviewTabs().map((tab) => parse((tab.input as vscode.TabInputTextDiff).modified).key));
+    for (const entry of [...this.pending.values()]) {
+      if (!entry.opened || open.has(entry.key) || entry.review.isAnswered) continue;
+      for (const hunk of entry.review.pending) entry.review.decide(hunk.id, false);
+      this.log(`review ${entry.key}: closed, undecided hunks rejected (${entry.review.summary()})`);
+      this.afterDecision(entry);
+    }
+  }
+
+  private reviewTabs(): vscode.Tab[] {
+    return vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === SCHEME);
+  }
+
+  private async open(key: string, review: Review): Promise<void> {
+    for (const [index, file] of review.files.entries()) {
+      const original = reviewUri(key, index, "original", file.path);
+      const proposed = reviewUri(key, index, "proposed", file.path);
+      const name = file.path.split(/[\\/]/).pop() ?? file.path;
+      const title = `${name} ← Tandem (${file.oldText === null ? "new file" : "proposed"})`;
+      try {
+        await vscode.commands.executeCommand("vscode.diff", original, proposed, title, {
+          preview: false,
+          preserveFocus: true,
+        });
+      } catch (err) {
+        this.log(`could not open the review of ${file.path}: ${err}`);
+      }
+    }
+    const entry = this.pending.get(key);
+    if (entry) entry.opened = this.reviewTabs().some((tab) => parse((tab.input as vscode.TabInputTextDiff).modified).key === key);
+    this.decorate();
+  }
+
+  private async closeEditors(key: string): Promise<void> {
+    const mine = this.reviewTabs().filter((tab) => parse((tab.input as vscode.TabInputTextDiff).modified).key === key);
+    if (mine.length > 0) await vscode.window.tabGroups.close(mine, true);
+  }
+
+  /** Dims the proposed lines of hunks already decided. */
+  private decorate(): void {
+    for (const editor of vscode.window.visibleTextEditors) {
+      if (editor.document.uri.scheme !== SCHEME) continue;
+      const { key, file, side } = parse(editor.document.uri);
+      const f = this.pending.get(key)?.review.files[file];
+      if (!f || side !== "proposed") continue;
+      const ranges = f.hunks
+        .filter((h) => h.state !== "pending" && h.newLines > 0)
+        .map((h) => new vscode.Range(h.newStart - 1, 0, h.newStart - 1 + h.newLines - 1, 0));
+      editor.setDecorations(this.decided, ranges);
+    }
+  }
+}
+
+function reviewUri(key: string, file: number, side: "original" | "proposed", path: string): vscode.Uri {
+  // The file's own name at the end keeps its language (syntax colouring) in the diff editor.
+  const name = path.split(/[\\/]/).pop() ?? "file";
+  return vscode.Uri.from({ scheme: SCHEME, path: `/${key}/${file}/${side}/${name}`, query: path });
+}
+
+function parse(uri: vscode.Uri): { key: string; file: number; side: string } {
+  const [, key = "", file = "-1", side = ""] = uri.path.split("/");
+  return { key, file: Number(file), side };
+}

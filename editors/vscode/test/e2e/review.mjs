@@ -1,0 +1,262 @@
+// End-to-end: the packaged extension in a real VS Code workbench (code-server 4.100.3 = VS Code
+// 1.100.3), driven through Chromium with playwright-core. Started by tests/e2e/vscode.rs, which runs
+// the scripted model provider and checks the file afterwards. Environment:
+//   CODE_SERVER   path of the code-server launcher
+//   VSIX          the packaged extension
+//   WORKSPACE     folder to open (holds calc.py)
+//   TANDEM_BIN    the sidecar binary (set as tandem.path)
+//   PROVIDER_URL  base URL of the scripted OpenAI-format provider
+//   OUT_DIR       where screenshots and logs go
+// Exit status 0 when every step passed; on failure a screenshot failure.png is left in OUT_DIR.
+
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+const CODE_SERVER = env("CODE_SERVER");
+const VSIX = env("VSIX");
+const WORKSPACE = env("WORKSPACE");
+const TANDEM_BIN = env("TANDEM_BIN");
+const PROVIDER_URL = env("PROVIDER_URL");
+const OUT_DIR = env("OUT_DIR");
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+
+mkdirSync(OUT_DIR, { recursive: true });
+const scratch = mkdtempSync(join(tmpdir(), "tandem-vscode-"));
+const userData = join(scratch, "user-data");
+const extensions = join(scratch, "extensions");
+mkdirSync(join(userData, "User"), { recursive: true });
+writeFileSync(
+  join(userData, "User", "settings.json"),
+  JSON.stringify(
+    {
+      "tandem.path": TANDEM_BIN,
+      "tandem.provider.kind": "openai",
+      "tandem.provider.baseUrl": PROVIDER_URL,
+      "tandem.provider.model": "scripted",
+      "tandem.mode": "default",
+      "workbench.startupEditor": "none",
+      "workbench.tips.enabled": false,
+      "security.workspace.trust.enabled": false,
+      "extensions.autoCheckUpdates": false,
+      "extensions.autoUpdate": false,
+      "telemetry.telemetryLevel": "off",
+      "window.commandCenter": false,
+      "chat.commandCenter.enabled": false,
+      "workbench.secondarySideBar.defaultVisibility": "hidden",
+    },
+    null,
+    2,
+  ),
+);
+
+const step = (name) => console.log(`-- ${name}`);
+let page;
+let server;
+let browser;
+const started = Date.now();
+
+try {
+  step("install the .vsix");
+  const install = spawnSync(
+    CODE_SERVER,
+    ["--user-data-dir", userData, "--extensions-dir", extensions, "--install-extension", VSIX, "--force"],
+    { encoding: "utf8" },
+  );
+  if (install.status !== 0) throw new Error(`--install-extension failed: ${install.stdout}${install.stderr}`);
+  console.log(install.stdout.trim());
+
+  step("serve code-server");
+  const port = await freePort();
+  server = spawn(
+    CODE_SERVER,
+    [
+      "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--disable-telemetry", "--disable-update-check",
+      "--disable-workspace-trust", "--user-data-dir", userData, "--extensions-dir", extensions, WORKSPACE,
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let serverLog = "";
+  server.stdout.on("data", (d) => (serverLog += d));
+  server.stderr.on("data", (d) => (serverLog += d));
+  server.on("exit", () => writeFileSync(join(OUT_DIR, "code-server.log"), serverLog));
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, 30_000, "code-server /healthz");
+
+  step("open the workbench in Chromium");
+  browser = await chromium.launchPersistentContext(join(scratch, "chromium"), {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
+  });
+  page = browser.pages()[0] ?? (await browser.newPage());
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(WORKSPACE)}`);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+
+  step("the extension is active: status bar shows the mode");
+  await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
+
+  step("open calc.py in an editor (so the accepted edit goes through the buffer)");
+  await runCommand(page, "calc.py", { raw: true });
+  await page.locator(".tab", { hasText: "calc.py" }).first().waitFor({ timeout: 20_000 });
+
+  step("open the panel and send a prompt");
+  await runCommand(page, "Tandem: Open Panel");
+  const panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  await panel.locator('[data-testid="prompt"]').waitFor({ timeout: 30_000 });
+  await panel.locator('[data-testid="prompt"]').fill("Fix both functions in calc.py");
+  await panel.locator('[data-testid="send"]').click();
+
+  step("the streamed answer appears in the panel");
+  await panel.locator('[data-testid="assistant-message"]', { hasText: "I'll fix both functions." }).waitFor({ timeout: 30_000 });
+
+  step("the review opens with per-hunk CodeLens");
+  const acceptH1 = page.locator('.codelens-decoration a[title^="Accept h1"]');
+  const rejectH1 = page.locator('.codelens-decoration a[title^="Reject h1"]');
+  const acceptH2 = page.locator('.codelens-decoration a[title^="Accept h2"]');
+  await acceptH1.waitFor({ timeout: 30_000 });
+  await acceptH2.waitFor({ timeout: 10_000 });
+  const proposedText = await page.locator(".editor-instance .modified-in-monaco-diff-editor .view-lines, .monaco-diff-editor .editor.modified .view-lines").first().innerText().then(plain);
+  if (!proposedText.includes("return a * b")) throw new Error(`the proposed side does not show the change: ${proposedText}`);
+  await panel.locator('[data-testid="review"]').waitFor({ state: "visible", timeout: 10_000 });
+  await page.screenshot({ path: join(OUT_DIR, "review.png") });
+
+  step("reject h1, accept h2");
+  await rejectH1.click();
+  await page.locator('.codelens-decoration a', { hasText: "✗ Rejected" }).waitFor({ timeout: 10_000 });
+  await acceptH2.click();
+
+  step("the turn ends with the model's answer; the review closes");
+  await panel.locator('[data-testid="assistant-message"]', { hasText: "Kept the second fix" }).waitFor({ timeout: 30_000 });
+  await panel.locator('[data-testid="tool-call"][data-status="completed"]').first().waitFor({ timeout: 10_000 });
+  await page.locator(".codelens-decoration a[title^='Accept h']").first().waitFor({ state: "detached", timeout: 10_000 });
+
+  step("the editor's buffer holds exactly the accepted hunk and is saved");
+  await page.locator(".tab", { hasText: "calc.py" }).first().click();
+  await waitFor(async () => {
+    const text = plain(await page.locator(".monaco-editor .view-lines").first().innerText());
+    return text.includes("return a * b") && text.includes("return a - b  # TODO") ? text : false;
+  }, 15_000, "the buffer to show the accepted hunk only");
+  await waitFor(async () => (await page.locator(".tab.dirty", { hasText: "calc.py" }).count()) === 0, 10_000, "calc.py to be saved");
+  const disk = readFileSync(join(WORKSPACE, "calc.py"), "utf8");
+  if (!disk.includes("return a * b") || !disk.includes("return a - b  # TODO")) throw new Error(`disk content:\n${disk}`);
+
+  await page.screenshot({ path: join(OUT_DIR, "done.png") });
+
+  step("mode picker: auto-edit shows in the status bar");
+  await panel.locator('[data-testid="mode"]').selectOption("auto-edit");
+  await page.locator(".statusbar-item", { hasText: "Tandem: auto-edit" }).first().waitFor({ timeout: 10_000 });
+
+  step("a command asks in a modal with the command; Run runs it");
+  await panel.locator('[data-testid="prompt"]').fill("Create the marker file");
+  await panel.locator('[data-testid="send"]').click();
+  const dialog = page.locator(".monaco-dialog-box");
+  await dialog.waitFor({ timeout: 30_000 });
+  const dialogText = plain(await dialog.innerText());
+  if (!dialogText.includes("touch made-by-tandem.txt")) throw new Error(`the dialog does not show the command: ${dialogText}`);
+  await page.screenshot({ path: join(OUT_DIR, "command.png") });
+  await dialog.locator(".monaco-button", { hasText: /^Run$/ }).click();
+  await panel.locator('[data-testid="assistant-message"]', { hasText: "Created it." }).waitFor({ timeout: 30_000 });
+
+  step("a question from the agent is a quick pick; the answer reaches the model");
+  await panel.locator('[data-testid="prompt"]').fill("Ask me about the style");
+  await panel.locator('[data-testid="send"]').click();
+  const pick = page.locator(".quick-input-widget");
+  await pick.locator(".quick-input-title", { hasText: "Which greeting style?" }).waitFor({ timeout: 30_000 });
+  await pick.locator(".quick-input-list .monaco-list-row", { hasText: "casual" }).click();
+  await panel.locator('[data-testid="assistant-message"]', { hasText: "Casual it is." }).waitFor({ timeout: 30_000 });
+
+  step("closing the review's diff editor rejects its hunks");
+  await panel.locator('[data-testid="mode"]').selectOption("default");
+  await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 10_000 });
+  await panel.locator('[data-testid="prompt"]').fill("Guard div against zero");
+  await panel.locator('[data-testid="send"]').click();
+  await page.locator('.codelens-decoration a[title^="Accept h1"]').waitFor({ timeout: 30_000 });
+  const reviewTab = page.locator(".tab", { hasText: "← Tandem" }).first();
+  await reviewTab.hover();
+  await reviewTab.locator(".codicon-close").click();
+  await panel.locator('[data-testid="assistant-message"]', { hasText: "Left div alone." }).waitFor({ timeout: 30_000 });
+  if (readFileSync(join(WORKSPACE, "calc.py"), "utf8").includes("ZeroDivisionError")) throw new Error("a closed review was applied");
+
+  step("cancel stops a running turn");
+  await panel.locator('[data-testid="prompt"]').fill("Think for a long time");
+  await panel.locator('[data-testid="send"]').click();
+  await panel.locator('[data-testid="status"]', { hasText: "Working" }).waitFor({ timeout: 10_000 });
+  await panel.locator('[data-testid="cancel"]').click();
+  await panel.locator('[data-testid="status"]', { hasText: "Done (cancelled)" }).waitFor({ timeout: 10_000 });
+
+  step("sessions: the stored session resumes with its history");
+  await panel.locator('[data-testid="new-session"]').click();
+  await panel.locator('[data-testid="user-message"]').first().waitFor({ state: "detached", timeout: 10_000 });
+  await panel.locator('[data-testid="sessions-button"]').click();
+  await panel.locator('[data-testid="session"]').first().click();
+  await panel.locator('[data-testid="user-message"]', { hasText: "Fix both functions in calc.py" }).waitFor({ timeout: 15_000 });
+  await panel.locator('[data-testid="assistant-message"]', { hasText: "Kept the second fix" }).waitFor({ timeout: 15_000 });
+  console.log(`ok: in VS Code ${await vscodeVersion()} the review applied exactly h2, a command ran after the modal, a question was answered, a closed review was rejected, a turn was cancelled, the session resumed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+} catch (err) {
+  console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
+  if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
+  process.exitCode = 1;
+} finally {
+  await browser?.close().catch(() => {});
+  server?.kill();
+}
+
+/** Editor text as rendered: Monaco draws spaces as non-breaking ones. */
+function plain(text) {
+  return text.replace(/\u00a0/g, " ");
+}
+
+async function vscodeVersion() {
+  const out = spawnSync(CODE_SERVER, ["--version"], { encoding: "utf8" }).stdout;
+  return out.split("\n")[0];
+}
+
+/** Runs a command from the palette (F1) by its title; with `raw`, types `text` into Quick Open. */
+async function runCommand(page, text, options = {}) {
+  if (options.raw) {
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ timeout: 10_000 });
+    await input.fill(text);
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: text }).first().waitFor({ timeout: 10_000 });
+  } else {
+    await page.keyboard.press("F1");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ timeout: 10_000 });
+    await input.fill(`>${text}`);
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: text }).first().waitFor({ timeout: 10_000 });
+  }
+  await page.keyboard.press("Enter");
+}
+
+async function waitFor(check, timeout, what) {
+  const deadline = Date.now() + timeout;
+  let last;
+  while (Date.now() < deadline) {
+    last = await check().catch((e) => e);
+    if (last && !(last instanceof Error)) return last;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out after ${timeout} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on("error", reject);
+  });
+}

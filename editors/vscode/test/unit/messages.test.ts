@@ -1,0 +1,33 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { MAX_PROMPT_CHARS, parseFromPanel } from "../../src/messages";
+
+test("well-formed panel messages parse", () => {
+  assert.deepEqual(parseFromPanel({ type: "prompt", text: "fix it" }), { type: "prompt", text: "fix it" });
+  assert.deepEqual(parseFromPanel({ type: "setMode", mode: "auto-edit" }), { type: "setMode", mode: "auto-edit" });
+  assert.deepEqual(parseFromPanel({ type: "loadSession", sessionId: "s18a2b3c1" }), { type: "loadSession", sessionId: "s18a2b3c1" });
+  assert.deepEqual(parseFromPanel({ type: "reviewAll", accept: false }), { type: "reviewAll", accept: false });
+  assert.deepEqual(parseFromPanel({ type: "openFile", path: "/w/a.py", line: 3 }), { type: "openFile", path: "/w/a.py", line: 3 });
+  assert.deepEqual(parseFromPanel({ type: "cancel", extra: 1 }), { type: "cancel" });
+});
+
+test("malformed panel messages are refused", () => {
+  for (const bad of [
+    null,
+    "prompt",
+    42,
+    {},
+    { type: "nope" },
+    { type: "prompt" },
+    { type: "prompt", text: "   " },
+    { type: "prompt", text: "x".repeat(MAX_PROMPT_CHARS + 1) },
+    { type: "setMode", mode: "root" },
+    { type: "loadSession", sessionId: "../../etc/passwd" },
+    { type: "reviewAll", accept: "yes" },
+    { type: "openFile", path: "" },
+  ]) {
+    assert.equal(parseFromPanel(bad), undefined, JSON.stringify(bad)?.slice(0, 80));
+  }
+  assert.deepEqual(parseFromPanel({ type: "openFile", path: "/w/a.py", line: -1 }), { type: "openFile", path: "/w/a.py" });
+});

@@ -1,0 +1,235 @@
+// The panel's script (runs in the webview; bundled to media/panel.js). It folds the updates the
+// extension posts into a transcript (src/transcript.ts) and redraws only the entry that changed.
+// Markdown goes through markdown-it with raw HTML off, so model output cannot inject markup.
+
+import MarkdownIt from "markdown-it";
+
+import type { ToPanel } from "../src/messages";
+import type { ModeId } from "../src/protocol";
+import { type Entry, type Transcript, addNotice, applyUpdate, contentSummary, emptyTranscript } from "../src/transcript";
+
+declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
+
+const vscode = acquireVsCodeApi();
+const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
+// "calc.py" is not a link to Paraguay: only links with a scheme or www.
+md.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
+
+const $ = <T extends HTMLElement>(id: string): T => {
+  const el = document.querySelector<T>(`[data-testid="${id}"]`);
+  if (!el) throw new Error(`panel: missing element ${id}`);
+  return el;
+};
+
+const messages = $<HTMLElement>("messages");
+const prompt = $<HTMLTextAreaElement>("prompt");
+const send = $<HTMLButtonElement>("send");
+const cancel = $<HTMLButtonElement>("cancel");
+const mode = $<HTMLSelectElement>("mode");
+const plan = $<HTMLOListElement>("plan");
+const status = $<HTMLElement>("status");
+const model = $<HTMLElement>("model");
+const sessions = $<HTMLElement>("sessions");
+const review = $<HTMLElement>("review");
+
+let transcript: Transcript = emptyTranscript();
+let running = false;
+
+function submit(): void {
+  const text = prompt.value.trim();
+  if (text === "" || running) return;
+  vscode.postMessage({ type: "prompt", text });
+  prompt.value = "";
+}
+
+send.addEventListener("click", submit);
+prompt.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    submit();
+  }
+});
+cancel.addEventListener("click", () => vscode.postMessage({ type: "cancel" }));
+mode.addEventListener("change", () => vscode.postMessage({ type: "setMode", mode: mode.value }));
+$("new-session").addEventListener("click", () => vscode.postMessage({ type: "newSession" }));
+$("sessions-button").addEventListener("click", () => {
+  if (!sessions.hidden) {
+    sessions.hidden = true;
+    return;
+  }
+  vscode.postMessage({ type: "listSessions" });
+});
+$("review-accept-all").addEventListener("click", () => vscode.postMessage({ type: "reviewAll", accept: true }));
+$("review-reject-all").addEventListener("click", () => vscode.postMessage({ type: "reviewAll", accept: false }));
+
+window.addEventListener("message", (event: MessageEvent<ToPanel>) => handle(event.data));
+vscode.postMessage({ type: "ready" });
+
+function handle(message: ToPanel): void {
+  switch (message.type) {
+    case "reset":
+      transcript = emptyTranscript();
+      messages.replaceChildren();
+      renderPlan();
+      break;
+    case "update": {
+      const change = applyUpdate(transcript, message.update);
+      if (change.what === "entry") renderEntry(change.index);
+      else if (change.what === "plan") renderPlan();
+      else if (change.what === "mode" && transcript.mode) mode.value = transcript.mode;
+      break;
+    }
+    case "notice": {
+      const change = addNotice(transcript, message.text, message.level);
+      if (change.what === "entry") renderEntry(change.index);
+      break;
+    }
+    case "turn":
+      running = message.running;
+      cancel.disabled = !running;
+      send.disabled = running;
+      document.body.classList.toggle("running", running);
+      status.textContent = running ? "Working…" : message.stopReason ? `Done (${message.stopReason.replace("_", " ")})` : "";
+      break;
+    case "mode":
+      mode.value = message.mode satisfies ModeId;
+      break;
+    case "status":
+      model.textContent = message.model ?? "";
+      if (message.state !== "ready") status.textContent = message.detail ?? `Sidecar ${message.state}`;
+      else if (!running) status.textContent = "";
+      break;
+    case "sessions":
+      renderSessions(message.sessions);
+      break;
+    case "review":
+      review.hidden = !message.pending;
+      review.querySelector(".review-summary")!.textContent = message.summary ?? "";
+      break;
+  }
+}
+
+function renderEntry(index: number): void {
+  const entry = transcript.entries[index];
+  if (!entry) return;
+  const el = draw(entry);
+  el.dataset.index = String(index);
+  const existing = messages.querySelector(`[data-index="${index}"]`);
+  const stick = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 40;
+  if (existing) existing.replaceWith(el);
+  else messages.append(el);
+  if (stick) messages.scrollTop = messages.scrollHeight;
+}
+
+function draw(entry: Entry): HTMLElement {
+  switch (entry.kind) {
+    case "user":
+    case "assistant": {
+      const el = div(`msg ${entry.kind}`);
+      el.dataset.testid = entry.kind === "user" ? "user-message" : "assistant-message";
+      el.innerHTML = md.render(entry.text);
+      return el;
+    }
+    case "thought": {
+      const el = document.createElement("details");
+      el.className = "thought";
+      const summary = document.createElement("summary");
+      summary.textContent = "Thinking";
+      const body = div("body");
+      body.textContent = entry.text;
+      el.append(summary, body);
+      return el;
+    }
+    case "notice": {
+      const el = div(`notice ${entry.level}`);
+      el.textContent = entry.text;
+      return el;
+    }
+    case "tool": {
+      const call = entry.call;
+      const el = document.createElement("details");
+      el.className = `tool ${call.status}`;
+      el.dataset.testid = "tool-call";
+      el.dataset.status = call.status;
+      el.dataset.kind = call.kind;
+      el.open = call.status === "failed";
+      const summary = document.createElement("summary");
+      const icon = document.createElement("span");
+      icon.className = "icon";
+      icon.textContent = { pending: "○", in_progress: "◐", completed: "●", failed: "✗" }[call.status] ?? "○";
+      const title = document.createElement("span");
+      title.className = "title";
+      title.textContent = call.title;
+      const state = document.createElement("span");
+      state.className = "state";
+      state.textContent = call.status.replace("_", " ");
+      summary.append(icon, title, state);
+      el.append(summary);
+      for (const loc of call.locations ?? []) {
+        const a = document.createElement("a");
+        a.className = "location";
+        a.href = "#";
+        a.textContent = loc.line ? `${loc.path}:${loc.line}` : loc.path;
+        a.addEventListener("click", (e) => {
+          e.preventDefault();
+          vscode.postMessage({ type: "openFile", path: loc.path, line: loc.line ? loc.line - 1 : undefined });
+        });
+        el.append(a);
+      }
+      for (const content of call.content ?? []) {
+        const { kind, text } = contentSummary(content);
+        const pre = document.createElement("pre");
+        pre.className = kind;
+        if (kind === "diff") {
+          for (const line of text.split("\n")) {
+            const span = document.createElement("span");
+            span.className = line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "";
+            span.textContent = `${line}\n`;
+            pre.append(span);
+          }
+        } else {
+          pre.textContent = text;
+        }
+        el.append(pre);
+      }
+      return el;
+    }
+  }
+}
+
+function renderPlan(): void {
+  plan.replaceChildren();
+  plan.hidden = transcript.plan.length === 0;
+  for (const item of transcript.plan) {
+    const li = document.createElement("li");
+    li.className = item.status;
+    li.textContent = `${item.status === "completed" ? "☑" : item.status === "in_progress" ? "◐" : "☐"} ${item.content}`;
+    plan.append(li);
+  }
+}
+
+function renderSessions(list: { sessionId: string; title?: string; updatedAt?: string }[]): void {
+  sessions.replaceChildren();
+  sessions.hidden = false;
+  if (list.length === 0) {
+    sessions.textContent = "No stored sessions in this workspace.";
+    return;
+  }
+  for (const s of list) {
+    const button = document.createElement("button");
+    button.className = "session";
+    button.dataset.testid = "session";
+    button.textContent = `${s.title ?? s.sessionId}${s.updatedAt ? ` · ${s.updatedAt.replace("T", " ").slice(0, 16)}` : ""}`;
+    button.addEventListener("click", () => {
+      sessions.hidden = true;
+      vscode.postMessage({ type: "loadSession", sessionId: s.sessionId });
+    });
+    sessions.append(button);
+  }
+}
+
+function div(className: string): HTMLDivElement {
+  const el = document.createElement("div");
+  el.className = className;
+  return el;
+}
