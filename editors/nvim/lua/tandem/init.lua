@@ -233,10 +233,11 @@ function M.cancel()
     vim.notify("tandem: no turn is running", vim.log.levels.WARN)
     return false
   end
+  -- ACP's order: the cancel, then `cancelled` for the request still waiting for the person.
+  client.notify("tandem/session/cancel", { sessionId = state.session_id })
   if review.active then
     review.finish("cancelled")
   end
-  client.notify("tandem/session/cancel", { sessionId = state.session_id })
   chat.note("cancel requested")
   return true
 end
