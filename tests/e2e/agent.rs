@@ -478,3 +478,29 @@ fn an_accepted_edit_to_an_open_document_goes_through_the_editor() -> Res<()> {
     assert_eq!(sidecar.docs.get(&sidecar.uri("a.txt")).map(|d| d.text.as_str()), Some("edited text\n"));
     Ok(())
 }
+
+/// An editor answers `cancelled` to the permission request when the person cancels the turn; its
+/// `session/cancel` may come later (or be processed later). The turn must end there, without
+/// another model request (found by the Neovim plugin's cancel-during-review test).
+#[test]
+fn a_cancelled_permission_answer_ends_the_turn_without_asking_the_model_again() -> Res<()> {
+    let dir = workspace(&[("src/lib.rs", LIB)])?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("call_1", "read", json!({ "file_path": "src/lib.rs" })),
+        Turn::new().tool_call(
+            "call_2",
+            "edit",
+            json!({ "file_path": "src/lib.rs", "old_string": "    1\n", "new_string": "    2\n" }),
+        ),
+        Turn::reply("never asked for"),
+    ]);
+    let mut sidecar = sidecar(dir.path(), &provider, "openai", "")?;
+    sidecar.permission_replies.push_back(PermissionReply::Outcome(json!({ "outcome": "cancelled" })));
+    let session = new_session(&mut sidecar, json!({}))?;
+    let result = prompt(&mut sidecar, &session, "make x return 2")?;
+    assert_eq!(result, json!({ "stopReason": "cancelled" }));
+    assert_eq!(provider.remaining(), 1, "the model was asked again after the person cancelled");
+    let text = std::fs::read_to_string(dir.path().join("src/lib.rs")).map_err(|e| e.to_string())?;
+    assert_eq!(text, LIB);
+    Ok(())
+}

@@ -12,6 +12,7 @@ mod lsp_files;
 mod lsp_protocol;
 mod lsp_proxy;
 mod mcp;
+mod nvim;
 mod run_cmd;
 mod session_tools;
 mod shell;

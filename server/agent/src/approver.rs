@@ -198,7 +198,15 @@ impl CallApprover {
                     accepted_hunks: None,
                     message: Some(format!("the editor could not ask the person ({err})")),
                 },
-                Ok(Ok(result)) => result.outcome,
+                Ok(Ok(result)) => {
+                    // ACP: the editor answers `cancelled` when the person cancelled the turn; its
+                    // `session/cancel` may arrive after this answer, so the turn ends here and
+                    // does not ask the model again.
+                    if matches!(result.outcome, PermissionOutcome::Cancelled) {
+                        self.cancel.cancel();
+                    }
+                    result.outcome
+                }
             }),
         }
     }

@@ -1,0 +1,214 @@
+-- The chat buffer (filetype `tandem-chat`): the session's transcript as Markdown, streamed as
+-- `tandem/session/update` notifications arrive; tool calls as one line each, updated in place;
+-- the plan as a checklist.
+local M = {
+  bufnr = nil,
+  -- What the last lines are: "user", "agent", "thought", "tool", "note", or nil.
+  last = nil,
+  -- toolCallId -> { row, title, kind }.
+  tools = {},
+}
+
+local NAME = "tandem://chat"
+
+function M.buffer()
+  if M.bufnr and vim.api.nvim_buf_is_valid(M.bufnr) then
+    return M.bufnr
+  end
+  local bufnr = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(bufnr, NAME)
+  vim.bo[bufnr].buftype = "nofile"
+  vim.bo[bufnr].bufhidden = "hide"
+  vim.bo[bufnr].swapfile = false
+  vim.bo[bufnr].filetype = "tandem-chat"
+  vim.bo[bufnr].modifiable = false
+  vim.api.nvim_buf_call(bufnr, function()
+    vim.cmd("silent! setlocal syntax=markdown")
+  end)
+  M.bufnr, M.last, M.tools = bufnr, nil, {}
+  local function ask()
+    vim.ui.input({ prompt = "Tandem> " }, function(text)
+      if text and text ~= "" then
+        require("tandem").prompt(text)
+      end
+    end)
+  end
+  for _, key in ipairs({ "i", "<CR>" }) do
+    vim.api.nvim_buf_set_keymap(bufnr, "n", key, "", { noremap = true, nowait = true, callback = ask, desc = "Tandem: prompt" })
+  end
+  return bufnr
+end
+
+function M.window()
+  local bufnr = M.bufnr
+  if not bufnr or not vim.api.nvim_buf_is_valid(bufnr) then
+    return nil
+  end
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == bufnr then
+      return win
+    end
+  end
+  return nil
+end
+
+--- Shows the chat in a split (unless shown); focuses it when `focus`.
+function M.open(split, focus)
+  local bufnr = M.buffer()
+  local win = M.window()
+  if not win then
+    local previous = vim.api.nvim_get_current_win()
+    vim.cmd(split)
+    win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(win, bufnr)
+    vim.wo[win].wrap = true
+    vim.wo[win].linebreak = true
+    vim.wo[win].number = false
+    if not focus then
+      vim.api.nvim_set_current_win(previous)
+    end
+  elseif focus then
+    vim.api.nvim_set_current_win(win)
+  end
+  return win
+end
+
+local function scroll()
+  local win = M.window()
+  if win then
+    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(M.bufnr), 0 })
+  end
+end
+
+local function edit(fn)
+  local bufnr = M.buffer()
+  vim.bo[bufnr].modifiable = true
+  local ok, err = pcall(fn, bufnr)
+  vim.bo[bufnr].modifiable = false
+  if not ok then
+    error(err)
+  end
+  scroll()
+end
+
+local function is_empty(bufnr)
+  return vim.api.nvim_buf_line_count(bufnr) == 1 and vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1] == ""
+end
+
+--- Appends whole lines.
+function M.append_lines(lines, kind)
+  edit(function(bufnr)
+    if is_empty(bufnr) then
+      vim.api.nvim_buf_set_lines(bufnr, 0, 1, false, lines)
+    else
+      vim.api.nvim_buf_set_lines(bufnr, -1, -1, false, lines)
+    end
+  end)
+  M.last = kind
+end
+
+--- Appends streamed text to the block of `kind`, starting a new block (with `header`) when the
+--- last lines are of another kind.
+function M.stream(kind, header, text)
+  if M.last ~= kind then
+    local lines = { "" }
+    if header then
+      lines[#lines + 1] = header
+    end
+    lines[#lines + 1] = ""
+    M.append_lines(lines, kind)
+  end
+  edit(function(bufnr)
+    local last = vim.api.nvim_buf_line_count(bufnr)
+    local current = vim.api.nvim_buf_get_lines(bufnr, last - 1, last, false)[1]
+    local parts = vim.split(text, "\n", { plain = true })
+    parts[1] = current .. parts[1]
+    vim.api.nvim_buf_set_lines(bufnr, last - 1, last, false, parts)
+  end)
+  M.last = kind
+end
+
+function M.note(text)
+  M.append_lines({ "", "> " .. text }, "note")
+end
+
+function M.user(text)
+  M.append_lines({ "", "## You", "" }, "user")
+  M.append_lines(vim.split(text, "\n", { plain = true }), "user")
+end
+
+local function tool_line(entry)
+  return string.format("* [%s] %s (%s)", entry.kind or "tool", entry.title or "?", entry.status or "pending")
+end
+
+local function content_text(content)
+  local lines = {}
+  for _, item in ipairs(content or {}) do
+    if item.type == "content" and item.content and item.content.type == "text" then
+      lines[#lines + 1] = item.content.text
+    elseif item.type == "diff" then
+      lines[#lines + 1] = "diff: " .. tostring(item.path)
+    end
+  end
+  return table.concat(lines, "\n")
+end
+
+local PLAN_MARK = { completed = "[x]", in_progress = "[~]", pending = "[ ]" }
+
+--- Renders one SessionUpdate (ACP shape).
+function M.on_update(update)
+  local kind = update.sessionUpdate
+  if kind == "agent_message_chunk" then
+    M.stream("agent", "## Tandem", update.content and update.content.text or "")
+  elseif kind == "agent_thought_chunk" then
+    M.stream("thought", "### Thinking", update.content and update.content.text or "")
+  elseif kind == "user_message_chunk" then
+    M.stream("user", "## You", update.content and update.content.text or "")
+  elseif kind == "tool_call" then
+    local entry = { title = update.title, kind = update.kind, status = update.status }
+    M.append_lines({ "", tool_line(entry) }, "tool")
+    entry.row = vim.api.nvim_buf_line_count(M.buffer()) - 1
+    M.tools[update.toolCallId] = entry
+  elseif kind == "tool_call_update" then
+    local entry = M.tools[update.toolCallId]
+    if not entry then
+      entry = { title = update.title or update.toolCallId, kind = update.kind }
+      M.append_lines({ "", tool_line(entry) }, "tool")
+      entry.row = vim.api.nvim_buf_line_count(M.buffer()) - 1
+      M.tools[update.toolCallId] = entry
+    end
+    entry.title = update.title or entry.title
+    entry.status = update.status or entry.status
+    edit(function(bufnr)
+      vim.api.nvim_buf_set_lines(bufnr, entry.row, entry.row + 1, false, { tool_line(entry) })
+    end)
+    if entry.status == "failed" then
+      local text = content_text(update.content)
+      if text ~= "" then
+        local lines = {}
+        for _, line in ipairs(vim.split(text, "\n", { plain = true })) do
+          lines[#lines + 1] = "    " .. line
+        end
+        M.append_lines(lines, "tool")
+      end
+    end
+  elseif kind == "plan" then
+    local lines = { "", "Plan:" }
+    for _, entry in ipairs(update.entries or {}) do
+      lines[#lines + 1] = string.format("  %s %s", PLAN_MARK[entry.status] or "[ ]", entry.content or "")
+    end
+    M.append_lines(lines, "plan")
+  elseif kind == "current_mode_update" then
+    M.note("mode: " .. tostring(update.currentModeId))
+  end
+end
+
+--- The chat's text (for tests and scripts).
+function M.text()
+  if not M.bufnr or not vim.api.nvim_buf_is_valid(M.bufnr) then
+    return ""
+  end
+  return table.concat(vim.api.nvim_buf_get_lines(M.bufnr, 0, -1, false), "\n")
+end
+
+return M

@@ -1,0 +1,456 @@
+-- Tandem for Neovim: setup(), the commands' implementations and the Lua API
+-- (prompt, review, accept, reject, cancel, set_mode). A shim: the agent, the tools, the diffs
+-- and the hunk ids all live in the sidecar.
+local config_mod = require("tandem.config")
+local client = require("tandem.client")
+local chat = require("tandem.chat")
+local review = require("tandem.review")
+local ask = require("tandem.ask")
+
+local M = {}
+
+local state = {
+  config = nil,
+  session_id = nil,
+  -- The session's mode, or the one the next session starts in.
+  mode = nil,
+  busy = false,
+}
+
+local function cfg()
+  if not state.config then
+    state.config = config_mod.resolve({})
+  end
+  return state.config
+end
+
+local function notify_error(err)
+  vim.notify(tostring(err), vim.log.levels.ERROR)
+end
+
+--- `tandem/document/save`: writes the buffer (as :write), so the disk matches it.
+local function save_document(params, respond)
+  local path = vim.uri_to_fname(params.uri)
+  local bufnr = vim.fn.bufnr(path)
+  if bufnr == -1 or not vim.api.nvim_buf_is_loaded(bufnr) then
+    respond({ saved = false })
+    return
+  end
+  -- A new file's directory may not exist yet.
+  vim.fn.mkdir(vim.fn.fnamemodify(path, ":h"), "p")
+  local ok = pcall(vim.api.nvim_buf_call, bufnr, function()
+    vim.cmd("silent keepalt lockmarks write")
+  end)
+  respond({ saved = ok and not vim.bo[bufnr].modified })
+end
+
+--- Reloads unmodified buffers whose files changed on disk (a command the agent ran, a file the
+--- sidecar wrote because it was not open here). Modified buffers are left alone.
+local function reload_changed()
+  client.release_done()
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].buftype == "" and not vim.bo[bufnr].modified
+      and vim.api.nvim_buf_get_name(bufnr) ~= "" then
+      pcall(vim.cmd, "silent checktime " .. bufnr)
+    end
+  end
+end
+
+local handlers = {
+  requests = {
+    ["tandem/session/requestPermission"] = function(params, respond)
+      if not review.start(params, respond, cfg().keymaps) then
+        ask.permission(params, respond)
+      end
+    end,
+    ["tandem/session/askUser"] = ask.ask_user,
+    ["tandem/document/save"] = save_document,
+  },
+  notifications = {
+    ["tandem/session/update"] = function(params)
+      if params.sessionId ~= state.session_id then
+        return
+      end
+      local update = params.update or {}
+      if update.sessionUpdate == "current_mode_update" then
+        state.mode = update.currentModeId
+      end
+      chat.on_update(update)
+      if update.sessionUpdate == "tool_call_update" and (update.status == "completed" or update.status == "failed") then
+        reload_changed()
+      end
+    end,
+  },
+}
+
+local function define_highlights()
+  vim.cmd("highlight default link TandemAdded DiffAdd")
+  vim.cmd("highlight default link TandemRemoved DiffDelete")
+  vim.cmd("highlight default link TandemHunk DiffText")
+end
+
+--- Called once by plugin/tandem.lua: highlights and buffer attachment.
+function M._init()
+  if M._initialized then
+    return
+  end
+  M._initialized = true
+  define_highlights()
+  local group = vim.api.nvim_create_augroup("tandem", { clear = true })
+  vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = define_highlights })
+  vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost", "BufEnter" }, {
+    group = group,
+    callback = function(args)
+      if client.running() then
+        client.attach(args.buf)
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    group = group,
+    callback = function()
+      client.stop()
+    end,
+  })
+end
+
+--- require("tandem").setup({ cmd, provider, mode, profile, root_dir, env, keymaps, chat }).
+function M.setup(opts)
+  state.config = config_mod.resolve(opts)
+  if state.config.mode then
+    state.mode = state.config.mode
+  end
+  M._init()
+  return M
+end
+
+function M.on_sidecar_exit()
+  state.session_id = nil
+  state.busy = false
+  if review.active then
+    review.finish("cancelled")
+  end
+end
+
+--- The resolved configuration (setup()'s options over the defaults).
+function M.config()
+  return cfg()
+end
+
+--- Requests `method` once the sidecar is up; callback(err, result).
+function M.request(method, params, callback)
+  client.request(cfg(), handlers, method, params, callback)
+end
+
+local function ensure_session(callback)
+  if state.session_id then
+    callback(nil, state.session_id)
+    return
+  end
+  local params = vim.empty_dict()
+  if state.mode then
+    params = { mode = state.mode }
+  end
+  M.request("tandem/session/new", params, function(err, result)
+    if err then
+      callback(err)
+      return
+    end
+    state.session_id = result.sessionId
+    state.mode = result.modes and result.modes.current or state.mode
+    callback(nil, state.session_id)
+  end)
+end
+
+--- The prompt's content blocks: the text, and the selection as an embedded resource.
+--- selection = { path, from, to (1-based lines), text }.
+function M.prompt_blocks(text, selection)
+  local blocks = { { type = "text", text = text } }
+  if selection then
+    blocks[#blocks + 1] = {
+      type = "resource",
+      resource = {
+        uri = string.format("%s#L%d-%d", vim.uri_from_fname(selection.path), selection.from, selection.to),
+        text = selection.text,
+      },
+    }
+  end
+  return blocks
+end
+
+--- Sends a prompt. opts.selection (see prompt_blocks), opts.on_done(err, result).
+function M.prompt(text, opts)
+  opts = opts or {}
+  if type(text) ~= "string" or vim.trim(text) == "" then
+    error("tandem.prompt: the prompt is empty", 0)
+  end
+  if state.busy then
+    error("tandem: a turn is already running (:TandemCancel stops it)", 0)
+  end
+  local config = cfg()
+  state.busy = true
+  if config.chat.open_on_prompt then
+    chat.open(config.chat.split, false)
+  end
+  local shown = text
+  if opts.selection then
+    local path = vim.fn.fnamemodify(opts.selection.path, ":~:.")
+    shown = string.format("%s\n\n(selection: %s lines %d-%d)", text, path, opts.selection.from, opts.selection.to)
+  end
+  chat.user(shown)
+  local function done(err, result)
+    state.busy = false
+    reload_changed()
+    if err then
+      chat.note("error: " .. tostring(err))
+      notify_error("tandem: " .. tostring(err))
+    elseif result and result.error then
+      chat.note(string.format("turn ended (%s): %s", tostring(result.stopReason), result.error))
+      notify_error("tandem: " .. result.error)
+    else
+      chat.note("turn ended: " .. tostring(result and result.stopReason))
+    end
+    if opts.on_done then
+      opts.on_done(err, result)
+    end
+  end
+  ensure_session(function(err, session_id)
+    if err then
+      done(err)
+      return
+    end
+    M.request(
+      "tandem/session/prompt",
+      { sessionId = session_id, prompt = M.prompt_blocks(text, opts.selection) },
+      done
+    )
+  end)
+end
+
+--- Stops the running turn (an open review is closed as cancelled).
+function M.cancel()
+  if not state.busy or not state.session_id then
+    vim.notify("tandem: no turn is running", vim.log.levels.WARN)
+    return false
+  end
+  -- ACP's order: the cancel, then `cancelled` for the request still waiting for the person.
+  client.notify("tandem/session/cancel", { sessionId = state.session_id })
+  if review.active then
+    review.finish("cancelled")
+  end
+  chat.note("cancel requested")
+  return true
+end
+
+--- Switches the permission mode (of the session, or of the next one).
+function M.set_mode(mode, on_done)
+  if not vim.tbl_contains(config_mod.modes, mode) then
+    error(string.format("tandem: unknown mode %q (%s)", tostring(mode), table.concat(config_mod.modes, ", ")), 0)
+  end
+  if not state.session_id then
+    state.mode = mode
+    vim.api.nvim_echo({ { "Tandem: mode " .. mode .. " (for the next session)" } }, false, {})
+    if on_done then
+      on_done(nil)
+    end
+    return
+  end
+  M.request("tandem/session/setMode", { sessionId = state.session_id, modeId = mode }, function(err)
+    if err then
+      notify_error("tandem: " .. err)
+    else
+      state.mode = mode
+      vim.api.nvim_echo({ { "Tandem: mode " .. mode } }, false, {})
+    end
+    if on_done then
+      on_done(err)
+    end
+  end)
+end
+
+--- The open review: { title, file, files, hunks = { { id, state, file, ... } } }, or nil.
+function M.review()
+  return review.snapshot()
+end
+
+--- Accepts hunk `id` (default: the one under the cursor).
+function M.accept(id)
+  review.decide("accepted", id)
+end
+
+--- Rejects hunk `id` (default: the one under the cursor).
+function M.reject(id)
+  review.decide("rejected", id)
+end
+
+function M.accept_all()
+  review.decide_all("accepted")
+end
+
+function M.reject_all()
+  review.decide_all("rejected")
+end
+
+--- Lists stored sessions and loads the chosen one (or starts a new one).
+function M.sessions()
+  M.request("tandem/session/list", vim.empty_dict(), function(err, result)
+    if err then
+      notify_error("tandem: " .. err)
+      return
+    end
+    local items = { { new = true } }
+    for _, s in ipairs(result.sessions or {}) do
+      items[#items + 1] = s
+    end
+    vim.ui.select(items, {
+      prompt = "Tandem sessions",
+      kind = "tandem.sessions",
+      format_item = function(item)
+        if item.new then
+          return "+ new session"
+        end
+        return string.format("%s  %s  %s", item.updatedAt or "", item.title or "(untitled)", item.sessionId)
+      end,
+    }, function(choice)
+      if not choice then
+        return
+      end
+      if state.busy then
+        notify_error("tandem: a turn is running (:TandemCancel first)")
+        return
+      end
+      if choice.new then
+        state.session_id = nil
+        chat.note("new session")
+        return
+      end
+      state.session_id = choice.sessionId
+      chat.open(cfg().chat.split, false)
+      chat.note("session " .. choice.sessionId)
+      M.request("tandem/session/load", { sessionId = choice.sessionId }, function(load_err, loaded)
+        if load_err then
+          notify_error("tandem: " .. load_err)
+          state.session_id = nil
+          return
+        end
+        state.mode = loaded.modes and loaded.modes.current or state.mode
+      end)
+    end)
+  end)
+end
+
+--- What :TandemInfo prints.
+function M.info()
+  local config = cfg()
+  local v = vim.version()
+  local lines = {
+    string.format("Neovim %d.%d.%d; client started with %s", v.major, v.minor, v.patch,
+      vim.fn.has("nvim-0.11") == 1 and "vim.lsp.start" or "vim.lsp.start_client"),
+    string.format("cmd: %s (%s)", table.concat(config.cmd, " "),
+      vim.fn.executable(config.cmd[1]) == 1 and vim.fn.exepath(config.cmd[1]) or "NOT FOUND"),
+  }
+  if client.running() then
+    local server = client.server_info or {}
+    lines[#lines + 1] = string.format("sidecar: running, pid %s, %s %s, root %s", tostring(client.rpc.pid),
+      server.name or "?", server.version or "?", client.root or "?")
+    if client.tandem_caps then
+      lines[#lines + 1] = string.format("protocol %s, %d tools", tostring(client.tandem_caps.version),
+        #(client.tandem_caps.tools or {}))
+    end
+  else
+    lines[#lines + 1] = "sidecar: not running (starts on the first command)"
+  end
+  lines[#lines + 1] = string.format("session: %s, mode: %s, turn running: %s", state.session_id or "none",
+    state.mode or "default", tostring(state.busy))
+  local p = config.provider or {}
+  lines[#lines + 1] = string.format("provider: %s %s %s (key in $%s)", p.kind or "(sidecar config)", p.base_url or "",
+    p.model or "", p.api_key_env or "-")
+  if review.active then
+    lines[#lines + 1] = review.summary()
+  end
+  for _, line in ipairs(vim.list_slice(client.stderr, math.max(#client.stderr - 2, 1))) do
+    lines[#lines + 1] = "stderr: " .. line
+  end
+  return lines
+end
+
+--- State for scripts and tests.
+function M.status()
+  return {
+    session_id = state.session_id,
+    mode = state.mode,
+    busy = state.busy,
+    running = client.running(),
+    client_id = client.client_id,
+  }
+end
+
+M.chat = chat
+
+-- Commands (plugin/tandem.lua) --------------------------------------------------------------
+
+local function guarded(fn)
+  return function(...)
+    local ok, err = pcall(fn, ...)
+    if not ok then
+      notify_error(err)
+    end
+  end
+end
+
+M.commands = {
+  Tandem = guarded(function(args)
+    local selection = nil
+    if args.range and args.range > 0 then
+      local bufnr = vim.api.nvim_get_current_buf()
+      local lines = vim.api.nvim_buf_get_lines(bufnr, args.line1 - 1, args.line2, false)
+      selection = {
+        path = vim.api.nvim_buf_get_name(bufnr),
+        from = args.line1,
+        to = args.line2,
+        text = table.concat(lines, "\n"),
+      }
+      if selection.path == "" then
+        selection.path = "untitled"
+      end
+    end
+    if args.args ~= "" then
+      M.prompt(args.args, { selection = selection })
+      return
+    end
+    vim.ui.input({ prompt = "Tandem> " }, guarded(function(text)
+      if text and vim.trim(text) ~= "" then
+        M.prompt(text, { selection = selection })
+      end
+    end))
+  end),
+  TandemChat = guarded(function()
+    chat.open(cfg().chat.split, true)
+  end),
+  TandemCancel = guarded(function()
+    M.cancel()
+  end),
+  TandemMode = guarded(function(args)
+    if args.args == "" then
+      vim.ui.select(config_mod.modes, { prompt = "Tandem mode (now: " .. (state.mode or "default") .. ")" }, guarded(function(mode)
+        if mode then
+          M.set_mode(mode)
+        end
+      end))
+      return
+    end
+    M.set_mode(args.args)
+  end),
+  TandemSessions = guarded(function()
+    M.sessions()
+  end),
+  TandemInfo = guarded(function()
+    local chunks = {}
+    for _, line in ipairs(M.info()) do
+      chunks[#chunks + 1] = { line .. "\n" }
+    end
+    vim.api.nvim_echo(chunks, true, {})
+  end),
+}
+
+return M

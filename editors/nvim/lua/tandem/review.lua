@@ -1,0 +1,493 @@
+-- Inline review of a proposed edit (`tandem/session/requestPermission` with diff content):
+-- each hunk drawn in its file with extmarks (removed lines highlighted, added lines as virtual
+-- lines), one key per decision, the reply (with `acceptedHunks`) sent when every hunk is
+-- decided. Closing a reviewed buffer rejects what is still pending.
+local hunks_mod = require("tandem.hunks")
+
+local M = {
+  -- The open review, or nil: { title, files = { { path, bufnr, hunks } }, hunks (all, in order),
+  --   respond, keymaps, autocmds, saved = { [bufnr] = bufhidden } }.
+  active = nil,
+  -- Requests that arrived while a review was open: { params, respond, keymaps }.
+  waiting = {},
+  ns = vim.api.nvim_create_namespace("tandem-review"),
+  -- Set while the review itself switches buffers, so that hiding one is not a close.
+  navigating = false,
+}
+
+local KEY_NAMES = {
+  accept = "accept",
+  reject = "reject",
+  accept_all = "accept all",
+  reject_all = "reject all",
+  next = "next",
+  prev = "previous",
+}
+
+--- The diff items of a permission request that carry hunks; nil when there are none.
+function M.diffs_of(params)
+  local files = {}
+  local tool_call = params and params.toolCall or {}
+  for _, item in ipairs(tool_call.content or {}) do
+    if item.type == "diff" and type(item.hunks) == "table" and #item.hunks > 0 then
+      files[#files + 1] = item
+    end
+  end
+  return #files > 0 and files or nil
+end
+
+--- The reply for the decided hunks (a list of { id, state }).
+function M.outcome(hunks)
+  local accepted = {}
+  for _, h in ipairs(hunks) do
+    if h.state == "accepted" then
+      accepted[#accepted + 1] = h.id
+    end
+  end
+  if #accepted == 0 then
+    return { outcome = { outcome = "selected", optionId = "reject_once" } }
+  end
+  return { outcome = { outcome = "selected", optionId = "allow_once", acceptedHunks = accepted } }
+end
+
+local function counts(review)
+  local c = { pending = 0, accepted = 0, rejected = 0 }
+  for _, h in ipairs(review.hunks) do
+    c[h.state] = c[h.state] + 1
+  end
+  return c
+end
+
+local function label(review, h)
+  local k = review.keymaps
+  if h.state == "pending" then
+    return string.format(" %s: %s accept, %s reject ", h.id, k.accept or "-", k.reject or "-")
+  end
+  return string.format(" %s: %s ", h.id, h.state)
+end
+
+local function text_offset(bufnr)
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == bufnr then
+      local info = vim.fn.getwininfo(win)[1]
+      return info and info.textoff or 0
+    end
+  end
+  return 0
+end
+
+local function render(review, file)
+  local bufnr = file.bufnr
+  if not vim.api.nvim_buf_is_loaded(bufnr) then
+    return
+  end
+  vim.api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
+  local last_row = vim.api.nvim_buf_line_count(bufnr) - 1
+  local function row(line)
+    return math.min(math.max(line - 1, 0), last_row)
+  end
+  -- Removed lines get a sign, so the text area starts after the sign column.
+  local offset = math.max(text_offset(bufnr), 2)
+  local prefix = "+" .. string.rep(" ", offset - 1)
+  for _, h in ipairs(file.hunks) do
+    local p = h.parsed
+    if h.state ~= "rejected" then
+      for _, line in ipairs(p.removed) do
+        -- The text to the end of the line (hl_group: 0.7 reads back no line_hl_group), and
+        -- apart from it (a sign on a range is drawn on every line of it in 0.10+) the sign
+        -- and the whole width.
+        vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(line), 0, {
+          end_row = row(line) + 1,
+          end_col = 0,
+          hl_group = "TandemRemoved",
+          hl_eol = true,
+        })
+        vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(line), 0, {
+          line_hl_group = "TandemRemoved",
+          sign_text = "-",
+          sign_hl_group = "TandemRemoved",
+        })
+      end
+      for _, block in ipairs(p.added) do
+        local virt = {}
+        for _, text in ipairs(block.lines) do
+          virt[#virt + 1] = { { prefix .. text, "TandemAdded" } }
+        end
+        vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(math.max(block.after, 1)), 0, {
+          virt_lines = virt,
+          virt_lines_above = block.after == 0,
+          virt_lines_leftcol = true,
+        })
+      end
+    end
+    vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(p.first), 0, {
+      virt_text = { { label(review, h), "TandemHunk" } },
+      virt_text_pos = "eol",
+    })
+  end
+end
+
+local function render_all(review)
+  for _, file in ipairs(review.files) do
+    render(review, file)
+  end
+end
+
+--- The command-line summary of the review.
+function M.summary(review)
+  review = review or M.active
+  if not review then
+    return "no review"
+  end
+  local c = counts(review)
+  local k = review.keymaps
+  local keys = {}
+  for _, name in ipairs({ "accept", "reject", "accept_all", "reject_all", "next", "prev" }) do
+    if k[name] then
+      keys[#keys + 1] = k[name] .. " " .. KEY_NAMES[name]
+    end
+  end
+  return string.format(
+    "Tandem: %s: %d hunk(s): %d pending, %d accepted, %d rejected | %s",
+    review.title,
+    #review.hunks,
+    c.pending,
+    c.accepted,
+    c.rejected,
+    table.concat(keys, ", ")
+  )
+end
+
+local function echo(text)
+  local width = math.max(vim.o.columns - 12, 20)
+  if #text > width then
+    text = text:sub(1, width - 3) .. "..."
+  end
+  vim.api.nvim_echo({ { text } }, false, {})
+end
+
+--- A window for the reviewed file: the current one unless it shows the chat.
+local function target_window()
+  local chat = require("tandem.chat")
+  local current = vim.api.nvim_get_current_win()
+  if vim.api.nvim_win_get_buf(current) ~= chat.bufnr then
+    return current
+  end
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_buf(win) ~= chat.bufnr and vim.api.nvim_win_get_config(win).relative == "" then
+      return win
+    end
+  end
+  vim.cmd("aboveleft split")
+  return vim.api.nvim_get_current_win()
+end
+
+local function show(review, h)
+  local win = target_window()
+  M.navigating = true
+  local ok, err = pcall(function()
+    vim.api.nvim_set_current_win(win)
+    local shown = vim.api.nvim_win_get_buf(win)
+    if shown ~= h.file.bufnr then
+      -- A modified buffer that cannot be hidden keeps its window: the review gets a split.
+      if vim.bo[shown].modified and not vim.o.hidden and vim.bo[shown].bufhidden ~= "hide" then
+        vim.cmd("aboveleft split")
+        win = vim.api.nvim_get_current_win()
+      end
+      vim.api.nvim_win_set_buf(win, h.file.bufnr)
+    end
+    local line = math.min(h.parsed.first, vim.api.nvim_buf_line_count(h.file.bufnr))
+    vim.api.nvim_win_set_cursor(win, { line, 0 })
+  end)
+  M.navigating = false
+  if not ok then
+    error(err)
+  end
+  render(review, h.file)
+end
+
+--- The hunk under the cursor (in a reviewed buffer), else the first pending one.
+local function current(review)
+  local bufnr = vim.api.nvim_get_current_buf()
+  for _, file in ipairs(review.files) do
+    if file.bufnr == bufnr then
+      local parsed = {}
+      for i, h in ipairs(file.hunks) do
+        parsed[i] = h.parsed
+      end
+      local index = hunks_mod.at_line(parsed, vim.api.nvim_win_get_cursor(0)[1])
+      if index then
+        return file.hunks[index]
+      end
+    end
+  end
+  for _, h in ipairs(review.hunks) do
+    if h.state == "pending" then
+      return h
+    end
+  end
+  return review.hunks[1]
+end
+
+local function find(review, id)
+  for _, h in ipairs(review.hunks) do
+    if h.id == id then
+      return h
+    end
+  end
+  error(string.format("tandem: no hunk `%s` in the review (hunks: %s)", tostring(id), table.concat(vim.tbl_map(function(h)
+    return h.id
+  end, review.hunks), ", ")), 0)
+end
+
+local function cleanup(review)
+  for _, id in ipairs(review.autocmds) do
+    pcall(vim.api.nvim_del_autocmd, id)
+  end
+  for _, file in ipairs(review.files) do
+    if vim.api.nvim_buf_is_valid(file.bufnr) then
+      vim.api.nvim_buf_clear_namespace(file.bufnr, M.ns, 0, -1)
+      for _, key in pairs(review.keymaps) do
+        if key then
+          pcall(vim.keymap.del, "n", key, { buffer = file.bufnr })
+        end
+      end
+      if review.saved[file.bufnr] ~= nil then
+        vim.bo[file.bufnr].bufhidden = review.saved[file.bufnr]
+      end
+    end
+  end
+end
+
+--- Ends the review: `how` = "decided" (reply from the hunk states) or "cancelled".
+function M.finish(how)
+  local review = M.active
+  if not review then
+    return
+  end
+  M.active = nil
+  cleanup(review)
+  for _, file in ipairs(review.files) do
+    require("tandem.client").review_done(file.bufnr)
+  end
+  local reply
+  if how == "cancelled" then
+    reply = { outcome = { outcome = "cancelled" } }
+  else
+    for _, h in ipairs(review.hunks) do
+      if h.state == "pending" then
+        h.state = "rejected"
+      end
+    end
+    reply = M.outcome(review.hunks)
+  end
+  local c = counts(review)
+  echo(string.format("Tandem: %s: %d accepted, %d rejected%s", review.title, c.accepted, c.rejected, how == "cancelled" and " (cancelled)" or ""))
+  require("tandem.chat").note(string.format("review of %s: %d accepted, %d rejected", review.title, c.accepted, c.rejected))
+  review.respond(reply)
+  local next_one = table.remove(M.waiting, 1)
+  if next_one then
+    M.start(next_one.params, next_one.respond, next_one.keymaps)
+  end
+end
+
+local function after_decision(review, h)
+  local c = counts(review)
+  if c.pending == 0 then
+    M.finish("decided")
+    return
+  end
+  -- Move on to the next pending hunk.
+  local start = 1
+  for i, other in ipairs(review.hunks) do
+    if other == h then
+      start = i
+    end
+  end
+  for offset = 1, #review.hunks do
+    local candidate = review.hunks[(start + offset - 1) % #review.hunks + 1]
+    if candidate.state == "pending" then
+      show(review, candidate)
+      break
+    end
+  end
+  render_all(review)
+  echo(M.summary(review))
+end
+
+--- Sets the hunk `id` (default: under the cursor) to `state`.
+function M.decide(state, id)
+  local review = M.active
+  if not review then
+    error("tandem: no review is open", 0)
+  end
+  local h = id and find(review, id) or current(review)
+  h.state = state
+  after_decision(review, h)
+end
+
+function M.decide_all(state)
+  local review = M.active
+  if not review then
+    error("tandem: no review is open", 0)
+  end
+  for _, h in ipairs(review.hunks) do
+    if h.state == "pending" then
+      h.state = state
+    end
+  end
+  M.finish("decided")
+end
+
+--- Moves the cursor to the next (`step` 1) or previous (-1) hunk.
+function M.jump(step)
+  local review = M.active
+  if not review then
+    error("tandem: no review is open", 0)
+  end
+  local h = current(review)
+  local index = 1
+  for i, other in ipairs(review.hunks) do
+    if other == h then
+      index = i
+    end
+  end
+  local target = review.hunks[(index - 1 + step) % #review.hunks + 1]
+  show(review, target)
+  echo(M.summary(review))
+end
+
+local function set_keymaps(review, bufnr)
+  local k = review.keymaps
+  local actions = {
+    accept = function()
+      M.decide("accepted")
+    end,
+    reject = function()
+      M.decide("rejected")
+    end,
+    accept_all = function()
+      M.decide_all("accepted")
+    end,
+    reject_all = function()
+      M.decide_all("rejected")
+    end,
+    next = function()
+      M.jump(1)
+    end,
+    prev = function()
+      M.jump(-1)
+    end,
+  }
+  for name, action in pairs(actions) do
+    if k[name] then
+      vim.keymap.set("n", k[name], function()
+        local ok, err = pcall(action)
+        if not ok then
+          vim.notify(tostring(err), vim.log.levels.ERROR)
+        end
+      end, { buffer = bufnr, nowait = true, desc = "Tandem: " .. KEY_NAMES[name] .. " hunk" })
+    end
+  end
+end
+
+--- Opens the review for a permission request with diffs. `respond(result)` gets the reply.
+--- Returns false when the request has no hunks to review.
+function M.start(params, respond, keymaps)
+  local diffs = M.diffs_of(params)
+  if not diffs then
+    return false
+  end
+  if M.active then
+    M.waiting[#M.waiting + 1] = { params = params, respond = respond, keymaps = keymaps }
+    return true
+  end
+  local review = {
+    title = params.toolCall.title or "edit",
+    session_id = params.sessionId,
+    files = {},
+    hunks = {},
+    respond = respond,
+    keymaps = keymaps,
+    autocmds = {},
+    saved = {},
+  }
+  for _, diff in ipairs(diffs) do
+    local bufnr = vim.fn.bufadd(diff.path)
+    local held = require("tandem.client").hold(bufnr)
+    vim.fn.bufload(bufnr)
+    vim.bo[bufnr].buflisted = true
+    local file = { path = diff.path, bufnr = bufnr, hunks = {}, held = held }
+    for _, hunk in ipairs(diff.hunks) do
+      local h = {
+        id = hunk.id,
+        state = "pending",
+        file = file,
+        oldStart = hunk.oldStart,
+        oldLines = hunk.oldLines,
+        newStart = hunk.newStart,
+        newLines = hunk.newLines,
+        patch = hunk.patch,
+        parsed = hunks_mod.parse(hunk),
+      }
+      file.hunks[#file.hunks + 1] = h
+      review.hunks[#review.hunks + 1] = h
+    end
+    review.files[#review.files + 1] = file
+    -- Hidden, not unloaded, while under review: the extmarks stay.
+    review.saved[bufnr] = vim.bo[bufnr].bufhidden
+    vim.bo[bufnr].bufhidden = "hide"
+    set_keymaps(review, bufnr)
+    for _, event in ipairs({ "BufHidden", "BufUnload", "BufWipeout" }) do
+      review.autocmds[#review.autocmds + 1] = vim.api.nvim_create_autocmd(event, {
+        buffer = bufnr,
+        callback = function()
+          if M.active == review and not M.navigating then
+            M.finish("decided")
+          end
+        end,
+      })
+    end
+    review.autocmds[#review.autocmds + 1] = vim.api.nvim_create_autocmd("BufWinEnter", {
+      buffer = bufnr,
+      callback = function()
+        if M.active == review then
+          render(review, file)
+        end
+      end,
+    })
+  end
+  M.active = review
+  show(review, review.hunks[1])
+  render_all(review)
+  echo(M.summary(review))
+  return true
+end
+
+--- The open review for scripts and tests: { title, file, files, hunks = { { id, state, file } } }.
+function M.snapshot()
+  local review = M.active
+  if not review then
+    return nil
+  end
+  local hunks = {}
+  for _, h in ipairs(review.hunks) do
+    hunks[#hunks + 1] = {
+      id = h.id,
+      state = h.state,
+      file = h.file.path,
+      oldStart = h.oldStart,
+      oldLines = h.oldLines,
+      newStart = h.newStart,
+      newLines = h.newLines,
+      patch = h.patch,
+    }
+  end
+  local files = {}
+  for _, file in ipairs(review.files) do
+    files[#files + 1] = file.path
+  end
+  return { title = review.title, file = files[1], files = files, hunks = hunks }
+end
+
+return M

@@ -1,0 +1,33 @@
+-- Tandem's commands. The sidecar starts on the first one (see :help tandem).
+if vim.g.loaded_tandem then
+  return
+end
+if vim.fn.has("nvim-0.7") == 0 then
+  vim.api.nvim_err_writeln("tandem: Neovim 0.7 or later is needed")
+  return
+end
+vim.g.loaded_tandem = 1
+
+local function command(name, opts)
+  opts.desc = opts.desc or ("Tandem: " .. name)
+  vim.api.nvim_create_user_command(name, function(args)
+    require("tandem").commands[name](args)
+  end, opts)
+end
+
+command("Tandem", { nargs = "*", range = true, desc = "Tandem: ask (with a range: the selection is attached)" })
+command("TandemChat", { nargs = 0, desc = "Tandem: open the chat" })
+command("TandemCancel", { nargs = 0, desc = "Tandem: stop the running turn" })
+command("TandemMode", {
+  nargs = "?",
+  desc = "Tandem: set the permission mode",
+  complete = function(lead)
+    return vim.tbl_filter(function(mode)
+      return mode:sub(1, #lead) == lead
+    end, require("tandem.config").modes)
+  end,
+})
+command("TandemSessions", { nargs = 0, desc = "Tandem: list and resume sessions" })
+command("TandemInfo", { nargs = 0, desc = "Tandem: sidecar, session and configuration" })
+
+require("tandem")._init()

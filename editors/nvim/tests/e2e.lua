@@ -1,0 +1,249 @@
+-- End to end: the real sidecar (TANDEM_TEST_BIN) with the scripted provider
+-- (TANDEM_TEST_BASE_URL) in a real workspace (TANDEM_TEST_WORKSPACE). The provider's turns are
+-- scripted in tests/e2e/nvim.rs, in the order of these tests.
+return function(H)
+  local test, eq = H.test, H.eq
+  local tandem = require("tandem")
+  local chat = require("tandem.chat")
+  local review = require("tandem.review")
+  local workspace = os.getenv("TANDEM_TEST_WORKSPACE")
+  local calc = workspace .. "/calc.py"
+
+  local CALC_ADD_FIXED = { "def add(a, b):", "    return a + b", "", "", "def one():", "    return 1", "", "",
+    "def two():", "    return 2", "", "", "def mul(a, b):", "    return a / b" }
+
+  tandem.setup({
+    cmd = { os.getenv("TANDEM_TEST_BIN"), "lsp" },
+    provider = { kind = "openai", base_url = os.getenv("TANDEM_TEST_BASE_URL"), model = "scripted" },
+    root_dir = workspace,
+    env = { TANDEM_LOG = os.getenv("TANDEM_LOG") or "warn" },
+  })
+
+  local function prompt(text)
+    local turn = {}
+    tandem.prompt(text, {
+      on_done = function(err, result)
+        turn.err, turn.result, turn.done = err, result, true
+      end,
+    })
+    return turn
+  end
+
+  local function has(text)
+    return chat.text():find(text, 1, true) ~= nil
+  end
+
+  test("e2e: review: streamed answer, two hunks inline, accept one with a, reject the other with r", function()
+    -- An open buffer with unsaved text: the model's read of it must see that text.
+    local notes = vim.fn.bufadd(workspace .. "/notes.md")
+    vim.fn.bufload(notes)
+    vim.api.nvim_buf_set_lines(notes, 0, -1, false, { "draft UNSAVED-MARKER" })
+    vim.cmd("edit " .. vim.fn.fnameescape(calc))
+    local bufnr = vim.api.nvim_get_current_buf()
+    local turn = prompt("fix the failing test")
+    H.wait(30000, function()
+      return tandem.review() ~= nil
+    end, "the review")
+    H.truthy(has("Reading calc.py first."), "the streamed answer in the chat:\n" .. chat.text())
+    eq("tandem-chat", vim.bo[chat.bufnr].filetype)
+    local r = tandem.review()
+    eq({ "h1", "h2" }, vim.tbl_map(function(h)
+      return h.id
+    end, r.hunks))
+    eq(vim.loop.fs_realpath(calc), vim.loop.fs_realpath(r.file))
+    eq(bufnr, vim.api.nvim_get_current_buf(), "the review is in the file's window")
+    local removed, added = {}, {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, review.ns, 0, -1, { details = true })) do
+      if m[4].hl_group == "TandemRemoved" then
+        removed[#removed + 1] = vim.api.nvim_buf_get_lines(bufnr, m[2], m[2] + 1, false)[1]
+      end
+      for _, line in ipairs(m[4].virt_lines or {}) do
+        added[#added + 1] = vim.trim(line[1][1])
+      end
+    end
+    eq({ "    return a - b", "    return a / b" }, removed)
+    eq({ "+     return a + b", "+     return a * b" }, added)
+    vim.api.nvim_feedkeys("a", "x", false)
+    eq("accepted", tandem.review().hunks[1].state)
+    vim.api.nvim_feedkeys("r", "x", false)
+    H.wait(30000, function()
+      return turn.done
+    end, "the end of the turn")
+    eq(nil, turn.err)
+    eq("end_turn", turn.result.stopReason)
+    eq(CALC_ADD_FIXED, vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "the buffer")
+    eq(false, vim.bo[bufnr].modified, "the buffer was saved")
+    eq(CALC_ADD_FIXED, vim.fn.readfile(calc), "the file")
+    H.truthy(has("Fixed what you accepted."), "the last answer in the chat:\n" .. chat.text())
+    H.truthy(has("review of Edit calc.py: 1 accepted, 1 rejected") or has("1 accepted, 1 rejected"), "the review's note")
+    -- Undo takes the accepted hunk back: it came through workspace/applyEdit.
+    vim.cmd("silent undo")
+    eq("    return a - b", vim.api.nvim_buf_get_lines(bufnr, 1, 2, false)[1])
+    vim.cmd("silent redo")
+    vim.cmd("silent write")
+  end)
+
+  test("e2e: :TandemCancel stops a turn mid-stream", function()
+    local turn = prompt("think hard")
+    H.wait(30000, function()
+      return has("Thinking about it")
+    end, "the first chunk")
+    H.truthy(tandem.status().busy, "the turn is running")
+    vim.cmd("TandemCancel")
+    H.wait(10000, function()
+      return turn.done
+    end, "the cancelled turn")
+    eq(nil, turn.err)
+    eq("cancelled", turn.result.stopReason)
+    H.truthy(not has("for a long time"), "nothing after the cancel")
+  end)
+
+  test("e2e: :TandemMode plan blocks a write (no review, file unchanged)", function()
+    vim.cmd("TandemMode plan")
+    H.wait(10000, function()
+      return tandem.status().mode == "plan"
+    end, "plan mode")
+    local original = review.start
+    local reviewed = false
+    review.start = function(...)
+      reviewed = true
+      return original(...)
+    end
+    local turn = prompt("rewrite calc.py")
+    local ok, err = pcall(H.wait, 30000, function()
+      return turn.done
+    end, "the turn")
+    review.start = original
+    H.truthy(ok, err)
+    eq("end_turn", turn.result.stopReason)
+    eq(false, reviewed, "no review in plan mode")
+    eq(CALC_ADD_FIXED, vim.fn.readfile(calc))
+    H.truthy(has("(failed)") and has("plan mode"), "the blocked call in the chat:\n" .. chat.text())
+    H.truthy(has("Plan mode kept me out."), "the answer")
+    vim.cmd("TandemMode default")
+    H.wait(10000, function()
+      return tandem.status().mode == "default"
+    end, "default mode")
+  end)
+
+  test("e2e: a command asks with vim.ui.select showing the command and the verdict; Run runs it", function()
+    local saved = vim.ui.select
+    local shown
+    vim.ui.select = function(items, opts, on_choice)
+      shown = { prompt = opts.prompt, items = vim.tbl_map(opts.format_item, items) }
+      for _, item in ipairs(items) do
+        if item.optionId == "allow_once" then
+          on_choice(item)
+        end
+      end
+    end
+    local turn = prompt("make a file")
+    local ok, err = pcall(H.wait, 30000, function()
+      return turn.done
+    end, "the turn")
+    vim.ui.select = saved
+    H.truthy(ok, err)
+    H.truthy(shown, "vim.ui.select was used")
+    H.truthy(shown.prompt:find("$ touch made.txt", 1, true), "the command in: " .. shown.prompt)
+    H.truthy(shown.prompt:find("needs approval", 1, true), "the verdict in: " .. shown.prompt)
+    eq("Run", shown.items[1])
+    eq(1, vim.fn.filereadable(workspace .. "/made.txt"))
+    H.truthy(has("Made it."), "the answer")
+  end)
+
+  test("e2e: a new file and a file not open in Neovim are reviewed, applied and saved too", function()
+    local turn = prompt("create notes and bump x")
+    local function reviewing(name)
+      return function()
+        local r = tandem.review()
+        return r ~= nil and r.file:sub(-#name) == name
+      end
+    end
+    H.wait(30000, reviewing("notes/new.txt"), "the review of the new file")
+    eq(1, #tandem.review().hunks)
+    vim.api.nvim_feedkeys("a", "x", false)
+    H.wait(30000, reviewing("util.py"), "the review of util.py")
+    vim.api.nvim_feedkeys("a", "x", false)
+    H.wait(30000, function()
+      return turn.done
+    end, "the end of the turn")
+    eq("end_turn", turn.result.stopReason)
+    eq({ "hello" }, vim.fn.readfile(workspace .. "/notes/new.txt"))
+    eq({ "x = 2" }, vim.fn.readfile(workspace .. "/util.py"))
+    for path, lines in pairs({ [workspace .. "/notes/new.txt"] = { "hello" }, [workspace .. "/util.py"] = { "x = 2" } }) do
+      -- The review loaded the buffer; it now holds what the sidecar wrote, and is in sync.
+      local b = vim.fn.bufnr(path)
+      H.truthy(b ~= -1 and vim.api.nvim_buf_is_loaded(b), "a loaded buffer for " .. path)
+      eq(lines, vim.api.nvim_buf_get_lines(b, 0, -1, false), "buffer of " .. path)
+      eq(false, vim.bo[b].modified, "buffer of " .. path .. " saved")
+      eq(true, vim.lsp.buf_is_attached(b, tandem.status().client_id), "buffer of " .. path .. " attached")
+    end
+    H.truthy(has("Created and edited."), "the answer")
+  end)
+
+  test("e2e: :TandemCancel during a review closes it, answers cancelled, and changes nothing", function()
+    local turn = prompt("bump x again")
+    H.wait(30000, function()
+      return tandem.review() ~= nil
+    end, "the review")
+    local bufnr = vim.fn.bufnr(workspace .. "/util.py")
+    vim.cmd("TandemCancel")
+    eq(nil, tandem.review())
+    eq({}, vim.api.nvim_buf_get_extmarks(bufnr, review.ns, 0, -1, {}), "extmarks cleared")
+    H.wait(10000, function()
+      return turn.done
+    end, "the cancelled turn")
+    eq("cancelled", turn.result.stopReason)
+    eq({ "x = 2" }, vim.fn.readfile(workspace .. "/util.py"))
+    eq({ "x = 2" }, vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))
+  end)
+
+  test("e2e: a provider error ends the turn with the reason in the chat", function()
+    local notified = {}
+    local saved = vim.notify
+    vim.notify = function(message, level)
+      notified[#notified + 1] = { message, level }
+    end
+    local turn = prompt("one more")
+    local ok, err = pcall(H.wait, 30000, function()
+      return turn.done
+    end, "the turn")
+    vim.notify = saved
+    H.truthy(ok, err)
+    eq("error", turn.result.stopReason)
+    H.truthy(has("turn ended (error): "), "the reason in the chat:\n" .. chat.text())
+    H.truthy(has("400"), "the status in the chat:\n" .. chat.text())
+    eq(vim.log.levels.ERROR, notified[1] and notified[1][2])
+  end)
+
+  test("e2e: :TandemInfo and :TandemSessions show the running sidecar and this session", function()
+    local info = table.concat(tandem.info(), "\n")
+    H.truthy(info:find("sidecar: running", 1, true), info)
+    H.truthy(info:find("session: " .. tandem.status().session_id, 1, true), info)
+    local saved = vim.ui.select
+    local items
+    local session = tandem.status().session_id
+    vim.ui.select = function(list, opts, on_choice)
+      items = vim.tbl_map(opts.format_item, list)
+      on_choice(list[2])
+    end
+    local function count(text)
+      local n = 0
+      for _ in chat.text():gmatch(vim.pesc(text)) do
+        n = n + 1
+      end
+      return n
+    end
+    local before = count("fix the failing test")
+    vim.cmd("TandemSessions")
+    -- Resuming replays the session's history into the chat.
+    local ok, err = pcall(H.wait, 10000, function()
+      return items ~= nil and count("fix the failing test") > before
+    end, "the replayed session")
+    vim.ui.select = saved
+    H.truthy(ok, err)
+    eq("+ new session", items[1])
+    H.truthy(items[2] and items[2]:find(session, 1, true), vim.inspect(items))
+    eq(session, tandem.status().session_id)
+  end)
+end

@@ -1,0 +1,72 @@
+-- A small test harness (no plenary here): test(name, fn), eq, wait; prints `ok`/`FAIL` lines
+-- and `N passed, N failed`; exits non-zero on failure. Output goes to stdout and, when
+-- TANDEM_TEST_OUT is set, to that file.
+local H = { tests = {}, passed = 0, failed = 0 }
+
+local out_path = os.getenv("TANDEM_TEST_OUT")
+local out_file = out_path and io.open(out_path, "w")
+
+function H.log(line)
+  io.stdout:write(line .. "\n")
+  if out_file then
+    out_file:write(line .. "\n")
+    out_file:flush()
+  end
+end
+
+function H.test(name, fn)
+  H.tests[#H.tests + 1] = { name = name, fn = fn }
+end
+
+function H.eq(expected, actual, what)
+  if not vim.deep_equal(expected, actual) then
+    error(string.format("%sexpected %s, got %s", what and (what .. ": ") or "", vim.inspect(expected), vim.inspect(actual)), 2)
+  end
+end
+
+function H.truthy(value, what)
+  if not value then
+    error("expected " .. (what or "a true value"), 2)
+  end
+  return value
+end
+
+--- Waits (processing events) until predicate() is true; errors with `what` after `ms`.
+function H.wait(ms, predicate, what)
+  if not vim.wait(ms, predicate, 20) then
+    error("timed out after " .. ms .. " ms waiting for " .. what, 2)
+  end
+end
+
+--- fn must error with a message containing `part`.
+function H.errors(part, fn)
+  local ok, err = pcall(fn)
+  if ok then
+    error("expected an error containing " .. vim.inspect(part), 2)
+  end
+  if not tostring(err):find(part, 1, true) then
+    error(string.format("expected an error containing %q, got %q", part, tostring(err)), 2)
+  end
+end
+
+function H.run()
+  local started = vim.loop.hrtime()
+  for _, t in ipairs(H.tests) do
+    local ok, err = xpcall(t.fn, debug.traceback)
+    if ok then
+      H.passed = H.passed + 1
+      H.log("ok " .. t.name)
+    else
+      H.failed = H.failed + 1
+      H.log("FAIL " .. t.name .. "\n    " .. tostring(err):gsub("\n", "\n    "))
+    end
+  end
+  H.log(string.format("(%.1f s)", (vim.loop.hrtime() - started) / 1e9))
+  H.log(string.format("%d passed, %d failed", H.passed, H.failed))
+  if out_file then
+    out_file:close()
+  end
+  return H.failed == 0
+end
+
+return H

@@ -1,0 +1,366 @@
+-- Tests of the plugin's parts that need no sidecar: configuration, framing, hunk parsing,
+-- the review UI on a real buffer (extmarks, keys, the reply), approvals and questions.
+return function(H)
+  local test, eq = H.test, H.eq
+  local config = require("tandem.config")
+  local rpc = require("tandem.rpc")
+  local hunks = require("tandem.hunks")
+  local review = require("tandem.review")
+  local ask = require("tandem.ask")
+  local tandem = require("tandem")
+
+  test("config: defaults, and setup options become camelCase initializationOptions", function()
+    local c = config.resolve({ provider = { kind = "openai", base_url = "http://h/v1", model = "m", api_key_env = "K" }, mode = "plan" })
+    eq({ "tandem", "lsp" }, c.cmd)
+    eq("a", c.keymaps.accept)
+    eq("]h", c.keymaps.next)
+    eq({ mode = "plan", provider = { kind = "openai", baseUrl = "http://h/v1", model = "m", apiKeyEnv = "K" } }, config.init_options(c))
+    eq("{}", vim.json.encode(config.init_options(config.resolve({}))))
+    eq({ "/opt/tandem", "lsp" }, config.resolve({ cmd = "/opt/tandem" }).cmd)
+    eq({ "x", "lsp", "--flag" }, config.resolve({ cmd = { "x", "lsp", "--flag" } }).cmd)
+    eq("A", config.resolve({ keymaps = { accept = "y" } }).keymaps.accept_all)
+  end)
+
+  test("config: bad input gets a clear error", function()
+    H.errors('`mode` = "fast" is not one of default, auto-edit, plan, yolo', function()
+      config.resolve({ mode = "fast" })
+    end)
+    H.errors("unknown option `modes`", function()
+      config.resolve({ modes = "plan" })
+    end)
+    H.errors("unknown option `provider.baseUrl`", function()
+      config.resolve({ provider = { baseUrl = "x" } })
+    end)
+    H.errors('`provider.kind` = "gpt" is not one of openai, anthropic', function()
+      config.resolve({ provider = { kind = "gpt" } })
+    end)
+    H.errors("unknown keymap `accpet`", function()
+      config.resolve({ keymaps = { accpet = "a" } })
+    end)
+    H.errors("`cmd` must be a list", function()
+      config.resolve({ cmd = {} })
+    end)
+  end)
+
+  test("rpc: frames split anywhere and several per chunk are decoded", function()
+    local decode = rpc.decoder()
+    local a = rpc.encode({ id = 1, result = { x = "é" } })
+    local b = rpc.encode({ method = "m", params = { 1, 2 } })
+    local stream = a .. b
+    local bodies = {}
+    for i = 1, #stream, 7 do
+      for _, body in ipairs(decode(stream:sub(i, i + 6))) do
+        bodies[#bodies + 1] = vim.json.decode(body)
+      end
+    end
+    eq({ { id = 1, result = { x = "é" } }, { method = "m", params = { 1, 2 } } }, bodies)
+    eq(2, #rpc.decoder()(a .. b))
+    H.errors("no Content-Length", function()
+      rpc.decoder()("X-Other: 1\r\n\r\n{}")
+    end)
+  end)
+
+  test("hunks: removed lines and added lines after the right old line", function()
+    local p = hunks.parse({ oldStart = 1, oldLines = 4, newStart = 1, newLines = 5,
+      patch = "@@ -1,4 +1,5 @@\n a\n-b\n+B\n+B2\n c\n d\n" })
+    eq({ 2 }, p.removed)
+    eq({ { after = 2, lines = { "B", "B2" } } }, p.added)
+    eq(2, p.first)
+    eq({ 1, 4 }, p.range)
+    local top = hunks.parse({ oldStart = 0, oldLines = 0, newStart = 1, newLines = 1, patch = "@@ -0,0 +1 @@\n+new\n" })
+    eq({ { after = 0, lines = { "new" } } }, top.added)
+    eq(1, top.first)
+    local tail = hunks.parse({ oldStart = 3, oldLines = 1, newStart = 3, newLines = 1,
+      patch = "@@ -3 +3 @@\n-x\n\\ No newline at end of file\n+y\n\\ No newline at end of file\n" })
+    eq({ 3 }, tail.removed)
+    eq({ { after = 3, lines = { "y" } } }, tail.added)
+    eq(1, hunks.at_line({ p, tail }, 1))
+    eq(2, hunks.at_line({ { range = { 1, 2 } }, { range = { 10, 12 } } }, 5))
+    eq(2, hunks.at_line({ { range = { 1, 2 } }, { range = { 10, 12 } } }, 20))
+    H.errors("needs `patch`", function()
+      hunks.parse({ oldStart = 1 })
+    end)
+  end)
+
+  test("review: the reply names exactly the accepted hunks", function()
+    eq({ outcome = { outcome = "selected", optionId = "allow_once", acceptedHunks = { "h2" } } },
+      review.outcome({ { id = "h1", state = "rejected" }, { id = "h2", state = "accepted" } }))
+    eq({ outcome = { outcome = "selected", optionId = "reject_once" } },
+      review.outcome({ { id = "h1", state = "rejected" } }))
+  end)
+
+  local function review_fixture()
+    local path = vim.fn.tempname() .. ".txt"
+    vim.fn.writefile({ "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven" }, path)
+    local params = {
+      sessionId = "s1",
+      toolCall = { toolCallId = "c1", title = "Edit fixture", kind = "edit", content = { {
+        type = "diff", path = path, oldText = "", newText = "",
+        hunks = {
+          { id = "h1", oldStart = 1, oldLines = 3, newStart = 1, newLines = 3, patch = "@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n" },
+          { id = "h2", oldStart = 9, oldLines = 3, newStart = 9, newLines = 4, patch = "@@ -9,3 +9,4 @@\n nine\n ten\n eleven\n+twelve\n" },
+        },
+      } } },
+      options = {},
+    }
+    return path, params
+  end
+
+  test("review: extmarks in `tandem-review`, keys a and r, reply with acceptedHunks", function()
+    local path, params = review_fixture()
+    local reply
+    H.truthy(review.start(params, function(r)
+      reply = r
+    end, config.defaults.keymaps), "a review")
+    local bufnr = vim.fn.bufnr(path)
+    eq(bufnr, vim.api.nvim_get_current_buf(), "the reviewed file is shown")
+    local ns = vim.api.nvim_get_namespaces()["tandem-review"]
+    eq(review.ns, ns)
+    local marks = vim.api.nvim_buf_get_extmarks(bufnr, ns, 0, -1, { details = true })
+    local removed, added, labels = {}, {}, {}
+    for _, m in ipairs(marks) do
+      local d = m[4]
+      if d.hl_group == "TandemRemoved" then
+        removed[#removed + 1] = m[2]
+      end
+      for _, line in ipairs(d.virt_lines or {}) do
+        added[#added + 1] = vim.trim(line[1][1])
+        eq("TandemAdded", line[1][2])
+      end
+      if d.virt_text then
+        labels[#labels + 1] = d.virt_text[1][1]
+      end
+    end
+    eq({ 1 }, removed, "row of the removed line")
+    eq({ "+ TWO", "+ twelve" }, added)
+    eq({ " h1: a accept, r reject ", " h2: a accept, r reject " }, labels)
+    eq({ 2, 0 }, vim.api.nvim_win_get_cursor(0), "cursor on the first hunk")
+    eq("h1", tandem.review().hunks[1].id)
+    vim.api.nvim_feedkeys("a", "x", false)
+    eq("accepted", tandem.review().hunks[1].state)
+    eq(nil, reply, "no reply before every hunk is decided")
+    eq(11, vim.api.nvim_win_get_cursor(0)[1], "cursor moved to the next pending hunk")
+    vim.api.nvim_feedkeys("r", "x", false)
+    eq({ outcome = { outcome = "selected", optionId = "allow_once", acceptedHunks = { "h1" } } }, reply)
+    eq(nil, tandem.review())
+    eq({}, vim.api.nvim_buf_get_extmarks(bufnr, ns, 0, -1, {}), "extmarks cleared")
+    eq("", vim.fn.maparg("a", "n"), "keys unmapped")
+    vim.cmd("bwipeout! " .. bufnr)
+  end)
+
+  test("review: ]h [h move, A accepts all; closing the buffer rejects what is pending", function()
+    local path, params = review_fixture()
+    local reply
+    review.start(params, function(r)
+      reply = r
+    end, config.defaults.keymaps)
+    vim.api.nvim_feedkeys("]h", "x", false)
+    eq(11, vim.api.nvim_win_get_cursor(0)[1])
+    vim.api.nvim_feedkeys("[h", "x", false)
+    eq(2, vim.api.nvim_win_get_cursor(0)[1])
+    vim.api.nvim_feedkeys("A", "x", false)
+    eq({ "h1", "h2" }, reply.outcome.acceptedHunks)
+    vim.cmd("bwipeout! " .. vim.fn.bufnr(path))
+
+    path, params = review_fixture()
+    reply = nil
+    review.start(params, function(r)
+      reply = r
+    end, config.defaults.keymaps)
+    tandem.accept("h2")
+    vim.cmd("enew")
+    eq({ outcome = { outcome = "selected", optionId = "allow_once", acceptedHunks = { "h2" } } }, reply)
+    H.errors("no review is open", function()
+      tandem.accept()
+    end)
+  end)
+
+  test("review: configured keys, unknown hunk ids refused", function()
+    local path, params = review_fixture()
+    local reply
+    review.start(params, function(r)
+      reply = r
+    end, vim.tbl_extend("force", config.defaults.keymaps, { accept = "y", reject = "n" }))
+    H.errors("no hunk `h9` in the review (hunks: h1, h2)", function()
+      tandem.accept("h9")
+    end)
+    vim.api.nvim_feedkeys("n", "x", false)
+    vim.api.nvim_feedkeys("n", "x", false)
+    eq({ outcome = { outcome = "selected", optionId = "reject_once" } }, reply)
+    vim.cmd("bwipeout! " .. vim.fn.bufnr(path))
+  end)
+
+  test("review: two files in one review; ]h crosses files; a modified buffer keeps its window", function()
+    local path1, params = review_fixture()
+    local path2 = vim.fn.tempname() .. ".txt"
+    vim.fn.writefile({ "alpha", "beta" }, path2)
+    table.insert(params.toolCall.content, { type = "diff", path = path2, oldText = "", newText = "", hunks = {
+      { id = "h3", oldStart = 1, oldLines = 2, newStart = 1, newLines = 2, patch = "@@ -1,2 +1,2 @@\n-alpha\n+ALPHA\n beta\n" },
+    } })
+    -- The window shows a modified scratch file and 'hidden' is off.
+    local hidden = vim.o.hidden
+    vim.o.hidden = false
+    vim.cmd("enew")
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "unsaved" })
+    local scratch = vim.api.nvim_get_current_buf()
+    local windows = #vim.api.nvim_tabpage_list_wins(0)
+    local reply
+    review.start(params, function(r)
+      reply = r
+    end, config.defaults.keymaps)
+    eq(windows + 1, #vim.api.nvim_tabpage_list_wins(0), "a split for the review")
+    eq(vim.fn.bufnr(path1), vim.api.nvim_get_current_buf())
+    eq({ "h1", "h2", "h3" }, vim.tbl_map(function(h)
+      return h.id
+    end, tandem.review().hunks))
+    eq({ path1, path2 }, tandem.review().files)
+    vim.api.nvim_feedkeys("]h]h", "x", false)
+    eq(vim.fn.bufnr(path2), vim.api.nvim_get_current_buf(), "]h went on to the second file")
+    eq(nil, reply, "switching files is not closing the review")
+    vim.api.nvim_feedkeys("a", "x", false)
+    vim.api.nvim_feedkeys("r", "x", false)
+    vim.api.nvim_feedkeys("a", "x", false)
+    eq({ outcome = { outcome = "selected", optionId = "allow_once", acceptedHunks = { "h2", "h3" } } }, reply)
+    vim.cmd("close")
+    vim.cmd("bwipeout! " .. scratch)
+    vim.cmd("bwipeout! " .. vim.fn.bufnr(path1) .. " " .. vim.fn.bufnr(path2))
+    vim.o.hidden = hidden
+  end)
+
+  test(":'<,'>Tandem attaches the selected lines", function()
+    vim.cmd("enew")
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "one", "two", "three" })
+    local seen
+    local original = tandem.prompt
+    tandem.prompt = function(text, opts)
+      seen = { text = text, selection = opts.selection }
+    end
+    local ok, err = pcall(vim.cmd, "2,3Tandem explain this")
+    tandem.prompt = original
+    H.truthy(ok, err)
+    eq({ text = "explain this", selection = { path = "untitled", from = 2, to = 3, text = "two\nthree" } }, seen)
+    vim.cmd("bwipeout!")
+  end)
+
+  local function with_ui(select, input, fn)
+    local saved_select, saved_input = vim.ui.select, vim.ui.input
+    vim.ui.select, vim.ui.input = select, input
+    local ok, err = pcall(fn)
+    vim.ui.select, vim.ui.input = saved_select, saved_input
+    if not ok then
+      error(err, 0)
+    end
+  end
+
+  test("approval: a command asks with vim.ui.select, showing the command and the verdict", function()
+    local params = {
+      sessionId = "s1",
+      toolCall = { title = "touch made.txt", content = { { type = "content", content = { type = "text",
+        text = "$ touch made.txt\n\nin `/w`\nneeds approval: writes files" } } } },
+      options = {
+        { optionId = "allow_once", name = "Run", kind = "allow_once" },
+        { optionId = "reject_once", name = "Don't run", kind = "reject_once" },
+      },
+    }
+    local shown, reply
+    with_ui(function(items, opts, on_choice)
+      shown = { prompt = opts.prompt, items = vim.tbl_map(opts.format_item, items) }
+      on_choice(items[1])
+    end, nil, function()
+      ask.permission(params, function(r)
+        reply = r
+      end)
+    end)
+    H.truthy(shown.prompt:find("$ touch made.txt", 1, true), "the command in the prompt")
+    H.truthy(shown.prompt:find("needs approval: writes files", 1, true), "the verdict in the prompt")
+    eq({ "Run", "Don't run" }, shown.items)
+    eq({ outcome = { outcome = "selected", optionId = "allow_once" } }, reply)
+    with_ui(function(_, _, on_choice)
+      on_choice(nil)
+    end, nil, function()
+      ask.permission(params, function(r)
+        reply = r
+      end)
+    end)
+    eq({ outcome = { outcome = "selected", optionId = "reject_once" } }, reply, "dismissed = rejected")
+  end)
+
+  test("askUser: options through vim.ui.select, free text through vim.ui.input, dismissal cancels", function()
+    local params = { sessionId = "s1", questions = {
+      { question = "Which color?", header = "Color", options = { { label = "red", description = "warm" }, { label = "blue" } }, multiSelect = false },
+      { question = "Name?", options = {}, multiSelect = false },
+      { question = "Which?", options = { { label = "x" }, { label = "y" } }, multiSelect = true },
+    } }
+    local reply, prompts = nil, {}
+    with_ui(function(items, opts, on_choice)
+      prompts[#prompts + 1] = opts.prompt .. " | " .. table.concat(vim.tbl_map(opts.format_item, items), ";")
+      on_choice(items[2])
+    end, function(opts, on_confirm)
+      prompts[#prompts + 1] = opts.prompt
+      on_confirm(#prompts == 2 and "Ada" or "x, y")
+    end, function()
+      ask.ask_user(params, function(r)
+        reply = r
+      end)
+    end)
+    eq({ answers = { { "blue" }, { "Ada" }, { "x", "y" } } }, reply)
+    eq("Color: Which color? | red - warm;blue", prompts[1])
+    with_ui(function(_, _, on_choice)
+      on_choice(nil)
+    end, nil, function()
+      ask.ask_user(params, function(r)
+        reply = r
+      end)
+    end)
+    eq({ cancelled = true }, reply)
+  end)
+
+  test("API: bad input to prompt and set_mode is refused with a clear message", function()
+    H.errors("the prompt is empty", function()
+      tandem.prompt("  ")
+    end)
+    H.errors('unknown mode "fast" (default, auto-edit, plan, yolo)', function()
+      tandem.set_mode("fast")
+    end)
+    local blocks = tandem.prompt_blocks("explain", { path = "/w/a.lua", from = 3, to = 4, text = "x\ny" })
+    eq({ { type = "text", text = "explain" }, { type = "resource", resource = { uri = "file:///w/a.lua#L3-4", text = "x\ny" } } }, blocks)
+  end)
+
+  test("commands, highlight groups and the missing-binary error", function()
+    for _, name in ipairs({ "Tandem", "TandemChat", "TandemCancel", "TandemMode", "TandemSessions", "TandemInfo" }) do
+      eq(2, vim.fn.exists(":" .. name), name)
+    end
+    for group, target in pairs({ TandemAdded = "DiffAdd", TandemRemoved = "DiffDelete", TandemHunk = "DiffText" }) do
+      eq(target, vim.fn.synIDattr(vim.fn.synIDtrans(vim.fn.hlID(group)), "name"), group)
+    end
+    eq({ "default", "auto-edit", "plan", "yolo" }, vim.fn.getcompletion("TandemMode ", "cmdline"))
+    eq({ "plan" }, vim.fn.getcompletion("TandemMode pl", "cmdline"))
+    local client = require("tandem.client")
+    H.errors("`/nonexistent/tandem` is not executable", function()
+      client.start(config.resolve({ cmd = { "/nonexistent/tandem", "lsp" } }), { requests = {}, notifications = {} })
+    end)
+  end)
+
+  test("doc/tandem.txt: help tags build without duplicates and :help finds the commands", function()
+    local root = vim.fn.tempname()
+    vim.fn.mkdir(root .. "/doc", "p")
+    local doc = vim.api.nvim_get_runtime_file("doc/tandem.txt", false)[1]
+    vim.fn.writefile(vim.fn.readfile(doc), root .. "/doc/tandem.txt")
+    vim.cmd("helptags " .. root .. "/doc")
+    vim.opt.rtp:prepend(root)
+    for _, tag in ipairs({ ":Tandem", ":TandemMode", "tandem-review", "tandem-setup", "hl-TandemAdded", "tandem-api" }) do
+      vim.cmd("help " .. tag)
+      eq("tandem.txt", vim.fn.expand("%:t"), tag)
+      vim.cmd("helpclose")
+    end
+  end)
+
+  if vim.fn.has("nvim-0.8") == 1 then
+    test(":checkhealth tandem reports the sidecar", function()
+      vim.cmd("checkhealth tandem")
+      local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+      H.truthy(text:find("tandem", 1, true) and text:find("Neovim", 1, true), ":checkhealth output:\n" .. text)
+      vim.cmd("bwipeout!")
+    end)
+  end
+end

