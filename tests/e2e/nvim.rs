@@ -13,15 +13,11 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tandem_fake_provider::{FakeProvider, Turn};
 
-use crate::support::{Res, tandem_bin};
+use crate::support::{Res, editor_missing, repo_root, tandem_bin};
 
 /// The file the scripted model fixes: two bugs far enough apart to be two hunks.
 const CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef mul(a, b):\n    return a / b\n";
 const CALC_ADD_FIXED: &str = "def add(a, b):\n    return a + b\n\n\ndef one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef mul(a, b):\n    return a / b\n";
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn plugin_dir() -> PathBuf {
     repo_root().join("editors/nvim")
@@ -40,21 +36,13 @@ fn neovims() -> Res<Vec<(&'static str, PathBuf)>> {
             .and_then(|out| String::from_utf8_lossy(&out.stdout).lines().next().map(str::to_owned));
         match reported {
             Some(line) if line == format!("NVIM v{version}") => found.push((version, path)),
-            other => {
-                missing(&format!("Neovim {version} at {} (found: {other:?}); run .ci/install-nvim.sh", path.display()))?
-            }
+            other => editor_missing(&format!(
+                "Neovim {version} at {} (found: {other:?}); run .ci/install-nvim.sh",
+                path.display()
+            ))?,
         }
     }
     Ok(found)
-}
-
-/// A missing editor: an error under `TANDEM_REQUIRE_EDITORS=1`, else a loud skip.
-fn missing(what: &str) -> Res<()> {
-    if std::env::var("TANDEM_REQUIRE_EDITORS").is_ok_and(|v| v == "1") {
-        return Err(format!("{what} is missing and TANDEM_REQUIRE_EDITORS=1"));
-    }
-    eprintln!("!!!!! SKIPPED: {what} is missing; set TANDEM_REQUIRE_EDITORS=1 to make this an error");
-    Ok(())
 }
 
 fn workspace() -> Res<tempfile::TempDir> {
@@ -234,7 +222,7 @@ impl Drop for Tmux {
 #[test]
 fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() -> Res<()> {
     if Command::new("tmux").arg("-V").output().is_err() {
-        return missing("tmux");
+        return editor_missing("tmux");
     }
     for (version, nvim) in neovims()? {
         let dir = workspace()?;

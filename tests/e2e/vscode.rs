@@ -10,11 +10,7 @@ use std::process::Command;
 use serde_json::json;
 use tandem_fake_provider::{FakeProvider, Turn};
 
-use crate::support::{Res, tandem_bin};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::support::{Res, editor_missing, repo_root, tandem_bin};
 
 fn extension_dir() -> PathBuf {
     repo_root().join("editors/vscode")
@@ -22,15 +18,10 @@ fn extension_dir() -> PathBuf {
 
 /// `Ok(false)` (after a loud message) when a prerequisite is missing and CI did not ask for it.
 fn prerequisite(ok: bool, what: &str) -> Res<bool> {
-    if ok {
-        return Ok(true);
+    if !ok {
+        editor_missing(&format!("{what} (run `bash .ci/install-vscode.sh` and `npm install`)"))?;
     }
-    let message = format!("{what} is missing: run `bash .ci/install-vscode.sh` and `npm install`");
-    if std::env::var("TANDEM_REQUIRE_EDITORS").as_deref() == Ok("1") {
-        return Err(format!("{message} (TANDEM_REQUIRE_EDITORS=1)"));
-    }
-    eprintln!("!!!!! SKIPPED: {message}");
-    Ok(false)
+    Ok(ok)
 }
 
 fn code_server() -> PathBuf {

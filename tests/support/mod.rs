@@ -70,6 +70,21 @@ pub fn tandem_bin() -> PathBuf {
     exe.parent().and_then(Path::parent).map(|dir| dir.join("tandem")).unwrap_or_default()
 }
 
+/// The repository's root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A missing editor (or a tool an editor test needs): an error under `TANDEM_REQUIRE_EDITORS=1`
+/// (CI sets it), else a loud skip message and `Ok`. `what` says what is missing and how to get it.
+pub fn editor_missing(what: &str) -> Res<()> {
+    if std::env::var("TANDEM_REQUIRE_EDITORS").is_ok_and(|v| v == "1") {
+        return Err(format!("{what} is missing and TANDEM_REQUIRE_EDITORS=1"));
+    }
+    eprintln!("!!!!! SKIPPED: {what} is missing; set TANDEM_REQUIRE_EDITORS=1 to make this an error");
+    Ok(())
+}
+
 /// A running `tandem lsp` with the editor side in the test.
 pub struct Sidecar {
     pub child: Child,

@@ -1,18 +1,12 @@
 // The bookkeeping of one `tandem/session/requestPermission` for edits: which hunks of which files
 // are pending, accepted or rejected, and the reply once every hunk is decided. Pure: no `vscode`.
 
-import type { PermissionOption, PermissionResult, RequestPermissionParams, ToolCallContent } from "./protocol";
+import type { HunkInfo, PermissionOption, PermissionResult, RequestPermissionParams, ToolCallContent } from "./protocol";
 
 export type HunkState = "pending" | "accepted" | "rejected";
 
 /** One hunk under review; the line numbers are the 1-based ones of the unified diff. */
-export interface ReviewHunk {
-  id: string;
-  oldStart: number;
-  oldLines: number;
-  newStart: number;
-  newLines: number;
-  patch: string;
+export interface ReviewHunk extends HunkInfo {
   state: HunkState;
   /** A stand-in for a file without hunks (a move or an empty file): its decision is all or nothing. */
   wholeFile: boolean;

@@ -4,15 +4,7 @@
 local M = {}
 
 local function content_text(content)
-  local lines = {}
-  for _, item in ipairs(content or {}) do
-    if item.type == "content" and item.content and item.content.type == "text" then
-      lines[#lines + 1] = item.content.text
-    elseif item.type == "diff" then
-      lines[#lines + 1] = "change to " .. tostring(item.path)
-    end
-  end
-  return table.concat(lines, "\n")
+  return require("tandem.content").text(content, "change to ")
 end
 
 --- The prompt shown for a permission request: the title, then the command and the verdict.

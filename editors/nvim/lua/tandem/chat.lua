@@ -142,15 +142,7 @@ local function tool_line(entry)
 end
 
 local function content_text(content)
-  local lines = {}
-  for _, item in ipairs(content or {}) do
-    if item.type == "content" and item.content and item.content.type == "text" then
-      lines[#lines + 1] = item.content.text
-    elseif item.type == "diff" then
-      lines[#lines + 1] = "diff: " .. tostring(item.path)
-    end
-  end
-  return table.concat(lines, "\n")
+  return require("tandem.content").text(content, "diff: ")
 end
 
 local PLAN_MARK = { completed = "[x]", in_progress = "[~]", pending = "[ ]" }
