@@ -6,7 +6,7 @@
 //! A missing Neovim (or tmux) fails the test when `TANDEM_REQUIRE_EDITORS=1` (CI sets it) and
 //! is skipped loudly otherwise.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
