@@ -238,6 +238,17 @@ fn accepting_some_hunks_applies_exactly_those_and_tells_the_model_anthropic() ->
         .rfind(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed")
         .ok_or("no completed tool call")?;
     assert_eq!(finished["title"], "Wrote notes.txt (1 hunk rejected)");
+    // What was applied, not the proposal: the preview and the diff hold only the accepted hunk.
+    let output = finished["content"].to_string();
+    let applied = output
+        .split("Applied (the accepted hunks only):")
+        .nth(1)
+        .ok_or_else(|| format!("no applied preview: {output}"))?;
+    let applied = applied.split("Note:").next().unwrap_or_default();
+    assert!(applied.contains("line twenty-eight") && !applied.contains("line two\\n"), "{applied}");
+    let metadata = &finished["rawOutput"]["metadata"];
+    assert_eq!(metadata["hunks"], 1, "{metadata}");
+    assert!(!metadata["diff"].to_string().contains("+line two"), "{metadata}");
     // The thinking was streamed as thought chunks and sent back with its signature.
     assert!(trace(&sidecar.session_updates()).contains(&"thought:Two changes, far apart.".to_owned()));
     let thinking = messages

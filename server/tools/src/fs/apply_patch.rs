@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 use tandem_text::patch::{self, FilePatch, PatchFormat};
 
-use super::{Change, Loaded, check_fresh, commit_all, diff_metadata, load_shown, reviewed_title};
+use super::{Change, Committed, Loaded, check_fresh, commit_all, diff_metadata, load_shown, reviewed_title};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -136,6 +136,7 @@ impl Tool for ApplyPatch {
             })
             .collect();
         let committed = commit_all(&ctx, changes).await?;
+        output.push_str(&Committed::applied_report(&committed));
         for note in committed.iter().flat_map(|c| &c.notes) {
             output.push_str(&format!("Note: {note}.\n"));
         }

@@ -18,11 +18,61 @@ pub(crate) struct Committed {
     pub notes: Vec<String>,
     /// Hunks the person rejected in the review (on the first of several commits).
     pub rejected_hunks: usize,
+    /// The files the person accepted only in part: what was really applied (on the first of
+    /// several commits).
+    pub partial: Vec<PartialApply>,
 }
 
 impl Committed {
     fn new(via: &'static str, notes: Vec<String>) -> Self {
-        Self { via, notes, rejected_hunks: 0 }
+        Self { via, notes, rejected_hunks: 0, partial: Vec::new() }
+    }
+}
+
+impl Committed {
+    /// For a one-file tool: when the person accepted only part of the change, the preview and
+    /// the diff metadata become those of what was applied (the proposal's would mislead).
+    pub(crate) fn show_applied(&self, preview: &mut String, diff: &mut serde_json::Map<String, serde_json::Value>) {
+        if let Some(applied) = self.partial.first() {
+            *preview = format!("Applied (the accepted hunks only):\n{}", applied.preview);
+            diff.clone_from(&applied.diff);
+        }
+    }
+
+    /// For a many-file tool: what was applied to each file accepted in part, for the output.
+    pub(crate) fn applied_report<'a>(committed: impl IntoIterator<Item = &'a Committed>) -> String {
+        committed
+            .into_iter()
+            .flat_map(|c| &c.partial)
+            .map(|p| format!("Applied to `{}` (the accepted hunks only):\n{}", p.shown, p.preview))
+            .collect()
+    }
+}
+
+/// What was applied to a file the person accepted only in part.
+pub(crate) struct PartialApply {
+    /// The file as shown to the model.
+    pub shown: String,
+    /// The changed region of the applied text, numbered (`cat -n` style).
+    pub preview: String,
+    /// [`super::diff_metadata`] of the applied change.
+    pub diff: serde_json::Map<String, serde_json::Value>,
+}
+
+impl PartialApply {
+    fn new(shown: &str, old: &str, applied: &str) -> Self {
+        let prefix = old.bytes().zip(applied.bytes()).take_while(|(a, b)| a == b).count();
+        let suffix =
+            old[prefix..].bytes().rev().zip(applied[prefix..].bytes().rev()).take_while(|(a, b)| a == b).count();
+        // Back to char boundaries (the common prefix may end inside a multi-byte character).
+        let start = (0..=prefix).rev().find(|&i| applied.is_char_boundary(i)).unwrap_or(0);
+        let end =
+            (applied.len() - suffix..=applied.len()).find(|&i| applied.is_char_boundary(i)).unwrap_or(applied.len());
+        Self {
+            shown: shown.to_owned(),
+            preview: super::snippet(applied, start, end.max(start)),
+            diff: super::diff_metadata(shown, old, applied),
+        }
     }
 }
 
@@ -41,12 +91,14 @@ pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) 
     let mut changes = review(ctx, vec![(loaded, Change::Write(new_text))]).await?;
     let review_notes = std::mem::take(&mut changes.notes);
     let rejected = changes.rejected;
+    let partial = std::mem::take(&mut changes.partial);
     let Some((loaded, Change::Write(new_text))) = changes.kept.pop() else {
         return Err(ToolError::new("internal error: the reviewed change is not a write"));
     };
     let mut committed = commit_reviewed(ctx, loaded, new_text).await?;
     committed.notes.splice(0..0, review_notes);
     committed.rejected_hunks = rejected;
+    committed.partial = partial;
     Ok(committed)
 }
 
@@ -56,6 +108,8 @@ struct Reviewed {
     notes: Vec<String>,
     /// How many hunks the person rejected.
     rejected: usize,
+    /// What was applied to the files accepted in part.
+    partial: Vec<PartialApply>,
 }
 
 /// Longest rejected-hunk text quoted back to the model.
@@ -65,7 +119,7 @@ const MAX_REJECTED_QUOTE: usize = 4000;
 /// only the accepted hunks applied, or an error when nothing was accepted.
 async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Reviewed, ToolError> {
     let Some(approver) = ctx.approver.clone() else {
-        return Ok(Reviewed { kept: changes, notes: Vec::new(), rejected: 0 });
+        return Ok(Reviewed { kept: changes, notes: Vec::new(), rejected: 0, partial: Vec::new() });
     };
     // One review for every file, with hunk ids numbered across files; `local` maps them back.
     let mut files = Vec::new();
@@ -107,7 +161,9 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
                 .with("cancelled", true));
         }
     };
-    let Some(accepted) = accepted else { return Ok(Reviewed { kept: changes, notes: Vec::new(), rejected: 0 }) };
+    let Some(accepted) = accepted else {
+        return Ok(Reviewed { kept: changes, notes: Vec::new(), rejected: 0, partial: Vec::new() });
+    };
     if let Some(unknown) = accepted.iter().find(|id| !files.iter().flat_map(|f| &f.hunks).any(|h| &h.id == *id)) {
         return Err(ToolError::new(format!(
             "the review accepted hunk `{unknown}`, which is not part of this change; nothing was written"
@@ -115,6 +171,7 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
     }
     let mut kept = Vec::new();
     let mut notes = Vec::new();
+    let mut partial = Vec::new();
     let mut rejected_quotes = String::new();
     let rejected = files.iter().flat_map(|f| &f.hunks).filter(|h| !accepted.contains(&h.id)).count();
     for ((loaded, change), file) in changes.into_iter().zip(&files) {
@@ -145,6 +202,9 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
             Change::Move { to, text } => Change::Move { text: subset(&text)?, to },
             Change::Delete => Change::Delete,
         };
+        if let Change::Write(text) | Change::Move { text, .. } = &change {
+            partial.push(PartialApply::new(&file.display, &old, text));
+        }
         let rejected: Vec<&str> =
             file.hunks.iter().filter(|h| !accepted.contains(&h.id)).map(|h| h.id.as_str()).collect();
         notes.push(format!(
@@ -163,7 +223,7 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
     if !rejected_quotes.is_empty() {
         notes.push(format!("rejected hunks, not applied:\n{}", rejected_quotes.trim_end()));
     }
-    Ok(Reviewed { kept, notes, rejected })
+    Ok(Reviewed { kept, notes, rejected, partial })
 }
 
 /// [`commit`] after the review.
@@ -438,11 +498,12 @@ fn disk_phase(ops: Vec<(PathBuf, Option<Before>, Change)>) -> Result<Vec<Done>, 
 /// a later one fails; then edits of documents open in the editor (an editor edit that fails
 /// undoes the disk changes and the editor edits before it).
 pub(crate) async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Vec<Committed>, ToolError> {
-    let Reviewed { kept: changes, notes: review_notes, rejected } = review(ctx, changes).await?;
+    let Reviewed { kept: changes, notes: review_notes, rejected, partial } = review(ctx, changes).await?;
     let mut committed = commit_all_reviewed(ctx, changes).await?;
     if let Some(first) = committed.first_mut() {
         first.notes.splice(0..0, review_notes);
         first.rejected_hunks = rejected;
+        first.partial = partial;
     }
     Ok(committed)
 }

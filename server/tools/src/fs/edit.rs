@@ -108,10 +108,11 @@ impl Tool for Edit {
             args.replace_all.unwrap_or(false),
             loaded.line_ending(),
         )?;
-        let preview = snippet(&applied.text, applied.start, applied.end);
+        let mut preview = snippet(&applied.text, applied.start, applied.end);
         let Applied { text: new_text, strategy, similarity, replacements, line, .. } = applied;
-        let diff = diff_metadata(&shown, &loaded.text, &new_text);
+        let mut diff = diff_metadata(&shown, &loaded.text, &new_text);
         let committed = commit(&ctx, loaded, new_text).await?;
+        committed.show_applied(&mut preview, &mut diff);
         let how = if strategy == "exact" { String::new() } else { format!(" (matched {strategy})") };
         let mut output =
             format!("Edited `{shown}`: {replacements} replacement(s), first at line {line}{how}.\n{preview}");

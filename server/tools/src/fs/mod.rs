@@ -19,7 +19,7 @@ use std::time::Duration;
 use tandem_text::disk::{self, ReadOutcome};
 use tandem_text::{ContentHash, Decoded, FileFormat, LineEnding, Rope};
 
-pub(crate) use commit::{Change, commit, commit_all, reviewed_title};
+pub(crate) use commit::{Change, Committed, commit, commit_all, reviewed_title};
 pub(crate) use read::cut_line_at;
 
 use crate::{Tool, ToolContext, ToolError};

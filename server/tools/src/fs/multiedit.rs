@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 
 use super::edit::apply_one;
-use super::{Change, Loaded, check_fresh, commit_all, diff_metadata, load_shown, reviewed_title, snippet};
+use super::{Change, Committed, Loaded, check_fresh, commit_all, diff_metadata, load_shown, reviewed_title, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
@@ -153,6 +153,10 @@ impl Tool for MultiEdit {
         let count = changes.len();
         let changed_paths: Vec<std::path::PathBuf> = changes.iter().map(|(l, _)| l.path.clone()).collect();
         let committed = commit_all(&ctx, changes).await?;
+        output.push_str(&Committed::applied_report(&committed));
+        for partial in committed.iter().flat_map(|c| &c.partial) {
+            diffs.insert(partial.shown.clone(), partial.diff.clone().into());
+        }
         for note in committed.iter().flat_map(|c| &c.notes) {
             output.push_str(&format!("Note: {note}.\n"));
         }

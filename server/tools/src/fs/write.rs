@@ -74,9 +74,10 @@ impl Tool for Write {
         }
         let line_ending = loaded.line_ending().name();
         let (start, _, new_end) = tandem_text::minimal_change(&loaded.text, &new_text);
-        let preview = if created { String::new() } else { snippet(&new_text, start, new_end) };
-        let diff = diff_metadata(&shown, &loaded.text, &new_text);
+        let mut preview = if created { String::new() } else { snippet(&new_text, start, new_end) };
+        let mut diff = diff_metadata(&shown, &loaded.text, &new_text);
         let committed = commit(&ctx, loaded, new_text).await?;
+        committed.show_applied(&mut preview, &mut diff);
         let mut output = if created {
             format!("Created `{shown}` ({lines} lines).")
         } else {
