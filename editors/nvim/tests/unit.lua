@@ -175,6 +175,24 @@ return function(H)
     end)
   end)
 
+  test("review: the buffer's own mappings of the review keys come back afterwards", function()
+    local path, params = review_fixture()
+    vim.cmd("edit " .. vim.fn.fnameescape(path))
+    local bufnr = vim.api.nvim_get_current_buf()
+    vim.api.nvim_buf_set_keymap(bufnr, "n", "a", ":let g:tandem_mine = 1<CR>", { noremap = true, silent = true })
+    local reply
+    review.start(params, function(r)
+      reply = r
+    end, config.defaults.keymaps)
+    vim.api.nvim_feedkeys("a", "x", false)
+    eq("accepted", tandem.review().hunks[1].state, "the review's `a` while it is open")
+    vim.api.nvim_feedkeys("R", "x", false)
+    H.truthy(reply, "answered")
+    eq(":let g:tandem_mine = 1<CR>", vim.fn.maparg("a", "n"), "the buffer's own `a` is back")
+    eq("", vim.fn.maparg("r", "n"), "keys the buffer did not map stay unmapped")
+    vim.cmd("bwipeout! " .. bufnr)
+  end)
+
   test("review: configured keys, unknown hunk ids refused", function()
     local path, params = review_fixture()
     local reply

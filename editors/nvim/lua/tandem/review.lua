@@ -240,6 +240,34 @@ local function find(review, id)
   end, review.hunks), ", ")), 0)
 end
 
+--- The buffer's own normal-mode mapping of `key` (not a global one), or nil.
+local function buffer_mapping(bufnr, key)
+  local ok, mapping = pcall(vim.api.nvim_buf_call, bufnr, function()
+    return vim.fn.maparg(key, "n", false, true)
+  end)
+  if ok and type(mapping) == "table" and mapping.buffer == 1 then
+    return mapping
+  end
+  return nil
+end
+
+--- Puts back a buffer-local mapping the review's keys shadowed.
+local function restore_mapping(bufnr, m)
+  local opts = {
+    noremap = m.noremap == 1,
+    silent = m.silent == 1,
+    expr = m.expr == 1,
+    nowait = m.nowait == 1,
+    script = m.script == 1,
+    callback = m.callback,
+    desc = m.desc,
+  }
+  local ok, err = pcall(vim.api.nvim_buf_set_keymap, bufnr, "n", m.lhs, m.rhs or "", opts)
+  if not ok then
+    vim.notify("tandem: could not restore your mapping of " .. tostring(m.lhs) .. ": " .. tostring(err), vim.log.levels.WARN)
+  end
+end
+
 local function cleanup(review)
   for _, id in ipairs(review.autocmds) do
     pcall(vim.api.nvim_del_autocmd, id)
@@ -251,6 +279,9 @@ local function cleanup(review)
         if key then
           pcall(vim.keymap.del, "n", key, { buffer = file.bufnr })
         end
+      end
+      for _, mapping in pairs((review.shadowed or {})[file.bufnr] or {}) do
+        restore_mapping(file.bufnr, mapping)
       end
       if review.saved[file.bufnr] ~= nil then
         vim.bo[file.bufnr].bufhidden = review.saved[file.bufnr]
@@ -359,6 +390,17 @@ end
 
 local function set_keymaps(review, bufnr)
   local k = review.keymaps
+  -- The buffer's own mappings of these keys come back when the review ends.
+  review.shadowed = review.shadowed or {}
+  if not review.shadowed[bufnr] then
+    review.shadowed[bufnr] = {}
+    for _, key in pairs(k) do
+      local mapping = key and buffer_mapping(bufnr, key)
+      if mapping then
+        table.insert(review.shadowed[bufnr], mapping)
+      end
+    end
+  end
   local actions = {
     accept = function()
       M.decide("accepted")
