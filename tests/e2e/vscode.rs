@@ -107,6 +107,7 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
         ),
         Turn::reply("Left div alone."),
         Turn::hang(),
+        Turn::status(401),
     ]);
     let out_dir = repo_root().join("target/vscode-e2e");
     let node = Command::new("node")
@@ -136,6 +137,6 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
     assert!(answer.body.to_string().contains("A: casual"), "the answer must reach the model: {}", answer.body);
     let closed = requests.get(8).ok_or("no request after the closed review")?;
     assert!(closed.body.to_string().contains("rejected"), "a closed review is a rejection: {}", closed.body);
-    assert_eq!(requests.len(), 10, "the cancelled turn was the last request");
+    assert_eq!(requests.len(), 11, "after the cancelled turn, only the failing one");
     Ok(())
 }

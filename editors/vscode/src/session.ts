@@ -81,11 +81,19 @@ export class SessionController {
           });
         }
       }
-      const result = await this.sidecar.request<{ stopReason: StopReason }>(Methods.sessionPrompt, {
+      const result = await this.sidecar.request<{ stopReason: StopReason; error?: string }>(Methods.sessionPrompt, {
         sessionId,
         prompt: [block, ...context],
       });
       stopReason = result.stopReason;
+      if (result.error) {
+        // What failed and what to do (a provider that is down, a wrong key, a bad model name).
+        this.log(`turn ended with an error: ${result.error}`);
+        this.events.post({ type: "notice", text: result.error, level: "error" });
+        void vscode.window.showErrorMessage(`Tandem: ${result.error}`, "Show Log").then((choice) => {
+          if (choice) void vscode.commands.executeCommand("tandem.showLog");
+        });
+      }
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.log(`prompt failed: ${message}`);

@@ -201,7 +201,13 @@ try {
   await panel.locator('[data-testid="session"]').first().click();
   await panel.locator('[data-testid="user-message"]', { hasText: "Fix both functions in calc.py" }).waitFor({ timeout: 15_000 });
   await panel.locator('[data-testid="assistant-message"]', { hasText: "Kept the second fix" }).waitFor({ timeout: 15_000 });
-  console.log(`ok: in VS Code ${await vscodeVersion()} the review applied exactly h2, a command ran after the modal, a question was answered, a closed review was rejected, a turn was cancelled, the session resumed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+
+  step("a provider error shows its reason in the panel");
+  await panel.locator('[data-testid="prompt"]').fill("One more thing");
+  await panel.locator('[data-testid="send"]').click();
+  await panel.locator(".notice.error", { hasText: "401" }).waitFor({ timeout: 30_000 });
+  await panel.locator('[data-testid="status"]', { hasText: "Done (error)" }).waitFor({ timeout: 10_000 });
+  console.log(`ok: in VS Code ${await vscodeVersion()} the review applied exactly h2, a command ran after the modal, a question was answered, a closed review was rejected, a turn was cancelled, the session resumed, a provider error was shown (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 } catch (err) {
   console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
   if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
