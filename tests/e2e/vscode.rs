@@ -107,6 +107,7 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
         ),
         Turn::reply("Left div alone."),
         Turn::hang(),
+        Turn::reply("Saw the selection."),
         Turn::status(401),
     ]);
     let out_dir = repo_root().join("target/vscode-e2e");
@@ -137,6 +138,11 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
     assert!(answer.body.to_string().contains("A: casual"), "the answer must reach the model: {}", answer.body);
     let closed = requests.get(8).ok_or("no request after the closed review")?;
     assert!(closed.body.to_string().contains("rejected"), "a closed review is a rejection: {}", closed.body);
-    assert_eq!(requests.len(), 11, "after the cancelled turn, only the failing one");
+    let asked = requests.get(10).ok_or("no request for Ask…")?.body.to_string();
+    assert!(
+        asked.contains("Explain the selection") && asked.contains("def neg(a)"),
+        "the selection must reach the model: {asked}"
+    );
+    assert_eq!(requests.len(), 12, "after the cancelled turn: Ask… and the failing one");
     Ok(())
 }

@@ -202,12 +202,23 @@ try {
   await panel.locator('[data-testid="user-message"]', { hasText: "Fix both functions in calc.py" }).waitFor({ timeout: 15_000 });
   await panel.locator('[data-testid="assistant-message"]', { hasText: "Kept the second fix" }).waitFor({ timeout: 15_000 });
 
+  step("Tandem: Ask… sends the editor's selection along");
+  await page.locator(".tab", { hasText: "calc.py" }).first().click();
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+A");
+  await runCommand(page, "Tandem: Ask…");
+  const ask = page.locator(".quick-input-widget input");
+  await ask.waitFor({ timeout: 10_000 });
+  await ask.fill("Explain the selection");
+  await page.keyboard.press("Enter");
+  await panel.locator('[data-testid="assistant-message"]', { hasText: "Saw the selection." }).waitFor({ timeout: 30_000 });
+
   step("a provider error shows its reason in the panel");
   await panel.locator('[data-testid="prompt"]').fill("One more thing");
   await panel.locator('[data-testid="send"]').click();
   await panel.locator(".notice.error", { hasText: "401" }).waitFor({ timeout: 30_000 });
   await panel.locator('[data-testid="status"]', { hasText: "Done (error)" }).waitFor({ timeout: 10_000 });
-  console.log(`ok: in VS Code ${await vscodeVersion()} the review applied exactly h2, a command ran after the modal, a question was answered, a closed review was rejected, a turn was cancelled, the session resumed, a provider error was shown (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  console.log(`ok: in VS Code ${await vscodeVersion()} the review applied exactly h2, a command ran after the modal, a question was answered, a closed review was rejected, a turn was cancelled, the session resumed, Ask… carried the selection, a provider error was shown (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 } catch (err) {
   console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
   if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
