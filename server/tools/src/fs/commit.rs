@@ -61,16 +61,10 @@ pub(crate) struct PartialApply {
 
 impl PartialApply {
     fn new(shown: &str, old: &str, applied: &str) -> Self {
-        let prefix = old.bytes().zip(applied.bytes()).take_while(|(a, b)| a == b).count();
-        let suffix =
-            old[prefix..].bytes().rev().zip(applied[prefix..].bytes().rev()).take_while(|(a, b)| a == b).count();
-        // Back to char boundaries (the common prefix may end inside a multi-byte character).
-        let start = (0..=prefix).rev().find(|&i| applied.is_char_boundary(i)).unwrap_or(0);
-        let end =
-            (applied.len() - suffix..=applied.len()).find(|&i| applied.is_char_boundary(i)).unwrap_or(applied.len());
+        let (start, _, end) = minimal_change(old, applied);
         Self {
             shown: shown.to_owned(),
-            preview: super::snippet(applied, start, end.max(start)),
+            preview: super::snippet(applied, start, end),
             diff: super::diff_metadata(shown, old, applied),
         }
     }
