@@ -4,25 +4,12 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context;
 use tandem_text::BufferCache;
-use tandem_tools::{Registry, ToolContext, Workspace};
-
-use crate::config::Config;
+use tandem_tools::ToolContext;
 
 /// `tandem mcp [--allow-writes]` in the current directory's workspace.
 pub async fn serve(allow_writes: bool) -> ExitCode {
-    let setup = || -> anyhow::Result<(Arc<Workspace>, Registry)> {
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
-        let config = Config::load(&cwd, None)?;
-        for warning in &config.warnings {
-            tracing::warn!("{warning}");
-        }
-        let workspace = Workspace::new(&cwd, &config.allowed_paths)
-            .with_context(|| format!("cannot open the workspace at {}", cwd.display()))?;
-        Ok((Arc::new(workspace), Registry::builtin(config.tools)))
-    };
-    let (workspace, registry) = match setup() {
+    let (workspace, registry) = match crate::tool_cmd::setup() {
         Ok(setup) => setup,
         Err(err) => {
             tracing::error!("{err:#}");

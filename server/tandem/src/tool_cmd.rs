@@ -16,7 +16,9 @@ fn usage(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn setup() -> anyhow::Result<(Arc<Workspace>, Registry)> {
+/// The current directory's workspace and its tool registry (config warnings logged); shared by
+/// `tandem tool` and `tandem mcp`.
+pub(crate) fn setup() -> anyhow::Result<(Arc<Workspace>, Registry)> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let config = Config::load(&cwd, None)?;
     for warning in &config.warnings {
