@@ -347,21 +347,23 @@ local function after_decision(review, h)
 end
 
 --- Sets the hunk `id` (default: under the cursor) to `state`.
-function M.decide(state, id)
-  local review = M.active
-  if not review then
+--- The open review, or an error a person can read (for the keys and the Lua API).
+local function open_review()
+  if not M.active then
     error("tandem: no review is open", 0)
   end
+  return M.active
+end
+
+function M.decide(state, id)
+  local review = open_review()
   local h = id and find(review, id) or current(review)
   h.state = state
   after_decision(review, h)
 end
 
 function M.decide_all(state)
-  local review = M.active
-  if not review then
-    error("tandem: no review is open", 0)
-  end
+  local review = open_review()
   for _, h in ipairs(review.hunks) do
     if h.state == "pending" then
       h.state = state
@@ -372,10 +374,7 @@ end
 
 --- Moves the cursor to the next (`step` 1) or previous (-1) hunk.
 function M.jump(step)
-  local review = M.active
-  if not review then
-    error("tandem: no review is open", 0)
-  end
+  local review = open_review()
   local h = current(review)
   local index = 1
   for i, other in ipairs(review.hunks) do
