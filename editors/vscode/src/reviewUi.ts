@@ -70,11 +70,8 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
   }
 
   decide(hunkId: string | undefined, accept: boolean): void {
-    const entry = this.entryFor(hunkId);
-    if (!entry) {
-      void vscode.window.showInformationMessage("Tandem: no change is waiting for review.");
-      return;
-    }
+    const entry = this.waitingEntry(hunkId);
+    if (!entry) return;
     const id = hunkId ?? this.hunkUnderCursor(entry)?.id ?? entry.review.pending[0]?.id;
     if (!id) return;
     try {
@@ -88,11 +85,8 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
   }
 
   decideAll(accept: boolean): void {
-    const entry = this.entryFor(undefined);
-    if (!entry) {
-      void vscode.window.showInformationMessage("Tandem: no change is waiting for review.");
-      return;
-    }
+    const entry = this.waitingEntry(undefined);
+    if (!entry) return;
     entry.review.decideAll(accept);
     this.log(`review ${entry.key}: all ${accept ? "accepted" : "rejected"}`);
     this.afterDecision(entry);
@@ -143,6 +137,13 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
     for (const d of this.disposables) d.dispose();
   }
 
+  /** The review a command acts on; says so when there is none. */
+  private waitingEntry(hunkId: string | undefined): Pending | undefined {
+    const entry = this.entryFor(hunkId);
+    if (!entry) void vscode.window.showInformationMessage("Tandem: no change is waiting for review.");
+    return entry;
+  }
+
   private entryFor(hunkId: string | undefined): Pending | undefined {
     if (hunkId !== undefined) {
       for (const entry of this.pending.values()) {
@@ -189,7 +190,7 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
 
   /** Every diff editor of a review was closed by the person: the undecided hunks count as rejected. */
   private closedTabs(): void {
-    const open = new Set(this.reviewTabs().map((tab) => parse((tab.input as vscode.TabInputTextDiff).modified).key));
+    const open = new Set(this.reviewTabs().map(({ key }) => key));
     for (const entry of [...this.pending.values()]) {
       if (!entry.opened || open.has(entry.key) || entry.review.isAnswered) continue;
       for (const hunk of entry.review.pending) entry.review.decide(hunk.id, false);
@@ -198,10 +199,15 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
     }
   }
 
-  private reviewTabs(): vscode.Tab[] {
+  /** The open diff editors of reviews, with the key of the review each belongs to. */
+  private reviewTabs(): { tab: vscode.Tab; key: string }[] {
     return vscode.window.tabGroups.all
       .flatMap((g) => g.tabs)
-      .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === SCHEME);
+      .flatMap((tab) =>
+        tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === SCHEME
+          ? [{ tab, key: parse(tab.input.modified).key }]
+          : [],
+      );
   }
 
   private async open(key: string, review: Review): Promise<void> {
@@ -220,12 +226,14 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
       }
     }
     const entry = this.pending.get(key);
-    if (entry) entry.opened = this.reviewTabs().some((tab) => parse((tab.input as vscode.TabInputTextDiff).modified).key === key);
+    if (entry) entry.opened = this.reviewTabs().some((t) => t.key === key);
     this.decorate();
   }
 
   private async closeEditors(key: string): Promise<void> {
-    const mine = this.reviewTabs().filter((tab) => parse((tab.input as vscode.TabInputTextDiff).modified).key === key);
+    const mine = this.reviewTabs()
+      .filter((t) => t.key === key)
+      .map((t) => t.tab);
     if (mine.length > 0) await vscode.window.tabGroups.close(mine, true);
   }
 
