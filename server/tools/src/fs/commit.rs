@@ -27,9 +27,7 @@ impl Committed {
     fn new(via: &'static str, notes: Vec<String>) -> Self {
         Self { via, notes, rejected_hunks: 0, partial: Vec::new() }
     }
-}
 
-impl Committed {
     /// For a one-file tool: when the person accepted only part of the change, the preview and
     /// the diff metadata become those of what was applied (the proposal's would mislead).
     pub(crate) fn show_applied(&self, preview: &mut String, diff: &mut serde_json::Map<String, serde_json::Value>) {
@@ -106,6 +104,13 @@ struct Reviewed {
     partial: Vec<PartialApply>,
 }
 
+impl Reviewed {
+    /// Every change as proposed (no approver, or everything accepted).
+    fn as_proposed(kept: Vec<(Loaded, Change)>) -> Self {
+        Self { kept, notes: Vec::new(), rejected: 0, partial: Vec::new() }
+    }
+}
+
 /// Longest rejected-hunk text quoted back to the model.
 const MAX_REJECTED_QUOTE: usize = 4000;
 
@@ -113,7 +118,7 @@ const MAX_REJECTED_QUOTE: usize = 4000;
 /// only the accepted hunks applied, or an error when nothing was accepted.
 async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Reviewed, ToolError> {
     let Some(approver) = ctx.approver.clone() else {
-        return Ok(Reviewed { kept: changes, notes: Vec::new(), rejected: 0, partial: Vec::new() });
+        return Ok(Reviewed::as_proposed(changes));
     };
     // One review for every file, with hunk ids numbered across files; `local` maps them back.
     let mut files = Vec::new();
@@ -156,7 +161,7 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
         }
     };
     let Some(accepted) = accepted else {
-        return Ok(Reviewed { kept: changes, notes: Vec::new(), rejected: 0, partial: Vec::new() });
+        return Ok(Reviewed::as_proposed(changes));
     };
     if let Some(unknown) = accepted.iter().find(|id| !files.iter().flat_map(|f| &f.hunks).any(|h| &h.id == *id)) {
         return Err(ToolError::new(format!(
