@@ -54,8 +54,6 @@ export class Sidecar implements vscode.Disposable {
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: initializationOptions(config),
-      // The sidecar is not a language server for any language: no diagnostics of its own to show.
-      middleware: {},
     };
     const client = new LanguageClient(
       "tandem",
