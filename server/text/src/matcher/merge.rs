@@ -1,0 +1,255 @@
+//! The three-way apply of an edit placed by a fuzzy stage: `old_string` is what the model
+//! believes the file says, the block is what the file says, `new_string` is what the model wants.
+//! The model's change (`old_string` → `new_string`) is carried onto the block; the block's own
+//! text stays on every line the edit keeps. Lines where `old_string` and the block differ in
+//! content (anything but whitespace and typographic punctuation) are forgiven only when the edit
+//! keeps them; when the edit removes or changes such a line, the edit is refused.
+
+use std::ops::Range;
+
+use similar::{Algorithm, DiffTag, capture_diff_slices};
+
+use super::frame::{self, Kind, Misfit};
+use super::{Difference, ascii_only, key};
+
+/// A line of the merged block.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Out {
+    /// The block's line at this index, kept byte for byte.
+    Block(usize),
+    /// A line of `new_string`, in the file's frame.
+    New(String),
+}
+
+/// The merged block and the lines of the file kept although `old_string` had them otherwise.
+#[derive(Debug)]
+pub(super) struct Merged {
+    pub(super) out: Vec<Out>,
+    /// Block-relative line indexes in `Difference::line`.
+    pub(super) forgiven: Vec<Difference>,
+}
+
+/// Why the edit cannot be carried onto the block.
+#[derive(Debug)]
+pub(super) enum Refusal {
+    /// Lines the edit removes or changes differ in the file (block-relative indexes).
+    Conflict(Vec<Difference>),
+    /// `new_string`'s indentation fits neither frame.
+    Frame(Misfit),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Side {
+    /// A difference between `old_string` and the block.
+    File,
+    /// A change the edit makes.
+    Edit,
+}
+
+/// A run of `old_string` lines (`n`) that one side has as `other` instead.
+#[derive(Clone, Debug)]
+struct Change {
+    n: Range<usize>,
+    other: Range<usize>,
+    side: Side,
+}
+
+/// The changes from `a` to `b`, and the pairs of equal lines.
+fn changes(a: &[String], b: &[String], side: Side) -> (Vec<Change>, Vec<(usize, usize)>) {
+    let mut found = Vec::new();
+    let mut pairs = Vec::new();
+    for op in capture_diff_slices(Algorithm::Myers, a, b) {
+        let (tag, n, other) = op.as_tag_tuple();
+        if tag == DiffTag::Equal {
+            pairs.extend(n.zip(other));
+        } else {
+            found.push(Change { n, other, side });
+        }
+    }
+    (found, pairs)
+}
+
+/// Changes grouped where they touch the same lines of `old_string` (or insert at the same point).
+fn clusters(mut all: Vec<Change>) -> Vec<Vec<Change>> {
+    all.sort_by_key(|c| (c.n.start, c.n.end, c.side));
+    let mut groups: Vec<Vec<Change>> = Vec::new();
+    let mut hi = 0;
+    for change in all {
+        let joins = groups.last().is_some_and(|group| {
+            let lo = group[0].n.start;
+            change.n.start < hi || change.n.is_empty() && lo == hi && change.n.start == lo
+        });
+        hi = if joins { hi.max(change.n.end) } else { change.n.end };
+        match groups.last_mut() {
+            Some(group) if joins => group.push(change),
+            _ => groups.push(vec![change]),
+        }
+    }
+    groups
+}
+
+/// A line as the edit compares it: indentation kept, trailing whitespace not.
+fn compared(line: &str) -> String {
+    line.trim_end().to_owned()
+}
+
+fn is_blank(line: &str) -> bool {
+    line.trim().is_empty()
+}
+
+/// Carries the change `n` → `w` onto `b`. `n` and `b` were placed together by a stage: their
+/// lines are equal under [`key`] but for what that stage tolerates.
+pub(super) fn merge(n: &[&str], b: &[&str], w: &[&str]) -> Result<Merged, Refusal> {
+    let keys = |lines: &[&str]| -> Vec<String> { lines.iter().map(|l| key(l)).collect() };
+    let (file_changes, pairs) = changes(&keys(n), &keys(b), Side::File);
+    let frame = frame::decide(n, b, w, &pairs).map_err(Refusal::Frame)?;
+    let mut beside: Vec<Option<usize>> = vec![None; n.len()];
+    for &(i, j) in &pairs {
+        beside[i] = Some(j);
+    }
+    let n_cmp: Vec<String> = match frame.kind {
+        Kind::Old => n.iter().map(|l| compared(l)).collect(),
+        Kind::File => (0..n.len())
+            .map(|i| match beside[i] {
+                Some(j) if !is_blank(n[i]) => format!("{}{}", super::indent(b[j]), n[i].trim()),
+                _ => compared(&frame.to_file(n[i])),
+            })
+            .collect(),
+    };
+    let w_cmp: Vec<String> = w.iter().map(|l| compared(l)).collect();
+    let (edit_changes, _) = changes(&n_cmp, &w_cmp, Side::Edit);
+    let style = Style::of(n, b, &pairs);
+    // A new line beside an `old_string` line of the same indentation (the line it replaces, or
+    // the one it follows) takes the indentation of that line's place in the file: an
+    // `old_string` that flattened the indentation maps one indentation to several.
+    let beside_indent = |k: usize, partner: Option<usize>| -> Option<&str> {
+        let i = partner?;
+        let j = beside[i]?;
+        (frame.kind == Kind::Old && !is_blank(n[i]) && !is_blank(b[j]) && super::indent(n[i]) == super::indent(w[k]))
+            .then(|| super::indent(b[j]))
+    };
+    let new_line = |k: usize, partner: Option<usize>| -> Out {
+        let line = match (frame.kind, beside_indent(k, partner)) {
+            (Kind::Old, Some(own)) if !is_blank(w[k]) => format!("{own}{}", w[k].trim_start()),
+            (Kind::Old, _) => frame.to_file(w[k]),
+            (Kind::File, _) => w[k].to_owned(),
+        };
+        Out::New(style.apply(line))
+    };
+    let lines_of = |change: &Change| -> Vec<Out> {
+        change
+            .other
+            .clone()
+            .enumerate()
+            .map(|(t, k)| {
+                let partner = if t < change.n.len() { Some(change.n.start + t) } else { change.n.start.checked_sub(1) };
+                new_line(k, partner)
+            })
+            .collect()
+    };
+
+    let mut merged = Merged { out: Vec::new(), forgiven: Vec::new() };
+    let mut conflicts = Vec::new();
+    let mut at = 0;
+    let all: Vec<Change> = file_changes.into_iter().chain(edit_changes).collect();
+    for group in clusters(all) {
+        let lo = group[0].n.start;
+        for i in at..lo {
+            merged.out.extend(beside[i].map(Out::Block));
+        }
+        at = group.iter().map(|c| c.n.end).max().unwrap_or(lo);
+        let (files, edits): (Vec<&Change>, Vec<&Change>) = group.iter().partition(|c| c.side == Side::File);
+        if edits.is_empty() {
+            for change in &files {
+                merged.out.extend(change.other.clone().map(Out::Block));
+                if differs_in_content(n, b, change) {
+                    merged.forgiven.push(difference(n, b, change));
+                }
+            }
+        } else if files.is_empty() {
+            for change in &edits {
+                merged.out.extend(lines_of(change));
+            }
+        } else if let Some(resolved) = resolve(b, w, &files, &edits, &lines_of) {
+            merged.out.extend(resolved);
+        } else {
+            conflicts.extend(files.iter().map(|change| difference(n, b, change)));
+        }
+    }
+    for i in at..n.len() {
+        merged.out.extend(beside[i].map(Out::Block));
+    }
+    if conflicts.is_empty() { Ok(merged) } else { Err(Refusal::Conflict(conflicts)) }
+}
+
+/// A cluster where the file differs from `old_string` and the edit changes the same lines: safe
+/// only when both made the same change, or when the file only has blank lines more, at the
+/// point the edit inserts, and the edit's lines start or end with as many blank lines.
+fn resolve(
+    b: &[&str],
+    w: &[&str],
+    files: &[&Change],
+    edits: &[&Change],
+    lines_of: &dyn Fn(&Change) -> Vec<Out>,
+) -> Option<Vec<Out>> {
+    let ([file], [edit]) = (files, edits) else { return None };
+    let file_keys: Vec<String> = b[file.other.clone()].iter().map(|l| key(l)).collect();
+    let edit_keys: Vec<String> = w[edit.other.clone()].iter().map(|l| key(l)).collect();
+    if file.n == edit.n && file_keys == edit_keys {
+        return Some(file.other.clone().map(Out::Block).collect());
+    }
+    let blanks = file.other.len();
+    let only_blank_lines = file.n.is_empty() && b[file.other.clone()].iter().all(|l| is_blank(l));
+    if !only_blank_lines || !edit.n.is_empty() || edit.n.start != file.n.start || edit.other.len() <= blanks {
+        return None;
+    }
+    let inserted = &w[edit.other.clone()];
+    let (start, end) = (edit.other.start, edit.other.end);
+    if inserted[inserted.len() - blanks..].iter().all(|l| is_blank(l)) {
+        let mut out = lines_of(&Change { other: start..end - blanks, ..(*edit).clone() });
+        out.extend(file.other.clone().map(Out::Block));
+        return Some(out);
+    }
+    if inserted[..blanks].iter().all(|l| is_blank(l)) {
+        let mut out: Vec<Out> = file.other.clone().map(Out::Block).collect();
+        out.extend(lines_of(&Change { other: start + blanks..end, ..(*edit).clone() }));
+        return Some(out);
+    }
+    None
+}
+
+/// The file's lines differ from `old_string`'s in more than blank lines.
+fn differs_in_content(n: &[&str], b: &[&str], change: &Change) -> bool {
+    let solid = |lines: &[&str]| -> Vec<String> { lines.iter().filter(|l| !is_blank(l)).map(|l| key(l)).collect() };
+    solid(&n[change.n.clone()]) != solid(&b[change.other.clone()])
+}
+
+fn difference(n: &[&str], b: &[&str], change: &Change) -> Difference {
+    Difference {
+        line: change.other.start,
+        file: b[change.other.clone()].iter().map(|l| (*l).to_owned()).collect(),
+        old: n[change.n.clone()].iter().map(|l| (*l).to_owned()).collect(),
+    }
+}
+
+/// Formatting `old_string` has and the file does not, taken out of the edit's new lines too:
+/// trailing whitespace, typographic punctuation.
+struct Style {
+    trim_end: bool,
+    ascii: bool,
+}
+
+impl Style {
+    fn of(n: &[&str], b: &[&str], pairs: &[(usize, usize)]) -> Self {
+        let block_trimmed = b.iter().all(|l| l.trim_end().len() == l.len());
+        let block_ascii = b.iter().all(|l| l.is_ascii());
+        let trim_end = block_trimmed && pairs.iter().any(|&(i, _)| n[i].trim_end().len() != n[i].len());
+        let ascii = block_ascii && pairs.iter().any(|&(i, _)| !n[i].is_ascii());
+        Self { trim_end, ascii }
+    }
+
+    fn apply(&self, line: String) -> String {
+        let line = if self.ascii { ascii_only(&line).into_owned() } else { line };
+        if self.trim_end { line.trim_end().to_owned() } else { line }
+    }
+}
