@@ -719,6 +719,36 @@ pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Matc
     Err(MatchError::NotFound { closest: closest(text, old) })
 }
 
+/// Every exact occurrence of `old` replaced by `new` (`replace_all`: never fuzzy, a fuzzy match
+/// is never multiplied), in the file's line endings first, then as given.
+pub fn replace_all(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<ReplacedAll, MatchError> {
+    let forms = [(ending.apply(old).into_owned(), ending.apply(new).into_owned()), (old.to_owned(), new.to_owned())];
+    let found = forms.into_iter().find_map(|(o, n)| {
+        let count = (!o.is_empty()).then(|| text.matches(o.as_str()).count()).unwrap_or(0);
+        (count > 0).then_some((o, n, count))
+    });
+    let Some((o, n, count)) = found else {
+        return Err(MatchError::NotFound { closest: closest(text, old) });
+    };
+    let start = text.find(o.as_str()).unwrap_or(0);
+    Ok(ReplacedAll { text: text.replace(o.as_str(), &n), count, start, first_end: start + n.len(), line: line_at(text, start) })
+}
+
+/// The result of [`replace_all`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplacedAll {
+    /// The whole new text.
+    pub text: String,
+    /// How many occurrences were replaced.
+    pub count: usize,
+    /// Byte where the first replacement starts (in the old and the new text alike).
+    pub start: usize,
+    /// Byte of the new text where the first replacement ends.
+    pub first_end: usize,
+    /// 1-based line of the first occurrence.
+    pub line: usize,
+}
+
 /// The block of `text` most similar to `old` (at least half similar), for error messages.
 pub fn closest(text: &str, old: &str) -> Option<Closest> {
     let (needle, _) = needle_lines(old);

@@ -100,7 +100,37 @@ fn is_blank(line: &str) -> bool {
 /// Carries the change `n` → `w` onto `b`. `n` and `b` were placed together by a stage: their
 /// lines are equal under [`key`] but for what that stage tolerates.
 pub(super) fn merge(n: &[&str], b: &[&str], w: &[&str]) -> Result<Merged, Refusal> {
-    let keys = |lines: &[&str]| -> Vec<String> { lines.iter().map(|l| key(l)).collect() };
+    let (n, repaired) = repair(n, b);
+    merge_repaired(&n, &repaired, b, w)
+}
+
+fn keys(lines: &[&str]) -> Vec<String> {
+    lines.iter().map(|l| key(l)).collect()
+}
+
+/// `n` with the blank lines the block has and `n` lacks put back (a dropped blank line is
+/// formatting), and which lines were put back: the edit never saw them, so it cannot remove them.
+fn repair<'a>(n: &[&'a str], b: &[&'a str]) -> (Vec<&'a str>, Vec<bool>) {
+    let (file_changes, _) = changes(&keys(n), &keys(b), Side::File);
+    let mut out = Vec::with_capacity(n.len() + 2);
+    let mut repaired = Vec::with_capacity(n.len() + 2);
+    let mut at = 0;
+    for change in file_changes {
+        if !change.n.is_empty() || !b[change.other.clone()].iter().all(|l| is_blank(l)) {
+            continue;
+        }
+        out.extend_from_slice(&n[at..change.n.start]);
+        repaired.resize(out.len(), false);
+        out.extend_from_slice(&b[change.other.clone()]);
+        repaired.resize(out.len(), true);
+        at = change.n.start;
+    }
+    out.extend_from_slice(&n[at..]);
+    repaired.resize(out.len(), false);
+    (out, repaired)
+}
+
+fn merge_repaired(n: &[&str], repaired: &[bool], b: &[&str], w: &[&str]) -> Result<Merged, Refusal> {
     let (file_changes, pairs) = changes(&keys(n), &keys(b), Side::File);
     let frame = frame::decide(n, b, w, &pairs).map_err(Refusal::Frame)?;
     let mut beside: Vec<Option<usize>> = vec![None; n.len()];
@@ -116,6 +146,10 @@ pub(super) fn merge(n: &[&str], b: &[&str], w: &[&str]) -> Result<Merged, Refusa
             })
             .collect(),
     };
+    // A line put back by `repair` matches no line of the edit: where it goes is decided by
+    // `keep_repaired`, not by whichever blank line of new_string a diff pairs it with.
+    let n_cmp: Vec<String> =
+        n_cmp.into_iter().enumerate().map(|(i, l)| if repaired[i] { format!("\0{i}") } else { l }).collect();
     let w_cmp: Vec<String> = w.iter().map(|l| compared(l)).collect();
     let (edit_changes, _) = changes(&n_cmp, &w_cmp, Side::Edit);
     let style = Style::of(n, b, &pairs);
@@ -168,7 +202,12 @@ pub(super) fn merge(n: &[&str], b: &[&str], w: &[&str]) -> Result<Merged, Refusa
             }
         } else if files.is_empty() {
             for change in &edits {
-                merged.out.extend(lines_of(change));
+                match keep_repaired(change, repaired, &beside, w, &lines_of) {
+                    Some(lines) => merged.out.extend(lines),
+                    None => conflicts.extend(change.n.clone().filter(|&i| repaired[i]).filter_map(|i| {
+                        beside[i].map(|j| Difference { line: j, file: vec![b[j].to_owned()], old: Vec::new() })
+                    })),
+                }
             }
         } else if let Some(resolved) = resolve(b, w, &files, &edits, &lines_of) {
             merged.out.extend(resolved);
@@ -180,6 +219,48 @@ pub(super) fn merge(n: &[&str], b: &[&str], w: &[&str]) -> Result<Merged, Refusa
         merged.out.extend(beside[i].map(Out::Block));
     }
     if conflicts.is_empty() { Ok(merged) } else { Err(Refusal::Conflict(conflicts)) }
+}
+
+/// The lines of an edit whose removed lines include lines put back by [`repair`]: those stay,
+/// before or after the edit's lines, and stand for as many blank lines the edit's lines start or
+/// end with there. `None` when where they go is not clear (between removed lines, or beside lines
+/// the edit only inserts).
+fn keep_repaired(
+    change: &Change,
+    repaired: &[bool],
+    beside: &[Option<usize>],
+    w: &[&str],
+    lines_of: &dyn Fn(&Change) -> Vec<Out>,
+) -> Option<Vec<Out>> {
+    let kept = |range: Range<usize>| -> Vec<Out> { range.filter_map(|i| beside[i].map(Out::Block)).collect() };
+    let n = change.n.clone();
+    let lead = n.clone().take_while(|&i| repaired[i]).count();
+    let trail = if lead == n.len() { 0 } else { n.clone().rev().take_while(|&i| repaired[i]).count() };
+    let inner = n.start + lead..n.end - trail;
+    if inner.clone().any(|i| repaired[i]) {
+        return None;
+    }
+    if lead == 0 && trail == 0 {
+        return Some(lines_of(change));
+    }
+    let other = change.other.clone();
+    let blank_run = |range: Range<usize>| range.clone().all(|k| k < w.len() && is_blank(w[k]));
+    // new_string's own copy of the blank lines, if it has them where they are.
+    let (mut from, mut to) = (other.start, other.end);
+    if lead > 0 && to - from >= lead && blank_run(from..from + lead) {
+        from += lead;
+    }
+    if trail > 0 && to - from >= trail && blank_run(to - trail..to) {
+        to -= trail;
+    }
+    if inner.is_empty() && from < to && from == other.start && to == other.end {
+        // Lines inserted beside lines the edit never saw: before or after them is unknown.
+        return None;
+    }
+    let mut out = kept(n.start..n.start + lead);
+    out.extend(lines_of(&Change { n: inner, other: from..to, side: change.side }));
+    out.extend(kept(n.end - trail..n.end));
+    Some(out)
 }
 
 /// A cluster where the file differs from `old_string` and the edit changes the same lines: safe
