@@ -540,7 +540,7 @@ impl<'t> Fuzzy<'t> {
         let count = merged.out.len();
         for (k, out) in merged.out.iter().enumerate() {
             let (line, own) = match out {
-                merge::Out::Block(j) => {
+                merge::Out::Block(j) | merge::Out::Repaired(j) => {
                     let line = block_lines[*j];
                     (line.text, &self.text[line.end..line.next])
                 }

@@ -29,6 +29,8 @@ pub(super) struct Frame {
     /// One level of indentation in `old_string` and in the file, when they differ in kind
     /// (`"    "` against `"\t"`).
     unit: Option<(String, String)>,
+    /// Columns every mapped indentation moves by, when all are of one kind and move alike.
+    shift: Option<(u8, isize)>,
 }
 
 /// `new_string`'s indentation fits neither frame: the three common indentations.
@@ -82,7 +84,15 @@ pub(super) fn decide(n: &[&str], b: &[&str], w: &[&str], pairs: &[(usize, usize)
     }
     let (needle_base, block_base) = (base(n), base(b));
     let unit = unit_of(&map);
-    let frame = |kind| Frame { kind, map: map.clone(), needle_base: needle_base.clone(), block_base: block_base.clone(), unit: unit.clone() };
+    let shift = shift_of(&map);
+    let frame = |kind| Frame {
+        kind,
+        map: map.clone(),
+        needle_base: needle_base.clone(),
+        block_base: block_base.clone(),
+        unit: unit.clone(),
+        shift,
+    };
     let drifted = needle_base != block_base || map.iter().any(|(from, to)| from != to);
     if !drifted {
         return Ok(frame(Kind::Old));
@@ -119,6 +129,25 @@ pub(super) fn decide(n: &[&str], b: &[&str], w: &[&str], pairs: &[(usize, usize)
     }
 }
 
+/// The one character every mapped indentation is made of and the columns they all move by.
+fn shift_of(map: &[(String, String)]) -> Option<(u8, isize)> {
+    let (first, _) = map.iter().find(|(from, to)| !from.is_empty() || !to.is_empty())?;
+    let c = first.bytes().next().or_else(|| map.iter().find_map(|(_, to)| to.bytes().next()))?;
+    let uniform = |s: &String| s.bytes().all(|b| b == c);
+    let mut delta = None;
+    for (from, to) in map {
+        if !uniform(from) || !uniform(to) {
+            return None;
+        }
+        let d = to.len() as isize - from.len() as isize;
+        if delta.is_some_and(|seen| seen != d) {
+            return None;
+        }
+        delta = Some(d);
+    }
+    Some((c, delta?))
+}
+
 /// One level of indentation in `old_string` against the file's, when the two differ in kind:
 /// from a mapped pair of only spaces against only tabs.
 fn unit_of(map: &[(String, String)]) -> Option<(String, String)> {
@@ -147,6 +176,12 @@ impl Frame {
         let rest = &line[own.len()..];
         if let Some((_, to)) = self.map.iter().find(|(from, _)| from == own) {
             return format!("{to}{rest}");
+        }
+        if let Some((c, delta)) = self.shift
+            && own.bytes().all(|b| b == c)
+        {
+            let columns = (own.len() as isize + delta).max(0) as usize;
+            return format!("{}{rest}", char::from(c).to_string().repeat(columns));
         }
         let longest = self.map.iter().filter(|(from, _)| own.starts_with(from.as_str())).max_by_key(|(from, _)| from.len());
         let (from, to) = match longest {

@@ -17,6 +17,8 @@ use super::{Difference, ascii_only, key};
 pub(super) enum Out {
     /// The block's line at this index, kept byte for byte.
     Block(usize),
+    /// A blank line of the block that `old_string` lacked, kept (see [`repair`]).
+    Repaired(usize),
     /// A line of `new_string`, in the file's frame.
     New(String),
 }
@@ -54,17 +56,44 @@ struct Change {
     side: Side,
 }
 
-/// The changes from `a` to `b`, and the pairs of equal lines.
+/// The changes from `a` to `b`, and the pairs of equal lines. Lines with content are aligned
+/// first and blank lines only between them: a blank line is never what two texts share.
 fn changes(a: &[String], b: &[String], side: Side) -> (Vec<Change>, Vec<(usize, usize)>) {
-    let mut found = Vec::new();
-    let mut pairs = Vec::new();
-    for op in capture_diff_slices(Algorithm::Myers, a, b) {
-        let (tag, n, other) = op.as_tag_tuple();
+    let solid = |lines: &[String]| -> Vec<usize> { (0..lines.len()).filter(|&i| !lines[i].trim().is_empty()).collect() };
+    let (solid_a, solid_b) = (solid(a), solid(b));
+    let keys_a: Vec<&String> = solid_a.iter().map(|&i| &a[i]).collect();
+    let keys_b: Vec<&String> = solid_b.iter().map(|&j| &b[j]).collect();
+    let mut anchors = Vec::new();
+    for op in capture_diff_slices(Algorithm::Myers, &keys_a, &keys_b) {
+        let (tag, x, y) = op.as_tag_tuple();
         if tag == DiffTag::Equal {
-            pairs.extend(n.zip(other));
-        } else {
-            found.push(Change { n, other, side });
+            anchors.extend(x.zip(y).map(|(x, y)| (solid_a[x], solid_b[y])));
         }
+    }
+    let mut found: Vec<Change> = Vec::new();
+    let mut pairs = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    for (x, y) in anchors.into_iter().chain(std::iter::once((a.len(), b.len()))) {
+        for op in capture_diff_slices(Algorithm::Myers, &a[i..x], &b[j..y]) {
+            let (tag, n, other) = op.as_tag_tuple();
+            let (n, other) = (n.start + i..n.end + i, other.start + j..other.end + j);
+            if tag == DiffTag::Equal {
+                pairs.extend(n.zip(other));
+                continue;
+            }
+            // An insertion next to a deletion is one change, whichever order the diff gives them.
+            match found.last_mut() {
+                Some(last) if last.n.end == n.start && last.other.end == other.start => {
+                    last.n.end = n.end;
+                    last.other.end = other.end;
+                }
+                _ => found.push(Change { n, other, side }),
+            }
+        }
+        if x < a.len() {
+            pairs.push((x, y));
+        }
+        (i, j) = (x + 1, y + 1);
     }
     (found, pairs)
 }
@@ -218,7 +247,34 @@ fn merge_repaired(n: &[&str], repaired: &[bool], b: &[&str], w: &[&str]) -> Resu
     for i in at..n.len() {
         merged.out.extend(beside[i].map(Out::Block));
     }
-    if conflicts.is_empty() { Ok(merged) } else { Err(Refusal::Conflict(conflicts)) }
+    if !conflicts.is_empty() {
+        return Err(Refusal::Conflict(conflicts));
+    }
+    merged.out = without_doubled_blanks(merged.out, b);
+    Ok(merged)
+}
+
+/// A blank line `old_string` lacked, kept beside lines the edit removed, drops out when it now
+/// doubles another blank line (unless the block itself has blank lines in a row).
+fn without_doubled_blanks(out: Vec<Out>, b: &[&str]) -> Vec<Out> {
+    let blank = |line: &Out| match line {
+        Out::Block(j) | Out::Repaired(j) => is_blank(b[*j]),
+        Out::New(text) => is_blank(text),
+    };
+    let doubles = b.windows(2).any(|pair| is_blank(pair[0]) && is_blank(pair[1]));
+    let mut kept: Vec<Out> = Vec::with_capacity(out.len());
+    for (k, line) in out.iter().enumerate() {
+        if let Out::Repaired(j) = line {
+            let next_blank = out.get(k + 1).is_some_and(blank);
+            let previous_blank = kept.last().is_some_and(blank);
+            if doubles || !(next_blank || previous_blank) {
+                kept.push(Out::Block(*j));
+            }
+            continue;
+        }
+        kept.push(line.clone());
+    }
+    kept
 }
 
 /// The lines of an edit whose removed lines include lines put back by [`repair`]: those stay,
@@ -232,7 +288,7 @@ fn keep_repaired(
     w: &[&str],
     lines_of: &dyn Fn(&Change) -> Vec<Out>,
 ) -> Option<Vec<Out>> {
-    let kept = |range: Range<usize>| -> Vec<Out> { range.filter_map(|i| beside[i].map(Out::Block)).collect() };
+    let kept = |range: Range<usize>| -> Vec<Out> { range.filter_map(|i| beside[i].map(Out::Repaired)).collect() };
     let n = change.n.clone();
     let lead = n.clone().take_while(|&i| repaired[i]).count();
     let trail = if lead == n.len() { 0 } else { n.clone().rev().take_while(|&i| repaired[i]).count() };
@@ -253,8 +309,10 @@ fn keep_repaired(
     if trail > 0 && to - from >= trail && blank_run(to - trail..to) {
         to -= trail;
     }
-    if inner.is_empty() && from < to && from == other.start && to == other.end {
-        // Lines inserted beside lines the edit never saw: before or after them is unknown.
+    if inner.is_empty() && from == other.start && to == other.end && from < to {
+        // Only lines the edit never saw are removed: the edit inserts beside blank lines it did
+        // not know of. Before or after them is unknown (even when its own lines end with a blank
+        // line: that may be the file's, or a new one).
         return None;
     }
     let mut out = kept(n.start..n.start + lead);

@@ -309,3 +309,4 @@ fn crlf_files_keep_their_line_endings() {
     );
 }
 
+
