@@ -731,7 +731,13 @@ pub fn replace_all(text: &str, old: &str, new: &str, ending: LineEnding) -> Resu
         return Err(MatchError::NotFound { closest: closest(text, old) });
     };
     let start = text.find(o.as_str()).unwrap_or(0);
-    Ok(ReplacedAll { text: text.replace(o.as_str(), &n), count, start, first_end: start + n.len(), line: line_at(text, start) })
+    Ok(ReplacedAll {
+        text: text.replace(o.as_str(), &n),
+        count,
+        start,
+        first_end: start + n.len(),
+        line: line_at(text, start),
+    })
 }
 
 /// The result of [`replace_all`].

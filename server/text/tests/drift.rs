@@ -187,7 +187,14 @@ fn synthetic_changes(src: &Path, rng: &mut Lcg) -> Vec<Change> {
         let indent = &old[1][..old[1].len() - old[1].trim_start().len()];
         let mut new = old.clone();
         new.insert(2, format!("{indent}tandem_marker({attempt});\n"));
-        changes.push(Change { label: format!("{}:{}", path.display(), first + 1), pre, old, new, before: 2, after: size - 2 });
+        changes.push(Change {
+            label: format!("{}:{}", path.display(), first + 1),
+            pre,
+            old,
+            new,
+            before: 2,
+            after: size - 2,
+        });
     }
     changes
 }
@@ -375,8 +382,7 @@ fn line_numbers(change: &Change, _: &mut Lcg) -> Option<Case> {
     let old = change.old_string();
     let at = change.pre.find(&old)?;
     let first = change.pre[..at].matches('\n').count() + 1;
-    let numbered: String =
-        change.old.iter().enumerate().map(|(i, l)| format!("{:>6}\t{l}", first + i)).collect();
+    let numbered: String = change.old.iter().enumerate().map(|(i, l)| format!("{:>6}\t{l}", first + i)).collect();
     case(change, numbered, change.new_string())
 }
 
@@ -419,7 +425,8 @@ fn identifier_on_changed_line(change: &Change, rng: &mut Lcg, both: bool) -> Opt
         // The model's new version of that line keeps its misremembered identifier: the added
         // line most like it (if any is much like it) that uses the identifier.
         let added = change.before..change.new.len() - change.after;
-        let likeness = |k: &usize| similar::TextDiff::from_chars(change.old[i].as_str(), change.new[*k].as_str()).ratio();
+        let likeness =
+            |k: &usize| similar::TextDiff::from_chars(change.old[i].as_str(), change.new[*k].as_str()).ratio();
         let best = added
             .filter(|k| rename(&change.new[*k], &from, &to) != change.new[*k])
             .max_by(|x, y| likeness(x).total_cmp(&likeness(y)))
@@ -539,7 +546,8 @@ fn show(case: &Case, got: &str) {
         Expect::Text(want) | Expect::RefusedOr(want) => want.as_str(),
         Expect::Refused => case.text.as_str(),
     };
-    let diff = similar::TextDiff::from_lines(want, got).unified_diff().context_radius(2).header("want", "got").to_string();
+    let diff =
+        similar::TextDiff::from_lines(want, got).unified_diff().context_radius(2).header("want", "got").to_string();
     say(&format!("--- old_string:\n{}\n--- new_string:\n{}\n{diff}\n", case.old, case.new));
 }
 
@@ -603,7 +611,8 @@ fn real_edits_land_exactly_or_are_refused() {
                     match kind {
                         Kind::MustFail | Kind::Unclear => true,
                         _ => {
-                            if std::env::var("TANDEM_EDIT_CORPUS_SHOW").is_ok_and(|v| v == *name) && tally.refused <= 3 {
+                            if std::env::var("TANDEM_EDIT_CORPUS_SHOW").is_ok_and(|v| v == *name) && tally.refused <= 3
+                            {
                                 let ending = LineEnding::detect(&case.text);
                                 let why = find(&case.text, &case.old, &case.new, ending).err();
                                 say(&format!("REFUSED {why:?}\n"));
@@ -667,7 +676,11 @@ fn real_edits_land_exactly_or_are_refused() {
         report.push_str(&format!("  e.g. {failure}\n"));
     }
     say(&report);
-    assert!(wrong.is_empty(), "edits written wrong (neither the original nor the intended file):\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "edits written wrong (neither the original nor the intended file):\n{}",
+        wrong.join("\n")
+    );
     assert!(drifted >= 200, "too few drifted cases ({drifted})");
     assert!(share >= 98.0, "only {share:.1}% of drifted edits correct; see the table above");
 }

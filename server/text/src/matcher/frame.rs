@@ -154,7 +154,11 @@ fn unit_of(map: &[(String, String)]) -> Option<(String, String)> {
     map.iter().find_map(|(from, to)| {
         let spaces_to_tabs = |s: &str, t: &str| {
             let (spaces, tabs) = (s.len(), t.len());
-            (spaces > 0 && tabs > 0 && s.bytes().all(|c| c == b' ') && t.bytes().all(|c| c == b'\t') && spaces % tabs == 0)
+            (spaces > 0
+                && tabs > 0
+                && s.bytes().all(|c| c == b' ')
+                && t.bytes().all(|c| c == b'\t')
+                && spaces % tabs == 0)
                 .then(|| " ".repeat(spaces / tabs))
         };
         if let Some(unit) = spaces_to_tabs(from, to) {
@@ -183,7 +187,8 @@ impl Frame {
             let columns = (own.len() as isize + delta).max(0) as usize;
             return format!("{}{rest}", char::from(c).to_string().repeat(columns));
         }
-        let longest = self.map.iter().filter(|(from, _)| own.starts_with(from.as_str())).max_by_key(|(from, _)| from.len());
+        let longest =
+            self.map.iter().filter(|(from, _)| own.starts_with(from.as_str())).max_by_key(|(from, _)| from.len());
         let (from, to) = match longest {
             Some((from, to)) => (from.as_str(), to.as_str()),
             None if own.starts_with(self.needle_base.as_str()) => (self.needle_base.as_str(), self.block_base.as_str()),

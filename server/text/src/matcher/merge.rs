@@ -59,7 +59,8 @@ struct Change {
 /// The changes from `a` to `b`, and the pairs of equal lines. Lines with content are aligned
 /// first and blank lines only between them: a blank line is never what two texts share.
 fn changes(a: &[String], b: &[String], side: Side) -> (Vec<Change>, Vec<(usize, usize)>) {
-    let solid = |lines: &[String]| -> Vec<usize> { (0..lines.len()).filter(|&i| !lines[i].trim().is_empty()).collect() };
+    let solid =
+        |lines: &[String]| -> Vec<usize> { (0..lines.len()).filter(|&i| !lines[i].trim().is_empty()).collect() };
     let (solid_a, solid_b) = (solid(a), solid(b));
     let keys_a: Vec<&String> = solid_a.iter().map(|&i| &a[i]).collect();
     let keys_b: Vec<&String> = solid_b.iter().map(|&j| &b[j]).collect();

@@ -11,8 +11,11 @@ fn check(text: &str, old: &str, new: &str, expect: Expect) {
         Ok(m) => {
             let mut result = text.to_owned();
             result.replace_range(m.start..m.end, &m.replacement);
-            let forgiven: String =
-                m.forgiven.iter().map(|d| format!("forgiven line {}: {:?} for {:?}\n", d.line, d.file, d.old)).collect();
+            let forgiven: String = m
+                .forgiven
+                .iter()
+                .map(|d| format!("forgiven line {}: {:?} for {:?}\n", d.line, d.file, d.old))
+                .collect();
             format!(
                 "{} at line {} (similarity {:.2})\n{forgiven}{}",
                 m.strategy,
@@ -224,7 +227,9 @@ fn block_anchor_refuses_to_change_a_line_the_file_has_otherwise() {
         RUST,
         old,
         new,
-        expect![[r#"refused (block-anchor): lines 1-7 differ: line 6: file ["    trimmed.parse().unwrap_or(0)"], old_string ["    trimmed.parse().unwrap_or_default()"]"#]],
+        expect![[
+            r#"refused (block-anchor): lines 1-7 differ: line 6: file ["    trimmed.parse().unwrap_or(0)"], old_string ["    trimmed.parse().unwrap_or_default()"]"#
+        ]],
     );
 }
 
@@ -308,5 +313,3 @@ fn crlf_files_keep_their_line_endings() {
     "#]],
     );
 }
-
-
