@@ -797,8 +797,11 @@ fn malformed_unified_patches() {
           → parse error: line 1 of the patch: `--- `/`+++ ` file headers with no hunk after them: follow them with `@@ -<line>,<count> +<line>,<count> @@` and the hunk's lines
         Parse { line: 1, message: "`--- `/`+++ ` file headers with no hunk after them: follow them with `@@ -<line>,<count> +<line>,<count> @@` and the hunk's lines" }
         "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n+c\n"
-          → parse error: line 6 of the patch: hunk 1 (`@@ -1 +1 @@`) has more lines than its header counts (1 old, 1 new): correct the counts or regenerate the patch
-        Parse { line: 6, message: "hunk 1 (`@@ -1 +1 @@`) has more lines than its header counts (1 old, 1 new): correct the counts or regenerate the patch" }
+          → unified, strip 1
+        modify f
+          note: hunk 1: its header `@@ -1 +1 @@` counts 1 old and 1 new lines, but it has 1 and 2; the lines were used as written
+          error: hunk 1 of `f` does not match at line 1, nor anywhere else in the file; read the file again and regenerate the patch against its current content
+          HunkFailed { hunk: 1, expected_line: Some(1), closest: None }
         "--- a/f\n+++ b/f\n@@ -1 +1 @@\n\\ No newline at end of file\n-a\n+b\n"
           → parse error: line 4 of the patch: `\ No newline at end of file` must follow a line of the hunk
         Parse { line: 4, message: "`\\ No newline at end of file` must follow a line of the hunk" }

@@ -293,7 +293,7 @@ impl Place<'_, '_> {
                 }
             }
         }
-        if !must_end && let Some(placed) = self.fuzzed(hunk, stated)? {
+        if let Some(placed) = self.fuzzed(hunk, stated, must_end)? {
             return Ok(placed);
         }
         Err(self.not_found(&old, Some(expected)))
@@ -303,11 +303,14 @@ impl Place<'_, '_> {
     /// unchecked, as `patch -F2` does, but only safely: every removed line and every remaining
     /// context line matches, the place is the only one in the file (below the previous hunk),
     /// and at least one line of context remains, or the hunk sits at the start or end of the file.
-    /// The fewest lines left unchecked win; two places at the same count are ambiguous.
-    fn fuzzed<'h>(&self, hunk: &'h Hunk, stated: isize) -> Result<Option<Placed<'h>>, PatchError> {
+    /// The fewest lines left unchecked win; two places at the same count are ambiguous. A hunk
+    /// whose last line has no final newline (`must_end`) keeps its trailing context and ends the
+    /// file.
+    fn fuzzed<'h>(&self, hunk: &'h Hunk, stated: isize, must_end: bool) -> Result<Option<Placed<'h>>, PatchError> {
         let (leading, trailing) = context_sides(&hunk.lines);
         let n = self.view.len();
-        let (max_lead, max_trail) = (leading.min(MAX_FUZZ), trailing.min(MAX_FUZZ));
+        let max_trail = if must_end { 0 } else { trailing.min(MAX_FUZZ) };
+        let (max_lead, max_trail) = (leading.min(MAX_FUZZ), max_trail);
         for total in 1..=max_lead + max_trail {
             let mut places: Vec<(usize, usize, usize)> = Vec::new();
             let mut ambiguous: Vec<usize> = Vec::new();
@@ -321,7 +324,8 @@ impl Place<'_, '_> {
                 let context = lines.iter().filter(|l| matches!(l, HunkLine::Context(_))).count();
                 for &pass in compare::NUMBERED {
                     let pattern = compare::normalize_all(pass, &old);
-                    let fits = self.view.find_all(pass, &pattern, self.lo, n - old.len(), 2);
+                    let from = if must_end { n - old.len() } else { self.lo };
+                    let fits = self.view.find_all(pass, &pattern, from, n - old.len(), 2);
                     match fits.as_slice() {
                         [] => continue,
                         [at] => {
