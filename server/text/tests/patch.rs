@@ -524,21 +524,21 @@ fn hunk_that_ended_the_file_is_tried_at_the_end_first() {
         diff,
         &[("f", file)],
         expect![[r#"
-        unified, strip 1
-        modify f
-          hunk 1: offset, offset 3, at new line 8
-            |fn a() {
-            |    if x {
-            |    }
-            |}
-            |
-            |fn b() {
-            |    if y {
-            |    }
-            |}
-            |
-            |fn c() {}
-    "#]],
+            unified, strip 1
+            modify f
+              hunk 1: offset, offset 3, at new line 8
+                |fn a() {
+                |    if x {
+                |    }
+                |}
+                |
+                |fn b() {
+                |    if y {
+                |    }
+                |}
+                |
+                |fn c() {}
+        "#]],
     );
 }
 

@@ -253,13 +253,39 @@ impl Place<'_, '_> {
         for &pass in compare::NUMBERED {
             let pattern = compare::normalize_all(pass, &old);
             let at_stated = expected >= self.lo as isize && self.view.matches_at(pass, expected as usize, &pattern);
-            let nearest = match edge {
-                Some(at) if !at_stated && !must_end && self.view.matches_at(pass, at, &pattern) => Nearest::One(at),
-                _ => self.nearest(pass, &pattern, expected, must_end),
+            let at_edge = edge.filter(|&at| !at_stated && !must_end && self.view.matches_at(pass, at, &pattern));
+            let nearest = match at_edge {
+                Some(at) => Nearest::One(at),
+                None => self.nearest(pass, &pattern, expected, must_end),
             };
             match nearest {
                 Nearest::None => {}
                 Nearest::One(at) => {
+                    // Moved from where it was expected: the nearest fit is taken only when it is
+                    // the only one (nearer is not truer when the lines repeat).
+                    // (The end of the file, where diff leaves a hunk lopsided, is not a guess.)
+                    if at as isize != expected && at_edge.is_none() {
+                        let (n, k) = (self.view.len(), pattern.len());
+                        let fits = self.view.find_all(pass, &pattern, self.lo, n - k, 10);
+                        if fits.len() > 1 {
+                            let count = if fits.len() >= 10 { "10 or more".to_owned() } else { fits.len().to_string() };
+                            let below = if self.lo == 0 {
+                                String::new()
+                            } else {
+                                format!(" below line {}, where hunk {} ends", self.lo, self.number - 1)
+                            };
+                            return Err(self.ambiguous(
+                                fits.clone(),
+                                format!(
+                                    "is not at line {}, and fits {count} places{below} ({}): the file changed \
+                                     around it, so it cannot be placed safely; regenerate the patch against the \
+                                     current file, or give the hunk more context lines",
+                                    expected + 1,
+                                    pass.describe()
+                                ),
+                            ));
+                        }
+                    }
                     let offset = at as isize - stated;
                     let strategy = match pass {
                         Pass::Exact if offset == 0 => "exact",
