@@ -1200,3 +1200,35 @@ fn detect_strip_counts_existing_paths() -> Result<(), PatchError> {
     assert_eq!(levels, [1, 0, 2, 1, 0]);
     Ok(())
 }
+
+#[test]
+fn fuzz_keeps_a_hunk_that_ends_the_file_at_its_end() {
+    // The file's last line (no final newline) changed since; the hunk still ends the file.
+    let diff =
+        "--- a/f\n+++ b/f\n@@ -1,4 +1,4 @@\n a = 1\n-b = 2\n+b = 3\n c = 3\n d = 4\n\\ No newline at end of file\n";
+    check(
+        diff,
+        &[("f", "a = 1\nb = 2\nc = 3\nd = 40")],
+        expect![[r#"
+        unified, strip 1
+        modify f
+          hunk 1: fuzz, offset 0, at new line 1
+            fuzz 1, ignored [Mismatch { line: 4, file: "d = 40", patch: "d = 4" }]
+            |a = 1
+            |b = 3
+            |c = 3
+            |d = 40⊘
+    "#]],
+    );
+    // The same lines, not at the end: refused.
+    check(
+        diff,
+        &[("f", "a = 1\nb = 2\nc = 3\nd = 40\ne = 5")],
+        expect![[r#"
+        unified, strip 1
+        modify f
+          error: hunk 1 of `f` does not match at line 1, nor anywhere else in the file; the closest text is at line 1 (3 of 4 lines match; line 4 is `d = 40` where the patch has `d = 4`); read the file again and regenerate the patch against its current content
+          HunkFailed { hunk: 1, expected_line: Some(1), closest: Some(Closest { line: 1, matching: 3, total: 4, mismatch: Some(Mismatch { line: 4, file: "d = 40", patch: "d = 4" }) }) }
+    "#]],
+    );
+}

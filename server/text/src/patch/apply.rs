@@ -78,7 +78,9 @@ pub fn apply(file: &FilePatch, old_text: &str) -> Result<Applied, PatchError> {
             out.push(line.text, line.end);
         }
         let new_line = out.lines + 1;
-        let last_new = placed.lines.iter().rposition(|line| !matches!(line, HunkLine::Remove(_)));
+        // A fuzzed hunk's dropped trailing lines are the file's, newline or not.
+        let ends_hunk = placed.lines.as_ptr_range().end == hunk.lines.as_ptr_range().end;
+        let last_new = placed.lines.iter().rposition(|line| !matches!(line, HunkLine::Remove(_))).filter(|_| ends_hunk);
         let mut old_index = placed.at;
         for (i, line) in placed.lines.iter().enumerate() {
             match line {
@@ -330,13 +332,12 @@ impl Place<'_, '_> {
     /// context line matches, the place is the only one in the file (below the previous hunk),
     /// and at least one line of context remains, or the hunk sits at the start or end of the file.
     /// The fewest lines left unchecked win; two places at the same count are ambiguous. A hunk
-    /// whose last line has no final newline (`must_end`) keeps its trailing context and ends the
-    /// file.
+    /// whose last line has no final newline (`must_end`) still ends the file, its unchecked
+    /// trailing lines included.
     fn fuzzed<'h>(&self, hunk: &'h Hunk, stated: isize, must_end: bool) -> Result<Option<Placed<'h>>, PatchError> {
         let (leading, trailing) = context_sides(&hunk.lines);
         let n = self.view.len();
-        let max_trail = if must_end { 0 } else { trailing.min(MAX_FUZZ) };
-        let (max_lead, max_trail) = (leading.min(MAX_FUZZ), max_trail);
+        let (max_lead, max_trail) = (leading.min(MAX_FUZZ), trailing.min(MAX_FUZZ));
         for total in 1..=max_lead + max_trail {
             let mut places: Vec<(usize, usize, usize)> = Vec::new();
             let mut ambiguous: Vec<usize> = Vec::new();
@@ -344,14 +345,15 @@ impl Place<'_, '_> {
                 let trail = total - lead;
                 let lines = &hunk.lines[lead..hunk.lines.len() - trail];
                 let old: Vec<&str> = old_lines(lines).collect();
-                if old.is_empty() || old.len() > n || self.lo > n - old.len() {
+                if old.is_empty() || old.len() + trail > n || self.lo > n - old.len() - trail {
                     continue;
                 }
                 let context = lines.iter().filter(|l| matches!(l, HunkLine::Context(_))).count();
                 for &pass in compare::NUMBERED {
                     let pattern = compare::normalize_all(pass, &old);
-                    let from = if must_end { n - old.len() } else { self.lo };
-                    let fits = self.view.find_all(pass, &pattern, from, n - old.len(), 2);
+                    // A hunk that ends the file still does, its unchecked lines included.
+                    let from = if must_end { n - old.len() - trail } else { self.lo };
+                    let fits = self.view.find_all(pass, &pattern, from, n - old.len() - trail, 2);
                     match fits.as_slice() {
                         [] => continue,
                         [at] => {
