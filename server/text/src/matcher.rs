@@ -420,7 +420,13 @@ fn blank_line_candidates(lines: &[Line<'_>], needle: &[&str]) -> Vec<Candidate> 
             i += 1;
         }
         if k == wanted.len() {
-            found.push(Candidate { first, count: i - first, similarity: 1.0 });
+            // Blank lines old_string starts or ends with: as many of the file's, where it has them.
+            let blank = |line: &Line<'_>| line.text.trim().is_empty();
+            let leading = needle.iter().take_while(|l| l.trim().is_empty()).count();
+            let trailing = needle.iter().rev().take_while(|l| l.trim().is_empty()).count();
+            let above = lines[..first].iter().rev().take_while(|l| blank(l)).count().min(leading);
+            let below = lines[i..].iter().take_while(|l| blank(l)).count().min(trailing);
+            found.push(Candidate { first: first - above, count: i - first + above + below, similarity: 1.0 });
         }
     }
     found
@@ -630,7 +636,7 @@ pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Matc
             let rest: Vec<usize> = hits.collect();
             if rest.is_empty() {
                 let line = line_at(text, first);
-                if holds_new_around(text, first, first + o.len(), o, n) {
+                if o == n || holds_new_around(text, first, first + o.len(), o, n) {
                     return Err(MatchError::AlreadyApplied { strategy: Strategy::Exact, line });
                 }
                 return Ok(Match {

@@ -99,6 +99,66 @@ fn changes(a: &[String], b: &[String], side: Side) -> (Vec<Change>, Vec<(usize, 
     (found, pairs)
 }
 
+/// Runs of lines as the edit's diff sees them: each line with content alone, each run of blank
+/// lines as one.
+fn runs(lines: &[String]) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        match out.last_mut() {
+            Some(last) if line.trim().is_empty() && lines[last.start].trim().is_empty() => last.end = i + 1,
+            _ => out.push(i..i + 1),
+        }
+    }
+    out
+}
+
+/// The changes the edit makes, `n` (old_string, blank lines put back by [`repair`] marked in
+/// `repaired`) to `w` (new_string), comparing runs of blank lines as units: how many blank lines
+/// a run has is formatting, unless new_string has neither the file's count nor old_string's.
+/// `None` when the edit inserts lines right before or after a run holding blank lines
+/// old_string lacked (whether the new lines go before them, after them or between: unknown).
+fn edit_changes(n: &[String], w: &[String], repaired: &[bool]) -> Option<Vec<Change>> {
+    let (n_runs, w_runs) = (runs(n), runs(w));
+    let token = |lines: &[String], run: &Range<usize>| -> String {
+        if lines[run.start].trim().is_empty() { "\0".to_owned() } else { lines[run.start].clone() }
+    };
+    let n_tokens: Vec<String> = n_runs.iter().map(|r| token(n, r)).collect();
+    let w_tokens: Vec<String> = w_runs.iter().map(|r| token(w, r)).collect();
+    let span = |runs: &[Range<usize>], range: Range<usize>, len: usize| -> Range<usize> {
+        let start = runs.get(range.start).map_or(len, |r| r.start);
+        let end = if range.is_empty() { start } else { runs[range.end - 1].end };
+        start..end
+    };
+    let mut found: Vec<Change> = Vec::new();
+    let mut push = |n: Range<usize>, other: Range<usize>| match found.last_mut() {
+        Some(last) if last.n.end == n.start && last.other.end == other.start => {
+            last.n.end = n.end;
+            last.other.end = other.end;
+        }
+        _ => found.push(Change { n, other, side: Side::Edit }),
+    };
+    for op in capture_diff_slices(Algorithm::Myers, &n_tokens, &w_tokens) {
+        let (tag, x, y) = op.as_tag_tuple();
+        if tag != DiffTag::Equal {
+            push(span(&n_runs, x, n.len()), span(&w_runs, y, w.len()));
+            continue;
+        }
+        for (a, c) in x.zip(y) {
+            let (run, other) = (n_runs[a].clone(), w_runs[c].clone());
+            let put_back = run.clone().filter(|&i| repaired[i]).count();
+            if other.len() != run.len() && other.len() != run.len() - put_back {
+                push(run, other);
+            }
+        }
+    }
+    let holds_put_back = |at: usize| n_runs.iter().any(|r| r.start == at && r.clone().any(|i| repaired[i]));
+    let ends_put_back = |at: usize| n_runs.iter().any(|r| r.end == at && r.clone().any(|i| repaired[i]));
+    let unclear = found
+        .iter()
+        .any(|c| c.n.is_empty() && !c.other.is_empty() && (holds_put_back(c.n.end) || ends_put_back(c.n.start)));
+    (!unclear).then_some(found)
+}
+
 /// Changes grouped where they touch the same lines of `old_string` (or insert at the same point).
 fn clusters(mut all: Vec<Change>) -> Vec<Vec<Change>> {
     all.sort_by_key(|c| (c.n.start, c.n.end, c.side));
@@ -141,7 +201,7 @@ fn keys(lines: &[&str]) -> Vec<String> {
 /// `n` with the blank lines the block has and `n` lacks put back (a dropped blank line is
 /// formatting), and which lines were put back: the edit never saw them, so it cannot remove them.
 fn repair<'a>(n: &[&'a str], b: &[&'a str]) -> (Vec<&'a str>, Vec<bool>) {
-    let (file_changes, _) = changes(&keys(n), &keys(b), Side::File);
+    let (file_changes, _) = align(n, b);
     let mut out = Vec::with_capacity(n.len() + 2);
     let mut repaired = Vec::with_capacity(n.len() + 2);
     let mut at = 0;
@@ -160,8 +220,34 @@ fn repair<'a>(n: &[&'a str], b: &[&'a str]) -> (Vec<&'a str>, Vec<bool>) {
     (out, repaired)
 }
 
+/// Where `old_string`'s lines are in the block. Of the same length, line beside line (a block
+/// placed with a line that differs: the lines around it must not slide to pair up with a
+/// neighbour it resembles); else by a diff of their content.
+fn align(n: &[&str], b: &[&str]) -> (Vec<Change>, Vec<(usize, usize)>) {
+    let (n_keys, b_keys) = (keys(n), keys(b));
+    if n.len() != b.len() {
+        return changes(&n_keys, &b_keys, Side::File);
+    }
+    let mut found: Vec<Change> = Vec::new();
+    let mut pairs = Vec::new();
+    for i in 0..n.len() {
+        if n_keys[i] == b_keys[i] {
+            pairs.push((i, i));
+            continue;
+        }
+        match found.last_mut() {
+            Some(last) if last.n.end == i => {
+                last.n.end = i + 1;
+                last.other.end = i + 1;
+            }
+            _ => found.push(Change { n: i..i + 1, other: i..i + 1, side: Side::File }),
+        }
+    }
+    (found, pairs)
+}
+
 fn merge_repaired(n: &[&str], repaired: &[bool], b: &[&str], w: &[&str]) -> Result<Merged, Refusal> {
-    let (file_changes, pairs) = changes(&keys(n), &keys(b), Side::File);
+    let (file_changes, pairs) = align(n, b);
     let frame = frame::decide(n, b, w, &pairs).map_err(Refusal::Frame)?;
     let mut beside: Vec<Option<usize>> = vec![None; n.len()];
     for &(i, j) in &pairs {
@@ -176,12 +262,16 @@ fn merge_repaired(n: &[&str], repaired: &[bool], b: &[&str], w: &[&str]) -> Resu
             })
             .collect(),
     };
-    // A line put back by `repair` matches no line of the edit: where it goes is decided by
-    // `keep_repaired`, not by whichever blank line of new_string a diff pairs it with.
-    let n_cmp: Vec<String> =
-        n_cmp.into_iter().enumerate().map(|(i, l)| if repaired[i] { format!("\0{i}") } else { l }).collect();
     let w_cmp: Vec<String> = w.iter().map(|l| compared(l)).collect();
-    let (edit_changes, _) = changes(&n_cmp, &w_cmp, Side::Edit);
+    let edit_changes = edit_changes(&n_cmp, &w_cmp, repaired).ok_or_else(|| {
+        // Lines inserted beside blank lines old_string lacked: before, after or between them?
+        let put_back = (0..n.len()).filter(|&i| repaired[i]);
+        Refusal::Conflict(
+            put_back
+                .filter_map(|i| beside[i].map(|j| Difference { line: j, file: vec![b[j].to_owned()], old: Vec::new() }))
+                .collect(),
+        )
+    })?;
     let style = Style::of(n, b, &pairs);
     // A new line beside an `old_string` line of the same indentation (the line it replaces, or
     // the one it follows) takes the indentation of that line's place in the file: an
@@ -256,11 +346,12 @@ fn merge_repaired(n: &[&str], repaired: &[bool], b: &[&str], w: &[&str]) -> Resu
 }
 
 /// A blank line `old_string` lacked, kept beside lines the edit removed, drops out when it now
-/// doubles another blank line (unless the block itself has blank lines in a row).
+/// doubles another blank line of the file (unless the block itself has blank lines in a row).
+/// Blank lines of new_string are the edit's own: beside them it stays.
 fn without_doubled_blanks(out: Vec<Out>, b: &[&str]) -> Vec<Out> {
     let blank = |line: &Out| match line {
         Out::Block(j) | Out::Repaired(j) => is_blank(b[*j]),
-        Out::New(text) => is_blank(text),
+        Out::New(_) => false,
     };
     let doubles = b.windows(2).any(|pair| is_blank(pair[0]) && is_blank(pair[1]));
     let mut kept: Vec<Out> = Vec::with_capacity(out.len());

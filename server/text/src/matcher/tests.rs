@@ -313,3 +313,34 @@ fn crlf_files_keep_their_line_endings() {
     "#]],
     );
 }
+
+#[test]
+fn a_blank_line_dropped_from_old_string_stays_once() {
+    // old_string has two blank lines where the file has three; new_string has three.
+    let text = "\n\n\n\n\n\n\n\n\n\n\nlet\n\n\n\nlet\n\n";
+    check(
+        text,
+        "let\n\n\nlet\n\n",
+        "changed_marker();\n\n\n\nlet\n\n",
+        expect![[r#"
+        blank-lines at line 12 (similarity 1.00)
+
+
+
+
+
+
+
+
+
+
+
+        changed_marker();
+
+
+
+        let
+
+    "#]],
+    );
+}
