@@ -122,7 +122,12 @@ fn edit_changes(n: &[String], w: &[String], repaired: &[bool]) -> Option<Vec<Cha
     let token = |lines: &[String], run: &Range<usize>| -> String {
         if lines[run.start].trim().is_empty() { "\0".to_owned() } else { lines[run.start].clone() }
     };
-    let n_tokens: Vec<String> = n_runs.iter().map(|r| token(n, r)).collect();
+    // A run of only blank lines old_string lacked is nothing the edit could have kept: it
+    // matches no run of new_string (`keep_repaired` decides where it goes).
+    let n_tokens: Vec<String> = n_runs
+        .iter()
+        .map(|r| if r.clone().all(|i| repaired[i]) { "\0put back".to_owned() } else { token(n, r) })
+        .collect();
     let w_tokens: Vec<String> = w_runs.iter().map(|r| token(w, r)).collect();
     let span = |runs: &[Range<usize>], range: Range<usize>, len: usize| -> Range<usize> {
         let start = runs.get(range.start).map_or(len, |r| r.start);
