@@ -169,7 +169,7 @@ impl Agent {
         config: AgentConfig,
     ) -> Result<Arc<Self>, AgentError> {
         let llm = tandem_llm::Client::new(config.provider.clone()).map_err(|e| AgentError::Invalid(e.message))?;
-        let store = Store::new(workspace.root().join(".tandem").join("sessions"));
+        let store = Store::in_workspace(workspace.root());
         Ok(Arc::new_cyclic(|me| Self {
             workspace,
             cache,

@@ -16,6 +16,7 @@ mod registry;
 mod schema;
 mod search;
 pub mod session;
+pub mod state;
 #[cfg(test)]
 mod testing;
 mod tool;

@@ -92,9 +92,7 @@ fn kill_group(pgid: i32) {
 }
 
 fn outputs_dir(root: &Path) -> Result<PathBuf, ToolError> {
-    let dir = root.join(".tandem").join("outputs");
-    std::fs::create_dir_all(&dir).map_err(|e| ToolError::new(format!("cannot create {}: {e}", dir.display())))?;
-    Ok(dir)
+    crate::state::state_dir(root, "outputs").map_err(|e| ToolError::new(e.to_string()))
 }
 
 fn new_id() -> String {

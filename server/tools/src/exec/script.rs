@@ -108,8 +108,8 @@ impl Tool for Script {
             (Language::Python, _) => Some("a Python script can do anything".to_owned()),
         };
         super::bash::confirm(&ctx, &shown, &dir, needs_approval, false).await?;
-        let scripts = ctx.workspace.root().join(".tandem").join("scripts");
-        std::fs::create_dir_all(&scripts).map_err(|e| ToolError::new(format!("cannot create .tandem/scripts: {e}")))?;
+        let scripts =
+            crate::state::state_dir(ctx.workspace.root(), "scripts").map_err(|e| ToolError::new(e.to_string()))?;
         let (interpreter, extension) = match self.language {
             Language::Shell => ("bash", "sh"),
             Language::Python => ("python3", "py"),
