@@ -355,10 +355,13 @@ impl Approver for CallApprover {
             return CommandDecision::Allow;
         }
         let arguments = serde_json::to_string_pretty(&check.arguments).unwrap_or_else(|_| check.arguments.to_string());
-        let text = format!(
-            "MCP tool `{}` of server `{}`\n\n{arguments}\n\nneeds approval: {}",
-            check.tool, check.server, check.reason
-        );
+        let text = match &check.server {
+            Some(server) => format!(
+                "MCP tool `{}` of server `{server}`\n\n{arguments}\n\nneeds approval: {}",
+                check.tool, check.reason
+            ),
+            None => format!("`{}`\n\n{arguments}\n\nneeds approval: it {}", check.tool, check.reason),
+        };
         let content = vec![ToolCallContent::Content { content: ContentBlock::text(text) }];
         let options = vec![
             option("allow_once", "Run", PermissionOptionKind::AllowOnce),

@@ -425,7 +425,7 @@ impl McpManager {
         {
             let check = ToolCheck {
                 tool: tool.to_owned(),
-                server: server.name().to_owned(),
+                server: Some(server.name().to_owned()),
                 arguments: arguments.clone(),
                 reason: "the server does not mark this tool read-only, so it may change things".to_owned(),
             };

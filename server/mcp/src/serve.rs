@@ -14,7 +14,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
-use tandem_tools::{Approver, ChangeDecision, CommandCheck, CommandDecision, Registry, StagedFile, ToolContext};
+use tandem_tools::{
+    Approver, ChangeDecision, CommandCheck, CommandDecision, Effect, Registry, StagedFile, ToolContext,
+};
 
 /// Refuses or allows writes and commands for `tandem mcp`.
 pub struct ServeApprover {
@@ -42,6 +44,18 @@ impl Approver for ServeApprover {
     }
 }
 
+/// MCP tool annotations, from the tool's declared effect. `destructiveHint` and
+/// `idempotentHint` only mean something for a tool that is not read-only (MCP spec).
+fn annotations(spec: &tandem_tools::ToolSpec) -> Value {
+    let read_only = spec.effect.is_read_only();
+    let open_world = matches!(spec.effect, Effect::Network | Effect::Commands | Effect::External);
+    if read_only {
+        json!({ "readOnlyHint": true, "openWorldHint": open_world })
+    } else {
+        json!({ "readOnlyHint": false, "destructiveHint": spec.destructive, "openWorldHint": open_world })
+    }
+}
+
 /// The MCP server.
 pub struct TandemServer {
     registry: Arc<Registry>,
@@ -63,7 +77,7 @@ impl TandemServer {
             .filter(|t| t.spec().group != ToolGroup::Mcp)
             .filter_map(|t| {
                 let spec = t.spec();
-                let read_only = !spec.can_write && spec.group != ToolGroup::Exec;
+                let read_only = spec.effect.is_read_only();
                 let mut description = spec.description.to_owned();
                 if !read_only && !self.allow_writes {
                     description.push_str(" (In this server, changes and non-read-only commands are refused: it runs without --allow-writes.)");
@@ -72,11 +86,7 @@ impl TandemServer {
                     "name": spec.name,
                     "description": description,
                     "inputSchema": spec.parameters,
-                    "annotations": {
-                        "readOnlyHint": read_only,
-                        "destructiveHint": spec.name == "delete",
-                        "openWorldHint": spec.group == ToolGroup::Exec,
-                    },
+                    "annotations": annotations(spec),
                 }))
                 .ok()
             })

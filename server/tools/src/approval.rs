@@ -84,13 +84,14 @@ pub enum CommandDecision {
     Cancelled,
 }
 
-/// A call to a tool of an outside server (MCP) waiting for approval.
+/// A call waiting for approval as a whole: a tool of an outside server (MCP), or one of
+/// Tandem's own whose change has no diff to review (memories).
 #[derive(Clone, Debug)]
 pub struct ToolCheck {
     /// The tool's name as the model sees it (`mcp__<server>__<tool>`): what an "always" rule covers.
     pub tool: String,
-    /// The server it belongs to.
-    pub server: String,
+    /// The outside server it belongs to; `None` for one of Tandem's own tools.
+    pub server: Option<String>,
     /// The arguments, as sent.
     pub arguments: serde_json::Value,
     /// Why it needs approval (e.g. "the server does not mark it read-only").
@@ -109,7 +110,10 @@ pub trait Approver: Send + Sync {
     async fn confirm_tool(&self, check: &ToolCheck) -> CommandDecision {
         let command = CommandCheck {
             command: format!("{} {}", check.tool, check.arguments),
-            working_dir: format!("MCP server `{}`", check.server),
+            working_dir: match &check.server {
+                Some(server) => format!("MCP server `{server}`"),
+                None => "tandem".to_owned(),
+            },
             needs_approval: Some(check.reason.clone()),
             background: false,
         };

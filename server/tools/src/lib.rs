@@ -8,6 +8,8 @@ pub mod approval;
 mod editor;
 pub mod exec;
 mod fs;
+#[cfg(test)]
+mod gate_tests;
 pub mod intel;
 pub mod memory;
 mod profile;
@@ -33,6 +35,6 @@ pub use session::{
     AgentType, AskOutcome, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
     SubAgentState, SubAgentStatus, Todo, TodoStatus,
 };
-pub use tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+pub use tool::{Effect, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 pub use web::WebConfig;
 pub use workspace::{PathError, Workspace};

@@ -60,7 +60,7 @@ impl Bash {
             spec: ToolSpec::new("bash", ToolGroup::Exec, DESCRIPTION, schema_for::<Args>())
                 .aliases(&["run_command", "shell", "execute_command"])
                 .keywords(&["command", "terminal", "build", "test", "run", "execute"])
-                .writes()
+                .runs_commands()
                 .always_load(),
         }
     }
@@ -430,7 +430,8 @@ impl BashOutput {
         Self {
             spec: ToolSpec::new("bash_output", ToolGroup::Exec, OUTPUT_DESCRIPTION, schema_for::<OutputArgs>())
                 .aliases(&["command_status", "kill_shell"])
-                .keywords(&["background", "job", "status", "kill", "logs"]),
+                .keywords(&["background", "job", "status", "kill", "logs"])
+                .session_only(),
         }
     }
 }

@@ -51,7 +51,7 @@ impl Script {
             )
             .aliases(&["shell_script"])
             .keywords(&["script", "bash", "multi-line"])
-            .writes(),
+            .runs_commands(),
             language: Language::Shell,
         }
     }
@@ -67,7 +67,7 @@ impl Script {
             )
             .aliases(&["python"])
             .keywords(&["script", "python", "analysis"])
-            .writes(),
+            .runs_commands(),
             language: Language::Python,
         }
     }

@@ -43,7 +43,9 @@ impl MemoryWrite {
         Self {
             spec: ToolSpec::new("memory_write", ToolGroup::Memory, DESCRIPTION, schema_for::<Args>())
                 .aliases(&["remember", "save_memory"])
-                .keywords(&["memory", "remember", "note", "preference"]),
+                .keywords(&["memory", "remember", "note", "preference"])
+                .changes_state()
+                .additive(),
         }
     }
 }
