@@ -68,6 +68,11 @@ impl TandemServer {
     /// by one that follows `allow_writes`).
     pub fn new(registry: Arc<Registry>, mut ctx: ToolContext, allow_writes: bool) -> Self {
         ctx.approver = Some(Arc::new(ServeApprover { allow_writes }));
+        // One client per process (stdio): its reads are stamped like a session's, and a file
+        // it has not read (or that changed since) is not changed.
+        ctx.session_id = Some(format!("mcp-{}", std::process::id()));
+        ctx.require_read = true;
+        ctx.user_confirmed = false;
         Self { registry, ctx, allow_writes }
     }
 

@@ -194,6 +194,8 @@ pub struct ToolContext {
     pub working_dir: PathBuf,
     /// The person confirmed this call.
     pub user_confirmed: bool,
+    /// A file must have been read in this session (`session_id`) before it is changed.
+    pub require_read: bool,
     /// The session that spawned this one (sub-agents).
     pub parent_session: Option<String>,
     /// Sub-agent depth of the session (0 for a top-level session).
@@ -225,6 +227,7 @@ impl ToolContext {
             working_dir: workspace.root().to_path_buf(),
             workspace,
             user_confirmed: true,
+            require_read: false,
             parent_session: None,
             agent_depth: 0,
             max_agent_depth: 3,
