@@ -16,5 +16,6 @@ mod nvim;
 mod run_cmd;
 mod session_tools;
 mod shell;
+mod trust;
 mod vscode;
 mod web;

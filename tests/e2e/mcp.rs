@@ -461,7 +461,10 @@ fn tandem_mcp_serves_our_tools_to_a_real_client_and_refuses_writes_unless_allowe
     assert_eq!(results[4]["isError"], json!(true), "{out}");
     assert_eq!(results[5]["isError"], json!(true), "{out}");
     assert!(dir.path().join("unread.txt").exists());
-    assert!(!dir.path().join(".tandem/memory").exists() || std::fs::read_dir(dir.path().join(".tandem/memory")).map(|d| d.count()).unwrap_or(0) == 0);
+    assert!(
+        !dir.path().join(".tandem/memory").exists()
+            || std::fs::read_dir(dir.path().join(".tandem/memory")).map(|d| d.count()).unwrap_or(0) == 0
+    );
     let notes = std::fs::read_to_string(dir.path().join("notes.txt")).map_err(|e| e.to_string())?;
     assert_eq!(notes, "alpha\nbeta\n");
     assert!(!dir.path().join("made-by-bash").exists());

@@ -180,7 +180,8 @@ impl McpManager {
     /// A manager for the workspace's configuration files (and the environment).
     pub fn from_workspace(root: &Path, registry: Arc<Registry>, manage_tool: bool) -> Arc<Self> {
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let config = McpConfig::load(root, home.as_deref(), &|name| std::env::var(name).ok());
+        let trust = tandem_tools::trust::trust_of(root);
+        let config = McpConfig::load(root, home.as_deref(), &|name| std::env::var(name).ok(), trust);
         Self::new(root, registry, config, manage_tool)
     }
 

@@ -56,7 +56,8 @@ pub async fn run() -> ExitCode {
 pub async fn mcp_section(root: &std::path::Path, text: &mut String) {
     use std::fmt::Write as _;
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let mut config = tandem_mcp::McpConfig::load(root, home.as_deref(), &|name| std::env::var(name).ok());
+    let trust = tandem_tools::trust::trust_of(root);
+    let mut config = tandem_mcp::McpConfig::load(root, home.as_deref(), &|name| std::env::var(name).ok(), trust);
     config.startup = tandem_mcp::Startup::Lazy;
     writeln!(text, "MCP servers").ok();
     for warning in &config.warnings {

@@ -11,6 +11,7 @@ mod run;
 mod stdin_guard;
 mod stdio;
 mod tool_cmd;
+mod trust_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,6 +49,17 @@ enum Command {
     /// Check the setup: the language servers found on PATH (and the install command of the
     /// missing ones), and each configured MCP server with its state and tool count.
     Doctor,
+    /// Trust a folder (default: the current directory), so that its own settings
+    /// (`.tandem/config.toml`, `.mcp.json`) may raise privileges: a laxer mode, more tools,
+    /// extra roots, programs to start, another model provider. Kept in
+    /// `~/.config/tandem/trusted-folders`.
+    Trust {
+        /// The folder.
+        path: Option<PathBuf>,
+        /// Stop trusting it.
+        #[arg(long)]
+        revoke: bool,
+    },
     /// Run one agent turn in the current directory's workspace: the answer streams to stdout,
     /// approvals are asked on the terminal. Exit status: 0 when the model finished, 1 on a
     /// provider error, 2 on bad usage, 3 at the turn limit, 4 on a refusal, 130 when cancelled.
@@ -130,6 +142,7 @@ fn main() -> ExitCode {
             }
             Command::Mcp { allow_writes } => mcp_cmd::serve(allow_writes).await,
             Command::Doctor => doctor::run().await,
+            Command::Trust { path, revoke } => trust_cmd::run(path, revoke),
         }
     });
     // Do not wait for the thread blocked reading stdin: after `exit` the client may keep it open.

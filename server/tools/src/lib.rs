@@ -22,6 +22,7 @@ pub mod state;
 #[cfg(test)]
 mod testing;
 mod tool;
+pub mod trust;
 mod web;
 mod workspace;
 
