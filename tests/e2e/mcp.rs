@@ -311,6 +311,7 @@ fn header_values_come_from_the_environment_and_doctor_reports_each_server() -> R
         .arg("doctor")
         .current_dir(dir.path())
         .env("HOME", "/nonexistent-home")
+        .env("TANDEM_TRUST_WORKSPACE", "1")
         .envs(env)
         .output()
         .map_err(|e| e.to_string())?;

@@ -531,7 +531,9 @@ impl McpManager {
         match outcome {
             Ok(result) => {
                 server.count(true);
-                let text = result_text(&result);
+                // Another server's output is redacted like a command's before the model, the
+                // session store or the editor see it.
+                let text = tandem_tools::exec::redact::redact(&result_text(&result)).text;
                 if result.get("isError").and_then(Value::as_bool).unwrap_or(false) {
                     self.finish(ctx, tool, &key, &arguments, "tool error", false, ms);
                     let mut error = ToolError::new(format!("`{tool}` reported an error: {text}"));

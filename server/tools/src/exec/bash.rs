@@ -16,7 +16,7 @@ use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::redact::redact;
+use super::redact::{StreamRedactor, redact};
 use super::safety::{Verdict, classify};
 use crate::approval::{CommandCheck, CommandDecision};
 use crate::tool::parse_args;
@@ -207,7 +207,18 @@ impl Tool for Bash {
         let exit = Arc::new(Mutex::new(None));
         let job_exit = Arc::clone(&exit);
         tokio::spawn(async move {
-            tokio::io::copy(&mut stdout, &mut file).await.ok();
+            // The log is what `bash_output` shows and the model may read: redacted as it is written.
+            let mut redactor = StreamRedactor::default();
+            let mut buffer = vec![0u8; 64 * 1024];
+            while let Ok(n) = stdout.read(&mut buffer).await {
+                if n == 0 {
+                    break;
+                }
+                if file.write_all(redactor.push(&buffer[..n]).as_bytes()).await.is_err() {
+                    break;
+                }
+            }
+            file.write_all(redactor.finish().as_bytes()).await.ok();
             file.flush().await.ok();
             let code = child.wait().await.ok().map_or(-1, |s| s.code().unwrap_or(-1));
             *job_exit.lock().unwrap_or_else(PoisonError::into_inner) = Some(code);
@@ -354,10 +365,8 @@ async fn wait_for_output(
             if n == 0 {
                 break;
             }
-            file.write_all(&buffer[..n]).await?;
             collected.extend_from_slice(&buffer[..n]);
         }
-        file.flush().await?;
         child.wait().await
     };
     let (status, timed_out) = match tokio::time::timeout(timeout, run).await {
@@ -393,6 +402,11 @@ async fn wait_for_output(
     .with("bytes", collected.len())
     .with("redacted", redacted.count);
     if truncated {
+        // The full log holds the redacted text only: raw output never reaches the disk.
+        file.write_all(redacted.text.as_bytes())
+            .await
+            .map_err(|e| ToolError::new(format!("cannot write {shown_log}: {e}")))?;
+        file.flush().await.ok();
         out = out.with("outputFile", shown_log);
     } else {
         // Short output needs no file.
@@ -610,5 +624,44 @@ mod tests {
             "key=[REDACTED:aws-access-key-id]\n[REDACTED:github-token]\n\n\n(2 secret(s) redacted from the output)"
         );
         assert_eq!(result.metadata["redacted"], json!(2));
+    }
+
+    /// The full logs under `.tandem/outputs/` hold what the model is shown: no raw secret, in
+    /// the foreground (long output) or the background.
+    #[test]
+    fn output_logs_never_hold_a_raw_secret() {
+        let h = harness();
+        let secret = "postgres://app:S3cretPassw0rd@db/app";
+        let long = format!("seq 1 40000; echo DATABASE_URL={secret}; seq 1 10");
+        let result = h.call("bash", json!({"command": long}));
+        let file = result.metadata["outputFile"].as_str().unwrap_or_default().to_owned();
+        assert!(!file.is_empty(), "{result:?}");
+        let log = std::fs::read_to_string(h.dir.path().join(&file)).unwrap_or_default();
+        assert!(
+            log.contains("DATABASE_URL=postgres://app:[REDACTED:url-password]@db/app"),
+            "{}",
+            &log[log.len().saturating_sub(200)..]
+        );
+        assert!(!log.contains("S3cretPassw0rd"));
+
+        let started = h.call(
+            "bash",
+            json!({"command": format!("echo DB_PASSWORD=hunter2hunter2; printf 'AKIAIOSF'; sleep 0.2; echo 'ODNN7EXAMPLE'; echo {secret}"), "run_in_background": true}),
+        );
+        let id = started.metadata["id"].as_str().unwrap_or_default().to_owned();
+        let file = started.metadata["outputFile"].as_str().unwrap_or_default().to_owned();
+        let mut done = h.call("bash_output", json!({"id": id}));
+        for _ in 0..100 {
+            if done.metadata["status"] != json!("running") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            done = h.call("bash_output", json!({"id": id}));
+        }
+        let log = std::fs::read_to_string(h.dir.path().join(&file)).unwrap_or_default();
+        for raw in ["hunter2hunter2", "AKIAIOSFODNN7EXAMPLE", "S3cretPassw0rd"] {
+            assert!(!log.contains(raw), "{raw} in the background log: {log}");
+        }
+        assert_eq!(log.matches("[REDACTED:").count(), 3, "{log}");
     }
 }
