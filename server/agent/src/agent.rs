@@ -346,13 +346,9 @@ impl Agent {
                 }
             }
         }
-        let cwd = match cwd {
-            Some(dir) => {
-                let dir = PathBuf::from(dir);
-                if dir.is_dir() { dir } else { self.workspace.root().to_path_buf() }
-            }
-            None => self.workspace.root().to_path_buf(),
-        };
+        // A stored directory is confined like a new session's (a session file may come from
+        // anywhere); one that is gone or outside falls back to the root.
+        let cwd = cwd.and_then(|dir| self.cwd(Some(&dir)).ok()).unwrap_or_else(|| self.workspace.root().to_path_buf());
         // A turn that ended in a crash may leave tool calls without results: close them.
         close_dangling_calls(&mut messages);
         let id = params.session_id.clone();
