@@ -165,3 +165,50 @@ fn a_shipped_state_directory_symlink_is_refused() -> Res<()> {
     assert!(memory["error"].as_str().unwrap_or_default().contains("symbolic link"), "{memory}");
     Ok(())
 }
+
+/// The editor asks the person, once, through its permission request; trusting there is the
+/// same as `tandem trust`, and "Not now" changes nothing.
+#[test]
+fn the_editor_asks_once_to_trust_the_folder() -> Res<()> {
+    use crate::support::PermissionReply;
+    use tandem_fake_provider::{FakeProvider, Turn};
+    let h = hostile()?;
+    let provider = FakeProvider::start_blocking(vec![Turn::reply("hi"), Turn::reply("again"), Turn::reply("hi")]);
+    let config_home = h.config_home.display().to_string();
+    let base = provider.base_url();
+    let env = [
+        ("TANDEM_TRUST_WORKSPACE", "0"),
+        ("XDG_CONFIG_HOME", config_home.as_str()),
+        ("TANDEM_PROVIDER", "openai"),
+        ("TANDEM_BASE_URL", base.as_str()),
+        ("TANDEM_MODEL", "scripted"),
+    ];
+    let prompt = |sidecar: &mut Sidecar, id: &str| {
+        sidecar.request("tandem/session/prompt", json!({"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]}))
+    };
+
+    let mut sidecar = Sidecar::spawn(&h.root, &env)?;
+    sidecar.initialize(json!({}))?;
+    let id = sidecar.request("tandem/session/new", json!({}))?["sessionId"].as_str().unwrap_or_default().to_owned();
+    sidecar.permission_replies.push_back(PermissionReply::select("reject_once"));
+    prompt(&mut sidecar, &id)?;
+    prompt(&mut sidecar, &id)?;
+    let asked = sidecar.requests_of("tandem/session/requestPermission");
+    assert_eq!(asked.len(), 1, "asked once per process: {asked:?}");
+    let shown = asked[0].to_string();
+    assert!(shown.contains("Trust this folder") && shown.contains("mode = \\\"yolo\\\""), "{shown}");
+    assert!(shown.contains("MCP servers in .mcp.json"), "{shown}");
+    sidecar.shutdown()?;
+    assert!(!h.config_home.join("tandem/trusted-folders").exists());
+
+    let mut sidecar = Sidecar::spawn(&h.root, &env)?;
+    sidecar.initialize(json!({}))?;
+    let id = sidecar.request("tandem/session/new", json!({}))?["sessionId"].as_str().unwrap_or_default().to_owned();
+    sidecar.permission_replies.push_back(PermissionReply::select("allow_always"));
+    prompt(&mut sidecar, &id)?;
+    sidecar.shutdown()?;
+    let list = std::fs::read_to_string(h.config_home.join("tandem/trusted-folders")).map_err(|e| e.to_string())?;
+    assert_eq!(list.trim(), h.root.display().to_string());
+    assert_eq!(session_mode(&h)?, "yolo");
+    Ok(())
+}

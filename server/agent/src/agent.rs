@@ -34,12 +34,22 @@ pub struct AgentConfig {
     pub max_agent_depth: u32,
     /// Offer only `always_load` tools (and those found with `tool_search`) to the model.
     pub defer_tools: bool,
+    /// The workspace's own settings that were ignored because the folder is not trusted; when
+    /// there are any, the first prompt asks the person whether to trust the folder.
+    pub untrusted_settings: Vec<String>,
 }
 
 impl AgentConfig {
     /// Defaults around `provider`.
     pub fn new(provider: ProviderSettings) -> Self {
-        Self { provider, default_mode: ModeId::Default, max_turns: 50, max_agent_depth: 2, defer_tools: false }
+        Self {
+            provider,
+            default_mode: ModeId::Default,
+            max_turns: 50,
+            max_agent_depth: 2,
+            defer_tools: false,
+            untrusted_settings: Vec::new(),
+        }
     }
 }
 
@@ -147,6 +157,8 @@ pub struct Agent {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// This agent, for the tasks it spawns (background sub-agents).
     pub(crate) me: std::sync::Weak<Agent>,
+    /// The person was asked to trust the folder (once per process).
+    pub(crate) trust_asked: std::sync::atomic::AtomicBool,
 }
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
@@ -182,6 +194,7 @@ impl Agent {
             store,
             sessions: Mutex::new(HashMap::new()),
             me: me.clone(),
+            trust_asked: std::sync::atomic::AtomicBool::new(false),
         }))
     }
 
@@ -237,6 +250,9 @@ impl Agent {
         }
         let cancel = CancellationToken::new();
         *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = Some(cancel.clone());
+        if session.depth == 0 {
+            crate::trust::ask_once(self, &session.id).await;
+        }
         let result = crate::turn::run(self, &session, &mut history, params.prompt, &cancel).await;
         drop(history);
         *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = None;

@@ -171,6 +171,14 @@ impl Config {
             }
             config.merge(file, &path)?;
         }
+        if config.trust == Trust::Untrusted {
+            // The MCP loader skips (and warns about) these; the trust prompt names them too.
+            for name in [".mcp.json", ".tandem/mcp.json"] {
+                if root.join(name).is_file() {
+                    config.untrusted_ignored.push(format!("MCP servers in {name}"));
+                }
+            }
+        }
         if let Some(init) = init {
             if let Some(profile) = &init.profile {
                 config.tools.profile =
@@ -256,6 +264,7 @@ impl Config {
             config.max_agent_depth = n;
         }
         config.defer_tools = self.defer_tools.unwrap_or(false);
+        config.untrusted_settings = self.untrusted_ignored.clone();
         config
     }
 
