@@ -7,6 +7,7 @@ mod support;
 mod acp;
 mod agent;
 mod cli;
+mod commands;
 mod crash;
 mod lsp_files;
 mod lsp_protocol;

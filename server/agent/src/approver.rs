@@ -298,7 +298,7 @@ impl Approver for CallApprover {
             return CommandDecision::Reject { reason: Some("the session is in plan mode (read-only)".into()) };
         }
         let command = check.command.trim();
-        if self.gate.rules().allow_commands.iter().any(|prefix| covered(prefix, command)) {
+        if !check.destroys_data && self.gate.rules().allow_commands.iter().any(|prefix| covered(prefix, command)) {
             return CommandDecision::Allow;
         }
         if self.gate.rules().reject_commands.iter().any(|prefix| covered(prefix, command)) {
@@ -311,7 +311,8 @@ impl Approver for CallApprover {
         let text = format!("$ {command}\n\nin `{}`{background}\nneeds approval: {why}", check.working_dir);
         let content = vec![ToolCallContent::Content { content: ContentBlock::text(text) }];
         let mut options = vec![option("allow_once", "Run", PermissionOptionKind::AllowOnce)];
-        if !prefix.is_empty() && covered(&prefix, command) {
+        // Data loss is confirmed each time: no "always" for it.
+        if !check.destroys_data && !prefix.is_empty() && covered(&prefix, command) {
             options.push(option(
                 "allow_always",
                 format!("Always allow `{prefix}` this session"),

@@ -66,6 +66,9 @@ pub struct CommandCheck {
     pub working_dir: String,
     /// `None` for a command the classifier knows is read-only; else why it needs approval.
     pub needs_approval: Option<String>,
+    /// It destroys data (`git reset --hard`, `git clean -f`, `rm -r`): asked in every mode but
+    /// yolo, whatever "always" rules say.
+    pub destroys_data: bool,
     /// Whether it would run in the background.
     pub background: bool,
 }
@@ -115,6 +118,7 @@ pub trait Approver: Send + Sync {
                 None => "tandem".to_owned(),
             },
             needs_approval: Some(check.reason.clone()),
+            destroys_data: false,
             background: false,
         };
         self.confirm_command(&command).await

@@ -143,14 +143,19 @@ pub(super) async fn confirm(
     ctx: &ToolContext,
     command: &str,
     dir: &Path,
-    needs_approval: Option<String>,
+    verdict: &Verdict,
     background: bool,
 ) -> Result<(), ToolError> {
     let Some(approver) = &ctx.approver else { return Ok(()) };
+    let (needs_approval, destroys_data) = match verdict {
+        Verdict::NeedsApproval { reason, destroys_data } => (Some(reason.clone()), *destroys_data),
+        Verdict::Safe | Verdict::Refused { .. } => (None, false),
+    };
     let check = CommandCheck {
         command: command.to_owned(),
         working_dir: ctx.workspace.display(dir),
         needs_approval,
+        destroys_data,
         background,
     };
     match approver.confirm_command(&check).await {
@@ -191,11 +196,7 @@ impl Tool for Bash {
         if !dir.is_dir() {
             return Err(ToolError::new(format!("working_dir `{}` is not a directory", ctx.workspace.display(&dir))));
         }
-        let needs_approval = match verdict {
-            Verdict::NeedsApproval { reason } => Some(reason),
-            _ => None,
-        };
-        confirm(&ctx, &args.command, &dir, needs_approval, args.run_in_background.unwrap_or(false)).await?;
+        confirm(&ctx, &args.command, &dir, &verdict, args.run_in_background.unwrap_or(false)).await?;
         if !args.run_in_background.unwrap_or(false) {
             if let Some(editor) = ctx.editor.clone().filter(|editor| editor.runs_commands()) {
                 return run_in_editor(&ctx, editor.as_ref(), &args.command, &dir, args.timeout).await;

@@ -102,12 +102,14 @@ impl Tool for Script {
             Language::Shell => args.script.clone(),
             Language::Python => format!("python3 <<'EOF'\n{}\nEOF", args.script.trim_end()),
         };
-        let needs_approval = match (&self.language, classify(&args.script)) {
-            (Language::Shell, Verdict::Safe) => None,
-            (Language::Shell, Verdict::NeedsApproval { reason } | Verdict::Refused { reason }) => Some(reason),
-            (Language::Python, _) => Some("a Python script can do anything".to_owned()),
+        let verdict = match (&self.language, classify(&args.script)) {
+            (Language::Shell, Verdict::Refused { reason }) => Verdict::NeedsApproval { reason, destroys_data: false },
+            (Language::Shell, verdict) => verdict,
+            (Language::Python, _) => {
+                Verdict::NeedsApproval { reason: "a Python script can do anything".to_owned(), destroys_data: false }
+            }
         };
-        super::bash::confirm(&ctx, &shown, &dir, needs_approval, false).await?;
+        super::bash::confirm(&ctx, &shown, &dir, &verdict, false).await?;
         let scripts =
             crate::state::state_dir(ctx.workspace.root(), "scripts").map_err(|e| ToolError::new(e.to_string()))?;
         let (interpreter, extension) = match self.language {
