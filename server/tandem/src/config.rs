@@ -63,6 +63,15 @@ struct AgentSection {
     defer_tools: Option<bool>,
 }
 
+/// `[exec]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExecSection {
+    /// `auto` (read-only commands run in the sandbox where the kernel has it, and ask where it
+    /// does not) or `off` (they run unsandboxed without asking).
+    sandbox: Option<String>,
+}
+
 /// Provider settings beyond what editors pass (`[provider]` in the files only).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ProviderTuning {
@@ -97,6 +106,8 @@ struct File {
     agent: AgentSection,
     #[serde(default)]
     web: WebSection,
+    #[serde(default)]
+    exec: ExecSection,
     mode: Option<ModeId>,
     /// `[lsp]` and `[lsp.<name>]`: language servers (see tandem-lsp-proxy's catalog).
     #[serde(default)]
@@ -124,6 +135,8 @@ pub struct Config {
     pub max_agent_depth: Option<u32>,
     /// Offer only always-loaded tools up front (the rest through `tool_search`).
     pub defer_tools: Option<bool>,
+    /// `[exec] sandbox = "off"` (or `TANDEM_SANDBOX=off`): read-only commands run unsandboxed.
+    pub sandbox_off: bool,
     /// Things that were ignored, to log or show.
     pub warnings: Vec<String>,
     /// Whether the person trusts the workspace (its own settings may raise privileges).
@@ -192,6 +205,7 @@ impl Config {
             }
         }
         config.apply_env(std::env::vars());
+        crate::sandbox::install(config.sandbox_off);
         Ok(config)
     }
 
@@ -215,6 +229,12 @@ impl Config {
         }
         if let Some(mode) = file.mode {
             self.mode = mode;
+        }
+        match file.exec.sandbox.as_deref() {
+            None => {}
+            Some("auto") => self.sandbox_off = false,
+            Some("off") => self.sandbox_off = true,
+            Some(other) => anyhow::bail!("[exec] sandbox = \"{other}\" {}: use \"auto\" or \"off\"", at()),
         }
         let p = file.provider;
         let t = &mut self.tuning;
@@ -246,6 +266,7 @@ impl Config {
                 "TANDEM_BASE_URL" => self.provider.base_url = Some(value.clone()),
                 "TANDEM_MODEL" => self.provider.model = Some(value.clone()),
                 "TANDEM_API_KEY_ENV" => self.provider.api_key_env = Some(value.clone()),
+                "TANDEM_SANDBOX" => self.sandbox_off = value == "off",
                 _ => {}
             }
         }
@@ -357,6 +378,10 @@ fn restrict(file: &mut File, current: &Config) -> Vec<String> {
     if !file.workspace.allowed_paths.is_empty() {
         ignored.push("[workspace] allowed_paths".to_owned());
         file.workspace.allowed_paths.clear();
+    }
+    if file.exec.sandbox.as_deref() == Some("off") {
+        ignored.push("[exec] sandbox = \"off\"".to_owned());
+        file.exec.sandbox = None;
     }
     if file.web.allow_private == Some(true) {
         ignored.push("[web] allow_private = true".to_owned());

@@ -103,7 +103,17 @@ fn new_id() -> String {
 }
 
 fn spawn(command: &str, dir: &Path) -> Result<tokio::process::Child, ToolError> {
-    tokio::process::Command::new("bash")
+    // A command that runs without asking runs where it cannot write or connect: if the
+    // classifier is wrong about it, it fails instead of writing.
+    let mut process = match (super::sandbox::current(), classify(command)) {
+        (super::sandbox::Sandbox::Launcher(launcher), Verdict::Safe) => {
+            let mut process = tokio::process::Command::new(launcher);
+            process.args(["sandbox", "--read-only", "--", "bash"]);
+            process
+        }
+        _ => tokio::process::Command::new("bash"),
+    };
+    process
         .arg("-c")
         // One stream, in the order things were printed.
         .arg(format!("exec 2>&1\n{command}"))
@@ -147,9 +157,16 @@ pub(super) async fn confirm(
     background: bool,
 ) -> Result<(), ToolError> {
     let Some(approver) = &ctx.approver else { return Ok(()) };
-    let (needs_approval, destroys_data) = match verdict {
-        Verdict::NeedsApproval { reason, destroys_data } => (Some(reason.clone()), *destroys_data),
-        Verdict::Safe | Verdict::Refused { .. } => (None, false),
+    let (needs_approval, destroys_data) = match (verdict, super::sandbox::current()) {
+        (Verdict::NeedsApproval { reason, destroys_data }, _) => (Some(reason.clone()), *destroys_data),
+        // Read-only, but nothing would enforce it here: ask rather than trust the classifier.
+        (Verdict::Safe, super::sandbox::Sandbox::Unavailable(why)) => (
+            Some(format!(
+                "read-only commands run without asking only in the sandbox, which is unavailable here ({why})"
+            )),
+            false,
+        ),
+        (Verdict::Safe | Verdict::Refused { .. }, _) => (None, false),
     };
     let check = CommandCheck {
         command: command.to_owned(),

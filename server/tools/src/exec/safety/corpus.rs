@@ -25,7 +25,9 @@ const CORPUS: &[(&str, &str)] = &[
     ("hostname", "safe"),
     ("uniq -c names.txt", "safe"),
     ("echo \"$HOME\"", "safe"),
-    ("aws ec2 describe-instances --region eu-west-1", "safe"),
+    // Reads, but over the network, which the read-only sandbox does not allow.
+    ("aws ec2 describe-instances --region eu-west-1", "ask"),
+    ("cargo metadata", "ask"),
     // Writes through redirects and output flags.
     ("echo hi > out.txt", "ask"),
     ("X=1>victim.txt true", "ask"),

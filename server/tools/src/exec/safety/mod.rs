@@ -329,13 +329,13 @@ mod tests {
             find . -name '*.rs' -type f                   safe
             LANG=C sort -u names.txt                      safe
             git branch                                    safe
-            aws ec2 describe-instances --region eu-west-1 safe
+            aws ec2 describe-instances --region eu-west-1 ask (`aws` reads cloud resources over the network)
             echo hi > out.txt                             ask (it writes to `out.txt` (`>`))
             find . -name '*.tmp' -delete                  LOSS (deletes the files it finds)
             sed -i s/a/b/ f.txt                           ask (`sed` edits files in place (-i))
             git branch -D main                            LOSS (deletes a branch with unmerged work)
             git push origin main                          ask (`git push` may change the repository)
-            cargo test                                    ask (`cargo` builds and runs code)
+            cargo test                                    ask (`cargo` builds and runs code, and may update Cargo.lock)
             ls $(cat list)                                safe
             aws s3 rm s3://bucket/key                     ask (`aws` may change cloud resources)"#]]
         .assert_eq(&verdicts(&[

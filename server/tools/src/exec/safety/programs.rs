@@ -191,14 +191,17 @@ pub(super) fn not_read_only(program: &str, args: &[Word]) -> Option<String> {
             .map(|a| format!("`find {a}` writes, deletes or runs other programs")),
         "sed" => sed(args),
         "git" => git(args),
-        "cargo" => match positional.first().copied() {
-            None if lits(args).any(|a| a == "--version" || a == "-V") => None,
-            Some("tree" | "metadata" | "version") => None,
-            _ => why("builds and runs code"),
-        },
+        // `cargo tree`/`metadata` may update Cargo.lock and the registry index.
+        "cargo" if positional.is_empty() && lits(args).any(|a| a == "--version" || a == "-V") => None,
+        "cargo" => why("builds and runs code, and may update Cargo.lock"),
+        // Reads, but over the network, which read-only commands do not reach.
         "aws" => {
             let words: Vec<String> = args.iter().map(|a| a.text().to_owned()).collect();
-            if super::aws(&words).kind == super::AwsKind::Read { None } else { why("may change cloud resources") }
+            if super::aws(&words).kind == super::AwsKind::Read {
+                why("reads cloud resources over the network")
+            } else {
+                why("may change cloud resources")
+            }
         }
         _ => why("may change files or state (not a known read-only command)"),
     }
@@ -324,8 +327,8 @@ fn git(args: &[Word]) -> Option<String> {
     }
     match sub {
         "status" | "log" | "diff" | "show" | "blame" | "ls-files" | "rev-parse" | "describe" | "shortlog"
-        | "cat-file" | "ls-tree" | "rev-list" | "ls-remote" | "merge-base" | "name-rev" | "whatchanged"
-        | "annotate" | "count-objects" | "cherry" | "version" => None,
+        | "cat-file" | "ls-tree" | "rev-list" | "merge-base" | "name-rev" | "whatchanged" | "annotate"
+        | "count-objects" | "cherry" | "version" => None,
         "grep" if has_long(rest, "--open-files-in-pager") || lits(rest).any(|a| a.starts_with("-O")) => {
             Some("`git grep -O` runs a pager program".to_owned())
         }
