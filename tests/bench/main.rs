@@ -611,7 +611,9 @@ fn p9(plan: &Plan) -> Res<Vec<Row>> {
             .status()
             .map_err(|e| e.to_string())?;
         if !status.success() {
-            return Err(format!("the sandbox did not run the command ({status}); does this kernel have Landlock ABI 4?"));
+            return Err(format!(
+                "the sandbox did not run the command ({status}); does this kernel have Landlock ABI 4?"
+            ));
         }
         Ok(start.elapsed())
     };
