@@ -598,15 +598,15 @@ fn rss_kib(pid: u32) -> Res<u64> {
         .ok_or_else(|| "no VmRSS in /proc/<pid>/status".to_owned())
 }
 
-/// P9: what the read-only sandbox adds to starting a command: `tandem sandbox --read-only --
+/// P9: what the read-only sandbox adds to starting a command: `tandem-sandbox --read-only --
 /// bash -c true` against `bash -c true`, interleaved.
 fn p9(plan: &Plan) -> Res<Vec<Row>> {
     println!("\nP9: sandbox start-up per command (Landlock launcher) vs a plain spawn");
-    let tandem = support::tandem_bin();
+    let tandem = support::tandem_bin().with_file_name("tandem-sandbox");
     let sandboxed = |()| -> Res<Duration> {
         let start = Instant::now();
         let status = Command::new(&tandem)
-            .args(["sandbox", "--read-only", "--", "bash", "-c", "true"])
+            .args(["--read-only", "--", "bash", "-c", "true"])
             .stdin(Stdio::null())
             .status()
             .map_err(|e| e.to_string())?;

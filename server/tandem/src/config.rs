@@ -205,7 +205,7 @@ impl Config {
             }
         }
         config.apply_env(std::env::vars());
-        crate::sandbox::install(config.sandbox_off);
+        install_sandbox(config.sandbox_off);
         Ok(config)
     }
 
@@ -435,6 +435,31 @@ pub fn untrusted_notice(ignored: &[String]) -> String {
         "this folder is not trusted, so these settings from its .tandem/config.toml were ignored: {}. If you trust this repository, run `tandem trust` in it (or set TANDEM_TRUST_WORKSPACE=1), then restart Tandem",
         ignored.join(", ")
     )
+}
+
+/// Installs the sandbox for this process's read-only commands: this binary as the launcher
+/// where the kernel can enforce it, else a note of why not (they ask then); `off` when the
+/// person switched it off.
+fn install_sandbox(off: bool) {
+    use tandem_tools::exec::sandbox::Sandbox;
+    let sandbox = if off {
+        Sandbox::Off
+    } else {
+        match (crate::sandbox::probe(), launcher()) {
+            (Ok(()), Ok(exe)) => Sandbox::Launcher(exe),
+            (Err(why), _) => Sandbox::Unavailable(why),
+            (_, Err(err)) => Sandbox::Unavailable(format!("cannot find the tandem binary: {err}")),
+        }
+    };
+    tandem_tools::exec::sandbox::install(sandbox);
+}
+
+/// The launcher: the small `tandem-sandbox` beside this binary (cheap to start), else this
+/// binary's own `sandbox` command.
+fn launcher() -> std::io::Result<std::path::PathBuf> {
+    let exe = std::env::current_exe()?;
+    let small = exe.with_file_name("tandem-sandbox");
+    Ok(if small.is_file() { small } else { exe })
 }
 
 fn merge_provider(into: &mut ProviderConfig, from: ProviderConfig) {

@@ -1,4 +1,5 @@
-//! `tandem sandbox --read-only -- PROGRAM ARGS…` (hidden): restricts itself with Landlock, then
+//! The read-only sandbox launcher, `tandem-sandbox --read-only -- PROGRAM ARGS…` (also
+//! `tandem sandbox`, hidden): restricts itself with Landlock, then
 //! runs the program, which inherits the restriction with all its children. Read-only: the whole
 //! file system readable, writes only to `/dev/null` and the like, no TCP bind or connect.
 //! `probe` tells whether this kernel can enforce that.
@@ -41,23 +42,6 @@ pub fn probe() -> Result<(), String> {
         .and_then(|r| r.create())
         .map(drop)
         .map_err(|err| format!("Landlock with file and network rules (ABI 4, Linux 6.7+) is not available: {err}"))
-}
-
-/// Installs the sandbox for this process's read-only commands: this binary as the launcher
-/// where the kernel can enforce it, else a note of why not (they ask then); `off` when the
-/// person switched it off.
-pub fn install(off: bool) {
-    use tandem_tools::exec::sandbox::Sandbox;
-    let sandbox = if off {
-        Sandbox::Off
-    } else {
-        match (probe(), std::env::current_exe()) {
-            (Ok(()), Ok(exe)) => Sandbox::Launcher(exe),
-            (Err(why), _) => Sandbox::Unavailable(why),
-            (_, Err(err)) => Sandbox::Unavailable(format!("cannot find the tandem binary: {err}")),
-        }
-    };
-    tandem_tools::exec::sandbox::install(sandbox);
 }
 
 /// Restricts this process and runs `argv`; returns only on failure.

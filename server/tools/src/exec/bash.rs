@@ -108,7 +108,11 @@ fn spawn(command: &str, dir: &Path) -> Result<tokio::process::Child, ToolError> 
     let mut process = match (super::sandbox::current(), classify(command)) {
         (super::sandbox::Sandbox::Launcher(launcher), Verdict::Safe) => {
             let mut process = tokio::process::Command::new(launcher);
-            process.args(["sandbox", "--read-only", "--", "bash"]);
+            // `tandem-sandbox` takes the options directly; `tandem` through its `sandbox` command.
+            if launcher.file_name().is_some_and(|n| n != "tandem-sandbox") {
+                process.arg("sandbox");
+            }
+            process.args(["--read-only", "--", "bash"]);
             process
         }
         _ => tokio::process::Command::new("bash"),
