@@ -41,3 +41,25 @@ fn tool_command_exit_codes() -> Res<()> {
     }
     Ok(())
 }
+
+/// The repository stands on its own: no tracked file points at design notes outside it.
+#[test]
+fn the_repository_refers_to_nothing_outside_it() -> Res<()> {
+    let root = crate::support::repo_root();
+    let out = Command::new("git").arg("ls-files").current_dir(&root).output().map_err(|e| e.to_string())?;
+    let files = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(files.lines().count() > 50, "git ls-files listed too little: {files}");
+    // Spelled in pieces so this file does not match itself.
+    let outside = [format!("../{}/", "shared"), format!("{}/design", "shared"), format!("PROTOCOL{}", ".md")];
+    let mut found = Vec::new();
+    for file in files.lines() {
+        let Ok(text) = std::fs::read_to_string(root.join(file)) else { continue };
+        for (n, line) in text.lines().enumerate() {
+            if outside.iter().any(|o| line.contains(o.as_str())) {
+                found.push(format!("{file}:{}: {line}", n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "references outside the repository:\n{}", found.join("\n"));
+    Ok(())
+}
