@@ -4,6 +4,7 @@
 mod bash;
 pub mod redact;
 pub mod safety;
+pub mod sandbox;
 mod script;
 
 use std::sync::Arc;
