@@ -730,7 +730,7 @@ pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Matc
 pub fn replace_all(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<ReplacedAll, MatchError> {
     let forms = [(ending.apply(old).into_owned(), ending.apply(new).into_owned()), (old.to_owned(), new.to_owned())];
     let found = forms.into_iter().find_map(|(o, n)| {
-        let count = (!o.is_empty()).then(|| text.matches(o.as_str()).count()).unwrap_or(0);
+        let count = if o.is_empty() { 0 } else { text.matches(o.as_str()).count() };
         (count > 0).then_some((o, n, count))
     });
     let Some((o, n, count)) = found else {

@@ -235,10 +235,6 @@ enum Kind {
 
 type Make = fn(&Change, &mut Lcg) -> Option<Case>;
 
-fn lines_of(text: &str) -> Vec<String> {
-    text.split_inclusive('\n').map(str::to_owned).collect()
-}
-
 fn map_lines(lines: &[String], f: impl Fn(&str) -> String) -> String {
     lines.iter().map(|l| f(l)).collect()
 }

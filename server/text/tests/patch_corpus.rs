@@ -436,17 +436,17 @@ fn alike(
 ) -> (String, String) {
     let mut pre_lines = lines_of(pre);
     let mut post_lines = lines_of(post);
-    for i in 0..pre_lines.len() {
-        if !pick(i, &pre_lines[i]) {
+    for (i, pre_line) in pre_lines.iter_mut().enumerate() {
+        if !pick(i, pre_line) {
             continue;
         }
-        let changed = change(&pre_lines[i]);
+        let changed = change(pre_line);
         if let Some(Some(j)) = map.get(i)
             && let Some(line) = post_lines.get_mut(*j)
         {
-            *line = changed.clone();
+            line.clone_from(&changed);
         }
-        pre_lines[i] = changed;
+        *pre_line = changed;
     }
     (pre_lines.concat(), post_lines.concat())
 }

@@ -313,9 +313,7 @@ fn merge_repaired(n: &[&str], repaired: &[bool], b: &[&str], w: &[&str]) -> Resu
     let all: Vec<Change> = file_changes.into_iter().chain(edit_changes).collect();
     for group in clusters(all) {
         let lo = group[0].n.start;
-        for i in at..lo {
-            merged.out.extend(beside[i].map(Out::Block));
-        }
+        merged.out.extend(beside[at..lo].iter().flatten().map(|&j| Out::Block(j)));
         at = group.iter().map(|c| c.n.end).max().unwrap_or(lo);
         let (files, edits): (Vec<&Change>, Vec<&Change>) = group.iter().partition(|c| c.side == Side::File);
         if edits.is_empty() {
@@ -340,9 +338,7 @@ fn merge_repaired(n: &[&str], repaired: &[bool], b: &[&str], w: &[&str]) -> Resu
             conflicts.extend(files.iter().map(|change| difference(n, b, change)));
         }
     }
-    for i in at..n.len() {
-        merged.out.extend(beside[i].map(Out::Block));
-    }
+    merged.out.extend(beside[at..].iter().flatten().map(|&j| Out::Block(j)));
     if !conflicts.is_empty() {
         return Err(Refusal::Conflict(conflicts));
     }
