@@ -8,6 +8,7 @@ mod acp;
 mod agent;
 mod cli;
 mod crash;
+mod integrity;
 mod lsp_files;
 mod lsp_protocol;
 mod lsp_proxy;
