@@ -48,8 +48,8 @@ fn racing_edits_of_one_file_never_lose_a_success() -> Res<()> {
             })
             .collect::<Res<Vec<i64>>>()?;
         let mut succeeded = Vec::new();
-        for (id, n) in ids.into_iter().zip(lines) {
-            let result = sidecar.wait_response(id)?.map_err(|e| format!("round {round}: {e}"))?;
+        for (outcome, n) in sidecar.wait_responses(&ids)?.into_iter().zip(lines) {
+            let result = outcome.map_err(|e| format!("round {round}: {e}"))?;
             match result.get("error").and_then(Value::as_str) {
                 None => succeeded.push(n),
                 Some(error) => {
@@ -60,7 +60,10 @@ fn racing_edits_of_one_file_never_lose_a_success() -> Res<()> {
         }
         let text = fs::read_to_string(&file).map_err(|e| e.to_string())?;
         for n in &succeeded {
-            assert!(text.contains(&marker(round, *n)), "round {round}: the edit of line {n} reported success but is lost");
+            assert!(
+                text.contains(&marker(round, *n)),
+                "round {round}: the edit of line {n} reported success but is lost"
+            );
         }
         assert!(!succeeded.is_empty(), "round {round}: both edits failed");
         both += usize::from(succeeded.len() == 2);
@@ -72,8 +75,8 @@ fn racing_edits_of_one_file_never_lose_a_success() -> Res<()> {
 
 /// Files changed together by one `multiedit`.
 const KILL_FILES: usize = 5;
-/// Lines per file (about 1 MB each), so a commit takes long enough to be killed inside.
-const KILL_LINES: usize = 16_000;
+/// Lines per file (about 300 KB each), so a commit takes long enough to be killed inside.
+const KILL_LINES: usize = 5_000;
 
 fn kill_file(root: &Path, file: usize) -> std::path::PathBuf {
     root.join(format!("m{file}.txt"))
@@ -150,6 +153,7 @@ fn killed_multi_file_commits_are_whole_or_absent_after_restart() -> Res<()> {
     assert!(status.success());
     let span = started.elapsed().as_micros().max(1000) as u64;
     assert_eq!(versions(&root)?, vec![1; KILL_FILES]);
+    let mut kill_points = std::collections::BTreeMap::new();
     let mut seed = SystemTime::now().duration_since(UNIX_EPOCH).map_or(7, |d| u64::from(d.subsec_nanos())) | 1;
     let (mut old, mut new) = (0, 0);
     for round in 0..200 {
@@ -159,7 +163,20 @@ fn killed_multi_file_commits_are_whole_or_absent_after_restart() -> Res<()> {
         seed ^= seed << 17;
         let delay = Duration::from_micros(seed % (span + span / 4));
         let mut child = tandem_tool(&root, "multiedit", &edit(before)).spawn().map_err(|e| e.to_string())?;
-        std::thread::sleep(delay);
+        if round % 2 == 0 {
+            // Anywhere in the process's life.
+            std::thread::sleep(delay);
+        } else {
+            // Inside the commit: once its first temporary file shows, after up to 3 ms.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < deadline
+                && matches!(child.try_wait(), Ok(None))
+                && !all_names(&root).iter().any(|n| n.contains(".tandem-"))
+            {
+                std::hint::spin_loop();
+            }
+            std::thread::sleep(Duration::from_micros(seed % 3000));
+        }
         child.kill().ok();
         child.wait().map_err(|e| e.to_string())?;
         // The next start (any file tool) finishes or undoes what the killed one left.
@@ -172,7 +189,12 @@ fn killed_multi_file_commits_are_whole_or_absent_after_restart() -> Res<()> {
             now.iter().all(|v| *v == before) || now.iter().all(|v| *v == before + 1),
             "round {round} (killed after {delay:?}): half-applied: {now:?}"
         );
-        if now[0] == before { old += 1 } else { new += 1 }
+        if now[0] == before {
+            old += 1
+        } else {
+            new += 1
+        }
+        *kill_points.entry((round % 2 == 1, now[0] == before)).or_insert(0) += 1;
         let names = all_names(&root);
         let expected: Vec<String> = (0..KILL_FILES).map(|f| format!("m{f}.txt")).collect();
         let stray: Vec<&String> =
@@ -181,7 +203,9 @@ fn killed_multi_file_commits_are_whole_or_absent_after_restart() -> Res<()> {
         let state: Vec<&String> = names.iter().filter(|n| n.starts_with(".tandem/journal/")).collect();
         assert!(state.is_empty(), "round {round}: journal left behind: {state:?}");
     }
-    eprintln!("200 kills during multiedit: {old} left the old version, {new} the new one");
+    eprintln!(
+        "200 kills during multiedit: {old} left the old version, {new} the new one (inside the commit?, old?): {kill_points:?}"
+    );
     assert!(old > 0 && new > 0, "the kills should land both before and after the commit: {old} old, {new} new");
     Ok(())
 }
@@ -209,16 +233,12 @@ fn special_files_are_refused_and_the_sidecar_keeps_serving() -> Res<()> {
             sidecar.send_request("tandem/tools/call", json!({ "name": name, "arguments": arguments }))
         })
         .collect::<Res<Vec<i64>>>()?;
-    for (id, (name, _)) in ids.into_iter().zip(&calls) {
-        let result = sidecar.wait_response(id)?;
+    for (result, (name, _)) in sidecar.wait_responses(&ids)?.into_iter().zip(&calls) {
         let error = match &result {
             Ok(result) => result.get("error").and_then(Value::as_str).unwrap_or_default().to_owned(),
             Err(error) => error.to_string(),
         };
-        assert!(
-            error.contains("not a regular file") || error.contains("outside the workspace"),
-            "{name}: {result:?}"
-        );
+        assert!(error.contains("not a regular file") || error.contains("outside the workspace"), "{name}: {result:?}");
     }
     let plain = sidecar.call("read", json!({ "file_path": "plain.txt" }))?;
     assert!(plain["output"].as_str().is_some_and(|o| o.contains("plain")), "{plain}");
@@ -237,9 +257,10 @@ fn a_file_name_of_250_bytes_can_be_written() -> Res<()> {
         .status()
         .map_err(|e| e.to_string())?;
     assert!(status.success());
-    let status = tandem_tool(&root, "edit", &json!({ "file_path": name, "old_string": "first", "new_string": "second" }))
-        .status()
-        .map_err(|e| e.to_string())?;
+    let status =
+        tandem_tool(&root, "edit", &json!({ "file_path": name, "old_string": "first", "new_string": "second" }))
+            .status()
+            .map_err(|e| e.to_string())?;
     assert!(status.success());
     assert_eq!(fs::read_to_string(root.join(&name)).map_err(|e| e.to_string())?, "second\n");
     Ok(())
