@@ -114,14 +114,29 @@ impl ServerHandler for TandemServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if self.registry.find(&name).is_some_and(|t| t.spec().group == ToolGroup::Mcp) {
             return Err(ErrorData::invalid_params(format!("unknown tool `{name}`"), None));
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
-        let result = match self.registry.call(&name, arguments, self.ctx.clone()).await {
+        // `notifications/cancelled` stops a command (its process group) or an MCP call at once;
+        // file tools finish what they started, so a multi-file change is never cut in half.
+        let cancellable =
+            self.registry.find(&name).is_some_and(|t| matches!(t.spec().group, ToolGroup::Exec | ToolGroup::Mcp));
+        let call = self.registry.call(&name, arguments, self.ctx.clone());
+        let outcome = if cancellable {
+            tokio::select! {
+                outcome = call => outcome,
+                () = context.ct.cancelled() => {
+                    return Err(ErrorData::internal_error(format!("`{name}` was cancelled by the client"), None));
+                }
+            }
+        } else {
+            call.await
+        };
+        let result = match outcome {
             Ok(result) => result,
             Err(err) => return Err(ErrorData::invalid_params(err.to_string(), None)),
         };

@@ -1,0 +1,114 @@
+//! The process groups of the commands Tandem runs. Every command gets a group of its own, and
+//! whatever happens to the call — it ends, times out, or is cancelled (its future dropped) —
+//! the whole group is stopped: at once when the command ended by itself (what it left running
+//! goes), else politely: SIGTERM, a grace period, then SIGKILL. [`stop_all`] does the same for
+//! every group still running, before the process exits, so nothing outlives Tandem.
+
+use std::collections::HashSet;
+use std::sync::{LazyLock, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
+
+/// How long a cancelled command has to exit after SIGTERM before SIGKILL.
+pub const GRACE: Duration = Duration::from_secs(2);
+
+/// Groups that may still have processes.
+static LIVE: LazyLock<Mutex<HashSet<i32>>> = LazyLock::new(|| Mutex::new(HashSet::new()));
+
+fn live() -> std::sync::MutexGuard<'static, HashSet<i32>> {
+    LIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn signal(pgid: i32, signal: Signal) {
+    if let Some(pid) = Pid::from_raw(pgid) {
+        // The group may be gone already; nothing else to do then.
+        kill_process_group(pid, signal).ok();
+    }
+}
+
+fn alive(pgid: i32) -> bool {
+    Pid::from_raw(pgid).is_some_and(|pid| test_kill_process_group(pid).is_ok())
+}
+
+/// Waits until every group of `pgids` is gone or `grace` passed; returns the ones left.
+fn wait_gone(pgids: &[i32], grace: Duration) -> Vec<i32> {
+    let deadline = Instant::now() + grace;
+    loop {
+        let left: Vec<i32> = pgids.iter().copied().filter(|&pgid| alive(pgid)).collect();
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// SIGTERM to `pgids`, up to `grace` for them to exit, then SIGKILL.
+fn terminate(pgids: &[i32], grace: Duration) {
+    for &pgid in pgids {
+        signal(pgid, Signal::TERM);
+    }
+    for pgid in wait_gone(pgids, grace) {
+        signal(pgid, Signal::KILL);
+    }
+    let mut live = live();
+    for pgid in pgids {
+        live.remove(pgid);
+    }
+}
+
+/// The process group of one running command; stopped when dropped.
+pub(crate) struct Group {
+    pgid: i32,
+}
+
+impl Group {
+    /// Tracks the group `pgid` (the command's process id: it leads its own group).
+    pub(crate) fn new(pgid: i32) -> Self {
+        live().insert(pgid);
+        Self { pgid }
+    }
+
+    /// The command ended by itself (or timed out): what it left running is killed at once.
+    pub(crate) fn end(self) {
+        signal(self.pgid, Signal::KILL);
+        live().remove(&self.pgid);
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Group {
+    /// Dropped while the command runs (the call was cancelled): SIGTERM, grace, SIGKILL, in the
+    /// background so the canceller does not wait.
+    fn drop(&mut self) {
+        let pgid = self.pgid;
+        signal(pgid, Signal::TERM);
+        std::thread::spawn(move || terminate(&[pgid], GRACE));
+    }
+}
+
+impl Group {
+    /// For a background command, which outlives its call: no longer stopped on drop, only by
+    /// `bash_output` kill or [`stop_all`]. Returns the group id.
+    pub(crate) fn detach(self) -> i32 {
+        let pgid = self.pgid;
+        std::mem::forget(self);
+        pgid
+    }
+}
+
+/// A background command's shell ended: its group is forgotten once nothing is left in it (a
+/// group id can be reused after that).
+pub(crate) fn forget_if_gone(pgid: i32) {
+    if !alive(pgid) {
+        live().remove(&pgid);
+    }
+}
+
+/// Stops every command still running (SIGTERM, grace, SIGKILL) and waits for it: call before
+/// the process exits. Returns how many groups were still there.
+pub fn stop_all() -> usize {
+    let pgids: Vec<i32> = live().iter().copied().filter(|&pgid| alive(pgid)).collect();
+    terminate(&pgids, GRACE);
+    pgids.len()
+}
