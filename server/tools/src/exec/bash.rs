@@ -588,10 +588,8 @@ mod tests {
         let h = harness();
         let pids = h.dir.path().join("pids");
         // The shell ignores SIGTERM; its child (a subshell) does not.
-        let command = format!(
-            "trap '' TERM; echo $$ > {0}; (sleep 60; touch marker) & echo $! >> {0}; sleep 60",
-            pids.display()
-        );
+        let command =
+            format!("trap '' TERM; echo $$ > {0}; (sleep 60; touch marker) & echo $! >> {0}; sleep 60", pids.display());
         let call = h.registry.call("bash", json!({"command": command}), h.ctx.clone());
         let pids_file = pids.clone();
         h.runtime.block_on(async move {
