@@ -283,6 +283,66 @@ fn cancel_mid_stream_ends_the_turn_promptly() -> Res<()> {
     Ok(())
 }
 
+/// The text of an OpenAI-format message (a string, or text parts).
+fn message_text(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(""),
+        _ => String::new(),
+    }
+}
+
+/// A cancelled prompt (before any answer, and after part of one was streamed) stays a turn of
+/// its own in the history, marked as interrupted: the next prompt is sent alone, after it.
+#[test]
+fn a_cancelled_prompt_is_not_merged_into_the_next_one() -> Res<()> {
+    for streamed in [false, true] {
+        let dir = workspace(&[])?;
+        let first = if streamed {
+            (0..50).fold(Turn::new().chunk_delay(Duration::from_millis(200)), |turn, i| turn.text(format!("w{i} ")))
+        } else {
+            Turn::hang()
+        };
+        let provider = FakeProvider::start_blocking(vec![first, Turn::reply("hi")]);
+        let mut sidecar = sidecar(dir.path(), &provider, "openai", "")?;
+        let session = new_session(&mut sidecar, json!({}))?;
+        let id = sidecar.send_request(
+            "tandem/session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "Think hard about it" }] }),
+        )?;
+        if streamed {
+            sidecar.pump_until(|n| n["params"]["update"]["sessionUpdate"] == "agent_message_chunk")?;
+        } else {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while provider.requests().is_empty() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        sidecar.notify("tandem/session/cancel", json!({ "sessionId": session }))?;
+        let result = sidecar.wait_response(id)?.map_err(|e| e.to_string())?;
+        assert_eq!(result["stopReason"], "cancelled");
+        let result = prompt(&mut sidecar, &session, "Say hi")?;
+        assert_eq!(result["stopReason"], "end_turn");
+        let requests = provider.requests();
+        let messages = requests.last().and_then(|r| r.body["messages"].as_array().cloned()).unwrap_or_default();
+        let texts: Vec<(String, String)> = messages
+            .iter()
+            .filter(|m| m["role"] != "system")
+            .map(|m| (m["role"].as_str().unwrap_or_default().to_owned(), message_text(m)))
+            .collect();
+        let last = texts.last().cloned().unwrap_or_default();
+        assert_eq!(last, ("user".to_owned(), "Say hi".to_owned()), "streamed: {streamed}: {texts:?}");
+        assert_eq!(texts[0], ("user".to_owned(), "Think hard about it".to_owned()), "{texts:?}");
+        let told = texts[1..texts.len() - 1].iter().any(|(role, text)| role == "user" && text.contains("interrupted"));
+        assert!(told, "the model is not told the person interrupted: {texts:?}");
+        if streamed {
+            let partial = texts.iter().any(|(role, text)| role == "assistant" && text.starts_with("w0 "));
+            assert!(partial, "what was streamed before the cancel is lost: {texts:?}");
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn cancel_during_an_approval_resolves_it_and_writes_nothing() -> Res<()> {
     let dir = workspace(&[("a.txt", "one\n")])?;

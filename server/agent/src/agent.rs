@@ -311,7 +311,9 @@ impl Agent {
                 Record::Mode { mode: md } => mode = md,
                 Record::Todos { todos: list } => todos = list,
                 Record::Message { message } => {
-                    if message.role == Role::User {
+                    if crate::turn::is_interruption(&message) {
+                        // Said to the model, not by the person: not replayed.
+                    } else if message.role == Role::User {
                         for part in &message.content {
                             if let Part::Text { text } = part {
                                 replay.push(SessionUpdate::UserMessageChunk { content: ContentBlock::text(text) });
