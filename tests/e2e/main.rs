@@ -6,6 +6,7 @@ mod support;
 
 mod acp;
 mod agent;
+mod bad_input;
 mod cancel;
 mod cli;
 mod crash;
