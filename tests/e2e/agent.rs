@@ -138,6 +138,10 @@ fn a_turn_reads_edits_with_approval_is_rejected_runs_an_always_allowed_command_a
     assert_eq!(diff["hunks"][0]["id"], "h1");
     assert!(diff["hunks"][0]["patch"].as_str().unwrap_or_default().contains("-    1\n+    2\n"), "{diff}");
     assert_eq!(asks[0]["toolCall"]["toolCallId"], "c2");
+    // The request says where the change is (clients show its file from the locations).
+    let location = &asks[0]["toolCall"]["locations"][0];
+    assert_eq!(location["path"], diff["path"], "{:#}", asks[0]);
+    assert!(location["line"].as_u64().is_some_and(|line| line > 0), "{location}");
     let options: Vec<&str> =
         asks[0]["options"].as_array().into_iter().flatten().filter_map(|o| o["kind"].as_str()).collect();
     assert_eq!(options, ["allow_once", "allow_always", "reject_once", "reject_always"]);
