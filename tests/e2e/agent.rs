@@ -505,6 +505,66 @@ fn a_session_is_stored_listed_and_resumed_with_its_history() -> Res<()> {
     Ok(())
 }
 
+/// Each tool call of `updates` folded to its final state (what a client shows once the call
+/// ended): the announcement with every later update's fields applied, `rawOutput` aside.
+fn fold_calls(updates: &[Value]) -> Vec<Value> {
+    let mut calls: Vec<Value> = Vec::new();
+    for update in updates {
+        match update["sessionUpdate"].as_str() {
+            Some("tool_call") => {
+                let mut call = update.clone();
+                call["sessionUpdate"] = json!("tool_call");
+                calls.push(call);
+            }
+            Some("tool_call_update") => {
+                if let Some(call) = calls.iter_mut().find(|c| c["toolCallId"] == update["toolCallId"]) {
+                    for (key, value) in update.as_object().into_iter().flatten() {
+                        if !matches!(key.as_str(), "sessionUpdate" | "rawOutput") && !value.is_null() {
+                            call[key] = value.clone();
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    calls
+}
+
+/// Loading a session replays its tool calls as the person saw them: diffs, outputs and
+/// locations included, equal to the live updates folded.
+#[test]
+fn load_replays_tool_calls_as_they_were_first_sent() -> Res<()> {
+    let dir = workspace(&[("src/lib.rs", LIB)])?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("call_1", "read", json!({ "file_path": "src/lib.rs" })),
+        Turn::new().tool_call(
+            "call_2",
+            "edit",
+            json!({ "file_path": "src/lib.rs", "old_string": "    1\n", "new_string": "    2\n" }),
+        ),
+        Turn::new().tool_call("call_3", "bash", json!({ "command": "echo hello from the command" })),
+        Turn::new().tool_call("call_4", "read", json!({ "file_path": "missing.rs" })),
+        Turn::reply("Done."),
+    ]);
+    let mut first = sidecar(dir.path(), &provider, "openai", "")?;
+    first.permission_replies.extend([PermissionReply::select("allow_once"), PermissionReply::select("allow_once")]);
+    let session = new_session(&mut first, json!({}))?;
+    prompt(&mut first, &session, "change x")?;
+    let live = fold_calls(&first.session_updates());
+    assert_eq!(live.len(), 4, "{live:#?}");
+    first.shutdown()?;
+    let mut second = sidecar(dir.path(), &provider, "openai", "")?;
+    second.request("tandem/session/load", json!({ "sessionId": session }))?;
+    let replayed = fold_calls(&second.session_updates());
+    assert_eq!(replayed, live);
+    // What the comparison covers: the diff, the command's output, the locations.
+    assert_eq!(replayed[1]["content"][0]["type"], "diff", "{:#}", replayed[1]);
+    assert!(replayed[2]["content"].to_string().contains("hello from the command"), "{:#}", replayed[2]);
+    assert!(replayed[0]["locations"][0]["path"].as_str().is_some_and(|p| p.ends_with("src/lib.rs")));
+    Ok(())
+}
+
 #[test]
 fn an_accepted_edit_to_an_open_document_goes_through_the_editor() -> Res<()> {
     let dir = workspace(&[("a.txt", "on disk\n")])?;

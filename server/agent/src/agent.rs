@@ -334,15 +334,15 @@ impl Agent {
                     }
                     messages.push(message);
                 }
-                Record::Call { tool_call_id, title, kind, status, raw_input, .. } => {
+                Record::Call { tool_call_id, title, kind, status, raw_input, content, locations, .. } => {
                     calls += 1;
                     replay.push(SessionUpdate::ToolCall(ToolCall {
                         tool_call_id,
                         title,
                         kind,
                         status: if status == ToolCallStatus::Completed { status } else { ToolCallStatus::Failed },
-                        content: Vec::new(),
-                        locations: Vec::new(),
+                        content,
+                        locations,
                         raw_input: Some(raw_input),
                     }));
                 }

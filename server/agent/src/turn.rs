@@ -416,7 +416,8 @@ async fn run_call(
             ),
             None => (call.name.clone(), ToolKind::Other),
         };
-        store_call(agent, session, call, title, kind, ToolCallStatus::Failed);
+        let content = vec![text(message.clone())];
+        store_call(agent, session, call, title, kind, ToolCallStatus::Failed, content);
         ((message, true), true)
     };
 
@@ -541,8 +542,8 @@ async fn run_call(
     }
     let raw = json!({ "title": result.title, "error": result.error, "metadata": result.metadata });
     let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
-    session.client.update(&session.id, finish(status, content, Some(result.title.clone()), Some(raw))).await;
-    store_call(agent, session, call, result.title.clone(), kind, status);
+    session.client.update(&session.id, finish(status, content.clone(), Some(result.title.clone()), Some(raw))).await;
+    store_call(agent, session, call, result.title.clone(), kind, status, content);
 
     let kind = OutputKind::of(spec.name, spec.group);
     let for_model = match &result.error {
@@ -561,6 +562,8 @@ async fn run_call(
     (for_model, failed)
 }
 
+/// Stores how a call ended, with what the person was shown (its final content, and the
+/// locations it was announced with), so that loading the session replays it as it was.
 fn store_call(
     agent: &Agent,
     session: &Session,
@@ -568,7 +571,9 @@ fn store_call(
     title: String,
     kind: ToolKind,
     status: ToolCallStatus,
+    content: Vec<ToolCallContent>,
 ) {
+    let (_, locations) = describe(&call.name, &call.arguments, &session.cwd);
     record(
         agent,
         session,
@@ -579,6 +584,8 @@ fn store_call(
             kind,
             status,
             raw_input: call.arguments.clone(),
+            content,
+            locations,
         },
     );
 }
