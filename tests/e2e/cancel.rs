@@ -142,3 +142,36 @@ fn ctrl_c_in_run_stops_the_running_command() -> Res<()> {
     assert_stopped(&root, &pids);
     Ok(())
 }
+
+/// An MCP server that ignores the end of its input and SIGTERM (and has a child that does
+/// too) is gone when `tandem` exits: the MCP stdio shutdown ends in SIGKILL, and the server's
+/// process group goes with it.
+#[test]
+fn a_stubborn_mcp_server_is_gone_after_tandem_exits() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let root = dir.path().canonicalize().map_err(|e| e.to_string())?;
+    let script = crate::support::repo_root().join("tests/fixtures/mcp/stubborn.py");
+    let config = json!({ "mcpServers": { "stubborn": { "command": "python3", "args": [script] } } });
+    std::fs::write(root.join(".mcp.json"), config.to_string()).map_err(|e| e.to_string())?;
+    let output = Command::new(tandem_bin())
+        .args(["tool", "mcp_discover", "{}"])
+        .current_dir(&root)
+        .env_remove("TANDEM_PROFILE")
+        .env("TANDEM_PROFILE", "full")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("noop"), "the server was not reached: {stdout}");
+    let pids: Vec<String> = std::fs::read_to_string(root.join("stubborn.pids"))
+        .map_err(|e| e.to_string())?
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(pids.len(), 2);
+    // Right when tandem has exited.
+    for pid in &pids {
+        assert!(gone(pid), "MCP server process {pid} outlived tandem");
+    }
+    Ok(())
+}

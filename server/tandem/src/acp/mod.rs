@@ -548,6 +548,7 @@ impl Server {
             if let Some(proxy) = &ready.intel {
                 proxy.shutdown().await;
             }
+            ready.mcp.shutdown().await;
         }
     }
 }

@@ -97,6 +97,12 @@ impl Group {
     }
 }
 
+/// Tracks the process group `pgid` of a child that tandem started outside the command tools
+/// (an MCP server), so that [`stop_all`] stops it too.
+pub fn track_group(pgid: i32) {
+    live().insert(pgid);
+}
+
 /// A background command's shell ended: its group is forgotten once nothing is left in it (a
 /// group id can be reused after that).
 pub(crate) fn forget_if_gone(pgid: i32) {

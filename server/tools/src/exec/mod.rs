@@ -8,7 +8,7 @@ pub mod redact;
 pub mod safety;
 mod script;
 
-pub use group::{GRACE, stop_all};
+pub use group::{GRACE, stop_all, track_group};
 
 use std::sync::Arc;
 
