@@ -116,8 +116,8 @@ fn main() {
     );
     let mut rows = Vec::new();
     let mut failed = false;
-    let benches: [(&str, Bench); 7] =
-        [("P1", p1), ("P2", p2), ("P3", p3), ("P4", p4), ("P7", p7::p7), ("P8", p8), ("A1", a1)];
+    let benches: [(&str, Bench); 8] =
+        [("P1", p1), ("P2", p2), ("P3", p3), ("P4", p4), ("P7", p7::p7), ("P8", p8), ("P9", p9), ("A1", a1)];
     for (id, bench) in benches {
         if !wanted(id) {
             continue;
@@ -596,6 +596,51 @@ fn rss_kib(pid: u32) -> Res<u64> {
         .find_map(|line| line.strip_prefix("VmRSS:"))
         .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
         .ok_or_else(|| "no VmRSS in /proc/<pid>/status".to_owned())
+}
+
+/// P9: what the read-only sandbox adds to starting a command: `tandem-sandbox --read-only --
+/// bash -c true` against `bash -c true`, interleaved.
+fn p9(plan: &Plan) -> Res<Vec<Row>> {
+    println!("\nP9: sandbox start-up per command (Landlock launcher) vs a plain spawn");
+    let tandem = support::tandem_bin().with_file_name("tandem-sandbox");
+    let sandboxed = |()| -> Res<Duration> {
+        let start = Instant::now();
+        let status = Command::new(&tandem)
+            .args(["--read-only", "--", "bash", "-c", "true"])
+            .stdin(Stdio::null())
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!(
+                "the sandbox did not run the command ({status}); does this kernel have Landlock ABI 4?"
+            ));
+        }
+        Ok(start.elapsed())
+    };
+    let (mut ours, mut peer) = (Vec::new(), Vec::new());
+    for i in 0..=plan.p8_spawns * 2 {
+        let with = sandboxed(())?;
+        let start = Instant::now();
+        run("bash", &[Path::new("-c"), Path::new("true")])?;
+        let without = start.elapsed();
+        if i > 0 {
+            ours.push(with);
+            peer.push(without);
+        }
+    }
+    println!("  sandboxed: {}", describe(&mut ours));
+    println!("  plain:     {}", describe(&mut peer));
+    let (ours, peer) = (median(&mut ours), median(&mut peer));
+    let added = ours.saturating_sub(peer);
+    Ok(vec![Row {
+        id: "P9",
+        what: "sandbox start-up per command".into(),
+        ours: fmt_duration(ours),
+        peer: format!("bash -c true {}", fmt_duration(peer)),
+        ratio: format!("+{}", fmt_duration(added)),
+        goal: "≤ +5 ms",
+        pass: added <= Duration::from_millis(5),
+    }])
 }
 
 fn p8(plan: &Plan) -> Res<Vec<Row>> {

@@ -55,6 +55,7 @@ fn env(provider: &FakeProvider) -> Value {
         "TANDEM_MODEL": "scripted",
         "TANDEM_MODE": "default",
         "TANDEM_LOG": "warn",
+        "TANDEM_TRUST_WORKSPACE": "1",
     })
 }
 

@@ -16,6 +16,7 @@ fn tandem_run(dir: &std::path::Path, provider: &FakeProvider, args: &[&str]) -> 
         .current_dir(dir)
         .env_remove("TANDEM_PROFILE")
         .env_remove("TANDEM_MODE")
+        .env("TANDEM_TRUST_WORKSPACE", "1")
         .env("TANDEM_PROVIDER", "openai")
         .env("TANDEM_BASE_URL", provider.base_url())
         .env("TANDEM_MODEL", "scripted")

@@ -202,7 +202,12 @@ fn memories_persist_across_processes_and_reach_the_next_session() -> Res<()> {
     ]);
     let mut first = sidecar(dir.path(), &provider, &[])?;
     let id = session(&mut first, json!({}))?;
+    // A memory changes what later sessions read: the person is asked first.
+    first.permission_replies.push_back(PermissionReply::select("allow_once"));
     prompt(&mut first, &id, "remember how to run tests")?;
+    let asked = first.requests_of("tandem/session/requestPermission");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].to_string().contains("memory_write"), "{asked:?}");
     first.shutdown()?;
     let files: Vec<_> =
         std::fs::read_dir(dir.path().join(".tandem/memory")).map_err(|e| e.to_string())?.flatten().collect();
@@ -212,6 +217,7 @@ fn memories_persist_across_processes_and_reach_the_next_session() -> Res<()> {
 
     let mut second = sidecar(dir.path(), &provider, &[])?;
     let id = session(&mut second, json!({}))?;
+    second.permission_replies.push_back(PermissionReply::select("allow_once"));
     prompt(&mut second, &id, "how do I run the tests?")?;
     let system = provider.requests()[2].body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
     assert!(system.contains("Memories") && system.contains("Use `cargo nextest run`"), "{system}");

@@ -118,6 +118,7 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
         .env("VSIX", extension_dir().join("tandem.vsix"))
         .env("WORKSPACE", workspace.path())
         .env("TANDEM_BIN", tandem_bin())
+        .env("TANDEM_TRUST_WORKSPACE", "1")
         .env("PROVIDER_URL", provider.base_url())
         .env("OUT_DIR", &out_dir)
         .output()

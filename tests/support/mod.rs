@@ -154,6 +154,9 @@ impl Sidecar {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .env_remove("TANDEM_PROFILE")
+            // The fixtures' own `.tandem/config.toml` is the test's: trusted, unless a test
+            // says otherwise (`TANDEM_TRUST_WORKSPACE=0`).
+            .env("TANDEM_TRUST_WORKSPACE", "1")
             .env("TANDEM_LOG", std::env::var("TANDEM_LOG").unwrap_or_else(|_| "warn".into()));
         for (key, value) in env {
             command.env(key, value);

@@ -34,12 +34,22 @@ pub struct AgentConfig {
     pub max_agent_depth: u32,
     /// Offer only `always_load` tools (and those found with `tool_search`) to the model.
     pub defer_tools: bool,
+    /// The workspace's own settings that were ignored because the folder is not trusted; when
+    /// there are any, the first prompt asks the person whether to trust the folder.
+    pub untrusted_settings: Vec<String>,
 }
 
 impl AgentConfig {
     /// Defaults around `provider`.
     pub fn new(provider: ProviderSettings) -> Self {
-        Self { provider, default_mode: ModeId::Default, max_turns: 50, max_agent_depth: 2, defer_tools: false }
+        Self {
+            provider,
+            default_mode: ModeId::Default,
+            max_turns: 50,
+            max_agent_depth: 2,
+            defer_tools: false,
+            untrusted_settings: Vec::new(),
+        }
     }
 }
 
@@ -147,6 +157,8 @@ pub struct Agent {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// This agent, for the tasks it spawns (background sub-agents).
     pub(crate) me: std::sync::Weak<Agent>,
+    /// The person was asked to trust the folder (once per process).
+    pub(crate) trust_asked: std::sync::atomic::AtomicBool,
 }
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
@@ -169,7 +181,7 @@ impl Agent {
         config: AgentConfig,
     ) -> Result<Arc<Self>, AgentError> {
         let llm = tandem_llm::Client::new(config.provider.clone()).map_err(|e| AgentError::Invalid(e.message))?;
-        let store = Store::new(workspace.root().join(".tandem").join("sessions"));
+        let store = Store::in_workspace(workspace.root());
         Ok(Arc::new_cyclic(|me| Self {
             workspace,
             cache,
@@ -182,6 +194,7 @@ impl Agent {
             store,
             sessions: Mutex::new(HashMap::new()),
             me: me.clone(),
+            trust_asked: std::sync::atomic::AtomicBool::new(false),
         }))
     }
 
@@ -237,6 +250,9 @@ impl Agent {
         }
         let cancel = CancellationToken::new();
         *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = Some(cancel.clone());
+        if session.depth == 0 {
+            crate::trust::ask_once(self, &session.id).await;
+        }
         let result = crate::turn::run(self, &session, &mut history, params.prompt, &cancel).await;
         drop(history);
         *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = None;
@@ -348,13 +364,9 @@ impl Agent {
                 }
             }
         }
-        let cwd = match cwd {
-            Some(dir) => {
-                let dir = PathBuf::from(dir);
-                if dir.is_dir() { dir } else { self.workspace.root().to_path_buf() }
-            }
-            None => self.workspace.root().to_path_buf(),
-        };
+        // A stored directory is confined like a new session's (a session file may come from
+        // anywhere); one that is gone or outside falls back to the root.
+        let cwd = cwd.and_then(|dir| self.cwd(Some(&dir)).ok()).unwrap_or_else(|| self.workspace.root().to_path_buf());
         // A turn that ended in a crash may leave tool calls without results: close them.
         close_dangling_calls(&mut messages);
         let id = params.session_id.clone();

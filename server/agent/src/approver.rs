@@ -299,7 +299,7 @@ impl Approver for CallApprover {
             return CommandDecision::Reject { reason: Some("the session is in plan mode (read-only)".into()) };
         }
         let command = check.command.trim();
-        if self.gate.rules().allow_commands.iter().any(|prefix| covered(prefix, command)) {
+        if !check.destroys_data && self.gate.rules().allow_commands.iter().any(|prefix| covered(prefix, command)) {
             return CommandDecision::Allow;
         }
         if self.gate.rules().reject_commands.iter().any(|prefix| covered(prefix, command)) {
@@ -312,7 +312,8 @@ impl Approver for CallApprover {
         let text = format!("$ {command}\n\nin `{}`{background}\nneeds approval: {why}", check.working_dir);
         let content = vec![ToolCallContent::Content { content: ContentBlock::text(text) }];
         let mut options = vec![option("allow_once", "Run", PermissionOptionKind::AllowOnce)];
-        if !prefix.is_empty() && covered(&prefix, command) {
+        // Data loss is confirmed each time: no "always" for it.
+        if !check.destroys_data && !prefix.is_empty() && covered(&prefix, command) {
             options.push(option(
                 "allow_always",
                 format!("Always allow `{prefix}` this session"),
@@ -356,10 +357,13 @@ impl Approver for CallApprover {
             return CommandDecision::Allow;
         }
         let arguments = serde_json::to_string_pretty(&check.arguments).unwrap_or_else(|_| check.arguments.to_string());
-        let text = format!(
-            "MCP tool `{}` of server `{}`\n\n{arguments}\n\nneeds approval: {}",
-            check.tool, check.server, check.reason
-        );
+        let text = match &check.server {
+            Some(server) => format!(
+                "MCP tool `{}` of server `{server}`\n\n{arguments}\n\nneeds approval: {}",
+                check.tool, check.reason
+            ),
+            None => format!("`{}`\n\n{arguments}\n\nneeds approval: it {}", check.tool, check.reason),
+        };
         let content = vec![ToolCallContent::Content { content: ContentBlock::text(text) }];
         let options = vec![
             option("allow_once", "Run", PermissionOptionKind::AllowOnce),

@@ -17,6 +17,7 @@ mod limits;
 mod modes;
 mod prompt;
 mod store;
+mod trust;
 mod turn;
 
 pub use agent::{Agent, AgentConfig, AgentError};

@@ -42,6 +42,8 @@ pub(crate) enum Record {
 #[derive(Clone, Debug)]
 pub struct Store {
     dir: PathBuf,
+    /// The workspace whose state directory holds `dir` (checked before each write).
+    root: Option<PathBuf>,
 }
 
 /// Whether `id` can name a session file (no path tricks).
@@ -52,7 +54,13 @@ pub(crate) fn valid_id(id: &str) -> bool {
 impl Store {
     /// Session files live in `dir` (usually `<workspace>/.tandem/sessions`).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self { dir: dir.into(), root: None }
+    }
+
+    /// The sessions of the workspace at `root`, in its state directory (which must be a real
+    /// directory: a shipped `.tandem` symlink is refused).
+    pub fn in_workspace(root: &std::path::Path) -> Self {
+        Self { dir: root.join(tandem_tools::state::STATE_DIR).join("sessions"), root: Some(root.to_path_buf()) }
     }
 
     fn path(&self, id: &str) -> PathBuf {
@@ -61,10 +69,15 @@ impl Store {
 
     /// Appends one record.
     pub(crate) fn append(&self, id: &str, record: &Record) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
+        match &self.root {
+            Some(root) => {
+                tandem_tools::state::state_dir(root, "sessions").map_err(std::io::Error::other)?;
+            }
+            None => std::fs::create_dir_all(&self.dir)?,
+        }
         let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(self.path(id))?;
+        let mut file = tandem_tools::state::open_append(&self.path(id))?;
         // One write call per record: a crash leaves a whole line or a torn last line.
         file.write_all(&line)
     }

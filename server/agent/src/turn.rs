@@ -448,7 +448,7 @@ async fn run_call(
             .and_then(Value::as_str)
             .and_then(|raw| agent.workspace.resolve_writable(raw, &session.cwd).ok())
             .is_some_and(|path| session.gate.is_plan_file(&path));
-    if session.gate.mode() == ModeId::Plan && (spec.can_write || spec.group == ToolGroup::Exec) && !plan_file_write {
+    if session.gate.mode() == ModeId::Plan && !spec.effect.is_read_only() && !plan_file_write {
         return blocked(format!(
             "the session is in plan mode (read-only): `{}` changes files or runs commands, so it is blocked. Investigate with the read-only tools and present your plan; the person switches the mode to carry it out",
             spec.name

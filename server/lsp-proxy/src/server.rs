@@ -549,8 +549,9 @@ impl Server {
     /// that, tsserver answers queries with nothing).
     pub async fn wait_analyzed(&self, uri: &Url, deadline: tokio::time::Instant) {
         if matches!(self.spec.diagnostics, DiagnosticsMode::FirstPublish | DiagnosticsMode::Versioned) {
-            let cap = deadline.min(tokio::time::Instant::now() + Duration::from_secs(10));
-            self.wait_until(cap, |s| lock(&s.diagnostics).contains_key(uri)).await;
+            // Up to the request's own deadline: on a loaded machine tsserver takes longer than
+            // any fixed cap, and a query before it has loaded answers nothing.
+            self.wait_until(deadline, |s| lock(&s.diagnostics).contains_key(uri)).await;
         }
     }
 

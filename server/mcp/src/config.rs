@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use tandem_tools::trust::Trust;
 
 use serde_json::Value;
 
@@ -106,15 +107,25 @@ pub const DEFAULT_MAX_CONCURRENT: usize = 4;
 pub const DEFAULT_MAX_TOOLS: usize = 40;
 
 impl McpConfig {
-    /// Loads every file for `workspace`, reading variables through `env`.
-    pub fn load(workspace: &Path, home: Option<&Path>, env: &dyn Fn(&str) -> Option<String>) -> Self {
+    /// Loads every file for `workspace`, reading variables through `env`. The workspace's own
+    /// files (`.mcp.json`, `.tandem/mcp.json`) name programs to start, so they count only when
+    /// the person trusts the folder; otherwise a warning says they were ignored.
+    pub fn load(workspace: &Path, home: Option<&Path>, env: &dyn Fn(&str) -> Option<String>, trust: Trust) -> Self {
         let mut config = Self { max_tools: DEFAULT_MAX_TOOLS, ..Self::default() };
         let mut files: Vec<PathBuf> = Vec::new();
         if let Some(home) = home {
             files.push(home.join(".config/tandem/mcp.json"));
         }
-        files.push(workspace.join(".mcp.json"));
-        files.push(workspace.join(".tandem/mcp.json"));
+        for own in [workspace.join(".mcp.json"), workspace.join(".tandem/mcp.json")] {
+            match trust {
+                Trust::Trusted => files.push(own),
+                Trust::Untrusted if own.exists() => config.warnings.push(format!(
+                    "{}: ignored, because this folder is not trusted and its MCP servers would start programs. If you trust this repository, run `tandem trust` in it (or set TANDEM_TRUST_WORKSPACE=1), then restart Tandem",
+                    own.display()
+                )),
+                Trust::Untrusted => {}
+            }
+        }
         if let Some(extra) = env("TANDEM_MCP_CONFIG").filter(|p| !p.is_empty()) {
             let path = PathBuf::from(&extra);
             if !path.exists() {

@@ -180,7 +180,8 @@ impl McpManager {
     /// A manager for the workspace's configuration files (and the environment).
     pub fn from_workspace(root: &Path, registry: Arc<Registry>, manage_tool: bool) -> Arc<Self> {
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let config = McpConfig::load(root, home.as_deref(), &|name| std::env::var(name).ok());
+        let trust = tandem_tools::trust::trust_of(root);
+        let config = McpConfig::load(root, home.as_deref(), &|name| std::env::var(name).ok(), trust);
         Self::new(root, registry, config, manage_tool)
     }
 
@@ -432,7 +433,7 @@ impl McpManager {
         {
             let check = ToolCheck {
                 tool: tool.to_owned(),
-                server: server.name().to_owned(),
+                server: Some(server.name().to_owned()),
                 arguments: arguments.clone(),
                 reason: "the server does not mark this tool read-only, so it may change things".to_owned(),
             };
@@ -537,7 +538,9 @@ impl McpManager {
         match outcome {
             Ok(result) => {
                 server.count(true);
-                let text = result_text(&result);
+                // Another server's output is redacted like a command's before the model, the
+                // session store or the editor see it.
+                let text = tandem_tools::exec::redact::redact(&result_text(&result)).text;
                 if result.get("isError").and_then(Value::as_bool).unwrap_or(false) {
                     self.finish(ctx, tool, &key, &arguments, "tool error", false, ms);
                     let mut error = ToolError::new(format!("`{tool}` reported an error: {text}"));

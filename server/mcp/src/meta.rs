@@ -332,7 +332,7 @@ impl Tool for Meta {
                         if let Some(approver) = &ctx.approver {
                             let check = ToolCheck {
                                 tool: "mcp_server_manage".into(),
-                                server: name.clone(),
+                                server: Some(name.clone()),
                                 arguments: json!({"action": action, "name": name, "config": args.config}),
                                 reason: format!("it would {action} an MCP server (a program or endpoint tools run on)"),
                             };

@@ -14,7 +14,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
-use tandem_tools::{Approver, ChangeDecision, CommandCheck, CommandDecision, Registry, StagedFile, ToolContext};
+use tandem_tools::{
+    Approver, ChangeDecision, CommandCheck, CommandDecision, Effect, Registry, StagedFile, ToolContext,
+};
 
 /// Refuses or allows writes and commands for `tandem mcp`.
 pub struct ServeApprover {
@@ -42,6 +44,18 @@ impl Approver for ServeApprover {
     }
 }
 
+/// MCP tool annotations, from the tool's declared effect. `destructiveHint` and
+/// `idempotentHint` only mean something for a tool that is not read-only (MCP spec).
+fn annotations(spec: &tandem_tools::ToolSpec) -> Value {
+    let read_only = spec.effect.is_read_only();
+    let open_world = matches!(spec.effect, Effect::Network | Effect::Commands | Effect::External);
+    if read_only {
+        json!({ "readOnlyHint": true, "openWorldHint": open_world })
+    } else {
+        json!({ "readOnlyHint": false, "destructiveHint": spec.destructive, "openWorldHint": open_world })
+    }
+}
+
 /// The MCP server.
 pub struct TandemServer {
     registry: Arc<Registry>,
@@ -54,6 +68,11 @@ impl TandemServer {
     /// by one that follows `allow_writes`).
     pub fn new(registry: Arc<Registry>, mut ctx: ToolContext, allow_writes: bool) -> Self {
         ctx.approver = Some(Arc::new(ServeApprover { allow_writes }));
+        // One client per process (stdio): its reads are stamped like a session's, and a file
+        // it has not read (or that changed since) is not changed.
+        ctx.session_id = Some(format!("mcp-{}", std::process::id()));
+        ctx.require_read = true;
+        ctx.user_confirmed = false;
         Self { registry, ctx, allow_writes }
     }
 
@@ -63,7 +82,7 @@ impl TandemServer {
             .filter(|t| t.spec().group != ToolGroup::Mcp)
             .filter_map(|t| {
                 let spec = t.spec();
-                let read_only = !spec.can_write && spec.group != ToolGroup::Exec;
+                let read_only = spec.effect.is_read_only();
                 let mut description = spec.description.to_owned();
                 if !read_only && !self.allow_writes {
                     description.push_str(" (In this server, changes and non-read-only commands are refused: it runs without --allow-writes.)");
@@ -72,11 +91,7 @@ impl TandemServer {
                     "name": spec.name,
                     "description": description,
                     "inputSchema": spec.parameters,
-                    "annotations": {
-                        "readOnlyHint": read_only,
-                        "destructiveHint": spec.name == "delete",
-                        "openWorldHint": spec.group == ToolGroup::Exec,
-                    },
+                    "annotations": annotations(spec),
                 }))
                 .ok()
             })

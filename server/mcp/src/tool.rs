@@ -49,7 +49,7 @@ impl McpTool {
         }
         let mut spec = ToolSpec::new(intern(&remote.exposed), ToolGroup::Mcp, intern(&description), parameters);
         if !remote.read_only {
-            spec = spec.writes();
+            spec = spec.external();
         }
         Self { spec, server: server.to_owned(), remote, manager }
     }

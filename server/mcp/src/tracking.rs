@@ -16,6 +16,7 @@ pub const MAX_LOG_BYTES: u64 = 256 * 1024;
 /// Where the logs go.
 #[derive(Clone, Debug)]
 pub struct Tracker {
+    root: PathBuf,
     dir: PathBuf,
 }
 
@@ -73,7 +74,7 @@ fn now() -> String {
 impl Tracker {
     /// Logs under `<root>/.tandem/mcp`.
     pub fn new(root: &Path) -> Self {
-        Self { dir: root.join(".tandem").join("mcp") }
+        Self { root: root.to_path_buf(), dir: root.join(tandem_tools::state::STATE_DIR).join("mcp") }
     }
 
     /// The directory.
@@ -98,14 +99,19 @@ impl Tracker {
         }
     }
 
+    /// The log directory, a real directory inside the workspace's state directory.
+    fn ensure_dir(&self) -> std::io::Result<()> {
+        tandem_tools::state::state_dir(&self.root, "mcp").map(drop).map_err(std::io::Error::other)
+    }
+
     fn append(&self, entry: &Entry<'_>) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
+        self.ensure_dir()?;
         let path = self.log_path(entry.session);
         if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
             std::fs::rename(&path, path.with_extension("1.md"))?;
         }
         let fresh = !path.exists();
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
+        let mut file = tandem_tools::state::open_append(&path)?;
         let mut text = String::new();
         if fresh {
             text.push_str(&format!(
@@ -144,7 +150,13 @@ impl Tracker {
                 mean.map_or("-".to_owned(), |m| format!("{m:.0}"))
             ));
         }
-        let write = std::fs::create_dir_all(&self.dir).and_then(|()| std::fs::write(self.dir.join("ranking.md"), text));
+        let write = self.ensure_dir().and_then(|()| {
+            let path = self.dir.join("ranking.md");
+            // Replaced, never written through: a shipped symlink would point elsewhere.
+            std::fs::remove_file(&path)
+                .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })?;
+            std::io::Write::write_all(&mut tandem_tools::state::create_new(&path)?, text.as_bytes())
+        });
         if let Err(err) = write {
             tracing::warn!("cannot write the MCP ranking snapshot: {err}");
         }

@@ -43,6 +43,12 @@ pub async fn run() -> ExitCode {
         out.push_str(&format!("  {:<28} {:<34} {state}\n", line.name, extensions));
     }
     out.push_str(&format!("{} found, {missing} missing\n\n", lines.len() - missing));
+    use tandem_tools::exec::sandbox::{Sandbox, current};
+    out.push_str(&match current() {
+        Sandbox::Launcher(_) => "Sandbox: Landlock (files and TCP): read-only commands run sandboxed without asking\n\n".to_owned(),
+        Sandbox::Unavailable(why) => format!("Sandbox: unavailable ({why}): read-only commands ask first; `[exec] sandbox = \"off\"` runs them unsandboxed without asking\n\n"),
+        Sandbox::Off => "Sandbox: off ([exec] sandbox = \"off\" or TANDEM_SANDBOX=off): read-only commands run unsandboxed without asking\n\n".to_owned(),
+    });
     mcp_section(&cwd, &mut out).await;
     let mut stdout = std::io::stdout().lock();
     if stdout.write_all(out.as_bytes()).is_err() {
@@ -56,7 +62,8 @@ pub async fn run() -> ExitCode {
 pub async fn mcp_section(root: &std::path::Path, text: &mut String) {
     use std::fmt::Write as _;
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let mut config = tandem_mcp::McpConfig::load(root, home.as_deref(), &|name| std::env::var(name).ok());
+    let trust = tandem_tools::trust::trust_of(root);
+    let mut config = tandem_mcp::McpConfig::load(root, home.as_deref(), &|name| std::env::var(name).ok(), trust);
     config.startup = tandem_mcp::Startup::Lazy;
     writeln!(text, "MCP servers").ok();
     for warning in &config.warnings {

@@ -8,9 +8,11 @@ mod doctor;
 mod lsp;
 mod mcp_cmd;
 mod run;
+mod sandbox;
 mod stdin_guard;
 mod stdio;
 mod tool_cmd;
+mod trust_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,6 +50,28 @@ enum Command {
     /// Check the setup: the language servers found on PATH (and the install command of the
     /// missing ones), and each configured MCP server with its state and tool count.
     Doctor,
+    /// Runs a command in the read-only sandbox (used by Tandem itself for commands that run
+    /// without asking).
+    #[command(hide = true)]
+    Sandbox {
+        /// Everything readable, nothing writable, no network.
+        #[arg(long)]
+        read_only: bool,
+        /// The program and its arguments.
+        #[arg(last = true, required = true)]
+        argv: Vec<std::ffi::OsString>,
+    },
+    /// Trust a folder (default: the current directory), so that its own settings
+    /// (`.tandem/config.toml`, `.mcp.json`) may raise privileges: a laxer mode, more tools,
+    /// extra roots, programs to start, another model provider. Kept in
+    /// `~/.config/tandem/trusted-folders`.
+    Trust {
+        /// The folder.
+        path: Option<PathBuf>,
+        /// Stop trusting it.
+        #[arg(long)]
+        revoke: bool,
+    },
     /// Run one agent turn in the current directory's workspace: the answer streams to stdout,
     /// approvals are asked on the terminal. Exit status: 0 when the model finished, 1 on a
     /// provider error, 2 on bad usage, 3 at the turn limit, 4 on a refusal, 130 when cancelled.
@@ -108,6 +132,11 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // Before anything else starts (threads, the runtime): the launcher restricts itself and
+    // becomes the command.
+    if let Command::Sandbox { read_only, argv } = &cli.command {
+        return sandbox::run(*read_only, argv);
+    }
     if let Err(err) = init_logging(cli.log_file.as_ref()) {
         eprintln!("tandem: cannot open the log file: {err:#}");
         return ExitCode::from(2);
@@ -130,6 +159,8 @@ fn main() -> ExitCode {
             }
             Command::Mcp { allow_writes } => mcp_cmd::serve(allow_writes).await,
             Command::Doctor => doctor::run().await,
+            Command::Trust { path, revoke } => trust_cmd::run(path, revoke),
+            Command::Sandbox { .. } => ExitCode::from(2),
         }
     });
     // Commands still running (cancelled, or in the background) do not outlive tandem.

@@ -66,6 +66,9 @@ pub struct CommandCheck {
     pub working_dir: String,
     /// `None` for a command the classifier knows is read-only; else why it needs approval.
     pub needs_approval: Option<String>,
+    /// It destroys data (`git reset --hard`, `git clean -f`, `rm -r`): asked in every mode but
+    /// yolo, whatever "always" rules say.
+    pub destroys_data: bool,
     /// Whether it would run in the background.
     pub background: bool,
 }
@@ -84,13 +87,14 @@ pub enum CommandDecision {
     Cancelled,
 }
 
-/// A call to a tool of an outside server (MCP) waiting for approval.
+/// A call waiting for approval as a whole: a tool of an outside server (MCP), or one of
+/// Tandem's own whose change has no diff to review (memories).
 #[derive(Clone, Debug)]
 pub struct ToolCheck {
     /// The tool's name as the model sees it (`mcp__<server>__<tool>`): what an "always" rule covers.
     pub tool: String,
-    /// The server it belongs to.
-    pub server: String,
+    /// The outside server it belongs to; `None` for one of Tandem's own tools.
+    pub server: Option<String>,
     /// The arguments, as sent.
     pub arguments: serde_json::Value,
     /// Why it needs approval (e.g. "the server does not mark it read-only").
@@ -109,8 +113,12 @@ pub trait Approver: Send + Sync {
     async fn confirm_tool(&self, check: &ToolCheck) -> CommandDecision {
         let command = CommandCheck {
             command: format!("{} {}", check.tool, check.arguments),
-            working_dir: format!("MCP server `{}`", check.server),
+            working_dir: match &check.server {
+                Some(server) => format!("MCP server `{server}`"),
+                None => "tandem".to_owned(),
+            },
             needs_approval: Some(check.reason.clone()),
+            destroys_data: false,
             background: false,
         };
         self.confirm_command(&command).await

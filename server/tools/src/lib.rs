@@ -8,6 +8,8 @@ pub mod approval;
 mod editor;
 pub mod exec;
 mod fs;
+#[cfg(test)]
+mod gate_tests;
 pub mod intel;
 pub mod memory;
 mod profile;
@@ -16,9 +18,11 @@ mod registry;
 mod schema;
 mod search;
 pub mod session;
+pub mod state;
 #[cfg(test)]
 mod testing;
 mod tool;
+pub mod trust;
 mod web;
 mod workspace;
 
@@ -32,6 +36,6 @@ pub use session::{
     AgentType, AskOutcome, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
     SubAgentState, SubAgentStatus, Todo, TodoStatus,
 };
-pub use tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+pub use tool::{Effect, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 pub use web::WebConfig;
 pub use workspace::{PathError, Workspace};

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tandem_protocol::{ToolInfo, ToolResult};
 
 use crate::schema::validate_arguments;
-use crate::{Tool, ToolConfig, ToolContext, ToolError, ToolOutput};
+use crate::{CommandDecision, Effect, Tool, ToolCheck, ToolConfig, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// A call that cannot even start. Everything else is a [`ToolResult`] with `error` set.
 #[derive(Debug, thiserror::Error)]
@@ -164,7 +164,10 @@ impl Registry {
         } else {
             match validate_arguments(&spec.parameters, args, spec.strict) {
                 Err(err) => Err(ToolError::new(format!("invalid arguments for `{}`: {err}", spec.name))),
-                Ok(valid) => {
+                Ok(valid) => 'call: {
+                    if let Err(refused) = gate(spec, &valid.value, &ctx).await {
+                        break 'call Err(refused);
+                    }
                     // A panic in the tool is caught here, in this task (no hand-off to
                     // another task: that costs a thread wake-up per call).
                     let call = std::panic::AssertUnwindSafe(tool.call(valid.value, ctx));
@@ -230,6 +233,37 @@ impl Registry {
             .filter(|(score, _)| *score >= 0.5)
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, k)| k.to_owned())
+    }
+}
+
+/// The registry's part of the gate: a tool whose effect is [`Effect::State`] changes what
+/// later sessions read without a diff to review, so the call's approver (the session's mode
+/// and the person, or `tandem mcp`'s policy) decides before it runs. Files and commands are
+/// asked about where the change is known: the commit path shows the diff, the command check
+/// the command line.
+async fn gate(spec: &ToolSpec, arguments: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
+    let Some(approver) = ctx.approver.as_ref().filter(|_| spec.effect == Effect::State) else { return Ok(()) };
+    let check = ToolCheck {
+        tool: spec.name.to_owned(),
+        server: None,
+        arguments: arguments.clone(),
+        reason: spec.effect.reason().to_owned(),
+    };
+    match approver.confirm_tool(&check).await {
+        CommandDecision::Allow => Ok(()),
+        CommandDecision::Reject { reason } => {
+            let said = reason.map(|r| format!(" They said: {r}")).unwrap_or_default();
+            Err(ToolError::new(format!(
+                "`{}` was not allowed to run ({}); nothing was changed.{said} Do not retry it unchanged",
+                spec.name,
+                spec.effect.reason()
+            ))
+            .with("rejected", true))
+        }
+        CommandDecision::Cancelled => {
+            Err(ToolError::new("cancelled: the turn ended before the person answered; nothing was changed")
+                .with("cancelled", true))
+        }
     }
 }
 

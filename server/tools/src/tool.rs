@@ -33,12 +33,60 @@ pub struct ToolSpec {
     pub strict: bool,
     /// Always offered to the model, even when tool search hides others.
     pub always_load: bool,
-    /// An agent session asks the person before running it.
-    pub requires_permission: bool,
+    /// What it may change: the gate (the registry, the commit path, the command check) and the
+    /// MCP annotations read it.
+    pub effect: Effect,
+    /// Its changes may destroy or overwrite (as opposed to only adding).
+    pub destructive: bool,
+}
+
+/// What a tool may change, declared once in its [`ToolSpec`]. Every effect but the first three
+/// goes through the gate: the person's approval (unless the session's mode says otherwise),
+/// blocked in plan mode, refused by a read-only `tandem mcp`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// Reads the workspace and changes nothing.
+    Read,
+    /// Reads from the network (web fetch and search) and changes nothing.
+    Network,
+    /// Changes only the session's own state (todo list, plan mode, questions, sub-agents, its
+    /// background jobs).
+    Session,
+    /// Changes workspace files. The change is staged and goes through the commit path, which
+    /// shows it to the person as a diff before anything is written.
+    Files,
+    /// Runs commands. Each command is checked (refused, read-only, or asks) before it runs.
+    Commands,
+    /// Changes state outside the workspace's files that later sessions read (memories). The
+    /// registry asks before the call.
+    State,
+    /// A tool of an outside (MCP) server that does not declare itself read-only: the MCP
+    /// client asks before the call.
+    External,
+}
+
+impl Effect {
+    /// It changes nothing outside the session.
+    pub fn is_read_only(self) -> bool {
+        matches!(self, Self::Read | Self::Network | Self::Session)
+    }
+
+    /// Why the person is asked, in a few words.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Read | Self::Network | Self::Session => "changes nothing",
+            Self::Files => "changes files",
+            Self::Commands => "runs commands",
+            Self::State => "changes what later sessions remember",
+            Self::External => "the server does not mark this tool read-only, so it may change things",
+        }
+    }
 }
 
 impl ToolSpec {
-    /// A read-only tool that may run concurrently and asks nobody; the setters below change that.
+    /// A tool that changes nothing, may run concurrently and asks nobody; the setters below
+    /// change that. Its effect starts from its group: web tools read the network; plan,
+    /// question and sub-agent tools change only the session; the rest read.
     pub fn new(name: &'static str, group: ToolGroup, description: &'static str, parameters: Value) -> Self {
         Self {
             name,
@@ -51,7 +99,12 @@ impl ToolSpec {
             concurrency_safe: true,
             strict: false,
             always_load: false,
-            requires_permission: false,
+            effect: match group {
+                ToolGroup::Web => Effect::Network,
+                ToolGroup::Plan | ToolGroup::Interact | ToolGroup::Agent => Effect::Session,
+                _ => Effect::Read,
+            },
+            destructive: false,
         }
     }
 
@@ -67,11 +120,50 @@ impl ToolSpec {
         self
     }
 
-    /// The tool changes files or state: it runs alone and an agent session asks first.
-    pub fn writes(mut self) -> Self {
+    /// The tool changes workspace files through the commit path (which asks with the diff).
+    pub fn writes(self) -> Self {
+        self.with_effect(Effect::Files)
+    }
+
+    /// The tool runs commands (each checked, and asked about, before it runs).
+    pub fn runs_commands(self) -> Self {
+        self.with_effect(Effect::Commands)
+    }
+
+    /// The tool changes state that later sessions read (the registry asks before the call).
+    pub fn changes_state(self) -> Self {
+        self.with_effect(Effect::State)
+    }
+
+    /// A tool of an outside server that may change things (its client asks before the call).
+    pub fn external(self) -> Self {
+        self.with_effect(Effect::External)
+    }
+
+    /// The tool reads from the network.
+    pub fn network(mut self) -> Self {
+        self.effect = Effect::Network;
+        self
+    }
+
+    /// The tool changes only the session's own state.
+    pub fn session_only(mut self) -> Self {
+        self.effect = Effect::Session;
+        self
+    }
+
+    /// Its changes only add (a new memory, text appended): MCP's `destructiveHint: false`.
+    pub fn additive(mut self) -> Self {
+        self.destructive = false;
+        self
+    }
+
+    /// A changing effect: the tool runs alone, and may destroy unless marked [`Self::additive`].
+    fn with_effect(mut self, effect: Effect) -> Self {
+        self.effect = effect;
         self.can_write = true;
         self.concurrency_safe = false;
-        self.requires_permission = true;
+        self.destructive = true;
         self
     }
 
@@ -102,6 +194,8 @@ pub struct ToolContext {
     pub working_dir: PathBuf,
     /// The person confirmed this call.
     pub user_confirmed: bool,
+    /// A file must have been read in this session (`session_id`) before it is changed.
+    pub require_read: bool,
     /// The session that spawned this one (sub-agents).
     pub parent_session: Option<String>,
     /// Sub-agent depth of the session (0 for a top-level session).
@@ -133,6 +227,7 @@ impl ToolContext {
             working_dir: workspace.root().to_path_buf(),
             workspace,
             user_confirmed: true,
+            require_read: false,
             parent_session: None,
             agent_depth: 0,
             max_agent_depth: 3,

@@ -158,22 +158,42 @@ impl Workspace {
     }
 }
 
-/// Resolves an absolute path component by component: existing components are followed
-/// through symlinks; once a component does not exist, the rest is appended lexically.
+/// Resolves an absolute path component by component, as the kernel would, but without
+/// requiring the path to exist: every existing component is followed through symlinks. Once a
+/// component is missing, the names after it are appended as they are (they cannot be
+/// symlinks: nothing exists below a missing directory), and a `..` removes the last missing
+/// name only. A `..` that climbs back to an existing directory resumes resolving on the real
+/// file system, so `missing/../link` follows `link` like any other path does. The result has
+/// no `..`, `.` or symlink in any existing component: the kernel sees exactly this path.
 fn resolve_real(path: &Path, links: &mut usize) -> io::Result<PathBuf> {
-    let mut resolved = PathBuf::from("/");
-    let mut exists = true;
+    resolve_from(PathBuf::from("/"), 0, path, links).map(|(resolved, _)| resolved)
+}
+
+/// [`resolve_real`] from `resolved`, whose last `missing` names do not exist. Returns the
+/// result and how many of its last names do not exist.
+fn resolve_from(
+    mut resolved: PathBuf,
+    mut missing: usize,
+    path: &Path,
+    links: &mut usize,
+) -> io::Result<(PathBuf, usize)> {
     for component in path.components() {
         match component {
-            Component::Prefix(_) | Component::RootDir => resolved = PathBuf::from("/"),
+            Component::Prefix(_) | Component::RootDir => {
+                resolved = PathBuf::from("/");
+                missing = 0;
+            }
             Component::CurDir => {}
+            // `resolved` holds no symlink, so its lexical parent is its real parent.
             Component::ParentDir => {
                 resolved.pop();
+                missing = missing.saturating_sub(1);
             }
             Component::Normal(name) => {
                 let candidate = resolved.join(name);
-                if !exists {
+                if missing > 0 {
                     resolved = candidate;
+                    missing += 1;
                     continue;
                 }
                 match std::fs::symlink_metadata(&candidate) {
@@ -184,25 +204,20 @@ fn resolve_real(path: &Path, links: &mut usize) -> io::Result<PathBuf> {
                         }
                         let target = std::fs::read_link(&candidate)?;
                         // A relative target is relative to the link's directory.
-                        resolved = resolve_real(&resolved.join(target), links)?;
-                        exists = resolved.exists();
+                        (resolved, missing) = resolve_from(resolved, 0, &target, links)?;
                     }
                     Ok(_) => resolved = candidate,
-                    Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                        exists = false;
+                    // Missing, or a file used as a directory (`a.txt/b`): nothing exists below.
+                    Err(err) if err.kind() == io::ErrorKind::NotFound || err.raw_os_error() == Some(ENOTDIR) => {
                         resolved = candidate;
-                    }
-                    // A file used as a directory (`a.txt/b`): the rest cannot exist.
-                    Err(err) if err.raw_os_error() == Some(ENOTDIR) => {
-                        exists = false;
-                        resolved = candidate;
+                        missing = 1;
                     }
                     Err(err) => return Err(err),
                 }
             }
         }
     }
-    Ok(resolved)
+    Ok((resolved, missing))
 }
 
 #[cfg(test)]
@@ -276,6 +291,10 @@ mod tests {
             String::new(),
             "file:///etc/passwd".to_owned(),
             "src/lib.rs/inner".to_owned(),
+            "nonexist/../dir-out/secret.txt".to_owned(),
+            "nonexist/deeper/../../dir-out/new".to_owned(),
+            "src/lib.rs/../../link-out".to_owned(),
+            "nonexist/../src/lib.rs".to_owned(),
         ];
         let got: Vec<String> = cases.iter().map(|c| verdict(&f, c)).collect();
         expect_test::expect![[r#"
@@ -302,7 +321,11 @@ mod tests {
             too long
             empty
             outside
-            ok src/lib.rs/inner"#]]
+            ok src/lib.rs/inner
+            outside
+            outside
+            outside
+            ok src/lib.rs"#]]
         .assert_eq(&got.join("\n"));
         Ok(())
     }
@@ -317,5 +340,118 @@ mod tests {
         assert!(ws.resolve(".git/config", ws.root()).is_ok());
         assert!(ws.resolve_writable(".gitignore", ws.root()).is_ok());
         Ok(())
+    }
+}
+
+/// The property: whatever path a tool is given, what `resolve` accepts lies inside the workspace
+/// as the kernel sees it (no component of the result is a symlink, no `..` is left in it), and
+/// a path the kernel can resolve is accepted exactly when its real location is inside.
+#[cfg(test)]
+mod property {
+    use super::*;
+    use proptest::prelude::*;
+    use std::os::unix::fs::symlink;
+
+    /// Names that exist in the tree below (dirs, files, links in and out), names that do not,
+    /// and the navigation components.
+    const NAMES: &[&str] = &[
+        "a",
+        "b",
+        "file.txt",
+        "link-in",
+        "link-out",
+        "dir-out",
+        "up",
+        "rel-out",
+        "dangling-out",
+        "chain",
+        "nonexist",
+        "new",
+        "..",
+        ".",
+        "",
+    ];
+
+    struct Tree {
+        _dir: tempfile::TempDir,
+        ws: Workspace,
+        outside: PathBuf,
+    }
+
+    fn tree() -> io::Result<Tree> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path().join("ws");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join("a/b"))?;
+        std::fs::create_dir_all(outside.join("a"))?;
+        std::fs::write(root.join("file.txt"), "in")?;
+        std::fs::write(root.join("a/file.txt"), "in")?;
+        std::fs::write(outside.join("file.txt"), "secret")?;
+        symlink("a", root.join("link-in"))?;
+        symlink(&outside, root.join("dir-out"))?;
+        symlink(outside.join("file.txt"), root.join("link-out"))?;
+        symlink("../..", root.join("a/up"))?;
+        symlink("../../outside", root.join("a/rel-out"))?;
+        symlink(outside.join("none"), root.join("dangling-out"))?;
+        symlink("link-in/up", root.join("chain"))?;
+        symlink("../ws/a", outside.join("back-in"))?;
+        let ws = Workspace::new(&root, &[])?;
+        let outside = outside.canonicalize()?;
+        Ok(Tree { _dir: dir, ws, outside })
+    }
+
+    fn raw_path() -> impl Strategy<Value = (u8, Vec<&'static str>)> {
+        (0u8..6, proptest::collection::vec(proptest::sample::select(NAMES), 1..7))
+    }
+
+    fn spell(tree: &Tree, prefix: u8, parts: &[&str]) -> String {
+        let rel = parts.join("/");
+        let root = tree.ws.root().display();
+        match prefix {
+            0 | 1 => rel,
+            2 => format!("{root}/{rel}"),
+            3 => format!("/proc/self/root{root}/{rel}"),
+            4 => format!("{}/{rel}", tree.outside.display()),
+            _ => format!("{}/back-in/{rel}", tree.outside.display()),
+        }
+    }
+
+    /// The kernel's view of `path`: the longest existing prefix, canonicalized, then the rest.
+    fn kernel_view(path: &Path) -> Option<PathBuf> {
+        let mut existing = path.to_path_buf();
+        let mut rest = Vec::new();
+        loop {
+            if let Ok(real) = existing.canonicalize() {
+                return Some(rest.iter().rev().fold(real, |acc: PathBuf, name: &std::ffi::OsString| acc.join(name)));
+            }
+            rest.push(existing.file_name()?.to_owned());
+            existing = existing.parent()?.to_path_buf();
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        #[test]
+        fn nothing_resolved_lies_outside((prefix, parts) in raw_path()) {
+            let tree = tree().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let raw = spell(&tree, prefix, &parts);
+            let base = if prefix == 1 { tree.ws.root().join("a") } else { tree.ws.root().to_path_buf() };
+            if let Ok(path) = tree.ws.resolve(&raw, &base) {
+                prop_assert!(path.starts_with(tree.ws.root()), "{raw} -> {}", path.display());
+                prop_assert!(path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_))), "{raw} -> {}", path.display());
+                let seen = kernel_view(&path);
+                prop_assert_eq!(seen.as_deref(), Some(path.as_path()), "{} -> {} is not what the kernel sees", raw, path.display());
+            }
+            // A path the kernel resolves fully is accepted exactly when it lands inside.
+            let joined = if Path::new(&raw).is_absolute() { PathBuf::from(&raw) } else { base.join(&raw) };
+            if let Ok(real) = joined.canonicalize().map_err(|_| ()).and_then(|r| if raw.is_empty() { Err(()) } else { Ok(r) }) {
+                let verdict = tree.ws.resolve(&raw, &base);
+                if real.starts_with(tree.ws.root()) {
+                    prop_assert_eq!(verdict.ok(), Some(real), "{}", raw);
+                } else {
+                    prop_assert!(verdict.is_err(), "{raw} -> {} accepted", real.display());
+                }
+            }
+        }
     }
 }

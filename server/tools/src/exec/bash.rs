@@ -17,7 +17,7 @@ use tandem_protocol::ToolGroup;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::group::Group;
-use super::redact::redact;
+use super::redact::{StreamRedactor, redact};
 use super::safety::{Verdict, classify};
 use crate::approval::{CommandCheck, CommandDecision};
 use crate::tool::parse_args;
@@ -61,7 +61,7 @@ impl Bash {
             spec: ToolSpec::new("bash", ToolGroup::Exec, DESCRIPTION, schema_for::<Args>())
                 .aliases(&["run_command", "shell", "execute_command"])
                 .keywords(&["command", "terminal", "build", "test", "run", "execute"])
-                .writes()
+                .runs_commands()
                 .always_load(),
         }
     }
@@ -93,9 +93,7 @@ fn kill_group(pgid: i32) {
 }
 
 fn outputs_dir(root: &Path) -> Result<PathBuf, ToolError> {
-    let dir = root.join(".tandem").join("outputs");
-    std::fs::create_dir_all(&dir).map_err(|e| ToolError::new(format!("cannot create {}: {e}", dir.display())))?;
-    Ok(dir)
+    crate::state::state_dir(root, "outputs").map_err(|e| ToolError::new(e.to_string()))
 }
 
 fn new_id() -> String {
@@ -106,7 +104,21 @@ fn new_id() -> String {
 }
 
 fn spawn(command: &str, dir: &Path) -> Result<tokio::process::Child, ToolError> {
-    tokio::process::Command::new("bash")
+    // A command that runs without asking runs where it cannot write or connect: if the
+    // classifier is wrong about it, it fails instead of writing.
+    let mut process = match (super::sandbox::current(), classify(command)) {
+        (super::sandbox::Sandbox::Launcher(launcher), Verdict::Safe) => {
+            let mut process = tokio::process::Command::new(launcher);
+            // `tandem-sandbox` takes the options directly; `tandem` through its `sandbox` command.
+            if launcher.file_name().is_some_and(|n| n != "tandem-sandbox") {
+                process.arg("sandbox");
+            }
+            process.args(["--read-only", "--", "bash"]);
+            process
+        }
+        _ => tokio::process::Command::new("bash"),
+    };
+    process
         .arg("-c")
         // One stream, in the order things were printed.
         .arg(format!("exec 2>&1\n{command}"))
@@ -146,14 +158,26 @@ pub(super) async fn confirm(
     ctx: &ToolContext,
     command: &str,
     dir: &Path,
-    needs_approval: Option<String>,
+    verdict: &Verdict,
     background: bool,
 ) -> Result<(), ToolError> {
     let Some(approver) = &ctx.approver else { return Ok(()) };
+    let (needs_approval, destroys_data) = match (verdict, super::sandbox::current()) {
+        (Verdict::NeedsApproval { reason, destroys_data }, _) => (Some(reason.clone()), *destroys_data),
+        // Read-only, but nothing would enforce it here: ask rather than trust the classifier.
+        (Verdict::Safe, super::sandbox::Sandbox::Unavailable(why)) => (
+            Some(format!(
+                "read-only commands run without asking only in the sandbox, which is unavailable here ({why})"
+            )),
+            false,
+        ),
+        (Verdict::Safe | Verdict::Refused { .. }, _) => (None, false),
+    };
     let check = CommandCheck {
         command: command.to_owned(),
         working_dir: ctx.workspace.display(dir),
         needs_approval,
+        destroys_data,
         background,
     };
     match approver.confirm_command(&check).await {
@@ -194,11 +218,7 @@ impl Tool for Bash {
         if !dir.is_dir() {
             return Err(ToolError::new(format!("working_dir `{}` is not a directory", ctx.workspace.display(&dir))));
         }
-        let needs_approval = match verdict {
-            Verdict::NeedsApproval { reason } => Some(reason),
-            _ => None,
-        };
-        confirm(&ctx, &args.command, &dir, needs_approval, args.run_in_background.unwrap_or(false)).await?;
+        confirm(&ctx, &args.command, &dir, &verdict, args.run_in_background.unwrap_or(false)).await?;
         if !args.run_in_background.unwrap_or(false) {
             if let Some(editor) = ctx.editor.clone().filter(|editor| editor.runs_commands()) {
                 return run_in_editor(&ctx, editor.as_ref(), &args.command, &dir, args.timeout).await;
@@ -212,7 +232,18 @@ impl Tool for Bash {
         let exit = Arc::new(Mutex::new(None));
         let job_exit = Arc::clone(&exit);
         tokio::spawn(async move {
-            tokio::io::copy(&mut stdout, &mut file).await.ok();
+            // The log is what `bash_output` shows and the model may read: redacted as it is written.
+            let mut redactor = StreamRedactor::default();
+            let mut buffer = vec![0u8; 64 * 1024];
+            while let Ok(n) = stdout.read(&mut buffer).await {
+                if n == 0 {
+                    break;
+                }
+                if file.write_all(redactor.push(&buffer[..n]).as_bytes()).await.is_err() {
+                    break;
+                }
+            }
+            file.write_all(redactor.finish().as_bytes()).await.ok();
             file.flush().await.ok();
             let code = child.wait().await.ok().map_or(-1, |s| s.code().unwrap_or(-1));
             *job_exit.lock().unwrap_or_else(PoisonError::into_inner) = Some(code);
@@ -361,10 +392,8 @@ async fn wait_for_output(
             if n == 0 {
                 break;
             }
-            file.write_all(&buffer[..n]).await?;
             collected.extend_from_slice(&buffer[..n]);
         }
-        file.flush().await?;
         child.wait().await
     };
     let outcome = tokio::time::timeout(timeout, run).await;
@@ -395,6 +424,11 @@ async fn wait_for_output(
     .with("bytes", collected.len())
     .with("redacted", redacted.count);
     if truncated {
+        // The full log holds the redacted text only: raw output never reaches the disk.
+        file.write_all(redacted.text.as_bytes())
+            .await
+            .map_err(|e| ToolError::new(format!("cannot write {shown_log}: {e}")))?;
+        file.flush().await.ok();
         out = out.with("outputFile", shown_log);
     } else {
         // Short output needs no file.
@@ -432,7 +466,8 @@ impl BashOutput {
         Self {
             spec: ToolSpec::new("bash_output", ToolGroup::Exec, OUTPUT_DESCRIPTION, schema_for::<OutputArgs>())
                 .aliases(&["command_status", "kill_shell"])
-                .keywords(&["background", "job", "status", "kill", "logs"]),
+                .keywords(&["background", "job", "status", "kill", "logs"])
+                .session_only(),
         }
     }
 }
@@ -667,5 +702,44 @@ mod tests {
             "key=[REDACTED:aws-access-key-id]\n[REDACTED:github-token]\n\n\n(2 secret(s) redacted from the output)"
         );
         assert_eq!(result.metadata["redacted"], json!(2));
+    }
+
+    /// The full logs under `.tandem/outputs/` hold what the model is shown: no raw secret, in
+    /// the foreground (long output) or the background.
+    #[test]
+    fn output_logs_never_hold_a_raw_secret() {
+        let h = harness();
+        let secret = "postgres://app:S3cretPassw0rd@db/app";
+        let long = format!("seq 1 40000; echo DATABASE_URL={secret}; seq 1 10");
+        let result = h.call("bash", json!({"command": long}));
+        let file = result.metadata["outputFile"].as_str().unwrap_or_default().to_owned();
+        assert!(!file.is_empty(), "{result:?}");
+        let log = std::fs::read_to_string(h.dir.path().join(&file)).unwrap_or_default();
+        assert!(
+            log.contains("DATABASE_URL=postgres://app:[REDACTED:url-password]@db/app"),
+            "{}",
+            &log[log.len().saturating_sub(200)..]
+        );
+        assert!(!log.contains("S3cretPassw0rd"));
+
+        let started = h.call(
+            "bash",
+            json!({"command": format!("echo DB_PASSWORD=hunter2hunter2; printf 'AKIAIOSF'; sleep 0.2; echo 'ODNN7EXAMPLE'; echo {secret}"), "run_in_background": true}),
+        );
+        let id = started.metadata["id"].as_str().unwrap_or_default().to_owned();
+        let file = started.metadata["outputFile"].as_str().unwrap_or_default().to_owned();
+        let mut done = h.call("bash_output", json!({"id": id}));
+        for _ in 0..100 {
+            if done.metadata["status"] != json!("running") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            done = h.call("bash_output", json!({"id": id}));
+        }
+        let log = std::fs::read_to_string(h.dir.path().join(&file)).unwrap_or_default();
+        for raw in ["hunter2hunter2", "AKIAIOSFODNN7EXAMPLE", "S3cretPassw0rd"] {
+            assert!(!log.contains(raw), "{raw} in the background log: {log}");
+        }
+        assert_eq!(log.matches("[REDACTED:").count(), 3, "{log}");
     }
 }

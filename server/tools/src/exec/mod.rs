@@ -6,6 +6,7 @@ mod bash;
 mod group;
 pub mod redact;
 pub mod safety;
+pub mod sandbox;
 mod script;
 
 pub use group::{GRACE, stop_all, track_group};

@@ -51,7 +51,7 @@ impl Script {
             )
             .aliases(&["shell_script"])
             .keywords(&["script", "bash", "multi-line"])
-            .writes(),
+            .runs_commands(),
             language: Language::Shell,
         }
     }
@@ -67,7 +67,7 @@ impl Script {
             )
             .aliases(&["python"])
             .keywords(&["script", "python", "analysis"])
-            .writes(),
+            .runs_commands(),
             language: Language::Python,
         }
     }
@@ -102,14 +102,16 @@ impl Tool for Script {
             Language::Shell => args.script.clone(),
             Language::Python => format!("python3 <<'EOF'\n{}\nEOF", args.script.trim_end()),
         };
-        let needs_approval = match (&self.language, classify(&args.script)) {
-            (Language::Shell, Verdict::Safe) => None,
-            (Language::Shell, Verdict::NeedsApproval { reason } | Verdict::Refused { reason }) => Some(reason),
-            (Language::Python, _) => Some("a Python script can do anything".to_owned()),
+        let verdict = match (&self.language, classify(&args.script)) {
+            (Language::Shell, Verdict::Refused { reason }) => Verdict::NeedsApproval { reason, destroys_data: false },
+            (Language::Shell, verdict) => verdict,
+            (Language::Python, _) => {
+                Verdict::NeedsApproval { reason: "a Python script can do anything".to_owned(), destroys_data: false }
+            }
         };
-        super::bash::confirm(&ctx, &shown, &dir, needs_approval, false).await?;
-        let scripts = ctx.workspace.root().join(".tandem").join("scripts");
-        std::fs::create_dir_all(&scripts).map_err(|e| ToolError::new(format!("cannot create .tandem/scripts: {e}")))?;
+        super::bash::confirm(&ctx, &shown, &dir, &verdict, false).await?;
+        let scripts =
+            crate::state::state_dir(ctx.workspace.root(), "scripts").map_err(|e| ToolError::new(e.to_string()))?;
         let (interpreter, extension) = match self.language {
             Language::Shell => ("bash", "sh"),
             Language::Python => ("python3", "py"),

@@ -31,7 +31,8 @@ impl Append {
             spec: ToolSpec::new("append", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
                 .aliases(&["append_file", "append_to_file"])
                 .keywords(&["add", "end", "log", "file"])
-                .writes(),
+                .writes()
+                .additive(),
         }
     }
 }

@@ -2,16 +2,14 @@
 
 use std::io;
 
+use super::{Change, Origin, blocking, check_fresh, commit_all, load};
+use crate::tool::parse_args;
+use crate::{CommandDecision, Tool, ToolCheck, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_text::disk::{self, Expected};
-
-use super::{Origin, blocking, check_fresh, load};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const DESCRIPTION: &str = "Delete a file or an empty directory in the workspace. A symbolic link is removed itself, not its \
     target. Refuses the workspace root and anything in .git.";
@@ -45,11 +43,92 @@ impl Tool for Delete {
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(args)?;
-        blocking(move || run(args, &ctx)).await
+        let target = {
+            let ctx = ctx.clone();
+            blocking(move || inspect(&args, &ctx)).await?
+        };
+        let shown = ctx.workspace.display(target.path());
+        match target {
+            // A file goes through the commit path: the person reviews its deletion as a diff,
+            // and the disk is checked against what was read.
+            Target::File(loaded) => {
+                let open = matches!(loaded.origin, Origin::Editor { .. } | Origin::Client { .. });
+                let path = loaded.path.clone();
+                commit_all(&ctx, vec![(loaded, Change::Delete)]).await?;
+                if let Some(session) = &ctx.session_id {
+                    ctx.cache.forget_read(session, &path);
+                }
+                let mut output = format!("Deleted `{shown}`.");
+                if open {
+                    output.push_str(" It is still open in the editor, which may offer to save it again.");
+                }
+                Ok(ToolOutput::new(format!("Deleted {shown}"), output).with("path", shown).with("kind", "file"))
+            }
+            Target::Symlink(path) => {
+                confirm(&ctx, &format!("deletes the symbolic link `{shown}` (its target is untouched)")).await?;
+                std::fs::remove_file(&path)
+                    .map_err(|err| ToolError::new(format!("cannot delete the link `{shown}`: {err}")))?;
+                Ok(ToolOutput::new(
+                    format!("Deleted {shown}"),
+                    format!("Deleted the symbolic link `{shown}` (its target is untouched)."),
+                )
+                .with("path", shown)
+                .with("kind", "symlink"))
+            }
+            Target::EmptyDir(path) => {
+                confirm(&ctx, &format!("deletes the empty directory `{shown}`")).await?;
+                std::fs::remove_dir(&path).map_err(|err| match err.kind() {
+                    io::ErrorKind::DirectoryNotEmpty => {
+                        ToolError::new(format!("`{shown}` is no longer empty; nothing was deleted"))
+                    }
+                    _ => ToolError::new(format!("cannot delete `{shown}`: {err}")),
+                })?;
+                Ok(ToolOutput::new(format!("Deleted {shown}/"), format!("Deleted the empty directory `{shown}`."))
+                    .with("path", shown)
+                    .with("kind", "directory"))
+            }
+        }
     }
 }
 
-fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+/// What a delete would remove.
+enum Target {
+    /// A file, as loaded (editor buffer or disk).
+    File(super::Loaded),
+    /// A symbolic link (the link itself goes).
+    Symlink(std::path::PathBuf),
+    /// An empty directory.
+    EmptyDir(std::path::PathBuf),
+}
+
+impl Target {
+    fn path(&self) -> &std::path::Path {
+        match self {
+            Self::File(loaded) => &loaded.path,
+            Self::Symlink(path) | Self::EmptyDir(path) => path,
+        }
+    }
+}
+
+/// Asks the call's approver about a deletion that has no text to show as a diff.
+async fn confirm(ctx: &ToolContext, what: &str) -> Result<(), ToolError> {
+    let Some(approver) = &ctx.approver else { return Ok(()) };
+    let check = ToolCheck { tool: "delete".to_owned(), server: None, arguments: Value::Null, reason: what.to_owned() };
+    match approver.confirm_tool(&check).await {
+        CommandDecision::Allow => Ok(()),
+        CommandDecision::Reject { reason } => {
+            let said = reason.map(|r| format!(" They said: {r}")).unwrap_or_default();
+            Err(ToolError::new(format!("the person did not allow this deletion; nothing was deleted.{said}"))
+                .with("rejected", true))
+        }
+        CommandDecision::Cancelled => {
+            Err(ToolError::new("cancelled: the turn ended before the person answered; nothing was deleted")
+                .with("cancelled", true))
+        }
+    }
+}
+
+fn inspect(args: &Args, ctx: &ToolContext) -> Result<Target, ToolError> {
     // Resolve the parent, not the path: deleting a symlink removes the link, wherever it points.
     let raw = std::path::Path::new(&args.file_path);
     let path = match (raw.parent(), raw.file_name()) {
@@ -73,47 +152,19 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         Err(err) => return Err(ToolError::new(format!("cannot inspect `{shown}`: {err}"))),
     };
     if meta.file_type().is_symlink() {
-        std::fs::remove_file(&path)
-            .map_err(|err| ToolError::new(format!("cannot delete the link `{shown}`: {err}")))?;
-        return Ok(ToolOutput::new(
-            format!("Deleted {shown}"),
-            format!("Deleted the symbolic link `{shown}` (its target is untouched)."),
-        )
-        .with("path", shown)
-        .with("kind", "symlink"));
+        return Ok(Target::Symlink(path));
     }
     if meta.is_dir() {
-        return match std::fs::remove_dir(&path) {
-            Ok(()) => {
-                Ok(ToolOutput::new(format!("Deleted {shown}/"), format!("Deleted the empty directory `{shown}`."))
-                    .with("path", shown)
-                    .with("kind", "directory"))
-            }
-            Err(err) if err.kind() == io::ErrorKind::DirectoryNotEmpty => {
-                let entries = std::fs::read_dir(&path).map(|d| d.count()).unwrap_or(0);
-                Err(ToolError::new(format!(
-                    "`{shown}` is a directory with {entries} entr{}; delete what it holds first (only empty directories are deleted)",
-                    if entries == 1 { "y" } else { "ies" }
-                )))
-            }
-            Err(err) => Err(ToolError::new(format!("cannot delete `{shown}`: {err}"))),
-        };
+        let entries = std::fs::read_dir(&path).map(|d| d.count()).unwrap_or(0);
+        if entries > 0 {
+            return Err(ToolError::new(format!(
+                "`{shown}` is a directory with {entries} entr{}; delete what it holds first (only empty directories are deleted)",
+                if entries == 1 { "y" } else { "ies" }
+            )));
+        }
+        return Ok(Target::EmptyDir(path));
     }
     let loaded = load(ctx, &path)?;
     check_fresh(ctx, &loaded)?;
-    let expected = match loaded.origin {
-        Origin::Disk { disk_hash, .. } => Expected::Hash(disk_hash),
-        // Open in the editor, or binary-free but unloaded: the editor holds the text; delete
-        // what is on disk.
-        Origin::Editor { .. } | Origin::Client { .. } | Origin::Missing => Expected::Any,
-    };
-    disk::remove(&path, expected)?;
-    if let Some(session) = &ctx.session_id {
-        ctx.cache.forget_read(session, &path);
-    }
-    let mut output = format!("Deleted `{shown}`.");
-    if matches!(loaded.origin, Origin::Editor { .. } | Origin::Client { .. }) {
-        output.push_str(" It is still open in the editor, which may offer to save it again.");
-    }
-    Ok(ToolOutput::new(format!("Deleted {shown}"), output).with("path", shown).with("kind", "file"))
+    Ok(Target::File(loaded))
 }

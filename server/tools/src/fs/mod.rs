@@ -197,6 +197,11 @@ pub(crate) fn check_fresh(ctx: &ToolContext, loaded: &Loaded) -> Result<(), Tool
             ))
             .with("stale", true))
         }
+        None if ctx.require_read && loaded.exists() => Err(ToolError::new(format!(
+            "`{0}` has not been read in this session; read it first (the `read` tool), then change it",
+            ctx.workspace.display(&loaded.path)
+        ))
+        .with("unread", true)),
         _ => Ok(()),
     }
 }

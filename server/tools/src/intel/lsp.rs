@@ -87,12 +87,11 @@ pub(crate) struct Lsp {
 
 impl Lsp {
     pub fn new() -> Self {
-        let mut spec = ToolSpec::new("lsp", ToolGroup::Lsp, DESCRIPTION, schema_for::<Args>())
-            .aliases(&["language_server", "code_intel"])
-            .keywords(&["definition", "references", "hover", "symbol", "rename", "diagnostics", "type", "callers"]);
         // rename writes, through the commit path (and its approvals); the queries do not.
-        spec.can_write = true;
-        spec.concurrency_safe = false;
+        let spec = ToolSpec::new("lsp", ToolGroup::Lsp, DESCRIPTION, schema_for::<Args>())
+            .aliases(&["language_server", "code_intel"])
+            .keywords(&["definition", "references", "hover", "symbol", "rename", "diagnostics", "type", "callers"])
+            .writes();
         Self { spec }
     }
 }

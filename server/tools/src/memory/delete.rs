@@ -27,7 +27,8 @@ impl MemoryDelete {
         Self {
             spec: ToolSpec::new("memory_delete", ToolGroup::Memory, DESCRIPTION, schema_for::<Args>())
                 .aliases(&["forget", "delete_memory"])
-                .keywords(&["memory", "forget", "remove"]),
+                .keywords(&["memory", "forget", "remove"])
+                .changes_state(),
         }
     }
 }

@@ -166,9 +166,20 @@ pub fn load_all(root: &Path) -> Vec<Memory> {
     let mut all = Vec::new();
     for scope in [Scope::Project, Scope::User] {
         let Some(dir) = memory_dir(root, scope) else { continue };
+        // A shipped symlink (`.tandem/memory`, or one memory file) could make a file outside
+        // the workspace part of every prompt: only real directories and regular files count.
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            continue;
+        }
+        if scope == Scope::Project
+            && std::fs::symlink_metadata(dir.parent().unwrap_or(&dir)).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         let mut found: Vec<Memory> = entries
             .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|e| e == "md"))
             .filter_map(|p| std::fs::read_to_string(&p).ok().and_then(|t| parse(&t, &p, scope)))

@@ -43,7 +43,9 @@ impl MemoryWrite {
         Self {
             spec: ToolSpec::new("memory_write", ToolGroup::Memory, DESCRIPTION, schema_for::<Args>())
                 .aliases(&["remember", "save_memory"])
-                .keywords(&["memory", "remember", "note", "preference"]),
+                .keywords(&["memory", "remember", "note", "preference"])
+                .changes_state()
+                .additive(),
         }
     }
 }
@@ -79,9 +81,16 @@ impl Tool for MemoryWrite {
         let path = dir.join(file_name(&memory));
         let text = render(&memory);
         let write_path = path.clone();
+        let root = ctx.workspace.root().to_path_buf();
         blocking(move || {
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| ToolError::new(format!("cannot create {}: {e}", dir.display())))?;
+            match scope {
+                // The workspace's own state directory: never through a shipped symlink.
+                Scope::Project => {
+                    crate::state::state_dir(&root, "memory").map_err(|e| ToolError::new(e.to_string()))?;
+                }
+                Scope::User => std::fs::create_dir_all(&dir)
+                    .map_err(|e| ToolError::new(format!("cannot create {}: {e}", dir.display())))?,
+            }
             disk::write_atomic(&write_path, text.as_bytes(), Expected::Absent)?;
             Ok(())
         })
