@@ -22,9 +22,31 @@ use serde::{Deserialize, Serialize};
 use tandem_text::disk::{self, Expected};
 use tandem_text::{ContentHash, FileFormat, TextError};
 
-/// Where the journals of the workspace at `root` live.
+/// Where the journals of the workspace at `root` live (not created).
 pub(crate) fn journal_dir(root: &Path) -> PathBuf {
-    root.join(".tandem").join("journal")
+    root.join(crate::state::STATE_DIR).join("journal")
+}
+
+/// Whether a journal entry only names files inside the workspace, with its temporary files
+/// next to its target under Tandem's temporary names. A journal found on disk may have come
+/// with a cloned repository: recovery never acts on one that reaches anywhere else.
+fn confined(root: &Path, entry: &Entry) -> bool {
+    let plain = |path: &Path| {
+        path.is_absolute()
+            && path.starts_with(root)
+            && path.components().all(|c| matches!(c, std::path::Component::RootDir | std::path::Component::Normal(_)))
+    };
+    let beside = |path: &Path| {
+        plain(path)
+            && path.parent() == entry.target.parent()
+            && path.file_name().is_some_and(|name| name.to_string_lossy().starts_with(disk::TEMP_PREFIX))
+    };
+    plain(&entry.target)
+        && entry.tmp.as_deref().is_none_or(beside)
+        && match &entry.before {
+            Before::Kept(pre) => beside(pre),
+            Before::Absent | Before::Untracked => true,
+        }
 }
 
 /// One operation of a commit.
@@ -101,7 +123,6 @@ pub(crate) fn commit(root: &Path, ops: Vec<Op>) -> Result<(), Failed> {
 
 /// [`commit`], stopping dead (as a killed process would) after `steps` steps: for tests.
 fn commit_until(root: &Path, ops: Vec<Op>, steps: usize) -> Result<(), Failed> {
-    let dir = journal_dir(root);
     recover(root);
     let many = ops.len() > 1;
     for op in &ops {
@@ -136,7 +157,7 @@ fn commit_until(root: &Path, ops: Vec<Op>, steps: usize) -> Result<(), Failed> {
         step += 1;
         step > steps
     };
-    let journal = match Journal::begin(&dir, &entries, many) {
+    let journal = match Journal::begin(root, &entries, many) {
         Ok(journal) => Some(journal),
         Err(err) if many => return Err(err.into()),
         Err(err) => {
@@ -292,8 +313,13 @@ struct Journal {
 impl Journal {
     /// Writes the intent under a temporary name, syncs it (when `durable`), then gives it its
     /// journal name: a recoverer never sees a journal whose intent is incomplete.
-    fn begin(dir: &Path, entries: &[Entry], durable: bool) -> Result<Self, TextError> {
-        fs::create_dir_all(dir).map_err(io_error("cannot create directory", dir))?;
+    fn begin(root: &Path, entries: &[Entry], durable: bool) -> Result<Self, TextError> {
+        let dir = crate::state::state_dir(root, "journal").map_err(|err| TextError::Io {
+            action: "cannot use the state directory",
+            path: journal_dir(root),
+            source: io::Error::other(err),
+        })?;
+        let dir = dir.as_path();
         let name = disk::temp_path(&dir.join("commit"), "new");
         let mut file = OpenOptions::new()
             .read(true)
@@ -345,7 +371,7 @@ pub(crate) fn recover(root: &Path) -> Vec<String> {
         if !name.starts_with(disk::TEMP_PREFIX) {
             continue;
         }
-        if let Err(problem) = recover_one(&path, name.ends_with(".journal")) {
+        if let Err(problem) = recover_one(root, &path, name.ends_with(".journal")) {
             tracing::warn!(journal = %path.display(), "{problem}");
             problems.push(problem);
         }
@@ -354,7 +380,7 @@ pub(crate) fn recover(root: &Path) -> Vec<String> {
 }
 
 /// Finishes one journal (or removes an intent that never became one) unless its process holds it.
-fn recover_one(path: &Path, journal: bool) -> Result<(), String> {
+fn recover_one(root: &Path, path: &Path, journal: bool) -> Result<(), String> {
     let Ok(mut file) = OpenOptions::new().read(true).write(true).open(path) else { return Ok(()) };
     if file.try_lock().is_err() {
         return Ok(()); // its commit is running
@@ -379,6 +405,12 @@ fn recover_one(path: &Path, journal: bool) -> Result<(), String> {
             return Ok(());
         }
     };
+    if let Some(entry) = intent.entries.iter().find(|entry| !confined(root, entry)) {
+        return Err(format!(
+            "ignored: it names `{}`, outside the workspace or not a file of Tandem's; remove the journal if you did not expect it",
+            entry.target.display()
+        ));
+    }
     let committed = lines.next() == Some(COMMITTED);
     if committed {
         finish(&intent.entries);
@@ -411,6 +443,9 @@ mod tests {
                     stack.push(path);
                 } else {
                     let rel = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
+                    if rel.starts_with(".tandem/") {
+                        continue;
+                    }
                     let text = fs::read_to_string(&path).unwrap_or_default();
                     names.push(format!("{rel}={text}"));
                 }
@@ -496,6 +531,25 @@ mod tests {
     }
 
     #[test]
+    fn a_journal_that_reaches_outside_the_workspace_is_ignored() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let victim = outside.path().join("victim.txt");
+        fs::write(&victim, "known").unwrap_or_else(|e| panic!("{e}"));
+        // A shipped journal claiming we created the file outside: rolling it back would delete it.
+        let entries = vec![Entry {
+            target: victim.clone(),
+            tmp: None,
+            before: Before::Absent,
+            new_hash: Some(ContentHash::of(b"known").0),
+        }];
+        drop(Journal::begin(dir.path(), &entries, true).unwrap_or_else(|e| panic!("{e}")));
+        let problems = recover(dir.path());
+        assert!(problems.iter().any(|p| p.contains("outside the workspace")), "{problems:?}");
+        assert!(victim.exists(), "recovery acted outside the workspace");
+    }
+
+    #[test]
     fn a_journal_held_by_a_live_commit_is_left_alone() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         setup(dir.path());
@@ -505,7 +559,7 @@ mod tests {
             before: Before::Absent,
             new_hash: Some(ContentHash::of(b"a0").0),
         }];
-        let journal = Journal::begin(&journal_dir(dir.path()), &entries, true).unwrap_or_else(|e| panic!("{e}"));
+        let journal = Journal::begin(dir.path(), &entries, true).unwrap_or_else(|e| panic!("{e}"));
         recover(dir.path());
         assert!(dir.path().join("a.txt").exists(), "a live journal was rolled back");
         drop(journal);
