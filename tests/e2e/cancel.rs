@@ -103,7 +103,6 @@ fn mcp_cancelled_notification_stops_the_command_and_its_children() -> Res<()> {
         }
     };
     assert!(listed["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{listed}");
-    drop(send);
     drop(stdin);
     child.wait().map_err(|e| e.to_string())?;
     Ok(())
