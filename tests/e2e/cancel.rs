@@ -157,6 +157,8 @@ fn a_stubborn_mcp_server_is_gone_after_tandem_exits() -> Res<()> {
         .current_dir(&root)
         .env_remove("TANDEM_PROFILE")
         .env("TANDEM_PROFILE", "full")
+        // The workspace's own MCP servers run only in a trusted workspace.
+        .env("TANDEM_TRUST_WORKSPACE", "1")
         .stdin(Stdio::null())
         .output()
         .map_err(|e| e.to_string())?;

@@ -27,8 +27,26 @@ fn signal(pgid: i32, signal: Signal) {
     }
 }
 
+/// Whether the group has a process that still runs. A zombie (exited, not yet reaped: the
+/// group's leader is our own child until the runtime reaps it) runs nothing and does not count.
 fn alive(pgid: i32) -> bool {
-    Pid::from_raw(pgid).is_some_and(|pid| test_kill_process_group(pid).is_ok())
+    if !Pid::from_raw(pgid).is_some_and(|pid| test_kill_process_group(pid).is_ok()) {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else { return true };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            return false;
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
+        let Some((_, rest)) = stat.rsplit_once(") ") else { return false };
+        let mut fields = rest.split(' ');
+        let state = fields.next().unwrap_or("Z");
+        let pgrp = fields.nth(1).and_then(|f| f.parse::<i32>().ok());
+        pgrp == Some(pgid) && state != "Z" && state != "X"
+    })
 }
 
 /// Waits until every group of `pgids` is gone or `grace` passed; returns the ones left.
@@ -48,9 +66,12 @@ fn terminate(pgids: &[i32], grace: Duration) {
     for &pgid in pgids {
         signal(pgid, Signal::TERM);
     }
-    for pgid in wait_gone(pgids, grace) {
+    let left = wait_gone(pgids, grace);
+    for &pgid in &left {
         signal(pgid, Signal::KILL);
     }
+    // SIGKILL is delivered asynchronously: wait (briefly) until they are really gone.
+    wait_gone(&left, Duration::from_secs(1));
     let mut live = live();
     for pgid in pgids {
         live.remove(pgid);
@@ -72,6 +93,7 @@ impl Group {
     /// The command ended by itself (or timed out): what it left running is killed at once.
     pub(crate) fn end(self) {
         signal(self.pgid, Signal::KILL);
+        wait_gone(&[self.pgid], Duration::from_secs(1));
         live().remove(&self.pgid);
         std::mem::forget(self);
     }
