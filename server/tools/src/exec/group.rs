@@ -30,7 +30,7 @@ fn signal(pgid: i32, signal: Signal) {
 /// Whether the group has a process that still runs. A zombie (exited, not yet reaped: the
 /// group's leader is our own child until the runtime reaps it) runs nothing and does not count.
 fn alive(pgid: i32) -> bool {
-    if !Pid::from_raw(pgid).is_some_and(|pid| test_kill_process_group(pid).is_ok()) {
+    if Pid::from_raw(pgid).is_none_or(|pid| test_kill_process_group(pid).is_err()) {
         return false;
     }
     let Ok(entries) = std::fs::read_dir("/proc") else { return true };
