@@ -2,8 +2,10 @@
 # Installs what the VS Code extension's end-to-end test needs, idempotently:
 # Debian's Chromium (driven by playwright-core) and code-server 4.100.3 (a real VS Code 1.100.3
 # workbench and extension host; the newest code-server that runs on Node 20). code-server's npm
-# install builds native modules from source; four offline workarounds are needed, see
-# ../shared/recipes/editors-headless.md §2.3. The install is cached outside the clone (~300 MB,
+# install builds native modules from source and, left alone, downloads from hosts this machine
+# cannot reach: the workarounds below are ripgrep from Debian put in @vscode/ripgrep's download
+# cache, `npm_config_yes` (no prompt from npx), `npm_config_unsafe_perm` (scripts run as root
+# keep working) and two build jobs. The install is cached outside the clone (~300 MB,
 # ~90 s to build) in $TANDEM_CODE_SERVER_DIR (default ~/.cache/tandem/code-server-4.100.3).
 set -euo pipefail
 

@@ -112,5 +112,10 @@ fn read_only_commands_run_sandboxed() -> Res<()> {
     assert_eq!(no_new_privs(&[], "grep NoNewPrivs /proc/self/status > /dev/stderr; touch made")?.lines().count(), 1);
     assert!(dir.path().join("made").exists(), "a command that is not read-only runs outside the sandbox");
     assert_eq!(no_new_privs(&[("TANDEM_SANDBOX", "off")], "grep NoNewPrivs /proc/self/status")?, "NoNewPrivs:\t0");
+    // A read-only shell script runs sandboxed too, with its arguments.
+    let script = json!({"script": "grep NoNewPrivs /proc/self/status\necho \"$1\"\n", "args": ["arg one"]});
+    let out = tandem(dir.path(), &["tool", "run_shell_script", &script.to_string()], &[])?;
+    let result: Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+    assert_eq!(result["output"].as_str().unwrap_or_default().trim(), "NoNewPrivs:\t1\narg one", "{result}");
     Ok(())
 }

@@ -1,5 +1,5 @@
-// The sidecar's wire types the extension uses (../../../../shared/design/PROTOCOL.md; the Rust
-// source of truth is server/protocol, its JSON Schema server/protocol/schema/protocol.schema.json).
+// The sidecar's wire types the extension uses (the Rust source of truth is server/protocol, its
+// JSON Schema server/protocol/schema/protocol.schema.json; the methods are listed in the README).
 
 export const Methods = {
   sessionNew: "tandem/session/new",

@@ -1,4 +1,4 @@
-//! Wire types of Tandem's editor protocol (`PROTOCOL.md`). This is the only crate whose types
+//! Wire types of Tandem's editor protocol (the README's method table). This is the only crate whose types
 //! go on the wire; everything here is serde + JSON Schema, no IO.
 //!
 //! The generated schema is checked in at `server/protocol/schema/protocol.schema.json`; a test

@@ -1,5 +1,5 @@
 //! Agent sessions: `tandem/session/*` requests, their updates, and permission requests.
-//! Shapes follow ACP v1 (Agent Client Protocol) where PROTOCOL.md says so.
+//! Shapes follow ACP v1 (Agent Client Protocol) wherever ACP has the same concept.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

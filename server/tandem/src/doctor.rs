@@ -32,11 +32,17 @@ pub async fn run() -> ExitCode {
     };
     let mut out = String::from("Language servers (configure in .tandem/config.toml [lsp.<name>]):\n");
     let lines = doctor(&catalog, &cwd);
-    let missing = lines.iter().filter(|l| l.enabled && l.found.is_none()).count();
+    let missing = lines.iter().filter(|l| l.enabled && (l.found.is_none() || l.problem.is_some())).count();
     for line in &lines {
         let extensions = line.extensions.iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" ");
         let state = match (&line.found, line.enabled) {
             (_, false) => "disabled".to_owned(),
+            (Some(path), true) if line.problem.is_some() => format!(
+                "broken   {}: {}; fix with: {}",
+                path.display(),
+                line.problem.as_deref().unwrap_or_default(),
+                line.install
+            ),
             (Some(path), true) => format!("found    {}", path.display()),
             (None, true) => format!("missing  install with: {}", line.install),
         };

@@ -1,5 +1,5 @@
 -- setup() options: defaults, validation with messages a person can act on, and the
--- initializationOptions they become (PROTOCOL.md, "LSP front door").
+-- initializationOptions they become (the `InitializationOptions` type of server/protocol).
 local M = {}
 
 M.modes = { "default", "auto-edit", "plan", "yolo" }

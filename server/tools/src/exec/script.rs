@@ -110,6 +110,22 @@ impl Tool for Script {
             }
         };
         super::bash::confirm(&ctx, &shown, &dir, &verdict, false).await?;
+        if let Language::Shell = self.language {
+            // Run as the command line itself (its arguments set as `$1`…): what was classified
+            // is exactly what runs, in the read-only sandbox when it only reads.
+            let mut command = String::new();
+            if !args.args.is_empty() {
+                command.push_str("set --");
+                for arg in &args.args {
+                    command.push(' ');
+                    command.push_str(&quote(arg));
+                }
+                command.push('\n');
+            }
+            command.push_str(&args.script);
+            let title = format!("bash script ({} lines)", args.script.lines().count());
+            return run_foreground(&ctx, &command, &title, &dir, args.timeout).await;
+        }
         let scripts =
             crate::state::state_dir(ctx.workspace.root(), "scripts").map_err(|e| ToolError::new(e.to_string()))?;
         let (interpreter, extension) = match self.language {

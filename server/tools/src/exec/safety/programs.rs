@@ -150,6 +150,8 @@ pub(super) fn not_read_only(program: &str, args: &[Word]) -> Option<String> {
         | "sha512sum" | "b2sum" | "cksum" | "column" | "jq" | "less" | "more" | "test" | "[" | "env" | "printenv"
         | "comm" | "paste" | "fold" | "expand" | "unexpand" | "od" | "hexdump" | "xxd" | "strings" | "seq" | "tr"
         | "nproc" | "uptime" | "free" | "locale" | "getconf" => None,
+        // Shell builtins that change only the shell itself (`set -- a b` sets `$1`, `$2`).
+        "set" | "shift" | ":" => None,
         "tree" if lits(args).any(|a| a == "-o" || a.starts_with("-o")) => why("writes its listing to a file (-o)"),
         "tree" => None,
         "file" if lits(args).any(|a| cluster_has(a, 'C') || a == "--compile") => why("compiles a magic file (-C)"),
