@@ -138,6 +138,10 @@ fn a_turn_reads_edits_with_approval_is_rejected_runs_an_always_allowed_command_a
     assert_eq!(diff["hunks"][0]["id"], "h1");
     assert!(diff["hunks"][0]["patch"].as_str().unwrap_or_default().contains("-    1\n+    2\n"), "{diff}");
     assert_eq!(asks[0]["toolCall"]["toolCallId"], "c2");
+    // The request says where the change is (clients show its file from the locations).
+    let location = &asks[0]["toolCall"]["locations"][0];
+    assert_eq!(location["path"], diff["path"], "{:#}", asks[0]);
+    assert!(location["line"].as_u64().is_some_and(|line| line > 0), "{location}");
     let options: Vec<&str> =
         asks[0]["options"].as_array().into_iter().flatten().filter_map(|o| o["kind"].as_str()).collect();
     assert_eq!(options, ["allow_once", "allow_always", "reject_once", "reject_always"]);
@@ -280,6 +284,66 @@ fn cancel_mid_stream_ends_the_turn_promptly() -> Res<()> {
     // The session goes on: the next prompt works.
     let result = prompt(&mut sidecar, &session, "again")?;
     assert_eq!(result["stopReason"], "end_turn");
+    Ok(())
+}
+
+/// The text of an OpenAI-format message (a string, or text parts).
+fn message_text(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(""),
+        _ => String::new(),
+    }
+}
+
+/// A cancelled prompt (before any answer, and after part of one was streamed) stays a turn of
+/// its own in the history, marked as interrupted: the next prompt is sent alone, after it.
+#[test]
+fn a_cancelled_prompt_is_not_merged_into_the_next_one() -> Res<()> {
+    for streamed in [false, true] {
+        let dir = workspace(&[])?;
+        let first = if streamed {
+            (0..50).fold(Turn::new().chunk_delay(Duration::from_millis(200)), |turn, i| turn.text(format!("w{i} ")))
+        } else {
+            Turn::hang()
+        };
+        let provider = FakeProvider::start_blocking(vec![first, Turn::reply("hi")]);
+        let mut sidecar = sidecar(dir.path(), &provider, "openai", "")?;
+        let session = new_session(&mut sidecar, json!({}))?;
+        let id = sidecar.send_request(
+            "tandem/session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "Think hard about it" }] }),
+        )?;
+        if streamed {
+            sidecar.pump_until(|n| n["params"]["update"]["sessionUpdate"] == "agent_message_chunk")?;
+        } else {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while provider.requests().is_empty() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        sidecar.notify("tandem/session/cancel", json!({ "sessionId": session }))?;
+        let result = sidecar.wait_response(id)?.map_err(|e| e.to_string())?;
+        assert_eq!(result["stopReason"], "cancelled");
+        let result = prompt(&mut sidecar, &session, "Say hi")?;
+        assert_eq!(result["stopReason"], "end_turn");
+        let requests = provider.requests();
+        let messages = requests.last().and_then(|r| r.body["messages"].as_array().cloned()).unwrap_or_default();
+        let texts: Vec<(String, String)> = messages
+            .iter()
+            .filter(|m| m["role"] != "system")
+            .map(|m| (m["role"].as_str().unwrap_or_default().to_owned(), message_text(m)))
+            .collect();
+        let last = texts.last().cloned().unwrap_or_default();
+        assert_eq!(last, ("user".to_owned(), "Say hi".to_owned()), "streamed: {streamed}: {texts:?}");
+        assert_eq!(texts[0], ("user".to_owned(), "Think hard about it".to_owned()), "{texts:?}");
+        let told = texts[1..texts.len() - 1].iter().any(|(role, text)| role == "user" && text.contains("interrupted"));
+        assert!(told, "the model is not told the person interrupted: {texts:?}");
+        if streamed {
+            let partial = texts.iter().any(|(role, text)| role == "assistant" && text.starts_with("w0 "));
+            assert!(partial, "what was streamed before the cancel is lost: {texts:?}");
+        }
+    }
     Ok(())
 }
 
@@ -438,6 +502,66 @@ fn a_session_is_stored_listed_and_resumed_with_its_history() -> Res<()> {
         .err()
         .unwrap_or_default();
     assert!(err["message"].as_str().unwrap_or_default().contains("no session `nope`"), "{err}");
+    Ok(())
+}
+
+/// Each tool call of `updates` folded to its final state (what a client shows once the call
+/// ended): the announcement with every later update's fields applied, `rawOutput` aside.
+fn fold_calls(updates: &[Value]) -> Vec<Value> {
+    let mut calls: Vec<Value> = Vec::new();
+    for update in updates {
+        match update["sessionUpdate"].as_str() {
+            Some("tool_call") => {
+                let mut call = update.clone();
+                call["sessionUpdate"] = json!("tool_call");
+                calls.push(call);
+            }
+            Some("tool_call_update") => {
+                if let Some(call) = calls.iter_mut().find(|c| c["toolCallId"] == update["toolCallId"]) {
+                    for (key, value) in update.as_object().into_iter().flatten() {
+                        if !matches!(key.as_str(), "sessionUpdate" | "rawOutput") && !value.is_null() {
+                            call[key] = value.clone();
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    calls
+}
+
+/// Loading a session replays its tool calls as the person saw them: diffs, outputs and
+/// locations included, equal to the live updates folded.
+#[test]
+fn load_replays_tool_calls_as_they_were_first_sent() -> Res<()> {
+    let dir = workspace(&[("src/lib.rs", LIB)])?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("call_1", "read", json!({ "file_path": "src/lib.rs" })),
+        Turn::new().tool_call(
+            "call_2",
+            "edit",
+            json!({ "file_path": "src/lib.rs", "old_string": "    1\n", "new_string": "    2\n" }),
+        ),
+        Turn::new().tool_call("call_3", "bash", json!({ "command": "echo hello from the command" })),
+        Turn::new().tool_call("call_4", "read", json!({ "file_path": "missing.rs" })),
+        Turn::reply("Done."),
+    ]);
+    let mut first = sidecar(dir.path(), &provider, "openai", "")?;
+    first.permission_replies.extend([PermissionReply::select("allow_once"), PermissionReply::select("allow_once")]);
+    let session = new_session(&mut first, json!({}))?;
+    prompt(&mut first, &session, "change x")?;
+    let live = fold_calls(&first.session_updates());
+    assert_eq!(live.len(), 4, "{live:#?}");
+    first.shutdown()?;
+    let mut second = sidecar(dir.path(), &provider, "openai", "")?;
+    second.request("tandem/session/load", json!({ "sessionId": session }))?;
+    let replayed = fold_calls(&second.session_updates());
+    assert_eq!(replayed, live);
+    // What the comparison covers: the diff, the command's output, the locations.
+    assert_eq!(replayed[1]["content"][0]["type"], "diff", "{:#}", replayed[1]);
+    assert!(replayed[2]["content"].to_string().contains("hello from the command"), "{:#}", replayed[2]);
+    assert!(replayed[0]["locations"][0]["path"].as_str().is_some_and(|p| p.ends_with("src/lib.rs")));
     Ok(())
 }
 

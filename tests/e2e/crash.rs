@@ -124,8 +124,10 @@ fn run_round(round: usize, delay: Duration, body: &[String]) -> Res<Round> {
     let mut observed = Round { sends, ..Round::default() };
     for entry in fs::read_dir(&root).map_err(|e| e.to_string())? {
         let name = entry.map_err(|e| e.to_string())?.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') && name.ends_with(".tandem-tmp") {
+        if name.starts_with(".tandem-") && name.ends_with(".tmp") {
             observed.temp_files += 1;
+        } else if name == ".tandem" {
+            // Tandem's state directory (the commit journal lives there).
         } else if !(0..FILES).any(|file| file_name(file) == name) {
             return Err(format!("round {round}: unexpected file `{name}` in the workspace"));
         }

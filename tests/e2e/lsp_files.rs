@@ -108,7 +108,12 @@ fn edit_of_a_file_on_disk_is_atomic_and_keeps_format() -> Res<()> {
     assert_eq!(fs::read(&path).map_err(|e| e.to_string())?, b"\xEF\xBB\xBFfirst\r\n2nd\r\n3rd\r\n4th\r\n");
     let mode = fs::metadata(&path).map_err(|e| e.to_string())?.permissions().mode() & 0o777;
     assert_eq!(mode, 0o640);
-    let leftovers: Vec<_> = fs::read_dir(&root).map_err(|e| e.to_string())?.flatten().map(|e| e.file_name()).collect();
+    let leftovers: Vec<_> = fs::read_dir(&root)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|name| name != ".tandem")
+        .collect();
     assert_eq!(leftovers.len(), 1, "temporary files left: {leftovers:?}");
 
     // Not found and ambiguous are errors that leave the file alone and say where to look.
@@ -258,7 +263,8 @@ fn write_append_delete_list_round_trip() -> Res<()> {
     ok(&appended)?;
     assert_eq!(read(&root.join("a/b/c.txt")), "hello\nworld\n");
     let listing = sidecar.call("list", json!({ "recursive": true }))?;
-    assert_eq!(listing["output"], json!(".gitignore\na/\na/b/\na/b/c.txt"));
+    // `.tandem/` holds the commit journal's directory (its own `.gitignore` keeps it out of git).
+    assert_eq!(listing["output"], json!(".gitignore\n.tandem/\na/\na/b/\na/b/c.txt"));
     let pattern = sidecar.call("list_files", json!({ "path": "a", "pattern": "*.txt", "recursive": true }))?;
     assert_eq!(pattern["output"], json!("a/b/c.txt"));
     let not_empty = sidecar.call("delete", json!({ "file_path": "a/b" }))?;

@@ -6,9 +6,12 @@ mod support;
 
 mod acp;
 mod agent;
+mod bad_input;
+mod cancel;
 mod cli;
 mod commands;
 mod crash;
+mod integrity;
 mod lsp_files;
 mod lsp_protocol;
 mod lsp_proxy;

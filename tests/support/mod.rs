@@ -281,6 +281,28 @@ impl Sidecar {
         }
     }
 
+    /// Waits for the responses to all of `ids`, in whatever order they come, answering server
+    /// requests meanwhile; returned in the order of `ids`.
+    pub fn wait_responses(&mut self, ids: &[i64]) -> Res<Vec<Result<Value, Value>>> {
+        let deadline = Instant::now() + TIMEOUT;
+        let mut got: HashMap<i64, Result<Value, Value>> = HashMap::new();
+        while got.len() < ids.len() {
+            let message = self.recv(deadline)?;
+            let id = message.get("id").and_then(Value::as_i64);
+            match id {
+                Some(id) if message.get("method").is_none() && ids.contains(&id) => {
+                    let outcome = match message.get("error") {
+                        Some(error) => Err(error.clone()),
+                        None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+                    };
+                    got.insert(id, outcome);
+                }
+                _ => self.dispatch(message)?,
+            }
+        }
+        Ok(ids.iter().filter_map(|id| got.remove(id)).collect())
+    }
+
     /// Sends a request; a JSON-RPC error fails the test.
     pub fn request(&mut self, method: &str, params: Value) -> Res<Value> {
         self.request_raw(method, params)?.map_err(|e| format!("{method} failed: {e}"))

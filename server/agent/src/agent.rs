@@ -327,7 +327,9 @@ impl Agent {
                 Record::Mode { mode: md } => mode = md,
                 Record::Todos { todos: list } => todos = list,
                 Record::Message { message } => {
-                    if message.role == Role::User {
+                    if crate::turn::is_interruption(&message) {
+                        // Said to the model, not by the person: not replayed.
+                    } else if message.role == Role::User {
                         for part in &message.content {
                             if let Part::Text { text } = part {
                                 replay.push(SessionUpdate::UserMessageChunk { content: ContentBlock::text(text) });
@@ -348,15 +350,15 @@ impl Agent {
                     }
                     messages.push(message);
                 }
-                Record::Call { tool_call_id, title, kind, status, raw_input, .. } => {
+                Record::Call { tool_call_id, title, kind, status, raw_input, content, locations, .. } => {
                     calls += 1;
                     replay.push(SessionUpdate::ToolCall(ToolCall {
                         tool_call_id,
                         title,
                         kind,
                         status: if status == ToolCallStatus::Completed { status } else { ToolCallStatus::Failed },
-                        content: Vec::new(),
-                        locations: Vec::new(),
+                        content,
+                        locations,
                         raw_input: Some(raw_input),
                     }));
                 }

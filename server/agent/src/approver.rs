@@ -178,6 +178,7 @@ impl CallApprover {
                 title: Some(self.title.clone()),
                 kind: Some(self.kind),
                 status: Some(ToolCallStatus::Pending),
+                locations: locations_of(&content),
                 content: Some(content),
                 raw_input: Some(self.raw_input.clone()),
                 ..Default::default()
@@ -386,6 +387,22 @@ impl Approver for CallApprover {
             },
         }
     }
+}
+
+/// Where a permission request's changes are: each diff's file, at its first changed line.
+/// Clients show the request's file from these (a diff's path alone may be joined wrongly).
+fn locations_of(content: &[ToolCallContent]) -> Option<Vec<tandem_protocol::ToolCallLocation>> {
+    let locations: Vec<tandem_protocol::ToolCallLocation> = content
+        .iter()
+        .filter_map(|item| match item {
+            ToolCallContent::Diff { path, hunks, .. } => Some(tandem_protocol::ToolCallLocation {
+                path: path.clone(),
+                line: hunks.first().map(|hunk| hunk.new_start.max(1) as u32),
+            }),
+            _ => None,
+        })
+        .collect();
+    (!locations.is_empty()).then_some(locations)
 }
 
 #[cfg(test)]

@@ -25,6 +25,12 @@ pub(crate) enum Record {
         kind: ToolKind,
         status: ToolCallStatus,
         raw_input: Value,
+        /// What the person was shown of its outcome (diffs, output, terminal), as first sent.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        content: Vec<tandem_protocol::ToolCallContent>,
+        /// The files it touched, as first sent.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        locations: Vec<tandem_protocol::ToolCallLocation>,
     },
     /// The mode changed.
     Mode { mode: ModeId },

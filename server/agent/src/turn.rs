@@ -24,6 +24,14 @@ const MAX_IDENTICAL_FAILURES: u32 = 3;
 /// Characters of a tool's output shown in the editor's tool-call card.
 const DISPLAY_CHARS: usize = 8_000;
 
+/// What the model is told, as a message of the person, where they cancelled a turn.
+pub(crate) const INTERRUPTED: &str = "[The person interrupted this turn: it was cancelled, and whatever was running was stopped. Do not carry on with it unless they ask you to.]";
+
+/// Whether `message` is the note that a turn was interrupted.
+pub(crate) fn is_interruption(message: &Message) -> bool {
+    message.role == Role::User && matches!(message.content.as_slice(), [Part::Text { text }] if text == INTERRUPTED)
+}
+
 /// A tool call of the model, with our id.
 struct PlannedCall {
     tool_call_id: String,
@@ -130,9 +138,10 @@ pub(crate) async fn run(
 ) -> SessionPromptResult {
     let user = Message { role: Role::User, content: prompt_text(prompt) };
     record(agent, session, Record::Message { message: user.clone() });
-    // Two user messages in a row (after an error or a cancel) become one.
+    // Two user messages in a row (after an error) become one; a cancelled turn stays its own,
+    // closed by the note that the person interrupted it.
     match history.messages.last_mut() {
-        Some(last) if last.role == Role::User => last.content.extend(user.content),
+        Some(last) if last.role == Role::User && !is_interruption(last) => last.content.extend(user.content),
         _ => history.messages.push(user),
     }
     let prompt_words: String = history
@@ -152,7 +161,7 @@ pub(crate) async fn run(
     let memories = tandem_tools::memory::session_brief(agent.workspace.root(), &prompt_words);
     for _ in 0..agent.config.max_turns {
         if cancel.is_cancelled() {
-            return stop(StopReason::Cancelled);
+            return interrupted(agent, session, history, String::new());
         }
         let mode = session.gate.mode();
         let mut system = crate::prompt::system_prompt(agent.workspace.root(), &session.cwd, mode);
@@ -169,8 +178,11 @@ pub(crate) async fn run(
         };
         let forwarder = Forwarder::start(session);
         let mut announced: Vec<(String, String)> = Vec::new();
+        // What the person saw of the answer, kept when the turn is cancelled mid-stream.
+        let mut streamed = String::new();
         let mut on_event = |event: Event| match event {
             Event::TextDelta(text) => {
+                streamed.push_str(&text);
                 forwarder.tx.send(SessionUpdate::AgentMessageChunk { content: ContentBlock::text(text) }).ok();
             }
             Event::ThinkingDelta(text) => {
@@ -190,7 +202,7 @@ pub(crate) async fn run(
         forwarder.finish().await;
         let response = match outcome {
             Ok(response) => response,
-            Err(err) if err.kind == ErrorKind::Cancelled => return stop(StopReason::Cancelled),
+            Err(err) if err.kind == ErrorKind::Cancelled => return interrupted(agent, session, history, streamed),
             Err(err) => {
                 tracing::error!(session = session.id, "model turn failed: {err}");
                 return SessionPromptResult { stop_reason: StopReason::Error, error: Some(err.message) };
@@ -244,10 +256,28 @@ pub(crate) async fn run(
         record(agent, session, Record::Message { message: message.clone() });
         history.messages.push(message);
         if cancel.is_cancelled() {
-            return stop(StopReason::Cancelled);
+            return interrupted(agent, session, history, String::new());
         }
     }
     stop(StopReason::MaxTurns)
+}
+
+/// Ends a cancelled turn in the history: the part of the answer that was streamed (if any),
+/// then the note that the person interrupted, so the next prompt is a turn of its own and the
+/// model knows the last one did not finish.
+fn interrupted(agent: &Agent, session: &Session, history: &mut History, streamed: String) -> SessionPromptResult {
+    let mut messages = Vec::new();
+    if !streamed.is_empty() {
+        messages.push(Message { role: Role::Assistant, content: vec![Part::Text { text: streamed }] });
+    }
+    if !history.messages.last().is_some_and(is_interruption) {
+        messages.push(Message { role: Role::User, content: vec![Part::Text { text: INTERRUPTED.to_owned() }] });
+    }
+    for message in messages {
+        record(agent, session, Record::Message { message: message.clone() });
+        history.messages.push(message);
+    }
+    stop(StopReason::Cancelled)
 }
 
 fn stop(stop_reason: StopReason) -> SessionPromptResult {
@@ -386,7 +416,8 @@ async fn run_call(
             ),
             None => (call.name.clone(), ToolKind::Other),
         };
-        store_call(agent, session, call, title, kind, ToolCallStatus::Failed);
+        let content = vec![text(message.clone())];
+        store_call(agent, session, call, title, kind, ToolCallStatus::Failed, content);
         ((message, true), true)
     };
 
@@ -511,8 +542,8 @@ async fn run_call(
     }
     let raw = json!({ "title": result.title, "error": result.error, "metadata": result.metadata });
     let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
-    session.client.update(&session.id, finish(status, content, Some(result.title.clone()), Some(raw))).await;
-    store_call(agent, session, call, result.title.clone(), kind, status);
+    session.client.update(&session.id, finish(status, content.clone(), Some(result.title.clone()), Some(raw))).await;
+    store_call(agent, session, call, result.title.clone(), kind, status, content);
 
     let kind = OutputKind::of(spec.name, spec.group);
     let for_model = match &result.error {
@@ -531,6 +562,8 @@ async fn run_call(
     (for_model, failed)
 }
 
+/// Stores how a call ended, with what the person was shown (its final content, and the
+/// locations it was announced with), so that loading the session replays it as it was.
 fn store_call(
     agent: &Agent,
     session: &Session,
@@ -538,7 +571,9 @@ fn store_call(
     title: String,
     kind: ToolKind,
     status: ToolCallStatus,
+    content: Vec<ToolCallContent>,
 ) {
+    let (_, locations) = describe(&call.name, &call.arguments, &session.cwd);
     record(
         agent,
         session,
@@ -549,6 +584,8 @@ fn store_call(
             kind,
             status,
             raw_input: call.arguments.clone(),
+            content,
+            locations,
         },
     );
 }

@@ -355,6 +355,13 @@ impl McpManager {
         config.warnings
     }
 
+    /// Closes every connection (for stdio servers the MCP shutdown: stdin closed, a wait,
+    /// SIGTERM, SIGKILL), all at once, and waits for them.
+    pub async fn shutdown(&self) {
+        let servers = self.servers();
+        futures_util::future::join_all(servers.iter().map(|server| server.disconnect())).await;
+    }
+
     /// Removes a server (its process is stopped, its tools leave the registry).
     pub async fn remove_server(&self, name: &str) -> bool {
         let removed = self.servers.write().unwrap_or_else(PoisonError::into_inner).remove(name);

@@ -100,9 +100,114 @@ impl TandemServer {
 
     /// Serves over stdin/stdout until the client disconnects.
     pub async fn serve_stdio(self) -> Result<(), String> {
-        let service = self.serve(rmcp::transport::stdio()).await.map_err(|e| format!("MCP handshake failed: {e}"))?;
-        service.waiting().await.map_err(|e| format!("MCP server stopped: {e}"))?;
-        Ok(())
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves over `input`/`output` (newline-delimited JSON-RPC) until the input ends. Lines
+    /// are checked before the SDK sees them: a line that is not JSON gets a -32700 error and a
+    /// request that is not JSON-RPC 2.0 a -32600 error, as JSON-RPC says, instead of being
+    /// dropped (the client would wait forever).
+    pub async fn serve_io(
+        self,
+        input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+        output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
+    ) -> Result<(), String> {
+        let (sdk_in, mut feed) = tokio::io::duplex(1 << 16);
+        let (sdk_out, from_sdk) = tokio::io::duplex(1 << 16);
+        let (errors, error_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let reader = tokio::spawn(async move {
+            use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+            let mut input = tokio::io::BufReader::new(input);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match input.read_until(b'\n', &mut line).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                match check_line(line.trim_ascii()) {
+                    Check::Skip => {}
+                    Check::Pass => {
+                        if !line.ends_with(b"\n") {
+                            line.push(b'\n');
+                        }
+                        if feed.write_all(&line).await.is_err() {
+                            break;
+                        }
+                    }
+                    Check::Answer(error) => {
+                        errors.send(error).ok();
+                    }
+                }
+            }
+            feed.shutdown().await.ok();
+        });
+        let writer = tokio::spawn(write_out(from_sdk, error_rx, output));
+        let (sdk_read, _) = tokio::io::split(sdk_in);
+        let (_, sdk_write) = tokio::io::split(sdk_out);
+        let service = self.serve((sdk_read, sdk_write)).await.map_err(|e| format!("MCP handshake failed: {e}"))?;
+        let served = service.waiting().await.map_err(|e| format!("MCP server stopped: {e}"));
+        reader.abort();
+        writer.await.ok();
+        served.map(|_| ())
+    }
+}
+
+/// What to do with one line of input.
+enum Check {
+    /// A blank line.
+    Skip,
+    /// For the SDK.
+    Pass,
+    /// Answered here with this error response (a JSON line).
+    Answer(String),
+}
+
+fn check_line(line: &[u8]) -> Check {
+    if line.is_empty() {
+        return Check::Skip;
+    }
+    let error = |id: &Value, code: i64, message: String| {
+        Check::Answer(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string())
+    };
+    let message: Value = match serde_json::from_slice(line) {
+        Ok(message) => message,
+        Err(err) => return error(&Value::Null, -32700, format!("parse error: not JSON ({err})")),
+    };
+    let Some(object) = message.as_object() else {
+        return error(&Value::Null, -32600, "invalid request: a message must be a JSON object".to_owned());
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return match object.get("id") {
+            Some(id) if object.contains_key("method") => {
+                error(id, -32600, "invalid request: `jsonrpc` must be \"2.0\"".to_owned())
+            }
+            _ => Check::Skip,
+        };
+    }
+    Check::Pass
+}
+
+/// Writes the SDK's output and our own error answers, one whole line at a time, until the
+/// SDK's output ends.
+async fn write_out(
+    from_sdk: tokio::io::DuplexStream,
+    mut errors: tokio::sync::mpsc::UnboundedReceiver<String>,
+    mut output: impl tokio::io::AsyncWrite + Unpin,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut lines = tokio::io::BufReader::new(from_sdk).lines();
+    loop {
+        let line = tokio::select! {
+            line = lines.next_line() => match line {
+                Ok(Some(line)) => line,
+                _ => break,
+            },
+            Some(error) = errors.recv() => error,
+        };
+        if output.write_all(format!("{line}\n").as_bytes()).await.is_err() || output.flush().await.is_err() {
+            break;
+        }
     }
 }
 
@@ -129,14 +234,29 @@ impl ServerHandler for TandemServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if self.registry.find(&name).is_some_and(|t| t.spec().group == ToolGroup::Mcp) {
             return Err(ErrorData::invalid_params(format!("unknown tool `{name}`"), None));
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
-        let result = match self.registry.call(&name, arguments, self.ctx.clone()).await {
+        // `notifications/cancelled` stops a command (its process group) or an MCP call at once;
+        // file tools finish what they started, so a multi-file change is never cut in half.
+        let cancellable =
+            self.registry.find(&name).is_some_and(|t| matches!(t.spec().group, ToolGroup::Exec | ToolGroup::Mcp));
+        let call = self.registry.call(&name, arguments, self.ctx.clone());
+        let outcome = if cancellable {
+            tokio::select! {
+                outcome = call => outcome,
+                () = context.ct.cancelled() => {
+                    return Err(ErrorData::internal_error(format!("`{name}` was cancelled by the client"), None));
+                }
+            }
+        } else {
+            call.await
+        };
+        let result = match outcome {
             Ok(result) => result,
             Err(err) => return Err(ErrorData::invalid_params(err.to_string(), None)),
         };

@@ -311,11 +311,17 @@ impl McpServer {
                 cmd.args(args)
                     .envs(env.iter().map(|(k, v)| (k, v.expose())))
                     .current_dir(cwd.as_deref().map_or_else(|| root.to_path_buf(), |c| root.join(c)))
+                    // A group of its own: whatever the server starts is stopped with it, and
+                    // tandem's exit stops the group even if the server ignores the shutdown.
+                    .process_group(0)
                     .kill_on_drop(true);
                 let (transport, stderr) =
                     TokioChildProcess::builder(cmd).stderr(std::process::Stdio::piped()).spawn().map_err(|e| {
                         Failure::new(FailureClass::Transient, format!("cannot start `{command}`: {e}"), false)
                     })?;
+                if let Some(pgid) = transport.id() {
+                    tandem_tools::exec::track_group(pgid as i32);
+                }
                 if let Some(stderr) = stderr {
                     let (server, tail) = (self.name().to_owned(), Arc::clone(&self.stderr));
                     tail.lock().unwrap_or_else(PoisonError::into_inner).clear();
@@ -368,10 +374,20 @@ impl McpServer {
         }
     }
 
-    /// Drops the connection (the child process is killed), e.g. after it failed mid-call.
+    /// Ends the connection and waits until it is closed. For a child process that is the MCP
+    /// stdio shutdown: its stdin closed, a wait, SIGTERM, a wait, SIGKILL (the SDK's
+    /// `graceful_shutdown`, run when the service stops). What is left of its process group is
+    /// stopped when tandem exits ([`tandem_tools::exec::stop_all`]).
     pub async fn disconnect(&self) {
-        if let Some(service) = self.service.lock().await.take() {
-            service.cancellation_token().cancel();
+        let Some(service) = self.service.lock().await.take() else { return };
+        match std::sync::Arc::try_unwrap(service) {
+            Ok(service) => {
+                if let Err(err) = service.cancel().await {
+                    tracing::warn!(server = self.name(), "the MCP connection did not close cleanly: {err}");
+                }
+            }
+            // A call still holds it: it closes in the background when that call ends.
+            Err(service) => service.cancellation_token().cancel(),
         }
     }
 

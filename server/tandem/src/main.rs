@@ -163,6 +163,8 @@ fn main() -> ExitCode {
             Command::Sandbox { .. } => ExitCode::from(2),
         }
     });
+    // Commands still running (cancelled, or in the background) do not outlive tandem.
+    tandem_tools::exec::stop_all();
     // Do not wait for the thread blocked reading stdin: after `exit` the client may keep it open.
     runtime.shutdown_background();
     code

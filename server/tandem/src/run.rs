@@ -348,6 +348,7 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(servers) = &servers {
         servers.shutdown().await;
     }
+    mcp.shutdown().await;
     out("\n");
     let stop =
         serde_json::to_value(result.stop_reason).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();

@@ -59,7 +59,7 @@ pub async fn run(name: &str, arguments: Option<&str>) -> ExitCode {
     };
     let registry = Arc::new(registry);
     // MCP tools exist once their servers have listed them: start the servers only when asked for one.
-    let _mcp = if name.starts_with("mcp") {
+    let mcp = if name.starts_with("mcp") {
         let manager = tandem_mcp::McpManager::from_workspace(workspace.root(), Arc::clone(&registry), false);
         manager.ready(std::time::Duration::from_secs(30)).await;
         Some(manager)
@@ -67,7 +67,11 @@ pub async fn run(name: &str, arguments: Option<&str>) -> ExitCode {
         None
     };
     let ctx = ToolContext::new(workspace, Arc::new(BufferCache::new()));
-    match registry.call(name, arguments, ctx).await {
+    let outcome = registry.call(name, arguments, ctx).await;
+    if let Some(manager) = &mcp {
+        manager.shutdown().await;
+    }
+    match outcome {
         Err(err) => usage(format!("{err}; `tandem tools` lists the tools")),
         Ok(result) => {
             let failed = result.error.is_some();

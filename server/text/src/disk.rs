@@ -8,7 +8,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -46,20 +46,68 @@ fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) ->
     move |source| TextError::Io { action, path: path.to_path_buf(), source }
 }
 
-/// Reads and decodes a file of at most `max_len` bytes.
-pub fn read(path: &Path, max_len: u64) -> Result<ReadOutcome, TextError> {
-    let meta = match fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(ReadOutcome::NotFound),
-        Err(err) => return Err(io_err("cannot read", path)(err)),
+/// What kind of thing a non-regular, non-directory file is, for error messages.
+fn special_kind(file_type: fs::FileType) -> &'static str {
+    if file_type.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn not_regular(path: &Path, file_type: fs::FileType) -> TextError {
+    TextError::NotRegular { path: path.to_path_buf(), what: special_kind(file_type) }
+}
+
+/// Opens `path` for reading only when it is a regular file: a named pipe, socket or device is
+/// refused before it is opened (opening one can block forever or have side effects), and the
+/// open itself never blocks (`O_NONBLOCK`, which changes nothing for a regular file), so a file
+/// swapped for a pipe in between is caught by the check on the open descriptor.
+/// `Ok(None)`: nothing exists at `path`.
+fn open_regular(path: &Path, action: &'static str) -> Result<Option<(File, fs::Metadata)>, TextError> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(meta) if meta.is_dir() => {
+            return Err(io_err(action, path)(io::Error::new(io::ErrorKind::IsADirectory, "it is a directory")));
+        }
+        Ok(meta) => return Err(not_regular(path, meta.file_type())),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(io_err(action, path)(err)),
+    }
+    let file = match OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32).open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(io_err(action, path)(err)),
     };
-    if meta.is_dir() {
+    let meta = file.metadata().map_err(io_err(action, path))?;
+    if !meta.is_file() {
+        return Err(not_regular(path, meta.file_type()));
+    }
+    Ok(Some((file, meta)))
+}
+
+/// Reads and decodes a file of at most `max_len` bytes. Only regular files are read: a named
+/// pipe, socket or device is refused with [`TextError::NotRegular`].
+pub fn read(path: &Path, max_len: u64) -> Result<ReadOutcome, TextError> {
+    if fs::metadata(path).is_ok_and(|meta| meta.is_dir()) {
         return Ok(ReadOutcome::Directory);
     }
+    let Some((mut file, meta)) = open_regular(path, "cannot read")? else { return Ok(ReadOutcome::NotFound) };
     if meta.len() > max_len {
         return Ok(ReadOutcome::TooLarge { len: meta.len() });
     }
-    let bytes = fs::read(path).map_err(io_err("cannot read", path))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // One byte past the limit tells a file that grew meanwhile from one that fits.
+    Read::by_ref(&mut file).take(max_len + 1).read_to_end(&mut bytes).map_err(io_err("cannot read", path))?;
+    if bytes.len() as u64 > max_len {
+        return Ok(ReadOutcome::TooLarge { len: bytes.len() as u64 });
+    }
     let hash = ContentHash::of(&bytes);
     let len = bytes.len() as u64;
     Ok(ReadOutcome::File(DiskFile { hash, len, decoded: decode(bytes) }))
@@ -77,12 +125,9 @@ pub enum Expected {
 }
 
 /// Hash of the file at `path` (`None` when absent), streamed: big files are not held in memory.
-fn current_hash(path: &Path) -> Result<Option<ContentHash>, TextError> {
-    let mut file = match File::open(path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(io_err("cannot read", path)(err)),
-    };
+/// Only a regular file has one: anything else is refused.
+pub fn current_hash(path: &Path) -> Result<Option<ContentHash>, TextError> {
+    let Some((mut file, _)) = open_regular(path, "cannot read")? else { return Ok(None) };
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     let mut buffer = vec![0u8; 256 * 1024];
     loop {
@@ -95,7 +140,8 @@ fn current_hash(path: &Path) -> Result<Option<ContentHash>, TextError> {
     }
 }
 
-fn check_expected(path: &Path, expected: Expected) -> Result<(), TextError> {
+/// Refuses (with [`TextError::Stale`]) when the file at `path` no longer matches `expected`.
+pub fn check_expected(path: &Path, expected: Expected) -> Result<(), TextError> {
     let current = match expected {
         Expected::Any => return Ok(()),
         Expected::Absent => path.symlink_metadata().is_ok().then_some(ContentHash(0)),
@@ -113,10 +159,21 @@ fn check_expected(path: &Path, expected: Expected) -> Result<(), TextError> {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-fn temp_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map_or_else(|| "file".into(), |n| n.to_string_lossy());
+/// How the names of Tandem's temporary files begin.
+pub const TEMP_PREFIX: &str = ".tandem-";
+
+/// A new name next to `path` for a temporary file ending in `suffix` (`tmp`, `pre`): short and
+/// fixed in length whatever the file's name (a hash of the path, the process and a counter),
+/// so a file whose name is near the 255-byte limit can still be written.
+pub fn temp_path(path: &Path, suffix: &str) -> PathBuf {
     let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    path.with_file_name(format!(".{name}.{}.{n}.tandem-tmp", std::process::id()))
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(path.as_os_str().as_encoded_bytes());
+    hasher.update(&std::process::id().to_le_bytes());
+    hasher.update(&n.to_le_bytes());
+    hasher.update(&nanos.to_le_bytes());
+    path.with_file_name(format!("{TEMP_PREFIX}{:016x}.{suffix}", hasher.digest()))
 }
 
 /// Writes `bytes` to `path` atomically, if the file still matches `expected`.
@@ -133,16 +190,11 @@ pub fn write_atomic_parts(path: &Path, parts: &[&[u8]], expected: Expected) -> R
     if expected == Expected::Absent {
         check_expected(path, expected)?;
     }
-    let existing = match fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => {
-            return Err(io_err("cannot write", path)(io::Error::new(io::ErrorKind::IsADirectory, "it is a directory")));
-        }
-        Ok(meta) => Some(meta),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
-        Err(err) => return Err(io_err("cannot write", path)(err)),
-    };
-    let tmp = temp_path(path);
-    let result = write_temp_then_rename(path, &tmp, parts, existing.as_ref(), expected);
+    let tmp = temp_path(path, "tmp");
+    let result = stage(path, &tmp, parts).and_then(|()| {
+        check_expected(path, expected)?;
+        install(&tmp, path)
+    });
     if result.is_err() {
         // Best effort: the temporary file may not exist if creating it failed.
         fs::remove_file(&tmp).ok();
@@ -150,13 +202,25 @@ pub fn write_atomic_parts(path: &Path, parts: &[&[u8]], expected: Expected) -> R
     result
 }
 
-fn write_temp_then_rename(
-    path: &Path,
-    tmp: &Path,
-    parts: &[&[u8]],
-    existing: Option<&fs::Metadata>,
-    expected: Expected,
-) -> Result<(), TextError> {
+/// What is at `path` now, for a write: `None` when nothing; refused when it is a directory or
+/// not a regular file (a named pipe, socket or device is never replaced).
+fn existing_for_write(path: &Path) -> Result<Option<fs::Metadata>, TextError> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            Err(io_err("cannot write", path)(io::Error::new(io::ErrorKind::IsADirectory, "it is a directory")))
+        }
+        Ok(meta) if !meta.is_file() => Err(not_regular(path, meta.file_type())),
+        Ok(meta) => Ok(Some(meta)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(io_err("cannot write", path)(err)),
+    }
+}
+
+/// Writes the new content of `path` to the temporary file `tmp` (which must not exist) in the
+/// same directory, with the permissions (and owner, where allowed) of the file it will
+/// replace, and syncs it. Nothing at `path` changes; [`install`] puts it in place.
+pub fn stage(path: &Path, tmp: &Path, parts: &[&[u8]]) -> Result<(), TextError> {
+    let existing = existing_for_write(path)?;
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -166,7 +230,7 @@ fn write_temp_then_rename(
     for part in parts {
         file.write_all(part).map_err(io_err("cannot write", tmp))?;
     }
-    if let Some(meta) = existing {
+    if let Some(meta) = &existing {
         file.set_permissions(fs::Permissions::from_mode(meta.mode()))
             .map_err(io_err("cannot set permissions on", tmp))?;
         if meta.uid() != current_uid(&file) {
@@ -175,8 +239,11 @@ fn write_temp_then_rename(
         }
     }
     file.sync_all().map_err(io_err("cannot sync", tmp))?;
-    drop(file);
-    check_expected(path, expected)?;
+    Ok(())
+}
+
+/// Renames the staged `tmp` over `path` and syncs the directory.
+pub fn install(tmp: &Path, path: &Path) -> Result<(), TextError> {
     fs::rename(tmp, path).map_err(io_err("cannot replace", path))?;
     sync_parent(path)
 }
@@ -185,14 +252,21 @@ fn current_uid(file: &File) -> u32 {
     file.metadata().map_or(u32::MAX, |m| m.uid())
 }
 
-fn sync_parent(path: &Path) -> Result<(), TextError> {
+/// Syncs the directory that holds `path` (after a rename, link or removal in it).
+pub fn sync_parent(path: &Path) -> Result<(), TextError> {
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     File::open(parent).and_then(|dir| dir.sync_all()).map_err(io_err("cannot sync directory", parent))
 }
 
-/// Removes a file if it still matches `expected`.
+/// Removes a file if it still matches `expected` (only a regular file: see [`read`]).
 pub fn remove(path: &Path, expected: Expected) -> Result<(), TextError> {
     check_expected(path, expected)?;
+    if let Ok(meta) = fs::symlink_metadata(path)
+        && !meta.is_file()
+        && !meta.file_type().is_symlink()
+    {
+        return Err(not_regular(path, meta.file_type()));
+    }
     fs::remove_file(path).map_err(io_err("cannot delete", path))?;
     sync_parent(path)
 }

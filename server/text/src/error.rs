@@ -25,6 +25,17 @@ pub enum TextError {
         /// What changed.
         detail: String,
     },
+    /// A named pipe, socket or device where a file was expected: only regular files are read
+    /// or written (a pipe would block forever).
+    #[error(
+        "`{path}` is {what}, not a regular file; tandem reads and writes only regular files. Use `bash` if you really mean to talk to it"
+    )]
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+        /// What it is ("a named pipe (FIFO)", "a socket", ...).
+        what: &'static str,
+    },
     /// A position outside the document.
     #[error("position {line}:{character} is outside the document ({lines} lines)")]
     BadPosition {

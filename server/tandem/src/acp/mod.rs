@@ -32,7 +32,7 @@ use tandem_protocol::{
 };
 use tandem_text::BufferCache;
 use tandem_tools::{CodeIntel, EditorClient, Registry, Workspace};
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::io::{AsyncRead, BufReader};
 use tracing::Instrument as _;
 
 use self::client::{AcpClient, ClientCaps};
@@ -79,7 +79,11 @@ struct Server {
 }
 
 fn agent_error(err: AgentError) -> RpcError {
-    RpcError::invalid_params(err.to_string().replace("tandem/session/", "session/"))
+    let code = match err {
+        AgentError::UnknownSession(_) => RpcError::RESOURCE_NOT_FOUND,
+        _ => RpcError::INVALID_PARAMS,
+    };
+    RpcError::new(code, err.to_string().replace("tandem/session/", "session/"))
 }
 
 /// Slash commands, answered by the front door without the model.
@@ -109,10 +113,18 @@ impl Server {
         let mut reader = BufReader::new(input);
         let mut line = Vec::new();
         loop {
-            line.clear();
-            match reader.read_until(b'\n', &mut line).await {
-                Ok(0) => break,
-                Ok(_) => {}
+            match transport::read_line(&mut reader, &mut line, transport::MAX_LINE).await {
+                Ok(transport::Line::End) => break,
+                Ok(transport::Line::Read) => {}
+                Ok(transport::Line::TooLong(len)) => {
+                    let message = format!(
+                        "message of {len} bytes skipped: messages are limited to {} MB per line",
+                        transport::MAX_LINE >> 20
+                    );
+                    tracing::warn!("{message}");
+                    self.conn.respond(Value::Null, Err(RpcError::new(RpcError::INVALID_REQUEST, message)));
+                    continue;
+                }
                 Err(err) => {
                     tracing::error!("cannot read stdin: {err}");
                     return ExitCode::FAILURE;
@@ -143,6 +155,14 @@ impl Server {
             return;
         }
         let id = message.get("id").cloned();
+        if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            let why = "not JSON-RPC 2.0: a message must carry \"jsonrpc\": \"2.0\"";
+            match id {
+                Some(id) => self.conn.respond(id, Err(RpcError::new(RpcError::INVALID_REQUEST, why))),
+                None => tracing::warn!("{why}; a notification was dropped"),
+            }
+            return;
+        }
         let Some(method) = message.get("method").and_then(Value::as_str).map(str::to_owned) else {
             if id.is_some() && (message.get("result").is_some() || message.get("error").is_some()) {
                 self.conn.resolve(&message);
@@ -239,9 +259,12 @@ impl Server {
 
     fn ready_of(&self, session_id: &str) -> Result<Arc<Ready>, RpcError> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(session_id).cloned().ok_or_else(|| {
-            RpcError::invalid_params(format!(
-                "no session `{session_id}`: create one with session/new, or load a stored one with session/load"
-            ))
+            RpcError::new(
+                RpcError::RESOURCE_NOT_FOUND,
+                format!(
+                    "no session `{session_id}`: create one with session/new, or load a stored one with session/load"
+                ),
+            )
         })
     }
 
@@ -525,6 +548,7 @@ impl Server {
             if let Some(proxy) = &ready.intel {
                 proxy.shutdown().await;
             }
+            ready.mcp.shutdown().await;
         }
     }
 }

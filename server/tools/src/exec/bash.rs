@@ -16,6 +16,7 @@ use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use super::group::Group;
 use super::redact::{StreamRedactor, redact};
 use super::safety::{Verdict, classify};
 use crate::approval::{CommandCheck, CommandDecision};
@@ -224,8 +225,10 @@ impl Tool for Bash {
             }
             return run_foreground(&ctx, &args.command, &args.command, &dir, args.timeout).await;
         }
-        let Started { id, log, shown_log, mut child, mut stdout, mut file, pgid } =
+        let Started { id, log, shown_log, mut child, mut stdout, mut file, group } =
             start(&ctx, &args.command, &dir).await?;
+        // A background command outlives this call: only the end of the process stops it.
+        let pgid = group.detach();
         let exit = Arc::new(Mutex::new(None));
         let job_exit = Arc::clone(&exit);
         tokio::spawn(async move {
@@ -244,6 +247,7 @@ impl Tool for Bash {
             file.flush().await.ok();
             let code = child.wait().await.ok().map_or(-1, |s| s.code().unwrap_or(-1));
             *job_exit.lock().unwrap_or_else(PoisonError::into_inner) = Some(code);
+            super::group::forget_if_gone(pgid);
         });
         jobs().insert(
             id.clone(),
@@ -336,7 +340,8 @@ struct Started {
     child: tokio::process::Child,
     stdout: tokio::process::ChildStdout,
     file: tokio::fs::File,
-    pgid: i32,
+    /// Stopped when dropped: a cancelled call leaves nothing running.
+    group: Group,
 }
 
 async fn start(ctx: &ToolContext, command: &str, dir: &Path) -> Result<Started, ToolError> {
@@ -344,13 +349,13 @@ async fn start(ctx: &ToolContext, command: &str, dir: &Path) -> Result<Started, 
     let log = outputs_dir(ctx.workspace.root())?.join(format!("{id}.log"));
     let shown_log = ctx.workspace.display(&log);
     let mut child = spawn(command, dir)?;
-    let pgid = child.id().map_or(0, |p| p as i32);
+    let group = Group::new(child.id().map_or(0, |p| p as i32));
     let Some(stdout) = child.stdout.take() else {
         return Err(ToolError::new("bash started without an output pipe"));
     };
     let file =
         tokio::fs::File::create(&log).await.map_err(|e| ToolError::new(format!("cannot create {shown_log}: {e}")))?;
-    Ok(Started { id, log, shown_log, child, stdout, file, pgid })
+    Ok(Started { id, log, shown_log, child, stdout, file, group })
 }
 
 /// Runs `command` in `dir` to its end or its timeout and builds the result: what `bash` does
@@ -362,9 +367,9 @@ pub(crate) async fn run_foreground(
     dir: &Path,
     timeout: Option<u64>,
 ) -> Result<ToolOutput, ToolError> {
-    let Started { log, shown_log, child, stdout, file, pgid, .. } = start(ctx, command, dir).await?;
+    let Started { log, shown_log, child, stdout, file, group, .. } = start(ctx, command, dir).await?;
     let timeout = Duration::from_secs(timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).clamp(1, MAX_TIMEOUT_SECS));
-    wait_for_output(child, stdout, file, pgid, title, log, &shown_log, timeout).await
+    wait_for_output(child, stdout, file, group, title, log, &shown_log, timeout).await
 }
 
 #[expect(clippy::too_many_arguments, reason = "the pieces of one running command")]
@@ -372,7 +377,7 @@ async fn wait_for_output(
     mut child: tokio::process::Child,
     mut stdout: tokio::process::ChildStdout,
     mut file: tokio::fs::File,
-    pgid: i32,
+    group: Group,
     command: &str,
     log: PathBuf,
     shown_log: &str,
@@ -391,19 +396,14 @@ async fn wait_for_output(
         }
         child.wait().await
     };
-    let (status, timed_out) = match tokio::time::timeout(timeout, run).await {
-        Ok(Ok(status)) => (status.code(), false),
-        Ok(Err(err)) => {
-            kill_group(pgid);
-            return Err(ToolError::new(format!("reading the command's output failed: {err}")));
-        }
-        Err(_) => {
-            kill_group(pgid);
-            (None, true)
-        }
-    };
+    let outcome = tokio::time::timeout(timeout, run).await;
     // Children that outlived bash itself (`sleep 100 &`) are stopped too: nothing is left running.
-    kill_group(pgid);
+    group.end();
+    let (status, timed_out) = match outcome {
+        Ok(Ok(status)) => (status.code(), false),
+        Ok(Err(err)) => return Err(ToolError::new(format!("reading the command's output failed: {err}"))),
+        Err(_) => (None, true),
+    };
     let elapsed = started.elapsed();
     let text = String::from_utf8_lossy(&collected);
     let redacted = redact(&text);
@@ -610,6 +610,62 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(200));
         let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         assert!(state.is_empty() || state.contains(") Z"), "child still alive: {state}");
+    }
+
+    /// Whether process `pid` is gone (or a zombie waiting to be reaped, which runs nothing).
+    fn gone(pid: &str) -> bool {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        state.is_empty() || state.contains(") Z")
+    }
+
+    #[test]
+    fn a_cancelled_call_stops_the_whole_group_even_when_it_ignores_sigterm() {
+        let h = harness();
+        let pids = h.dir.path().join("pids");
+        // The shell ignores SIGTERM; its child (a subshell) does not.
+        let command =
+            format!("trap '' TERM; echo $$ > {0}; (sleep 60; touch marker) & echo $! >> {0}; sleep 60", pids.display());
+        let call = h.registry.call("bash", json!({"command": command}), h.ctx.clone());
+        let pids_file = pids.clone();
+        h.runtime.block_on(async move {
+            let cancel = async {
+                while std::fs::read_to_string(&pids_file).unwrap_or_default().lines().count() < 2 {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+            };
+            tokio::select! {
+                _ = call => panic!("the command ended by itself"),
+                () = cancel => {}
+            }
+        });
+        let pids = std::fs::read_to_string(&pids).unwrap_or_default();
+        let deadline = std::time::Instant::now() + super::super::GRACE + std::time::Duration::from_secs(5);
+        while !pids.lines().all(gone) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        for pid in pids.lines() {
+            assert!(gone(pid), "process {pid} outlived the cancelled call");
+        }
+    }
+
+    #[test]
+    fn stop_all_ends_background_commands() {
+        let h = harness();
+        let started = h.call("bash", json!({"command": "trap '' TERM; echo $$; sleep 60", "run_in_background": true}));
+        let id = started.metadata["id"].as_str().unwrap_or_default().to_owned();
+        let mut pid = String::new();
+        for _ in 0..200 {
+            let status = h.call("bash_output", json!({"id": id}));
+            if let Some(line) = status.output.lines().find(|l| l.trim().parse::<u32>().is_ok()) {
+                pid = line.trim().to_owned();
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!pid.is_empty() && !gone(&pid));
+        assert!(super::super::stop_all() >= 1);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(gone(&pid), "background command {pid} outlived stop_all");
     }
 
     #[test]

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use tandem_text::disk::{self, DiskFile, Expected, ReadOutcome};
 use tandem_text::{ContentHash, Decoded, FileFormat, Rope, char_to_position, minimal_change};
 
+use super::journal::{self, Failed, Op};
+use super::lock::lock_paths;
 use super::{EDITOR_ECHO_TIMEOUT, Loaded, MAX_FILE_BYTES, Origin, blocking, remember};
 use crate::approval::{ChangeDecision, StagedFile};
 use crate::{DocumentEdit, ToolContext, ToolError};
@@ -87,6 +89,8 @@ pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) 
     let Some((loaded, Change::Write(new_text))) = changes.kept.pop() else {
         return Err(ToolError::new("internal error: the reviewed change is not a write"));
     };
+    // From the last check of the file to its replacement, no other commit touches it.
+    let _locked = lock_paths([loaded.path.clone()]).await;
     let mut committed = commit_reviewed(ctx, loaded, new_text).await?;
     committed.notes.splice(0..0, review_notes);
     committed.rejected_hunks = rejected;
@@ -227,7 +231,7 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
     Ok(Reviewed { kept, notes, rejected, partial })
 }
 
-/// [`commit`] after the review.
+/// [`commit`] after the review; the caller holds the path's lock.
 async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) -> Result<Committed, ToolError> {
     // Only a session keeps read stamps; the person's own calls need no hash of the result.
     let new_hash = ctx.session_id.is_some().then(|| ContentHash::of(new_text.as_bytes()));
@@ -241,20 +245,16 @@ async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) ->
             commit_to_client(ctx, editor.as_ref(), &path, &origin, loaded.hash, &new_text).await?
         }
         (Origin::Disk { format, disk_hash } | Origin::Client { format, disk_hash }, None) => {
-            blocking(move || {
-                disk::write_atomic_parts(&path, &format.encode(&new_text), Expected::Hash(disk_hash))?;
-                Ok(())
-            })
-            .await?;
+            let root = ctx.workspace.root().to_path_buf();
+            let op = Op::Write { path, format, text: new_text, expected: Expected::Hash(disk_hash), mode_from: None };
+            blocking(move || journal::commit(&root, vec![op]).map_err(|failed| failed.error.into())).await?;
             Committed::new("disk", Vec::new())
         }
         (Origin::Missing, None) => {
-            blocking(move || {
-                create_parent(&path)?;
-                disk::write_atomic(&path, new_text.as_bytes(), Expected::Absent)?;
-                Ok(())
-            })
-            .await?;
+            let root = ctx.workspace.root().to_path_buf();
+            let format = FileFormat::default();
+            let op = Op::Write { path, format, text: new_text, expected: Expected::Absent, mode_from: None };
+            blocking(move || journal::commit(&root, vec![op]).map_err(|failed| failed.error.into())).await?;
             Committed::new("disk", Vec::new())
         }
     };
@@ -419,7 +419,6 @@ fn undo(done: Vec<Done>) -> Vec<String> {
     problems
 }
 
-/// The disk part of [`commit_all`]: every operation, or none (undone in reverse order).
 /// Creates the directories above `path` that are missing.
 fn create_parent(path: &Path) -> Result<(), tandem_text::TextError> {
     let Some(parent) = path.parent() else { return Ok(()) };
@@ -433,66 +432,57 @@ fn create_parent(path: &Path) -> Result<(), tandem_text::TextError> {
 /// What a file was before a change: its format, the hash of its bytes, its text.
 type Before = (FileFormat, ContentHash, String);
 
-fn disk_phase(ops: Vec<(PathBuf, Option<Before>, Change)>) -> Result<Vec<Done>, ToolError> {
+/// The disk part of [`commit_all`]: every operation or none, through the journal (so a crash
+/// cannot leave it half-made either). Returns how to undo it, for a later editor step that fails.
+fn disk_phase(root: &Path, ops: Vec<(PathBuf, Option<Before>, Change)>) -> Result<Vec<Done>, ToolError> {
     let mut done = Vec::new();
+    let mut journal_ops = Vec::new();
     for (path, before, change) in ops {
-        let step = (|| -> Result<Vec<Done>, tandem_text::TextError> {
-            let original = before.as_ref().map(|(format, _, text)| format.encode(text).concat());
-            let expected = before.as_ref().map_or(Expected::Absent, |(_, hash, _)| Expected::Hash(*hash));
-            let format = before.as_ref().map(|(format, _, _)| *format).unwrap_or_default();
-            match change {
-                Change::Write(text) => {
-                    let parts = format.encode(&text);
-                    let written = ContentHash::of_parts(&parts);
-                    create_parent(&path)?;
-                    disk::write_atomic_parts(&path, &parts, expected)?;
-                    Ok(vec![match original {
-                        Some(bytes) => Done::Replaced { path: path.clone(), bytes, written },
-                        None => Done::Created { path: path.clone(), written },
-                    }])
-                }
-                Change::Delete => {
-                    disk::remove(&path, expected)?;
-                    Ok(vec![Done::Removed { path: path.clone(), bytes: original.unwrap_or_default() }])
-                }
-                Change::Move { to, text } => {
-                    let parts = format.encode(&text);
-                    let written = ContentHash::of_parts(&parts);
-                    create_parent(&to)?;
-                    disk::write_atomic_parts(&to, &parts, Expected::Absent)?;
-                    // The moved file keeps its permissions.
-                    if let Ok(meta) = std::fs::metadata(&path) {
-                        std::fs::set_permissions(&to, meta.permissions()).ok();
-                    }
-                    let created = Done::Created { path: to.clone(), written };
-                    match disk::remove(&path, expected) {
-                        Ok(()) => {
-                            Ok(vec![created, Done::Removed { path: path.clone(), bytes: original.unwrap_or_default() }])
-                        }
-                        Err(err) => {
-                            undo(vec![created]);
-                            Err(err)
-                        }
-                    }
-                }
+        let original = before.as_ref().map(|(format, _, text)| format.encode(text).concat());
+        let expected = before.as_ref().map_or(Expected::Absent, |(_, hash, _)| Expected::Hash(*hash));
+        let format = before.as_ref().map(|(format, _, _)| *format).unwrap_or_default();
+        match change {
+            Change::Write(text) => {
+                let written = ContentHash::of_parts(&format.encode(&text));
+                done.push(match original {
+                    Some(bytes) => Done::Replaced { path: path.clone(), bytes, written },
+                    None => Done::Created { path: path.clone(), written },
+                });
+                journal_ops.push(Op::Write { path, format, text, expected, mode_from: None });
             }
-        })();
-        match step {
-            Ok(steps) => done.extend(steps),
-            Err(err) => {
-                let problems = undo(done);
-                let mut message = format!("{err}. Nothing was changed: the files already written were restored.");
-                if !problems.is_empty() {
-                    message = format!(
-                        "{err}. Restoring the files already written failed for some: {}. Check them before retrying.",
-                        problems.join("; ")
-                    );
-                }
-                return Err(ToolError::new(message).with("rolledBack", problems.is_empty()));
+            Change::Delete => {
+                done.push(Done::Removed { path: path.clone(), bytes: original.unwrap_or_default() });
+                journal_ops.push(Op::Remove { path, expected });
+            }
+            Change::Move { to, text } => {
+                let written = ContentHash::of_parts(&format.encode(&text));
+                done.push(Done::Created { path: to.clone(), written });
+                done.push(Done::Removed { path: path.clone(), bytes: original.unwrap_or_default() });
+                // The moved file keeps its permissions.
+                journal_ops.push(Op::Write {
+                    path: to,
+                    format,
+                    text,
+                    expected: Expected::Absent,
+                    mode_from: Some(path.clone()),
+                });
+                journal_ops.push(Op::Remove { path, expected });
             }
         }
     }
-    Ok(done)
+    match journal::commit(root, journal_ops) {
+        Ok(()) => Ok(done),
+        Err(Failed { error, problems }) => {
+            let mut message = format!("{error}. Nothing was changed: the files already written were restored.");
+            if !problems.is_empty() {
+                message = format!(
+                    "{error}. Restoring the files already written failed for some: {}. Check them before retrying.",
+                    problems.join("; ")
+                );
+            }
+            Err(ToolError::new(message).with("rolledBack", problems.is_empty()))
+        }
+    }
 }
 
 /// Commits every change or none. Disk changes go first, each atomic, undone in reverse order if
@@ -500,6 +490,15 @@ fn disk_phase(ops: Vec<(PathBuf, Option<Before>, Change)>) -> Result<Vec<Done>, 
 /// undoes the disk changes and the editor edits before it).
 pub(crate) async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Vec<Committed>, ToolError> {
     let Reviewed { kept: changes, notes: review_notes, rejected, partial } = review(ctx, changes).await?;
+    let mut paths = Vec::new();
+    for (loaded, change) in &changes {
+        paths.push(loaded.path.clone());
+        if let Change::Move { to, .. } = change {
+            paths.push(to.clone());
+        }
+    }
+    // From the last check of each file to its replacement, no other commit touches them.
+    let _locked = lock_paths(paths).await;
     let mut committed = commit_all_reviewed(ctx, changes).await?;
     if let Some(first) = committed.first_mut() {
         first.notes.splice(0..0, review_notes);
@@ -554,7 +553,8 @@ async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) 
         }
     }
     let disk_count = disk_ops.len();
-    let done = blocking(move || disk_phase(disk_ops)).await?;
+    let root = ctx.workspace.root().to_path_buf();
+    let done = if disk_ops.is_empty() { Vec::new() } else { blocking(move || disk_phase(&root, disk_ops)).await? };
     let mut committed: Vec<Committed> = (0..disk_count).map(|_| Committed::new("disk", Vec::new())).collect();
     let mut applied: Vec<(PathBuf, String, String, bool)> = Vec::new();
     for (loaded, text) in editor_ops {
@@ -611,7 +611,7 @@ mod tests {
             // b changed on disk since it was read: this write is refused.
             (b.clone(), seen("b-old\n"), Change::Write("b1\n".into())),
         ];
-        let err = disk_phase(ops).err().map(|e| e.message).unwrap_or_default();
+        let err = disk_phase(dir.path(), ops).err().map(|e| e.message).unwrap_or_default();
         assert!(err.contains("changed since it was last read") && err.contains("restored"), "{err}");
         assert_eq!(std::fs::read_to_string(&a).unwrap_or_default(), "a0\n");
         assert_eq!(std::fs::read_to_string(&b).unwrap_or_default(), "b0\n");
@@ -622,7 +622,7 @@ mod tests {
             (b.clone(), seen("b0\n"), Change::Move { to: dir.path().join("moved.txt"), text: "b0\n".into() }),
             (c.clone(), seen("absent"), Change::Write("x".into())),
         ];
-        assert!(disk_phase(ops).is_err());
+        assert!(disk_phase(dir.path(), ops).is_err());
         assert_eq!(std::fs::read_to_string(&a).unwrap_or_default(), "a0\n");
         assert_eq!(std::fs::read_to_string(&b).unwrap_or_default(), "b0\n");
         assert!(!dir.path().join("moved.txt").exists());

@@ -7,7 +7,9 @@ mod apply_patch;
 mod commit;
 mod delete;
 mod edit;
+mod journal;
 mod list;
+mod lock;
 mod multiedit;
 mod read;
 mod write;
@@ -130,8 +132,10 @@ pub(crate) async fn editor_text(
     })
 }
 
-/// Loads `path`: the editor's buffer when open, else the disk.
+/// Loads `path`: the editor's buffer when open, else the disk. A commit that a killed process
+/// left unfinished is finished first (undone), so no half-made change is ever loaded.
 pub(crate) fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> {
+    journal::recover(ctx.workspace.root());
     let shown = ctx.workspace.display(path);
     if let Some(doc) = ctx.cache.get(path) {
         let text = doc.rope.to_string();

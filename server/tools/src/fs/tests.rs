@@ -15,6 +15,10 @@ fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
     for entry in ignore::WalkBuilder::new(root).hidden(false).git_ignore(false).build().flatten() {
         if entry.file_type().is_some_and(|t| t.is_file()) {
             let rel = entry.path().strip_prefix(root).unwrap_or(entry.path()).display().to_string();
+            // Tandem's own state (the commit journal's directory) is not part of the change.
+            if rel.starts_with(".tandem/") {
+                continue;
+            }
             files.insert(rel, std::fs::read(entry.path()).unwrap_or_default());
         }
     }

@@ -1,4 +1,5 @@
-//! `glob`: files whose path matches a glob pattern, newest first.
+//! `glob`: files whose path matches a glob pattern, by path (or newest first when asked: that
+//! costs a `stat` per matching file, which the walk itself does not need).
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -22,8 +23,8 @@ const DEFAULT_MAX_RESULTS: usize = 500;
 const DESCRIPTION: &str = "Find files by path pattern, e.g. `**/*.rs`, `src/**/*.{ts,tsx}`, `*.toml`. The pattern \
     matches the path relative to the searched directory (`*` stays within one directory; `**` crosses \
     directories). Files ignored by .gitignore/.ignore, hidden files and .git are left out. Results are \
-    sorted newest first (by modification time), relative to the workspace root. To search file \
-    contents, use `grep`.";
+    relative to the workspace root, sorted by path, or newest first with sort `modified`. To search \
+    file contents, use `grep`.";
 
 #[derive(Deserialize, JsonSchema)]
 struct Args {
@@ -33,6 +34,18 @@ struct Args {
     path: Option<String>,
     /// Files shown at most (default 500).
     max_results: Option<usize>,
+    /// `path` (default) or `modified` (newest first).
+    sort: Option<SortBy>,
+}
+
+/// The order of the results.
+#[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum SortBy {
+    /// By path.
+    Path,
+    /// Newest first (by modification time), then by path.
+    Modified,
 }
 
 pub(crate) struct Glob {
@@ -61,6 +74,25 @@ impl Tool for Glob {
     }
 }
 
+/// One walker thread's matches, handed to the shared list in batches and when the thread's
+/// visitor is dropped at the end of the walk.
+struct Batch<'a> {
+    items: Vec<(SystemTime, PathBuf)>,
+    into: &'a Mutex<Vec<(SystemTime, PathBuf)>>,
+}
+
+impl Batch<'_> {
+    fn flush(&mut self) {
+        self.into.lock().unwrap_or_else(|e| e.into_inner()).append(&mut self.items);
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
 fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let dir = ctx.workspace.resolve(args.path.as_deref().unwrap_or("."), &ctx.working_dir)?;
     let shown = ctx.workspace.display(&dir);
@@ -78,11 +110,13 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         .map_err(|err| ToolError::new(format!("invalid glob pattern `{pattern}`: {err}")))?
         .compile_matcher();
     let max = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
+    let by_time = args.sort == Some(SortBy::Modified);
 
     let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
     let errors = Mutex::new(0usize);
     super::walker(&dir).build_parallel().run(|| {
         let (dir, matcher, found, errors) = (&dir, &matcher, &found, &errors);
+        let mut local = Batch { items: Vec::new(), into: found };
         Box::new(move |entry| {
             let entry = match entry {
                 Ok(entry) => entry,
@@ -96,16 +130,31 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
             }
             let relative = entry.path().strip_prefix(dir).unwrap_or(entry.path());
             if matcher.is_match(relative) {
-                let mtime = entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
-                found.lock().unwrap_or_else(|e| e.into_inner()).push((mtime, entry.into_path()));
+                // Only the newest-first order needs the modification time (a `stat` per file).
+                let mtime = if by_time {
+                    entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH)
+                } else {
+                    SystemTime::UNIX_EPOCH
+                };
+                local.items.push((mtime, entry.into_path()));
+                // Hand over in batches: one lock per batch, not per file.
+                if local.items.len() >= 256 {
+                    local.flush();
+                }
             }
             WalkState::Continue
         })
     });
     let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    if !by_time {
+        found.sort_by(|a, b| a.1.cmp(&b.1));
+    }
     let errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
-    // Newest first; equal times by path, so the output is deterministic.
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    // Newest first (all times are equal without `modified`); equal times by path, so the output
+    // is deterministic.
+    if by_time {
+        found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    }
 
     let total = found.len();
     let mut output = if total == 0 {

@@ -108,23 +108,48 @@ struct FileHits {
     matches: usize,
 }
 
-/// Collects the matching and context lines of one file.
-#[derive(Default)]
+/// Collects the matching and context lines of one file: in content mode at most `keep`
+/// matching lines (and their context) are kept, the rest only counted; in count mode nothing
+/// is kept; in files mode the search of the file stops at its first match. Memory is bounded
+/// by what the tool shows, not by what it scans.
 struct Collect {
+    mode: OutputMode,
+    keep: usize,
+    after: u64,
     lines: Vec<Line>,
     matches: usize,
+    kept: usize,
+    last_kept: u64,
     binary: bool,
 }
 
 impl Collect {
+    fn new(mode: OutputMode, keep: usize, after: usize) -> Self {
+        Self { mode, keep, after: after as u64, lines: Vec::new(), matches: 0, kept: 0, last_kept: 0, binary: false }
+    }
+
     fn push(&mut self, first: Option<u64>, bytes: &[u8], matched: bool) {
         let first = first.unwrap_or(0);
         for (i, line) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
+            let number = first + i as u64;
+            self.matches += usize::from(matched);
+            let wanted = self.mode == OutputMode::Content
+                && if matched {
+                    self.kept < self.keep
+                } else {
+                    self.kept < self.keep || number <= self.last_kept + self.after
+                };
+            if !wanted {
+                continue;
+            }
+            if matched {
+                self.kept += 1;
+                self.last_kept = number;
+            }
             let line = line.strip_suffix(b"\n").unwrap_or(line);
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             let text = super::cut_line(&String::from_utf8_lossy(line)).into_owned();
-            self.matches += usize::from(matched);
-            self.lines.push(Line { number: first + i as u64, matched, text });
+            self.lines.push(Line { number, matched, text });
         }
     }
 }
@@ -134,7 +159,8 @@ impl Sink for Collect {
 
     fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
         self.push(mat.line_number(), mat.bytes(), true);
-        Ok(true)
+        // Files mode needs one match per file: stop reading it.
+        Ok(self.mode != OutputMode::FilesWithMatches)
     }
 
     fn context(&mut self, _: &Searcher, context: &SinkContext<'_>) -> Result<bool, Self::Error> {
@@ -142,9 +168,38 @@ impl Sink for Collect {
         Ok(true)
     }
 
+    /// A NUL byte: the search of this file stops there. Matches before it are kept (as ripgrep
+    /// reports them); a file whose first block already holds a NUL has none and is skipped.
     fn binary_data(&mut self, _: &Searcher, _: u64) -> Result<bool, Self::Error> {
         self.binary = true;
         Ok(false)
+    }
+}
+
+/// The files with matches, kept in path order and bounded: once the files with the smallest
+/// paths hold `keep` matching lines, the lines of files after them are dropped (the output
+/// shows matches in path order, so those would never be shown); their counts stay.
+struct Found {
+    keep: usize,
+    files: std::collections::BTreeMap<PathBuf, FileHits>,
+    kept: usize,
+}
+
+impl Found {
+    fn add(&mut self, hit: FileHits) {
+        self.kept += hit.lines.iter().filter(|l| l.matched).count();
+        self.files.insert(hit.path.clone(), hit);
+        // Drop the lines of the last files while the ones before them hold enough.
+        let mut before = self.kept;
+        for hit in self.files.values_mut().rev() {
+            let own = hit.lines.iter().filter(|l| l.matched).count();
+            before -= own;
+            if before < self.keep || own == 0 {
+                break;
+            }
+            hit.lines = Vec::new();
+            self.kept -= own;
+        }
     }
 }
 
@@ -195,16 +250,16 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         .after_context(after);
     let max = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
 
-    let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
+    let hits = Mutex::new(Found { keep: max, files: std::collections::BTreeMap::new(), kept: 0 });
     let search = |path: &Path, searcher: &mut Searcher| {
-        let mut sink = Collect::default();
+        let mut sink = Collect::new(mode, max, after);
         let outcome = match ctx.cache.get(path) {
             Some(doc) => searcher.search_slice(&matcher, doc.rope.to_string().as_bytes(), &mut sink),
             None => searcher.search_path(&matcher, path, &mut sink),
         };
-        if outcome.is_ok() && !sink.binary && sink.matches > 0 {
+        if outcome.is_ok() && sink.matches > 0 {
             let found = FileHits { path: path.to_path_buf(), lines: sink.lines, matches: sink.matches };
-            hits.lock().unwrap_or_else(|e| e.into_inner()).push(found);
+            hits.lock().unwrap_or_else(|e| e.into_inner()).add(found);
         }
     };
     if target.is_dir() {
@@ -235,8 +290,8 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         // A file named explicitly is searched whatever the filters say, as ripgrep does.
         search(&target, &mut searcher.build());
     }
-    let mut hits = hits.into_inner().unwrap_or_else(|e| e.into_inner());
-    hits.sort_by(|a, b| a.path.cmp(&b.path));
+    let found = hits.into_inner().unwrap_or_else(|e| e.into_inner());
+    let hits: Vec<FileHits> = found.files.into_values().collect();
     Ok(format(ctx, &hits, mode, max, (before, after), pattern, &shown))
 }
 
@@ -334,6 +389,11 @@ fn format(
     }
     if hits.is_empty() {
         out = format!("No matches for `{pattern}` in `{shown}`.");
+    }
+    // Files mode reads each file only to its first match: it knows files, not matches.
+    if mode == OutputMode::FilesWithMatches {
+        let title = format!("Found {files} files with matches for {pattern}");
+        return ToolOutput::new(title, out.trim_end().to_owned()).with("files", files).with("truncated", truncated);
     }
     let title = format!("Found {total} matches in {files} files for {pattern}");
     ToolOutput::new(title, out.trim_end().to_owned())

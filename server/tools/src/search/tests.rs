@@ -35,7 +35,7 @@ const TREE: &str = "
 ";
 
 #[test]
-fn glob_respects_ignore_files_and_hidden_and_sorts_by_mtime() {
+fn glob_respects_ignore_files_and_hidden_and_sorts_by_path_or_mtime() {
     let harness = Harness::new(TREE);
     harness.touch("src/main.rs", 1_000);
     harness.touch("src/lib.rs", 3_000);
@@ -54,7 +54,7 @@ fn glob_respects_ignore_files_and_hidden_and_sorts_by_mtime() {
     );
     harness.check_call(
         "glob",
-        json!({"pattern": "**/*"}),
+        json!({"pattern": "**/*", "sort": "modified"}),
         expect![[r#"
             title: Found 5 files matching **/*
             README.md
@@ -62,6 +62,19 @@ fn glob_respects_ignore_files_and_hidden_and_sorts_by_mtime() {
             src/ui/app.ts
             src/ui/view.tsx
             src/main.rs
+            meta: count=5 total=5 truncated=false
+        "#]],
+    );
+    harness.check_call(
+        "glob",
+        json!({"pattern": "**/*"}),
+        expect![[r#"
+            title: Found 5 files matching **/*
+            README.md
+            src/lib.rs
+            src/main.rs
+            src/ui/app.ts
+            src/ui/view.tsx
             meta: count=5 total=5 truncated=false
         "#]],
     );
@@ -141,12 +154,12 @@ fn grep_content_files_and_count_modes() {
         "search",
         json!({"pattern": "value", "output_mode": "files_with_matches"}),
         expect![[r#"
-            title: Found 5 matches in 4 files for value
+            title: Found 4 files with matches for value
             notes.md
             script.py
             src/a.rs
             src/b.rs
-            meta: files=4 matches=5 truncated=false
+            meta: files=4 truncated=false
         "#]],
     );
     check(
@@ -224,10 +237,10 @@ fn grep_type_and_glob_filters() {
         "grep",
         json!({"pattern": "value", "glob": "*.{md,py}", "output_mode": "files_with_matches"}),
         expect![[r#"
-            title: Found 2 matches in 2 files for value
+            title: Found 2 files with matches for value
             notes.md
             script.py
-            meta: files=2 matches=2 truncated=false
+            meta: files=2 truncated=false
         "#]],
     );
     check(
@@ -235,9 +248,9 @@ fn grep_type_and_glob_filters() {
         "grep",
         json!({"pattern": "value", "glob": "src/**/b.rs", "output_mode": "files_with_matches"}),
         expect![[r#"
-            title: Found 1 matches in 1 files for value
+            title: Found 1 files with matches for value
             src/b.rs
-            meta: files=1 matches=1 truncated=false
+            meta: files=1 truncated=false
         "#]],
     );
     check(
@@ -423,4 +436,58 @@ fn grep_cuts_very_long_lines() {
     assert!(line.starts_with("minified.js:1:aaaa"), "{line}");
     assert!(line.ends_with("… [line cut: 1006 chars]"), "{line}");
     assert!(line.len() < 600, "{}", line.len());
+}
+
+/// A match before the first NUL byte, when that byte is past the first block the searcher
+/// reads, is reported (as ripgrep does); a file that starts binary is skipped.
+#[test]
+fn grep_reports_matches_before_a_late_nul_byte() {
+    let harness = Harness::new("//- a.txt\nplain\n");
+    let mut late = b"needle here\n".to_vec();
+    late.extend(std::iter::repeat_n(b'x', 200 * 1024));
+    late.extend(b"\0binary tail needle\n");
+    std::fs::write(harness.root().join("late.bin"), late).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(harness.root().join("early.bin"), b"\0needle\n").unwrap_or_else(|e| panic!("{e}"));
+    let result = harness.call("grep", json!({"pattern": "needle", "output_mode": "files_with_matches"}));
+    assert_eq!(result.output, "late.bin", "{result:?}");
+    let result = harness.call("grep", json!({"pattern": "needle"}));
+    assert_eq!(result.output, "late.bin:1:needle here", "{result:?}");
+}
+
+mod bounded {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Shown matches, in order, from a content-mode output.
+    fn shown(output: &str) -> Vec<String> {
+        output.lines().filter(|l| !l.starts_with('…') && l.contains(':')).map(str::to_owned).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// Keeping at most `max_results` lines changes nothing that is shown: the output is the
+        /// first `max` matches in path order of what an unbounded search finds, and the totals
+        /// are the same.
+        #[test]
+        fn a_bounded_search_shows_what_an_unbounded_one_would(
+            files in proptest::collection::vec(proptest::collection::vec(any::<bool>(), 0..40), 1..12),
+            max in 1usize..30,
+        ) {
+            let harness = Harness::new("//- .keep\n");
+            for (i, lines) in files.iter().enumerate() {
+                let text: String = lines.iter().enumerate().map(|(n, hit)| if *hit { format!("hit {n}\n") } else { format!("miss {n}\n") }).collect();
+                std::fs::write(harness.root().join(format!("f{i:02}.txt")), text).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            }
+            let all = harness.call("grep", json!({"pattern": "hit", "max_results": 100_000}));
+            let some = harness.call("grep", json!({"pattern": "hit", "max_results": max}));
+            let expected: Vec<String> = shown(&all.output).into_iter().take(max).collect();
+            prop_assert_eq!(shown(&some.output), expected);
+            prop_assert_eq!(&some.metadata["matches"], &all.metadata["matches"]);
+            prop_assert_eq!(&some.metadata["files"], &all.metadata["files"]);
+            let count = harness.call("grep", json!({"pattern": "hit", "output_mode": "count"}));
+            let per_file: usize = count.output.lines().filter_map(|l| l.rsplit(':').next()?.parse::<usize>().ok()).sum();
+            prop_assert_eq!(Some(per_file as u64), all.metadata["matches"].as_u64().or(Some(0)).filter(|n| *n > 0).or(if per_file == 0 { Some(0) } else { None }));
+        }
+    }
 }
