@@ -230,6 +230,7 @@ fn diff_content(file: &StagedFile, new_text: String, with_hunks: bool) -> ToolCa
                 new_start: h.new_start,
                 new_lines: h.new_lines,
                 patch: h.patch.clone(),
+                fuzz: (h.fuzz > 0).then_some(h.fuzz),
             })
             .collect()
     } else {

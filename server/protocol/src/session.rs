@@ -448,6 +448,10 @@ pub struct HunkInfo {
     pub new_lines: usize,
     /// The hunk as unified-diff text, `@@` header included.
     pub patch: String,
+    /// Context lines of the patch hunk behind this change that were left unchecked to place it
+    /// (`patch -F`; absent when none were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuzz: Option<usize>,
 }
 
 /// A file location of a tool call.

@@ -51,6 +51,19 @@ pub struct Hunk {
     /// (with its own terminator, `\r\n` included), and `\ No newline at end of file` after a last
     /// line without one.
     pub patch: String,
+    /// Context lines a patch hunk behind this change left unchecked to be placed (`patch -F`);
+    /// 0 when none did. [`diff`] leaves it 0: the tool that placed the patch sets it
+    /// ([`Hunk::overlaps`] finds the hunks its placed lines fall in).
+    pub fuzz: usize,
+}
+
+impl Hunk {
+    /// Whether the hunk covers any of the new text's lines `first..first + count` (1-based).
+    pub fn overlaps(&self, first: usize, count: usize) -> bool {
+        let start = self.new_start.max(1);
+        let end = start + self.new_lines.max(1);
+        first < end && start < first + count.max(1)
+    }
 }
 
 /// A staged change as the editor shows it.
@@ -238,7 +251,7 @@ impl<'a> LineDiff<'a> {
                 }
             }
         }
-        Hunk { id: format!("h{}", index + 1), old_start, old_lines, new_start, new_lines, patch }
+        Hunk { id: format!("h{}", index + 1), old_start, old_lines, new_start, new_lines, patch, fuzz: 0 }
     }
 }
 

@@ -1,18 +1,29 @@
-//! Where an edit's `old_string` is in a text: exact, then a chain of fuzzy strategies, each of
-//! which must find exactly one candidate.
+//! Where an edit's `old_string` is in a text, and what goes there: exact, then a chain of fuzzy
+//! stages, each of which must find exactly one candidate.
 //!
 //! Order (strictest first): exact → line-number prefixes stripped (`read` output pasted back) →
-//! trailing whitespace ignored → indentation-flexible (new text re-indented to the block) →
-//! whitespace-normalized → escape-normalized (`\n`, `\t`, `\"` written literally) → Unicode
-//! punctuation normalized → blank lines dropped or added → block anchor (first and last lines
-//! anchor, the middle scored). The block anchor comes last, after the blank-line stage the issue
-//! lists after it, because it is the only stage that accepts lines that differ in substance: every
-//! stricter reading is tried first.
+//! trailing whitespace ignored → indentation ignored → whitespace-normalized → escape-normalized
+//! (`\n`, `\t`, `\"` written literally) → Unicode punctuation normalized → blank lines dropped or
+//! added → block anchor (first and last lines anchor, the middle scored).
 //!
-//! Safety rules: a stage that finds two or more candidates stops the chain with
+//! The rule: fuzzy stages forgive formatting, never content. A fuzzy stage only *locates* a
+//! block; what is written there is a three-way apply ([`merge`]): the model's change
+//! (`old_string` → `new_string`) carried onto the block, the block's own text kept on every line
+//! the edit keeps. A line where `old_string` and the block differ in content (any difference but
+//! whitespace and typographic punctuation; only the block anchor lets such lines through) is
+//! forgiven when the edit keeps it, and the edit is refused ([`MatchError::Conflict`]) when the
+//! edit removes or changes it. `new_string`'s indentation is taken in `old_string`'s frame or in
+//! the file's, whichever it is written in ([`frame`]); in neither, the edit is refused
+//! ([`MatchError::Indentation`]). An edit the file already holds is refused
+//! ([`MatchError::AlreadyApplied`]) and nothing is written.
+//!
+//! Safety rules of the chain: a stage that finds two or more candidates stops it with
 //! [`MatchError::Ambiguous`] (a looser stage would only find more); block-anchor needs both
 //! anchors to be distinctive lines (not `}`, `end`, blank, ...), a block within a size guard of
 //! `old_string`, and a similarity of at least [`BLOCK_ANCHOR_THRESHOLD`].
+
+mod frame;
+mod merge;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -33,7 +44,7 @@ pub enum Strategy {
     LineNumbers,
     /// Lines equal but for trailing whitespace.
     TrailingWhitespace,
-    /// Lines equal but for their indentation; `new_string` was re-indented to match.
+    /// Lines equal but for their indentation.
     IndentationFlexible,
     /// Lines equal once runs of whitespace are collapsed.
     WhitespaceNormalized,
@@ -70,6 +81,18 @@ impl fmt::Display for Strategy {
     }
 }
 
+/// Lines where the file and `old_string` differ in content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Difference {
+    /// 1-based line of the file where the file's lines start (where they would be, when the
+    /// file has none).
+    pub line: usize,
+    /// The file's lines (may be empty: `old_string` has lines the file lacks).
+    pub file: Vec<String>,
+    /// `old_string`'s lines (may be empty: the file has lines `old_string` lacks).
+    pub old: Vec<String>,
+}
+
 /// A placed edit: replace `text[start..end]` with `replacement`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Match {
@@ -77,8 +100,9 @@ pub struct Match {
     pub start: usize,
     /// End byte of the replaced region.
     pub end: usize,
-    /// What goes there: `new_string` with the file's line endings, re-indented or unescaped
-    /// when the strategy calls for it.
+    /// What goes there: for an exact match `new_string` with the file's line endings; for a
+    /// fuzzy one, the three-way result (the file's own lines where the edit keeps them, the
+    /// edit's new lines in the file's indentation).
     pub replacement: String,
     /// The stage that matched.
     pub strategy: Strategy,
@@ -86,6 +110,9 @@ pub struct Match {
     pub similarity: f64,
     /// 1-based line of `start`.
     pub line: usize,
+    /// Lines the edit keeps whose content in the file differs from `old_string`: the file's
+    /// text stayed there.
+    pub forgiven: Vec<Difference>,
 }
 
 /// The most similar block, for "not found" errors.
@@ -115,6 +142,38 @@ pub enum MatchError {
         strategy: Strategy,
         /// 1-based first lines of the candidates.
         lines: Vec<usize>,
+    },
+    /// A stage found the block, but lines the edit removes or changes are not in the file as
+    /// `old_string` has them.
+    Conflict {
+        /// The stage.
+        strategy: Strategy,
+        /// 1-based first line of the block.
+        first_line: usize,
+        /// 1-based last line of the block.
+        last_line: usize,
+        /// The lines that differ.
+        differences: Vec<Difference>,
+    },
+    /// The block's indentation differs from `old_string`'s, and `new_string`'s fits neither.
+    Indentation {
+        /// The stage.
+        strategy: Strategy,
+        /// 1-based first line of the block.
+        first_line: usize,
+        /// Common indentation of `old_string`.
+        old: String,
+        /// Common indentation of the file's block.
+        file: String,
+        /// Common indentation of `new_string`.
+        new: String,
+    },
+    /// The file already holds `new_string` where `old_string` would have matched.
+    AlreadyApplied {
+        /// How `new_string` was found.
+        strategy: Strategy,
+        /// 1-based first line of where the file holds it.
+        line: usize,
     },
 }
 
@@ -171,9 +230,9 @@ fn collapse_whitespace(line: &str) -> Cow<'_, str> {
 }
 
 /// Typographic punctuation to ASCII, as models often write it the other way round.
-fn ascii_punctuation(line: &str) -> Cow<'_, str> {
+fn ascii_only(line: &str) -> Cow<'_, str> {
     if line.is_ascii() {
-        return Cow::Borrowed(line.trim_end());
+        return Cow::Borrowed(line);
     }
     let mut out = String::with_capacity(line.len());
     for c in line.chars() {
@@ -186,7 +245,21 @@ fn ascii_punctuation(line: &str) -> Cow<'_, str> {
             c => out.push(c),
         }
     }
-    Cow::Owned(out.trim_end().to_owned())
+    Cow::Owned(out)
+}
+
+/// [`ascii_only`], trailing whitespace removed.
+fn ascii_punctuation(line: &str) -> Cow<'_, str> {
+    match ascii_only(line) {
+        Cow::Borrowed(line) => Cow::Borrowed(line.trim_end()),
+        Cow::Owned(line) => Cow::Owned(line.trim_end().to_owned()),
+    }
+}
+
+/// A line's content: what is left when formatting is ignored (runs of whitespace, indentation,
+/// typographic punctuation). Two lines with different keys differ in content.
+fn key(line: &str) -> String {
+    collapse_whitespace(&ascii_only(line)).into_owned()
 }
 
 /// `\n`, `\t`, `\r`, `\"`, `\'`, `\\` and `` \` `` written as escapes, turned into the characters.
@@ -300,9 +373,6 @@ struct Candidate {
     similarity: f64,
 }
 
-/// How a stage builds the replacement for a candidate.
-type Replace<'a> = &'a dyn Fn(Candidate) -> String;
-
 /// How a stage compares lines.
 type Normalize = for<'a> fn(&'a str) -> Cow<'a, str>;
 
@@ -350,7 +420,13 @@ fn blank_line_candidates(lines: &[Line<'_>], needle: &[&str]) -> Vec<Candidate> 
             i += 1;
         }
         if k == wanted.len() {
-            found.push(Candidate { first, count: i - first, similarity: 1.0 });
+            // Blank lines old_string starts or ends with: as many of the file's, where it has them.
+            let blank = |line: &Line<'_>| line.text.trim().is_empty();
+            let leading = needle.iter().take_while(|l| l.trim().is_empty()).count();
+            let trailing = needle.iter().rev().take_while(|l| l.trim().is_empty()).count();
+            let above = lines[..first].iter().rev().take_while(|l| blank(l)).count().min(leading);
+            let below = lines[i..].iter().take_while(|l| blank(l)).count().min(trailing);
+            found.push(Candidate { first: first - above, count: i - first + above + below, similarity: 1.0 });
         }
     }
     found
@@ -398,53 +474,6 @@ fn anchor_candidates(lines: &[Line<'_>], needle: &[&str]) -> Vec<Candidate> {
     found
 }
 
-/// `new` re-indented the way the block's indentation differs from the needle's: each
-/// indentation string seen on a needle line maps to the one on the block's line beside it; other
-/// lines get the block's base indentation in place of the needle's.
-fn reindent(new: &str, needle: &[&str], block: &[&str]) -> String {
-    let mut map: Vec<(&str, &str)> = Vec::new();
-    for (n, b) in needle.iter().zip(block) {
-        if !n.trim().is_empty() && !map.iter().any(|(k, _)| k == &indent(n)) {
-            map.push((indent(n), indent(b)));
-        }
-    }
-    let base = |lines: &[&str]| -> String {
-        lines
-            .iter()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| indent(l))
-            .min_by_key(|i| i.len())
-            .unwrap_or("")
-            .to_owned()
-    };
-    let (needle_base, block_base) = (base(needle), base(block));
-    let mut out = String::with_capacity(new.len() + 16);
-    for (i, line) in new.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        if line.trim().is_empty() {
-            out.push_str(line);
-            continue;
-        }
-        let own = indent(line);
-        // The line beside it in old_string had the same indentation: take the block's line's.
-        let beside = needle.get(i).zip(block.get(i)).filter(|(n, b)| indent(n) == own && !b.trim().is_empty());
-        if let Some((_, b)) = beside {
-            out.push_str(indent(b));
-        } else if let Some((_, to)) = map.iter().find(|(from, _)| *from == own) {
-            out.push_str(to);
-        } else if let Some(rest) = own.strip_prefix(needle_base.as_str()) {
-            out.push_str(&block_base);
-            out.push_str(rest);
-        } else {
-            out.push_str(own);
-        }
-        out.push_str(line.trim_start());
-    }
-    out
-}
-
 /// The needle with `read`'s `cat -n` prefixes (`   12\t`) removed, if every non-empty line has one.
 fn strip_line_numbers(text: &str) -> Option<String> {
     let mut any = false;
@@ -464,52 +493,140 @@ fn strip_line_numbers(text: &str) -> Option<String> {
     any.then(|| out.join("\n"))
 }
 
-fn to_match(
-    text: &str,
-    lines: &[Line<'_>],
-    c: Candidate,
-    trailing: bool,
-    replacement: String,
-    strategy: Strategy,
-) -> Match {
-    let last = lines[c.first + c.count - 1];
-    let end = if trailing { last.next } else { last.end };
-    Match {
-        start: lines[c.first].start,
-        end: end.min(text.len()),
-        replacement,
-        strategy,
-        similarity: c.similarity,
-        line: c.first + 1,
-    }
+fn line_at(text: &str, byte: usize) -> usize {
+    memchr::memchr_iter(b'\n', &text.as_bytes()[..byte]).count() + 1
 }
 
-/// One stage's verdict.
-enum Stage {
-    Found(Match),
-    Next,
+/// Exact `old` at `start..end` lies inside an exact `new` the text already holds: the edit
+/// (which only adds around `old`) is there already.
+fn holds_new_around(text: &str, start: usize, end: usize, old: &str, new: &str) -> bool {
+    new.len() > old.len()
+        && new.match_indices(old).any(|(at, _)| {
+            let (before, after) = (&new[..at], &new[at + old.len()..]);
+            text[..start].ends_with(before) && text[end..].starts_with(after)
+        })
 }
 
-fn decide(
-    text: &str,
-    lines: &[Line<'_>],
-    candidates: Vec<Candidate>,
+/// The text split into lines, `old_string` and `new_string` as lines: what the fuzzy stages
+/// work on.
+struct Fuzzy<'t> {
+    text: &'t str,
+    lines: Vec<Line<'t>>,
+    needle: Vec<&'t str>,
     trailing: bool,
-    strategy: Strategy,
-    replacement: &dyn Fn(Candidate) -> String,
-) -> Result<Stage, MatchError> {
-    match candidates.len() {
-        0 => Ok(Stage::Next),
-        1 => {
-            let c = candidates[0];
-            Ok(Stage::Found(to_match(text, lines, c, trailing, replacement(c), strategy)))
+    new: Vec<&'t str>,
+    new_trailing: bool,
+    eol: &'static str,
+}
+
+impl<'t> Fuzzy<'t> {
+    /// The three-way apply of the edit at candidate `c`, placed by `strategy`.
+    fn apply(&self, c: Candidate, strategy: Strategy) -> Result<Match, MatchError> {
+        let block_lines = &self.lines[c.first..c.first + c.count];
+        let block: Vec<&str> = block_lines.iter().map(|l| l.text).collect();
+        let merged = merge::merge(&self.needle, &block, &self.new).map_err(|refusal| match refusal {
+            merge::Refusal::Conflict(differences) => MatchError::Conflict {
+                strategy,
+                first_line: c.first + 1,
+                last_line: c.first + c.count,
+                differences: differences.into_iter().map(|d| Difference { line: d.line + c.first + 1, ..d }).collect(),
+            },
+            merge::Refusal::Frame(misfit) => MatchError::Indentation {
+                strategy,
+                first_line: c.first + 1,
+                old: misfit.old,
+                file: misfit.file,
+                new: misfit.new,
+            },
+        })?;
+        let last = block_lines[block_lines.len() - 1];
+        let region_end = if self.trailing { last.next } else { last.end };
+        let region_terminator = &self.text[last.end..last.next];
+        let mut replacement = String::new();
+        let count = merged.out.len();
+        for (k, out) in merged.out.iter().enumerate() {
+            let (line, own) = match out {
+                merge::Out::Block(j) | merge::Out::Repaired(j) => {
+                    let line = block_lines[*j];
+                    (line.text, &self.text[line.end..line.next])
+                }
+                merge::Out::New(line) => (line.as_str(), ""),
+            };
+            replacement.push_str(line);
+            let own = if own.is_empty() { self.eol } else { own };
+            let terminator = match (k + 1 == count, self.trailing, self.new_trailing) {
+                (false, _, _) => own,
+                (true, true, true) => region_terminator,
+                (true, false, true) => self.eol,
+                (true, _, false) => "",
+            };
+            replacement.push_str(terminator);
         }
-        _ => Err(MatchError::Ambiguous { strategy, lines: candidates.iter().map(|c| c.first + 1).collect() }),
+        let (start, end) = (block_lines[0].start, region_end.min(self.text.len()));
+        if self.text[start..end] == replacement {
+            return Err(MatchError::AlreadyApplied { strategy, line: c.first + 1 });
+        }
+        Ok(Match {
+            start,
+            end,
+            replacement,
+            strategy,
+            similarity: c.similarity,
+            line: c.first + 1,
+            forgiven: merged.forgiven.into_iter().map(|d| Difference { line: d.line + c.first + 1, ..d }).collect(),
+        })
+    }
+
+    /// One stage's candidates: none → the next stage; one → applied; more → ambiguous.
+    fn decide(&self, candidates: Vec<Candidate>, strategy: Strategy) -> Result<Option<Match>, MatchError> {
+        match candidates.as_slice() {
+            [] => Ok(None),
+            [c] => self.apply(*c, strategy).map(Some),
+            _ => Err(MatchError::Ambiguous { strategy, lines: candidates.iter().map(|c| c.first + 1).collect() }),
+        }
+    }
+
+    /// Where the file holds `new_string` modulo formatting, when the edit adds or changes a
+    /// distinctive line (an edit that only deletes leaves nothing to recognise).
+    fn holds_new(&self) -> Option<(usize, Strategy)> {
+        let old_keys: Vec<String> = self.needle.iter().map(|l| key(l)).collect();
+        let adds = self.new.iter().any(|l| !is_common_anchor(l) && !old_keys.contains(&key(l)));
+        if !adds {
+            return None;
+        }
+        let stages: [(Strategy, Normalize); 4] = [
+            (Strategy::Exact, |l| Cow::Borrowed(l)),
+            (Strategy::IndentationFlexible, trim),
+            (Strategy::WhitespaceNormalized, collapse_whitespace),
+            (Strategy::UnicodeNormalized, ascii_punctuation),
+        ];
+        for (strategy, normalize) in stages {
+            if let Some(c) = line_candidates(&self.lines, &self.new, normalize).first() {
+                return Some((c.first + 1, strategy));
+            }
+        }
+        blank_line_candidates(&self.lines, &self.new).first().map(|c| (c.first + 1, Strategy::BlankLines))
+    }
+
+    /// The block `c` lies inside a place where the file holds `new_string` modulo formatting
+    /// (an edit that adds lines around `old_string`, applied before).
+    fn new_covers(&self, c: Candidate) -> bool {
+        let (old_keys, new_keys): (Vec<String>, Vec<String>) =
+            (self.needle.iter().map(|l| key(l)).collect(), self.new.iter().map(|l| key(l)).collect());
+        if old_keys == new_keys || self.new.len() <= self.needle.len() {
+            return false;
+        }
+        let from = c.first.saturating_sub(self.new.len());
+        let to = (c.first + c.count + self.new.len()).min(self.lines.len());
+        let window = &self.lines[from..to];
+        line_candidates(window, &self.new, collapse_whitespace)
+            .iter()
+            .any(|w| w.first + from <= c.first && w.first + from + w.count >= c.first + c.count)
     }
 }
 
 /// Finds the one place `old` (with `new` its replacement) belongs in `text`, whose line ending
-/// is `ending`. `old` must not be empty.
+/// is `ending`, and what goes there. `old` must not be empty.
 pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Match, MatchError> {
     // Exact, in the file's line endings first, then as given (files with mixed endings).
     let forms = [(ending.apply(old).into_owned(), ending.apply(new).into_owned()), (old.to_owned(), new.to_owned())];
@@ -518,7 +635,10 @@ pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Matc
         if let Some(first) = hits.next() {
             let rest: Vec<usize> = hits.collect();
             if rest.is_empty() {
-                let line = memchr::memchr_iter(b'\n', &text.as_bytes()[..first]).count() + 1;
+                let line = line_at(text, first);
+                if o == n || holds_new_around(text, first, first + o.len(), o, n) {
+                    return Err(MatchError::AlreadyApplied { strategy: Strategy::Exact, line });
+                }
                 return Ok(Match {
                     start: first,
                     end: first + o.len(),
@@ -526,16 +646,16 @@ pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Matc
                     strategy: Strategy::Exact,
                     similarity: 1.0,
                     line,
+                    forgiven: Vec::new(),
                 });
             }
             let mut lines = vec![first];
             lines.extend(rest);
-            let lines = lines.iter().map(|p| memchr::memchr_iter(b'\n', &text.as_bytes()[..*p]).count() + 1).collect();
+            let lines = lines.iter().map(|p| line_at(text, *p)).collect();
             return Err(MatchError::Ambiguous { strategy: Strategy::Exact, lines });
         }
     }
 
-    let lines = split_lines(text);
     if let Some(stripped) = strip_line_numbers(old) {
         let new = strip_line_numbers(new).unwrap_or_else(|| new.to_owned());
         return match find(text, &stripped, &new, ending) {
@@ -544,64 +664,101 @@ pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Matc
         };
     }
     let (needle, trailing) = needle_lines(old);
-    let new_converted = ending.apply(new).into_owned();
-    let block_of = |c: Candidate| -> Vec<&str> { lines[c.first..c.first + c.count].iter().map(|l| l.text).collect() };
-    let as_is = |_: Candidate| new_converted.clone();
-    let reindented = |c: Candidate| ending.apply(&reindent(new, &needle, &block_of(c))).into_owned();
+    let (new_lines, new_trailing) = if new.is_empty() { (Vec::new(), false) } else { needle_lines(new) };
+    let fuzzy = Fuzzy {
+        text,
+        lines: split_lines(text),
+        needle,
+        trailing,
+        new: new_lines,
+        new_trailing,
+        eol: match ending {
+            LineEnding::Lf => "\n",
+            LineEnding::Crlf => "\r\n",
+        },
+    };
 
-    // Stage by stage, each computed only when the stricter ones found nothing.
-    // The model's drift is usually in new_string too: where the block has none of it, take it
-    // out of the replacement (trailing whitespace, typographic punctuation).
-    let trimmed = |c: Candidate| {
-        let block = block_of(c);
-        if block.iter().any(|l| l.trim_end().len() != l.len()) {
-            return new_converted.clone();
-        }
-        let lines: Vec<&str> = new.split('\n').map(str::trim_end).collect();
-        ending.apply(&lines.join("\n")).into_owned()
-    };
-    let ascii = |c: Candidate| {
-        let block = block_of(c);
-        if block.iter().any(|l| !l.is_ascii()) {
-            return new_converted.clone();
-        }
-        let lines: Vec<String> = new.split('\n').map(|l| ascii_punctuation(l).into_owned()).collect();
-        ending.apply(&lines.join("\n")).into_owned()
-    };
-    let stages: [(Strategy, Normalize, Replace<'_>); 4] = [
-        (Strategy::TrailingWhitespace, trim_end, &trimmed),
-        (Strategy::IndentationFlexible, trim, &reindented),
-        (Strategy::WhitespaceNormalized, collapse_whitespace, &reindented),
-        (Strategy::UnicodeNormalized, ascii_punctuation, &ascii),
+    let stages: [(Strategy, Normalize); 4] = [
+        (Strategy::TrailingWhitespace, trim_end),
+        (Strategy::IndentationFlexible, trim),
+        (Strategy::WhitespaceNormalized, collapse_whitespace),
+        (Strategy::UnicodeNormalized, ascii_punctuation),
     ];
-    for (strategy, normalize, replacement) in stages {
+    for (strategy, normalize) in stages {
         // Escapes come before Unicode punctuation, as the chain's order says.
         if strategy == Strategy::UnicodeNormalized {
             let unescaped = unescape(old);
             if unescaped != old {
                 match find(text, &unescaped, &unescape(new), ending) {
                     Ok(found) => return Ok(Match { strategy: Strategy::EscapeNormalized, ..found }),
+                    Err(MatchError::NotFound { .. }) => {}
                     Err(MatchError::Ambiguous { lines, .. }) => {
                         return Err(MatchError::Ambiguous { strategy: Strategy::EscapeNormalized, lines });
                     }
-                    Err(MatchError::NotFound { .. }) => {}
+                    Err(err) => return Err(err),
                 }
             }
         }
-        let candidates = line_candidates(&lines, &needle, normalize);
-        if let Stage::Found(found) = decide(text, &lines, candidates, trailing, strategy, replacement)? {
+        let candidates = line_candidates(&fuzzy.lines, &fuzzy.needle, normalize);
+        if let [c] = candidates.as_slice()
+            && fuzzy.new_covers(*c)
+        {
+            return Err(MatchError::AlreadyApplied { strategy, line: c.first + 1 });
+        }
+        if let Some(found) = fuzzy.decide(candidates, strategy)? {
             return Ok(found);
         }
     }
-    let blank = blank_line_candidates(&lines, &needle);
-    if let Stage::Found(found) = decide(text, &lines, blank, trailing, Strategy::BlankLines, &as_is)? {
+    let blank = blank_line_candidates(&fuzzy.lines, &fuzzy.needle);
+    if let Some(found) = fuzzy.decide(blank, Strategy::BlankLines)? {
         return Ok(found);
     }
-    let anchored = anchor_candidates(&lines, &needle);
-    if let Stage::Found(found) = decide(text, &lines, anchored, trailing, Strategy::BlockAnchor, &reindented)? {
+    // Nothing holds old_string but for formatting: if the file holds new_string, the edit was
+    // made already, and the looser block anchor must not make it again.
+    if let Some((line, strategy)) = fuzzy.holds_new() {
+        return Err(MatchError::AlreadyApplied { strategy, line });
+    }
+    let anchored = anchor_candidates(&fuzzy.lines, &fuzzy.needle);
+    if let Some(found) = fuzzy.decide(anchored, Strategy::BlockAnchor)? {
         return Ok(found);
     }
     Err(MatchError::NotFound { closest: closest(text, old) })
+}
+
+/// Every exact occurrence of `old` replaced by `new` (`replace_all`: never fuzzy, a fuzzy match
+/// is never multiplied), in the file's line endings first, then as given.
+pub fn replace_all(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<ReplacedAll, MatchError> {
+    let forms = [(ending.apply(old).into_owned(), ending.apply(new).into_owned()), (old.to_owned(), new.to_owned())];
+    let found = forms.into_iter().find_map(|(o, n)| {
+        let count = if o.is_empty() { 0 } else { text.matches(o.as_str()).count() };
+        (count > 0).then_some((o, n, count))
+    });
+    let Some((o, n, count)) = found else {
+        return Err(MatchError::NotFound { closest: closest(text, old) });
+    };
+    let start = text.find(o.as_str()).unwrap_or(0);
+    Ok(ReplacedAll {
+        text: text.replace(o.as_str(), &n),
+        count,
+        start,
+        first_end: start + n.len(),
+        line: line_at(text, start),
+    })
+}
+
+/// The result of [`replace_all`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplacedAll {
+    /// The whole new text.
+    pub text: String,
+    /// How many occurrences were replaced.
+    pub count: usize,
+    /// Byte where the first replacement starts (in the old and the new text alike).
+    pub start: usize,
+    /// Byte of the new text where the first replacement ends.
+    pub first_end: usize,
+    /// 1-based line of the first occurrence.
+    pub line: usize,
 }
 
 /// The block of `text` most similar to `old` (at least half similar), for error messages.

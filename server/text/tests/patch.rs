@@ -104,6 +104,9 @@ fn render(diff: &str, files: &Files) -> String {
                         "  hunk {}: {}, offset {}, at new line {}\n",
                         hunk.index, hunk.strategy, hunk.offset, hunk.line
                     ));
+                    if hunk.fuzz > 0 {
+                        out.push_str(&format!("    fuzz {}, ignored {:?}\n", hunk.fuzz, hunk.ignored));
+                    }
                 }
                 if new.is_some() && applied.text != before {
                     out.push_str(&show_text(&applied.text));
@@ -521,21 +524,21 @@ fn hunk_that_ended_the_file_is_tried_at_the_end_first() {
         diff,
         &[("f", file)],
         expect![[r#"
-        unified, strip 1
-        modify f
-          hunk 1: offset, offset 3, at new line 8
-            |fn a() {
-            |    if x {
-            |    }
-            |}
-            |
-            |fn b() {
-            |    if y {
-            |    }
-            |}
-            |
-            |fn c() {}
-    "#]],
+            unified, strip 1
+            modify f
+              hunk 1: offset, offset 3, at new line 8
+                |fn a() {
+                |    if x {
+                |    }
+                |}
+                |
+                |fn b() {
+                |    if y {
+                |    }
+                |}
+                |
+                |fn c() {}
+        "#]],
     );
 }
 
@@ -585,6 +588,103 @@ fn hunk_whose_context_is_absent() {
         modify f
           error: hunk 1 of `f` does not match at line 10, nor anywhere else in the file; the closest text is at line 10 (2 of 4 lines match; line 11 is `    let mut total = 0;` where the patch has `    let mut sum = 0;`); read the file again and regenerate the patch against its current content
           HunkFailed { hunk: 1, expected_line: Some(10), closest: Some(Closest { line: 10, matching: 2, total: 4, mismatch: Some(Mismatch { line: 11, file: "    let mut total = 0;", patch: "    let mut sum = 0;" }) }) }
+    "#]],
+    );
+}
+
+#[test]
+fn changed_outer_context_is_fuzzed_like_patch_f2() {
+    // The first context line changed since the patch was made; every other line matches.
+    let diff = "--- a/f\n+++ b/f\n@@ -2,5 +2,5 @@\n fn total(items: &[Item]) -> u32 {\n     let mut sum = 0;\n-    for item in items {\n+    for item in items.iter() {\n         sum += item.price;\n     }\n";
+    let file = "// prices\npub fn total(items: &[Item]) -> u32 {\n    let mut sum = 0;\n    for item in items {\n        sum += item.price;\n    }\n    sum\n}\n";
+    check(
+        diff,
+        &[("f", file)],
+        expect![[r#"
+        unified, strip 1
+        modify f
+          hunk 1: fuzz, offset 0, at new line 3
+            fuzz 1, ignored [Mismatch { line: 2, file: "pub fn total(items: &[Item]) -> u32 {", patch: "fn total(items: &[Item]) -> u32 {" }]
+            |// prices
+            |pub fn total(items: &[Item]) -> u32 {
+            |    let mut sum = 0;
+            |    for item in items.iter() {
+            |        sum += item.price;
+            |    }
+            |    sum
+            |}
+    "#]],
+    );
+}
+
+#[test]
+fn fuzz_never_ignores_removed_or_inner_lines() {
+    // The removed line changed: refused.
+    let diff = "--- a/f\n+++ b/f\n@@ -1,5 +1,5 @@\n a = 1\n b = 2\n-c = 3\n+c = 4\n d = 5\n e = 6\n";
+    check(
+        diff,
+        &[("f", "a = 1\nb = 2\nc = 30\nd = 5\ne = 6\n")],
+        expect![[r#"
+        unified, strip 1
+        modify f
+          error: hunk 1 of `f` does not match at line 1, nor anywhere else in the file; the closest text is at line 1 (4 of 5 lines match; line 3 is `c = 30` where the patch has `c = 3`); read the file again and regenerate the patch against its current content
+          HunkFailed { hunk: 1, expected_line: Some(1), closest: Some(Closest { line: 1, matching: 4, total: 5, mismatch: Some(Mismatch { line: 3, file: "c = 30", patch: "c = 3" }) }) }
+    "#]],
+    );
+    // Two changes three lines apart: the context between them is not fuzzed.
+    let diff =
+        "--- a/f\n+++ b/f\n@@ -1,7 +1,7 @@\n a = 1\n-b = 2\n+b = 20\n c = 3\n d = 4\n e = 5\n-f = 6\n+f = 60\n g = 7\n";
+    check(
+        diff,
+        &[("f", "a = 1\nb = 2\nc = 3\nd = 40\ne = 5\nf = 6\ng = 7\n")],
+        expect![[r#"
+        unified, strip 1
+        modify f
+          error: hunk 1 of `f` does not match at line 1, nor anywhere else in the file; the closest text is at line 1 (6 of 7 lines match; line 4 is `d = 40` where the patch has `d = 4`); read the file again and regenerate the patch against its current content
+          HunkFailed { hunk: 1, expected_line: Some(1), closest: Some(Closest { line: 1, matching: 6, total: 7, mismatch: Some(Mismatch { line: 4, file: "d = 40", patch: "d = 4" }) }) }
+    "#]],
+    );
+}
+
+#[test]
+fn fuzzed_hunk_must_fit_one_place_and_keep_some_context() {
+    // With its changed context line unchecked, the hunk fits two places: refused.
+    let diff = "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n start\n-x = 1\n+x = 2\n end\n";
+    check(
+        diff,
+        &[("f", "begin\nx = 1\nend\nbegin\nx = 1\nend\n")],
+        expect![[r#"
+        unified, strip 1
+        modify f
+          error: hunk 1 of `f` does not match where its header says, and with 1 of its outer context lines left unchecked it fits more than one place: regenerate the patch against the current file
+          Ambiguous { hunk: 1, candidates: [2, 5] }
+    "#]],
+    );
+    // Both context lines changed: nothing but the removed line is left, in the middle of the
+    // file: refused.
+    check(
+        diff,
+        &[("f", "top\nbegin\nx = 1\nfinish\nbottom\n")],
+        expect![[r#"
+        unified, strip 1
+        modify f
+          error: hunk 1 of `f` does not match at line 1, nor anywhere else in the file; the closest text is at line 2 (1 of 3 lines match; line 2 is `begin` where the patch has `start`); read the file again and regenerate the patch against its current content
+          HunkFailed { hunk: 1, expected_line: Some(1), closest: Some(Closest { line: 2, matching: 1, total: 3, mismatch: Some(Mismatch { line: 2, file: "begin", patch: "start" }) }) }
+    "#]],
+    );
+    // The same at the start of the file: anchored there, applied.
+    let diff = "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-x = 1\n+x = 2\n end\n";
+    check(
+        diff,
+        &[("f", "x = 1\nfinish\nmore\n")],
+        expect![[r#"
+        unified, strip 1
+        modify f
+          hunk 1: fuzz, offset 0, at new line 1
+            fuzz 1, ignored [Mismatch { line: 2, file: "finish", patch: "end" }]
+            |x = 2
+            |finish
+            |more
     "#]],
     );
 }
@@ -697,8 +797,11 @@ fn malformed_unified_patches() {
           → parse error: line 1 of the patch: `--- `/`+++ ` file headers with no hunk after them: follow them with `@@ -<line>,<count> +<line>,<count> @@` and the hunk's lines
         Parse { line: 1, message: "`--- `/`+++ ` file headers with no hunk after them: follow them with `@@ -<line>,<count> +<line>,<count> @@` and the hunk's lines" }
         "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n+c\n"
-          → parse error: line 6 of the patch: hunk 1 (`@@ -1 +1 @@`) has more lines than its header counts (1 old, 1 new): correct the counts or regenerate the patch
-        Parse { line: 6, message: "hunk 1 (`@@ -1 +1 @@`) has more lines than its header counts (1 old, 1 new): correct the counts or regenerate the patch" }
+          → unified, strip 1
+        modify f
+          note: hunk 1: its header `@@ -1 +1 @@` counts 1 old and 1 new lines, but it has 1 and 2; the lines were used as written
+          error: hunk 1 of `f` does not match at line 1, nor anywhere else in the file; read the file again and regenerate the patch against its current content
+          HunkFailed { hunk: 1, expected_line: Some(1), closest: None }
         "--- a/f\n+++ b/f\n@@ -1 +1 @@\n\\ No newline at end of file\n-a\n+b\n"
           → parse error: line 4 of the patch: `\ No newline at end of file` must follow a line of the hunk
         Parse { line: 4, message: "`\\ No newline at end of file` must follow a line of the hunk" }
@@ -1096,4 +1199,36 @@ fn detect_strip_counts_existing_paths() -> Result<(), PatchError> {
     ];
     assert_eq!(levels, [1, 0, 2, 1, 0]);
     Ok(())
+}
+
+#[test]
+fn fuzz_keeps_a_hunk_that_ends_the_file_at_its_end() {
+    // The file's last line (no final newline) changed since; the hunk still ends the file.
+    let diff =
+        "--- a/f\n+++ b/f\n@@ -1,4 +1,4 @@\n a = 1\n-b = 2\n+b = 3\n c = 3\n d = 4\n\\ No newline at end of file\n";
+    check(
+        diff,
+        &[("f", "a = 1\nb = 2\nc = 3\nd = 40")],
+        expect![[r#"
+        unified, strip 1
+        modify f
+          hunk 1: fuzz, offset 0, at new line 1
+            fuzz 1, ignored [Mismatch { line: 4, file: "d = 40", patch: "d = 4" }]
+            |a = 1
+            |b = 3
+            |c = 3
+            |d = 40⊘
+    "#]],
+    );
+    // The same lines, not at the end: refused.
+    check(
+        diff,
+        &[("f", "a = 1\nb = 2\nc = 3\nd = 40\ne = 5")],
+        expect![[r#"
+        unified, strip 1
+        modify f
+          error: hunk 1 of `f` does not match at line 1, nor anywhere else in the file; the closest text is at line 1 (3 of 4 lines match; line 4 is `d = 40` where the patch has `d = 4`); read the file again and regenerate the patch against its current content
+          HunkFailed { hunk: 1, expected_line: Some(1), closest: Some(Closest { line: 1, matching: 3, total: 4, mismatch: Some(Mismatch { line: 4, file: "d = 40", patch: "d = 4" }) }) }
+    "#]],
+    );
 }

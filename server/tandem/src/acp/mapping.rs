@@ -207,6 +207,7 @@ mod tests {
                     new_start: 1,
                     new_lines: 1,
                     patch: "@@ -1 +1 @@\n-a\n+b\n".into(),
+                    fuzz: None,
                 }],
             }]),
             ..Default::default()

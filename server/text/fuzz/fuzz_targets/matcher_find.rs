@@ -5,7 +5,8 @@
 //! changed line), chosen by the bytes of `old`: random bytes rarely reach the fuzzy stages.
 //!
 //! When `find` places the edit, the range must be in `text`, on char boundaries, the edited text
-//! buildable, `line` the 1-based line of `start`, and the similarity within 0..=1.
+//! buildable (and different from `text`: an edit that changes nothing is refused as already
+//! applied), `line` the 1-based line of `start`, and the similarity within 0..=1.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -37,12 +38,17 @@ fn check(text: &str, old: &str, new: &str) {
                 edited.push_str(&text[..found.start]);
                 edited.push_str(&found.replacement);
                 edited.push_str(&text[found.end..]);
+                assert_ne!(edited, text, "an edit that changes nothing must be refused as already applied");
                 let line = text[..found.start].matches('\n').count() + 1;
                 assert_eq!(found.line, line, "line of start {}", found.start);
                 assert!((0.0..=1.0).contains(&found.similarity), "similarity {}", found.similarity);
             }
             Err(MatchError::Ambiguous { lines, .. }) => assert!(lines.len() >= 2, "ambiguous with {lines:?}"),
-            Err(MatchError::NotFound { .. }) => {}
+            Err(MatchError::Conflict { first_line, last_line, differences, .. }) => {
+                assert!(first_line <= last_line, "conflict block {first_line}-{last_line}");
+                assert!(!differences.is_empty(), "a conflict names the lines that differ");
+            }
+            Err(MatchError::NotFound { .. } | MatchError::Indentation { .. } | MatchError::AlreadyApplied { .. }) => {}
         }
     }
     let _ = matcher::closest(text, old);

@@ -11,8 +11,13 @@ fn check(text: &str, old: &str, new: &str, expect: Expect) {
         Ok(m) => {
             let mut result = text.to_owned();
             result.replace_range(m.start..m.end, &m.replacement);
+            let forgiven: String = m
+                .forgiven
+                .iter()
+                .map(|d| format!("forgiven line {}: {:?} for {:?}\n", d.line, d.file, d.old))
+                .collect();
             format!(
-                "{} at line {} (similarity {:.2})\n{}",
+                "{} at line {} (similarity {:.2})\n{forgiven}{}",
                 m.strategy,
                 m.line,
                 m.similarity,
@@ -24,6 +29,17 @@ fn check(text: &str, old: &str, new: &str, expect: Expect) {
             None => "not found".to_owned(),
         },
         Err(MatchError::Ambiguous { strategy, lines }) => format!("ambiguous ({strategy}) at lines {lines:?}"),
+        Err(MatchError::Conflict { strategy, first_line, last_line, differences }) => {
+            let shown: Vec<String> = differences
+                .iter()
+                .map(|d| format!("line {}: file {:?}, old_string {:?}", d.line, d.file, d.old))
+                .collect();
+            format!("refused ({strategy}): lines {first_line}-{last_line} differ: {}", shown.join("; "))
+        }
+        Err(MatchError::Indentation { strategy, first_line, old, file, new }) => {
+            format!("refused ({strategy}) at line {first_line}: indentation old {old:?}, file {file:?}, new {new:?}")
+        }
+        Err(MatchError::AlreadyApplied { strategy, line }) => format!("already applied ({strategy}) at line {line}"),
     };
     expect.assert_eq(&shown);
 }
@@ -203,23 +219,44 @@ fn blank_lines_dropped_or_added() {
 }
 
 #[test]
-fn block_anchor_accepts_a_slightly_wrong_middle() {
+fn block_anchor_refuses_to_change_a_line_the_file_has_otherwise() {
+    // The model misremembers the line it replaces: the block is found, the edit is refused.
     let old = "fn parse(input: &str) -> u32 {\n    let trimmed = input.trim();\n    if trimmed.is_empty() {\n        return 0;\n    }\n    trimmed.parse().unwrap_or_default()\n}\n";
     let new = "fn parse(input: &str) -> u32 {\n    input.trim().parse().unwrap_or(0)\n}\n";
     check(
         RUST,
         old,
         new,
-        expect![[r#"
-        block-anchor at line 1 (similarity 0.95)
-        fn parse(input: &str) -> u32 {
-            input.trim().parse().unwrap_or(0)
-        }
+        expect![[
+            r#"refused (block-anchor): lines 1-7 differ: line 6: file ["    trimmed.parse().unwrap_or(0)"], old_string ["    trimmed.parse().unwrap_or_default()"]"#
+        ]],
+    );
+}
 
-        fn render(value: u32) -> String {
-            format!("{value}")
-        }
-    "#]],
+#[test]
+fn block_anchor_forgives_a_misremembered_line_the_edit_keeps() {
+    // The misremembered line is one the edit keeps: the file's own text stays there.
+    let old = "fn parse(input: &str) -> u32 {\n    let trimmed = input.trim();\n    if trimmed.is_empty() {\n        return 0;\n    }\n    trimmed.parse().unwrap_or_default()\n}\n";
+    let new = "fn parse(input: &str) -> u32 {\n    let trimmed = input.trim();\n    if trimmed.is_empty() {\n        return 1;\n    }\n    trimmed.parse().unwrap_or_default()\n}\n";
+    check(
+        RUST,
+        old,
+        new,
+        expect![[r#"
+            block-anchor at line 1 (similarity 0.95)
+            forgiven line 6: ["    trimmed.parse().unwrap_or(0)"] for ["    trimmed.parse().unwrap_or_default()"]
+            fn parse(input: &str) -> u32 {
+                let trimmed = input.trim();
+                if trimmed.is_empty() {
+                    return 1;
+                }
+                trimmed.parse().unwrap_or(0)
+            }
+
+            fn render(value: u32) -> String {
+                format!("{value}")
+            }
+        "#]],
     );
 }
 
@@ -273,6 +310,37 @@ fn crlf_files_keep_their_line_endings() {
         a = 10<CR>
           b = 20<CR>
         c = 3<CR>
+    "#]],
+    );
+}
+
+#[test]
+fn a_blank_line_dropped_from_old_string_stays_once() {
+    // old_string has two blank lines where the file has three; new_string has three.
+    let text = "\n\n\n\n\n\n\n\n\n\n\nlet\n\n\n\nlet\n\n";
+    check(
+        text,
+        "let\n\n\nlet\n\n",
+        "changed_marker();\n\n\n\nlet\n\n",
+        expect![[r#"
+        blank-lines at line 12 (similarity 1.00)
+
+
+
+
+
+
+
+
+
+
+
+        changed_marker();
+
+
+
+        let
+
     "#]],
     );
 }

@@ -38,7 +38,16 @@ pub struct HunkReport {
     /// 1-based line of the new text where the hunk's lines start (for a hunk that only removes
     /// lines, the line that now follows where they were).
     pub line: usize,
+    /// Leading or trailing context lines left unchecked to place the hunk (`patch -F`): 0, or at
+    /// most [`MAX_FUZZ`] (strategy `fuzz`).
+    pub fuzz: usize,
+    /// The context lines left unchecked that differ from the file (they keep the file's text).
+    pub ignored: Vec<Mismatch>,
 }
+
+/// At most this many leading and this many trailing context lines of a hunk may be left
+/// unchecked, as `patch -F2` does; removed lines never are.
+pub const MAX_FUZZ: usize = 2;
 
 /// Applies `file`'s hunks to `old_text`, the file's current content exactly as it is (either
 /// line ending, BOM removed). For a creation `old_text` is not used: the new file is what the
@@ -69,7 +78,9 @@ pub fn apply(file: &FilePatch, old_text: &str) -> Result<Applied, PatchError> {
             out.push(line.text, line.end);
         }
         let new_line = out.lines + 1;
-        let last_new = placed.lines.iter().rposition(|line| !matches!(line, HunkLine::Remove(_)));
+        // A fuzzed hunk's dropped trailing lines are the file's, newline or not.
+        let ends_hunk = placed.lines.as_ptr_range().end == hunk.lines.as_ptr_range().end;
+        let last_new = placed.lines.iter().rposition(|line| !matches!(line, HunkLine::Remove(_))).filter(|_| ends_hunk);
         let mut old_index = placed.at;
         for (i, line) in placed.lines.iter().enumerate() {
             match line {
@@ -103,6 +114,8 @@ pub fn apply(file: &FilePatch, old_text: &str) -> Result<Applied, PatchError> {
             strategy: placed.strategy,
             offset: placed.offset.unwrap_or(0),
             line: new_line,
+            fuzz: placed.fuzz,
+            ignored: placed.ignored,
         });
     }
     for line in &lines[cursor..] {
@@ -175,6 +188,10 @@ struct Placed<'h> {
     strategy: &'static str,
     /// Offset from its header's line, for hunks that have one.
     offset: Option<isize>,
+    /// Context lines left unchecked at either end (see [`MAX_FUZZ`]).
+    fuzz: usize,
+    /// Those of them that differ from the file.
+    ignored: Vec<Mismatch>,
 }
 
 enum Nearest {
@@ -216,7 +233,14 @@ impl Place<'_, '_> {
             }
             // Into an empty file there is only one place; elsewhere nothing confirms it.
             let strategy = if n == 0 { "exact" } else { "unverified" };
-            return Ok(Placed { at: expected as usize, lines: &hunk.lines, strategy, offset: Some(shift) });
+            return Ok(Placed {
+                at: expected as usize,
+                lines: &hunk.lines,
+                strategy,
+                offset: Some(shift),
+                fuzz: 0,
+                ignored: Vec::new(),
+            });
         }
         let must_end = hunk.old_no_newline || hunk.new_no_newline;
         // Diff gives a hunk less context on one side only at an end of the file (GNU patch and
@@ -231,20 +255,53 @@ impl Place<'_, '_> {
         for &pass in compare::NUMBERED {
             let pattern = compare::normalize_all(pass, &old);
             let at_stated = expected >= self.lo as isize && self.view.matches_at(pass, expected as usize, &pattern);
-            let nearest = match edge {
-                Some(at) if !at_stated && !must_end && self.view.matches_at(pass, at, &pattern) => Nearest::One(at),
-                _ => self.nearest(pass, &pattern, expected, must_end),
+            let at_edge = edge.filter(|&at| !at_stated && !must_end && self.view.matches_at(pass, at, &pattern));
+            let nearest = match at_edge {
+                Some(at) => Nearest::One(at),
+                None => self.nearest(pass, &pattern, expected, must_end),
             };
             match nearest {
                 Nearest::None => {}
                 Nearest::One(at) => {
+                    // Moved from where it was expected: the nearest fit is taken only when it is
+                    // the only one (nearer is not truer when the lines repeat).
+                    // (The end of the file, where diff leaves a hunk lopsided, is not a guess.)
+                    if at as isize != expected && at_edge.is_none() {
+                        let (n, k) = (self.view.len(), pattern.len());
+                        let fits = self.view.find_all(pass, &pattern, self.lo, n - k, 10);
+                        if fits.len() > 1 {
+                            let count = if fits.len() >= 10 { "10 or more".to_owned() } else { fits.len().to_string() };
+                            let below = if self.lo == 0 {
+                                String::new()
+                            } else {
+                                format!(" below line {}, where hunk {} ends", self.lo, self.number - 1)
+                            };
+                            return Err(self.ambiguous(
+                                fits.clone(),
+                                format!(
+                                    "is not at line {}, and fits {count} places{below} ({}): the file changed \
+                                     around it, so it cannot be placed safely; regenerate the patch against the \
+                                     current file, or give the hunk more context lines",
+                                    expected + 1,
+                                    pass.describe()
+                                ),
+                            ));
+                        }
+                    }
                     let offset = at as isize - stated;
                     let strategy = match pass {
                         Pass::Exact if offset == 0 => "exact",
                         Pass::Exact => "offset",
                         _ => pass.strategy(),
                     };
-                    return Ok(Placed { at, lines: &hunk.lines, strategy, offset: Some(offset) });
+                    return Ok(Placed {
+                        at,
+                        lines: &hunk.lines,
+                        strategy,
+                        offset: Some(offset),
+                        fuzz: 0,
+                        ignored: Vec::new(),
+                    });
                 }
                 Nearest::Tie(above, below) => {
                     let distance = expected.abs_diff(above as isize);
@@ -264,7 +321,107 @@ impl Place<'_, '_> {
                 }
             }
         }
+        if let Some(placed) = self.fuzzed(hunk, stated, must_end)? {
+            return Ok(placed);
+        }
         Err(self.not_found(&old, Some(expected)))
+    }
+
+    /// The hunk placed with up to [`MAX_FUZZ`] of its leading and trailing context lines left
+    /// unchecked, as `patch -F2` does, but only safely: every removed line and every remaining
+    /// context line matches, the place is the only one in the file (below the previous hunk),
+    /// and at least one line of context remains, or the hunk sits at the start or end of the file.
+    /// The fewest lines left unchecked win; two places at the same count are ambiguous. A hunk
+    /// whose last line has no final newline (`must_end`) still ends the file, its unchecked
+    /// trailing lines included.
+    fn fuzzed<'h>(&self, hunk: &'h Hunk, stated: isize, must_end: bool) -> Result<Option<Placed<'h>>, PatchError> {
+        let (leading, trailing) = context_sides(&hunk.lines);
+        let n = self.view.len();
+        let (max_lead, max_trail) = (leading.min(MAX_FUZZ), trailing.min(MAX_FUZZ));
+        for total in 1..=max_lead + max_trail {
+            let mut places: Vec<(usize, usize, usize)> = Vec::new();
+            let mut ambiguous: Vec<usize> = Vec::new();
+            for lead in total.saturating_sub(max_trail)..=total.min(max_lead) {
+                let trail = total - lead;
+                let lines = &hunk.lines[lead..hunk.lines.len() - trail];
+                let old: Vec<&str> = old_lines(lines).collect();
+                if old.is_empty() || old.len() + trail > n || self.lo > n - old.len() - trail {
+                    continue;
+                }
+                let context = lines.iter().filter(|l| matches!(l, HunkLine::Context(_))).count();
+                for &pass in compare::NUMBERED {
+                    let pattern = compare::normalize_all(pass, &old);
+                    // A hunk that ends the file still does, its unchecked lines included.
+                    let from = if must_end { n - old.len() - trail } else { self.lo };
+                    let fits = self.view.find_all(pass, &pattern, from, n - old.len() - trail, 2);
+                    match fits.as_slice() {
+                        [] => continue,
+                        [at] => {
+                            let anchored = *at == 0 || at + old.len() == n;
+                            if context > 0 || anchored {
+                                places.push((*at, lead, trail));
+                            }
+                        }
+                        _ => ambiguous.extend(fits),
+                    }
+                    break;
+                }
+            }
+            let mut starts: Vec<isize> = places.iter().map(|(at, lead, _)| *at as isize - *lead as isize).collect();
+            starts.sort_unstable();
+            starts.dedup();
+            match (starts.len(), ambiguous.is_empty()) {
+                (0, true) => continue,
+                (1, true) => {
+                    let (at, lead, trail) = places[0];
+                    let ignored = self.ignored(hunk, at, lead, trail);
+                    return Ok(Some(Placed {
+                        at,
+                        lines: &hunk.lines[lead..hunk.lines.len() - trail],
+                        strategy: "fuzz",
+                        offset: Some(at as isize - lead as isize - stated),
+                        fuzz: lead.max(trail),
+                        ignored,
+                    }));
+                }
+                _ => {
+                    let mut all: Vec<usize> = places.iter().map(|(at, _, _)| *at).chain(ambiguous).collect();
+                    all.sort_unstable();
+                    all.dedup();
+                    return Err(self.ambiguous(
+                        all,
+                        format!(
+                            "does not match where its header says, and with {total} of its outer context lines left \
+                             unchecked it fits more than one place: regenerate the patch against the current file"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The context lines a fuzzed hunk left unchecked (`lead` before its lines placed at `at`,
+    /// `trail` after) that differ from the file.
+    fn ignored(&self, hunk: &Hunk, at: usize, lead: usize, trail: usize) -> Vec<Mismatch> {
+        let placed = &hunk.lines[lead..hunk.lines.len() - trail];
+        let end = at + old_lines(placed).count();
+        let before = (0..lead).filter_map(|i| Some((at.checked_sub(lead - i)?, &hunk.lines[i])));
+        let after = (0..trail).map(|i| (end + i, &hunk.lines[hunk.lines.len() - trail + i]));
+        before
+            .chain(after)
+            .filter_map(|(line, hunk_line)| {
+                let HunkLine::Context(text) = hunk_line else { return None };
+                let file = if line < self.view.len() { self.view.raw(line) } else { "" };
+                let differs =
+                    Pass::Collapse.normalize(file) != Pass::Collapse.normalize(text) || line >= self.view.len();
+                differs.then(|| Mismatch {
+                    line: line + 1,
+                    file: shorten(file),
+                    patch: shorten(text.strip_suffix('\r').unwrap_or(text)),
+                })
+            })
+            .collect()
     }
 
     /// The match nearest to `expected`, looking above and below alike, as GNU patch does.
@@ -315,9 +472,18 @@ impl Place<'_, '_> {
             match self.search(&old, from, last_anchor.as_ref().map(|(_, hits)| hits.as_slice()), end_of_file) {
                 Search::Found(at, pass) => {
                     let strategy = if pass == Pass::Exact { "context" } else { pass.strategy() };
-                    return Ok(Placed { at, lines, strategy, offset: None });
+                    return Ok(Placed { at, lines, strategy, offset: None, fuzz: 0, ignored: Vec::new() });
                 }
-                Search::Append => return Ok(Placed { at: self.view.len(), lines, strategy: "append", offset: None }),
+                Search::Append => {
+                    return Ok(Placed {
+                        at: self.view.len(),
+                        lines,
+                        strategy: "append",
+                        offset: None,
+                        fuzz: 0,
+                        ignored: Vec::new(),
+                    });
+                }
                 Search::Ambiguous(places, pass) => {
                     let below = last_anchor
                         .as_ref()

@@ -22,7 +22,7 @@ mod compare;
 mod error;
 mod unified;
 
-pub use apply::{Applied, HunkReport, apply};
+pub use apply::{Applied, HunkReport, MAX_FUZZ, apply};
 pub use error::{Closest, Mismatch, PatchError};
 
 /// The syntax a patch is written in.

@@ -3,7 +3,8 @@
 //!
 //! Hunk bodies are read by their header's counts, as `patch` and `git apply` do: that is what
 //! tells a removed line `--- x` from the next file's header and a hunk from a mail signature.
-//! A hunk that ends before its counts (models miscount) is taken as written, with a note.
+//! A hunk that ends before its counts, or goes on after them (models miscount), is taken as
+//! written, with a note.
 
 use super::{FilePatch, Hunk, HunkLine, Location, PatchError};
 
@@ -173,6 +174,10 @@ impl<'a> Parser<'a> {
         // likely blank separators, and are dropped.
         let mut bare_tail = 0usize;
         let mut complete = false;
+        // Hunk lines go on after the counts are complete: the header undercounts them. They are
+        // read up to the next header (`@@`, `diff `, `--- `/`+++ `), a signature or a line that
+        // is no hunk line, and taken as written, with a note.
+        let mut overflow = false;
         while let Some(&raw) = self.lines.get(self.at) {
             if raw.starts_with('\\') {
                 let line_at = self.at;
@@ -189,14 +194,17 @@ impl<'a> Parser<'a> {
                 self.at += 1;
                 continue;
             }
-            if counts.is_some_and(|(o, n)| old >= o && new >= n) {
+            if !overflow && counts.is_some_and(|(o, n)| old >= o && new >= n) {
                 complete = true;
+                overflow = self.more_hunk_lines();
+            }
+            if complete && (!overflow || !self.more_hunk_lines()) {
                 break;
             }
             if counts.is_none() && self.ends_unnumbered_hunk(self.at) {
                 break;
             }
-            if let Some((o, n)) = counts {
+            if let Some((o, n)) = counts.filter(|_| !overflow) {
                 // A hunk that counts more lines than it has, followed by the next file's headers
                 // (`--- `, `+++ `, `@@`): those are headers, unless they exactly complete it.
                 let next_file = raw.starts_with("--- ")
@@ -236,16 +244,6 @@ impl<'a> Parser<'a> {
         if lines.is_empty() {
             return Err(self.error(header_at, format!("hunk {number} has no lines after its `@@` header")));
         }
-        if complete && self.more_hunk_lines() {
-            let (o, n) = counts.unwrap_or_default();
-            return Err(self.error(
-                self.at,
-                format!(
-                    "hunk {number} (`{header_text}`) has more lines than its header counts ({o} old, {n} new): \
-                     correct the counts or regenerate the patch"
-                ),
-            ));
-        }
         let location = match header {
             Some(h) => {
                 if (h.old_len, h.new_len) != (old, new) {
@@ -278,8 +276,8 @@ impl<'a> Parser<'a> {
             || line.starts_with("--- ") && self.header(at + 1).starts_with("+++ ")
     }
 
-    /// After a hunk whose counts are complete, the next line looks like one more hunk line:
-    /// the counts are wrong, and guessing where the hunk really ends could drop a change.
+    /// After a hunk whose counts are complete, the next line looks like one more hunk line: the
+    /// counts are wrong, and the hunk goes on.
     fn more_hunk_lines(&self) -> bool {
         let line = self.header(self.at);
         let hunk_like = matches!(line.as_bytes().first(), Some(b' ' | b'+' | b'-'));

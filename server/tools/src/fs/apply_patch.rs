@@ -17,8 +17,10 @@ use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 const DESCRIPTION: &str = "Apply a patch to the workspace: a unified diff as `git diff` or `diff -u` writes it \
     (several files, new files, deletions, renames), or a `*** Begin Patch` block (`*** Add File:`, \
     `*** Update File:` with `@@` chunks of context, `-` and `+` lines, `*** Move to:`, `*** Delete File:`, \
-    `*** End Patch`). Hunks are placed at their line numbers, else nearby, else ignoring whitespace; a hunk that \
-    fits nowhere or in several places fails. All or nothing: on any failure no file is changed.";
+    `*** End Patch`). Hunks are placed at their line numbers, else nearby, else ignoring whitespace, else (unified \
+    diffs) with up to 2 of their first and last context lines left unchecked, like `patch -F2` (reported as fuzz; \
+    removed lines and the other context lines must match, and the place must be the only one). A hunk that fits \
+    nowhere or in several places fails. All or nothing: on any failure no file is changed.";
 
 #[derive(Deserialize, JsonSchema)]
 struct Args {
@@ -100,7 +102,33 @@ impl Tool for ApplyPatch {
                 .map(|h| {
                     let offset = h["offset"].as_i64().unwrap_or(0);
                     let moved = if offset == 0 { String::new() } else { format!(", offset {offset:+}") };
-                    format!("hunk {} {} at line {}{moved}", h["hunk"], h["strategy"].as_str().unwrap_or(""), h["line"])
+                    let fuzz = match h["fuzz"].as_u64() {
+                        Some(fuzz) => {
+                            let ignored: Vec<String> = h["ignored"]
+                                .as_array()
+                                .into_iter()
+                                .flatten()
+                                .map(|m| {
+                                    format!(
+                                        "line {} is `{}`, not `{}`",
+                                        m["line"],
+                                        m["file"].as_str().unwrap_or(""),
+                                        m["patch"].as_str().unwrap_or("")
+                                    )
+                                })
+                                .collect();
+                            let which =
+                                if ignored.is_empty() { String::new() } else { format!(": {}", ignored.join(", ")) };
+                            format!(", fuzz {fuzz} (outer context lines left unchecked{which})")
+                        }
+                        None => String::new(),
+                    };
+                    format!(
+                        "hunk {} {} at line {}{moved}{fuzz}",
+                        h["hunk"],
+                        h["strategy"].as_str().unwrap_or(""),
+                        h["line"]
+                    )
                 })
                 .collect();
             let shown_target = s.target.as_ref().map(|(_, shown)| shown.clone());
@@ -174,7 +202,7 @@ async fn stage(ctx: &ToolContext, file: &FilePatch, strip: usize, earlier: &[Sta
     if earlier.iter().any(|s| s.loaded.path == source || s.target.as_ref().is_some_and(|(t, _)| *t == source)) {
         return Err(ToolError::new("the patch changes this file twice; merge its hunks into one section"));
     }
-    let loaded = load_shown(ctx, &source).await?;
+    let mut loaded = load_shown(ctx, &source).await?;
     let shown = ctx.workspace.display(&source);
     match (file.is_creation(), loaded.exists()) {
         (true, true) => {
@@ -191,10 +219,30 @@ async fn stage(ctx: &ToolContext, file: &FilePatch, strip: usize, earlier: &[Sta
     }
     check_fresh(ctx, &loaded)?;
     let applied = patch::apply(file, &loaded.text).map_err(|err| ToolError::new(err.to_string()))?;
+    // Hunks placed with fuzz are marked in the person's review too.
+    let fuzzed: Vec<(usize, usize, usize)> = applied
+        .hunks
+        .iter()
+        .filter(|h| h.fuzz > 0)
+        .map(|h| (h.line, file.hunks.get(h.index - 1).map_or(1, |hunk| hunk.new_lines().count()), h.fuzz))
+        .collect();
+    loaded.fuzzed.clone_from(&fuzzed);
     let hunks: Vec<Value> = applied
         .hunks
         .iter()
-        .map(|h| json!({ "hunk": h.index, "strategy": h.strategy, "offset": h.offset, "line": h.line }))
+        .map(|h| {
+            let mut hunk = json!({ "hunk": h.index, "strategy": h.strategy, "offset": h.offset, "line": h.line });
+            if h.fuzz > 0 {
+                hunk["fuzz"] = json!(h.fuzz);
+                hunk["ignored"] = h
+                    .ignored
+                    .iter()
+                    .map(|m| json!({ "line": m.line, "file": m.file, "patch": m.patch }))
+                    .collect::<Vec<_>>()
+                    .into();
+            }
+            hunk
+        })
         .collect();
     let target = match (&new, file.is_rename()) {
         (Some(to), true) => {
@@ -222,7 +270,8 @@ async fn stage(ctx: &ToolContext, file: &FilePatch, strip: usize, earlier: &[Sta
     if action == "copy" {
         // The copy is a new file; the original stays as it is.
         let (to, to_shown) = target.clone().unwrap_or_default();
-        let copy = load_shown(ctx, &to).await?;
+        let mut copy = load_shown(ctx, &to).await?;
+        copy.fuzzed = fuzzed;
         return Ok(Staged {
             loaded: copy,
             text: applied.text,
@@ -234,4 +283,64 @@ async fn stage(ctx: &ToolContext, file: &FilePatch, strip: usize, earlier: &[Sta
         });
     }
     Ok(Staged { loaded, text: applied.text, shown, action, target, hunks, notes: file.notes.clone() })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use async_trait::async_trait;
+    use serde_json::json;
+
+    use crate::testing::Harness;
+    use crate::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile};
+
+    /// Accepts every change and keeps the hunks it was shown.
+    #[derive(Default)]
+    struct Recorder {
+        shown: Mutex<Vec<(String, usize)>>,
+    }
+
+    #[async_trait]
+    impl Approver for Recorder {
+        async fn review_changes(&self, files: &[StagedFile]) -> ChangeDecision {
+            let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
+            shown.extend(files.iter().flat_map(|f| f.hunks.iter().map(|h| (h.id.clone(), h.fuzz))));
+            ChangeDecision::Accept { hunks: None }
+        }
+
+        async fn confirm_command(&self, _: &CommandCheck) -> CommandDecision {
+            CommandDecision::Allow
+        }
+    }
+
+    #[test]
+    fn a_fuzzed_hunk_reports_its_fuzz_in_metadata_and_in_the_review() {
+        let mut h = Harness::new(
+            "
+            //- a.rs
+            // prices
+            pub fn total(items: &[Item]) -> u32 {
+                let mut sum = 0;
+                for item in items {
+                    sum += item.price;
+                }
+                sum
+            }
+            ",
+        );
+        let recorder = Arc::new(Recorder::default());
+        h.ctx.approver = Some(recorder.clone());
+        let patch = "--- a/a.rs\n+++ b/a.rs\n@@ -2,5 +2,5 @@\n fn total(items: &[Item]) -> u32 {\n     let mut sum = 0;\n-    for item in items {\n+    for item in items.iter() {\n         sum += item.price;\n     }\n";
+        let result = h.call("apply_patch", json!({ "patch": patch }));
+        assert_eq!(result.error, None, "{result:?}");
+        let hunk = &result.metadata["files"][0]["hunks"][0];
+        assert_eq!(hunk["strategy"], "fuzz");
+        assert_eq!(hunk["fuzz"], 1);
+        assert_eq!(hunk["ignored"][0]["line"], 2);
+        let output = &result.output;
+        assert!(output.contains("fuzz 1 (outer context lines left unchecked: line 2 is `pub fn total"), "{output}");
+        let shown = recorder.shown.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        assert_eq!(shown, vec![("h1".to_owned(), 1)]);
+    }
 }

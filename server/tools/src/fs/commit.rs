@@ -143,6 +143,8 @@ async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Rev
             .map(|mut hunk| {
                 hunk.id = format!("h{next}");
                 next += 1;
+                let fuzzed = loaded.fuzzed.iter().filter(|(first, count, _)| hunk.overlaps(*first, *count));
+                hunk.fuzz = fuzzed.map(|(_, _, fuzz)| *fuzz).max().unwrap_or(0);
                 hunk
             })
             .collect();

@@ -1,29 +1,33 @@
-//! `edit`: replaces an exact string that occurs once (or every occurrence with `replace_all`).
-//! When the string is not found, or found more than once, the error says where to look.
-//! (The fuzzy fallback chain is its own piece of work; today only exact matches apply.)
+//! `edit`: replaces a string that occurs once (or every exact occurrence with `replace_all`).
+//! Placing goes through `tandem_text::matcher`: exact, then fuzzy stages that forgive formatting
+//! (never content). When the string is not found, found more than once, differs from the file on
+//! a line the edit changes, or is already applied, the error says where to look.
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 
 use tandem_text::LineEnding;
-use tandem_text::matcher::{self, Closest, MatchError, Strategy};
+use tandem_text::matcher::{self, Closest, Difference, MatchError, Strategy};
 
-use super::{
-    attach_diagnostics, check_fresh, commit, diff_metadata, line_of, load_shown, numbered, reviewed_title, snippet,
-};
+use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, numbered, reviewed_title, snippet};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 /// At most this many occurrences are listed in an "ambiguous" error.
 const MAX_LISTED: usize = 10;
 
-const DESCRIPTION: &str = "Replace text in a file. old_string must match the file exactly (indentation included, without \
-    the line-number prefix that `read` shows) and occur exactly once, unless replace_all is true. \
-    Give enough surrounding lines to make it unique. An empty old_string creates a new file with \
-    new_string. Edits apply to the editor's unsaved text when the file is open there.";
+const DESCRIPTION: &str = "Replace text in a file. old_string should be copied exactly from the file (without the \
+    line-number prefix that `read` shows) and occur exactly once, unless replace_all is true (every exact occurrence). \
+    Give enough surrounding lines to make it unique. Formatting differences are forgiven, never content: \
+    indentation (new_string may be written in old_string's indentation or the file's; mixing them is refused), tabs \
+    vs spaces, trailing whitespace, blank lines, line-number prefixes, \\n escapes, typographic quotes. A line whose \
+    text differs from the file is tolerated only if the edit leaves it unchanged (the file's text is kept there); \
+    if the edit changes or removes such a line, nothing is written and the error shows the lines that differ. An edit \
+    the file already contains is refused as already applied. An empty old_string creates a new file with new_string. \
+    Edits apply to the editor's unsaved text when the file is open there.";
 
 #[derive(Deserialize, JsonSchema)]
 struct Args {
@@ -109,13 +113,22 @@ impl Tool for Edit {
             loaded.line_ending(),
         )?;
         let mut preview = snippet(&applied.text, applied.start, applied.end);
+        let forgiven = applied.forgiven_json();
+        let forgiven_count = applied.forgiven.len();
         let Applied { text: new_text, strategy, similarity, replacements, line, .. } = applied;
         let mut diff = diff_metadata(&shown, &loaded.text, &new_text);
         let committed = commit(&ctx, loaded, new_text).await?;
         committed.show_applied(&mut preview, &mut diff);
         let how = if strategy == "exact" { String::new() } else { format!(" (matched {strategy})") };
+        let kept = if forgiven_count == 0 {
+            String::new()
+        } else {
+            format!(
+                " {forgiven_count} line group(s) of old_string differ from the file on lines the edit keeps; the file's text was kept there (metadata.forgiven)."
+            )
+        };
         let mut output =
-            format!("Edited `{shown}`: {replacements} replacement(s), first at line {line}{how}.\n{preview}");
+            format!("Edited `{shown}`: {replacements} replacement(s), first at line {line}{how}.{kept}\n{preview}");
         for note in &committed.notes {
             output.push_str(&format!("\nNote: {note}."));
         }
@@ -127,6 +140,9 @@ impl Tool for Edit {
             .with("firstLine", line)
             .with("via", committed.via)
             .with_all(diff);
+        if forgiven_count > 0 {
+            result = result.with("forgiven", forgiven);
+        }
         attach_diagnostics(&ctx, &[path], &mut result).await;
         Ok(result)
     }
@@ -148,6 +164,20 @@ pub(crate) struct Applied {
     pub start: usize,
     /// End of that range.
     pub end: usize,
+    /// Lines the edit keeps whose text differs from old_string's: the file's text stayed.
+    pub forgiven: Vec<Difference>,
+}
+
+impl Applied {
+    /// `forgiven` as metadata: `[{ line, file, old_string }]`.
+    pub fn forgiven_json(&self) -> Value {
+        Value::Array(
+            self.forgiven
+                .iter()
+                .map(|d| json!({ "line": d.line, "file": d.file.join("\n"), "old_string": d.old.join("\n") }))
+                .collect(),
+        )
+    }
 }
 
 /// Places one edit in `text` (the file `shown`): exact, then the fuzzy chain; every occurrence
@@ -169,51 +199,53 @@ pub(crate) fn apply_one(
         return Err(ToolError::new("old_string and new_string are identical; the edit would change nothing"));
     }
     if replace_all {
-        let forms =
-            [(ending.apply(old).into_owned(), ending.apply(new).into_owned()), (old.to_owned(), new.to_owned())];
-        let Some((o, n, count)) = forms.into_iter().find_map(|(o, n)| {
-            let count = text.matches(o.as_str()).count();
-            (count > 0).then_some((o, n, count))
-        }) else {
-            return Err(not_found_error(shown, text, old, matcher::closest(text, old)));
-        };
-        let start = text.find(o.as_str()).unwrap_or(0);
-        let line = line_of(text, start);
-        let new_text = text.replace(o.as_str(), &n);
+        let all = matcher::replace_all(text, old, new, ending).map_err(|err| match_error(shown, text, old, err))?;
         return Ok(Applied {
-            text: new_text,
+            text: all.text,
             strategy: "exact",
             similarity: 1.0,
-            replacements: count,
-            line,
-            start,
-            end: start + n.len(),
+            replacements: all.count,
+            line: all.line,
+            start: all.start,
+            end: all.first_end,
+            forgiven: Vec::new(),
         });
     }
-    match matcher::find(text, old, new, ending) {
-        Ok(found) => {
-            let mut new_text = String::with_capacity(text.len() + found.replacement.len());
-            new_text.push_str(&text[..found.start]);
-            new_text.push_str(&found.replacement);
-            new_text.push_str(&text[found.end..]);
-            if new_text == text {
-                return Err(ToolError::new(format!(
-                    "`{shown}` already contains new_string at line {} (matched {}): the edit seems applied already; read the file to check",
-                    found.line, found.strategy
-                ))
-                .with("unchanged", true));
-            }
-            Ok(Applied {
-                strategy: found.strategy.name(),
-                similarity: found.similarity,
-                replacements: 1,
-                line: found.line,
-                start: found.start,
-                end: found.start + found.replacement.len(),
-                text: new_text,
-            })
-        }
-        Err(MatchError::Ambiguous { strategy, lines }) => {
+    let found = matcher::find(text, old, new, ending).map_err(|err| match_error(shown, text, old, err))?;
+    let mut new_text = String::with_capacity(text.len() + found.replacement.len());
+    new_text.push_str(&text[..found.start]);
+    new_text.push_str(&found.replacement);
+    new_text.push_str(&text[found.end..]);
+    if new_text == text {
+        return Err(already_applied(shown, found.line, found.strategy));
+    }
+    Ok(Applied {
+        strategy: found.strategy.name(),
+        similarity: found.similarity,
+        replacements: 1,
+        line: found.line,
+        start: found.start,
+        end: found.start + found.replacement.len(),
+        text: new_text,
+        forgiven: found.forgiven,
+    })
+}
+
+fn already_applied(shown: &str, line: usize, strategy: Strategy) -> ToolError {
+    let how = if strategy == Strategy::Exact { String::new() } else { format!(" (matched {strategy})") };
+    ToolError::new(format!(
+        "already applied: `{shown}` already contains new_string at line {line}{how}, so nothing was written; read the file to check, and if the change is meant to be made again, give old_string with more surrounding lines"
+    ))
+    .with("unchanged", true)
+    .with("alreadyApplied", true)
+    .with("line", line)
+}
+
+/// The model-facing error for a matcher refusal.
+fn match_error(shown: &str, text: &str, old: &str, err: MatchError) -> ToolError {
+    match err {
+        MatchError::NotFound { closest } => not_found_error(shown, text, old, closest),
+        MatchError::Ambiguous { strategy, lines } => {
             let listed: Vec<String> = lines.iter().take(MAX_LISTED).map(ToString::to_string).collect();
             let more = if lines.len() > MAX_LISTED {
                 format!(" and {} more", lines.len() - MAX_LISTED)
@@ -221,17 +253,89 @@ pub(crate) fn apply_one(
                 String::new()
             };
             let how = if strategy == Strategy::Exact { String::new() } else { format!(" when matched {strategy}") };
-            Err(ToolError::new(format!(
+            ToolError::new(format!(
                 "old_string occurs {} times in `{shown}`{how} (starting at lines {}{more}); include more surrounding lines to pick one, or set replace_all to change every exact occurrence",
                 lines.len(),
                 listed.join(", ")
             ))
             .with("ambiguous", true)
             .with("strategy", strategy.name())
-            .with("occurrences", lines.len()))
+            .with("occurrences", lines.len())
         }
-        Err(MatchError::NotFound { closest }) => Err(not_found_error(shown, text, old, closest)),
+        MatchError::Conflict { strategy, first_line, last_line, differences } => {
+            conflict_error(shown, text, strategy, first_line, last_line, &differences)
+        }
+        MatchError::Indentation { strategy, first_line, old, file, new } => {
+            let show = |indent: &str| -> String {
+                if indent.is_empty() {
+                    return "none".to_owned();
+                }
+                let tabs = indent.matches('\t').count();
+                let spaces = indent.matches(' ').count();
+                match (tabs, spaces) {
+                    (0, s) => format!("{s} space(s)"),
+                    (t, 0) => format!("{t} tab(s)"),
+                    (t, s) => format!("{t} tab(s) and {s} space(s)"),
+                }
+            };
+            ToolError::new(format!(
+                "old_string matches lines starting at {first_line} of `{shown}` ({strategy}), but with other indentation, and new_string's indentation fits neither: old_string is indented by {}, the file by {}, new_string by {}. Nothing was written. Write new_string with the same indentation as old_string, or copy both exactly from the file (read it again)",
+                show(&old),
+                show(&file),
+                show(&new)
+            ))
+            .with("indentation", json!({ "old_string": old, "file": file, "new_string": new }))
+            .with("strategy", strategy.name())
+            .with("closestLine", first_line)
+        }
+        MatchError::AlreadyApplied { strategy, line } => already_applied(shown, line, strategy),
     }
+}
+
+/// "These lines differ": the block found, and each line the edit changes that the file has
+/// otherwise.
+fn conflict_error(
+    shown: &str,
+    text: &str,
+    strategy: Strategy,
+    first_line: usize,
+    last_line: usize,
+    differences: &[Difference],
+) -> ToolError {
+    let mut message = format!(
+        "old_string does not match `{shown}`: the closest block is lines {first_line}-{last_line} (found {strategy}), and these lines differ from old_string where the edit changes them:"
+    );
+    for d in differences {
+        let quote = |lines: &[String]| -> String {
+            if lines.iter().all(|l| l.trim().is_empty()) {
+                return if lines.is_empty() { "nothing".to_owned() } else { "a blank line".to_owned() };
+            }
+            lines.iter().map(|l| format!("`{}`", l.trim())).collect::<Vec<_>>().join(", ")
+        };
+        message.push_str(&format!(
+            "\n  line {}: the file has {}; old_string has {}",
+            d.line,
+            quote(&d.file),
+            quote(&d.old)
+        ));
+    }
+    message.push_str(&format!(
+        "\nNothing was written. The file's lines {first_line}-{last_line}:\n{}Copy old_string exactly from the file (read it again if unsure) and retry.",
+        numbered(text, first_line, last_line)
+    ));
+    ToolError::new(message)
+        .with("notFound", true)
+        .with("strategy", strategy.name())
+        .with("closestLine", first_line)
+        .with(
+            "differences",
+            Value::Array(
+                differences
+                    .iter()
+                    .map(|d| json!({ "line": d.line, "file": d.file.join("\n"), "old_string": d.old.join("\n") }))
+                    .collect(),
+            ),
+        )
 }
 
 /// "Not found", with the most similar block of the file and its differences from old_string.

@@ -64,6 +64,9 @@ pub(crate) struct Loaded {
     pub text: String,
     pub hash: ContentHash,
     pub origin: Origin,
+    /// Lines of the new text placed by a patch hunk with fuzz: (first line, 1-based; line count;
+    /// fuzz). Shown in the person's review of the hunks they fall in.
+    pub fuzzed: Vec<(usize, usize, usize)>,
 }
 
 impl Loaded {
@@ -142,6 +145,7 @@ pub(crate) fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> 
             text,
             hash,
             origin: Origin::Editor { version: doc.version, rope: doc.rope },
+            fuzzed: Vec::new(),
         });
     }
     match disk::read(path, MAX_FILE_BYTES)? {
@@ -150,6 +154,7 @@ pub(crate) fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> 
             text: String::new(),
             hash: ContentHash::of(b""),
             origin: Origin::Missing,
+            fuzzed: Vec::new(),
         }),
         ReadOutcome::Directory => {
             Err(ToolError::new(format!("`{shown}` is a directory, not a file; use `list` to see what it holds")))
@@ -168,6 +173,7 @@ pub(crate) fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> 
                     text,
                     hash,
                     origin: Origin::Disk { format, disk_hash: file.hash },
+                    fuzzed: Vec::new(),
                 })
             }
             Decoded::Binary { kind } => Err(ToolError::new(format!(

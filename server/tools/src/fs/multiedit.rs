@@ -16,8 +16,10 @@ use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const DESCRIPTION: &str = "Apply several edits at once, to one file or many: each edit is { file_path, old_string, \
     new_string, replace_all } like `edit` (file_path may be given once at the top for all). Edits apply in order, \
-    each to the result of the ones before it. All or nothing: if any edit cannot be placed, no file is changed, \
-    and the error says which edit failed and why.";
+    each to the result of the ones before it. Each is placed as `edit` places it: formatting differences \
+    (indentation, tabs vs spaces, trailing whitespace, blank lines) are forgiven, content differences only on lines \
+    the edit keeps; an edit already applied is refused. All or nothing: if any edit cannot be placed, no file is \
+    changed, and the error says which edit failed and why.";
 
 #[derive(Deserialize, JsonSchema)]
 struct EditArgs {
@@ -126,10 +128,14 @@ impl Tool for MultiEdit {
                 applied.line,
                 snippet(&applied.text, applied.start, applied.end).trim_end()
             ));
-            strategies.push(json!({
+            let mut entry = json!({
                 "edit": index + 1, "file": staged.shown, "strategy": applied.strategy,
                 "similarity": (applied.similarity * 100.0).round() / 100.0, "line": applied.line,
-            }));
+            });
+            if !applied.forgiven.is_empty() {
+                entry["forgiven"] = applied.forgiven_json();
+            }
+            strategies.push(entry);
             staged.text = applied.text;
         }
         let changed: Vec<&Staged> =

@@ -245,6 +245,124 @@ fn edit_exact_ambiguous_and_not_found() {
 }
 
 #[test]
+fn edit_forgives_formatting_never_content() {
+    let fixture = "
+        //- Cargo.toml
+        [package]
+        name = \"demo\"
+        version = \"0.4.32\"
+        edition = \"2021\"
+        license = \"MIT\"
+    ";
+    // The line the edit changes is misremembered (`versions`): refused, nothing written.
+    check(
+        fixture,
+        "edit",
+        json!({"file_path": "Cargo.toml",
+            "old_string": "[package]\nname = \"demo\"\nversions = \"0.4.32\"\nedition = \"2021\"\nlicense = \"MIT\"\n",
+            "new_string": "[package]\nname = \"demo\"\nversions = \"0.4.33\"\nedition = \"2021\"\nlicense = \"MIT\"\n"}),
+        expect![[r#"
+            error: old_string does not match `Cargo.toml`: the closest block is lines 1-5 (found block-anchor), and these lines differ from old_string where the edit changes them:
+              line 3: the file has `version = "0.4.32"`; old_string has `versions = "0.4.32"`
+            Nothing was written. The file's lines 1-5:
+                 1	[package]
+                 2	name = "demo"
+                 3	version = "0.4.32"
+                 4	edition = "2021"
+                 5	license = "MIT"
+            Copy old_string exactly from the file (read it again if unsure) and retry.
+            meta: closestLine=1 differences=[{"file":"version = \"0.4.32\"","line":3,"old_string":"versions = \"0.4.32\""}] notFound=true strategy="block-anchor"
+        "#]],
+    );
+    // The misremembered line is one the edit keeps: applied, the file's text kept there.
+    check(
+        fixture,
+        "edit",
+        json!({"file_path": "Cargo.toml",
+            "old_string": "[package]\nname = \"demo\"\nversions = \"0.4.32\"\nedition = \"2021\"\nlicense = \"MIT\"\n",
+            "new_string": "[package]\nname = \"demo\"\nversions = \"0.4.32\"\nedition = \"2024\"\nlicense = \"MIT\"\n"}),
+        expect![[r#"
+            title: Edited Cargo.toml
+            Edited `Cargo.toml`: 1 replacement(s), first at line 1 (matched block-anchor). 1 line group(s) of old_string differ from the file on lines the edit keeps; the file's text was kept there (metadata.forgiven).
+                 1	[package]
+                 2	name = "demo"
+                 3	version = "0.4.32"
+                 4	edition = "2024"
+                 5	license = "MIT"
+                 6
+            meta: additions=1 deletions=1 diff="--- a/Cargo.toml\n+++ b/Cargo.toml\n@@ -1,6 +1,6 @@\n [package]\n name = \"demo\"\n version = \"0.4.32\"\n-edition = \"2021\"\n+edition = \"2024\"\n license = \"MIT\"\n \n" firstLine=1 forgiven=[{"file":"version = \"0.4.32\"","line":3,"old_string":"versions = \"0.4.32\""}] hunks=1 path="Cargo.toml" replacements=1 similarity=0.99 strategy="block-anchor" via="disk"
+            --- Cargo.toml
+            [package]
+            name = "demo"
+            version = "0.4.32"
+            edition = "2024"
+            license = "MIT"
+
+        "#]],
+    );
+}
+
+#[test]
+fn edit_takes_new_string_in_the_frame_it_is_written_in_and_refuses_what_is_applied() {
+    let fixture = "
+        //- a.py
+        def f(x):
+            if x:
+                return 1
+            return 0
+    ";
+    // old_string 2 columns off, new_string in the file's indentation: kept as written.
+    check(
+        fixture,
+        "edit",
+        json!({"file_path": "a.py", "old_string": "  if x:\n      return 1\n", "new_string": "    if x:\n        return 2\n"}),
+        expect![[r#"
+            title: Edited a.py
+            Edited `a.py`: 1 replacement(s), first at line 2 (matched indentation-flexible).
+                 1	def f(x):
+                 2	    if x:
+                 3	        return 2
+                 4	    return 0
+                 5
+            meta: additions=1 deletions=1 diff="--- a/a.py\n+++ b/a.py\n@@ -1,5 +1,5 @@\n def f(x):\n     if x:\n-        return 1\n+        return 2\n     return 0\n \n" firstLine=2 hunks=1 path="a.py" replacements=1 similarity=1.0 strategy="indentation-flexible" via="disk"
+            --- a.py
+            def f(x):
+                if x:
+                    return 2
+                return 0
+
+        "#]],
+    );
+    // new_string in neither frame: refused, with the three indentations.
+    check(
+        fixture,
+        "edit",
+        json!({"file_path": "a.py", "old_string": "  if x:\n      return 1\n", "new_string": "   if x:\n       return 2\n"}),
+        expect![[r#"
+            error: old_string matches lines starting at 2 of `a.py` (indentation-flexible), but with other indentation, and new_string's indentation fits neither: old_string is indented by 2 space(s), the file by 4 space(s), new_string by 3 space(s). Nothing was written. Write new_string with the same indentation as old_string, or copy both exactly from the file (read it again)
+            meta: closestLine=2 indentation={"file":"    ","new_string":"   ","old_string":"  "} strategy="indentation-flexible"
+        "#]],
+    );
+    // Already applied: refused, nothing written.
+    let applied = "
+        //- a.py
+        def f(x):
+            if x:
+                print(x)
+                return 1
+    ";
+    check(
+        applied,
+        "edit",
+        json!({"file_path": "a.py", "old_string": "    if x:\n", "new_string": "    if x:\n        print(x)\n"}),
+        expect![[r#"
+            error: already applied: `a.py` already contains new_string at line 2, so nothing was written; read the file to check, and if the change is meant to be made again, give old_string with more surrounding lines
+            meta: alreadyApplied=true line=2 unchanged=true
+        "#]],
+    );
+}
+
+#[test]
 fn edit_in_crlf_file_matches_lf_old_string() {
     check(
         "//- a.txt\nalpha<CR>\nbeta<CR>\ngamma<CR>\n",
