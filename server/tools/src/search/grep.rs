@@ -182,23 +182,36 @@ impl Sink for Collect {
 struct Found {
     keep: usize,
     files: std::collections::BTreeMap<PathBuf, FileHits>,
+    /// The files that still hold lines, with how many matching lines each: the only ones
+    /// eviction looks at, so files already emptied never stop or slow it.
+    holding: std::collections::BTreeMap<PathBuf, usize>,
+    /// Matching lines held in all files.
     kept: usize,
 }
 
 impl Found {
+    fn new(keep: usize) -> Self {
+        Self { keep, files: Default::default(), holding: Default::default(), kept: 0 }
+    }
+
     fn add(&mut self, hit: FileHits) {
-        self.kept += hit.lines.iter().filter(|l| l.matched).count();
+        let own = hit.lines.iter().filter(|l| l.matched).count();
+        if own > 0 {
+            self.holding.insert(hit.path.clone(), own);
+            self.kept += own;
+        }
         self.files.insert(hit.path.clone(), hit);
-        // Drop the lines of the last files while the ones before them hold enough.
-        let mut before = self.kept;
-        for hit in self.files.values_mut().rev() {
-            let own = hit.lines.iter().filter(|l| l.matched).count();
-            before -= own;
-            if before < self.keep || own == 0 {
+        // Drop the lines of the last holding file while the ones before it hold enough.
+        while let Some((path, &own)) = self.holding.last_key_value() {
+            if self.kept - own < self.keep {
                 break;
             }
-            hit.lines = Vec::new();
+            if let Some(hit) = self.files.get_mut(path) {
+                hit.lines = Vec::new();
+            }
             self.kept -= own;
+            let path = path.clone();
+            self.holding.remove(&path);
         }
     }
 }
@@ -250,7 +263,7 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         .after_context(after);
     let max = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
 
-    let hits = Mutex::new(Found { keep: max, files: std::collections::BTreeMap::new(), kept: 0 });
+    let hits = Mutex::new(Found::new(max));
     let search = |path: &Path, searcher: &mut Searcher| {
         let mut sink = Collect::new(mode, max, after);
         let outcome = match ctx.cache.get(path) {
@@ -400,4 +413,32 @@ fn format(
         .with("matches", total)
         .with("files", files)
         .with("truncated", truncated)
+}
+
+#[cfg(test)]
+mod found_tests {
+    use super::*;
+
+    fn hit(name: &str, matched: usize) -> FileHits {
+        let lines = (0..matched).map(|n| Line { number: n as u64 + 1, matched: true, text: String::new() }).collect();
+        FileHits { path: PathBuf::from(name), lines, matches: matched }
+    }
+
+    /// Whatever order the walker hands files over in, the lines held stay within the output
+    /// cap plus one file's share (here files arrive last-path-first, the worst order, and
+    /// between emptied files).
+    #[test]
+    fn the_lines_held_stay_bounded_in_any_arrival_order() {
+        let mut found = Found::new(10);
+        for i in (0..500).rev() {
+            found.add(hit(&format!("f{i:04}"), 5));
+            let held: usize = found.files.values().map(|f| f.lines.len()).sum();
+            assert!(held <= 10 + 5, "{held} lines held after f{i:04}");
+            assert_eq!(held, found.kept);
+        }
+        let shown: Vec<&str> =
+            found.files.values().filter(|f| !f.lines.is_empty()).filter_map(|f| f.path.to_str()).collect();
+        assert_eq!(shown, ["f0000", "f0001"]);
+        assert_eq!(found.files.values().map(|f| f.matches).sum::<usize>(), 2500);
+    }
 }
