@@ -124,3 +124,36 @@ pub trait Approver: Send + Sync {
         self.confirm_command(&command).await
     }
 }
+
+/// What the model is told when [`confirm_whole`] does not let a change go ahead.
+pub(crate) struct Declined<'a> {
+    /// When the person said no ("`x` was not allowed to run (…); nothing was changed.").
+    pub rejected: &'a str,
+    /// Added after what the person said, if anything ("Do not retry it unchanged").
+    pub hint: &'a str,
+    /// What stayed as it was, for a cancelled turn ("nothing was changed").
+    pub untouched: &'a str,
+}
+
+/// Asks the call's approver (if any) about a change that has no diff to review (a memory, a
+/// deleted link): `Ok` when it may go ahead, else the error for the model.
+pub(crate) async fn confirm_whole(
+    ctx: &crate::ToolContext,
+    check: &ToolCheck,
+    declined: Declined<'_>,
+) -> Result<(), crate::ToolError> {
+    let Some(approver) = &ctx.approver else { return Ok(()) };
+    match approver.confirm_tool(check).await {
+        CommandDecision::Allow => Ok(()),
+        CommandDecision::Reject { reason } => {
+            let said = reason.map(|r| format!(" They said: {r}")).unwrap_or_default();
+            let hint = if declined.hint.is_empty() { String::new() } else { format!(" {}", declined.hint) };
+            Err(crate::ToolError::new(format!("{}{said}{hint}", declined.rejected)).with("rejected", true))
+        }
+        CommandDecision::Cancelled => Err(crate::ToolError::new(format!(
+            "cancelled: the turn ended before the person answered; {}",
+            declined.untouched
+        ))
+        .with("cancelled", true)),
+    }
+}

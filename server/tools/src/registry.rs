@@ -9,8 +9,9 @@ use futures_util::FutureExt;
 use serde_json::{Value, json};
 use tandem_protocol::{ToolInfo, ToolResult};
 
+use crate::approval::{Declined, confirm_whole};
 use crate::schema::validate_arguments;
-use crate::{CommandDecision, Effect, Tool, ToolCheck, ToolConfig, ToolContext, ToolError, ToolOutput, ToolSpec};
+use crate::{Effect, Tool, ToolCheck, ToolConfig, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// A call that cannot even start. Everything else is a [`ToolResult`] with `error` set.
 #[derive(Debug, thiserror::Error)]
@@ -242,29 +243,19 @@ impl Registry {
 /// asked about where the change is known: the commit path shows the diff, the command check
 /// the command line.
 async fn gate(spec: &ToolSpec, arguments: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
-    let Some(approver) = ctx.approver.as_ref().filter(|_| spec.effect == Effect::State) else { return Ok(()) };
+    if spec.effect != Effect::State {
+        return Ok(());
+    }
     let check = ToolCheck {
         tool: spec.name.to_owned(),
         server: None,
         arguments: arguments.clone(),
         reason: spec.effect.reason().to_owned(),
     };
-    match approver.confirm_tool(&check).await {
-        CommandDecision::Allow => Ok(()),
-        CommandDecision::Reject { reason } => {
-            let said = reason.map(|r| format!(" They said: {r}")).unwrap_or_default();
-            Err(ToolError::new(format!(
-                "`{}` was not allowed to run ({}); nothing was changed.{said} Do not retry it unchanged",
-                spec.name,
-                spec.effect.reason()
-            ))
-            .with("rejected", true))
-        }
-        CommandDecision::Cancelled => {
-            Err(ToolError::new("cancelled: the turn ended before the person answered; nothing was changed")
-                .with("cancelled", true))
-        }
-    }
+    let rejected = format!("`{}` was not allowed to run ({}); nothing was changed.", spec.name, spec.effect.reason());
+    let declined =
+        Declined { rejected: &rejected, hint: "Do not retry it unchanged", untouched: "nothing was changed" };
+    confirm_whole(ctx, &check, declined).await
 }
 
 /// Similarity in 0..=1 from the longest common subsequence of the two names.

@@ -3,8 +3,9 @@
 use std::io;
 
 use super::{Change, Origin, blocking, check_fresh, commit_all, load};
+use crate::approval::{Declined, confirm_whole};
 use crate::tool::parse_args;
-use crate::{CommandDecision, Tool, ToolCheck, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+use crate::{Tool, ToolCheck, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -112,20 +113,13 @@ impl Target {
 
 /// Asks the call's approver about a deletion that has no text to show as a diff.
 async fn confirm(ctx: &ToolContext, what: &str) -> Result<(), ToolError> {
-    let Some(approver) = &ctx.approver else { return Ok(()) };
     let check = ToolCheck { tool: "delete".to_owned(), server: None, arguments: Value::Null, reason: what.to_owned() };
-    match approver.confirm_tool(&check).await {
-        CommandDecision::Allow => Ok(()),
-        CommandDecision::Reject { reason } => {
-            let said = reason.map(|r| format!(" They said: {r}")).unwrap_or_default();
-            Err(ToolError::new(format!("the person did not allow this deletion; nothing was deleted.{said}"))
-                .with("rejected", true))
-        }
-        CommandDecision::Cancelled => {
-            Err(ToolError::new("cancelled: the turn ended before the person answered; nothing was deleted")
-                .with("cancelled", true))
-        }
-    }
+    let declined = Declined {
+        rejected: "the person did not allow this deletion; nothing was deleted.",
+        hint: "",
+        untouched: "nothing was deleted",
+    };
+    confirm_whole(ctx, &check, declined).await
 }
 
 fn inspect(args: &Args, ctx: &ToolContext) -> Result<Target, ToolError> {
