@@ -46,7 +46,8 @@ impl Approver for ServeApprover {
 
 /// MCP tool annotations, from the tool's declared effect. `destructiveHint` and
 /// `idempotentHint` only mean something for a tool that is not read-only (MCP spec).
-fn annotations(spec: &tandem_tools::ToolSpec) -> Value {
+/// `tandem tools --json` prints the same, so the command line and MCP clients agree.
+pub fn annotations(spec: &tandem_tools::ToolSpec) -> Value {
     let read_only = spec.effect.is_read_only();
     let open_world = matches!(spec.effect, Effect::Network | Effect::Commands | Effect::External);
     if read_only {

@@ -1,6 +1,6 @@
 //! `tandem`: the sidecar binary. `tandem lsp` serves editors over stdio (LSP framing);
 //! `tandem acp` serves ACP clients (Zed, JetBrains, CodeCompanion.nvim, ...);
-//! `tandem tool <name> '<json>'` runs one tool and prints its result.
+//! `tandem tool <name> '<json>'` runs one tool and prints its result; `tandem tools` lists them.
 
 mod acp;
 mod config;
@@ -14,6 +14,7 @@ mod stdio;
 mod tool_cmd;
 mod trust_cmd;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -37,16 +38,33 @@ enum Command {
     /// Serve an ACP client over stdio (Agent Client Protocol v1: Zed, JetBrains,
     /// CodeCompanion.nvim, avante.nvim). Sessions open the workspace at their `cwd`.
     Acp,
-    /// Run one tool in the current directory's workspace and print its result as JSON.
-    /// Exit status: 0 on success, 1 when the result has an error, 2 on bad usage.
+    /// Run one tool in the current directory's workspace and print its result: its output on a
+    /// terminal, JSON when piped (`--text` / `--json` choose). Exit status: 0 on success, 1 when
+    /// the result has an error, 2 on bad usage. `tandem tool <name> --help` shows the tool's
+    /// arguments.
+    // The tool's own `--help` replaces clap's: it describes the tool, not this command.
+    #[command(disable_help_flag = true)]
     Tool {
         /// Tool name or alias (`tandem tools` lists them).
-        name: String,
+        name: Option<String>,
         /// Arguments as a JSON object (default `{}`); `-` reads them from stdin.
         arguments: Option<String>,
+        /// Show the tool's description and arguments instead of running it.
+        #[arg(short, long)]
+        help: bool,
+        /// Print the result's output (and its error on stderr) instead of JSON.
+        #[arg(long, conflicts_with = "json")]
+        text: bool,
+        /// Print the whole result as JSON (the default when stdout is not a terminal).
+        #[arg(long)]
+        json: bool,
     },
-    /// List the tools enabled in the current directory's workspace.
-    Tools,
+    /// List the tools enabled in the current directory's workspace, its MCP servers' included.
+    Tools {
+        /// Print a JSON array (name, description, inputSchema, group, effect, annotations).
+        #[arg(long)]
+        json: bool,
+    },
     /// Check the setup: the language servers found on PATH (and the install command of the
     /// missing ones), and each configured MCP server with its state and tool count.
     Doctor,
@@ -107,6 +125,21 @@ fn parse_mode(raw: &str) -> Result<tandem_protocol::ModeId, String> {
         .map_err(|_| format!("unknown mode `{raw}`: use default, auto-edit, plan or yolo"))
 }
 
+/// `tandem tool` without a tool name: its help (asked for, exit 0) or a usage error (exit 2).
+fn tool_usage(asked: bool) -> ExitCode {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    // Built, the subcommand's usage line starts with `tandem tool`.
+    cli.build();
+    let Some(tool) = cli.find_subcommand_mut("tool") else { return ExitCode::from(2) };
+    if asked {
+        let help = tool.render_long_help();
+        return if writeln!(std::io::stdout(), "{help}").is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+    }
+    eprintln!("tandem: `tandem tool` needs a tool name; `tandem tools` lists them\n\n{}", tool.render_usage());
+    ExitCode::from(2)
+}
+
 fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("TANDEM_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
@@ -152,8 +185,20 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Lsp => lsp::serve().await,
             Command::Acp => acp::serve().await,
-            Command::Tool { name, arguments } => tool_cmd::run(&name, arguments.as_deref()).await,
-            Command::Tools => tool_cmd::list().await,
+            Command::Tool { name, arguments, help, text, json } => match (name, help) {
+                (Some(name), true) => tool_cmd::help(&name).await,
+                (None, true) => tool_usage(true),
+                (None, false) => tool_usage(false),
+                (Some(name), false) => {
+                    let output = match (text, json) {
+                        (true, _) => tool_cmd::Output::Text,
+                        (_, true) => tool_cmd::Output::Json,
+                        _ => tool_cmd::Output::Auto,
+                    };
+                    tool_cmd::run(&name, arguments.as_deref(), output).await
+                }
+            },
+            Command::Tools { json } => tool_cmd::list(json).await,
             Command::Run { prompt, mode, model, yes, session } => {
                 run::run(run::RunArgs { prompt, mode, model, yes, session }).await
             }
