@@ -1,4 +1,5 @@
-//! `tandem tool`: one call from the shell, exit status 0 / 1 / 2.
+//! `tandem tool` and `tandem tools`: one call from the shell (exit status 0 / 1 / 2, JSON or
+//! text), the tools a workspace offers (its MCP servers' included), and a tool's arguments.
 
 use std::process::Command;
 
@@ -6,15 +7,23 @@ use serde_json::Value;
 
 use crate::support::{Res, tandem_bin};
 
-fn run(dir: &std::path::Path, args: &[&str]) -> Res<(i32, Value, String)> {
+/// Runs `tandem` in `dir` with stdout piped; exit status, stdout and stderr.
+fn run_raw(dir: &std::path::Path, args: &[&str]) -> Res<(i32, String, String)> {
     let out = Command::new(tandem_bin())
         .args(args)
         .current_dir(dir)
         .env_remove("TANDEM_PROFILE")
+        // The MCP test's workspace names its servers in `.tandem/mcp.json`.
+        .env("TANDEM_TRUST_WORKSPACE", "1")
         .output()
         .map_err(|e| e.to_string())?;
-    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    Ok((out.status.code().unwrap_or(-1), json, String::from_utf8_lossy(&out.stderr).into_owned()))
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    Ok((out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr)))
+}
+
+fn run(dir: &std::path::Path, args: &[&str]) -> Res<(i32, Value, String)> {
+    let (code, stdout, stderr) = run_raw(dir, args)?;
+    Ok((code, serde_json::from_str(&stdout).unwrap_or(Value::Null), stderr))
 }
 
 #[test]
@@ -39,6 +48,129 @@ fn tool_command_exit_codes() -> Res<()> {
         assert_eq!(code, 2, "{bad:?}: {stderr}");
         assert!(!stderr.is_empty());
     }
+    Ok(())
+}
+
+/// `--text` prints what a person reads: the output alone, the error on stderr; `--json` (and a
+/// pipe, without either) keeps the whole result for scripts. Exit statuses do not change.
+#[test]
+fn tool_command_prints_text_or_json() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").map_err(|e| e.to_string())?;
+    let read = r#"{"file_path":"a.txt"}"#;
+
+    assert_eq!(run_raw(dir.path(), &["tool", "read", read, "--text"])?, (0, "     1\talpha\n".into(), String::new()));
+
+    let (code, stdout, stderr) = run_raw(dir.path(), &["tool", "read", r#"{"file_path":"nope.txt"}"#, "--text"])?;
+    assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
+    assert!(stderr.contains("`nope.txt` does not exist"), "{stderr}");
+
+    for args in [&["tool", "read", read][..], &["tool", "read", read, "--json"]] {
+        let (code, json, _) = run(dir.path(), args)?;
+        assert_eq!((code, json["output"].as_str()), (0, Some("     1\talpha\n")), "{args:?}");
+    }
+    let (code, _, stderr) = run_raw(dir.path(), &["tool", "read", read, "--text", "--json"])?;
+    assert_eq!(code, 2, "{stderr}");
+    Ok(())
+}
+
+/// `tandem tools` is a table whose columns line up and whose descriptions end at a sentence's
+/// end; `--json` lists exactly the registry's tools with their schemas and MCP annotations.
+#[test]
+fn tools_lists_a_table_and_json_that_match_the_registry() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let registry = tandem_tools::Registry::builtin(tandem_tools::ToolConfig::default());
+
+    let (code, json, stderr) = run(dir.path(), &["tools", "--json"])?;
+    assert_eq!(code, 0, "{stderr}");
+    let listed = json.as_array().ok_or(format!("not an array: {json}"))?;
+    let expected: Vec<_> = registry.enabled().collect();
+    assert_eq!(listed.len(), expected.len(), "{json}");
+    for (tool, entry) in expected.iter().zip(listed) {
+        let spec = tool.spec();
+        assert_eq!(entry["name"], spec.name);
+        assert_eq!(entry["description"], spec.description);
+        assert_eq!(entry["inputSchema"], spec.parameters, "{}", spec.name);
+        assert_eq!(entry["group"], spec.group.as_str(), "{}", spec.name);
+        assert_eq!(entry["canWrite"], spec.can_write, "{}", spec.name);
+        assert_eq!(entry["annotations"]["readOnlyHint"], spec.effect.is_read_only(), "{}", spec.name);
+        assert!(entry["effect"].is_string(), "{entry}");
+    }
+
+    let (code, table, stderr) = run_raw(dir.path(), &["tools"])?;
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("NAME") && lines[0].contains("DESCRIPTION"), "{table}");
+    let column = lines[0].find("DESCRIPTION").ok_or("no DESCRIPTION header")?;
+    for tool in &expected {
+        let spec = tool.spec();
+        let line = lines.iter().find(|l| l.split_whitespace().next() == Some(spec.name)).ok_or(spec.name)?;
+        assert!(line.contains(&format!(" {} ", spec.group.as_str())), "{line}");
+        let description = line.get(column..).unwrap_or_default();
+        assert!(description.chars().next().is_some_and(char::is_uppercase), "not aligned: {line}");
+    }
+    // The glob description's first sentence goes on past its "e.g.".
+    let glob = lines.iter().find(|l| l.starts_with("glob ")).ok_or("no glob")?;
+    assert!(glob.contains("e.g. `**/*.rs`"), "{glob}");
+    let edit = lines.iter().find(|l| l.starts_with("edit ")).ok_or("no edit")?;
+    assert!(edit.contains("files") && edit.contains("asks") && edit.contains("Replace text in a file ("), "{edit}");
+    Ok(())
+}
+
+/// `tandem tool <name> --help` explains the tool and lists its arguments for a person (not a
+/// JSON schema); a name that is no tool is bad usage.
+#[test]
+fn tool_help_lists_the_arguments() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (code, help, stderr) = run_raw(dir.path(), &["tool", "edit", "--help"])?;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(help.starts_with("edit [fs] (aliases: edit_file"), "{help}");
+    assert!(help.contains("Replace text in a file."), "{help}");
+    for line in ["  file_path (string, required)", "  old_string (string, required)", "  replace_all (boolean, optional)"]
+    {
+        assert!(help.lines().any(|l| l == line), "no `{line}` in\n{help}");
+    }
+    assert!(!help.contains("\"properties\""), "raw schema in\n{help}");
+    // Required arguments come first, and nested ones are named by their path.
+    let (_, help, _) = run_raw(dir.path(), &["tool", "multiedit", "-h"])?;
+    assert!(help.contains("  edits (array of object, required)\n"), "{help}");
+    assert!(help.contains("    edits[].old_string (string, required)\n"), "{help}");
+    let (_, help, _) = run_raw(dir.path(), &["tool", "read", "--help"])?;
+    assert!(help.lines().any(|l| l.starts_with("  limit (integer, optional")), "{help}");
+
+    let (code, _, stderr) = run_raw(dir.path(), &["tool", "nope", "--help"])?;
+    assert_eq!(code, 2);
+    assert!(stderr.contains("unknown tool `nope`"), "{stderr}");
+    let (code, help, _) = run_raw(dir.path(), &["tool", "--help"])?;
+    assert!(code == 0 && help.contains("Usage: tandem tool"), "{help}");
+    Ok(())
+}
+
+/// The workspace's MCP servers' tools are listed beside the built-in ones, with their
+/// arguments, and run from the command line. The server is Tandem itself (`tandem mcp`).
+#[test]
+fn tools_include_the_workspace_mcp_servers() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dir.path().join(".tandem")).map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").map_err(|e| e.to_string())?;
+    let config = serde_json::json!({"mcpServers": {"me": {"command": tandem_bin(), "args": ["mcp"]}}});
+    std::fs::write(dir.path().join(".tandem/mcp.json"), config.to_string()).map_err(|e| e.to_string())?;
+
+    let (code, json, stderr) = run(dir.path(), &["tools", "--json"])?;
+    assert_eq!(code, 0, "{stderr}");
+    let tools = json.as_array().ok_or(format!("not an array: {json}"))?;
+    let read = tools.iter().find(|t| t["name"] == "mcp__me__read").ok_or(format!("no mcp__me__read: {json}"))?;
+    assert_eq!((&read["group"], &read["annotations"]["readOnlyHint"]), (&Value::from("mcp"), &Value::from(true)));
+    assert!(read["inputSchema"]["properties"]["file_path"].is_object(), "{read}");
+    let (_, table, _) = run_raw(dir.path(), &["tools"])?;
+    assert!(table.lines().any(|l| l.starts_with("mcp__me__read ") && l.contains(" mcp ")), "{table}");
+
+    let (code, help, stderr) = run_raw(dir.path(), &["tool", "mcp__me__read", "--help"])?;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(help.contains("  file_path (string, required)"), "{help}");
+    let (code, output, stderr) = run_raw(dir.path(), &["tool", "mcp__me__read", r#"{"file_path":"a.txt"}"#, "--text"])?;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(output.contains("alpha"), "{output}");
     Ok(())
 }
 

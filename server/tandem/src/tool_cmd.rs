@@ -502,15 +502,16 @@ mod tests {
             }
         });
         let mut lines = Vec::new();
-        argument_lines(&schema, "", 1, 80, &mut lines);
+        // Depth 0: no indentation, which expect-test would take for the literal's own.
+        argument_lines(&schema, "", 0, 80, &mut lines);
         expect_test::expect![[r#"
-              edits (array of object, required)
-                edits[].old_string (string, required)
-              file_path (string, required)
-                  The file.
-              command (string or array of string, optional)
-              limit (integer, optional, default 2000, at least 1)
-              mode ("content" | "count", optional)"#]]
+            edits (array of object, required)
+              edits[].old_string (string, required)
+            file_path (string, required)
+                The file.
+            command (string or array of string, optional)
+            limit (integer, optional, default 2000, at least 1)
+            mode ("content" | "count", optional)"#]]
         .assert_eq(&lines.join("\n"));
         assert_eq!(example_arguments(&schema), r#"{"edits":[],"file_path":"..."}"#);
     }
