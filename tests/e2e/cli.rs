@@ -126,7 +126,8 @@ fn tool_help_lists_the_arguments() -> Res<()> {
     assert_eq!(code, 0, "{stderr}");
     assert!(help.starts_with("edit [fs] (aliases: edit_file"), "{help}");
     assert!(help.contains("Replace text in a file."), "{help}");
-    for line in ["  file_path (string, required)", "  old_string (string, required)", "  replace_all (boolean, optional)"]
+    for line in
+        ["  file_path (string, required)", "  old_string (string, required)", "  replace_all (boolean, optional)"]
     {
         assert!(help.lines().any(|l| l == line), "no `{line}` in\n{help}");
     }

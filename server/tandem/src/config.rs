@@ -92,9 +92,10 @@ pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434/v1";
 /// The default model.
 pub const DEFAULT_MODEL: &str = "qwen2.5-coder";
 
-/// One configuration file. Sections that later work adds (`[lsp]`, `[mcp]`, ...) are accepted
-/// and ignored here; keys inside the sections we know are checked.
+/// One configuration file. Every key is checked ([`check_keys`] first, for messages that name
+/// the nearest valid key; then serde, for types).
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct File {
     #[serde(default)]
     tools: ToolsSection,
@@ -158,7 +159,240 @@ fn read_file(path: &Path) -> anyhow::Result<Option<File>> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(err).with_context(|| format!("cannot read {}", path.display())),
     };
-    toml::from_str(&text).map(Some).with_context(|| format!("invalid configuration in {}", path.display()))
+    let invalid = || format!("invalid configuration in {}", path.display());
+    let table: toml::Table = toml::from_str(&text).with_context(invalid)?;
+    check_keys(&table, path)?;
+    toml::from_str(&text).map(Some).with_context(invalid)
+}
+
+/// Captures the field names a struct's `Deserialize` asks for: serde passes them to
+/// `deserialize_struct`, so the list comes from the types and cannot drift from them.
+struct FieldNames<'a>(&'a mut &'static [&'static str]);
+
+impl<'de> serde::Deserializer<'de> for FieldNames<'_> {
+    type Error = serde::de::value::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(serde::de::Error::custom("not a struct"))
+    }
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _: &'static str,
+        fields: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value, Self::Error> {
+        *self.0 = fields;
+        // Nothing to build: the names were all we wanted.
+        Err(serde::de::Error::custom("field names read"))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option
+        unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+    }
+}
+
+/// The keys of the struct `T` as serde spells them.
+fn keys_of<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
+    let mut fields: &'static [&'static str] = &[];
+    // Always an error (the deserializer builds nothing); the names are what it leaves behind.
+    T::deserialize(FieldNames(&mut fields)).ok();
+    fields
+}
+
+/// The settings of `[lsp]` itself (its other keys are `[lsp.<name>]` servers). `LspSettings`
+/// gathers the servers with `#[serde(flatten)]`, which hides its field names from
+/// [`keys_of`]; the pattern below names every field, so a new one does not compile until it is
+/// listed here too.
+fn lsp_setting_keys() -> &'static [&'static str] {
+    let tandem_lsp_proxy::LspSettings {
+        diagnostics_after_edit: _,
+        diagnostics_wait_ms: _,
+        request_timeout_ms: _,
+        diagnostics_from_editor: _,
+        servers: _,
+    } = tandem_lsp_proxy::LspSettings::default();
+    &["diagnostics_after_edit", "diagnostics_wait_ms", "request_timeout_ms", "diagnostics_from_editor"]
+}
+
+/// A table of the configuration file and the keys it takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Table {
+    /// The top level.
+    Top,
+    /// `[tools]`, `[workspace]`, ...
+    Section(&'static str),
+    /// `[tools.groups]`.
+    Groups,
+    /// `[lsp.<name>]`.
+    LspServer,
+}
+
+impl Table {
+    /// Every table, in the order the documentation and suggestions use.
+    const ALL: [Table; 10] = [
+        Table::Top,
+        Table::Section("tools"),
+        Table::Groups,
+        Table::Section("workspace"),
+        Table::Section("provider"),
+        Table::Section("agent"),
+        Table::Section("exec"),
+        Table::Section("web"),
+        Table::Section("lsp"),
+        Table::LspServer,
+    ];
+
+    /// How the file writes it: `[tools]`, `[lsp.<name>]`; the top level has no header.
+    fn header(self) -> String {
+        match self {
+            Table::Top => "the top level".to_owned(),
+            Table::Section(name) => format!("[{name}]"),
+            Table::Groups => "[tools.groups]".to_owned(),
+            Table::LspServer => "[lsp.<name>]".to_owned(),
+        }
+    }
+
+    /// The section called `name` (`tools`, ...).
+    fn section(name: &str) -> Option<Table> {
+        Table::ALL.into_iter().find(|t| matches!(t, Table::Section(n) if *n == name))
+    }
+
+    fn keys(self) -> Vec<&'static str> {
+        match self {
+            Table::Top => keys_of::<File>().to_vec(),
+            Table::Section("tools") => keys_of::<ToolsSection>().to_vec(),
+            Table::Section("workspace") => keys_of::<WorkspaceSection>().to_vec(),
+            Table::Section("provider") => keys_of::<ProviderSection>().to_vec(),
+            Table::Section("agent") => keys_of::<AgentSection>().to_vec(),
+            Table::Section("exec") => keys_of::<ExecSection>().to_vec(),
+            Table::Section("web") => keys_of::<WebSection>().to_vec(),
+            Table::Section("lsp") => lsp_setting_keys().to_vec(),
+            Table::Section(_) => Vec::new(),
+            Table::Groups => ToolGroup::ALL.iter().map(|g| g.as_str()).collect(),
+            Table::LspServer => keys_of::<tandem_lsp_proxy::ServerOverride>().to_vec(),
+        }
+    }
+}
+
+/// Every key of the configuration file with the table it belongs in (what `docs/config.md`
+/// documents, and what suggestions search).
+fn all_keys() -> Vec<(Table, &'static str)> {
+    Table::ALL.into_iter().flat_map(|t| t.keys().into_iter().map(move |k| (t, k))).collect()
+}
+
+/// Checks that every key of `table` (the file at `path`) is one Tandem reads. An unknown key is
+/// an error naming it, the file, and the nearest valid key, so a typo never passes silently.
+fn check_keys(table: &toml::Table, path: &Path) -> anyhow::Result<()> {
+    let check = |table: &toml::Table, within: Table, header: String| -> anyhow::Result<()> {
+        let keys = within.keys();
+        match table.keys().find(|k| !keys.contains(&k.as_str())) {
+            Some(key) => Err(unknown_key(key, table.get(key), within, &header, path)),
+            None => Ok(()),
+        }
+    };
+    for (key, value) in table {
+        if !Table::Top.keys().contains(&key.as_str()) {
+            return Err(unknown_key(key, Some(value), Table::Top, "", path));
+        }
+        let Some(section) = value.as_table() else { continue };
+        match key.as_str() {
+            "tools" => {
+                let mut plain = section.clone();
+                if let Some(groups) = plain.remove("groups").as_ref().and_then(toml::Value::as_table) {
+                    check(groups, Table::Groups, Table::Groups.header())?;
+                }
+                check(&plain, Table::Section("tools"), "[tools]".to_owned())?;
+            }
+            "lsp" => {
+                // A table under [lsp] is a server; anything else is one of [lsp]'s own settings.
+                let (servers, settings): (Vec<_>, Vec<_>) = section.iter().partition(|(_, v)| v.is_table());
+                let settings: toml::Table = settings.into_iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                check(&settings, Table::Section("lsp"), "[lsp]".to_owned())?;
+                for (name, server) in servers {
+                    if let Some(server) = server.as_table() {
+                        check(server, Table::LspServer, format!("[lsp.{name}]"))?;
+                    }
+                }
+            }
+            name => {
+                if let Some(within) = Table::section(name) {
+                    check(section, within, within.header())?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The error for `key`, unknown in `within` of the file at `path`, with the nearest valid key:
+/// the same key in another table (`allowed_paths` at the top level belongs in
+/// `[workspace]`), else a close spelling here, else a close spelling anywhere.
+/// `header` is how the file wrote the table (`[lsp.pyright]`); empty for the top level.
+fn unknown_key(key: &str, value: Option<&toml::Value>, within: Table, header: &str, path: &Path) -> anyhow::Error {
+    let is_section = within == Table::Top && value.is_some_and(toml::Value::is_table);
+    let what = if is_section { format!("section `[{key}]`") } else { format!("key `{key}`") };
+    let place = if header.is_empty() { String::new() } else { format!(" {header} of") };
+    let written = |table: Table, candidate: &str| match table {
+        Table::Top if is_section || Table::section(candidate).is_some() => format!("`[{candidate}]`"),
+        other if other == within => format!("`{candidate}`"),
+        Table::Top => format!("`{candidate}` at the top level"),
+        other => format!("`{candidate}` under {}", other.header()),
+    };
+    if is_section && key == "mcp" {
+        return anyhow::anyhow!(
+            "unknown section `[mcp]` in {}: MCP servers are configured in .mcp.json or .tandem/mcp.json (and ~/.config/tandem/mcp.json), not in config.toml",
+            path.display()
+        );
+    }
+    // A section can only be a misspelled section; a plain key may also sit in the wrong table.
+    let all: Vec<(Table, &str)> = if is_section {
+        Table::Top.keys().into_iter().filter(|k| Table::section(k).is_some()).map(|k| (Table::Top, k)).collect()
+    } else {
+        all_keys()
+    };
+    let elsewhere = all.iter().find(|(t, k)| *t != within && *k == key);
+    let here = nearest(key, all.iter().filter(|(t, _)| *t == within).map(|(_, k)| *k));
+    let anywhere = || nearest(key, all.iter().map(|(_, k)| *k)).and_then(|k| all.iter().find(|(_, c)| *c == k));
+    let hint = match (elsewhere, here) {
+        (Some((table, candidate)), _) => format!("did you mean {}?", written(*table, candidate)),
+        (None, Some(candidate)) => format!("did you mean {}?", written(within, candidate)),
+        (None, None) => match anywhere() {
+            Some((table, candidate)) => format!("did you mean {}?", written(*table, candidate)),
+            None => format!("the keys of {} are {}", within.header(), within.keys().join(", ")),
+        },
+    };
+    anyhow::anyhow!("unknown {what} in{place} {}: {hint}", path.display())
+}
+
+/// The candidate closest to `key` in spelling, when one is close enough to be a typo of it.
+fn nearest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let key = key.to_ascii_lowercase();
+    candidates
+        .map(|c| (edit_distance(&key, c), c))
+        .filter(|(d, c)| {
+            let shorter = key.len().min(c.len());
+            (*d <= 2 && d * 2 <= shorter) || (shorter >= 4 && (c.starts_with(&key) || key.starts_with(c)))
+        })
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance: insertions, deletions and substitutions, one each.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != *cb)).min(above + 1).min(row[j] + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 fn group(name: &str) -> Option<ToolGroup> {
@@ -480,7 +714,7 @@ mod tests {
         std::fs::create_dir_all(dir.path().join(".tandem"))?;
         std::fs::write(
             dir.path().join(".tandem/config.toml"),
-            "mode = \"plan\"\n[tools]\nprofile = \"minimal\"\ndisabled = [\"delete\"]\n[tools.groups]\nexec = false\n[workspace]\nallowed_paths = [\"/tmp\"]\n[provider]\nmodel = \"m1\"\n[web]\nallow_private = true\n[mcp]\nanything = 1\n",
+            "mode = \"plan\"\n[tools]\nprofile = \"minimal\"\ndisabled = [\"delete\"]\n[tools.groups]\nexec = false\n[workspace]\nallowed_paths = [\"/tmp\"]\n[provider]\nmodel = \"m1\"\n[web]\nallow_private = true\n",
         )?;
         let mut config = Config::default();
         let file = read_file(&dir.path().join(".tandem/config.toml"))?.unwrap_or_default();
@@ -504,7 +738,92 @@ mod tests {
         std::fs::write(dir.path().join(".tandem/config.toml"), "[tools]\nprofil = \"x\"\n")?;
         let err =
             read_file(&dir.path().join(".tandem/config.toml")).err().map(|e| format!("{e:#}")).unwrap_or_default();
-        assert!(err.contains("unknown field `profil`"), "{err}");
+        assert!(err.contains("unknown key `profil` in [tools] of") && err.contains("did you mean `profile`?"), "{err}");
+        Ok(())
+    }
+
+    /// The error for `text` as a workspace file, or "" when it loads.
+    fn load_error(text: &str) -> anyhow::Result<String> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, text)?;
+        let error = read_file(&path).err().map(|e| format!("{e:#}")).unwrap_or_default();
+        Ok(error.replace(&path.display().to_string(), "FILE"))
+    }
+
+    #[test]
+    fn a_misspelled_or_misplaced_key_is_an_error_naming_it_the_file_and_the_nearest_key() -> anyhow::Result<()> {
+        let cases = [
+            ("modee = \"plan\"\n", "unknown key `modee` in FILE: did you mean `mode`?"),
+            ("Mode = \"plan\"\n", "unknown key `Mode` in FILE: did you mean `mode`?"),
+            ("[provder]\nmodel = \"m\"\n", "unknown section `[provder]` in FILE: did you mean `[provider]`?"),
+            ("[tool]\nprofile = \"full\"\n", "unknown section `[tool]` in FILE: did you mean `[tools]`?"),
+            (
+                "allowed_paths = [\"/srv\"]\n",
+                "unknown key `allowed_paths` in FILE: did you mean `allowed_paths` under [workspace]?",
+            ),
+            ("model = \"m\"\n", "unknown key `model` in FILE: did you mean `model` under [provider]?"),
+            (
+                "[workspace]\nalowed_paths = []\n",
+                "unknown key `alowed_paths` in [workspace] of FILE: did you mean `allowed_paths`?",
+            ),
+            (
+                "[tools]\nmode = \"plan\"\n",
+                "unknown key `mode` in [tools] of FILE: did you mean `mode` at the top level?",
+            ),
+            ("[tools.groups]\nfss = true\n", "unknown key `fss` in [tools.groups] of FILE: did you mean `fs`?"),
+            ("[provider]\ntimeout = 5\n", "unknown key `timeout` in [provider] of FILE: did you mean `timeout_secs`?"),
+            ("[agent]\nmax_turn = 5\n", "unknown key `max_turn` in [agent] of FILE: did you mean `max_turns`?"),
+            (
+                "[lsp]\ndiagnostic_wait_ms = 5\n",
+                "unknown key `diagnostic_wait_ms` in [lsp] of FILE: did you mean `diagnostics_wait_ms`?",
+            ),
+            (
+                "[lsp.pyright]\ncomand = \"x\"\n",
+                "unknown key `comand` in [lsp.pyright] of FILE: did you mean `command`?",
+            ),
+            ("[web]\nqqqq = 1\n", "unknown key `qqqq` in [web] of FILE: the keys of [web] are allow_private"),
+            (
+                "[mcp]\nservers = 1\n",
+                "unknown section `[mcp]` in FILE: MCP servers are configured in .mcp.json or .tandem/mcp.json (and ~/.config/tandem/mcp.json), not in config.toml",
+            ),
+            (
+                "[fs]\nx = 1\n",
+                "unknown section `[fs]` in FILE: the keys of the top level are tools, workspace, provider, agent, web, exec, mode, lsp",
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(load_error(text)?, expected, "{text}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn every_known_key_loads() -> anyhow::Result<()> {
+        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\n[web]\nallow_private = false\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n";
+        assert_eq!(load_error(text)?, "");
+        // And the test above names every key the types accept: none is missing from it.
+        for (table, key) in all_keys() {
+            let written = [format!("\n{key} ="), format!("\n[{key}]\n"), format!("\n[tools.{key}]\n")];
+            assert!(
+                written.iter().any(|w| text.contains(w.as_str())) || text.starts_with(&format!("{key} =")),
+                "{table:?} {key}"
+            );
+        }
+        Ok(())
+    }
+
+    /// `[lsp]`'s own settings, listed by hand (serde's flatten hides them), are settings and
+    /// not server names.
+    #[test]
+    fn the_lsp_setting_keys_are_settings() -> anyhow::Result<()> {
+        for key in lsp_setting_keys() {
+            let as_bool = toml::from_str::<File>(&format!("[lsp]\n{key} = true\n"));
+            let as_number = toml::from_str::<File>(&format!("[lsp]\n{key} = 1\n"));
+            let file = as_bool.or(as_number)?;
+            assert!(file.lsp.servers.is_empty(), "{key} was read as a server");
+        }
+        assert_eq!(keys_of::<AgentSection>(), ["max_turns", "max_agent_depth", "defer_tools"]);
         Ok(())
     }
 

@@ -427,7 +427,9 @@ fn type_of(schema: &Value) -> String {
     };
     match schema.get("type") {
         Some(Value::String(t)) => single(t),
-        Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).map(single).collect::<Vec<_>>().join(" or "),
+        Some(Value::Array(types)) => {
+            types.iter().filter_map(Value::as_str).map(single).collect::<Vec<_>>().join(" or ")
+        }
         _ if schema.get("properties").is_some() => "object".to_owned(),
         _ => "any".to_owned(),
     }
