@@ -11,6 +11,7 @@ mod cancel;
 mod cli;
 mod commands;
 mod crash;
+mod docs;
 mod integrity;
 mod lsp_files;
 mod lsp_protocol;

@@ -813,6 +813,42 @@ mod tests {
         Ok(())
     }
 
+    fn config_docs() -> anyhow::Result<String> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/config.md");
+        std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))
+    }
+
+    /// `docs/config.md` has a row for every key the configuration types accept, under the
+    /// heading of its table.
+    #[test]
+    fn docs_config_md_documents_every_key() -> anyhow::Result<()> {
+        let docs = config_docs()?;
+        let mut missing = Vec::new();
+        for (table, key) in all_keys() {
+            let heading = match table {
+                Table::Top => "### Top level".to_owned(),
+                other => format!("### `{}`", other.header()),
+            };
+            let section = docs.split_once(&format!("{heading}\n")).map(|(_, rest)| rest).unwrap_or_default();
+            let section = &section[..section.find("\n#").unwrap_or(section.len())];
+            if !section.lines().any(|line| line.starts_with(&format!("| `{key}` |"))) {
+                missing.push(format!("{heading}: `{key}`"));
+            }
+        }
+        assert!(missing.is_empty(), "keys missing from docs/config.md:\n{}", missing.join("\n"));
+        Ok(())
+    }
+
+    /// The complete example in `docs/config.md` loads.
+    #[test]
+    fn the_example_in_docs_config_md_loads() -> anyhow::Result<()> {
+        let docs = config_docs()?;
+        let example = docs.split("```toml\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap_or_default();
+        assert!(example.contains("[provider]"), "no example found");
+        assert_eq!(load_error(example)?, "");
+        Ok(())
+    }
+
     /// `[lsp]`'s own settings, listed by hand (serde's flatten hides them), are settings and
     /// not server names.
     #[test]
