@@ -35,7 +35,8 @@ fn variables(text: &str) -> Vec<String> {
     let mut rest = text;
     while let Some(at) = rest.find("TANDEM_") {
         let tail = &rest[at..];
-        let len = tail.find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')).unwrap_or(tail.len());
+        let len =
+            tail.find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')).unwrap_or(tail.len());
         let name = tail[..len].trim_end_matches('_');
         if name.len() > "TANDEM".len() {
             found.push(name.to_owned());
@@ -60,7 +61,8 @@ fn every_tandem_variable_in_the_code_is_in_docs_config_md() -> Res<()> {
         let Ok(text) = std::fs::read_to_string(file) else { continue };
         for name in variables(&text) {
             // `TANDEM_FEATURE_FS`, `TANDEM_FEATURE_EXEC`, …: one documented pattern.
-            let documented_as = if name.starts_with("TANDEM_FEATURE") { "TANDEM_FEATURE_<GROUP>".to_owned() } else { name };
+            let documented_as =
+                if name.starts_with("TANDEM_FEATURE") { "TANDEM_FEATURE_<GROUP>".to_owned() } else { name };
             if !docs.contains(&format!("`{documented_as}`")) {
                 missing.entry(documented_as.clone()).or_insert_with(|| file.display().to_string());
             }
@@ -97,9 +99,11 @@ fn every_vscode_setting_is_in_docs_config_md() -> Res<()> {
 fn every_neovim_setup_option_is_in_docs_config_md() -> Res<()> {
     let docs = config_docs()?;
     let neovim = docs.split_once("### Neovim").map(|(_, rest)| rest).ok_or("no Neovim section")?;
-    let lua = std::fs::read_to_string(repo_root().join("editors/nvim/lua/tandem/config.lua")).map_err(|e| e.to_string())?;
+    let lua =
+        std::fs::read_to_string(repo_root().join("editors/nvim/lua/tandem/config.lua")).map_err(|e| e.to_string())?;
     // The options setup() accepts: `local known = { cmd = 1, provider = 1, ... }`.
-    let known = lua.lines().find(|l| l.trim_start().starts_with("local known = {")).ok_or("no `local known` in config.lua")?;
+    let known =
+        lua.lines().find(|l| l.trim_start().starts_with("local known = {")).ok_or("no `local known` in config.lua")?;
     let options: Vec<&str> = known
         .split(['{', '}', ','])
         .filter_map(|part| part.split_once('=').map(|(name, _)| name.trim()))
