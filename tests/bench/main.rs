@@ -570,10 +570,13 @@ fn p4(plan: &Plan) -> Res<Vec<Row>> {
         return Err(format!("after the edits the file does not end with {expected} near the end"));
     }
     // Besides the file, only Tandem's state directory (which holds the write-ahead journal)
-    // may be there, and no temporary file may be left anywhere.
+    // may be there, and no temporary file (`.tandem-<hash>.tmp`) may be left anywhere.
     let leftovers: Vec<String> = walk_names(&root)?
         .into_iter()
-        .filter(|name| name != "big.txt" && !(name.starts_with(".tandem") && !name.contains("tandem-tmp")))
+        .filter(|name| {
+            let state = name == ".tandem" || name.starts_with(".tandem/");
+            !(name == "big.txt" || state && !name.ends_with(".tmp"))
+        })
         .collect();
     if !leftovers.is_empty() {
         return Err(format!("entries left in the workspace after the edits: {leftovers:?}"));
