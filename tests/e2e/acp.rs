@@ -192,11 +192,14 @@ fn acp_edits_go_through_the_clients_buffers_and_review_and_commands_through_its_
         asks[0]["options"].as_array().into_iter().flatten().filter_map(|o| o["kind"].as_str()).collect();
     assert_eq!(kinds, ["allow_once", "allow_always", "reject_once", "reject_always"]);
 
-    // The command ran in the client's terminal, shown in the tool call, then released.
+    // The command ran in the client's terminal, shown in the tool call, then released. It did
+    // not ask, so it ran there under the read-only sandbox's launcher.
     let terminals = events(&report, "terminal");
     assert_eq!(terminals.len(), 1, "{:#}", report["events"]);
-    assert_eq!(terminals[0]["command"], "bash");
-    assert_eq!(terminals[0]["args"], json!(["-c", "echo from-the-terminal"]));
+    let launcher = terminals[0]["command"].as_str().unwrap_or_default();
+    assert!(launcher.ends_with("/tandem-sandbox") || launcher.ends_with("/tandem"), "{launcher}");
+    let args: Vec<&str> = terminals[0]["args"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    assert!(args.ends_with(&["--read-only", "--", "bash", "-c", "echo from-the-terminal"]), "{args:?}");
     assert_eq!(terminals[0]["cwd"], json!(root));
     assert_eq!(events(&report, "terminal_release").len(), 1);
     assert!(results[3].contains("from-the-terminal"), "{results:#?}");

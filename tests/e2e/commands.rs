@@ -119,3 +119,108 @@ fn read_only_commands_run_sandboxed() -> Res<()> {
     assert_eq!(result["output"].as_str().unwrap_or_default().trim(), "NoNewPrivs:\t1\narg one", "{result}");
     Ok(())
 }
+
+/// A directory outside the workspace that is not a temporary directory (the workspace-write
+/// sandbox lets commands write to those).
+fn outside_of_temp() -> Res<tempfile::TempDir> {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).map_err(|e| e.to_string())
+}
+
+/// The workspace-write sandbox: writes inside the workspace work (owned by the person), writes
+/// outside fail, also from children and through a symlink; `.git` and `.tandem` stay read-only
+/// (no planted hook, no raised settings, not even by renaming them away); no TCP unless
+/// `--network`.
+#[test]
+fn the_workspace_write_sandbox_confines_writes() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let root = dir.path().canonicalize().map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(root.join(".git/hooks")).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(root.join(".tandem")).map_err(|e| e.to_string())?;
+    let outside = outside_of_temp()?;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let out_dir = outside.path().display();
+    let script = format!(
+        "echo x > inside.txt; echo inside=$?; mkdir -p a/b && echo x > a/b/deep.txt; echo deep=$?; \
+         echo x > {out_dir}/outside.txt 2>/dev/null; echo outside=$?; \
+         bash -c 'echo x > {out_dir}/child.txt' 2>/dev/null; echo child=$?; \
+         ln -s {out_dir} link; echo x > link/through.txt 2>/dev/null; echo link=$?; \
+         echo x > .git/hooks/pre-commit 2>/dev/null; echo hook=$?; \
+         echo x > .tandem/config.toml 2>/dev/null; echo settings=$?; \
+         mv .git moved 2>/dev/null; echo rename=$?; \
+         (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; echo tcp=$?"
+    );
+    let root_arg = root.display().to_string();
+    let out = tandem(&root, &["sandbox", "--workspace-write", &root_arg, "--", "bash", "-c", &script], &[])?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for expected in
+        ["inside=0", "deep=0", "outside=1", "child=1", "link=1", "hook=1", "settings=1", "rename=1", "tcp=1"]
+    {
+        assert!(stdout.contains(expected), "{expected} in {stdout} ({})", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(root.join("a/b/deep.txt").exists());
+    assert!(std::fs::read_dir(outside.path()).map_err(|e| e.to_string())?.next().is_none(), "nothing outside");
+    assert!(!root.join(".git/hooks/pre-commit").exists() && !root.join(".tandem/config.toml").exists());
+    assert!(root.join(".git").is_dir());
+    // Files keep the person's ownership (the user namespace maps the same ids).
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(root.join("inside.txt")).map_err(|e| e.to_string())?.uid();
+    let me = std::fs::metadata(&root).map_err(|e| e.to_string())?.uid();
+    assert_eq!(owner, me);
+    // With the network allowed, the connection goes through.
+    let script = format!("(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; echo tcp=$?");
+    let out =
+        tandem(&root, &["sandbox", "--workspace-write", &root_arg, "--network", "--", "bash", "-c", &script], &[])?;
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "tcp=0");
+    drop(listener);
+    Ok(())
+}
+
+/// In auto-edit mode a command that would ask runs without asking, in the workspace-write
+/// sandbox: its write inside lands, its write outside fails and the model is told why and how
+/// to leave the sandbox; leaving it (`"sandbox": false`) asks; data loss still asks; in default
+/// mode the same command asks and, approved, runs unsandboxed.
+#[test]
+fn auto_edit_runs_asking_commands_in_the_workspace_write_sandbox() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dir.path().join("scratch")).map_err(|e| e.to_string())?;
+    let outside = outside_of_temp()?;
+    let escape = format!("touch made.txt && touch {}/escaped.txt", outside.path().display());
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("c1", "bash", json!({"command": escape})),
+        Turn::new().tool_call("c2", "bash", json!({"command": "touch approved.txt", "sandbox": false})),
+        Turn::new().tool_call("c3", "bash", json!({"command": "rm -r scratch"})),
+        Turn::reply("done"),
+    ]);
+    let base = provider.base_url();
+    let mut sidecar = Sidecar::spawn(
+        dir.path(),
+        &[
+            ("TANDEM_PROVIDER", "openai"),
+            ("TANDEM_BASE_URL", base.as_str()),
+            ("TANDEM_MODEL", "scripted"),
+            ("TANDEM_MODE", "auto-edit"),
+        ],
+    )?;
+    sidecar.initialize(json!({}))?;
+    let session =
+        sidecar.request("tandem/session/new", json!({}))?["sessionId"].as_str().unwrap_or_default().to_owned();
+    for answer in ["allow_once", "reject_once"] {
+        sidecar.permission_replies.push_back(PermissionReply::select(answer));
+    }
+    sidecar
+        .request("tandem/session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}))?;
+    let asked: Vec<String> =
+        sidecar.requests_of("tandem/session/requestPermission").iter().map(Value::to_string).collect();
+    assert_eq!(asked.len(), 2, "only the unsandboxed and the data-destroying commands ask: {asked:#?}");
+    assert!(asked[0].contains("touch approved.txt") && asked[0].contains("outside the sandbox"), "{}", asked[0]);
+    assert!(asked[1].contains("rm -r scratch"), "{}", asked[1]);
+    assert!(dir.path().join("made.txt").exists(), "the write inside the workspace landed");
+    assert!(!outside.path().join("escaped.txt").exists(), "the write outside did not");
+    assert!(dir.path().join("approved.txt").exists() && dir.path().join("scratch").exists());
+    let requests = provider.requests();
+    let second = requests.get(1).map(|r| r.body.to_string()).unwrap_or_default();
+    assert!(second.contains("workspace-write sandbox") && second.contains("\\\"sandbox\\\": false"), "{second}");
+    sidecar.shutdown()?;
+    Ok(())
+}

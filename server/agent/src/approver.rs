@@ -308,6 +308,11 @@ impl Approver for CallApprover {
                 reason: Some("the person chose to reject this command for the rest of the session".into()),
             };
         }
+        // Auto-edit runs what would ask in the workspace-write sandbox, as the person chose a
+        // mode that lets the agent change the workspace; data loss still asks.
+        if self.gate.mode() == ModeId::AutoEdit && check.sandboxable {
+            return CommandDecision::RunSandboxed;
+        }
         let prefix = command_prefix(command);
         let background = if check.background { " (in the background)" } else { "" };
         let text = format!("$ {command}\n\nin `{}`{background}\nneeds approval: {why}", check.working_dir);

@@ -449,6 +449,10 @@ impl McpManager {
                 CommandDecision::Cancelled => {
                     return Err(ToolError::new("cancelled while waiting for approval"));
                 }
+                // Only a command can run in a sandbox: fail closed if an approver offers it here.
+                CommandDecision::RunSandboxed => {
+                    return Err(ToolError::new(format!("`{tool}` cannot run in a sandbox and was not approved")));
+                }
             }
         }
 

@@ -338,7 +338,9 @@ impl Tool for Meta {
                             };
                             match approver.confirm_tool(&check).await {
                                 CommandDecision::Allow => {}
-                                CommandDecision::Reject { .. } | CommandDecision::Cancelled => {
+                                CommandDecision::Reject { .. }
+                                | CommandDecision::Cancelled
+                                | CommandDecision::RunSandboxed => {
                                     return Err(ToolError::new(format!(
                                         "the person did not allow to {action} `{name}`"
                                     )));

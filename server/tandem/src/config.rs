@@ -67,9 +67,13 @@ struct AgentSection {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ExecSection {
-    /// `auto` (read-only commands run in the sandbox where the kernel has it, and ask where it
-    /// does not) or `off` (they run unsandboxed without asking).
+    /// `auto` (read-only commands run in the read-only sandbox where the kernel has it, and ask
+    /// where it does not; in auto-edit mode, commands that would ask run in the workspace-write
+    /// sandbox), `read-only` (only the former) or `off` (read-only commands run unsandboxed
+    /// without asking).
     sandbox: Option<String>,
+    /// Whether a command in the workspace-write sandbox keeps the network (default false).
+    network: Option<bool>,
 }
 
 /// Provider settings beyond what editors pass (`[provider]` in the files only).
@@ -136,8 +140,10 @@ pub struct Config {
     pub max_agent_depth: Option<u32>,
     /// Offer only always-loaded tools up front (the rest through `tool_search`).
     pub defer_tools: Option<bool>,
-    /// `[exec] sandbox = "off"` (or `TANDEM_SANDBOX=off`): read-only commands run unsandboxed.
-    pub sandbox_off: bool,
+    /// `[exec] sandbox` (or `TANDEM_SANDBOX`).
+    pub sandbox: SandboxSetting,
+    /// `[exec] network = true`: the workspace-write sandbox keeps the network.
+    pub sandbox_network: bool,
     /// Things that were ignored, to log or show.
     pub warnings: Vec<String>,
     /// Whether the person trusts the workspace (its own settings may raise privileges).
@@ -439,7 +445,7 @@ impl Config {
             }
         }
         config.apply_env(std::env::vars());
-        install_sandbox(config.sandbox_off);
+        install_sandbox(config.sandbox, config.sandbox_network);
         Ok(config)
     }
 
@@ -464,11 +470,13 @@ impl Config {
         if let Some(mode) = file.mode {
             self.mode = mode;
         }
-        match file.exec.sandbox.as_deref() {
-            None => {}
-            Some("auto") => self.sandbox_off = false,
-            Some("off") => self.sandbox_off = true,
-            Some(other) => anyhow::bail!("[exec] sandbox = \"{other}\" {}: use \"auto\" or \"off\"", at()),
+        if let Some(raw) = file.exec.sandbox.as_deref() {
+            self.sandbox = SandboxSetting::parse(raw).ok_or_else(|| {
+                anyhow::anyhow!("[exec] sandbox = \"{raw}\" {}: use \"auto\", \"read-only\" or \"off\"", at())
+            })?;
+        }
+        if let Some(network) = file.exec.network {
+            self.sandbox_network = network;
         }
         let p = file.provider;
         let t = &mut self.tuning;
@@ -500,7 +508,10 @@ impl Config {
                 "TANDEM_BASE_URL" => self.provider.base_url = Some(value.clone()),
                 "TANDEM_MODEL" => self.provider.model = Some(value.clone()),
                 "TANDEM_API_KEY_ENV" => self.provider.api_key_env = Some(value.clone()),
-                "TANDEM_SANDBOX" => self.sandbox_off = value == "off",
+                "TANDEM_SANDBOX" => match SandboxSetting::parse(value) {
+                    Some(setting) => self.sandbox = setting,
+                    None => self.warnings.push(format!("TANDEM_SANDBOX={value}: use auto, read-only or off")),
+                },
                 _ => {}
             }
         }
@@ -613,9 +624,15 @@ fn restrict(file: &mut File, current: &Config) -> Vec<String> {
         ignored.push("[workspace] allowed_paths".to_owned());
         file.workspace.allowed_paths.clear();
     }
-    if file.exec.sandbox.as_deref() == Some("off") {
-        ignored.push("[exec] sandbox = \"off\"".to_owned());
+    if let Some(raw) = file.exec.sandbox.as_deref()
+        && SandboxSetting::parse(raw).is_some_and(|setting| setting > current.sandbox)
+    {
+        ignored.push(format!("[exec] sandbox = \"{raw}\""));
         file.exec.sandbox = None;
+    }
+    if file.exec.network == Some(true) && !current.sandbox_network {
+        ignored.push("[exec] network = true".to_owned());
+        file.exec.network = None;
     }
     if file.web.allow_private == Some(true) {
         ignored.push("[web] allow_private = true".to_owned());
@@ -671,12 +688,36 @@ pub fn untrusted_notice(ignored: &[String]) -> String {
     )
 }
 
-/// Installs the sandbox for this process's read-only commands: this binary as the launcher
-/// where the kernel can enforce it, else a note of why not (they ask then); `off` when the
+/// `[exec] sandbox`, from the strictest to the laxest (the order workspace trust compares).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SandboxSetting {
+    /// Read-only commands in the read-only sandbox; everything else asks.
+    ReadOnly,
+    /// That, and auto-edit mode runs commands that would ask in the workspace-write sandbox.
+    #[default]
+    Auto,
+    /// No sandbox: read-only commands run unsandboxed without asking.
+    Off,
+}
+
+impl SandboxSetting {
+    fn parse(raw: &str) -> Option<Self> {
+        match raw {
+            "read-only" => Some(Self::ReadOnly),
+            "auto" => Some(Self::Auto),
+            "off" => Some(Self::Off),
+            _ => None,
+        }
+    }
+}
+
+/// Installs the sandbox for this process's commands: this binary as the launcher where the
+/// kernel can enforce it, else a note of why not (read-only commands ask then); `off` when the
 /// person switched it off.
-fn install_sandbox(off: bool) {
-    use tandem_tools::exec::sandbox::Sandbox;
-    let sandbox = if off {
+fn install_sandbox(setting: SandboxSetting, network: bool) {
+    use tandem_tools::exec::sandbox::{Sandbox, WriteSettings};
+    let write = WriteSettings { enabled: setting == SandboxSetting::Auto, network };
+    let sandbox = if setting == SandboxSetting::Off {
         Sandbox::Off
     } else {
         match (crate::sandbox::probe(), launcher()) {
@@ -685,7 +726,7 @@ fn install_sandbox(off: bool) {
             (_, Err(err)) => Sandbox::Unavailable(format!("cannot find the tandem binary: {err}")),
         }
     };
-    tandem_tools::exec::sandbox::install(sandbox);
+    tandem_tools::exec::sandbox::install(sandbox, write);
 }
 
 /// The launcher: the small `tandem-sandbox` beside this binary (cheap to start), else this
@@ -901,6 +942,39 @@ mod tests {
         strict.mode = Some(ModeId::Plan);
         restrict(&mut strict, &config);
         assert_eq!(strict.mode, Some(ModeId::Plan));
+        Ok(())
+    }
+
+    /// The sandbox settings a repository may set: a stricter sandbox, never a laxer one or the
+    /// network for sandboxed commands.
+    #[test]
+    fn an_untrusted_workspace_file_cannot_loosen_the_sandbox() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("config.toml");
+        let cases = [
+            ("[exec]\nsandbox = \"off\"\nnetwork = true\n", SandboxSetting::Auto, false, 2),
+            ("[exec]\nsandbox = \"auto\"\n", SandboxSetting::Auto, false, 0),
+            ("[exec]\nsandbox = \"read-only\"\nnetwork = false\n", SandboxSetting::ReadOnly, false, 0),
+        ];
+        for (text, sandbox, network, ignored) in cases {
+            std::fs::write(&path, text)?;
+            let mut config = Config::default();
+            let mut file = read_file(&path)?.unwrap_or_default();
+            assert_eq!(restrict(&mut file, &config).len(), ignored, "{text}");
+            config.merge(file, &path)?;
+            assert_eq!((config.sandbox, config.sandbox_network), (sandbox, network), "{text}");
+        }
+        // Once the person chose the read-only sandbox, a repository's `auto` would loosen it.
+        let mut config = Config { sandbox: SandboxSetting::ReadOnly, ..Config::default() };
+        std::fs::write(&path, "[exec]\nsandbox = \"auto\"\n")?;
+        let mut file = read_file(&path)?.unwrap_or_default();
+        assert_eq!(restrict(&mut file, &config), ["[exec] sandbox = \"auto\""]);
+        config.merge(file, &path)?;
+        assert_eq!(config.sandbox, SandboxSetting::ReadOnly);
+        std::fs::write(&path, "[exec]\nsandbox = \"none\"\n")?;
+        let file = read_file(&path)?.unwrap_or_default();
+        let err = config.merge(file, &path).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("use \"auto\", \"read-only\" or \"off\""), "{err}");
         Ok(())
     }
 }

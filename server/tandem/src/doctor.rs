@@ -55,6 +55,12 @@ pub async fn run() -> ExitCode {
         Sandbox::Unavailable(why) => format!("Sandbox: unavailable ({why}): read-only commands ask first; `[exec] sandbox = \"off\"` runs them unsandboxed without asking\n\n"),
         Sandbox::Off => "Sandbox: off ([exec] sandbox = \"off\" or TANDEM_SANDBOX=off): read-only commands run unsandboxed without asking\n\n".to_owned(),
     });
+    if !matches!(current(), Sandbox::Off) {
+        out.push_str(&match tandem_tools::exec::sandbox::workspace_write_available() {
+            Ok(()) => "Workspace-write sandbox: available: in auto-edit mode, commands that would ask run in it without asking (writes only in the workspace and temp, .git and .tandem read-only, no network unless [exec] network = true)\n\n".to_owned(),
+            Err(why) => format!("Workspace-write sandbox: unavailable ({why}): in auto-edit mode, commands ask\n\n"),
+        });
+    }
     mcp_section(&cwd, &mut out).await;
     let mut stdout = std::io::stdout().lock();
     if stdout.write_all(out.as_bytes()).is_err() {

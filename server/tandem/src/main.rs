@@ -68,16 +68,13 @@ enum Command {
     /// Check the setup: the language servers found on PATH (and the install command of the
     /// missing ones), and each configured MCP server with its state and tool count.
     Doctor,
-    /// Runs a command in the read-only sandbox (used by Tandem itself for commands that run
-    /// without asking).
+    /// Runs a command in a sandbox (used by Tandem itself): `--read-only -- PROGRAM ARGS…` or
+    /// `--workspace-write ROOT [--network] -- PROGRAM ARGS…`.
     #[command(hide = true)]
     Sandbox {
-        /// Everything readable, nothing writable, no network.
-        #[arg(long)]
-        read_only: bool,
-        /// The program and its arguments.
-        #[arg(last = true, required = true)]
-        argv: Vec<std::ffi::OsString>,
+        /// The policy's options, `--`, then the program and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        args: Vec<std::ffi::OsString>,
     },
     /// Trust a folder (default: the current directory), so that its own settings
     /// (`.tandem/config.toml`, `.mcp.json`) may raise privileges: a laxer mode, more tools,
@@ -167,8 +164,15 @@ fn main() -> ExitCode {
     };
     // Before anything else starts (threads, the runtime): the launcher restricts itself and
     // becomes the command.
-    if let Command::Sandbox { read_only, argv } = &cli.command {
-        return sandbox::run(*read_only, argv);
+    if let Command::Sandbox { args } = &cli.command {
+        let mut args = args.iter().cloned();
+        return match sandbox::parse(&mut args) {
+            Ok(policy) => sandbox::run(&policy, &args.collect::<Vec<_>>()),
+            Err(usage) => {
+                eprintln!("{usage}");
+                ExitCode::from(2)
+            }
+        };
     }
     if let Err(err) = init_logging(cli.log_file.as_ref()) {
         eprintln!("tandem: cannot open the log file: {err:#}");

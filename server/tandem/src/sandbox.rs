@@ -1,11 +1,24 @@
-//! The read-only sandbox launcher, `tandem-sandbox --read-only -- PROGRAM ARGS…` (also
-//! `tandem sandbox`, hidden): restricts itself with Landlock, then
-//! runs the program, which inherits the restriction with all its children. Read-only: the whole
-//! file system readable, writes only to `/dev/null` and the like, no TCP bind or connect.
-//! `probe` tells whether this kernel can enforce that.
+//! The sandbox launcher, `tandem-sandbox --read-only -- PROGRAM ARGS…` or
+//! `tandem-sandbox --workspace-write ROOT [--network] -- PROGRAM ARGS…` (also `tandem sandbox`,
+//! hidden): restricts itself, then runs the program, which inherits the restriction with all
+//! its children.
+//!
+//! - `read-only`: Landlock only. The whole file system readable, writes only to `/dev/null` and
+//!   the like, no TCP bind or connect.
+//! - `workspace-write`: writes under ROOT and the temporary directories only. `.git` and
+//!   `.tandem` below ROOT stay read-only (a command must not plant a git hook or raise its own
+//!   session's privileges through Tandem's settings): Landlock cannot carve a read-only hole in
+//!   a writable tree, so the launcher first enters a user and mount namespace of its own (mapped
+//!   to the same uid, so files keep their owner) and bind-mounts those two read-only. Without
+//!   `--network` it also enters an empty network namespace (no interface but a loopback that is
+//!   down, so no TCP, UDP or DNS) and Landlock denies TCP too.
+//!
+//! [`probe`] tells whether this kernel can enforce the read-only policy; the tools probe the
+//! write policy by running the launcher once.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use landlock::{
@@ -15,21 +28,75 @@ use landlock::{
 
 /// The oldest interface that can enforce both halves (files and TCP).
 const NEEDED: ABI = ABI::V4;
-/// Devices a read-only command may still write to.
-const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+/// Devices a sandboxed command may still write to.
+const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+/// Temporary directories a `workspace-write` command may write to (with `$TMPDIR`).
+const TEMP_DIRS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
+/// Names below the workspace root that stay read-only under `workspace-write`.
+pub const PROTECTED: &[&str] = &[".git", ".tandem"];
 
-fn restrict_read_only(level: CompatLevel) -> Result<RestrictionStatus, RulesetError> {
+/// What a sandboxed command may do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Read anything, write nothing, no network.
+    ReadOnly,
+    /// Write under `root` and the temporary directories (not `.git` or `.tandem`); network only
+    /// when `network`.
+    WorkspaceWrite {
+        /// The workspace root.
+        root: PathBuf,
+        /// Whether the network stays reachable.
+        network: bool,
+    },
+}
+
+/// Parses the launcher's own options (everything before `--`); the program and its arguments
+/// follow. `None` with a usage message on bad usage.
+pub fn parse(args: &mut impl Iterator<Item = OsString>) -> Result<Policy, String> {
+    let mut read_only = false;
+    let mut root = None;
+    let mut network = false;
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("--read-only") => read_only = true,
+            Some("--workspace-write") => root = args.next().map(PathBuf::from),
+            Some("--network") => network = true,
+            Some("--") => break,
+            _ => return Err(usage()),
+        }
+    }
+    match (read_only, root) {
+        (true, None) if !network => Ok(Policy::ReadOnly),
+        (false, Some(root)) => Ok(Policy::WorkspaceWrite { root, network }),
+        _ => Err(usage()),
+    }
+}
+
+fn usage() -> String {
+    "usage: tandem-sandbox (--read-only | --workspace-write ROOT [--network]) -- PROGRAM [ARGS…]".to_owned()
+}
+
+fn restrict(policy: &Policy, level: CompatLevel) -> Result<RestrictionStatus, RulesetError> {
     let abi = ABI::V7;
-    Ruleset::default()
-        .set_compatibility(level)
-        .handle_access(AccessFs::from_all(NEEDED))?
-        .handle_access(AccessNet::from_all(NEEDED))?
+    let network = matches!(policy, Policy::WorkspaceWrite { network: true, .. });
+    let ruleset = Ruleset::default().set_compatibility(level).handle_access(AccessFs::from_all(NEEDED))?;
+    let ruleset = if network { ruleset } else { ruleset.handle_access(AccessNet::from_all(NEEDED))? };
+    let ruleset = ruleset
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(abi))?
         .create()?
         .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
-        .add_rules(path_beneath_rules(WRITABLE_DEVICES, AccessFs::from_file(abi)))?
-        .restrict_self()
+        .add_rules(path_beneath_rules(WRITABLE_DEVICES, AccessFs::from_file(abi)))?;
+    match policy {
+        Policy::ReadOnly => ruleset.restrict_self(),
+        Policy::WorkspaceWrite { root, .. } => {
+            let temp = std::env::var_os("TMPDIR").map(PathBuf::from);
+            let writable = TEMP_DIRS.iter().map(PathBuf::from).chain(temp).chain([root.clone()]);
+            ruleset
+                .add_rules(path_beneath_rules(writable.filter(|p| p.exists()), AccessFs::from_all(abi)))?
+                .restrict_self()
+        }
+    }
 }
 
 /// Whether this kernel can enforce the read-only sandbox (files and TCP); the reason if not.
@@ -44,17 +111,74 @@ pub fn probe() -> Result<(), String> {
         .map_err(|err| format!("Landlock with file and network rules (ABI 4, Linux 6.7+) is not available: {err}"))
 }
 
+/// Enters a user and mount namespace (and an empty network namespace unless `network`), then
+/// makes the protected names below `root` read-only. Must run while the process has one thread.
+fn isolate(root: &Path, network: bool) -> Result<(), String> {
+    use rustix::thread::UnshareFlags;
+    let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
+    let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS;
+    if !network {
+        flags |= UnshareFlags::NEWNET;
+    }
+    // SAFETY: the flags do not include FILES, the only one whose effect other threads could
+    // observe, and the launcher has a single thread at this point.
+    #[expect(unsafe_code, reason = "unshare(2) is unsafe in rustix only because of CLONE_FILES")]
+    unsafe { rustix::thread::unshare_unsafe(flags) }
+        .map_err(|err| format!("cannot enter a user namespace (unprivileged user namespaces are off?): {err}"))?;
+    // The same ids inside as outside: files the command creates keep the person's ownership.
+    let write = |file: &str, text: String| {
+        std::fs::write(format!("/proc/self/{file}"), text)
+            .map_err(|err| format!("cannot write /proc/self/{file}: {err}"))
+    };
+    write("setgroups", "deny".to_owned())?;
+    write("uid_map", format!("{uid} {uid} 1"))?;
+    write("gid_map", format!("{gid} {gid} 1"))?;
+    for name in PROTECTED {
+        let path = root.join(name);
+        if path.symlink_metadata().is_err() {
+            continue;
+        }
+        read_only_mount(&path).map_err(|err| format!("cannot make {} read-only: {err}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Bind-mounts `path` on itself, then remounts it read-only, keeping the flags the kernel locks
+/// in a user namespace (nosuid, nodev, noexec, atime), or the remount is refused.
+fn read_only_mount(path: &Path) -> rustix::io::Result<()> {
+    use rustix::fs::StatVfsMountFlags as Vfs;
+    use rustix::mount::MountFlags as M;
+    let kept = rustix::fs::statvfs(path)?.f_flag;
+    let mut flags = M::BIND | M::RDONLY;
+    for (vfs, mount) in [
+        (Vfs::NOSUID, M::NOSUID),
+        (Vfs::NODEV, M::NODEV),
+        (Vfs::NOEXEC, M::NOEXEC),
+        (Vfs::NOATIME, M::NOATIME),
+        (Vfs::NODIRATIME, M::NODIRATIME),
+        (Vfs::RELATIME, M::RELATIME),
+    ] {
+        if kept.contains(vfs) {
+            flags |= mount;
+        }
+    }
+    rustix::mount::mount_bind(path, path)?;
+    rustix::mount::mount_remount(path, flags, "")
+}
+
 /// Restricts this process and runs `argv`; returns only on failure.
-pub fn run(read_only: bool, argv: &[OsString]) -> ExitCode {
+pub fn run(policy: &Policy, argv: &[OsString]) -> ExitCode {
     let Some((program, args)) = argv.split_first() else {
         eprintln!("tandem sandbox: no program to run");
         return ExitCode::from(2);
     };
-    if !read_only {
-        eprintln!("tandem sandbox: only --read-only is supported");
-        return ExitCode::from(2);
+    if let Policy::WorkspaceWrite { root, network } = policy
+        && let Err(err) = isolate(root, *network)
+    {
+        eprintln!("tandem sandbox: {err}; not running the command");
+        return ExitCode::from(126);
     }
-    match restrict_read_only(CompatLevel::HardRequirement) {
+    match restrict(policy, CompatLevel::HardRequirement) {
         Ok(status) if status.ruleset != RulesetStatus::NotEnforced => {}
         Ok(_) => {
             eprintln!("tandem sandbox: the kernel did not enforce the sandbox; not running the command");

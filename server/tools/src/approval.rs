@@ -71,6 +71,10 @@ pub struct CommandCheck {
     pub destroys_data: bool,
     /// Whether it would run in the background.
     pub background: bool,
+    /// It may run in the `workspace-write` sandbox instead of asking (the sandbox is available
+    /// and the model did not ask to leave it); an approver may then answer
+    /// [`CommandDecision::RunSandboxed`].
+    pub sandboxable: bool,
 }
 
 /// The person's answer to a command.
@@ -78,6 +82,9 @@ pub struct CommandCheck {
 pub enum CommandDecision {
     /// Run it.
     Allow,
+    /// Run it without asking, but in the `workspace-write` sandbox (only for a command whose
+    /// check was `sandboxable`).
+    RunSandboxed,
     /// Do not run it.
     Reject {
         /// What the person said, if anything.
@@ -120,6 +127,7 @@ pub trait Approver: Send + Sync {
             needs_approval: Some(check.reason.clone()),
             destroys_data: false,
             background: false,
+            sandboxable: false,
         };
         self.confirm_command(&command).await
     }
@@ -150,6 +158,11 @@ pub(crate) async fn confirm_whole(
             let hint = if declined.hint.is_empty() { String::new() } else { format!(" {}", declined.hint) };
             Err(crate::ToolError::new(format!("{}{said}{hint}", declined.rejected)).with("rejected", true))
         }
+        // Only a command can run in a sandbox: fail closed if an approver offers it here.
+        CommandDecision::RunSandboxed => Err(crate::ToolError::new(format!(
+            "this call cannot run in a sandbox and was not approved; {}",
+            declined.untouched
+        ))),
         CommandDecision::Cancelled => Err(crate::ToolError::new(format!(
             "cancelled: the turn ended before the person answered; {}",
             declined.untouched

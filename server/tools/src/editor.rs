@@ -79,6 +79,9 @@ pub struct CommandRun {
     pub tool_call_id: Option<String>,
     /// The shell command line (run with `bash -c`).
     pub command: String,
+    /// A program and its arguments to run `bash -c` under (the sandbox launcher, ending in
+    /// `--`), or empty: a command that runs without asking must run sandboxed there too.
+    pub wrapper: Vec<String>,
     /// Working directory (absolute).
     pub cwd: PathBuf,
     /// Killed after this long.

@@ -327,13 +327,16 @@ impl EditorClient for AcpClient {
 
     async fn run_command(&self, run: CommandRun) -> Result<CommandOutcome, String> {
         let session_id = run.session_id.as_deref().map(top_session).ok_or("a command outside a session")?.to_owned();
+        let mut argv = run.wrapper.clone();
+        argv.extend(["bash".to_owned(), "-c".to_owned(), run.command.clone()]);
+        let (program, args) = argv.split_first().ok_or("an empty command")?;
         let created = self
             .call(
                 "terminal/create",
                 json!({
                     "sessionId": session_id,
-                    "command": "bash",
-                    "args": ["-c", run.command],
+                    "command": program,
+                    "args": args,
                     "env": [],
                     "cwd": run.cwd,
                     "outputByteLimit": run.output_byte_limit,

@@ -19,6 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::group::Group;
 use super::redact::{StreamRedactor, redact};
 use super::safety::{Verdict, classify};
+use super::sandbox::Confinement;
 use crate::approval::{CommandCheck, CommandDecision};
 use crate::tool::parse_args;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
@@ -49,6 +50,9 @@ struct Args {
     working_dir: Option<String>,
     /// Start it and return at once with an id for `bash_output` (default false).
     run_in_background: Option<bool>,
+    /// `false` to run it outside the sandbox, which asks the person: for a command that failed
+    /// in the sandbox because it needs the network or to write outside the workspace.
+    sandbox: Option<bool>,
 }
 
 pub(crate) struct Bash {
@@ -103,20 +107,16 @@ fn new_id() -> String {
     format!("cmd-{stamp:x}-{n}")
 }
 
-fn spawn(command: &str, dir: &Path) -> Result<tokio::process::Child, ToolError> {
-    // A command that runs without asking runs where it cannot write or connect: if the
-    // classifier is wrong about it, it fails instead of writing.
-    let mut process = match (super::sandbox::current(), classify(command)) {
-        (super::sandbox::Sandbox::Launcher(launcher), Verdict::Safe) => {
+fn spawn(command: &str, dir: &Path, confinement: &Confinement) -> Result<tokio::process::Child, ToolError> {
+    // A command that runs without asking runs where it cannot do more than it was allowed: if
+    // the classifier is wrong about it, it fails instead of writing.
+    let mut process = match confinement.launcher_argv() {
+        Some((launcher, args)) => {
             let mut process = tokio::process::Command::new(launcher);
-            // `tandem-sandbox` takes the options directly; `tandem` through its `sandbox` command.
-            if launcher.file_name().is_some_and(|n| n != "tandem-sandbox") {
-                process.arg("sandbox");
-            }
-            process.args(["--read-only", "--", "bash"]);
+            process.args(args).arg("bash");
             process
         }
-        _ => tokio::process::Command::new("bash"),
+        None => tokio::process::Command::new("bash"),
     };
     process
         .arg("-c")
@@ -153,17 +153,27 @@ pub(crate) fn cap(text: &str, full_log: &str) -> (String, bool) {
     )
 }
 
-/// Asks the session's approver (if any) before `command` runs in `dir`.
+/// Asks the session's approver (if any) before `command` runs in `dir`, and says what it runs
+/// under: the read-only sandbox when it only reads, the workspace-write sandbox when the
+/// approver let it run there without asking, else nothing (the person approved it).
+/// `leave_sandbox`: the model asked to run it outside the sandbox, which always asks.
 pub(super) async fn confirm(
     ctx: &ToolContext,
     command: &str,
     dir: &Path,
     verdict: &Verdict,
     background: bool,
-) -> Result<(), ToolError> {
-    let Some(approver) = &ctx.approver else { return Ok(()) };
+    leave_sandbox: bool,
+) -> Result<Confinement, ToolError> {
+    let read_only_sandbox = matches!(super::sandbox::current(), super::sandbox::Sandbox::Launcher(_));
     let (needs_approval, destroys_data) = match (verdict, super::sandbox::current()) {
+        (Verdict::NeedsApproval { reason, destroys_data }, _) if leave_sandbox => {
+            (Some(format!("{reason}; the model asked to run it outside the sandbox")), *destroys_data)
+        }
         (Verdict::NeedsApproval { reason, destroys_data }, _) => (Some(reason.clone()), *destroys_data),
+        (Verdict::Safe, _) if leave_sandbox => {
+            (Some("the model asked to run this read-only command outside the sandbox".to_owned()), false)
+        }
         // Read-only, but nothing would enforce it here: ask rather than trust the classifier.
         (Verdict::Safe, super::sandbox::Sandbox::Unavailable(why)) => (
             Some(format!(
@@ -173,15 +183,30 @@ pub(super) async fn confirm(
         ),
         (Verdict::Safe | Verdict::Refused { .. }, _) => (None, false),
     };
+    let unasked = if needs_approval.is_none() && read_only_sandbox { Confinement::ReadOnly } else { Confinement::None };
+    // The person at the shell (`tandem tool`) ran it themselves.
+    let Some(approver) = &ctx.approver else { return Ok(unasked) };
+    let sandboxable = needs_approval.is_some()
+        && !destroys_data
+        && !leave_sandbox
+        && super::sandbox::workspace_write_available().is_ok();
     let check = CommandCheck {
         command: command.to_owned(),
         working_dir: ctx.workspace.display(dir),
         needs_approval,
         destroys_data,
         background,
+        sandboxable,
     };
     match approver.confirm_command(&check).await {
-        CommandDecision::Allow => Ok(()),
+        CommandDecision::Allow => Ok(unasked),
+        CommandDecision::RunSandboxed if sandboxable => {
+            Ok(Confinement::WorkspaceWrite(ctx.workspace.root().to_path_buf()))
+        }
+        // Fail closed: an approver offered a sandbox this command cannot have.
+        CommandDecision::RunSandboxed => {
+            Err(ToolError::new("this command was not approved and cannot run in the sandbox here; it did not run"))
+        }
         CommandDecision::Reject { reason } => {
             let said = reason.map(|r| format!(" They said: {r}")).unwrap_or_default();
             Err(ToolError::new(format!(
@@ -218,15 +243,17 @@ impl Tool for Bash {
         if !dir.is_dir() {
             return Err(ToolError::new(format!("working_dir `{}` is not a directory", ctx.workspace.display(&dir))));
         }
-        confirm(&ctx, &args.command, &dir, &verdict, args.run_in_background.unwrap_or(false)).await?;
-        if !args.run_in_background.unwrap_or(false) {
+        let background = args.run_in_background.unwrap_or(false);
+        let leave_sandbox = args.sandbox == Some(false);
+        let confinement = confirm(&ctx, &args.command, &dir, &verdict, background, leave_sandbox).await?;
+        if !background {
             if let Some(editor) = ctx.editor.clone().filter(|editor| editor.runs_commands()) {
-                return run_in_editor(&ctx, editor.as_ref(), &args.command, &dir, args.timeout).await;
+                return run_in_editor(&ctx, editor.as_ref(), &args.command, &dir, args.timeout, &confinement).await;
             }
-            return run_foreground(&ctx, &args.command, &args.command, &dir, args.timeout).await;
+            return run_foreground(&ctx, &args.command, &args.command, &dir, args.timeout, &confinement).await;
         }
         let Started { id, log, shown_log, mut child, mut stdout, mut file, group } =
-            start(&ctx, &args.command, &dir).await?;
+            start(&ctx, &args.command, &dir, &confinement).await?;
         // A background command outlives this call: only the end of the process stops it.
         let pgid = group.detach();
         let exit = Arc::new(Mutex::new(None));
@@ -273,13 +300,26 @@ async fn run_in_editor(
     command: &str,
     dir: &Path,
     timeout: Option<u64>,
+    confinement: &Confinement,
 ) -> Result<ToolOutput, ToolError> {
     let timeout = Duration::from_secs(timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).clamp(1, MAX_TIMEOUT_SECS));
     let started = Instant::now();
+    // The terminal runs the sandbox launcher, so a command that did not ask is confined there
+    // as it would be in Tandem's own runner.
+    let wrapper = confinement
+        .launcher_argv()
+        .map(|(launcher, args)| {
+            std::iter::once(launcher.into_os_string())
+                .chain(args)
+                .map(|arg| arg.to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
     let run = crate::CommandRun {
         session_id: ctx.session_id.clone(),
         tool_call_id: ctx.tool_call_id.clone(),
         command: command.to_owned(),
+        wrapper,
         cwd: dir.to_path_buf(),
         timeout,
         output_byte_limit: EDITOR_OUTPUT_LIMIT,
@@ -329,7 +369,7 @@ async fn run_in_editor(
     if redacted.count > 0 {
         out.output.push_str(&format!("\n\n({} secret(s) redacted from the output)", redacted.count));
     }
-    Ok(out)
+    Ok(mark_sandbox(out, confinement))
 }
 
 /// A command just started, its output going to `log`.
@@ -344,11 +384,13 @@ struct Started {
     group: Group,
 }
 
-async fn start(ctx: &ToolContext, command: &str, dir: &Path) -> Result<Started, ToolError> {
+async fn start(ctx: &ToolContext, command: &str, dir: &Path, confinement: &Confinement) -> Result<Started, ToolError> {
     let id = new_id();
+    // Also creates `.tandem`, before a sandboxed command could create it itself (the
+    // workspace-write sandbox keeps an existing one read-only).
     let log = outputs_dir(ctx.workspace.root())?.join(format!("{id}.log"));
     let shown_log = ctx.workspace.display(&log);
-    let mut child = spawn(command, dir)?;
+    let mut child = spawn(command, dir, confinement)?;
     let group = Group::new(child.id().map_or(0, |p| p as i32));
     let Some(stdout) = child.stdout.take() else {
         return Err(ToolError::new("bash started without an output pipe"));
@@ -366,10 +408,39 @@ pub(crate) async fn run_foreground(
     title: &str,
     dir: &Path,
     timeout: Option<u64>,
+    confinement: &Confinement,
 ) -> Result<ToolOutput, ToolError> {
-    let Started { log, shown_log, child, stdout, file, group, .. } = start(ctx, command, dir).await?;
+    let Started { log, shown_log, child, stdout, file, group, .. } = start(ctx, command, dir, confinement).await?;
     let timeout = Duration::from_secs(timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).clamp(1, MAX_TIMEOUT_SECS));
-    wait_for_output(child, stdout, file, group, title, log, &shown_log, timeout).await
+    let out = wait_for_output(child, stdout, file, group, title, log, &shown_log, timeout).await?;
+    Ok(mark_sandbox(out, confinement))
+}
+
+/// Names the sandbox a command ran in; a failed one's result also says what the sandbox
+/// denied, so the model can tell a sandbox refusal from a real failure and knows the way out.
+fn mark_sandbox(mut out: ToolOutput, confinement: &Confinement) -> ToolOutput {
+    let Some(name) = confinement.name() else { return out };
+    out = out.with("sandbox", name);
+    if out.metadata.get("exitCode").and_then(Value::as_i64).is_some_and(|code| code != 0) {
+        out.output.push_str(&sandbox_note(confinement));
+    }
+    out
+}
+
+fn sandbox_note(confinement: &Confinement) -> String {
+    let limits = match confinement {
+        Confinement::WorkspaceWrite(_) if super::sandbox::write_settings().network => {
+            "it could write only inside the workspace and temporary directories (.git and .tandem read-only)"
+        }
+        Confinement::WorkspaceWrite(_) => {
+            "it could write only inside the workspace and temporary directories (.git and .tandem read-only), with no network"
+        }
+        Confinement::ReadOnly | Confinement::None => "it could not write files or use the network",
+    };
+    format!(
+        "\n\n(it ran in the {} sandbox: {limits}. If it failed for that reason, run it again with \"sandbox\": false, which asks the person)",
+        confinement.name().unwrap_or("")
+    )
 }
 
 #[expect(clippy::too_many_arguments, reason = "the pieces of one running command")]

@@ -109,7 +109,7 @@ impl Tool for Script {
                 Verdict::NeedsApproval { reason: "a Python script can do anything".to_owned(), destroys_data: false }
             }
         };
-        super::bash::confirm(&ctx, &shown, &dir, &verdict, false).await?;
+        let confinement = super::bash::confirm(&ctx, &shown, &dir, &verdict, false, false).await?;
         if let Language::Shell = self.language {
             // Run as the command line itself (its arguments set as `$1`…): what was classified
             // is exactly what runs, in the read-only sandbox when it only reads.
@@ -124,7 +124,7 @@ impl Tool for Script {
             }
             command.push_str(&args.script);
             let title = format!("bash script ({} lines)", args.script.lines().count());
-            return run_foreground(&ctx, &command, &title, &dir, args.timeout).await;
+            return run_foreground(&ctx, &command, &title, &dir, args.timeout, &confinement).await;
         }
         let scripts =
             crate::state::state_dir(ctx.workspace.root(), "scripts").map_err(|e| ToolError::new(e.to_string()))?;
@@ -146,7 +146,7 @@ impl Tool for Script {
         }
         let title = format!("{interpreter} script ({} lines)", args.script.lines().count());
         // The temporary file is removed when `file` drops, after the run.
-        let result = run_foreground(&ctx, &command, &title, &dir, args.timeout).await;
+        let result = run_foreground(&ctx, &command, &title, &dir, args.timeout, &confinement).await;
         drop(file);
         result
     }
