@@ -7,11 +7,16 @@ use serde_json::Value;
 
 use crate::support::{Res, tandem_bin};
 
-/// Runs `tandem` in `dir` with stdout piped; exit status, stdout and stderr.
+/// Runs `tandem` in `dir` with stdout piped; exit status, stdout and stderr. The person's own
+/// configuration (a user config.toml or mcp.json would change the tools listed) is left out: the
+/// home directory is an empty one.
 fn run_raw(dir: &std::path::Path, args: &[&str]) -> Res<(i32, String, String)> {
+    let home = tempfile::tempdir().map_err(|e| e.to_string())?;
     let out = Command::new(tandem_bin())
         .args(args)
         .current_dir(dir)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
         .env_remove("TANDEM_PROFILE")
         // The MCP test's workspace names its servers in `.tandem/mcp.json`.
         .env("TANDEM_TRUST_WORKSPACE", "1")
