@@ -383,7 +383,8 @@ fn argument_lines(schema: &Value, prefix: &str, depth: usize, width: usize, out:
             facts.push(format!("default {default}"));
         }
         for (key, word) in [("minimum", "at least"), ("maximum", "at most")] {
-            if let Some(bound) = property.get(key) {
+            // A minimum of 0 only says the number is unsigned: nothing a person needs.
+            if let Some(bound) = property.get(key).filter(|b| !(key == "minimum" && b.as_f64() == Some(0.0))) {
                 facts.push(format!("{word} {bound}"));
             }
         }
@@ -414,9 +415,14 @@ fn type_of(schema: &Value) -> String {
     }
     for key in ["anyOf", "oneOf"] {
         if let Some(alternatives) = schema.get(key).and_then(Value::as_array) {
-            let mut words: Vec<String> = alternatives.iter().map(type_of).collect();
+            // An optional argument is simply not given: a `null` alternative says nothing more.
+            let is_null =
+                |a: &&Value| a.get("const").is_some_and(Value::is_null) || a.get("type") == Some(&json!("null"));
+            let alternatives: Vec<&Value> = alternatives.iter().filter(|a| !is_null(a)).collect();
+            let constants = alternatives.iter().all(|a| a.get("const").is_some() || a.get("enum").is_some());
+            let mut words: Vec<String> = alternatives.iter().map(|a| type_of(a)).collect();
             words.dedup();
-            return words.join(" or ");
+            return words.join(if constants { " | " } else { " or " });
         }
     }
     let single = |t: &str| -> String {
@@ -498,6 +504,7 @@ mod tests {
                 "file_path": {"type": "string", "description": "The file."},
                 "limit": {"type": "integer", "default": 2000, "minimum": 1},
                 "mode": {"enum": ["content", "count"]},
+                "sort": {"anyOf": [{"const": "path"}, {"const": "modified"}, {"const": null}]},
                 "command": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
                 "edits": {"type": "array", "items": {"type": "object", "required": ["old_string"],
                     "properties": {"old_string": {"type": "string"}}}}
@@ -513,7 +520,8 @@ mod tests {
                 The file.
             command (string or array of string, optional)
             limit (integer, optional, default 2000, at least 1)
-            mode ("content" | "count", optional)"#]]
+            mode ("content" | "count", optional)
+            sort ("path" | "modified", optional)"#]]
         .assert_eq(&lines.join("\n"));
         assert_eq!(example_arguments(&schema), r#"{"edits":[],"file_path":"..."}"#);
     }
