@@ -289,8 +289,9 @@ impl Store {
     /// Unstages files over the cap that are new or changed since `since`, and excludes them
     /// from later snapshots (cheaper than finding them again each time).
     fn leave_out_large(&self, since: &str) -> Result<Vec<String>, CheckpointError> {
-        let changed =
-            split_nul(&self.git.run(&["diff-index", "--cached", "-z", "--name-only", "--diff-filter=AM", since], None)?);
+        let changed = split_nul(
+            &self.git.run(&["diff-index", "--cached", "-z", "--name-only", "--diff-filter=AM", since], None)?,
+        );
         let large: Vec<String> = changed
             .into_iter()
             .filter(|p| std::fs::metadata(self.root.join(p)).is_ok_and(|m| m.len() > self.max_file_bytes))
@@ -303,7 +304,10 @@ impl Store {
             list.extend_from_slice(path.as_bytes());
             list.push(0);
         }
-        self.git.run(&["rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"], Some(&list))?;
+        self.git.run(
+            &["rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
+            Some(&list),
+        )?;
         let mut exclude = OpenOptions::new().append(true).open(self.git.git_dir().join("info/exclude"))?;
         for path in &large {
             writeln!(exclude, "/{}", escape_pattern(path))?;
@@ -317,7 +321,9 @@ impl Store {
         let list = self.list(session)?;
         let unknown = |what: String| CheckpointError::Unknown { what };
         let (start, end) = match target {
-            Target::Checkpoint(id) => (list.iter().position(|c| c.id == *id).ok_or_else(|| unknown(format!("{id}")))?, None),
+            Target::Checkpoint(id) => {
+                (list.iter().position(|c| c.id == *id).ok_or_else(|| unknown(format!("{id}")))?, None)
+            }
             Target::Turn(turn) => (
                 list.iter()
                     .position(|c| c.turn == *turn && c.kind == Kind::BeforeTurn)

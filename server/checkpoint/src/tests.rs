@@ -83,7 +83,10 @@ fn a_turn_is_undone_the_persons_later_edit_is_kept_and_redo_brings_the_turn_back
     let before_restore = f.store.list("s1").unwrap_or_default().iter().rev().nth(1).map_or(0, |c| c.id);
     let redo = f.restore(Target::Checkpoint(before_restore), 1);
     assert!(redo.conflicts.is_empty(), "{:?}", redo.conflicts);
-    assert_eq!((f.read("a.txt"), f.read("dir/made.txt"), f.read("gone.txt")), (Some("a1\n".into()), Some("new\n".into()), None));
+    assert_eq!(
+        (f.read("a.txt"), f.read("dir/made.txt"), f.read("gone.txt")),
+        (Some("a1\n".into()), Some("new\n".into()), None)
+    );
 }
 
 #[test]
@@ -105,14 +108,21 @@ fn one_tool_call_is_undone_alone_unless_its_file_changed_since() {
     // c2's file was changed again by c3: undoing c2 alone would lose c3's change.
     let plan = f.restore(Target::Call("c2".into()), 1);
     assert!(plan.files.is_empty() && paths(&plan.conflicts) == ["b.txt"], "{plan:?}");
-    assert!(matches!(f.store.plan("s1", &Target::Call("nope".into()), &plan.target), Err(CheckpointError::Unknown { .. })));
+    assert!(matches!(
+        f.store.plan("s1", &Target::Call("nope".into()), &plan.target),
+        Err(CheckpointError::Unknown { .. })
+    ));
 }
 
 #[test]
 fn ignored_large_and_state_files_stay_out_and_the_persons_repository_is_untouched() {
     let f = fixture();
     let git = |args: &[&str]| {
-        let out = std::process::Command::new("git").args(args).current_dir(&f.root).output().unwrap_or_else(|e| panic!("{e}"));
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&f.root)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     git(&["init", "-q"]);
@@ -123,7 +133,9 @@ fn ignored_large_and_state_files_stay_out_and_the_persons_repository_is_untouche
         .unwrap_or_else(|e| panic!("{e}"))
         .with_max_file_bytes(1000);
     f.write("big.log", &"x".repeat(2000));
-    let first = store.snapshot("s1", Label { kind: Kind::BeforeTurn, turn: 1, call: None }, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let first = store
+        .snapshot("s1", Label { kind: Kind::BeforeTurn, turn: 1, call: None }, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(first.skipped, ["big.log"]);
     let listed = store.git.run(&["ls-tree", "-r", "--name-only", &first.tree], None).unwrap_or_default();
     assert_eq!(String::from_utf8_lossy(&listed), ".gitignore\nsrc/lib.rs\n");
@@ -132,8 +144,13 @@ fn ignored_large_and_state_files_stay_out_and_the_persons_repository_is_untouche
     assert!(!f.root.join(".git/index").exists());
     // An unsaved buffer is snapshotted as the person sees it.
     let buffers = [(f.root.join("src/lib.rs"), "fn a() { unsaved }\n".to_owned())];
-    let second = store.snapshot("s1", Label { kind: Kind::BeforeTool, turn: 1, call: None }, &buffers).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(store.git.blob(&second.tree, "src/lib.rs").ok().flatten().as_deref(), Some(&b"fn a() { unsaved }\n"[..]));
+    let second = store
+        .snapshot("s1", Label { kind: Kind::BeforeTool, turn: 1, call: None }, &buffers)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        store.git.blob(&second.tree, "src/lib.rs").ok().flatten().as_deref(),
+        Some(&b"fn a() { unsaved }\n"[..])
+    );
 }
 
 /// What a random session does between snapshots.
