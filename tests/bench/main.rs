@@ -20,6 +20,7 @@
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
+mod c1;
 mod p7;
 #[path = "../support/mod.rs"]
 mod support;
@@ -116,8 +117,17 @@ fn main() {
     );
     let mut rows = Vec::new();
     let mut failed = false;
-    let benches: [(&str, Bench); 8] =
-        [("P1", p1), ("P2", p2), ("P3", p3), ("P4", p4), ("P7", p7::p7), ("P8", p8), ("P9", p9), ("A1", a1)];
+    let benches: [(&str, Bench); 9] = [
+        ("P1", p1),
+        ("P2", p2),
+        ("P3", p3),
+        ("P4", p4),
+        ("P7", p7::p7),
+        ("P8", p8),
+        ("P9", p9),
+        ("A1", a1),
+        ("C1", c1::c1),
+    ];
     for (id, bench) in benches {
         if !wanted(id) {
             continue;

@@ -8,6 +8,7 @@ mod acp;
 mod agent;
 mod bad_input;
 mod cancel;
+mod checkpoints;
 mod cli;
 mod commands;
 mod crash;

@@ -159,6 +159,8 @@ pub struct Agent {
     pub(crate) me: std::sync::Weak<Agent>,
     /// The person was asked to trust the folder (once per process).
     pub(crate) trust_asked: std::sync::atomic::AtomicBool,
+    /// The workspace's checkpoint store, opened on first use (`None`: unavailable).
+    pub(crate) checkpoints: std::sync::OnceLock<Option<Arc<tandem_checkpoint::Store>>>,
 }
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
@@ -195,10 +197,11 @@ impl Agent {
             sessions: Mutex::new(HashMap::new()),
             me: me.clone(),
             trust_asked: std::sync::atomic::AtomicBool::new(false),
+            checkpoints: std::sync::OnceLock::new(),
         }))
     }
 
-    fn session(&self, id: &str) -> Result<Arc<Session>, AgentError> {
+    pub(crate) fn session(&self, id: &str) -> Result<Arc<Session>, AgentError> {
         self.sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -253,7 +256,9 @@ impl Agent {
         if session.depth == 0 {
             crate::trust::ask_once(self, &session.id).await;
         }
+        self.snapshot(&session, tandem_checkpoint::Kind::BeforeTurn, None).await;
         let result = crate::turn::run(self, &session, &mut history, params.prompt, &cancel).await;
+        self.snapshot(&session, tandem_checkpoint::Kind::AfterTurn, None).await;
         drop(history);
         *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = None;
         Ok(result)

@@ -11,6 +11,7 @@
 
 mod agent;
 pub mod approver;
+mod checkpoints;
 mod client;
 mod host;
 mod limits;
@@ -21,6 +22,7 @@ mod trust;
 mod turn;
 
 pub use agent::{Agent, AgentConfig, AgentError};
+pub use checkpoints::describe_restore;
 pub use client::SessionClient;
 pub use limits::{OutputKind, cap_output};
 pub use modes::{mode_infos, modes_of};

@@ -502,6 +502,10 @@ async fn run_call(
         cancel: cancel.clone(),
         tool_call_id: id.clone(),
     }));
+    // What it may change can be undone: commands included, whose effects nobody can predict.
+    if !spec.effect.is_read_only() {
+        agent.snapshot(session, tandem_checkpoint::Kind::BeforeTool, Some((id.clone(), spec.name.to_owned()))).await;
+    }
     let call_future = session.registry.call(spec.name, call.arguments.clone(), ctx);
     // Commands and MCP calls can run for long: a cancel stops waiting for them (and drops their
     // process, or sends the MCP server `notifications/cancelled`). File tools finish what they

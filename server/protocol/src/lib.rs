@@ -37,10 +37,16 @@ pub mod methods {
     pub const SESSION_REQUEST_PERMISSION: &str = "tandem/session/requestPermission";
     /// `tandem/session/askUser` (server → client request).
     pub const SESSION_ASK_USER: &str = "tandem/session/askUser";
+    /// `tandem/session/checkpoints` (client → server request).
+    pub const SESSION_CHECKPOINTS: &str = "tandem/session/checkpoints";
+    /// `tandem/session/restore` (client → server request).
+    pub const SESSION_RESTORE: &str = "tandem/session/restore";
 }
 
+mod checkpoint;
 mod session;
 
+pub use checkpoint::*;
 pub use session::*;
 
 /// Tool groups: the unit that profiles and `TANDEM_FEATURE_<GROUP>` switch.
@@ -280,7 +286,11 @@ pub fn protocol_schema() -> Value {
         RequestPermissionParams,
         RequestPermissionResult,
         AskUserParams,
-        AskUserResult
+        AskUserResult,
+        SessionCheckpointsParams,
+        SessionCheckpointsResult,
+        SessionRestoreParams,
+        SessionRestoreResult
     );
     let defs = generator.take_definitions(true);
     serde_json::json!({

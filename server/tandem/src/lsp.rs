@@ -16,9 +16,10 @@ use tandem_agent::{Agent, AgentError, SessionClient};
 use tandem_lsp_proxy::{LspProxy, ProgressEvent, ProgressKind};
 use tandem_protocol::{
     AskUserParams, AskUserResult, DocumentSaveParams, DocumentSaveResult, InitializationOptions, ModeId,
-    PROTOCOL_VERSION, RequestPermissionParams, RequestPermissionResult, SessionCancelParams, SessionListParams,
-    SessionListResult, SessionLoadParams, SessionLoadResult, SessionNewParams, SessionNewResult, SessionNotification,
-    SessionPromptParams, SessionPromptResult, SessionSetModeParams, SessionUpdate, TandemCapabilities, ToolResult,
+    PROTOCOL_VERSION, RequestPermissionParams, RequestPermissionResult, SessionCancelParams, SessionCheckpointsParams,
+    SessionCheckpointsResult, SessionListParams, SessionListResult, SessionLoadParams, SessionLoadResult,
+    SessionNewParams, SessionNewResult, SessionNotification, SessionPromptParams, SessionPromptResult,
+    SessionRestoreParams, SessionRestoreResult, SessionSetModeParams, SessionUpdate, TandemCapabilities, ToolResult,
     ToolsCallParams, ToolsListParams, ToolsListResult, methods,
 };
 use tandem_text::{BufferCache, ContentChange, Position, PositionEncoding};
@@ -56,6 +57,8 @@ pub async fn serve() -> ExitCode {
         .custom_method(methods::SESSION_SET_MODE, Backend::session_set_mode)
         .custom_method(methods::SESSION_LIST, Backend::session_list)
         .custom_method(methods::SESSION_LOAD, Backend::session_load)
+        .custom_method(methods::SESSION_CHECKPOINTS, Backend::session_checkpoints)
+        .custom_method(methods::SESSION_RESTORE, Backend::session_restore)
         .finish();
     // stdin goes through the guard, so one malformed frame cannot end the transport.
     let (guarded, input) = tokio::io::duplex(256 * 1024);
@@ -244,6 +247,19 @@ impl Backend {
         };
         flush_updates().await;
         result
+    }
+
+    async fn session_checkpoints(&self, params: SessionCheckpointsParams) -> Result<SessionCheckpointsResult> {
+        self.agent()?.checkpoints(params).await.map_err(agent_error)
+    }
+
+    async fn session_restore(&self, params: SessionRestoreParams) -> Result<SessionRestoreResult> {
+        let agent = self.agent()?;
+        // A task of its own, as for a turn: the restore's review waits on the editor.
+        match tokio::spawn(async move { agent.restore(params).await }).await {
+            Ok(result) => result.map_err(agent_error),
+            Err(err) => Err(internal(format!("the restore was lost: {err}"))),
+        }
     }
 
     fn workspace_root(params: &InitializeParams) -> PathBuf {

@@ -99,6 +99,11 @@ impl BufferCache {
         lock(&self.docs).remove(path);
     }
 
+    /// Every open document with its text (what the person sees, unsaved changes included).
+    pub fn documents(&self) -> Vec<(PathBuf, String)> {
+        lock(&self.docs).iter().map(|(p, d)| (p.clone(), d.rope.to_string())).collect()
+    }
+
     /// The open document at `path`, if any (a cheap clone: ropes share their nodes).
     pub fn get(&self, path: &Path) -> Option<EditorDocument> {
         lock(&self.docs).get(path).cloned()

@@ -28,6 +28,7 @@ mod workspace;
 
 pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
 pub use editor::{CommandOutcome, CommandRun, DocumentEdit, EditorClient};
+pub use fs::{RestoreFile, restore_files};
 pub use intel::CodeIntel;
 pub use profile::{Profile, ToolConfig};
 pub use registry::{CallError, Registry};

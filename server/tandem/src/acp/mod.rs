@@ -93,6 +93,9 @@ fn available_commands() -> Value {
           "input": { "hint": "default | auto-edit | plan | yolo" } },
         { "name": "model", "description": "Use another model of the configured provider for the next turns",
           "input": { "hint": "model name" } },
+        { "name": "undo", "description": "Restore the files to before the last turn (or turn N), reviewed like any change; what you changed since is left alone",
+          "input": { "hint": "turn number (optional)" } },
+        { "name": "redo", "description": "Bring back what the last undo restored" },
     ])
 }
 
@@ -245,6 +248,9 @@ impl Server {
                 Ok(json!({}))
             }
             "session/set_config_option" => self.set_config_option(params).await,
+            // Extension methods (ACP reserves names starting with `_`): Tandem's checkpoints,
+            // with the LSP door's `tandem/session/checkpoints` and `restore` shapes.
+            "_tandem/checkpoints" | "_tandem/restore" => self.checkpoint_request(method, params).await,
             _ => Err(RpcError::new(RpcError::METHOD_NOT_FOUND, format!("unknown method `{method}`"))),
         }
     }
@@ -505,7 +511,21 @@ impl Server {
         Ok(json!({ "stopReason": mapping::stop_reason(result.stop_reason) }))
     }
 
-    /// `/mode <id>` and `/model <name>`: answered here, the model is not asked.
+    async fn checkpoint_request(&self, method: &str, params: &Value) -> Result<Value, RpcError> {
+        let session_id = string_param(params, "sessionId").map_err(RpcError::invalid_params)?;
+        let ready = self.ready_of(session_id)?;
+        let to_value = |v: Result<Value, serde_json::Error>| v.map_err(|e| RpcError::internal(e.to_string()));
+        if method == "_tandem/checkpoints" {
+            let params = serde_json::from_value(params.clone()).map_err(|e| RpcError::invalid_params(e.to_string()))?;
+            to_value(serde_json::to_value(ready.agent.checkpoints(params).await.map_err(agent_error)?))
+        } else {
+            let params = serde_json::from_value(params.clone()).map_err(|e| RpcError::invalid_params(e.to_string()))?;
+            to_value(serde_json::to_value(ready.agent.restore(params).await.map_err(agent_error)?))
+        }
+    }
+
+    /// `/mode <id>`, `/model <name>`, `/undo [turn]` and `/redo`: answered here, the model is
+    /// not asked.
     async fn slash_command(
         &self,
         ready: &Ready,
@@ -528,6 +548,21 @@ impl Server {
                 Ok(Some(format!("Model: {argument}")))
             }
             "/model" => Ok(Some(format!("Model: {}", ready.agent.model(session_id).map_err(agent_error)?))),
+            "/undo" => {
+                let turn = match argument {
+                    "" => None,
+                    raw => Some(
+                        raw.parse::<u64>()
+                            .map_err(|_| RpcError::invalid_params(format!("/undo takes a turn number, not `{raw}`")))?,
+                    ),
+                };
+                let result = ready.agent.undo(session_id, turn).await.map_err(agent_error)?;
+                Ok(Some(tandem_agent::describe_restore(&result)))
+            }
+            "/redo" => {
+                let result = ready.agent.redo(session_id).await.map_err(agent_error)?;
+                Ok(Some(tandem_agent::describe_restore(&result)))
+            }
             _ => Ok(None),
         }
     }

@@ -12,6 +12,7 @@ mod list;
 mod lock;
 mod multiedit;
 mod read;
+mod restore;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ use tandem_text::{ContentHash, Decoded, FileFormat, LineEnding, Rope};
 
 pub(crate) use commit::{Change, Committed, commit, commit_all, reviewed_title};
 pub(crate) use read::cut_line_at;
+pub use restore::{RestoreFile, restore_files};
 
 use crate::{Tool, ToolContext, ToolError};
 

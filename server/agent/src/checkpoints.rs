@@ -1,0 +1,293 @@
+//! Checkpoints of a session: a snapshot before each turn and each tool call that can change
+//! files, and one at each turn's end; `tandem/session/checkpoints` lists them and
+//! `tandem/session/restore` goes back to one, through the same review and commit path as any
+//! change, then tells the model what was undone.
+//!
+//! Snapshots are the top-level session's (a sub-agent's tool calls join its parent's chain).
+//! A failed snapshot is logged and the turn goes on: checkpoints must never stop work.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tandem_checkpoint::{Checkpoint, Kind, Label, Store, Target};
+use tandem_protocol::{
+    CheckpointInfo, CheckpointKind, SessionCheckpointsParams, SessionCheckpointsResult, SessionRestoreParams,
+    SessionRestoreResult, ToolKind,
+};
+use tandem_tools::{RestoreFile, ToolContext};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{Agent, AgentError, Session};
+use crate::approver::CallApprover;
+use crate::store::{Record, rfc3339};
+
+/// The top-level session a session's snapshots belong to (`s1.a2` → `s1`).
+fn top(session_id: &str) -> &str {
+    session_id.split('.').next().unwrap_or(session_id)
+}
+
+fn checkpoint_error(err: tandem_checkpoint::CheckpointError) -> AgentError {
+    match err {
+        tandem_checkpoint::CheckpointError::Unknown { .. } => AgentError::Invalid(err.to_string()),
+        other => AgentError::Invalid(format!("checkpoints are unavailable: {other}")),
+    }
+}
+
+impl Agent {
+    /// The workspace's checkpoint store, opened on first use; `None` when it cannot be (no git,
+    /// no usable `.tandem`), logged once.
+    fn checkpoint_store(&self) -> Option<Arc<Store>> {
+        self.checkpoints
+            .get_or_init(|| {
+                let opened = tandem_tools::state::state_dir(self.workspace.root(), "checkpoints")
+                    .map_err(|e| e.to_string())
+                    .and_then(|dir| Store::open(self.workspace.root(), &dir).map_err(|e| e.to_string()));
+                match opened {
+                    Ok(store) => Some(Arc::new(store)),
+                    Err(err) => {
+                        tracing::warn!("checkpoints are off in this workspace: {err}");
+                        None
+                    }
+                }
+            })
+            .clone()
+    }
+
+    /// Takes a snapshot for `session` (nothing for a session that is not stored).
+    pub(crate) async fn snapshot(
+        &self,
+        session: &Session,
+        kind: Kind,
+        call: Option<(String, String)>,
+    ) -> Option<Checkpoint> {
+        if !session.persist && session.depth == 0 {
+            return None;
+        }
+        let store = self.checkpoint_store()?;
+        let id = top(&session.id).to_owned();
+        let buffers: Vec<(PathBuf, String)> = self.cache.documents();
+        let snapshot = tokio::task::spawn_blocking(move || {
+            let turn = store.list(&id)?.last().map_or(0, |c| c.turn);
+            let turn = if kind == Kind::BeforeTurn { turn + 1 } else { turn.max(1) };
+            store.snapshot(&id, Label { kind, turn, call }, &buffers)
+        })
+        .await;
+        match snapshot {
+            Ok(Ok(checkpoint)) => Some(checkpoint),
+            Ok(Err(err)) => {
+                tracing::warn!(session = session.id, "no checkpoint taken: {err}");
+                None
+            }
+            Err(err) => {
+                tracing::warn!(session = session.id, "no checkpoint taken: {err}");
+                None
+            }
+        }
+    }
+
+    /// `tandem/session/checkpoints`.
+    pub async fn checkpoints(&self, params: SessionCheckpointsParams) -> Result<SessionCheckpointsResult, AgentError> {
+        let store = self
+            .checkpoint_store()
+            .ok_or_else(|| AgentError::Invalid("checkpoints are unavailable in this workspace (see the log)".into()))?;
+        let id = top(&params.session_id).to_owned();
+        let list = tokio::task::spawn_blocking(move || store.list(&id))
+            .await
+            .map_err(|e| AgentError::Invalid(e.to_string()))?
+            .map_err(checkpoint_error)?;
+        Ok(SessionCheckpointsResult { checkpoints: list.iter().map(info).collect() })
+    }
+
+    /// `tandem/session/restore`.
+    pub async fn restore(&self, params: SessionRestoreParams) -> Result<SessionRestoreResult, AgentError> {
+        let session = self.session(&params.session_id)?;
+        let Ok(mut history) = session.history.try_lock() else {
+            return Err(AgentError::Busy(session.id.clone()));
+        };
+        let target = match (params.checkpoint_id, params.turn, params.tool_call_id.clone()) {
+            (Some(id), None, None) => Target::Checkpoint(id),
+            (None, Some(turn), None) => Target::Turn(turn),
+            (None, None, Some(call)) => Target::Call(call),
+            _ => return Err(AgentError::Invalid("give exactly one of checkpointId, turn and toolCallId".into())),
+        };
+        let store = self
+            .checkpoint_store()
+            .ok_or_else(|| AgentError::Invalid("checkpoints are unavailable in this workspace (see the log)".into()))?;
+        let now = self.snapshot(&session, Kind::BeforeRestore, None).await.ok_or_else(|| {
+            AgentError::Invalid(
+                "cannot take a snapshot of the current state, so nothing was restored (see the log)".into(),
+            )
+        })?;
+        let id = top(&session.id).to_owned();
+        let planner = Arc::clone(&store);
+        let now_for_plan = now.clone();
+        let plan = tokio::task::spawn_blocking(move || planner.plan(&id, &target, &now_for_plan))
+            .await
+            .map_err(|e| AgentError::Invalid(e.to_string()))?
+            .map_err(checkpoint_error)?;
+        let root = self.workspace.root().to_path_buf();
+        let conflicts: Vec<String> = plan.conflicts.iter().map(|c| c.path.clone()).collect();
+        let mut files = plan.files.clone();
+        if params.include_conflicts {
+            files.extend(plan.conflicts.iter().cloned());
+        }
+        let diff = plan_diff(&root, &files);
+        let mut result = SessionRestoreResult {
+            restored: files.iter().map(|f| f.path.clone()).collect(),
+            conflicts,
+            skipped: plan.skipped.clone(),
+            diff,
+            message: String::new(),
+            redo_checkpoint_id: Some(now.id),
+        };
+        if params.dry_run {
+            result.message = format!("{} file(s) would be restored.", result.restored.len());
+            return Ok(result);
+        }
+        let label = match (&params.tool_call_id, plan.target.kind) {
+            (Some(call), _) => format!("undo tool call `{call}`"),
+            (None, Kind::BeforeTurn) => format!("the start of turn {}", plan.target.turn),
+            (None, _) => format!("checkpoint {}", plan.target.id),
+        };
+        let cancel = CancellationToken::new();
+        let approver = Arc::new(CallApprover::new(
+            Arc::clone(&session.gate),
+            Arc::clone(&session.client),
+            cancel,
+            format!("restore-{}", now.id),
+            format!("Restore {label}"),
+            ToolKind::Edit,
+            serde_json::json!({ "restore": label }),
+        ));
+        let mut ctx = ToolContext::new(Arc::clone(&self.workspace), Arc::clone(&self.cache));
+        ctx.session_id = Some(session.id.clone());
+        ctx.working_dir = session.cwd.clone();
+        ctx.editor = self.editor.clone();
+        ctx.approver = Some(approver as Arc<dyn tandem_tools::Approver>);
+        let restore: Vec<RestoreFile> =
+            files.into_iter().map(|f| RestoreFile { path: root.join(&f.path), content: f.content }).collect();
+        let outcome = tandem_tools::restore_files(&ctx, restore).await;
+        self.snapshot(&session, Kind::AfterRestore, None).await;
+        let (message, ok) = match outcome {
+            Ok(output) => {
+                if let Some(not_text) = output.metadata.get("notText").and_then(|v| v.as_array()) {
+                    result.skipped.extend(not_text.iter().filter_map(|v| v.as_str().map(str::to_owned)));
+                    result.restored.retain(|p| !result.skipped.contains(p));
+                }
+                (output.output, true)
+            }
+            Err(err) => (err.message, false),
+        };
+        if !ok {
+            result.restored.clear();
+        }
+        result.message = message;
+        // The model's picture of the files must stay true: it learns what was undone.
+        let mut note = format!("[The person restored the workspace to {label}.");
+        if !result.restored.is_empty() {
+            note.push_str(&format!(" Restored: {}.", result.restored.join(", ")));
+        }
+        if !result.conflicts.is_empty() && !params.include_conflicts {
+            note.push_str(&format!(" Left as the person changed them: {}.", result.conflicts.join(", ")));
+        }
+        if !ok {
+            note.push_str(&format!(" The restore did not happen: {}.", result.message));
+        }
+        note.push_str(" Read files again before changing them.]");
+        let message =
+            tandem_llm::Message { role: tandem_llm::Role::User, content: vec![tandem_llm::Part::Text { text: note }] };
+        crate::turn::record(self, &session, Record::Message { message: message.clone() });
+        history.messages.push(message);
+        Ok(result)
+    }
+}
+
+impl Agent {
+    /// `/undo [turn]`: back to the start of `turn`, or of the last turn.
+    pub async fn undo(&self, session_id: &str, turn: Option<u64>) -> Result<SessionRestoreResult, AgentError> {
+        let turn = match turn {
+            Some(turn) => turn,
+            None => self
+                .checkpoints(SessionCheckpointsParams { session_id: session_id.to_owned() })
+                .await?
+                .checkpoints
+                .iter()
+                .filter(|c| c.kind == CheckpointKind::BeforeTurn)
+                .map(|c| c.turn)
+                .max()
+                .ok_or_else(|| AgentError::Invalid("this session has no turn to undo yet".into()))?,
+        };
+        let params = SessionRestoreParams { session_id: session_id.to_owned(), turn: Some(turn), ..Default::default() };
+        self.restore(params).await
+    }
+
+    /// `/redo`: back to the state the last restore replaced.
+    pub async fn redo(&self, session_id: &str) -> Result<SessionRestoreResult, AgentError> {
+        let list = self.checkpoints(SessionCheckpointsParams { session_id: session_id.to_owned() }).await?.checkpoints;
+        // The last restore's "before": restoring it brings back what that restore undid.
+        let last_restore = list
+            .iter()
+            .rev()
+            .skip_while(|c| c.kind != CheckpointKind::AfterRestore)
+            .find(|c| c.kind == CheckpointKind::BeforeRestore)
+            .ok_or_else(|| AgentError::Invalid("nothing to redo: no restore yet in this session".into()))?;
+        let params = SessionRestoreParams {
+            session_id: session_id.to_owned(),
+            checkpoint_id: Some(last_restore.id),
+            ..Default::default()
+        };
+        self.restore(params).await
+    }
+}
+
+/// A restore's outcome in a few lines, for a chat or a terminal.
+pub fn describe_restore(result: &SessionRestoreResult) -> String {
+    let mut text = result.message.clone();
+    if !result.conflicts.is_empty() {
+        text.push_str(&format!(
+            "\nLeft alone (changed by you since): {}. Restore them too with includeConflicts.",
+            result.conflicts.join(", ")
+        ));
+    }
+    if !result.skipped.is_empty() {
+        text.push_str(&format!("\nNot restored (too large or not text): {}", result.skipped.join(", ")));
+    }
+    text
+}
+
+fn info(checkpoint: &Checkpoint) -> CheckpointInfo {
+    CheckpointInfo {
+        id: checkpoint.id,
+        kind: match checkpoint.kind {
+            Kind::BeforeTurn => CheckpointKind::BeforeTurn,
+            Kind::BeforeTool => CheckpointKind::BeforeTool,
+            Kind::AfterTurn => CheckpointKind::AfterTurn,
+            Kind::BeforeRestore => CheckpointKind::BeforeRestore,
+            Kind::AfterRestore => CheckpointKind::AfterRestore,
+        },
+        turn: checkpoint.turn,
+        tool_call_id: checkpoint.tool_call_id.clone(),
+        tool: checkpoint.tool.clone(),
+        time: rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_millis(checkpoint.time_ms)),
+        skipped: checkpoint.skipped.clone(),
+    }
+}
+
+/// The plan as one unified diff, current disk text → restored text.
+fn plan_diff(root: &std::path::Path, files: &[tandem_checkpoint::Restored]) -> String {
+    let mut out = String::new();
+    for file in files {
+        let current = std::fs::read(root.join(&file.path)).ok();
+        let text = |bytes: Option<&Vec<u8>>| bytes.map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+        let (old, new) = (text(current.as_ref()), text(file.content.as_ref()));
+        let diff = similar::TextDiff::from_lines(&old, &new);
+        out.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(3)
+                .header(&format!("a/{}", file.path), &format!("b/{}", file.path))
+                .to_string(),
+        );
+    }
+    out
+}

@@ -1,0 +1,426 @@
+//! Checkpoints: snapshots of the workspace before each turn and before each tool call that can
+//! change files (commands included, whose effects cannot be predicted), kept in a shadow git
+//! repository under `.tandem/checkpoints/` that never touches the person's own `.git`; and
+//! restore plans that bring files back to a checkpoint without overwriting what the person
+//! changed since.
+//!
+//! **Why git:** it already does what a snapshot needs, fast: its index remembers each file's
+//! size and time, so a snapshot of an unchanged 10,000-file tree reads directories and stats
+//! files but hashes nothing; identical content is stored once; `.gitignore` is honoured. Each
+//! call is hermetic (see `git.rs`). Files over a size cap are left out and listed; so are
+//! ignored files, nested repositories' contents, and anything in `.git` or `.tandem`.
+//!
+//! **Who changed what:** a snapshot's [`Kind`] says whether the agent or the person had the
+//! workspace until the next one. Between a turn's start and its end the agent was working; from
+//! a turn's end to the next snapshot, the person was. A restore plan treats a file the person
+//! changed after the checkpoint as a [`Conflict`], never as something to overwrite.
+
+mod git;
+
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use git::{EMPTY_TREE, Git, split_nul};
+
+/// Files larger than this are left out of snapshots (and listed as skipped).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+/// Sessions whose checkpoints are kept; older ones are pruned.
+pub const DEFAULT_KEEP_SESSIONS: usize = 20;
+
+/// Patterns never snapshotted, beside the workspace's own ignore files: Tandem's state, and
+/// dependency and build directories that are regenerated, not edited.
+const EXCLUDED: &str = "/.tandem/\n.git\nnode_modules/\n/target/\n.venv/\n__pycache__/\n";
+
+/// Why a checkpoint operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// git could not be started.
+    #[error("checkpoints need git, which could not be started: {0}")]
+    GitMissing(#[source] io::Error),
+    /// A git command failed.
+    #[error("the checkpoint store's `git {command}` failed: {stderr}")]
+    Git {
+        /// The git subcommand.
+        command: String,
+        /// What it printed.
+        stderr: String,
+    },
+    /// Reading or writing the store failed.
+    #[error("the checkpoint store: {0}")]
+    Io(#[from] io::Error),
+    /// No such checkpoint.
+    #[error("this session has no checkpoint {what}; list them first")]
+    Unknown {
+        /// What was asked for.
+        what: String,
+    },
+}
+
+/// What was about to happen when a snapshot was taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Kind {
+    /// A turn starts (the agent works until the turn's end).
+    BeforeTurn,
+    /// A tool call that can change files starts.
+    BeforeTool,
+    /// A turn ended (the person has the workspace until the next snapshot).
+    AfterTurn,
+    /// A restore starts (the state it replaces: what a redo brings back).
+    BeforeRestore,
+    /// A restore ended (the person has the workspace again).
+    AfterRestore,
+}
+
+impl Kind {
+    /// Whether the person, not the agent, had the workspace from this snapshot to the next.
+    pub fn hands_back(self) -> bool {
+        matches!(self, Kind::AfterTurn | Kind::AfterRestore)
+    }
+}
+
+/// One snapshot of a session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Checkpoint {
+    /// Its number in the session, from 1.
+    pub id: u64,
+    /// What was about to happen.
+    pub kind: Kind,
+    /// The session's turn it belongs to (from 1).
+    pub turn: u64,
+    /// The tool call about to run ([`Kind::BeforeTool`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Its tool's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The shadow repository's commit.
+    pub commit: String,
+    /// Its tree.
+    pub tree: String,
+    /// Milliseconds since the Unix epoch.
+    pub time_ms: u64,
+    /// Files left out because they are larger than the cap (workspace-relative).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+}
+
+/// What a new snapshot is of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    /// What is about to happen.
+    pub kind: Kind,
+    /// The turn.
+    pub turn: u64,
+    /// The tool call about to run, and its tool.
+    pub call: Option<(String, String)>,
+}
+
+/// What a restore goes back to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The state at this checkpoint.
+    Checkpoint(u64),
+    /// The state before this turn started.
+    Turn(u64),
+    /// Only what this tool call changed.
+    Call(String),
+}
+
+/// A file a restore would write, and its content there (`None`: the file is removed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Restored {
+    /// Workspace-relative path.
+    pub path: String,
+    /// Its content at the target.
+    pub content: Option<Vec<u8>>,
+}
+
+/// A file the person changed after the checkpoint: left alone unless they choose otherwise.
+pub type Conflict = Restored;
+
+/// What a restore would do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The checkpoint the files go back to.
+    pub target: Checkpoint,
+    /// Files to restore.
+    pub files: Vec<Restored>,
+    /// Files changed by the person since the checkpoint, left alone by default.
+    pub conflicts: Vec<Conflict>,
+    /// Files the target's snapshot left out (over the size cap): not restored.
+    pub skipped: Vec<String>,
+}
+
+/// A workspace's checkpoint store.
+pub struct Store {
+    root: PathBuf,
+    dir: PathBuf,
+    git: Git,
+    max_file_bytes: u64,
+}
+
+impl Store {
+    /// Opens (creating when new) the store in `dir` (`.tandem/checkpoints`, a real directory the
+    /// caller made) for the workspace at `root`.
+    pub fn open(root: &Path, dir: &Path) -> Result<Self, CheckpointError> {
+        std::fs::create_dir_all(dir.join("sessions"))?;
+        let store = Self {
+            root: root.to_path_buf(),
+            dir: dir.to_path_buf(),
+            git: Git::new(dir.join("git"), root.to_path_buf()),
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+        };
+        if !store.git.git_dir().join("HEAD").exists() {
+            let _lock = store.lock()?;
+            if !store.git.git_dir().join("HEAD").exists() {
+                store.git.run(&["init", "-q"], None)?;
+                for (key, value) in [
+                    ("core.autocrlf", "false"),
+                    ("core.fsmonitor", "false"),
+                    ("core.untrackedCache", "true"),
+                    ("core.quotePath", "false"),
+                    ("core.symlinks", "true"),
+                    ("index.version", "4"),
+                    ("gc.auto", "0"),
+                ] {
+                    store.git.run(&["config", key, value], None)?;
+                }
+                std::fs::create_dir_all(store.git.git_dir().join("info"))?;
+                std::fs::write(store.git.git_dir().join("info/exclude"), EXCLUDED)?;
+            }
+        }
+        Ok(store)
+    }
+
+    /// Sets the size cap per file.
+    pub fn with_max_file_bytes(mut self, bytes: u64) -> Self {
+        self.max_file_bytes = bytes;
+        self
+    }
+
+    /// Serialises snapshots of this workspace (they share the shadow index) across sessions and
+    /// processes.
+    fn lock(&self) -> Result<File, CheckpointError> {
+        let file = OpenOptions::new().create(true).truncate(false).write(true).open(self.dir.join("lock"))?;
+        file.lock()?;
+        Ok(file)
+    }
+
+    fn log_path(&self, session: &str) -> PathBuf {
+        self.dir.join("sessions").join(format!("{}.jsonl", ref_name(session)))
+    }
+
+    /// The session's checkpoints, oldest first.
+    pub fn list(&self, session: &str) -> Result<Vec<Checkpoint>, CheckpointError> {
+        let file = match File::open(self.log_path(session)) {
+            Ok(file) => file,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(err.into()),
+        };
+        let mut list = Vec::new();
+        for line in io::BufReader::new(file).lines() {
+            // A line cut by a crash is skipped: the checkpoints before it stand.
+            if let Ok(checkpoint) = serde_json::from_str::<Checkpoint>(&line?) {
+                list.push(checkpoint);
+            }
+        }
+        Ok(list)
+    }
+
+    /// Takes a snapshot of the workspace for `session`. `buffers` are documents open in the
+    /// editor with the text the person sees (unsaved changes included), which the snapshot
+    /// holds instead of the disk's.
+    pub fn snapshot(
+        &self,
+        session: &str,
+        label: Label,
+        buffers: &[(PathBuf, String)],
+    ) -> Result<Checkpoint, CheckpointError> {
+        let _lock = self.lock()?;
+        let previous = self.list(session)?;
+        let parent = previous.last();
+        self.git.run(&["add", "-A", "--ignore-errors", "--", "."], None).or_else(|err| match err {
+            // Unreadable files are left out (git says which); the rest is staged.
+            CheckpointError::Git { ref stderr, .. } if stderr.contains("unable to index") => Ok(Vec::new()),
+            other => Err(other),
+        })?;
+        let skipped = self.leave_out_large(parent.map_or(EMPTY_TREE, |p| p.tree.as_str()))?;
+        for (path, text) in buffers {
+            let Ok(relative) = path.strip_prefix(&self.root) else { continue };
+            let Some(relative) = relative.to_str() else { continue };
+            let blob = self.git.line(&["hash-object", "-w", "--stdin"], Some(text.as_bytes()))?;
+            let mode = if is_executable(path) { "100755" } else { "100644" };
+            self.git.run(&["update-index", "--add", "--cacheinfo", &format!("{mode},{blob},{relative}")], None)?;
+        }
+        let tree = self.git.line(&["write-tree"], None)?;
+        let message = format!("{:?} turn {}", label.kind, label.turn);
+        let mut args = vec!["commit-tree", tree.as_str(), "-m", message.as_str()];
+        if let Some(parent) = parent {
+            args.extend(["-p", parent.commit.as_str()]);
+        }
+        let commit = self.git.line(&args, None)?;
+        // The ref keeps the session's chain reachable.
+        self.git.run(&["update-ref", &format!("refs/sessions/{}", ref_name(session)), &commit], None)?;
+        let (tool_call_id, tool) = label.call.map_or((None, None), |(id, tool)| (Some(id), Some(tool)));
+        let checkpoint = Checkpoint {
+            id: previous.last().map_or(1, |p| p.id + 1),
+            kind: label.kind,
+            turn: label.turn,
+            tool_call_id,
+            tool,
+            commit,
+            tree,
+            time_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+            skipped,
+        };
+        let mut line = serde_json::to_string(&checkpoint).map_err(io::Error::other)?;
+        line.push('\n');
+        OpenOptions::new().create(true).append(true).open(self.log_path(session))?.write_all(line.as_bytes())?;
+        Ok(checkpoint)
+    }
+
+    /// Unstages files over the cap that are new or changed since `since`, and excludes them
+    /// from later snapshots (cheaper than finding them again each time).
+    fn leave_out_large(&self, since: &str) -> Result<Vec<String>, CheckpointError> {
+        let changed = split_nul(
+            &self.git.run(&["diff-index", "--cached", "-z", "--name-only", "--diff-filter=AM", since], None)?,
+        );
+        let large: Vec<String> = changed
+            .into_iter()
+            .filter(|p| std::fs::metadata(self.root.join(p)).is_ok_and(|m| m.len() > self.max_file_bytes))
+            .collect();
+        if large.is_empty() {
+            return Ok(large);
+        }
+        let mut list = Vec::new();
+        for path in &large {
+            list.extend_from_slice(path.as_bytes());
+            list.push(0);
+        }
+        self.git.run(
+            &["rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
+            Some(&list),
+        )?;
+        let mut exclude = OpenOptions::new().append(true).open(self.git.git_dir().join("info/exclude"))?;
+        for path in &large {
+            writeln!(exclude, "/{}", escape_pattern(path))?;
+        }
+        Ok(large)
+    }
+
+    /// What restoring `target` would do, given `now`: a snapshot taken just before (a
+    /// [`Kind::BeforeRestore`], the session's last).
+    pub fn plan(&self, session: &str, target: &Target, now: &Checkpoint) -> Result<Plan, CheckpointError> {
+        let list = self.list(session)?;
+        let unknown = |what: String| CheckpointError::Unknown { what };
+        let (start, end) = match target {
+            Target::Checkpoint(id) => {
+                (list.iter().position(|c| c.id == *id).ok_or_else(|| unknown(format!("{id}")))?, None)
+            }
+            Target::Turn(turn) => (
+                list.iter()
+                    .position(|c| c.turn == *turn && c.kind == Kind::BeforeTurn)
+                    .ok_or_else(|| unknown(format!("for turn {turn}")))?,
+                None,
+            ),
+            Target::Call(id) => {
+                let at = list
+                    .iter()
+                    .position(|c| c.tool_call_id.as_deref() == Some(id))
+                    .ok_or_else(|| unknown(format!("for tool call `{id}`")))?;
+                (at, Some(at + 1))
+            }
+        };
+        let target = list[start].clone();
+        // The files to bring back: all that differ from the target now, or (for one call)
+        // those the call changed.
+        let candidates = match end {
+            None => self.git.changed(&target.tree, &now.tree)?,
+            Some(next) => {
+                let after = list.get(next).map_or(now.tree.as_str(), |c| c.tree.as_str());
+                self.git.changed(&target.tree, after)?
+            }
+        };
+        // Who changed them since: the person, in every stretch that began by handing back.
+        let mut by_person = BTreeSet::new();
+        let stretches = list[start..].iter().zip(list[start + 1..].iter().chain(std::iter::once(now)));
+        for (from, to) in stretches {
+            let last_before_now = to.id == now.id && from.id != now.id;
+            // A snapshot that was not followed by a hand-back before `now` (a turn cut off by
+            // a crash) counts as the person's too: never overwrite on a guess.
+            if from.kind.hands_back() || (last_before_now && !matches!(from.kind, Kind::BeforeRestore)) {
+                by_person.extend(self.git.changed(&from.tree, &to.tree)?);
+            }
+        }
+        // For one call, what changed after it (by anyone) is not the call's to undo.
+        if let Some(next) = end
+            && let Some(after) = list.get(next)
+        {
+            by_person.extend(self.git.changed(&after.tree, &now.tree)?);
+        }
+        let (mut files, mut conflicts) = (Vec::new(), Vec::new());
+        for path in candidates {
+            let restored = Restored { content: self.git.blob(&target.tree, &path)?, path };
+            if by_person.contains(&restored.path) {
+                conflicts.push(restored);
+            } else {
+                files.push(restored);
+            }
+        }
+        Ok(Plan { skipped: target.skipped.clone(), target, files, conflicts })
+    }
+
+    /// Removes the checkpoints of all but the `keep` most recently used sessions.
+    pub fn prune(&self, keep: usize) -> Result<usize, CheckpointError> {
+        let _lock = self.lock()?;
+        let mut logs: Vec<(SystemTime, PathBuf)> = std::fs::read_dir(self.dir.join("sessions"))?
+            .filter_map(Result::ok)
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect();
+        logs.sort();
+        let old = logs.len().saturating_sub(keep);
+        for (_, path) in &logs[..old] {
+            if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
+                self.git.run(&["update-ref", "-d", &format!("refs/sessions/{stem}")], None).ok();
+            }
+            std::fs::remove_file(path)?;
+        }
+        if old > 0 {
+            self.git.run(&["reflog", "expire", "--expire=now", "--all"], None)?;
+            self.git.run(&["gc", "-q", "--prune=now"], None)?;
+        }
+        Ok(old)
+    }
+}
+
+/// A session id as a ref and file name.
+fn ref_name(session: &str) -> String {
+    session.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+}
+
+/// A path as a gitignore pattern that matches only itself.
+fn escape_pattern(path: &str) -> String {
+    let mut out = String::new();
+    for c in path.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[' | ']' | '!' | '#' | ' ') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests;

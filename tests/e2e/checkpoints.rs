@@ -1,0 +1,117 @@
+//! Checkpoints end to end through the LSP door: a turn edits a file on disk and a document open
+//! with unsaved changes, and a command creates a file; restoring the turn gives back the exact
+//! state before it (the unsaved text included, through the editor), leaves alone a file the
+//! person changed since and says so, tells the model; redo brings the turn back; and it all
+//! works again after the sidecar restarts.
+
+use serde_json::{Value, json};
+use tandem_fake_provider::{FakeProvider, Turn};
+
+use crate::support::{Res, Sidecar};
+
+fn spawn(root: &std::path::Path, provider: &FakeProvider) -> Res<Sidecar> {
+    let base = provider.base_url();
+    let mut sidecar = Sidecar::spawn(
+        root,
+        &[
+            ("TANDEM_PROVIDER", "openai"),
+            ("TANDEM_BASE_URL", base.as_str()),
+            ("TANDEM_MODEL", "scripted"),
+            ("TANDEM_MODE", "yolo"),
+        ],
+    )?;
+    sidecar.initialize(json!({}))?;
+    Ok(sidecar)
+}
+
+fn read(root: &std::path::Path, name: &str) -> Option<String> {
+    std::fs::read_to_string(root.join(name)).ok()
+}
+
+fn strings(value: &Value) -> Vec<&str> {
+    value.as_array().into_iter().flatten().filter_map(Value::as_str).collect()
+}
+
+#[test]
+fn a_turn_is_restored_exactly_the_persons_edit_is_kept_redo_works_and_survives_a_restart() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let root = dir.path().canonicalize().map_err(|e| e.to_string())?;
+    std::fs::write(root.join("a.txt"), "a0\n").map_err(|e| e.to_string())?;
+    std::fs::write(root.join("b.txt"), "b0\n").map_err(|e| e.to_string())?;
+    std::fs::write(root.join("c.txt"), "c0\n").map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("e1", "edit", json!({"file_path": "a.txt", "old_string": "a0", "new_string": "a1"})),
+        Turn::new().tool_call(
+            "e2",
+            "edit",
+            json!({"file_path": "b.txt", "old_string": "b0 unsaved", "new_string": "b1"}),
+        ),
+        Turn::new().tool_call("e3", "edit", json!({"file_path": "c.txt", "old_string": "c0", "new_string": "c1"})),
+        Turn::new().tool_call("x1", "bash", json!({"command": "echo made > made.txt"})),
+        Turn::reply("done"),
+        Turn::reply("ok"),
+        Turn::reply("ok again"),
+    ]);
+    let mut sidecar = spawn(&root, &provider)?;
+    // b.txt is open with text the person has not saved.
+    sidecar.open("b.txt", "b0 unsaved\n")?;
+    let session =
+        sidecar.request("tandem/session/new", json!({}))?["sessionId"].as_str().unwrap_or_default().to_owned();
+    let prompt = |text: &str| json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]});
+    sidecar.request("tandem/session/prompt", prompt("change things"))?;
+    let b_uri = sidecar.uri("b.txt");
+    let buffer = |sidecar: &Sidecar| sidecar.docs.get(&b_uri).map(|d| d.text.clone()).unwrap_or_default();
+    assert_eq!((read(&root, "a.txt"), buffer(&sidecar)), (Some("a1\n".into()), "b1\n".into()));
+    assert_eq!(read(&root, "made.txt").as_deref(), Some("made\n"));
+
+    // The checkpoints: the turn's start, one before each changing call, its end.
+    let listed = sidecar.request("tandem/session/checkpoints", json!({"sessionId": session}))?;
+    let kinds: Vec<&str> =
+        listed["checkpoints"].as_array().into_iter().flatten().filter_map(|c| c["kind"].as_str()).collect();
+    assert_eq!(kinds, ["beforeTurn", "beforeTool", "beforeTool", "beforeTool", "beforeTool", "afterTurn"]);
+
+    // The person edits c.txt by hand after the turn.
+    std::fs::write(root.join("c.txt"), "c1 and mine\n").map_err(|e| e.to_string())?;
+    let preview =
+        sidecar.request("tandem/session/restore", json!({"sessionId": session, "turn": 1, "dryRun": true}))?;
+    assert_eq!(strings(&preview["restored"]), ["a.txt", "b.txt", "made.txt"], "{preview:#}");
+    assert_eq!(strings(&preview["conflicts"]), ["c.txt"]);
+    assert!(preview["diff"].as_str().unwrap_or_default().contains("-a1\n+a0"), "{preview:#}");
+    assert_eq!(read(&root, "a.txt").as_deref(), Some("a1\n"), "a dry run changes nothing");
+
+    let restored = sidecar.request("tandem/session/restore", json!({"sessionId": session, "turn": 1}))?;
+    assert_eq!(strings(&restored["conflicts"]), ["c.txt"], "{restored:#}");
+    assert_eq!(read(&root, "a.txt").as_deref(), Some("a0\n"));
+    assert_eq!(buffer(&sidecar), "b0 unsaved\n", "the editor's buffer is back as the person had it");
+    assert_eq!(read(&root, "made.txt"), None, "the command's file is gone");
+    assert_eq!(read(&root, "c.txt").as_deref(), Some("c1 and mine\n"), "the person's edit is kept");
+
+    // The model learns what was undone.
+    sidecar.request("tandem/session/prompt", prompt("and now?"))?;
+    let last = provider.requests().last().map(|r| r.body.to_string()).unwrap_or_default();
+    assert!(
+        last.contains("The person restored the workspace to the start of turn 1") && last.contains("c.txt"),
+        "{last}"
+    );
+
+    // Redo brings the turn back (the person's c.txt still untouched).
+    let redo = restored["redoCheckpointId"].as_u64().ok_or("no redo id")?;
+    sidecar.request("tandem/session/restore", json!({"sessionId": session, "checkpointId": redo}))?;
+    assert_eq!((read(&root, "a.txt"), buffer(&sidecar)), (Some("a1\n".into()), "b1\n".into()));
+    assert_eq!(read(&root, "made.txt").as_deref(), Some("made\n"));
+    assert_eq!(read(&root, "c.txt").as_deref(), Some("c1 and mine\n"));
+    sidecar.shutdown()?;
+
+    // After a restart: load the session, undo turn 1 again.
+    let mut sidecar = spawn(&root, &provider)?;
+    sidecar.request("tandem/session/load", json!({"sessionId": session}))?;
+    let again = sidecar.request("tandem/session/restore", json!({"sessionId": session, "turn": 1}))?;
+    assert!(strings(&again["restored"]).contains(&"a.txt"), "{again:#}");
+    assert_eq!((read(&root, "a.txt"), read(&root, "made.txt")), (Some("a0\n".into()), None));
+    // An unknown checkpoint is a clear error.
+    let bad = sidecar.request_raw("tandem/session/restore", json!({"sessionId": session, "checkpointId": 999}))?;
+    let message = bad.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("no checkpoint 999"), "{message}");
+    sidecar.shutdown()?;
+    Ok(())
+}
