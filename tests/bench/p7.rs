@@ -252,7 +252,7 @@ pub(crate) fn p7(plan: &Plan) -> Res<Vec<Row>> {
                 eprintln!("!!!!! P7: rust-analyzer is not installed; skipped");
                 continue;
             }
-            return Err(format!("{} is not installed (npm install / .ci/run's venv)", case.command[0]));
+            return Err(format!("{} is not installed (npm install / scripts/test's venv)", case.command[0]));
         }
         let (_dir, root) = copy_fixture(case.fixture)?;
         let text = std::fs::read_to_string(root.join(case.file)).map_err(|e| e.to_string())?;

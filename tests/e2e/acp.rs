@@ -1,11 +1,11 @@
 //! `tandem acp` end to end: the real binary driven by the official Python ACP SDK
-//! (`agent-client-protocol`, pinned in .ci/run) playing Zed's part (tests/e2e/acp_client.py:
+//! (`agent-client-protocol`, pinned in scripts/test) playing Zed's part (tests/e2e/acp_client.py:
 //! permissions, unsaved buffers over `fs/*`, commands in its terminals over `terminal/*`,
 //! elicitation), with the scripted provider as the model. Every message tandem sends is
 //! validated against the SDK's models. Plus a protocol transcript of one turn, exact to the
 //! byte once volatile fields are normalised, and bad input answered with JSON-RPC errors.
 //!
-//! Needs `.tools/venv` with `agent-client-protocol` (what `.ci/run` installs); missing, the
+//! Needs `.tools/venv` with `agent-client-protocol` (what `scripts/test` installs); missing, the
 //! tests fail with the command to run.
 
 use std::io::{BufRead, BufReader, Write};
@@ -31,7 +31,7 @@ fn python() -> Res<PathBuf> {
     if ok {
         Ok(python)
     } else {
-        Err("the Python ACP SDK is missing: run `python3 -m venv .tools/venv && .tools/venv/bin/pip install agent-client-protocol==0.12.1` at the repository root (or .ci/run)".into())
+        Err("the Python ACP SDK is missing: run `python3 -m venv .tools/venv && .tools/venv/bin/pip install agent-client-protocol==0.12.1` at the repository root (or scripts/test)".into())
     }
 }
 

@@ -1,4 +1,4 @@
-"""An ACP client on the official Python SDK (`agent-client-protocol`, pinned in .ci/run) that
+"""An ACP client on the official Python SDK (`agent-client-protocol`, pinned in scripts/test) that
 drives `tandem acp` through a scenario and prints what happened as one JSON object.
 
 Usage: acp_client.py SCENARIO.json. The scenario:

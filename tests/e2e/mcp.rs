@@ -4,7 +4,7 @@
 //! called through the real binary (`tandem/tools/call`, an agent session with the scripted
 //! provider, `tandem doctor`), and `tandem mcp` is driven by the Python SDK's client.
 //!
-//! Needs `npm install` and `.tools/venv` with `mcp` (what `.ci/run` installs); missing pieces
+//! Needs `npm install` and `.tools/venv` with `mcp` (what `scripts/test` installs); missing pieces
 //! fail the tests with the command to run, never skip them.
 
 use std::io::Write;
@@ -26,7 +26,7 @@ fn need(path: PathBuf, install: &str) -> Res<String> {
     if path.exists() {
         Ok(path.display().to_string())
     } else {
-        Err(format!("{} is missing: run `{install}` at the repository root (or .ci/run)", path.display()))
+        Err(format!("{} is missing: run `{install}` at the repository root (or scripts/test)", path.display()))
     }
 }
 
