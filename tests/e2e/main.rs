@@ -15,6 +15,7 @@ mod crash;
 mod docs;
 mod integrity;
 mod lsp_files;
+mod lsp_order;
 mod lsp_protocol;
 mod lsp_proxy;
 mod mcp;

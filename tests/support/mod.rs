@@ -146,8 +146,14 @@ pub fn offset_of(text: &str, line: u64, character: u64) -> usize {
 impl Sidecar {
     /// Spawns `tandem lsp` in `root` with extra environment variables.
     pub fn spawn(root: &Path, env: &[(&str, &str)]) -> Res<Self> {
+        Self::spawn_with(root, env, &[])
+    }
+
+    /// Spawns `tandem <args> lsp` in `root` with extra environment variables.
+    pub fn spawn_with(root: &Path, env: &[(&str, &str)], args: &[&str]) -> Res<Self> {
         let mut command = Command::new(tandem_bin());
         command
+            .args(args)
             .arg("lsp")
             .current_dir(root)
             .stdin(Stdio::piped())
