@@ -138,8 +138,8 @@ fn a_running_tool_call_does_not_lend_its_span_to_concurrent_work() -> Res<()> {
     let log_arg = format!("--log-file={}", log.display());
     let mut sidecar = Sidecar::spawn_with(dir.path(), &[("TANDEM_LOG", "tandem=debug")], &[&log_arg])?;
     sidecar.initialize(Value::Null)?;
-    let slow = sidecar
-        .send_request("tandem/tools/call", json!({ "name": "bash", "arguments": { "command": "sleep 1" } }))?;
+    let slow =
+        sidecar.send_request("tandem/tools/call", json!({ "name": "bash", "arguments": { "command": "sleep 1" } }))?;
     // While the command runs: notifications and requests, several times so that each worker
     // thread of the runtime is likely to handle some of them.
     for i in 0..20 {

@@ -18,7 +18,7 @@ use tandem_text::PositionEncoding;
 use tandem_tools::{CommandOutcome, CommandRun, DocumentEdit, EditorClient};
 
 use super::mapping;
-use super::transport::{Connection, RpcError};
+use crate::rpc::{Connection, RpcError};
 
 /// How long the client gets to answer a file request.
 const FILE_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);

@@ -179,10 +179,10 @@ pub fn string_param<'a>(params: &'a Value, key: &str) -> Result<&'a str, String>
     }
 }
 
-/// The params object of a message (`{}` when absent).
-pub fn params_of(message: &Value) -> Value {
-    match message.get("params") {
-        Some(Value::Object(map)) => Value::Object(map.clone()),
+/// A message's params as an object (`{}` when absent or not an object).
+pub fn object_or_empty(params: Value) -> Value {
+    match params {
+        Value::Object(map) => Value::Object(map),
         _ => Value::Object(Map::new()),
     }
 }

@@ -15,7 +15,6 @@
 
 mod client;
 mod mapping;
-mod transport;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,15 +36,16 @@ use tracing::Instrument as _;
 
 use self::client::{AcpClient, ClientCaps};
 use self::mapping::string_param;
-use self::transport::{Connection, RpcError};
 use crate::config::Config;
+use crate::rpc::ndjson::{self, Line};
+use crate::rpc::{Connection, Framing, Incoming, RpcError};
 
 /// How long `session/new` waits for MCP servers that are still connecting.
 const MCP_READY_WAIT: Duration = Duration::from_secs(10);
 
 /// Runs the server until stdin ends.
 pub async fn serve() -> ExitCode {
-    let (conn, writer) = Connection::new(crate::stdio::stdout());
+    let (conn, writer) = Connection::new(crate::stdio::stdout(), Framing::Lines);
     let server = Arc::new(Server::new(Arc::new(conn)));
     let end = server.run(crate::stdio::stdin()).await;
     // The client is gone: end the running turns, stop the language servers, and give the
@@ -116,13 +116,13 @@ impl Server {
         let mut reader = BufReader::new(input);
         let mut line = Vec::new();
         loop {
-            match transport::read_line(&mut reader, &mut line, transport::MAX_LINE).await {
-                Ok(transport::Line::End) => break,
-                Ok(transport::Line::Read) => {}
-                Ok(transport::Line::TooLong(len)) => {
+            match ndjson::read_line(&mut reader, &mut line, ndjson::MAX_LINE).await {
+                Ok(Line::End) => break,
+                Ok(Line::Read) => {}
+                Ok(Line::TooLong(len)) => {
                     let message = format!(
                         "message of {len} bytes skipped: messages are limited to {} MB per line",
-                        transport::MAX_LINE >> 20
+                        ndjson::MAX_LINE >> 20
                     );
                     tracing::warn!("{message}");
                     self.conn.respond(Value::Null, Err(RpcError::new(RpcError::INVALID_REQUEST, message)));
@@ -152,32 +152,19 @@ impl Server {
     }
 
     fn receive(self: &Arc<Self>, message: Value) {
-        if !message.is_object() {
-            let why = if message.is_array() { "batches are not supported" } else { "a message must be an object" };
-            self.conn.respond(Value::Null, Err(RpcError::new(RpcError::INVALID_REQUEST, why)));
-            return;
-        }
-        let id = message.get("id").cloned();
-        if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            let why = "not JSON-RPC 2.0: a message must carry \"jsonrpc\": \"2.0\"";
-            match id {
-                Some(id) => self.conn.respond(id, Err(RpcError::new(RpcError::INVALID_REQUEST, why))),
-                None => tracing::warn!("{why}; a notification was dropped"),
+        let (id, method, params) = match Incoming::classify(message) {
+            Incoming::Request { id, method, params } => (Some(id), method, params),
+            Incoming::Notification { method, params } => (None, method, params),
+            Incoming::Response(message) => return self.conn.resolve(&message),
+            Incoming::Invalid { reply_to, error } => {
+                match reply_to {
+                    Some(id) => self.conn.respond(id, Err(error)),
+                    None => tracing::warn!("{}; a notification was dropped", error.message),
+                }
+                return;
             }
-            return;
-        }
-        let Some(method) = message.get("method").and_then(Value::as_str).map(str::to_owned) else {
-            if id.is_some() && (message.get("result").is_some() || message.get("error").is_some()) {
-                self.conn.resolve(&message);
-            } else {
-                self.conn.respond(
-                    id.unwrap_or(Value::Null),
-                    Err(RpcError::new(RpcError::INVALID_REQUEST, "neither a request, a notification nor a response")),
-                );
-            }
-            return;
         };
-        let params = mapping::params_of(&message);
+        let params = mapping::object_or_empty(params);
         match id {
             None => self.notification(&method, &params),
             Some(id) => {

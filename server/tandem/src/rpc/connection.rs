@@ -1,0 +1,277 @@
+//! The connection to a client: one writer task, fed by one queue, for every outgoing message
+//! (notifications, responses, requests to the client), and the table of requests waiting for
+//! the client's answer.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+
+/// How messages are delimited on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// One message per line (ACP, MCP).
+    Lines,
+    /// The LSP base protocol: a `Content-Length` header, a blank line, the body.
+    Headers,
+}
+
+impl Framing {
+    /// `body` as it goes on the wire, in one buffer (one write for header and body).
+    fn frame(self, body: String) -> Vec<u8> {
+        match self {
+            Self::Lines => {
+                let mut bytes = body.into_bytes();
+                bytes.push(b'\n');
+                bytes
+            }
+            Self::Headers => {
+                let header = format!("Content-Length: {}\r\n\r\n", body.len());
+                let mut bytes = Vec::with_capacity(header.len() + body.len());
+                bytes.extend_from_slice(header.as_bytes());
+                bytes.extend_from_slice(body.as_bytes());
+                bytes
+            }
+        }
+    }
+
+    /// Logs one outgoing message at trace level, under the door's own wire target.
+    fn trace(self, body: &str) {
+        match self {
+            Self::Lines => tracing::trace!(target: "tandem::acp::wire", "→ {body}"),
+            Self::Headers => tracing::trace!(target: "tandem::lsp::wire", "→ {body}"),
+        }
+    }
+}
+
+/// A JSON-RPC error object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    pub const PARSE: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL: i64 = -32603;
+    /// ACP's "resource not found" (an unknown session); LSP's "server not initialized".
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// LSP: the request was cancelled (`$/cancelRequest`).
+    pub const REQUEST_CANCELLED: i64 = -32800;
+
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), data: None }
+    }
+
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(Self::INVALID_PARAMS, message)
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(Self::INTERNAL, message)
+    }
+
+    fn to_json(&self) -> Value {
+        let mut error = json!({ "code": self.code, "message": self.message });
+        if let Some(data) = &self.data {
+            error["data"] = data.clone();
+        }
+        error
+    }
+
+    fn from_json(value: &Value) -> Self {
+        Self {
+            code: value.get("code").and_then(Value::as_i64).unwrap_or(Self::INTERNAL),
+            message: value.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_owned(),
+            data: value.get("data").cloned(),
+        }
+    }
+}
+
+type Pending = oneshot::Sender<Result<Value, RpcError>>;
+
+/// What the writer task is given.
+enum Outgoing {
+    /// A framed message.
+    Frame(Vec<u8>),
+    /// Answered once everything queued before it has been written and flushed.
+    Flush(oneshot::Sender<()>),
+}
+
+/// The connection to the client: sends messages, matches responses to requests.
+pub struct Connection {
+    framing: Framing,
+    out: mpsc::UnboundedSender<Outgoing>,
+    pending: Mutex<HashMap<u64, Pending>>,
+    next_id: AtomicU64,
+}
+
+impl Connection {
+    /// A connection writing to `writer` from a task of its own (which ends when the last
+    /// sender is dropped or the output fails).
+    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(
+        writer: W,
+        framing: Framing,
+    ) -> (Self, tokio::task::JoinHandle<()>) {
+        let (out, rx) = mpsc::unbounded_channel::<Outgoing>();
+        let task = tokio::spawn(write_all(writer, rx));
+        (Self { framing, out, pending: Mutex::new(HashMap::new()), next_id: AtomicU64::new(1) }, task)
+    }
+
+    fn send(&self, message: &Value) {
+        let body = message.to_string();
+        self.framing.trace(&body);
+        if self.out.send(Outgoing::Frame(self.framing.frame(body))).is_err() {
+            tracing::warn!("the client's output is closed; a message was dropped");
+        }
+    }
+
+    /// Sends a notification.
+    pub fn notify(&self, method: &str, params: Value) {
+        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    /// Sends a response to the client's request `id`.
+    pub fn respond(&self, id: Value, result: Result<Value, RpcError>) {
+        let message = match result {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error.to_json() }),
+        };
+        self.send(&message);
+    }
+
+    /// Sends a request and waits for its response (no timeout: callers bound it).
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner).insert(id, tx);
+        // Removes the entry however the wait ends, a timeout or a cancelled caller included.
+        let _forget = Forget { pending: &self.pending, id };
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        rx.await.unwrap_or_else(|_| Err(RpcError::internal("the client disconnected")))
+    }
+
+    /// Delivers a response from the client. Unknown ids are logged and dropped.
+    pub fn resolve(&self, message: &Value) {
+        let Some(id) = message.get("id").and_then(Value::as_u64) else {
+            tracing::warn!("a response without a numeric id: {message}");
+            return;
+        };
+        let Some(tx) = self.pending.lock().unwrap_or_else(PoisonError::into_inner).remove(&id) else {
+            tracing::debug!(id, "a response to a request nobody waits for any more");
+            return;
+        };
+        let result = match message.get("error") {
+            Some(error) => Err(RpcError::from_json(error)),
+            None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+        };
+        tx.send(result).ok();
+    }
+
+    /// Fails every request still waiting (the client went away).
+    pub fn fail_pending(&self) {
+        let pending: Vec<Pending> =
+            self.pending.lock().unwrap_or_else(PoisonError::into_inner).drain().map(|(_, tx)| tx).collect();
+        for tx in pending {
+            tx.send(Err(RpcError::internal("the client disconnected"))).ok();
+        }
+    }
+
+    /// Waits until everything queued so far has been written and flushed (or the output failed).
+    pub async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.out.send(Outgoing::Flush(tx)).is_ok() {
+            rx.await.ok();
+        }
+    }
+}
+
+/// Drops a pending request's entry when its waiter goes away.
+struct Forget<'a> {
+    pending: &'a Mutex<HashMap<u64, Pending>>,
+    id: u64,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
+    }
+}
+
+/// The writer task: writes messages in queue order until the queue or the output closes.
+async fn write_all<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::UnboundedReceiver<Outgoing>) {
+    while let Some(outgoing) = rx.recv().await {
+        let written = match outgoing {
+            Outgoing::Frame(bytes) => match writer.write_all(&bytes).await {
+                // Flush when nothing else is queued: one syscall for a burst of updates.
+                Ok(()) if rx.is_empty() => writer.flush().await,
+                other => other,
+            },
+            Outgoing::Flush(done) => {
+                let flushed = writer.flush().await;
+                done.send(()).ok();
+                flushed
+            }
+        };
+        if let Err(err) = written {
+            tracing::error!("cannot write to the client: {err}");
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn messages_leave_in_queue_order_in_either_framing() {
+        for (framing, expected) in [
+            (
+                Framing::Lines,
+                "{\"jsonrpc\":\"2.0\",\"method\":\"a\",\"params\":1}\n{\"id\":1,\"jsonrpc\":\"2.0\",\"result\":2}\n",
+            ),
+            (
+                Framing::Headers,
+                "Content-Length: 41\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"a\",\"params\":1}Content-Length: 35\r\n\r\n{\"id\":1,\"jsonrpc\":\"2.0\",\"result\":2}",
+            ),
+        ] {
+            let (ours, mut theirs) = tokio::io::duplex(4096);
+            let (conn, _writer) = Connection::new(ours, framing);
+            conn.notify("a", json!(1));
+            conn.respond(json!(1), Ok(json!(2)));
+            conn.flush().await;
+            drop(conn);
+            let mut text = String::new();
+            tokio::io::AsyncReadExt::read_to_string(&mut theirs, &mut text).await.ok();
+            assert_eq!(text, expected, "{framing:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_is_resolved_by_its_response_and_forgotten_when_abandoned() {
+        let (ours, _theirs) = tokio::io::duplex(4096);
+        let (conn, _writer) = Connection::new(ours, Framing::Headers);
+        let conn = std::sync::Arc::new(conn);
+        let waiting = tokio::spawn({
+            let conn = std::sync::Arc::clone(&conn);
+            async move { conn.request("workspace/applyEdit", json!({})).await }
+        });
+        while conn.pending.lock().unwrap_or_else(PoisonError::into_inner).is_empty() {
+            tokio::task::yield_now().await;
+        }
+        conn.resolve(&json!({ "jsonrpc": "2.0", "id": 1, "error": { "code": -32601, "message": "no" } }));
+        let answer = waiting.await.ok();
+        assert_eq!(answer.and_then(Result::err).map(|e| e.code), Some(RpcError::METHOD_NOT_FOUND));
+        let abandoned = tokio::time::timeout(std::time::Duration::from_millis(10), conn.request("x", json!({}))).await;
+        assert!(abandoned.is_err());
+        assert!(conn.pending.lock().unwrap_or_else(PoisonError::into_inner).is_empty());
+    }
+}
