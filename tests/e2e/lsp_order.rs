@@ -159,3 +159,26 @@ fn a_running_tool_call_does_not_lend_its_span_to_concurrent_work() -> Res<()> {
     assert!(inside.is_empty(), "didOpen logged inside the tool call's span:\n{}", inside.join("\n"));
     Ok(())
 }
+
+/// `$/cancelRequest` of a prompt cancels the turn as `tandem/session/cancel` does: the turn
+/// ends, and its response (`cancelled`) still follows its updates.
+#[test]
+fn cancel_request_of_a_prompt_ends_the_turn() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().text("Thinking...").stall_after(1, std::time::Duration::from_secs(60)),
+    ]);
+    let mut sidecar = sidecar(dir.path(), &provider)?;
+    let session = new_session(&mut sidecar)?;
+    let id = sidecar.send_request(
+        "tandem/session/prompt",
+        json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "go" }] }),
+    )?;
+    sidecar.pump_until(|n| n["params"]["update"]["sessionUpdate"] == "agent_message_chunk")?;
+    sidecar.notify("$/cancelRequest", json!({ "id": id }))?;
+    let result = sidecar.wait_response(id)?.map_err(|e| e.to_string())?;
+    assert_eq!(result["stopReason"], json!("cancelled"), "{result}");
+    assert_eq!(agent_text(updates_of(&sidecar.notifications, &session)), "Thinking...");
+    assert!(sidecar.shutdown()?.success());
+    Ok(())
+}

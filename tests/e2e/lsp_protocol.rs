@@ -234,3 +234,91 @@ fn serves_over_unix_sockets_as_libuv_editors_connect() -> Res<()> {
     assert!(child.wait().map_err(|e| e.to_string())?.success());
     Ok(())
 }
+
+/// The error code of the response to `id`, skipping anything else.
+fn error_code(sidecar: &mut Sidecar, id: Value) -> Res<Value> {
+    loop {
+        let message = sidecar.next_message()?;
+        if message.get("method").is_none() && message["id"] == id {
+            return Ok(message["error"]["code"].clone());
+        }
+    }
+}
+
+#[test]
+fn lifecycle_errors_follow_lsp() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let mut sidecar = Sidecar::spawn(dir.path(), &[])?;
+    let early = sidecar.request_raw("tandem/tools/list", json!({}))?;
+    assert_eq!(early.err().map(|e| e["code"].clone()), Some(json!(-32002)), "before initialize");
+    sidecar.initialize(Value::Null)?;
+    let again = sidecar.request_raw("initialize", json!({ "capabilities": {} }))?;
+    assert_eq!(again.err().map(|e| e["code"].clone()), Some(json!(-32600)), "a second initialize");
+    let unknown = sidecar.request_raw("tandem/noSuchMethod", json!({}))?;
+    assert_eq!(unknown.err().map(|e| e["code"].clone()), Some(json!(-32601)));
+    sidecar.request("shutdown", Value::Null)?;
+    let late = sidecar.request_raw("tandem/tools/list", json!({}))?;
+    assert_eq!(late.err().map(|e| e["code"].clone()), Some(json!(-32600)), "after shutdown");
+    sidecar.notify("exit", Value::Null)?;
+    assert_eq!(sidecar.child.wait().map_err(|e| e.to_string())?.code(), Some(0));
+    Ok(())
+}
+
+#[test]
+fn exit_without_shutdown_is_status_1() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (mut sidecar, _) = Sidecar::start(dir.path(), Value::Null)?;
+    sidecar.notify("exit", Value::Null)?;
+    assert_eq!(sidecar.child.wait().map_err(|e| e.to_string())?.code(), Some(1));
+    Ok(())
+}
+
+#[test]
+fn malformed_messages_get_json_rpc_errors_and_corrupt_headers_cost_one_message() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (mut sidecar, _) = Sidecar::start(dir.path(), Value::Null)?;
+    sidecar.send(&json!({ "jsonrpc": "1.0", "id": 40, "method": "tandem/tools/list" }))?;
+    assert_eq!(error_code(&mut sidecar, json!(40))?, json!(-32600));
+    sidecar.send(&json!({ "jsonrpc": "2.0", "id": 41, "method": 7 }))?;
+    assert_eq!(error_code(&mut sidecar, json!(41))?, json!(-32600));
+    sidecar.send_raw(b"Content-Length: 9\r\n\r\n{not json")?;
+    assert_eq!(error_code(&mut sidecar, Value::Null)?, json!(-32700));
+    // Ignored silently: `$/` notifications, and a response to nothing we asked.
+    sidecar.notify("$/tandem/noSuchNotification", json!({}))?;
+    sidecar.send(&json!({ "jsonrpc": "2.0", "id": 999, "result": null }))?;
+    // A header that lost its line end, glued to the next message: that next message is served.
+    let body = json!({ "jsonrpc": "2.0", "id": 42, "method": "tandem/tools/list" }).to_string();
+    sidecar.send_raw(format!("Content-Length: 12Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes())?;
+    // Then nothing but that message's answer: the ignored messages and the corrupt header got
+    // none.
+    let mut responses = Vec::new();
+    while !responses.iter().any(|r: &Value| r["id"] == 42) {
+        let message = sidecar.next_message()?;
+        if message.get("method").is_none() {
+            responses.push(message);
+        }
+    }
+    assert_eq!(responses.len(), 1, "{responses:?}");
+    assert!(responses[0]["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{responses:?}");
+    Ok(())
+}
+
+#[test]
+fn cancel_request_stops_a_running_command() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (mut sidecar, _) = Sidecar::start(dir.path(), Value::Null)?;
+    let marker = dir.path().join("marker");
+    let command = format!("sleep 2; touch {}", marker.display());
+    let id =
+        sidecar.send_request("tandem/tools/call", json!({ "name": "bash", "arguments": { "command": command } }))?;
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    sidecar.notify("$/cancelRequest", json!({ "id": id }))?;
+    let answer = sidecar.wait_response(id)?;
+    assert_eq!(answer.err().map(|e| e["code"].clone()), Some(json!(-32800)));
+    // Still serving, and the command never finished.
+    assert!(sidecar.call("list", json!({}))?["error"].is_null());
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert!(!marker.exists(), "the cancelled command ran on");
+    assert!(sidecar.shutdown()?.success());
+    Ok(())
+}

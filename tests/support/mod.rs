@@ -314,6 +314,11 @@ impl Sidecar {
         self.request_raw(method, params)?.map_err(|e| format!("{method} failed: {e}"))
     }
 
+    /// The next message from the server, whatever it is (not dispatched).
+    pub fn next_message(&mut self) -> Res<Value> {
+        self.recv(Instant::now() + TIMEOUT)
+    }
+
     fn recv(&mut self, deadline: Instant) -> Res<Value> {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.rx.recv_timeout(left) {
