@@ -250,3 +250,43 @@ fn panicked(what: &str, panic: &(dyn std::any::Any + Send)) -> RpcError {
     tracing::error!("{what} panicked: {message}");
     RpcError::internal(format!("{what} failed (panic: {message}); this is a bug in tandem"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_handler_is_an_internal_error() {
+        let outcome: Result<(), RpcError> = inline("textDocument/didChange", || panic!("boom"));
+        let error = outcome.err();
+        assert_eq!(error.as_ref().map(|e| e.code), Some(RpcError::INTERNAL));
+        assert!(error.is_some_and(|e| e.message.contains("panic: boom")));
+    }
+
+    #[tokio::test]
+    async fn before_initialize_requests_get_32002_and_exit_without_shutdown_is_1() {
+        let (client, server_side) = tokio::io::duplex(64 * 1024);
+        let (server_in, server_out) = tokio::io::split(server_side);
+        let serving = tokio::spawn(serve_io(server_in, server_out));
+        let (mut from_server, mut to_server) = tokio::io::split(client);
+        let frame = |body: &str| format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        let input = [
+            frame(r#"{"jsonrpc":"2.0","id":1,"method":"tandem/tools/list"}"#),
+            frame(r#"{"jsonrpc":"2.0","id":2,"method":"shutdown"}"#),
+            frame(r#"{"jsonrpc":"2.0","method":"exit"}"#),
+        ]
+        .concat();
+        tokio::io::AsyncWriteExt::write_all(&mut to_server, input.as_bytes()).await.ok();
+        assert_eq!(serving.await.ok(), Some(ExitCode::FAILURE));
+        let mut output = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while !String::from_utf8_lossy(&output).contains(r#""id":2"#) {
+            match tokio::io::AsyncReadExt::read(&mut from_server, &mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => output.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let output = String::from_utf8_lossy(&output);
+        assert_eq!(output.matches(r#""code":-32002"#).count(), 2, "{output}");
+    }
+}

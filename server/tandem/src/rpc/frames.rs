@@ -181,6 +181,10 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         if self.start > 0 {
             self.buf.drain(..self.start);
             self.start = 0;
+            // One huge message must not keep its buffer for the rest of the session.
+            if self.buf.capacity() > 4 * READ_CHUNK && self.buf.len() < READ_CHUNK {
+                self.buf.shrink_to(2 * READ_CHUNK);
+            }
         }
         self.buf.reserve(READ_CHUNK);
         Ok(self.input.read_buf(&mut self.buf).await? > 0)
