@@ -90,7 +90,9 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
             ] }),
         ),
         Turn::reply("Kept the second fix; the first was rejected."),
-        Turn::new().tool_call("c3", "bash", json!({ "command": "touch made-by-tandem.txt" })),
+        // In auto-edit a command that would ask runs in the workspace-write sandbox without
+        // asking; one the model asks to run outside the sandbox still asks.
+        Turn::new().tool_call("c3", "bash", json!({ "command": "touch made-by-tandem.txt", "sandbox": false })),
         Turn::reply("Created it."),
         Turn::new().tool_call(
             "c4",
