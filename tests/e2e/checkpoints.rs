@@ -115,3 +115,31 @@ fn a_turn_is_restored_exactly_the_persons_edit_is_kept_redo_works_and_survives_a
     sidecar.shutdown()?;
     Ok(())
 }
+
+/// With checkpoints switched off nothing is snapshotted, and asking for them says so.
+#[test]
+fn checkpoints_can_be_switched_off() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![Turn::reply("hi")]);
+    let base = provider.base_url();
+    let mut sidecar = Sidecar::spawn(
+        dir.path(),
+        &[
+            ("TANDEM_PROVIDER", "openai"),
+            ("TANDEM_BASE_URL", base.as_str()),
+            ("TANDEM_MODEL", "scripted"),
+            ("TANDEM_CHECKPOINTS", "off"),
+        ],
+    )?;
+    sidecar.initialize(json!({}))?;
+    let session =
+        sidecar.request("tandem/session/new", json!({}))?["sessionId"].as_str().unwrap_or_default().to_owned();
+    sidecar
+        .request("tandem/session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}))?;
+    let listed = sidecar.request_raw("tandem/session/checkpoints", json!({"sessionId": session}))?;
+    let message = listed.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("checkpoints are unavailable"), "{message}");
+    assert!(!dir.path().join(".tandem/checkpoints").exists());
+    sidecar.shutdown()?;
+    Ok(())
+}

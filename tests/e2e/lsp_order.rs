@@ -54,9 +54,15 @@ fn sidecar(root: &Path, provider: &FakeProvider) -> Res<Sidecar> {
     std::fs::create_dir_all(root.join(".tandem")).map_err(|e| e.to_string())?;
     std::fs::write(root.join(".tandem/config.toml"), "[provider]\nmax_retries = 0\n").map_err(|e| e.to_string())?;
     let base = provider.base_url();
+    // Order is what is tested here: no checkpoints (two snapshots a turn, a thousand turns).
     let mut sidecar = Sidecar::spawn(
         root,
-        &[("TANDEM_PROVIDER", "openai"), ("TANDEM_BASE_URL", &base), ("TANDEM_MODEL", "scripted")],
+        &[
+            ("TANDEM_PROVIDER", "openai"),
+            ("TANDEM_BASE_URL", &base),
+            ("TANDEM_MODEL", "scripted"),
+            ("TANDEM_CHECKPOINTS", "off"),
+        ],
     )?;
     sidecar.initialize(json!({}))?;
     Ok(sidecar)

@@ -39,6 +39,10 @@ impl Agent {
     fn checkpoint_store(&self) -> Option<Arc<Store>> {
         self.checkpoints
             .get_or_init(|| {
+                if std::env::var("TANDEM_CHECKPOINTS").is_ok_and(|v| v == "off" || v == "0") {
+                    tracing::info!("checkpoints are off (TANDEM_CHECKPOINTS)");
+                    return None;
+                }
                 let opened = tandem_tools::state::state_dir(self.workspace.root(), "checkpoints")
                     .map_err(|e| e.to_string())
                     .and_then(|dir| Store::open(self.workspace.root(), &dir).map_err(|e| e.to_string()));

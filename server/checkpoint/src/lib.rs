@@ -251,7 +251,6 @@ impl Store {
             CheckpointError::Git { ref stderr, .. } if stderr.contains("unable to index") => Ok(Vec::new()),
             other => Err(other),
         })?;
-        let skipped = self.leave_out_large(parent.map_or(EMPTY_TREE, |p| p.tree.as_str()))?;
         for (path, text) in buffers {
             let Ok(relative) = path.strip_prefix(&self.root) else { continue };
             let Some(relative) = relative.to_str() else { continue };
@@ -259,15 +258,28 @@ impl Store {
             let mode = if is_executable(path) { "100755" } else { "100644" };
             self.git.run(&["update-index", "--add", "--cacheinfo", &format!("{mode},{blob},{relative}")], None)?;
         }
-        let tree = self.git.line(&["write-tree"], None)?;
-        let message = format!("{:?} turn {}", label.kind, label.turn);
-        let mut args = vec!["commit-tree", tree.as_str(), "-m", message.as_str()];
-        if let Some(parent) = parent {
-            args.extend(["-p", parent.commit.as_str()]);
-        }
-        let commit = self.git.line(&args, None)?;
-        // The ref keeps the session's chain reachable.
-        self.git.run(&["update-ref", &format!("refs/sessions/{}", ref_name(session)), &commit], None)?;
+        let mut tree = self.git.line(&["write-tree"], None)?;
+        let mut skipped = Vec::new();
+        let commit = match parent {
+            // Nothing changed since the last snapshot (the common case: a turn that only read,
+            // a tool call that changed nothing yet): the same commit serves, two git calls in all.
+            Some(parent) if parent.tree == tree => parent.commit.clone(),
+            _ => {
+                skipped = self.leave_out_large(parent.map_or(EMPTY_TREE, |p| p.tree.as_str()))?;
+                if !skipped.is_empty() {
+                    tree = self.git.line(&["write-tree"], None)?;
+                }
+                let message = format!("{:?} turn {}", label.kind, label.turn);
+                let mut args = vec!["commit-tree", tree.as_str(), "-m", message.as_str()];
+                if let Some(parent) = parent {
+                    args.extend(["-p", parent.commit.as_str()]);
+                }
+                let commit = self.git.line(&args, None)?;
+                // The ref keeps the session's chain reachable.
+                self.git.run(&["update-ref", &format!("refs/sessions/{}", ref_name(session)), &commit], None)?;
+                commit
+            }
+        };
         let (tool_call_id, tool) = label.call.map_or((None, None), |(id, tool)| (Some(id), Some(tool)));
         let checkpoint = Checkpoint {
             id: previous.last().map_or(1, |p| p.id + 1),
