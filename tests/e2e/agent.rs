@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tandem_fake_provider::{FakeProvider, Turn};
+use tandem_fake_provider::{FakeProvider, Stop, Turn};
 
 use crate::support::{PermissionReply, Res, Sidecar};
 
@@ -379,6 +379,35 @@ fn rate_limited_then_success_retries_after_the_servers_delay() -> Res<()> {
     assert!(started.elapsed() >= Duration::from_millis(900), "Retry-After ignored: {:?}", started.elapsed());
     assert_eq!(provider.requests().len(), 2);
     assert_eq!(trace(&sidecar.session_updates()), ["text:hello", "usage"]);
+    Ok(())
+}
+
+#[test]
+fn an_answer_cut_at_the_output_limit_says_so_and_how_to_go_on() -> Res<()> {
+    for kind in ["openai", "anthropic"] {
+        let dir = workspace(&[])?;
+        let provider = FakeProvider::start_blocking(vec![
+            Turn::reply("The first half of").stop(Stop::MaxTokens).usage(50, 300),
+            Turn::reply("the answer."),
+        ]);
+        let mut sidecar = sidecar(dir.path(), &provider, kind, "max_tokens = 300\n")?;
+        let session = new_session(&mut sidecar, json!({}))?;
+        let result = prompt(&mut sidecar, &session, "explain")?;
+        assert_eq!(result, json!({ "stopReason": "max_tokens" }), "{kind}");
+        let texts: Vec<String> =
+            trace(&sidecar.session_updates()).into_iter().filter(|t| t.starts_with("text:")).collect();
+        assert_eq!(texts.len(), 2, "{kind}: {texts:?}");
+        assert!(
+            texts[1].contains("cut: it reached the output limit of 300 tokens") && texts[1].contains("\"continue\""),
+            "{kind}: {texts:?}"
+        );
+        // "continue" goes on from the cut answer, which stays in the history.
+        let result = prompt(&mut sidecar, &session, "continue")?;
+        assert_eq!(result["stopReason"], "end_turn");
+        let body = &provider.requests()[1].body;
+        assert!(body.to_string().contains("The first half of"), "{kind}: {body}");
+        sidecar.shutdown()?;
+    }
     Ok(())
 }
 

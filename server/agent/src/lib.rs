@@ -12,6 +12,7 @@
 mod agent;
 pub mod approver;
 mod client;
+mod context;
 mod host;
 mod limits;
 mod modes;

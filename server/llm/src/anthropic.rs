@@ -22,10 +22,11 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Va
                 // Thinking without a signature came from another provider and cannot be
                 // verified; Anthropic refuses it, so it is left out.
                 Part::Thinking { signature: None, .. } => {}
-                Part::Thinking { text, signature: Some(signature) } => {
+                Part::Thinking { text, signature: Some(signature), .. } => {
                     blocks.push(json!({"type": "thinking", "thinking": text, "signature": signature}));
                 }
-                Part::ToolCall { id, name, arguments } => {
+                Part::RedactedThinking { data } => blocks.push(json!({"type": "redacted_thinking", "data": data})),
+                Part::ToolCall { id, name, arguments, .. } => {
                     let input = if arguments.is_object() { arguments.clone() } else { json!({}) };
                     blocks.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
                 }
@@ -49,14 +50,27 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Va
         messages.push(json!({"role": role, "content": blocks}));
     }
     let mut body = Map::new();
-    body.insert("model".into(), request.model.as_deref().unwrap_or(&settings.model).into());
-    body.insert("max_tokens".into(), settings.max_tokens.into());
+    let model = request.model.as_deref().unwrap_or(&settings.model);
+    body.insert("model".into(), model.into());
+    // The configured limit, within what the model can give.
+    let limit = crate::profile::resolve(settings, model).max_output;
+    let thinking = settings.reasoning.budget().map(thinking_budget);
+    let max_tokens = match thinking {
+        // The answer needs room beyond the thinking.
+        Some(budget) => limit.max(budget + MIN_ANSWER_TOKENS),
+        None => limit,
+    };
+    body.insert("max_tokens".into(), max_tokens.into());
     body.insert("stream".into(), true.into());
+    if let Some(budget) = thinking {
+        body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": budget}));
+    }
     if !request.system.is_empty() {
         body.insert("system".into(), request.system.clone().into());
     }
     body.insert("messages".into(), messages.into());
-    if let Some(temperature) = request.temperature {
+    // With thinking on, Anthropic accepts no temperature but the default.
+    if let Some(temperature) = request.temperature.filter(|_| thinking.is_none()) {
         body.insert("temperature".into(), crate::assemble::temperature(temperature));
     }
     if !request.tools.is_empty() {
@@ -68,6 +82,16 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Va
         body.insert("tools".into(), tools.into());
     }
     Value::Object(body)
+}
+
+/// Anthropic's smallest thinking budget.
+const MIN_THINKING_BUDGET: u32 = 1_024;
+/// Output tokens kept for the answer beyond the thinking budget.
+const MIN_ANSWER_TOKENS: u32 = 1_024;
+
+/// The budget sent: at least Anthropic's minimum.
+fn thinking_budget(budget: u32) -> u32 {
+    budget.max(MIN_THINKING_BUDGET)
 }
 
 /// What an open content block is.
@@ -123,6 +147,10 @@ impl Decoder {
                             asm.signature(signature);
                         }
                         Block::Thinking
+                    }
+                    Some("redacted_thinking") => {
+                        asm.redacted_thinking(block.get("data").and_then(Value::as_str).unwrap_or(""));
+                        Block::Other
                     }
                     Some("tool_use") => {
                         let id = block.get("id").and_then(Value::as_str).unwrap_or("");
@@ -233,14 +261,26 @@ fn block_index(data: &Value) -> Result<u64, StreamFault> {
 }
 
 /// Anthropic's counts, where a missing field keeps the previous value (`message_delta` often
-/// carries only `output_tokens`).
+/// carries only `output_tokens`). Anthropic's `input_tokens` leaves out the tokens read from or
+/// written to the cache; they are added back, so `input_tokens` means the whole prompt in both
+/// formats.
 fn read_usage(usage: &Value, previous: Usage) -> Usage {
-    let field = |name: &str, old: u64| usage.get(name).and_then(Value::as_u64).unwrap_or(old);
+    let field = |name: &str| usage.get(name).and_then(Value::as_u64);
+    let cache_read = field("cache_read_input_tokens").unwrap_or(previous.cache_read_tokens);
+    let cache_write = field("cache_creation_input_tokens").unwrap_or(previous.cache_write_tokens);
+    let input = match field("input_tokens") {
+        Some(uncached) => uncached + cache_read + cache_write,
+        None => {
+            let uncached = previous.input_tokens.saturating_sub(previous.cache_read_tokens + previous.cache_write_tokens);
+            uncached + cache_read + cache_write
+        }
+    };
     Usage {
-        input_tokens: field("input_tokens", previous.input_tokens),
-        output_tokens: field("output_tokens", previous.output_tokens),
-        cache_read_tokens: field("cache_read_input_tokens", previous.cache_read_tokens),
-        cache_write_tokens: field("cache_creation_input_tokens", previous.cache_write_tokens),
+        input_tokens: input,
+        output_tokens: field("output_tokens").unwrap_or(previous.output_tokens),
+        cache_read_tokens: cache_read,
+        cache_write_tokens: cache_write,
+        reasoning_tokens: previous.reasoning_tokens,
     }
 }
 
@@ -272,7 +312,10 @@ mod tests {
         assert_eq!(asm.usage.output_tokens, 4);
         assert_eq!(
             asm.into_message().content,
-            vec![Part::ToolCall { id: "t1".into(), name: "read".into(), arguments: json!({"path": "x"}) }]
+            vec![
+                Part::ToolCall { id: "t1".into(), name: "read".into(), arguments: json!({"path": "x"}), extra: None },
+                Part::RedactedThinking { data: "zz".into() },
+            ]
         );
     }
 }

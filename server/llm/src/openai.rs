@@ -1,15 +1,46 @@
 //! OpenAI Chat Completions (`POST {base_url}/chat/completions`, `stream: true`): the request
 //! body and the streamed `chat.completion.chunk`s.
 //!
-//! Spoken by OpenAI, Ollama, vLLM, llama.cpp server, LM Studio and OpenRouter. Reasoning
-//! arrives as `delta.reasoning_content` (DeepSeek, vLLM, llama.cpp) or `delta.reasoning`
-//! (Ollama, OpenRouter) and is never sent back.
+//! Spoken by OpenAI, Ollama, vLLM, llama.cpp server, LM Studio, OpenRouter, DeepSeek, Gemini,
+//! Mistral and Groq. Reasoning arrives as `delta.reasoning_content` (DeepSeek, vLLM, llama.cpp),
+//! `delta.reasoning` (Ollama, OpenRouter) or typed `thinking` content parts (Mistral's
+//! Magistral). On an assistant message that made tool calls it goes back under the field it came
+//! in (DeepSeek refuses a tool-call turn without its `reasoning_content`); Mistral's typed parts
+//! are shown, not sent back. Gemini's `extra_content` on a tool call goes back verbatim.
 
 use serde_json::{Map, Value, json};
 
 use crate::assemble::{Assembler, arguments_text};
 use crate::sse::SseEvent;
-use crate::{Event, Part, ProviderSettings, Request, Role, StopReason, Usage};
+use crate::{Event, Part, ProviderSettings, ReasoningField, Request, Role, StopReason, Usage};
+
+/// Whether `model` is one of OpenAI's reasoning models, which take `max_completion_tokens`
+/// (they refuse `max_tokens`).
+pub(crate) fn is_reasoning_model(model: &str) -> bool {
+    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    ["o1", "o3", "o4", "gpt-5"].iter().any(|prefix| {
+        name.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.', ':']))
+    })
+}
+
+/// The reasoning to send back on an assistant message: the text of its thinking parts that came
+/// in `reasoning_content` or `reasoning`, under that field's name.
+fn reasoning_back(parts: &[Part]) -> Option<(&'static str, String)> {
+    let mut field = None;
+    let mut text = String::new();
+    for part in parts {
+        if let Part::Thinking { text: piece, field: Some(kind), .. } = part {
+            let name = match kind {
+                ReasoningField::ReasoningContent => "reasoning_content",
+                ReasoningField::Reasoning => "reasoning",
+                ReasoningField::ThinkingPart => continue,
+            };
+            field.get_or_insert(name);
+            text.push_str(piece);
+        }
+    }
+    field.map(|name| (name, text))
+}
 
 /// The JSON body of a streamed Chat Completions request.
 pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Value {
@@ -27,7 +58,7 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Va
                             messages.push(json!({"role": "tool", "tool_call_id": call_id, "content": content}));
                         }
                         Part::Text { text } => texts.push(text.as_str()),
-                        Part::Thinking { .. } | Part::ToolCall { .. } => {}
+                        Part::Thinking { .. } | Part::RedactedThinking { .. } | Part::ToolCall { .. } => {}
                     }
                 }
                 if !texts.is_empty() {
@@ -40,12 +71,18 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Va
                 for part in &message.content {
                     match part {
                         Part::Text { text } => texts.push(text.as_str()),
-                        Part::ToolCall { id, name, arguments } => tool_calls.push(json!({
-                            "id": id,
-                            "type": "function",
-                            "function": {"name": name, "arguments": arguments_text(arguments)},
-                        })),
-                        Part::Thinking { .. } | Part::ToolResult { .. } => {}
+                        Part::ToolCall { id, name, arguments, extra } => {
+                            let mut call = json!({
+                                "id": id,
+                                "type": "function",
+                                "function": {"name": name, "arguments": arguments_text(arguments)},
+                            });
+                            if let (Some(extra), Some(object)) = (extra, call.as_object_mut()) {
+                                object.insert("extra_content".into(), extra.clone());
+                            }
+                            tool_calls.push(call);
+                        }
+                        Part::Thinking { .. } | Part::RedactedThinking { .. } | Part::ToolResult { .. } => {}
                     }
                 }
                 if texts.is_empty() && tool_calls.is_empty() {
@@ -55,6 +92,11 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Va
                 out.insert("role".into(), "assistant".into());
                 out.insert("content".into(), if texts.is_empty() { Value::Null } else { texts.concat().into() });
                 if !tool_calls.is_empty() {
+                    // Only a tool-call turn needs its reasoning back (DeepSeek); elsewhere it
+                    // would be ignored, or refused by older reasoners.
+                    if let Some((field, text)) = reasoning_back(&message.content) {
+                        out.insert(field.into(), text.into());
+                    }
                     out.insert("tool_calls".into(), tool_calls.into());
                 }
                 messages.push(Value::Object(out));
@@ -66,7 +108,13 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Va
     body.insert("messages".into(), messages.into());
     body.insert("stream".into(), true.into());
     body.insert("stream_options".into(), json!({"include_usage": true}));
-    body.insert("max_tokens".into(), settings.max_tokens.into());
+    let model = request.model.as_deref().unwrap_or(&settings.model);
+    let limit = if is_reasoning_model(model) { "max_completion_tokens" } else { "max_tokens" };
+    // The configured limit, within what the model can give.
+    body.insert(limit.into(), crate::profile::resolve(settings, model).max_output.into());
+    if let Some(effort) = &settings.reasoning.effort {
+        body.insert("reasoning_effort".into(), effort.as_str().into());
+    }
     if let Some(temperature) = request.temperature {
         body.insert("temperature".into(), crate::assemble::temperature(temperature));
     }
@@ -94,6 +142,8 @@ struct PendingCall {
     id: String,
     name: String,
     arguments: String,
+    /// Gemini's `extra_content` (its thought signature), sent back with the call.
+    extra: Option<Value>,
     done: bool,
 }
 
@@ -137,21 +187,13 @@ impl Decoder {
             let message = error.get("message").and_then(Value::as_str).map_or_else(|| error.to_string(), str::to_owned);
             return Err(StreamFault::Provider { retryable: false, message });
         }
-        if let Some(usage) = chunk.get("usage").filter(|usage| usage.is_object()) {
-            let field = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
-            let cached = usage.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
-            asm.set_usage(
-                Usage {
-                    input_tokens: field("prompt_tokens"),
-                    output_tokens: field("completion_tokens"),
-                    cache_read_tokens: cached,
-                    cache_write_tokens: 0,
-                },
-                on_event,
-            );
+        // Groq puts the counts under `x_groq`.
+        let usage = chunk.get("usage").or_else(|| chunk.pointer("/x_groq/usage")).filter(|usage| usage.is_object());
+        if let Some(usage) = usage {
+            asm.set_usage(read_usage(usage), on_event);
         }
         let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|choices| choices.first()) else {
-            if chunk.get("choices").is_none() && chunk.get("usage").is_none() {
+            if chunk.get("choices").is_none() && usage.is_none() {
                 return Err(StreamFault::Protocol(format!(
                     "a stream chunk has neither choices nor usage: {}",
                     snippet(data)
@@ -161,12 +203,16 @@ impl Decoder {
         };
         if let Some(delta) = choice.get("delta") {
             // Servers that send both carry the same text twice.
-            let reasoning = ["reasoning_content", "reasoning"].iter().find_map(|key| delta.get(*key)?.as_str());
-            if let Some(text) = reasoning {
-                asm.thinking(text, on_event);
+            let reasoning = [("reasoning_content", ReasoningField::ReasoningContent), ("reasoning", ReasoningField::Reasoning)]
+                .into_iter()
+                .find_map(|(key, field)| Some((delta.get(key)?.as_str()?, field)));
+            if let Some((text, field)) = reasoning {
+                asm.thinking_in(text, Some(field), on_event);
             }
-            if let Some(text) = delta.get("content").and_then(Value::as_str) {
-                asm.text(text, on_event);
+            match delta.get("content") {
+                Some(Value::String(text)) => asm.text(text, on_event),
+                Some(Value::Array(parts)) => content_parts(parts, asm, on_event),
+                _ => {}
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (position, call) in calls.iter().enumerate() {
@@ -200,6 +246,7 @@ impl Decoder {
         let function = call.get("function");
         let name = function.and_then(|f| f.get("name")).and_then(Value::as_str).filter(|name| !name.is_empty());
         let arguments = function.and_then(|f| f.get("arguments"));
+        let extra = call.get("extra_content").filter(|extra| !extra.is_null());
         // A new id under an index already completed starts another call (servers that send
         // each complete call with index 0).
         let existing = self.calls.iter().position(|pending| {
@@ -214,6 +261,7 @@ impl Decoder {
                     id: String::new(),
                     name: String::new(),
                     arguments: String::new(),
+                    extra: None,
                     done: false,
                 });
                 self.calls.len() - 1
@@ -235,6 +283,9 @@ impl Decoder {
             // Some servers send the arguments as an object rather than a JSON string.
             Some(object @ Value::Object(_)) => pending.arguments.push_str(&object.to_string()),
             _ => {}
+        }
+        if let Some(extra) = extra {
+            pending.extra = Some(extra.clone());
         }
         if pending.part.is_none() && !pending.name.is_empty() {
             if pending.id.is_empty() {
@@ -260,6 +311,9 @@ impl Decoder {
                     asm.start_tool_call(&pending.id, &pending.name, on_event)
                 }
             };
+            if let Some(extra) = pending.extra.take() {
+                asm.tool_call_extra(part, extra);
+            }
             asm.finish_tool_call(part, &pending.arguments, on_event);
         }
     }
@@ -274,6 +328,39 @@ impl Decoder {
             retryable: true,
             message: "the provider closed the stream before the response was complete".into(),
         })
+    }
+}
+
+/// Typed content parts (Mistral): `{"type": "text", "text"}` and `{"type": "thinking",
+/// "thinking": [{"type": "text", "text"}]}`; other types (references) are skipped.
+fn content_parts(parts: &[Value], asm: &mut Assembler, on_event: &mut dyn FnMut(Event)) {
+    for part in parts {
+        match part.get("type").and_then(Value::as_str) {
+            Some("text") => asm.text(part.get("text").and_then(Value::as_str).unwrap_or(""), on_event),
+            Some("thinking") => {
+                let pieces = part.get("thinking").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+                for piece in pieces {
+                    if let Some(text) = piece.get("text").and_then(Value::as_str) {
+                        asm.thinking_in(text, Some(ReasoningField::ThinkingPart), on_event);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Counts of a `usage` object: OpenAI's, DeepSeek's (`prompt_cache_hit_tokens`), Groq's.
+fn read_usage(usage: &Value) -> Usage {
+    let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64);
+    Usage {
+        input_tokens: number("/prompt_tokens").unwrap_or(0),
+        output_tokens: number("/completion_tokens").unwrap_or(0),
+        cache_read_tokens: number("/prompt_tokens_details/cached_tokens")
+            .or_else(|| number("/prompt_cache_hit_tokens"))
+            .unwrap_or(0),
+        cache_write_tokens: 0,
+        reasoning_tokens: number("/completion_tokens_details/reasoning_tokens").unwrap_or(0),
     }
 }
 
@@ -334,14 +421,24 @@ mod tests {
         assert_eq!(
             parts,
             vec![
-                Part::Thinking { text: "r".into(), signature: None },
-                Part::ToolCall { id: "a".into(), name: "read".into(), arguments: json!({"p": 1}) },
-                Part::ToolCall { id: "b".into(), name: "ls".into(), arguments: json!({"d": "."}) },
-                Part::ToolCall { id: "call_2".into(), name: "pwd".into(), arguments: json!({}) },
+                Part::Thinking { text: "r".into(), signature: None, field: Some(ReasoningField::ReasoningContent) },
+                Part::ToolCall { id: "a".into(), name: "read".into(), arguments: json!({"p": 1}), extra: None },
+                Part::ToolCall { id: "b".into(), name: "ls".into(), arguments: json!({"d": "."}), extra: None },
+                Part::ToolCall { id: "call_2".into(), name: "pwd".into(), arguments: json!({}), extra: None },
             ]
         );
         assert_eq!(stop, Some(StopReason::ToolUse));
         assert_eq!(events.iter().filter(|event| matches!(event, Event::ToolCallReady { .. })).count(), 3);
+    }
+
+    #[test]
+    fn reasoning_models_take_max_completion_tokens() {
+        for model in ["o1", "o3-mini", "o4-mini-2025-04-16", "gpt-5", "gpt-5.1", "gpt-5-mini", "openai/gpt-5"] {
+            assert!(is_reasoning_model(model), "{model}");
+        }
+        for model in ["gpt-4o", "gpt-4.1", "omni", "o10x", "qwen2.5-coder", "gpt-50"] {
+            assert!(!is_reasoning_model(model), "{model}");
+        }
     }
 
     #[test]

@@ -45,6 +45,10 @@ struct ProviderSection {
     stall_timeout_secs: Option<u64>,
     connect_timeout_secs: Option<u64>,
     max_retries: Option<u32>,
+    reasoning_effort: Option<String>,
+    thinking_budget: Option<u32>,
+    context_window: Option<u32>,
+    max_output_tokens: Option<u32>,
 }
 
 /// `[web]`
@@ -73,7 +77,7 @@ struct ExecSection {
 }
 
 /// Provider settings beyond what editors pass (`[provider]` in the files only).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ProviderTuning {
     /// `max_tokens` per model response.
     pub max_tokens: Option<u32>,
@@ -85,6 +89,13 @@ pub struct ProviderTuning {
     pub connect_timeout_secs: Option<u64>,
     /// Retries of failed requests.
     pub max_retries: Option<u32>,
+    /// Reasoning effort (`low`, `medium`, `high`): OpenAI `reasoning_effort`, an Anthropic
+    /// thinking budget.
+    pub reasoning_effort: Option<String>,
+    /// Anthropic thinking budget in tokens.
+    pub thinking_budget: Option<u32>,
+    /// The model's context window, overriding Tandem's model table.
+    pub context_window: Option<u32>,
 }
 
 /// The default provider: Ollama's OpenAI-compatible endpoint on this machine.
@@ -238,11 +249,15 @@ impl Config {
         }
         let p = file.provider;
         let t = &mut self.tuning;
-        t.max_tokens = p.max_tokens.or(t.max_tokens);
+        // `max_output_tokens` is the newer name of `max_tokens`.
+        t.max_tokens = p.max_output_tokens.or(p.max_tokens).or(t.max_tokens);
+        t.context_window = p.context_window.or(t.context_window);
         t.timeout_secs = p.timeout_secs.or(t.timeout_secs);
         t.stall_timeout_secs = p.stall_timeout_secs.or(t.stall_timeout_secs);
         t.connect_timeout_secs = p.connect_timeout_secs.or(t.connect_timeout_secs);
         t.max_retries = p.max_retries.or(t.max_retries);
+        t.reasoning_effort = p.reasoning_effort.or(t.reasoning_effort.take());
+        t.thinking_budget = p.thinking_budget.or(t.thinking_budget);
         self.max_turns = file.agent.max_turns.or(self.max_turns);
         self.max_agent_depth = file.agent.max_agent_depth.or(self.max_agent_depth);
         self.defer_tools = file.agent.defer_tools.or(self.defer_tools);
@@ -318,7 +333,7 @@ impl Config {
             tandem_llm::ProviderKind::Anthropic => "claude-sonnet-4-5".to_owned(),
             tandem_llm::ProviderKind::OpenAi => DEFAULT_MODEL.to_owned(),
         });
-        let t = self.tuning;
+        let t = &self.tuning;
         let mut timeouts = tandem_llm::Timeouts::default();
         if let Some(secs) = t.timeout_secs {
             timeouts.overall = Duration::from_secs(secs);
@@ -333,13 +348,18 @@ impl Config {
         if let Some(n) = t.max_retries {
             retry.max_retries = n;
         }
+        let max_tokens = t
+            .max_tokens
+            .unwrap_or_else(|| tandem_llm::profile::default_max_tokens(&model, &base_url, t.context_window));
         Ok(tandem_llm::ProviderSettings {
             kind,
             base_url,
             model,
             api_key,
             api_key_env,
-            max_tokens: t.max_tokens.unwrap_or(8192),
+            max_tokens,
+            context_window: t.context_window,
+            reasoning: tandem_llm::Reasoning { effort: t.reasoning_effort.clone(), budget_tokens: t.thinking_budget },
             timeouts,
             retry,
         })

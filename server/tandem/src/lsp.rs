@@ -56,6 +56,7 @@ pub async fn serve() -> ExitCode {
         .custom_method(methods::SESSION_SET_MODE, Backend::session_set_mode)
         .custom_method(methods::SESSION_LIST, Backend::session_list)
         .custom_method(methods::SESSION_LOAD, Backend::session_load)
+        .custom_method(methods::SESSION_COMPACT, Backend::session_compact)
         .finish();
     // stdin goes through the guard, so one malformed frame cannot end the transport.
     let (guarded, input) = tokio::io::duplex(256 * 1024);
@@ -600,5 +601,21 @@ impl EditorClient for LspEditor {
             Ok(Err(err)) => Err(err.message.into_owned()),
             Ok(Ok(result)) => Ok(result.saved),
         }
+    }
+}
+
+// `tandem/session/compact`, kept apart from the handlers above.
+impl Backend {
+    async fn session_compact(
+        &self,
+        params: tandem_protocol::SessionCompactParams,
+    ) -> Result<tandem_protocol::SessionCompactResult> {
+        let agent = self.agent()?;
+        let result = match tokio::spawn(async move { agent.compact(params).await }).await {
+            Ok(result) => result.map_err(agent_error),
+            Err(err) => Err(internal(format!("the compaction was lost: {err}"))),
+        };
+        flush_updates().await;
+        result
     }
 }

@@ -93,6 +93,7 @@ fn available_commands() -> Value {
           "input": { "hint": "default | auto-edit | plan | yolo" } },
         { "name": "model", "description": "Use another model of the configured provider for the next turns",
           "input": { "hint": "model name" } },
+        { "name": "compact", "description": "Shorten the conversation the model sees: old tool outputs elided, older turns summarised" },
     ])
 }
 
@@ -505,7 +506,7 @@ impl Server {
         Ok(json!({ "stopReason": mapping::stop_reason(result.stop_reason) }))
     }
 
-    /// `/mode <id>` and `/model <name>`: answered here, the model is not asked.
+    /// `/mode <id>`, `/model <name>` and `/compact`: answered here, the model is not asked.
     async fn slash_command(
         &self,
         ready: &Ready,
@@ -528,6 +529,12 @@ impl Server {
                 Ok(Some(format!("Model: {argument}")))
             }
             "/model" => Ok(Some(format!("Model: {}", ready.agent.model(session_id).map_err(agent_error)?))),
+            "/compact" => {
+                let params = tandem_protocol::SessionCompactParams { session_id: session_id.to_owned() };
+                let done = ready.agent.compact(params).await.map_err(agent_error)?;
+                let how = if done.summarized { "older turns summarised" } else { "nothing to summarise" };
+                Ok(Some(format!("Compacted: about {} → {} tokens ({how}).", done.tokens_before, done.tokens_after)))
+            }
             _ => Ok(None),
         }
     }
