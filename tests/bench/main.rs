@@ -573,7 +573,7 @@ fn p4(plan: &Plan) -> Res<Vec<Row>> {
     // may be there, and no temporary file may be left anywhere.
     let leftovers: Vec<String> = walk_names(&root)?
         .into_iter()
-        .filter(|name| name != "big.txt" && !(name.starts_with(".tandem") && !name.contains("tandem-tmp")))
+        .filter(|name| name != "big.txt" && (!name.starts_with(".tandem") || name.contains("tandem-tmp")))
         .collect();
     if !leftovers.is_empty() {
         return Err(format!("entries left in the workspace after the edits: {leftovers:?}"));

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tandem_llm::{Message, Part, ProviderSettings, Role};
 use tandem_protocol::{
-    ContentBlock, ModeId, SessionCompactParams, SessionCompactResult, SessionListParams, SessionListResult, SessionLoadParams, SessionLoadResult, SessionNewParams,
-    SessionNewResult, SessionPromptParams, SessionPromptResult, SessionSetModeParams, SessionUpdate, ToolCall,
-    ToolCallStatus, UsageTotals,
+    ContentBlock, ModeId, SessionCompactParams, SessionCompactResult, SessionListParams, SessionListResult,
+    SessionLoadParams, SessionLoadResult, SessionNewParams, SessionNewResult, SessionPromptParams, SessionPromptResult,
+    SessionSetModeParams, SessionUpdate, ToolCall, ToolCallStatus, UsageTotals,
 };
 use tandem_text::BufferCache;
 use tandem_tools::{EditorClient, Registry, Workspace};

@@ -120,11 +120,7 @@ impl History {
             return;
         }
         let observed = sent as f64 / input_tokens as f64;
-        let next = if observed < self.bytes_per_token {
-            observed
-        } else {
-            self.bytes_per_token * 0.7 + observed * 0.3
-        };
+        let next = if observed < self.bytes_per_token { observed } else { self.bytes_per_token * 0.7 + observed * 0.3 };
         self.bytes_per_token = next.clamp(1.0, 6.0);
     }
 }
@@ -351,7 +347,9 @@ async fn summarise(
         system: SUMMARY_SYSTEM.to_owned(),
         messages: vec![Message {
             role: Role::User,
-            content: vec![Part::Text { text: format!("<transcript>\n{transcript}</transcript>\n\n{SUMMARY_INSTRUCTIONS}") }],
+            content: vec![Part::Text {
+                text: format!("<transcript>\n{transcript}</transcript>\n\n{SUMMARY_INSTRUCTIONS}"),
+            }],
         }],
         tools: Vec::new(),
         model: Some(session.model()),
@@ -559,7 +557,9 @@ mod tests {
 
     #[test]
     fn the_transcript_keeps_the_latest_lines_within_its_room() {
-        let messages: Vec<Message> = (0..50).flat_map(|i| [call(&format!("c{i}"), "a.rs"), result(&format!("c{i}"), &"y".repeat(500))]).collect();
+        let messages: Vec<Message> = (0..50)
+            .flat_map(|i| [call(&format!("c{i}"), "a.rs"), result(&format!("c{i}"), &"y".repeat(500))])
+            .collect();
         let text = transcript(&messages, 4_000);
         assert!(text.len() <= 4_100, "{}", text.len());
         assert!(text.starts_with("[older lines left out]"));

@@ -340,7 +340,11 @@ const TOOLS_SHARE: u64 = 4;
 pub(crate) fn tool_defs(agent: &Agent, session: &Session, budget: context::Budget) -> Vec<ToolDef> {
     let def = |tool: Arc<dyn tandem_tools::Tool>| {
         let spec = tool.spec();
-        ToolDef { name: spec.name.to_owned(), description: spec.description.to_owned(), parameters: spec.parameters.clone() }
+        ToolDef {
+            name: spec.name.to_owned(),
+            description: spec.description.to_owned(),
+            parameters: spec.parameters.clone(),
+        }
     };
     let all: Vec<ToolDef> = session.registry.enabled().map(def).collect();
     let too_big = || {

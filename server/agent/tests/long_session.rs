@@ -115,7 +115,13 @@ async fn a_sixty_turn_session_of_large_reads_stays_within_a_small_window_and_res
     const TURNS: usize = 60;
     let dir = workspace_with_files(TURNS, 6_000);
     let mut script: Vec<Turn> = (0..TURNS)
-        .map(|i| Turn::new().text(format!("Reading f{i}.")).tool_call(format!("call_{i}"), "read", json!({"file_path": format!("f{i}.txt")})))
+        .map(|i| {
+            Turn::new().text(format!("Reading f{i}.")).tool_call(
+                format!("call_{i}"),
+                "read",
+                json!({"file_path": format!("f{i}.txt")}),
+            )
+        })
         .collect();
     script.push(Turn::reply("All read."));
     let provider = FakeProvider::start(script).await;
@@ -160,7 +166,10 @@ async fn a_sixty_turn_session_of_large_reads_stays_within_a_small_window_and_res
     assert_eq!(usage.context_window, u64::from(WINDOW));
     let counted: u64 = requests.iter().map(tokens_of).sum();
     // The fake counts the body it received; the agent adds what it reported (summaries too).
-    assert!(usage.session.input_tokens >= counted * 9 / 10 && usage.session.input_tokens <= counted, "{usage:?} vs {counted}");
+    assert!(
+        usage.session.input_tokens >= counted * 9 / 10 && usage.session.input_tokens <= counted,
+        "{usage:?} vs {counted}"
+    );
 
     // A new process loads the session: it resumes from the compacted state, within the budget.
     drop(agent);
@@ -180,7 +189,11 @@ async fn a_sixty_turn_session_of_large_reads_stays_within_a_small_window_and_res
     assert!(text.contains("[Summary of the earlier conversation"), "{text}");
     assert!(text.contains("what did you read?"));
     // The replay still shows the person everything that happened.
-    let replayed_reads = client.updates().iter().filter(|u| matches!(u, SessionUpdate::ToolCall(c) if c.title.starts_with("Read f"))).count();
+    let replayed_reads = client
+        .updates()
+        .iter()
+        .filter(|u| matches!(u, SessionUpdate::ToolCall(c) if c.title.starts_with("Read f")))
+        .count();
     assert_eq!(replayed_reads, TURNS);
 }
 
@@ -210,7 +223,12 @@ async fn a_context_length_error_mid_session_compacts_and_the_turn_goes_on() {
     let retried = requests[5].body.to_string();
     assert!(retried.contains("[Summary of the earlier conversation"), "{retried}");
     assert!(retried.len() < requests[3].body.to_string().len(), "the retry is shorter than the refused request");
-    assert!(client.updates().iter().any(|u| matches!(u, SessionUpdate::ToolCall(c) if c.title == "Compacted the conversation")));
+    assert!(
+        client
+            .updates()
+            .iter()
+            .any(|u| matches!(u, SessionUpdate::ToolCall(c) if c.title == "Compacted the conversation"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -271,7 +271,8 @@ fn read_usage(usage: &Value, previous: Usage) -> Usage {
     let input = match field("input_tokens") {
         Some(uncached) => uncached + cache_read + cache_write,
         None => {
-            let uncached = previous.input_tokens.saturating_sub(previous.cache_read_tokens + previous.cache_write_tokens);
+            let uncached =
+                previous.input_tokens.saturating_sub(previous.cache_read_tokens + previous.cache_write_tokens);
             uncached + cache_read + cache_write
         }
     };

@@ -261,7 +261,10 @@ impl Client {
             ),
             StreamFault::Provider { message, .. } if is_context_overflow(message.as_bytes()) => Failure::fatal(
                 ErrorKind::ContextTooLong,
-                format!("the conversation no longer fits the context window of model {}: {message}", self.settings.model),
+                format!(
+                    "the conversation no longer fits the context window of model {}: {message}",
+                    self.settings.model
+                ),
             ),
             StreamFault::Provider { retryable, message } => {
                 let full = format!("the provider at {base} failed while answering: {message}");

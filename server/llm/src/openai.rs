@@ -203,9 +203,10 @@ impl Decoder {
         };
         if let Some(delta) = choice.get("delta") {
             // Servers that send both carry the same text twice.
-            let reasoning = [("reasoning_content", ReasoningField::ReasoningContent), ("reasoning", ReasoningField::Reasoning)]
-                .into_iter()
-                .find_map(|(key, field)| Some((delta.get(key)?.as_str()?, field)));
+            let reasoning =
+                [("reasoning_content", ReasoningField::ReasoningContent), ("reasoning", ReasoningField::Reasoning)]
+                    .into_iter()
+                    .find_map(|(key, field)| Some((delta.get(key)?.as_str()?, field)));
             if let Some((text, field)) = reasoning {
                 asm.thinking_in(text, Some(field), on_event);
             }

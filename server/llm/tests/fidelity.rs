@@ -119,7 +119,7 @@ async fn deepseek_reasoning_goes_back_on_every_tool_call_turn_and_only_there() {
         "tool_calls": [{"id": "call_00_q9kKpmHzF", "type": "function",
                         "function": {"name": "read", "arguments": "{\"file_path\":\"a.rs\"}"}}],
     });
-    assert_eq!(assistant_messages(&requests[1].body), [tool_turn.clone()]);
+    assert_eq!(assistant_messages(&requests[1].body), std::slice::from_ref(&tool_turn));
     // The answer without tool calls goes back without its reasoning (DeepSeek ignores it
     // there, older reasoners refuse it); the tool-call turn keeps it in every later request.
     assert_eq!(
@@ -243,8 +243,7 @@ async fn groq_whole_calls_in_one_chunk_and_usage_under_x_groq() {
 
 #[tokio::test]
 async fn ollama_whole_calls_under_one_index_and_reasoning_goes_back_as_reasoning() {
-    let provider =
-        FakeProvider::start(vec![Turn::raw(fixture("ollama_reasoning_calls.sse")), Turn::reply("ok")]).await;
+    let provider = FakeProvider::start(vec![Turn::raw(fixture("ollama_reasoning_calls.sse")), Turn::reply("ok")]).await;
     let client = client(settings(ProviderKind::OpenAi, &provider.base_url(), "qwen3:8b"));
     let mut request = Request { messages: vec![user("read both")], ..Request::default() };
     let (first, _) = turn(&client, &request).await;
@@ -255,7 +254,8 @@ async fn ollama_whole_calls_under_one_index_and_reasoning_goes_back_as_reasoning
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0]["reasoning"], "Two files to read.");
     assert!(sent[0].get("reasoning_content").is_none(), "{}", sent[0]);
-    let ids: Vec<&str> = sent[0]["tool_calls"].as_array().into_iter().flatten().filter_map(|c| c["id"].as_str()).collect();
+    let ids: Vec<&str> =
+        sent[0]["tool_calls"].as_array().into_iter().flatten().filter_map(|c| c["id"].as_str()).collect();
     assert_eq!(ids, ["call_o1", "call_o2"]);
 }
 
@@ -267,10 +267,7 @@ async fn anthropic_signed_and_redacted_thinking_go_back_in_order() {
     let mut request = Request { messages: vec![user("what does a.rs do?")], ..Request::default() };
     let (first, _) = turn(&client, &request).await;
     // Cache reads are part of the prompt.
-    assert_eq!(
-        (first.usage.input_tokens, first.usage.cache_read_tokens, first.usage.output_tokens),
-        (2050, 2000, 89)
-    );
+    assert_eq!((first.usage.input_tokens, first.usage.cache_read_tokens, first.usage.output_tokens), (2050, 2000, 89));
     request.messages.push(first.message);
     request.messages.push(results(&["toolu_01T1x1fJ34qAmk2tNTrN7Up6"]));
     turn(&client, &request).await;
@@ -335,8 +332,14 @@ async fn context_too_long_is_its_own_kind_in_each_providers_words() {
             400,
             r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
         ),
-        (400, r#"{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}"#),
-        (400, r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#),
+        (
+            400,
+            r#"{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}"#,
+        ),
+        (
+            400,
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#,
+        ),
         (413, ""),
     ];
     for (code, body) in bodies {

@@ -12,7 +12,6 @@ use tandem_protocol::{
 /// The ACP protocol version we speak.
 pub const PROTOCOL_VERSION: u64 = 1;
 
-
 /// `_meta` key of a diff's hunks in a permission request.
 pub const META_HUNKS: &str = "_tandem/hunks";
 /// `_meta` key of the hunks a client accepted (absent: all).
