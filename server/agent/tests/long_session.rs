@@ -53,9 +53,9 @@ impl SessionClient for Recorder {
     }
 }
 
-fn provider_settings(base_url: &str, window: u32) -> ProviderSettings {
+fn provider_settings(kind: ProviderKind, base_url: &str, window: u32) -> ProviderSettings {
     ProviderSettings {
-        kind: ProviderKind::OpenAi,
+        kind,
         base_url: base_url.to_owned(),
         model: "scripted".into(),
         api_key: None,
@@ -69,9 +69,19 @@ fn provider_settings(base_url: &str, window: u32) -> ProviderSettings {
 }
 
 fn start_agent(root: &Path, provider: &FakeProvider, window: u32, client: Arc<Recorder>) -> Arc<Agent> {
+    start_agent_of(ProviderKind::OpenAi, root, provider, window, client)
+}
+
+fn start_agent_of(
+    kind: ProviderKind,
+    root: &Path,
+    provider: &FakeProvider,
+    window: u32,
+    client: Arc<Recorder>,
+) -> Arc<Agent> {
     let workspace = Workspace::new(root, &[]).unwrap_or_else(|e| panic!("{e}"));
     let registry = Registry::builtin(ToolConfig::default());
-    let mut config = AgentConfig::new(provider_settings(&provider.base_url(), window));
+    let mut config = AgentConfig::new(provider_settings(kind, &provider.base_url(), window));
     config.max_turns = 200;
     Agent::new(
         Arc::new(workspace),
@@ -260,4 +270,49 @@ async fn compact_on_request_summarises_and_a_second_refusal_ends_the_turn_with_t
     let result = agent.prompt(prompt(&session, "more")).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(result.stop_reason, StopReason::Error);
     assert!(result.error.unwrap_or_default().contains("no longer fits the context window"));
+}
+
+/// `value` without Anthropic's `cache_control` markers (which move to the latest turn).
+fn unmarked(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            map.iter().filter(|(key, _)| *key != "cache_control").map(|(k, v)| (k.clone(), unmarked(v))).collect()
+        }
+        Value::Array(items) => Value::Array(items.iter().map(unmarked).collect()),
+        other => other.clone(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_request_extends_the_last_one_so_provider_caches_hit_and_anthropic_marks_two_breakpoints() {
+    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+        let dir = workspace_with_files(4, 2_000);
+        let mut script: Vec<Turn> = (0..4)
+            .map(|i| Turn::new().tool_call(format!("call_{i}"), "read", json!({"file_path": format!("f{i}.txt")})))
+            .collect();
+        script.push(Turn::reply("Done."));
+        let provider = FakeProvider::start(script).await;
+        let agent = start_agent_of(kind, dir.path(), &provider, 200_000, Arc::new(Recorder::default()));
+        let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+        let result = agent.prompt(prompt(&session, "read four files")).await;
+        assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+        let requests = provider.requests();
+        assert_eq!(requests.len(), 5);
+        for pair in requests.windows(2) {
+            let (before, after) = (unmarked(&pair[0].body), unmarked(&pair[1].body));
+            assert_eq!(before["system"], after["system"], "{kind:?}: the system prompt is stable");
+            assert_eq!(before["tools"], after["tools"], "{kind:?}: the tools are stable");
+            let (old, new) = (before["messages"].as_array(), after["messages"].as_array());
+            let (Some(old), Some(new)) = (old, new) else { panic!("no messages") };
+            assert!(new.len() > old.len() && new[..old.len()] == old[..], "{kind:?}: the history is a prefix");
+        }
+        if kind == ProviderKind::Anthropic {
+            for request in &requests {
+                let text = request.body.to_string();
+                assert_eq!(text.matches("cache_control").count(), 2, "system and the latest turn: {text}");
+                let last = request.body["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
+                assert!(last.to_string().contains("cache_control"), "{last}");
+            }
+        }
+    }
 }

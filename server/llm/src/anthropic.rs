@@ -1,6 +1,10 @@
 //! Anthropic Messages (`POST {base_url}/messages`, `stream: true`): the request body and the
 //! streamed events (`message_start`, `content_block_*`, `message_delta`, `message_stop`,
 //! `ping`, `error`).
+//!
+//! Prompt caching: a `cache_control` breakpoint after the system prompt (which caches the tools
+//! before it too) and one on the last block of the latest message, so each request reads the
+//! conversation so far from the cache and writes only what is new.
 
 use serde_json::{Map, Value, json};
 
@@ -65,23 +69,43 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Va
     if let Some(budget) = thinking {
         body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": budget}));
     }
+    let mut tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters}))
+        .collect();
     if !request.system.is_empty() {
-        body.insert("system".into(), request.system.clone().into());
+        body.insert(
+            "system".into(),
+            json!([{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}]),
+        );
+    } else if let Some(Value::Object(last)) = tools.last_mut() {
+        last.insert("cache_control".into(), json!({"type": "ephemeral"}));
     }
+    mark_latest_turn(&mut messages);
     body.insert("messages".into(), messages.into());
     // With thinking on, Anthropic accepts no temperature but the default.
     if let Some(temperature) = request.temperature.filter(|_| thinking.is_none()) {
         body.insert("temperature".into(), crate::assemble::temperature(temperature));
     }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters}))
-            .collect();
+    if !tools.is_empty() {
         body.insert("tools".into(), tools.into());
     }
     Value::Object(body)
+}
+
+/// Puts a cache breakpoint on the last block of the last message that can carry one (thinking
+/// blocks cannot).
+fn mark_latest_turn(messages: &mut [Value]) {
+    let Some(blocks) = messages.last_mut().and_then(|m| m.get_mut("content")).and_then(Value::as_array_mut) else {
+        return;
+    };
+    let cacheable = |block: &&mut Value| {
+        !matches!(block.get("type").and_then(Value::as_str), Some("thinking" | "redacted_thinking"))
+    };
+    if let Some(Value::Object(block)) = blocks.iter_mut().rev().find(cacheable) {
+        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+    }
 }
 
 /// Anthropic's smallest thinking budget.

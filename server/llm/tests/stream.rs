@@ -263,7 +263,7 @@ async fn anthropic_request_shape() {
             "model": "test-model",
             "max_tokens": 1000,
             "stream": true,
-            "system": "You are Tandem.",
+            "system": [{"type": "text", "text": "You are Tandem.", "cache_control": {"type": "ephemeral"}}],
             "messages": [
                 {"role": "user", "content": [{"type": "text", "text": "Fix a.rs"}]},
                 {"role": "assistant", "content": [
@@ -275,7 +275,7 @@ async fn anthropic_request_shape() {
                 {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": "call_1", "content": "fn main() {}", "is_error": false},
                     {"type": "tool_result", "tool_use_id": "call_2", "content": "invalid arguments", "is_error": true},
-                    {"type": "text", "text": "Also keep it short."},
+                    {"type": "text", "text": "Also keep it short.", "cache_control": {"type": "ephemeral"}},
                 ]},
             ],
             "tools": [{
