@@ -69,7 +69,8 @@ pub enum AgentError {
 
 /// A conversation and what the loop remembers about it.
 pub(crate) struct History {
-    pub messages: Vec<Message>,
+    /// The conversation, shared with the requests made of it (each request copies pointers).
+    pub messages: Vec<Arc<Message>>,
     /// Failures per (tool, arguments), for loop detection.
     pub failures: HashMap<String, u32>,
     /// Tokens over the whole session.
@@ -432,6 +433,7 @@ impl Agent {
         let id = params.session_id.clone();
         let mut session = Session::top(self, id.clone(), cwd, model, mode);
         let total_tokens = totals.input_tokens + totals.output_tokens;
+        let messages = messages.into_iter().map(Arc::new).collect();
         session.history = tokio::sync::Mutex::new(History { messages, totals, total_tokens, ..History::default() });
         session.next_call = AtomicU64::new(calls + 1);
         if !todos.is_empty() {

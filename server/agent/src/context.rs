@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde_json::Value;
 use tandem_llm::{ErrorKind, Message, Part, Request, Role};
@@ -90,7 +91,7 @@ impl History {
     pub fn message_bytes(&mut self) -> usize {
         self.sizes.truncate(self.messages.len());
         while let Some(message) = self.messages.get(self.sizes.len()) {
-            self.sizes.push(json_size(message));
+            self.sizes.push(json_size(message.as_ref()));
         }
         self.sizes.iter().sum()
     }
@@ -101,7 +102,7 @@ impl History {
     }
 
     /// Replaces the conversation (after a compaction).
-    pub fn replace(&mut self, messages: Vec<Message>) {
+    pub fn replace(&mut self, messages: Vec<Arc<Message>>) {
         self.messages = messages;
         self.sizes.clear();
     }
@@ -179,7 +180,7 @@ pub(crate) async fn fit(
             agent,
             session,
             Record::Compaction {
-                messages: history.messages.clone(),
+                messages: history.messages.iter().map(|message| message.as_ref().clone()).collect(),
                 tokens_before: report.before,
                 tokens_after: report.after,
                 summarized: report.summarized,
@@ -223,7 +224,7 @@ async fn announce(session: &Session, report: &Report, budget: Budget) {
 }
 
 /// The name and arguments of every tool call, by call id.
-fn calls_by_id(messages: &[Message]) -> HashMap<String, (String, Value)> {
+fn calls_by_id(messages: &[Arc<Message>]) -> HashMap<String, (String, Value)> {
     messages
         .iter()
         .flat_map(|message| &message.content)
@@ -262,7 +263,7 @@ fn is_stub(text: &str) -> bool {
 
 /// The index from which messages are kept whole: the start of the `keep`-th assistant turn
 /// from the end (0 keeps everything).
-fn recent_start(messages: &[Message], keep: usize) -> usize {
+fn recent_start(messages: &[Arc<Message>], keep: usize) -> usize {
     if keep == 0 {
         return messages.len();
     }
@@ -277,12 +278,16 @@ fn recent_start(messages: &[Message], keep: usize) -> usize {
 
 /// Elides tool outputs and long tool-call arguments before the last `keep` assistant turns;
 /// returns how many.
-fn elide(messages: &mut [Message], keep: usize) -> usize {
+fn elide(messages: &mut [Arc<Message>], keep: usize) -> usize {
     let end = recent_start(messages, keep);
     let calls = calls_by_id(messages);
     let mut count = 0;
     for message in messages.iter_mut().take(end) {
-        for part in &mut message.content {
+        if !message.content.iter().any(elidable) {
+            continue;
+        }
+        // Copied only if a request still shares it.
+        for part in &mut Arc::make_mut(message).content {
             match part {
                 Part::ToolResult { call_id, content, .. } if content.len() > STUB_MIN && !is_stub(content) => {
                     *content = stub(calls.get(call_id.as_str()));
@@ -305,6 +310,17 @@ fn elide(messages: &mut [Message], keep: usize) -> usize {
         }
     }
     count
+}
+
+/// Whether `part` is a tool output or a tool call that [`elide`] shortens.
+fn elidable(part: &Part) -> bool {
+    match part {
+        Part::ToolResult { content, .. } => content.len() > STUB_MIN && !is_stub(content),
+        Part::ToolCall { arguments: Value::Object(map), .. } => {
+            map.values().any(|value| value.as_str().is_some_and(|text| text.len() > ARGUMENT_MIN))
+        }
+        _ => false,
+    }
 }
 
 /// Where the kept recent turns start after a summary: an assistant message (so every kept tool
@@ -345,12 +361,12 @@ async fn summarise(
     let latest = latest_request(head);
     let request = Request {
         system: SUMMARY_SYSTEM.to_owned(),
-        messages: vec![Message {
+        messages: vec![Arc::new(Message {
             role: Role::User,
             content: vec![Part::Text {
                 text: format!("<transcript>\n{transcript}</transcript>\n\n{SUMMARY_INSTRUCTIONS}"),
             }],
-        }],
+        })],
         tools: Vec::new(),
         model: Some(session.model()),
         temperature: None,
@@ -385,14 +401,14 @@ async fn summarise(
     if let Some(latest) = latest {
         let _ = write!(text, "\n\n[The person's latest request before this point, verbatim]\n{latest}");
     }
-    let mut messages = vec![Message { role: Role::User, content: vec![Part::Text { text }] }];
+    let mut messages = vec![Arc::new(Message { role: Role::User, content: vec![Part::Text { text }] })];
     messages.extend(history.messages.drain(start..));
     history.replace(messages);
     Some(true)
 }
 
 /// The text of the last message the person wrote in `messages` (not a tool result, not a note).
-fn latest_request(messages: &[Message]) -> Option<String> {
+fn latest_request(messages: &[Arc<Message>]) -> Option<String> {
     messages.iter().rev().filter(|m| m.role == Role::User && !crate::turn::is_interruption(m)).find_map(|m| {
         let text: Vec<&str> = m
             .content
@@ -414,7 +430,7 @@ fn quote(text: &str, max: usize) -> String {
 }
 
 /// `messages` as a plain transcript of at most `room` bytes (the oldest lines go first).
-fn transcript(messages: &[Message], room: usize) -> String {
+fn transcript(messages: &[Arc<Message>], room: usize) -> String {
     let calls = calls_by_id(messages);
     let mut lines = Vec::new();
     for message in messages {
@@ -478,17 +494,31 @@ fn squeeze(history: &mut History, fixed: usize, budget: Budget) -> bool {
     cut
 }
 
+fn text_of(part: &mut Part) -> Option<&mut String> {
+    match part {
+        Part::ToolResult { content, .. } => Some(content),
+        Part::Text { text } => Some(text),
+        _ => None,
+    }
+}
+
 /// The longest tool output or text part.
-fn longest_text(messages: &mut [Message]) -> Option<&mut String> {
-    messages
-        .iter_mut()
-        .flat_map(|message| message.content.iter_mut())
-        .filter_map(|part| match part {
-            Part::ToolResult { content, .. } => Some(content),
-            Part::Text { text } => Some(text),
-            _ => None,
-        })
-        .max_by_key(|text| text.len())
+fn longest_text(messages: &mut [Arc<Message>]) -> Option<&mut String> {
+    let mut longest: Option<(usize, usize, usize)> = None;
+    for (m, message) in messages.iter().enumerate() {
+        for (p, part) in message.content.iter().enumerate() {
+            let len = match part {
+                Part::ToolResult { content, .. } => content.len(),
+                Part::Text { text } => text.len(),
+                _ => continue,
+            };
+            if longest.is_none_or(|(_, _, best)| len > best) {
+                longest = Some((m, p, len));
+            }
+        }
+    }
+    let (m, p, _) = longest?;
+    text_of(Arc::make_mut(messages.get_mut(m)?).content.get_mut(p)?)
 }
 
 #[cfg(test)]
@@ -497,8 +527,8 @@ mod tests {
 
     use super::*;
 
-    fn call(id: &str, path: &str) -> Message {
-        Message {
+    fn call(id: &str, path: &str) -> Arc<Message> {
+        Arc::new(Message {
             role: Role::Assistant,
             content: vec![Part::ToolCall {
                 id: id.into(),
@@ -506,21 +536,21 @@ mod tests {
                 arguments: json!({"file_path": path}),
                 extra: None,
             }],
-        }
+        })
     }
 
-    fn result(id: &str, text: &str) -> Message {
-        Message {
+    fn result(id: &str, text: &str) -> Arc<Message> {
+        Arc::new(Message {
             role: Role::User,
             content: vec![Part::ToolResult { call_id: id.into(), content: text.into(), is_error: false }],
-        }
+        })
     }
 
     #[test]
     fn old_outputs_become_stubs_that_say_how_to_get_them_again() {
         let big = "x".repeat(5_000);
         let mut messages = vec![
-            Message { role: Role::User, content: vec![Part::Text { text: "go".into() }] },
+            Arc::new(Message { role: Role::User, content: vec![Part::Text { text: "go".into() }] }),
             call("c1", "src/a.rs"),
             result("c1", &big),
             call("c2", "src/b.rs"),
@@ -557,7 +587,7 @@ mod tests {
 
     #[test]
     fn the_transcript_keeps_the_latest_lines_within_its_room() {
-        let messages: Vec<Message> = (0..50)
+        let messages: Vec<Arc<Message>> = (0..50)
             .flat_map(|i| [call(&format!("c{i}"), "a.rs"), result(&format!("c{i}"), &"y".repeat(500))])
             .collect();
         let text = transcript(&messages, 4_000);

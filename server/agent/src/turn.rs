@@ -143,10 +143,10 @@ pub(crate) async fn run(
     // closed by the note that the person interrupted it.
     match history.messages.last_mut() {
         Some(last) if last.role == Role::User && !is_interruption(last) => {
-            last.content.extend(user.content);
+            Arc::make_mut(last).content.extend(user.content);
             history.remeasure_last();
         }
-        _ => history.messages.push(user),
+        _ => history.messages.push(Arc::new(user)),
     }
     let prompt_words: String = history
         .messages
@@ -255,7 +255,7 @@ pub(crate) async fn run(
                 });
             }
         }
-        history.messages.push(message);
+        history.messages.push(Arc::new(message));
         if calls.is_empty() {
             return match response.stop {
                 ModelStop::Refusal => stop(StopReason::Refusal),
@@ -266,7 +266,7 @@ pub(crate) async fn run(
         let results = run_calls(agent, session, history, calls, cancel).await;
         let message = Message { role: Role::User, content: results };
         record(agent, session, Record::Message { message: message.clone() });
-        history.messages.push(message);
+        history.messages.push(Arc::new(message));
         if cancel.is_cancelled() {
             return interrupted(agent, session, history, String::new());
         }
@@ -282,12 +282,12 @@ fn interrupted(agent: &Agent, session: &Session, history: &mut History, streamed
     if !streamed.is_empty() {
         messages.push(Message { role: Role::Assistant, content: vec![Part::Text { text: streamed }] });
     }
-    if !history.messages.last().is_some_and(is_interruption) {
+    if !history.messages.last().is_some_and(|last| is_interruption(last)) {
         messages.push(Message { role: Role::User, content: vec![Part::Text { text: INTERRUPTED.to_owned() }] });
     }
     for message in messages {
         record(agent, session, Record::Message { message: message.clone() });
-        history.messages.push(message);
+        history.messages.push(Arc::new(message));
     }
     stop(StopReason::Cancelled)
 }

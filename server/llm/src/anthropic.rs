@@ -6,56 +6,154 @@
 //! before it too) and one on the last block of the latest message, so each request reads the
 //! conversation so far from the cache and writes only what is new.
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{Value, json};
 
 use crate::assemble::Assembler;
 use crate::openai::{StreamFault, snippet};
 use crate::sse::SseEvent;
 use crate::{Event, Part, ProviderSettings, Request, Role, StopReason, Usage};
 
-/// The JSON body of a streamed Messages request.
-pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Value {
-    let mut messages = Vec::new();
-    for message in &request.messages {
-        let mut blocks: Vec<Value> = Vec::new();
-        for part in &message.content {
-            match part {
-                // The API refuses empty text blocks.
-                Part::Text { text } if text.is_empty() => {}
-                Part::Text { text } => blocks.push(json!({"type": "text", "text": text})),
-                // Thinking without a signature came from another provider and cannot be
-                // verified; Anthropic refuses it, so it is left out.
-                Part::Thinking { signature: None, .. } => {}
-                Part::Thinking { text, signature: Some(signature), .. } => {
-                    blocks.push(json!({"type": "thinking", "thinking": text, "signature": signature}));
-                }
-                Part::RedactedThinking { data } => blocks.push(json!({"type": "redacted_thinking", "data": data})),
-                Part::ToolCall { id, name, arguments, .. } => {
-                    let input = if arguments.is_object() { arguments.clone() } else { json!({}) };
-                    blocks.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
-                }
-                Part::ToolResult { call_id, content, is_error } => blocks.push(json!({
-                    "type": "tool_result",
-                    "tool_use_id": call_id,
-                    "content": content,
-                    "is_error": is_error,
-                })),
+/// Anthropic's cache breakpoint.
+#[derive(Clone, Copy, Serialize)]
+struct Ephemeral {
+    r#type: &'static str,
+}
+
+const EPHEMERAL: Option<Ephemeral> = Some(Ephemeral { r#type: "ephemeral" });
+
+/// A content block, borrowed from the conversation: the body is written in one pass.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum BlockOut<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Cow<'a, Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
+}
+
+impl BlockOut<'_> {
+    /// Puts a cache breakpoint here; false for thinking blocks, which cannot carry one.
+    fn mark(&mut self) -> bool {
+        match self {
+            Self::Text { cache_control, .. }
+            | Self::ToolUse { cache_control, .. }
+            | Self::ToolResult { cache_control, .. } => {
+                *cache_control = EPHEMERAL;
+                true
             }
+            Self::Thinking { .. } | Self::RedactedThinking { .. } => false,
         }
+    }
+}
+
+#[derive(Serialize)]
+struct MessageOut<'a> {
+    role: &'static str,
+    content: Vec<BlockOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct SystemOut<'a> {
+    r#type: &'static str,
+    text: &'a str,
+    cache_control: Option<Ephemeral>,
+}
+
+#[derive(Serialize)]
+struct ToolOut<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<Ephemeral>,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<SystemOut<'a>>,
+    messages: Vec<MessageOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolOut<'a>>,
+}
+
+fn block(part: &Part) -> Option<BlockOut<'_>> {
+    Some(match part {
+        // The API refuses empty text blocks.
+        Part::Text { text } if text.is_empty() => return None,
+        Part::Text { text } => BlockOut::Text { text, cache_control: None },
+        // Thinking without a signature came from another provider and cannot be verified;
+        // Anthropic refuses it, so it is left out.
+        Part::Thinking { signature: None, .. } => return None,
+        Part::Thinking { text, signature: Some(signature), .. } => BlockOut::Thinking { thinking: text, signature },
+        Part::RedactedThinking { data } => BlockOut::RedactedThinking { data },
+        Part::ToolCall { id, name, arguments, .. } => {
+            let input = if arguments.is_object() { Cow::Borrowed(arguments) } else { Cow::Owned(json!({})) };
+            BlockOut::ToolUse { id, name, input, cache_control: None }
+        }
+        Part::ToolResult { call_id, content, is_error } => {
+            BlockOut::ToolResult { tool_use_id: call_id, content, is_error: *is_error, cache_control: None }
+        }
+    })
+}
+
+fn messages_out(request: &Request) -> Vec<MessageOut<'_>> {
+    let mut messages = Vec::with_capacity(request.messages.len());
+    for message in &request.messages {
+        let mut blocks: Vec<BlockOut<'_>> = message.content.iter().filter_map(block).collect();
         if blocks.is_empty() {
             continue;
         }
         // Tool results must come first in a user message.
-        blocks.sort_by_key(|block| block.get("type").and_then(Value::as_str) != Some("tool_result"));
+        blocks.sort_by_key(|block| !matches!(block, BlockOut::ToolResult { .. }));
         let role = match message.role {
             Role::User => "user",
             Role::Assistant => "assistant",
         };
-        messages.push(json!({"role": role, "content": blocks}));
+        messages.push(MessageOut { role, content: blocks });
     }
-    let mut body = Map::new();
+    // A cache breakpoint on the latest turn: the next request reads all of this from the cache.
+    if let Some(last) = messages.last_mut() {
+        let _ = last.content.iter_mut().rev().any(BlockOut::mark);
+    }
+    messages
+}
+
+/// The JSON body of a streamed Messages request, written in one pass.
+pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Vec<u8> {
     let model = request.model.as_deref().unwrap_or(&settings.model);
-    body.insert("model".into(), model.into());
     // The configured limit, within what the model can give.
     let limit = crate::profile::resolve(settings, model).max_output;
     let thinking = settings.reasoning.budget().map(thinking_budget);
@@ -64,48 +162,36 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Va
         Some(budget) => limit.max(budget + MIN_ANSWER_TOKENS),
         None => limit,
     };
-    body.insert("max_tokens".into(), max_tokens.into());
-    body.insert("stream".into(), true.into());
-    if let Some(budget) = thinking {
-        body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": budget}));
-    }
-    let mut tools: Vec<Value> = request
+    let mut tools: Vec<ToolOut<'_>> = request
         .tools
         .iter()
-        .map(|tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters}))
+        .map(|tool| ToolOut {
+            name: &tool.name,
+            description: &tool.description,
+            input_schema: &tool.parameters,
+            cache_control: None,
+        })
         .collect();
+    let mut system = Vec::new();
+    // The breakpoint after the system prompt caches the tools before it too.
     if !request.system.is_empty() {
-        body.insert(
-            "system".into(),
-            json!([{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}]),
-        );
-    } else if let Some(Value::Object(last)) = tools.last_mut() {
-        last.insert("cache_control".into(), json!({"type": "ephemeral"}));
+        system.push(SystemOut { r#type: "text", text: &request.system, cache_control: EPHEMERAL });
+    } else if let Some(last) = tools.last_mut() {
+        last.cache_control = EPHEMERAL;
     }
-    mark_latest_turn(&mut messages);
-    body.insert("messages".into(), messages.into());
-    // With thinking on, Anthropic accepts no temperature but the default.
-    if let Some(temperature) = request.temperature.filter(|_| thinking.is_none()) {
-        body.insert("temperature".into(), crate::assemble::temperature(temperature));
-    }
-    if !tools.is_empty() {
-        body.insert("tools".into(), tools.into());
-    }
-    Value::Object(body)
-}
-
-/// Puts a cache breakpoint on the last block of the last message that can carry one (thinking
-/// blocks cannot).
-fn mark_latest_turn(messages: &mut [Value]) {
-    let Some(blocks) = messages.last_mut().and_then(|m| m.get_mut("content")).and_then(Value::as_array_mut) else {
-        return;
+    let body = Body {
+        model,
+        max_tokens,
+        stream: true,
+        thinking: thinking.map(|budget| json!({"type": "enabled", "budget_tokens": budget})),
+        system,
+        messages: messages_out(request),
+        // With thinking on, Anthropic accepts no temperature but the default.
+        temperature: request.temperature.filter(|_| thinking.is_none()).map(crate::assemble::temperature),
+        tools,
     };
-    let cacheable = |block: &&mut Value| {
-        !matches!(block.get("type").and_then(Value::as_str), Some("thinking" | "redacted_thinking"))
-    };
-    if let Some(Value::Object(block)) = blocks.iter_mut().rev().find(cacheable) {
-        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
-    }
+    // Borrowed strings and JSON values: writing them cannot fail.
+    serde_json::to_vec(&body).unwrap_or_default()
 }
 
 /// Anthropic's smallest thinking budget.

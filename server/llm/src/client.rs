@@ -93,7 +93,8 @@ impl Client {
             ProviderKind::OpenAi => (format!("{base}/chat/completions"), openai::request_body(&self.settings, request)),
             ProviderKind::Anthropic => (format!("{base}/messages"), anthropic::request_body(&self.settings, request)),
         };
-        let body = body.to_string().into_bytes();
+        // Written once; each attempt shares the bytes.
+        let body = bytes::Bytes::from(body);
         let overall = self.settings.timeouts.overall;
         let deadline = Instant::now() + overall;
         let retry = self.settings.retry;
@@ -151,7 +152,7 @@ impl Client {
     async fn attempt(
         &self,
         url: &str,
-        body: &[u8],
+        body: &bytes::Bytes,
         on_event: &mut (dyn FnMut(Event) + Send),
     ) -> Result<Response, Failure> {
         let mut builder = self
@@ -159,7 +160,7 @@ impl Client {
             .post(url)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")
-            .body(body.to_vec());
+            .body(body.clone());
         let key = self.settings.api_key.as_deref().filter(|key| !key.is_empty());
         match self.settings.kind {
             ProviderKind::OpenAi => {

@@ -8,11 +8,14 @@
 //! in (DeepSeek refuses a tool-call turn without its `reasoning_content`); Mistral's typed parts
 //! are shown, not sent back. Gemini's `extra_content` on a tool call goes back verbatim.
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{Value, json};
 
 use crate::assemble::{Assembler, arguments_text};
 use crate::sse::SseEvent;
-use crate::{Event, Part, ProviderSettings, ReasoningField, Request, Role, StopReason, Usage};
+use crate::{Event, Message, Part, ProviderSettings, ReasoningField, Request, Role, StopReason, Usage};
 
 /// Whether `model` is one of OpenAI's reasoning models, which take `max_completion_tokens`
 /// (they refuse `max_tokens`).
@@ -42,96 +45,175 @@ fn reasoning_back(parts: &[Part]) -> Option<(&'static str, String)> {
     field.map(|name| (name, text))
 }
 
-/// The JSON body of a streamed Chat Completions request.
-pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Value {
-    let mut messages = Vec::new();
+/// A Chat Completions message, borrowed from the conversation: the body is written in one pass,
+/// without copying the history into a JSON tree first.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Out<'a> {
+    Plain { role: &'static str, content: Cow<'a, str> },
+    Tool { role: &'static str, tool_call_id: &'a str, content: &'a str },
+    Assistant(AssistantOut<'a>),
+}
+
+#[derive(Serialize)]
+struct AssistantOut<'a> {
+    role: &'static str,
+    content: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<CallOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct CallOut<'a> {
+    id: &'a str,
+    r#type: &'static str,
+    function: FunctionOut<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra_content: Option<&'a Value>,
+}
+
+#[derive(Serialize)]
+struct FunctionOut<'a> {
+    name: &'a str,
+    arguments: String,
+}
+
+#[derive(Serialize)]
+struct ToolOut<'a> {
+    r#type: &'static str,
+    function: FunctionDef<'a>,
+}
+
+#[derive(Serialize)]
+struct FunctionDef<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<Out<'a>>,
+    stream: bool,
+    stream_options: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolOut<'a>>,
+}
+
+/// Texts joined for a message: borrowed when there is one.
+fn joined<'a>(texts: &[&'a str], separator: &str) -> Cow<'a, str> {
+    match texts {
+        [one] => Cow::Borrowed(*one),
+        _ => Cow::Owned(texts.join(separator)),
+    }
+}
+
+fn user_messages<'a>(message: &'a Message, out: &mut Vec<Out<'a>>) {
+    let mut texts = Vec::new();
+    for part in &message.content {
+        match part {
+            Part::ToolResult { call_id, content, is_error: _ } => {
+                out.push(Out::Tool { role: "tool", tool_call_id: call_id, content });
+            }
+            Part::Text { text } => texts.push(text.as_str()),
+            Part::Thinking { .. } | Part::RedactedThinking { .. } | Part::ToolCall { .. } => {}
+        }
+    }
+    if !texts.is_empty() {
+        out.push(Out::Plain { role: "user", content: joined(&texts, "\n\n") });
+    }
+}
+
+fn assistant_message(message: &Message) -> Option<Out<'_>> {
+    let mut texts = Vec::new();
+    let mut tool_calls = Vec::new();
+    for part in &message.content {
+        match part {
+            Part::Text { text } => texts.push(text.as_str()),
+            Part::ToolCall { id, name, arguments, extra } => tool_calls.push(CallOut {
+                id,
+                r#type: "function",
+                function: FunctionOut { name, arguments: arguments_text(arguments) },
+                extra_content: extra.as_ref(),
+            }),
+            Part::Thinking { .. } | Part::RedactedThinking { .. } | Part::ToolResult { .. } => {}
+        }
+    }
+    if texts.is_empty() && tool_calls.is_empty() {
+        return None;
+    }
+    let mut out = AssistantOut {
+        role: "assistant",
+        content: (!texts.is_empty()).then(|| joined(&texts, "")),
+        reasoning_content: None,
+        reasoning: None,
+        tool_calls,
+    };
+    // Only a tool-call turn needs its reasoning back (DeepSeek); elsewhere it would be
+    // ignored, or refused by older reasoners.
+    if !out.tool_calls.is_empty() {
+        match reasoning_back(&message.content) {
+            Some(("reasoning_content", text)) => out.reasoning_content = Some(text),
+            Some((_, text)) => out.reasoning = Some(text),
+            None => {}
+        }
+    }
+    Some(Out::Assistant(out))
+}
+
+/// The JSON body of a streamed Chat Completions request, written in one pass.
+pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Vec<u8> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
-        messages.push(json!({"role": "system", "content": request.system}));
+        messages.push(Out::Plain { role: "system", content: Cow::Borrowed(&request.system) });
     }
     for message in &request.messages {
         match message.role {
-            Role::User => {
-                let mut texts = Vec::new();
-                for part in &message.content {
-                    match part {
-                        Part::ToolResult { call_id, content, is_error: _ } => {
-                            messages.push(json!({"role": "tool", "tool_call_id": call_id, "content": content}));
-                        }
-                        Part::Text { text } => texts.push(text.as_str()),
-                        Part::Thinking { .. } | Part::RedactedThinking { .. } | Part::ToolCall { .. } => {}
-                    }
-                }
-                if !texts.is_empty() {
-                    messages.push(json!({"role": "user", "content": texts.join("\n\n")}));
-                }
-            }
-            Role::Assistant => {
-                let mut texts = Vec::new();
-                let mut tool_calls = Vec::new();
-                for part in &message.content {
-                    match part {
-                        Part::Text { text } => texts.push(text.as_str()),
-                        Part::ToolCall { id, name, arguments, extra } => {
-                            let mut call = json!({
-                                "id": id,
-                                "type": "function",
-                                "function": {"name": name, "arguments": arguments_text(arguments)},
-                            });
-                            if let (Some(extra), Some(object)) = (extra, call.as_object_mut()) {
-                                object.insert("extra_content".into(), extra.clone());
-                            }
-                            tool_calls.push(call);
-                        }
-                        Part::Thinking { .. } | Part::RedactedThinking { .. } | Part::ToolResult { .. } => {}
-                    }
-                }
-                if texts.is_empty() && tool_calls.is_empty() {
-                    continue;
-                }
-                let mut out = Map::new();
-                out.insert("role".into(), "assistant".into());
-                out.insert("content".into(), if texts.is_empty() { Value::Null } else { texts.concat().into() });
-                if !tool_calls.is_empty() {
-                    // Only a tool-call turn needs its reasoning back (DeepSeek); elsewhere it
-                    // would be ignored, or refused by older reasoners.
-                    if let Some((field, text)) = reasoning_back(&message.content) {
-                        out.insert(field.into(), text.into());
-                    }
-                    out.insert("tool_calls".into(), tool_calls.into());
-                }
-                messages.push(Value::Object(out));
-            }
+            Role::User => user_messages(message, &mut messages),
+            Role::Assistant => messages.extend(assistant_message(message)),
         }
     }
-    let mut body = Map::new();
-    body.insert("model".into(), request.model.as_deref().unwrap_or(&settings.model).into());
-    body.insert("messages".into(), messages.into());
-    body.insert("stream".into(), true.into());
-    body.insert("stream_options".into(), json!({"include_usage": true}));
     let model = request.model.as_deref().unwrap_or(&settings.model);
-    let limit = if is_reasoning_model(model) { "max_completion_tokens" } else { "max_tokens" };
     // The configured limit, within what the model can give.
-    body.insert(limit.into(), crate::profile::resolve(settings, model).max_output.into());
-    if let Some(effort) = &settings.reasoning.effort {
-        body.insert("reasoning_effort".into(), effort.as_str().into());
-    }
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), crate::assemble::temperature(temperature));
-    }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
+    let limit = crate::profile::resolve(settings, model).max_output;
+    let reasoning_model = is_reasoning_model(model);
+    let body = Body {
+        model,
+        messages,
+        stream: true,
+        stream_options: json!({"include_usage": true}),
+        max_tokens: (!reasoning_model).then_some(limit),
+        max_completion_tokens: reasoning_model.then_some(limit),
+        reasoning_effort: settings.reasoning.effort.as_deref(),
+        temperature: request.temperature.map(crate::assemble::temperature),
+        tools: request
             .tools
             .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
-                })
+            .map(|tool| ToolOut {
+                r#type: "function",
+                function: FunctionDef {
+                    name: &tool.name,
+                    description: &tool.description,
+                    parameters: &tool.parameters,
+                },
             })
-            .collect();
-        body.insert("tools".into(), tools.into());
-    }
-    Value::Object(body)
+            .collect(),
+    };
+    // Borrowed strings and JSON values: writing them cannot fail.
+    serde_json::to_vec(&body).unwrap_or_default()
 }
 
 /// A tool call being streamed: fragments arrive under the same `index`.

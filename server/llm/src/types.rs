@@ -1,5 +1,6 @@
 //! The provider-neutral conversation and streaming types.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -206,8 +207,9 @@ pub struct ToolDef {
 pub struct Request {
     /// System prompt (OpenAI: a leading `system` message; Anthropic: the `system` field).
     pub system: String,
-    /// The conversation so far.
-    pub messages: Vec<Message>,
+    /// The conversation so far, shared with the caller's history (a request copies pointers,
+    /// not messages).
+    pub messages: Vec<Arc<Message>>,
     /// Tools offered.
     pub tools: Vec<ToolDef>,
     /// Overrides the configured model for this request.

@@ -82,7 +82,7 @@ async fn deepseek_reasoning_goes_back_on_every_tool_call_turn_and_only_there() {
     ])
     .await;
     let client = client(settings(ProviderKind::OpenAi, &provider.base_url(), "deepseek-chat"));
-    let mut request = Request { messages: vec![user("fix a.rs")], ..Request::default() };
+    let mut request = Request { messages: vec![user("fix a.rs").into()], ..Request::default() };
     let (first, events) = turn(&client, &request).await;
     assert_eq!(
         first.message.content[0],
@@ -104,11 +104,11 @@ async fn deepseek_reasoning_goes_back_on_every_tool_call_turn_and_only_there() {
         }
     );
     assert!(events.contains(&Event::ThinkingDelta(" Read it first.".into())), "{events:?}");
-    request.messages.push(first.message);
-    request.messages.push(results(&["call_00_q9kKpmHzF"]));
+    request.messages.push(first.message.into());
+    request.messages.push(results(&["call_00_q9kKpmHzF"]).into());
     let (second, _) = turn(&client, &request).await;
-    request.messages.push(second.message);
-    request.messages.push(user("thanks; and y?"));
+    request.messages.push(second.message.into());
+    request.messages.push((user("thanks; and y?")).into());
     turn(&client, &request).await;
 
     let requests = provider.requests();
@@ -133,7 +133,7 @@ async fn gemini_thought_signatures_go_back_verbatim_on_their_call_only() {
     let provider =
         FakeProvider::start(vec![Turn::raw(fixture("gemini_parallel_calls.sse")), Turn::reply("done")]).await;
     let client = client(settings(ProviderKind::OpenAi, &provider.base_url(), "gemini-2.5-flash"));
-    let mut request = Request { messages: vec![user("read a.rs and b.rs")], ..Request::default() };
+    let mut request = Request { messages: vec![user("read a.rs and b.rs").into()], ..Request::default() };
     let (first, _) = turn(&client, &request).await;
     assert_eq!(first.usage.reasoning_tokens, 134);
     let ids: Vec<String> = first
@@ -146,8 +146,10 @@ async fn gemini_thought_signatures_go_back_verbatim_on_their_call_only() {
         })
         .collect();
     assert_eq!(ids, ["function-call-13398155582946432386", "function-call-13398155582946432387"]);
-    request.messages.push(first.message);
-    request.messages.push(results(&["function-call-13398155582946432386", "function-call-13398155582946432387"]));
+    request.messages.push(first.message.into());
+    request
+        .messages
+        .push(results(&["function-call-13398155582946432386", "function-call-13398155582946432387"]).into());
     turn(&client, &request).await;
     let body = &provider.requests()[1].body;
     assert_eq!(
@@ -174,7 +176,7 @@ async fn gemini_thought_signatures_go_back_verbatim_on_their_call_only() {
 async fn mistral_typed_thinking_parts_are_shown_as_thinking_and_not_sent_back() {
     let provider = FakeProvider::start(vec![Turn::raw(fixture("mistral_magistral.sse")), Turn::reply("ok")]).await;
     let client = client(settings(ProviderKind::OpenAi, &provider.base_url(), "magistral-medium-2509"));
-    let mut request = Request { messages: vec![user("what is in a.rs?")], ..Request::default() };
+    let mut request = Request { messages: vec![user("what is in a.rs?").into()], ..Request::default() };
     let (first, events) = turn(&client, &request).await;
     let shown: Vec<&Event> = events.iter().filter(|event| !matches!(event, Event::Usage(_))).collect();
     assert_eq!(
@@ -205,8 +207,8 @@ async fn mistral_typed_thinking_parts_are_shown_as_thinking_and_not_sent_back() 
         ]
     );
     assert_eq!((first.usage.input_tokens, first.usage.output_tokens), (90, 40));
-    request.messages.push(first.message);
-    request.messages.push(results(&["D681PevKs"]));
+    request.messages.push(first.message.into());
+    request.messages.push(results(&["D681PevKs"]).into());
     turn(&client, &request).await;
     assert_eq!(
         assistant_messages(&provider.requests()[1].body),
@@ -223,7 +225,7 @@ async fn mistral_typed_thinking_parts_are_shown_as_thinking_and_not_sent_back() 
 async fn groq_whole_calls_in_one_chunk_and_usage_under_x_groq() {
     let provider = FakeProvider::start(vec![Turn::raw(fixture("groq_whole_calls.sse"))]).await;
     let client = client(settings(ProviderKind::OpenAi, &provider.base_url(), "llama-3.3-70b-versatile"));
-    let request = Request { messages: vec![user("read both")], ..Request::default() };
+    let request = Request { messages: vec![user("read both").into()], ..Request::default() };
     let (response, _) = turn(&client, &request).await;
     let calls: Vec<(String, Value)> = response
         .message
@@ -245,10 +247,10 @@ async fn groq_whole_calls_in_one_chunk_and_usage_under_x_groq() {
 async fn ollama_whole_calls_under_one_index_and_reasoning_goes_back_as_reasoning() {
     let provider = FakeProvider::start(vec![Turn::raw(fixture("ollama_reasoning_calls.sse")), Turn::reply("ok")]).await;
     let client = client(settings(ProviderKind::OpenAi, &provider.base_url(), "qwen3:8b"));
-    let mut request = Request { messages: vec![user("read both")], ..Request::default() };
+    let mut request = Request { messages: vec![user("read both").into()], ..Request::default() };
     let (first, _) = turn(&client, &request).await;
-    request.messages.push(first.message);
-    request.messages.push(results(&["call_o1", "call_o2"]));
+    request.messages.push(first.message.into());
+    request.messages.push(results(&["call_o1", "call_o2"]).into());
     turn(&client, &request).await;
     let sent = assistant_messages(&provider.requests()[1].body);
     assert_eq!(sent.len(), 1);
@@ -264,12 +266,12 @@ async fn anthropic_signed_and_redacted_thinking_go_back_in_order() {
     let provider =
         FakeProvider::start(vec![Turn::raw(fixture("anthropic_redacted_thinking.sse")), Turn::reply("ok")]).await;
     let client = client(settings(ProviderKind::Anthropic, &provider.base_url(), "claude-sonnet-4-5"));
-    let mut request = Request { messages: vec![user("what does a.rs do?")], ..Request::default() };
+    let mut request = Request { messages: vec![user("what does a.rs do?").into()], ..Request::default() };
     let (first, _) = turn(&client, &request).await;
     // Cache reads are part of the prompt.
     assert_eq!((first.usage.input_tokens, first.usage.cache_read_tokens, first.usage.output_tokens), (2050, 2000, 89));
-    request.messages.push(first.message);
-    request.messages.push(results(&["toolu_01T1x1fJ34qAmk2tNTrN7Up6"]));
+    request.messages.push(first.message.into());
+    request.messages.push(results(&["toolu_01T1x1fJ34qAmk2tNTrN7Up6"]).into());
     turn(&client, &request).await;
     let body = &provider.requests()[1].body;
     assert_eq!(
@@ -286,7 +288,7 @@ async fn anthropic_signed_and_redacted_thinking_go_back_in_order() {
 #[tokio::test]
 async fn reasoning_settings_per_wire_format() {
     let provider = FakeProvider::start(vec![Turn::reply("a"), Turn::reply("b"), Turn::reply("c")]).await;
-    let request = Request { messages: vec![user("hi")], temperature: Some(0.5), ..Request::default() };
+    let request = Request { messages: vec![user("hi").into()], temperature: Some(0.5), ..Request::default() };
     // OpenAI reasoning model: max_completion_tokens and reasoning_effort.
     let mut openai = settings(ProviderKind::OpenAi, &provider.base_url(), "o3-mini");
     openai.reasoning.effort = Some("high".into());

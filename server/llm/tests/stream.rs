@@ -35,7 +35,7 @@ fn settings(kind: ProviderKind, base_url: &str) -> ProviderSettings {
 fn hello() -> Request {
     Request {
         system: "Be brief.".into(),
-        messages: vec![Message { role: Role::User, content: vec![Part::Text { text: "Hi".into() }] }],
+        messages: vec![Message { role: Role::User, content: vec![Part::Text { text: "Hi".into() }] }.into()],
         ..Request::default()
     }
 }
@@ -194,7 +194,10 @@ fn conversation() -> Request {
                     text("Also keep it short."),
                 ],
             },
-        ],
+        ]
+        .into_iter()
+        .map(Into::into)
+        .collect(),
         tools: vec![ToolDef {
             name: "read".into(),
             description: "Read a file".into(),
@@ -299,11 +302,14 @@ async fn a_response_round_trips_into_the_next_request() {
         let mut request = hello();
         let first = client.stream(&request, &CancellationToken::new(), &mut |_| {}).await;
         let Ok(first) = first else { panic!("{first:?}") };
-        request.messages.push(first.message);
-        request.messages.push(Message {
-            role: Role::User,
-            content: vec![Part::ToolResult { call_id: "call_7".into(), content: "text".into(), is_error: false }],
-        });
+        request.messages.push(first.message.into());
+        request.messages.push(
+            Message {
+                role: Role::User,
+                content: vec![Part::ToolResult { call_id: "call_7".into(), content: "text".into(), is_error: false }],
+            }
+            .into(),
+        );
         let second = client.stream(&request, &CancellationToken::new(), &mut |_| {}).await;
         assert!(second.is_ok(), "{second:?}");
         let body = &provider.requests()[1].body;
