@@ -412,6 +412,35 @@ fn an_answer_cut_at_the_output_limit_says_so_and_how_to_go_on() -> Res<()> {
 }
 
 #[test]
+fn compact_on_request_summarises_older_turns_and_the_next_turn_starts_from_the_summary() -> Res<()> {
+    let dir = workspace(&[("src/lib.rs", LIB)])?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("call_1", "read", json!({ "file_path": "src/lib.rs" })),
+        Turn::reply("x returns 1.").usage(900, 10),
+        // The compaction's summary request.
+        Turn::reply("## Goal\nExplain src/lib.rs.\n## Done\nRead it: x returns 1."),
+        Turn::reply("y returns \"y\"."),
+    ]);
+    let mut sidecar = sidecar(dir.path(), &provider, "openai", "")?;
+    let session = new_session(&mut sidecar, json!({}))?;
+    assert_eq!(prompt(&mut sidecar, &session, "what does x return?")?["stopReason"], "end_turn");
+    let result = sidecar.request("tandem/session/compact", json!({ "sessionId": session }))?;
+    assert_eq!(result["summarized"], true, "{result}");
+    let (before, after) = (result["tokensBefore"].as_u64(), result["tokensAfter"].as_u64());
+    assert!(before.is_some() && after.is_some(), "{result}");
+    let summary_request = &provider.requests()[2].body;
+    assert!(summary_request.get("tools").is_none(), "{summary_request}");
+    assert!(summary_request.to_string().contains("what does x return?"), "the transcript: {summary_request}");
+    assert_eq!(prompt(&mut sidecar, &session, "and y?")?["stopReason"], "end_turn");
+    let next = provider.requests()[3].body.to_string();
+    assert!(next.contains("[Summary of the earlier conversation") && next.contains("x returns 1."), "{next}");
+    let shown = trace(&sidecar.session_updates());
+    assert!(shown.iter().any(|t| t.contains("Compacted the conversation:completed")), "{shown:?}");
+    sidecar.shutdown()?;
+    Ok(())
+}
+
+#[test]
 fn a_stalled_stream_ends_the_turn_with_an_error_that_says_so() -> Res<()> {
     let dir = workspace(&[])?;
     let provider = FakeProvider::start_blocking(vec![
