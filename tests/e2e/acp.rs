@@ -753,6 +753,10 @@ fn acp_mcp_servers_of_session_new_are_the_sessions_tools() -> Res<()> {
         return Err(format!("{} is missing: run `npm install` at the repository root", everything.display()));
     }
     let (_dir, root) = workspace(&[("notes.txt", NOTES)])?;
+    // A model with a large window: every tool is offered up front (small windows get them
+    // through `tool_search`).
+    let toml = "[tools]\nprofile = \"full\"\n[provider]\nmax_retries = 2\ncontext_window = 131072\n";
+    std::fs::write(root.join(".tandem/config.toml"), toml).map_err(|e| e.to_string())?;
     let provider = FakeProvider::start_blocking(vec![
         Turn::new().tool_call("call_1", "mcp__everything__echo", json!({ "message": "through ACP" })),
         Turn::reply("Echoed."),

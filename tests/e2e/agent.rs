@@ -390,7 +390,9 @@ fn an_answer_cut_at_the_output_limit_says_so_and_how_to_go_on() -> Res<()> {
             Turn::reply("The first half of").stop(Stop::MaxTokens).usage(50, 300),
             Turn::reply("the answer."),
         ]);
-        let mut sidecar = sidecar(dir.path(), &provider, kind, "max_tokens = 300\n")?;
+        // Both names of the setting.
+        let limit = if kind == "openai" { "max_tokens = 300\n" } else { "max_output_tokens = 300\n" };
+        let mut sidecar = sidecar(dir.path(), &provider, kind, limit)?;
         let session = new_session(&mut sidecar, json!({}))?;
         let result = prompt(&mut sidecar, &session, "explain")?;
         assert_eq!(result, json!({ "stopReason": "max_tokens" }), "{kind}");
