@@ -491,6 +491,8 @@ mod tests {
                 Value::Null,
             ),
             delta(json!({"tool_calls": [{"index": 0, "id": "a", "function": {"arguments": ": 1}"}}]}), Value::Null),
+            // An empty id on a later fragment (some servers) continues the call.
+            delta(json!({"tool_calls": [{"index": 0, "id": "", "function": {"arguments": ""}}]}), Value::Null),
             // Complete calls without an index, arguments as an object.
             delta(
                 json!({"tool_calls": [{"id": "b", "function": {"name": "ls", "arguments": {"d": "."}}}]}),

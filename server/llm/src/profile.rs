@@ -180,4 +180,41 @@ mod tests {
         assert_eq!(window("my-finetune"), None);
         assert_eq!(window("gpt-4.10"), None);
     }
+
+    fn settings(model: &str, base_url: &str, max_tokens: u32, context_window: Option<u32>) -> ProviderSettings {
+        ProviderSettings {
+            kind: crate::ProviderKind::OpenAi,
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            api_key_env: None,
+            max_tokens,
+            reasoning: crate::Reasoning::default(),
+            context_window,
+            timeouts: crate::Timeouts::default(),
+            retry: crate::RetryPolicy::default(),
+        }
+    }
+
+    #[test]
+    fn overrides_ollama_and_output_limits() {
+        let cloud = "https://api.example.com/v1";
+        // Known: the table's window; the configured output, within the model's limit.
+        let known = resolve(&settings("claude-3-5-sonnet", cloud, 20_000, None), "claude-3-5-sonnet");
+        assert_eq!((known.known, known.profile.context_window, known.max_output), (true, 200_000, 8_192));
+        assert_eq!(known.notice("claude-3-5-sonnet"), None);
+        // Unknown: the default and a notice; naming the window makes it known.
+        let unknown = resolve(&settings("my-model", cloud, 8_192, None), "my-model");
+        assert_eq!((unknown.known, unknown.profile.context_window, unknown.max_output), (false, 32_768, 4_096));
+        assert!(unknown.notice("my-model").is_some_and(|n| n.contains("context_window")));
+        let named = resolve(&settings("my-model", cloud, 8_192, Some(16_000)), "my-model");
+        assert_eq!((named.known, named.profile.context_window, named.max_output), (true, 16_000, 4_096));
+        // Ollama: its default window unless configured; an answer never takes more than half.
+        let ollama =
+            resolve(&settings("qwen2.5-coder:7b", "http://127.0.0.1:11434/v1", 8_192, None), "qwen2.5-coder:7b");
+        assert_eq!((ollama.profile.context_window, ollama.max_output), (8_192, 4_096));
+        assert_eq!(default_max_tokens("qwen2.5-coder", "http://127.0.0.1:11434/v1", None), 2_048);
+        assert_eq!(default_max_tokens("gpt-4.1", cloud, None), 8_192);
+        assert_eq!(default_max_tokens("llama3", cloud, None), 2_048);
+    }
 }
