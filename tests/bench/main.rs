@@ -14,6 +14,11 @@
 //! - A1: agent loop overhead per tool call: from the end of the provider's streamed tool call to
 //!   the next request carrying the result (scripted provider over real HTTP), vs the same tool
 //!   called directly with `tandem/tools/call`.
+//! - A2: a long session: 100 tool calls reading 8 KB files each with a model whose window is
+//!   32k tokens (the scripted provider counts 4 bytes a token and refuses larger requests as
+//!   OpenAI does). Prints the bytes sent per request against the turn number (they must level
+//!   off under the budget, as compaction keeps the history in it) and the loop overhead per call
+//!   at turns 96–100 against turns 1–5 (goal ≤ 1.5×).
 //!
 //! The workspace is a temporary directory under `$TMPDIR` (default `/tmp`); set `TMPDIR` to
 //! measure on another file system.
@@ -48,6 +53,7 @@ struct Plan {
     p8_spawns: usize,
     p8_rss_samples: usize,
     a1_calls: usize,
+    a2_calls: usize,
 }
 
 impl Plan {
@@ -64,6 +70,7 @@ impl Plan {
                 p8_spawns: 5,
                 p8_rss_samples: 1,
                 a1_calls: 20,
+                a2_calls: 100,
             }
         } else {
             Self {
@@ -77,6 +84,7 @@ impl Plan {
                 p8_spawns: 20,
                 p8_rss_samples: 3,
                 a1_calls: 300,
+                a2_calls: 100,
             }
         }
     }
@@ -117,7 +125,7 @@ fn main() {
     );
     let mut rows = Vec::new();
     let mut failed = false;
-    let benches: [(&str, Bench); 9] = [
+    let benches: [(&str, Bench); 10] = [
         ("P1", p1),
         ("P2", p2),
         ("P3", p3),
@@ -127,6 +135,7 @@ fn main() {
         ("P9", p9),
         ("A1", a1),
         ("C1", c1::c1),
+        ("A2", a2),
     ];
     for (id, bench) in benches {
         if !wanted(id) {
@@ -837,4 +846,152 @@ fn a1(plan: &Plan) -> Res<Vec<Row>> {
         goal: "reported",
         pass: true,
     }])
+}
+
+// ---------------------------------------------------------------------------------------------
+// A2: a long session within a small window
+
+/// A request of the agent's compaction (a summary), not a turn.
+fn is_summary(body: &Value) -> bool {
+    body.get("tools").is_none() && body.to_string().contains("<transcript>")
+}
+
+/// What one A2 run measured.
+struct LongSession {
+    /// Bytes of each turn's request, in order.
+    bytes: Vec<usize>,
+    summaries: usize,
+    /// Median loop overhead at turns 1–5 and at the last five.
+    early: Duration,
+    late: Duration,
+}
+
+fn a2(plan: &Plan) -> Res<Vec<Row>> {
+    const WINDOW: u64 = 32_768;
+    const MAX_OUTPUT: u64 = 4_096;
+    let n = plan.a2_calls;
+    println!(
+        "\nA2: {n} reads of 8 KB files in one turn, model window {WINDOW} tokens (budget {} tokens)",
+        WINDOW - MAX_OUTPUT
+    );
+    let run = long_session(n, WINDOW, MAX_OUTPUT)?;
+    let budget_bytes = ((WINDOW - MAX_OUTPUT) as f64 * A2_BYTES_PER_TOKEN) as usize;
+    let largest = run.bytes.iter().copied().max().unwrap_or(0);
+    println!(
+        "  largest request {:.0} KB, budget {:.0} KB; {} summary requests",
+        largest as f64 / 1024.0,
+        budget_bytes as f64 / 1024.0,
+        run.summaries
+    );
+    // The same session with a window it never fills: everything is sent again each request, so
+    // only the cost of sending a growing history is left.
+    const HUGE: u64 = 4_000_000;
+    println!("\nA2 without compaction (window {HUGE} tokens): the whole history goes with every request");
+    let whole = long_session(n, HUGE, MAX_OUTPUT)?;
+    let ratio = |run: &LongSession| run.late.as_secs_f64() / run.early.as_secs_f64().max(1e-12);
+    Ok(vec![
+        Row {
+            id: "A2",
+            what: format!("largest request of {n} calls vs budget"),
+            ours: format!("{:.0} KB", largest as f64 / 1024.0),
+            peer: format!("budget {:.0} KB", budget_bytes as f64 / 1024.0),
+            ratio: format!("{:.2}×", largest as f64 / budget_bytes as f64),
+            goal: "≤ 1.0×",
+            pass: largest <= budget_bytes,
+        },
+        Row {
+            id: "A2",
+            what: format!("loop overhead at turn {n} vs turn 1"),
+            ours: fmt_duration(run.late),
+            peer: format!("turn 1 {}", fmt_duration(run.early)),
+            ratio: format!("{:.2}×", ratio(&run)),
+            goal: "≤ 1.5×",
+            pass: ratio(&run) <= 1.5,
+        },
+        Row {
+            id: "A2",
+            what: format!(
+                "same, no compaction ({:.0} KB at the end)",
+                whole.bytes.last().copied().unwrap_or(0) as f64 / 1024.0
+            ),
+            ours: fmt_duration(whole.late),
+            peer: format!("turn 1 {}", fmt_duration(whole.early)),
+            ratio: format!("{:.2}×", ratio(&whole)),
+            goal: "reported",
+            pass: true,
+        },
+    ])
+}
+
+/// The scripted provider's tokenizer in A2.
+const A2_BYTES_PER_TOKEN: f64 = 4.0;
+
+/// Runs `n` reads of 8 KB files in one turn against a model of `window` tokens.
+fn long_session(n: usize, window: u64, max_output: u64) -> Res<LongSession> {
+    use tandem_fake_provider::{FakeProvider, Turn};
+    let (_dir, root) = workspace()?;
+    for i in 0..n {
+        fs::write(root.join(format!("f{i}.txt")), text_of(8192, None)).map_err(|e| e.to_string())?;
+    }
+    let mut script: Vec<Turn> = (0..n)
+        .map(|i| Turn::new().tool_call(format!("call_{i}"), "read", json!({ "file_path": format!("f{i}.txt") })))
+        .collect();
+    script.push(Turn::reply("done"));
+    let provider = FakeProvider::start_blocking(script);
+    provider.count_tokens(A2_BYTES_PER_TOKEN, Some(window));
+    provider.answer_when(is_summary, Turn::reply("## Goal\nRead every file.\n## Open\nThe rest."));
+    let base = provider.base_url();
+    fs::create_dir_all(root.join(".tandem")).map_err(|e| e.to_string())?;
+    let config = format!(
+        "[agent]\nmax_turns = {}\n[provider]\ncontext_window = {window}\nmax_output_tokens = {max_output}\n",
+        n + 5
+    );
+    fs::write(root.join(".tandem/config.toml"), config).map_err(|e| e.to_string())?;
+    let mut sidecar =
+        Sidecar::spawn(&root, &[("TANDEM_PROVIDER", "openai"), ("TANDEM_BASE_URL", &base), ("TANDEM_MODEL", "bench")])?;
+    sidecar.initialize(Value::Null)?;
+    let session = sidecar.request("tandem/session/new", json!({}))?["sessionId"].clone();
+    let result = sidecar.request(
+        "tandem/session/prompt",
+        json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "read every file" }] }),
+    )?;
+    if result["stopReason"] != "end_turn" {
+        return Err(format!("the scripted turn ended with {result}"));
+    }
+    let requests = provider.requests();
+    let turns: Vec<&tandem_fake_provider::ReceivedRequest> = requests.iter().filter(|r| !is_summary(&r.body)).collect();
+    if turns.len() != n + 1 {
+        return Err(format!("{} turn requests, expected {} (a request was refused?)", turns.len(), n + 1));
+    }
+    let bytes: Vec<usize> = turns.iter().map(|r| r.body.to_string().len()).collect();
+    println!("  bytes sent per request (turn: KB):");
+    let mut line = String::new();
+    for turn in (1..=n + 1).filter(|t| *t <= 5 || t % 10 == 0 || *t == n + 1) {
+        let _ = write!(line, " {turn}:{:.0}", bytes[turn - 1] as f64 / 1024.0);
+    }
+    println!("   {line}");
+    // Overhead: a turn request answered → the next turn request, where no summary came between.
+    let mut gaps: Vec<(usize, Duration)> = Vec::new();
+    for (i, pair) in requests.windows(2).enumerate() {
+        if is_summary(&pair[0].body) || is_summary(&pair[1].body) {
+            continue;
+        }
+        let turn = requests[..=i].iter().filter(|r| !is_summary(&r.body)).count();
+        let gap =
+            pair[0].answered_at.map_or(Duration::ZERO, |done| pair[1].received_at.saturating_duration_since(done));
+        gaps.push((turn, gap));
+    }
+    let mut early: Vec<Duration> = gaps.iter().filter(|(t, _)| *t <= 5).map(|(_, d)| *d).collect();
+    let mut late: Vec<Duration> = gaps.iter().filter(|(t, _)| *t + 5 > n).map(|(_, d)| *d).collect();
+    if early.is_empty() || late.is_empty() {
+        return Err("no overhead samples".into());
+    }
+    println!("  loop overhead per call, turns 1–5:    {}", describe(&mut early));
+    println!("  loop overhead per call, turns {}–{n}: {}", n.saturating_sub(4), describe(&mut late));
+    Ok(LongSession {
+        summaries: requests.len() - turns.len(),
+        bytes,
+        early: median(&mut early),
+        late: median(&mut late),
+    })
 }

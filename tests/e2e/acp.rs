@@ -303,6 +303,42 @@ fn acp_without_client_fs_and_terminal_tandem_writes_and_runs_itself_and_modes_an
 }
 
 #[test]
+fn acp_compact_is_a_slash_command_that_summarises_older_turns() -> Res<()> {
+    let (_dir, root) = workspace(&[("notes.txt", NOTES)])?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("call_1", "read", json!({ "file_path": "notes.txt" })),
+        Turn::reply("It lists alpha and beta."),
+        // The summary request of `/compact`.
+        Turn::reply("## Goal\nSay what notes.txt holds.\n## Done\nalpha and beta."),
+    ]);
+    let report = run_client(
+        &root,
+        &provider,
+        json!({
+            "caps": { "fs": false, "terminal": false },
+            "permissions": [],
+            "steps": [
+                { "op": "new" },
+                { "op": "prompt", "text": "what is in notes.txt?" },
+                { "op": "prompt", "text": "/compact" },
+            ],
+        }),
+    )?;
+    let results = &report["results"];
+    assert_eq!(results[2]["ok"]["stopReason"], "end_turn", "{results:#}");
+    let commands = updates(&report, "available_commands_update");
+    assert!(commands[0].to_string().contains("\"compact\""), "{commands:?}");
+    let said: String =
+        updates(&report, "agent_message_chunk").iter().filter_map(|u| u["content"]["text"].as_str()).collect();
+    assert!(said.contains("Compacted: about") && said.contains("older turns summarised"), "{said}");
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[2].body.get("tools").is_none(), "the summary request offers no tools");
+    assert!(requests[2].body.to_string().contains("what is in notes.txt?"), "{}", requests[2].body);
+    Ok(())
+}
+
+#[test]
 fn acp_cancel_then_list_load_and_resume_in_new_processes() -> Res<()> {
     let (_dir, root) = workspace(&[("notes.txt", NOTES)])?;
     let notes = root.join("notes.txt");
@@ -720,6 +756,10 @@ fn acp_mcp_servers_of_session_new_are_the_sessions_tools() -> Res<()> {
         return Err(format!("{} is missing: run `npm install` at the repository root", everything.display()));
     }
     let (_dir, root) = workspace(&[("notes.txt", NOTES)])?;
+    // A model with a large window: every tool is offered up front (small windows get them
+    // through `tool_search`).
+    let toml = "[tools]\nprofile = \"full\"\n[provider]\nmax_retries = 2\ncontext_window = 131072\n";
+    std::fs::write(root.join(".tandem/config.toml"), toml).map_err(|e| e.to_string())?;
     let provider = FakeProvider::start_blocking(vec![
         Turn::new().tool_call("call_1", "mcp__everything__echo", json!({ "message": "through ACP" })),
         Turn::reply("Echoed."),

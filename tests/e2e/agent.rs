@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tandem_fake_provider::{FakeProvider, Turn};
+use tandem_fake_provider::{FakeProvider, Stop, Turn};
 
 use crate::support::{PermissionReply, Res, Sidecar};
 
@@ -379,6 +379,66 @@ fn rate_limited_then_success_retries_after_the_servers_delay() -> Res<()> {
     assert!(started.elapsed() >= Duration::from_millis(900), "Retry-After ignored: {:?}", started.elapsed());
     assert_eq!(provider.requests().len(), 2);
     assert_eq!(trace(&sidecar.session_updates()), ["text:hello", "usage"]);
+    Ok(())
+}
+
+#[test]
+fn an_answer_cut_at_the_output_limit_says_so_and_how_to_go_on() -> Res<()> {
+    for kind in ["openai", "anthropic"] {
+        let dir = workspace(&[])?;
+        let provider = FakeProvider::start_blocking(vec![
+            Turn::reply("The first half of").stop(Stop::MaxTokens).usage(50, 300),
+            Turn::reply("the answer."),
+        ]);
+        // Both names of the setting.
+        let limit = if kind == "openai" { "max_tokens = 300\n" } else { "max_output_tokens = 300\n" };
+        let mut sidecar = sidecar(dir.path(), &provider, kind, limit)?;
+        let session = new_session(&mut sidecar, json!({}))?;
+        let result = prompt(&mut sidecar, &session, "explain")?;
+        assert_eq!(result, json!({ "stopReason": "max_tokens" }), "{kind}");
+        let texts: Vec<String> =
+            trace(&sidecar.session_updates()).into_iter().filter(|t| t.starts_with("text:")).collect();
+        assert_eq!(texts.len(), 2, "{kind}: {texts:?}");
+        assert!(
+            texts[1].contains("cut: it reached the output limit of 300 tokens") && texts[1].contains("\"continue\""),
+            "{kind}: {texts:?}"
+        );
+        // "continue" goes on from the cut answer, which stays in the history.
+        let result = prompt(&mut sidecar, &session, "continue")?;
+        assert_eq!(result["stopReason"], "end_turn");
+        let body = &provider.requests()[1].body;
+        assert!(body.to_string().contains("The first half of"), "{kind}: {body}");
+        sidecar.shutdown()?;
+    }
+    Ok(())
+}
+
+#[test]
+fn compact_on_request_summarises_older_turns_and_the_next_turn_starts_from_the_summary() -> Res<()> {
+    let dir = workspace(&[("src/lib.rs", LIB)])?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("call_1", "read", json!({ "file_path": "src/lib.rs" })),
+        Turn::reply("x returns 1.").usage(900, 10),
+        // The compaction's summary request.
+        Turn::reply("## Goal\nExplain src/lib.rs.\n## Done\nRead it: x returns 1."),
+        Turn::reply("y returns \"y\"."),
+    ]);
+    let mut sidecar = sidecar(dir.path(), &provider, "openai", "")?;
+    let session = new_session(&mut sidecar, json!({}))?;
+    assert_eq!(prompt(&mut sidecar, &session, "what does x return?")?["stopReason"], "end_turn");
+    let result = sidecar.request("tandem/session/compact", json!({ "sessionId": session }))?;
+    assert_eq!(result["summarized"], true, "{result}");
+    let (before, after) = (result["tokensBefore"].as_u64(), result["tokensAfter"].as_u64());
+    assert!(before.is_some() && after.is_some(), "{result}");
+    let summary_request = &provider.requests()[2].body;
+    assert!(summary_request.get("tools").is_none(), "{summary_request}");
+    assert!(summary_request.to_string().contains("what does x return?"), "the transcript: {summary_request}");
+    assert_eq!(prompt(&mut sidecar, &session, "and y?")?["stopReason"], "end_turn");
+    let next = provider.requests()[3].body.to_string();
+    assert!(next.contains("[Summary of the earlier conversation") && next.contains("x returns 1."), "{next}");
+    let shown = trace(&sidecar.session_updates());
+    assert!(shown.iter().any(|t| t.contains("Compacted the conversation:completed")), "{shown:?}");
+    sidecar.shutdown()?;
     Ok(())
 }
 

@@ -334,7 +334,9 @@ fn an_agent_session_calls_mcp_tools_from_session_new_read_only_without_asking() 
     std::fs::create_dir_all(dir.path().join(".tandem")).map_err(|e| e.to_string())?;
     std::fs::write(
         dir.path().join(".tandem/config.toml"),
-        "[tools]\nprofile = \"full\"\n[provider]\nmax_retries = 1\n",
+        // A model with a large window: every tool is offered up front (small windows get them
+        // through `tool_search`).
+        "[tools]\nprofile = \"full\"\n[provider]\nmax_retries = 1\ncontext_window = 131072\n",
     )
     .map_err(|e| e.to_string())?;
     let provider = FakeProvider::start_blocking(vec![

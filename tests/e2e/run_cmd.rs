@@ -82,3 +82,37 @@ fn run_without_a_terminal_rejects_edits_with_a_reason_and_exit_status_follows_th
     assert!(String::from_utf8_lossy(&out.stderr).contains("use default, auto-edit, plan or yolo"));
     Ok(())
 }
+
+#[test]
+fn run_reports_tokens_a_cut_answer_and_compacts_a_stored_session_on_request() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("a.txt"), "one\n").map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("c1", "read", json!({ "file_path": "a.txt" })).usage(1_200, 20).cache_usage(1_000, 0),
+        Turn::reply("It says one, and").stop(tandem_fake_provider::Stop::MaxTokens).usage(1_300, 8),
+        // `/compact`'s summary request.
+        Turn::reply("## Goal\nSay what a.txt holds.\n## Done\nIt says one."),
+    ]);
+    let out = tandem_run(dir.path(), &provider, &["what is in a.txt?"])?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "a cut answer: {stderr}");
+    assert!(stderr.contains("2.5k tokens in (1.0k cached), 28 out"), "{stderr}");
+    assert!(stderr.contains("the answer was cut at the output limit"), "{stderr}");
+    // The model the table does not know gets a notice.
+    assert!(stderr.contains("model `scripted` is not in Tandem's model table"), "{stderr}");
+    let session = stderr
+        .split("continue it with --session ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .ok_or_else(|| format!("no session id in {stderr}"))?
+        .to_owned();
+    let out = tandem_run(dir.path(), &provider, &["--session", &session, "/compact"])?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("session {session} compacted")) && stderr.contains("older turns summarised"),
+        "{stderr}"
+    );
+    assert!(provider.requests()[2].body.get("tools").is_none(), "the third request is the summary");
+    Ok(())
+}

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tandem_llm::{Message, Part, ProviderSettings, Role};
 use tandem_protocol::{
-    ContentBlock, ModeId, SessionListParams, SessionListResult, SessionLoadParams, SessionLoadResult, SessionNewParams,
-    SessionNewResult, SessionPromptParams, SessionPromptResult, SessionSetModeParams, SessionUpdate, ToolCall,
-    ToolCallStatus,
+    ContentBlock, ModeId, SessionCompactParams, SessionCompactResult, SessionListParams, SessionListResult,
+    SessionLoadParams, SessionLoadResult, SessionNewParams, SessionNewResult, SessionPromptParams, SessionPromptResult,
+    SessionSetModeParams, SessionUpdate, ToolCall, ToolCallStatus, UsageTotals,
 };
 use tandem_text::BufferCache;
 use tandem_tools::{EditorClient, Registry, Workspace};
@@ -68,13 +68,40 @@ pub enum AgentError {
 }
 
 /// A conversation and what the loop remembers about it.
-#[derive(Default)]
 pub(crate) struct History {
-    pub messages: Vec<Message>,
+    /// The conversation, shared with the requests made of it (each request copies pointers).
+    pub messages: Vec<Arc<Message>>,
     /// Failures per (tool, arguments), for loop detection.
     pub failures: HashMap<String, u32>,
     /// Tokens over the whole session.
     pub total_tokens: u64,
+    /// Token totals over the whole session, by kind.
+    pub totals: UsageTotals,
+    /// Size in bytes of each message as JSON (measured once, for estimates).
+    pub sizes: Vec<usize>,
+    /// Bytes per token of this conversation, learnt from the provider's counts.
+    pub bytes_per_token: f64,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        Self {
+            messages: Vec::new(),
+            failures: HashMap::new(),
+            total_tokens: 0,
+            totals: UsageTotals::default(),
+            sizes: Vec::new(),
+            bytes_per_token: crate::context::DEFAULT_BYTES_PER_TOKEN,
+        }
+    }
+}
+
+impl History {
+    /// Adds a model turn's counts to the session's totals.
+    pub fn add_usage(&mut self, usage: &tandem_llm::Usage) {
+        self.total_tokens += usage.input_tokens + usage.output_tokens;
+        self.totals.add(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.reasoning_tokens);
+    }
 }
 
 /// A sub-agent of a session.
@@ -183,6 +210,10 @@ impl Agent {
         config: AgentConfig,
     ) -> Result<Arc<Self>, AgentError> {
         let llm = tandem_llm::Client::new(config.provider.clone()).map_err(|e| AgentError::Invalid(e.message))?;
+        let model = &config.provider.model;
+        if let Some(notice) = tandem_llm::profile::resolve(&config.provider, model).notice(model) {
+            tracing::warn!("{notice}");
+        }
         let store = Store::in_workspace(workspace.root());
         Ok(Arc::new_cyclic(|me| Self {
             workspace,
@@ -264,6 +295,31 @@ impl Agent {
         Ok(result)
     }
 
+    /// `tandem/session/compact`: shortens what the model sees of the session now (old tool
+    /// outputs elided, older turns summarised by the model), as happens by itself when the
+    /// context window fills up.
+    pub async fn compact(&self, params: SessionCompactParams) -> Result<SessionCompactResult, AgentError> {
+        let session = self.session(&params.session_id)?;
+        let Ok(mut history) = session.history.try_lock() else {
+            return Err(AgentError::Busy(session.id.clone()));
+        };
+        let cancel = CancellationToken::new();
+        *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = Some(cancel.clone());
+        let model = session.model();
+        let budget = crate::context::budget(self, &model);
+        let system = crate::prompt::system_prompt(self.workspace.root(), &session.cwd, session.gate.mode());
+        let tools = crate::turn::tool_defs(self, &session, budget);
+        let fixed = system.len() + crate::context::json_size(&tools);
+        let report = crate::context::fit(self, &session, &mut history, fixed, budget, true, &cancel).await;
+        *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        let report = report.ok_or_else(|| AgentError::Invalid("the compaction was cancelled".into()))?;
+        Ok(SessionCompactResult {
+            tokens_before: report.before,
+            tokens_after: report.after,
+            summarized: report.summarized,
+        })
+    }
+
     /// `tandem/session/cancel`: ends the running turn (a pending approval resolves as cancelled).
     pub fn cancel(&self, session_id: &str) {
         match self.session(session_id) {
@@ -322,6 +378,7 @@ impl Agent {
         let mut replay = Vec::new();
         let mut calls = 0u64;
         let mut todos = Vec::new();
+        let mut totals = UsageTotals::default();
         for record in records {
             match record {
                 Record::Meta { cwd: dir, model: m, mode: md, .. } => {
@@ -331,6 +388,10 @@ impl Agent {
                 }
                 Record::Mode { mode: md } => mode = md,
                 Record::Todos { todos: list } => todos = list,
+                // From here on the model sees the compacted conversation; the person's replay
+                // keeps everything.
+                Record::Compaction { messages: compacted, .. } => messages = compacted,
+                Record::Usage { totals: stored } => totals = stored,
                 Record::Message { message } => {
                     if crate::turn::is_interruption(&message) {
                         // Said to the model, not by the person: not replayed.
@@ -376,7 +437,9 @@ impl Agent {
         close_dangling_calls(&mut messages);
         let id = params.session_id.clone();
         let mut session = Session::top(self, id.clone(), cwd, model, mode);
-        session.history = tokio::sync::Mutex::new(History { messages, ..History::default() });
+        let total_tokens = totals.input_tokens + totals.output_tokens;
+        let messages = messages.into_iter().map(Arc::new).collect();
+        session.history = tokio::sync::Mutex::new(History { messages, totals, total_tokens, ..History::default() });
         session.next_call = AtomicU64::new(calls + 1);
         if !todos.is_empty() {
             replay.push(crate::host::plan_update(&todos));

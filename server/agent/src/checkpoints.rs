@@ -201,7 +201,7 @@ impl Agent {
         let message =
             tandem_llm::Message { role: tandem_llm::Role::User, content: vec![tandem_llm::Part::Text { text: note }] };
         crate::turn::record(self, &session, Record::Message { message: message.clone() });
-        history.messages.push(message);
+        history.messages.push(std::sync::Arc::new(message));
         Ok(result)
     }
 }

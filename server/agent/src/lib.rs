@@ -13,6 +13,7 @@ mod agent;
 pub mod approver;
 mod checkpoints;
 mod client;
+mod context;
 mod host;
 mod limits;
 mod modes;

@@ -36,6 +36,11 @@ pub(crate) enum Record {
     Mode { mode: ModeId },
     /// The task list changed.
     Todos { todos: Vec<tandem_tools::Todo> },
+    /// The conversation was compacted: from here on the model sees `messages` (the prompts,
+    /// answers and calls before it stay in the file for replay).
+    Compaction { messages: Vec<tandem_llm::Message>, tokens_before: u64, tokens_after: u64, summarized: bool },
+    /// The session's token totals after a model turn.
+    Usage { totals: tandem_protocol::UsageTotals },
 }
 
 /// The session files of a workspace.

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, History, Session};
 use crate::approver::CallApprover;
+use crate::context;
 use crate::limits::{OutputKind, cap_output};
 use crate::store::Record;
 
@@ -68,7 +69,7 @@ fn kind_of(name: &str, group: Option<ToolGroup>) -> ToolKind {
     }
 }
 
-fn short(text: &str, max: usize) -> String {
+pub(crate) fn short(text: &str, max: usize) -> String {
     let line = text.lines().next().unwrap_or_default().trim();
     let cut = match line.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &line[..at]),
@@ -141,8 +142,11 @@ pub(crate) async fn run(
     // Two user messages in a row (after an error) become one; a cancelled turn stays its own,
     // closed by the note that the person interrupted it.
     match history.messages.last_mut() {
-        Some(last) if last.role == Role::User && !is_interruption(last) => last.content.extend(user.content),
-        _ => history.messages.push(user),
+        Some(last) if last.role == Role::User && !is_interruption(last) => {
+            Arc::make_mut(last).content.extend(user.content);
+            history.remeasure_last();
+        }
+        _ => history.messages.push(Arc::new(user)),
     }
     let prompt_words: String = history
         .messages
@@ -159,6 +163,8 @@ pub(crate) async fn run(
         })
         .unwrap_or_default();
     let memories = tandem_tools::memory::session_brief(agent.workspace.root(), &prompt_words);
+    // A provider that says the request does not fit gets one compaction and a retry per turn.
+    let mut overflow_retried = false;
     for _ in 0..agent.config.max_turns {
         if cancel.is_cancelled() {
             return interrupted(agent, session, history, String::new());
@@ -169,13 +175,17 @@ pub(crate) async fn run(
             system.push('\n');
             system.push_str(memories);
         }
-        let request = Request {
-            system,
-            messages: history.messages.clone(),
-            tools: tool_defs(agent, session),
-            model: Some(session.model()),
-            temperature: None,
-        };
+        let model = session.model();
+        let budget = context::budget(agent, &model);
+        let tools = tool_defs(agent, session, budget);
+        let fixed = system.len() + context::json_size(&tools);
+        if context::fit(agent, session, history, fixed, budget, false, cancel).await.is_none() {
+            return interrupted(agent, session, history, String::new());
+        }
+        let sent_bytes = history.message_bytes() + fixed;
+        let request_model = model.clone();
+        let request =
+            Request { system, messages: history.messages.clone(), tools, model: Some(model), temperature: None };
         let forwarder = Forwarder::start(session);
         let mut announced: Vec<(String, String)> = Vec::new();
         // What the person saw of the answer, kept when the turn is cancelled mid-stream.
@@ -203,29 +213,30 @@ pub(crate) async fn run(
         let response = match outcome {
             Ok(response) => response,
             Err(err) if err.kind == ErrorKind::Cancelled => return interrupted(agent, session, history, streamed),
+            Err(err) if err.kind == ErrorKind::ContextTooLong && !overflow_retried => {
+                overflow_retried = true;
+                tracing::warn!(session = session.id, "{err}; compacting and trying again");
+                // The estimate was too low for this provider: count more tokens per byte.
+                history.bytes_per_token = (history.bytes_per_token * 0.75).max(1.0);
+                if context::fit(agent, session, history, fixed, budget, true, cancel).await.is_none() {
+                    return interrupted(agent, session, history, String::new());
+                }
+                continue;
+            }
             Err(err) => {
                 tracing::error!(session = session.id, "model turn failed: {err}");
                 return SessionPromptResult { stop_reason: StopReason::Error, error: Some(err.message) };
             }
         };
-        history.total_tokens += response.usage.input_tokens + response.usage.output_tokens;
-        session
-            .client
-            .update(
-                &session.id,
-                SessionUpdate::UsageUpdate(Usage {
-                    input_tokens: response.usage.input_tokens,
-                    output_tokens: response.usage.output_tokens,
-                    cache_read_tokens: response.usage.cache_read_tokens,
-                    total_tokens: history.total_tokens,
-                }),
-            )
-            .await;
+        history.calibrate(sent_bytes, response.usage.input_tokens);
+        history.add_usage(&response.usage);
+        record(agent, session, Record::Usage { totals: history.totals });
+        session.client.update(&session.id, usage_update(history, &response.usage, budget)).await;
         let message = response.message;
         record(agent, session, Record::Message { message: message.clone() });
         let mut calls = Vec::new();
         for part in &message.content {
-            if let Part::ToolCall { id, name, arguments } = part {
+            if let Part::ToolCall { id, name, arguments, .. } = part {
                 let ours = match announced.iter().find(|(provider, _)| provider == id) {
                     Some((_, ours)) => ours.clone(),
                     None => {
@@ -244,17 +255,18 @@ pub(crate) async fn run(
                 });
             }
         }
-        history.messages.push(message);
+        history.messages.push(Arc::new(message));
         if calls.is_empty() {
-            return stop(match response.stop {
-                ModelStop::Refusal => StopReason::Refusal,
-                _ => StopReason::EndTurn,
-            });
+            return match response.stop {
+                ModelStop::Refusal => stop(StopReason::Refusal),
+                ModelStop::MaxTokens => cut_short(agent, session, &request_model).await,
+                _ => stop(StopReason::EndTurn),
+            };
         }
         let results = run_calls(agent, session, history, calls, cancel).await;
         let message = Message { role: Role::User, content: results };
         record(agent, session, Record::Message { message: message.clone() });
-        history.messages.push(message);
+        history.messages.push(Arc::new(message));
         if cancel.is_cancelled() {
             return interrupted(agent, session, history, String::new());
         }
@@ -270,14 +282,25 @@ fn interrupted(agent: &Agent, session: &Session, history: &mut History, streamed
     if !streamed.is_empty() {
         messages.push(Message { role: Role::Assistant, content: vec![Part::Text { text: streamed }] });
     }
-    if !history.messages.last().is_some_and(is_interruption) {
+    if !history.messages.last().is_some_and(|last| is_interruption(last)) {
         messages.push(Message { role: Role::User, content: vec![Part::Text { text: INTERRUPTED.to_owned() }] });
     }
     for message in messages {
         record(agent, session, Record::Message { message: message.clone() });
-        history.messages.push(message);
+        history.messages.push(Arc::new(message));
     }
     stop(StopReason::Cancelled)
+}
+
+/// The answer reached the output token limit: the person is told, with how to go on, and the
+/// turn ends as `max_tokens` rather than as a finished answer.
+async fn cut_short(agent: &Agent, session: &Session, model: &str) -> SessionPromptResult {
+    let note = format!(
+        "\n\n[The answer was cut: it reached the output limit of {} tokens. Say \"continue\" to have the model go on, or raise `max_output_tokens` under [provider] in .tandem/config.toml.]",
+        tandem_llm::profile::resolve(&agent.config.provider, model).max_output
+    );
+    session.client.update(&session.id, SessionUpdate::AgentMessageChunk { content: ContentBlock::text(note) }).await;
+    stop(StopReason::MaxTokens)
 }
 
 fn stop(stop_reason: StopReason) -> SessionPromptResult {
@@ -294,20 +317,49 @@ pub(crate) fn record(agent: &Agent, session: &Session, record: Record) {
     }
 }
 
-fn tool_defs(agent: &Agent, session: &Session) -> Vec<ToolDef> {
+/// The `usage_update` after a model turn: its counts, the window, the session's totals.
+fn usage_update(history: &History, usage: &tandem_llm::Usage, budget: context::Budget) -> SessionUpdate {
+    SessionUpdate::UsageUpdate(Usage {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cache_read_tokens: usage.cache_read_tokens,
+        total_tokens: history.total_tokens,
+        reasoning_tokens: usage.reasoning_tokens,
+        context_window: budget.window,
+        session: history.totals,
+    })
+}
+
+/// Share of the window the full tool set may take before tools are deferred (offered through
+/// `tool_search`): small-context models would otherwise spend most of it on definitions.
+const TOOLS_SHARE: u64 = 4;
+
+/// The tools offered in the next request: all enabled ones, or, when deferring (configured, or
+/// because they would take more than a quarter of the window), the always-loaded ones and those found
+/// with `tool_search`.
+pub(crate) fn tool_defs(agent: &Agent, session: &Session, budget: context::Budget) -> Vec<ToolDef> {
+    let def = |tool: Arc<dyn tandem_tools::Tool>| {
+        let spec = tool.spec();
+        ToolDef {
+            name: spec.name.to_owned(),
+            description: spec.description.to_owned(),
+            parameters: spec.parameters.clone(),
+        }
+    };
+    let all: Vec<ToolDef> = session.registry.enabled().map(def).collect();
+    let too_big = || {
+        let tokens = context::json_size(&all) as f64 / context::DEFAULT_BYTES_PER_TOKEN;
+        tokens as u64 > budget.window / TOOLS_SHARE
+    };
+    if !agent.config.defer_tools && !too_big() {
+        return all;
+    }
     let loaded = session.loaded_tools.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
     session
         .registry
         .enabled()
-        .filter(|tool| !agent.config.defer_tools || tool.spec().always_load || loaded.contains(tool.spec().name))
-        .map(|tool| {
-            let spec = tool.spec();
-            ToolDef {
-                name: spec.name.to_owned(),
-                description: spec.description.to_owned(),
-                parameters: spec.parameters.clone(),
-            }
-        })
+        .filter(|tool| tool.spec().always_load || loaded.contains(tool.spec().name))
+        .map(def)
         .collect()
 }
 

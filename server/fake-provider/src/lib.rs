@@ -64,11 +64,31 @@ impl ReceivedRequest {
     }
 }
 
+/// Which requests a standing answer is for.
+pub(crate) struct Rule(pub Box<dyn Fn(&Value) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Rule")
+    }
+}
+
+/// A model's context window as the fake provider plays it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Window {
+    /// Request bytes per token (the fake tokenizer).
+    pub bytes_per_token: f64,
+    /// Requests of more tokens are refused with the format's "context too long" error.
+    pub tokens: Option<u64>,
+}
+
 /// State shared with the server thread.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
     pub script: Mutex<VecDeque<Turn>>,
     pub requests: Mutex<Vec<ReceivedRequest>>,
+    pub rules: Mutex<Vec<(Rule, Turn)>>,
+    pub window: Mutex<Option<Window>>,
 }
 
 /// A running fake provider; stops when dropped.
@@ -99,7 +119,7 @@ impl FakeProvider {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("fake provider: bind 127.0.0.1:0");
         listener.set_nonblocking(true).expect("fake provider: non-blocking listener");
         let addr = listener.local_addr().expect("fake provider: local address");
-        let shared = Arc::new(Shared { script: Mutex::new(script.into()), requests: Mutex::default() });
+        let shared = Arc::new(Shared { script: Mutex::new(script.into()), ..Shared::default() });
         let shutdown = CancellationToken::new();
         let (thread_shared, thread_shutdown) = (Arc::clone(&shared), shutdown.clone());
         std::thread::Builder::new()
@@ -127,6 +147,21 @@ impl FakeProvider {
     /// Appends a turn to the script.
     pub fn push(&self, turn: Turn) {
         self.shared.script.lock().unwrap_or_else(PoisonError::into_inner).push_back(turn);
+    }
+
+    /// Answers every request whose JSON body `matches` with `turn`, before the script and
+    /// without using it up (e.g. a summary request that may come at any point).
+    pub fn answer_when(&self, matches: impl Fn(&Value) -> bool + Send + Sync + 'static, turn: Turn) {
+        self.shared.rules.lock().unwrap_or_else(PoisonError::into_inner).push((Rule(Box::new(matches)), turn));
+    }
+
+    /// Counts a request's tokens as its body's bytes / `bytes_per_token`: streamed turns without
+    /// their own [`Turn::usage`] report that many input tokens; with `window`, a request of more
+    /// tokens is refused as the real providers refuse it (HTTP 400: OpenAI
+    /// `context_length_exceeded`, Anthropic "prompt is too long"), without using up the script.
+    pub fn count_tokens(&self, bytes_per_token: f64, window: Option<u64>) {
+        *self.shared.window.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(Window { bytes_per_token, tokens: window });
     }
 
     /// How many scripted turns are still unused.

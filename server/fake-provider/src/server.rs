@@ -10,7 +10,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::time::sleep;
 use tokio_util::sync::CancellationToken;
 
-use crate::turn::{Action, Format, Turn, error_body, frames};
+use crate::turn::{Action, Format, Turn, context_error, error_body, frames};
 use crate::{ReceivedRequest, Shared};
 
 /// Largest request head and body accepted.
@@ -67,6 +67,8 @@ async fn serve(mut stream: TcpStream, shared: &Shared, serial: usize) {
     let body = serde_json::from_slice::<Value>(&request.body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&request.body).into_owned()));
     let model = body.get("model").and_then(Value::as_str).unwrap_or("fake-model").to_owned();
+    let window = *shared.window.lock().unwrap_or_else(PoisonError::into_inner);
+    let tokens = window.map(|w| (request.body.len() as f64 / w.bytes_per_token).ceil() as u64);
     let index = {
         let mut requests = shared.requests.lock().unwrap_or_else(PoisonError::into_inner);
         requests.push(ReceivedRequest {
@@ -87,8 +89,20 @@ async fn serve(mut stream: TcpStream, shared: &Shared, serial: usize) {
         write_plain(&mut stream, 404, &[], &message).await;
         return;
     };
-    let turn = shared.script.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
-    let Some(turn) = turn else {
+    if let (Some(tokens), Some(limit)) = (tokens, window.and_then(|w| w.tokens))
+        && tokens > limit
+    {
+        let body = context_error(format, tokens, limit);
+        write_response(&mut stream, 400, "application/json", &[], body.as_bytes()).await;
+        return;
+    }
+    let standing = {
+        let body = shared.requests.lock().unwrap_or_else(PoisonError::into_inner).get(index).map(|r| r.body.clone());
+        let rules = shared.rules.lock().unwrap_or_else(PoisonError::into_inner);
+        body.and_then(|body| rules.iter().find(|(rule, _)| (rule.0)(&body)).map(|(_, turn)| turn.clone()))
+    };
+    let turn = standing.or_else(|| shared.script.lock().unwrap_or_else(PoisonError::into_inner).pop_front());
+    let Some(mut turn) = turn else {
         let message = format!(
             "fake provider: script exhausted (request {} to {} has no scripted turn left)",
             serial, request.path
@@ -96,6 +110,11 @@ async fn serve(mut stream: TcpStream, shared: &Shared, serial: usize) {
         write_plain(&mut stream, 500, &[], &message).await;
         return;
     };
+    if let Some(tokens) = tokens
+        && turn.usage.is_none()
+    {
+        turn = turn.usage(tokens, 10);
+    }
     if !turn.headers_delay.is_zero() {
         sleep(turn.headers_delay).await;
     }

@@ -441,6 +441,21 @@ fn anthropic_frames(turn: &Turn, model: &str, serial: usize) -> Vec<Frame> {
     out
 }
 
+/// The body of the 400 a provider sends for a prompt longer than the window, in its words.
+pub(crate) fn context_error(format: Format, tokens: u64, limit: u64) -> String {
+    let value = match format {
+        Format::OpenAi => json!({"error": {
+            "message": format!("This model's maximum context length is {limit} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages."),
+            "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded",
+        }}),
+        Format::Anthropic => json!({"type": "error", "error": {
+            "type": "invalid_request_error",
+            "message": format!("prompt is too long: {tokens} tokens > {limit} maximum"),
+        }}),
+    };
+    value.to_string()
+}
+
 /// The default error body for `code` in `format`.
 pub(crate) fn error_body(format: Format, code: u16) -> String {
     let (kind, message) = match code {

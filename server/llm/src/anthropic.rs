@@ -1,73 +1,207 @@
 //! Anthropic Messages (`POST {base_url}/messages`, `stream: true`): the request body and the
 //! streamed events (`message_start`, `content_block_*`, `message_delta`, `message_stop`,
 //! `ping`, `error`).
+//!
+//! Prompt caching: a `cache_control` breakpoint after the system prompt (which caches the tools
+//! before it too) and one on the last block of the latest message, so each request reads the
+//! conversation so far from the cache and writes only what is new.
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{Value, json};
 
 use crate::assemble::Assembler;
 use crate::openai::{StreamFault, snippet};
 use crate::sse::SseEvent;
 use crate::{Event, Part, ProviderSettings, Request, Role, StopReason, Usage};
 
-/// The JSON body of a streamed Messages request.
-pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Value {
-    let mut messages = Vec::new();
-    for message in &request.messages {
-        let mut blocks: Vec<Value> = Vec::new();
-        for part in &message.content {
-            match part {
-                // The API refuses empty text blocks.
-                Part::Text { text } if text.is_empty() => {}
-                Part::Text { text } => blocks.push(json!({"type": "text", "text": text})),
-                // Thinking without a signature came from another provider and cannot be
-                // verified; Anthropic refuses it, so it is left out.
-                Part::Thinking { signature: None, .. } => {}
-                Part::Thinking { text, signature: Some(signature) } => {
-                    blocks.push(json!({"type": "thinking", "thinking": text, "signature": signature}));
-                }
-                Part::ToolCall { id, name, arguments } => {
-                    let input = if arguments.is_object() { arguments.clone() } else { json!({}) };
-                    blocks.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
-                }
-                Part::ToolResult { call_id, content, is_error } => blocks.push(json!({
-                    "type": "tool_result",
-                    "tool_use_id": call_id,
-                    "content": content,
-                    "is_error": is_error,
-                })),
+/// Anthropic's cache breakpoint.
+#[derive(Clone, Copy, Serialize)]
+struct Ephemeral {
+    r#type: &'static str,
+}
+
+const EPHEMERAL: Option<Ephemeral> = Some(Ephemeral { r#type: "ephemeral" });
+
+/// A content block, borrowed from the conversation: the body is written in one pass.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum BlockOut<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Cow<'a, Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
+}
+
+impl BlockOut<'_> {
+    /// Puts a cache breakpoint here; false for thinking blocks, which cannot carry one.
+    fn mark(&mut self) -> bool {
+        match self {
+            Self::Text { cache_control, .. }
+            | Self::ToolUse { cache_control, .. }
+            | Self::ToolResult { cache_control, .. } => {
+                *cache_control = EPHEMERAL;
+                true
             }
+            Self::Thinking { .. } | Self::RedactedThinking { .. } => false,
         }
+    }
+}
+
+#[derive(Serialize)]
+struct MessageOut<'a> {
+    role: &'static str,
+    content: Vec<BlockOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct SystemOut<'a> {
+    r#type: &'static str,
+    text: &'a str,
+    cache_control: Option<Ephemeral>,
+}
+
+#[derive(Serialize)]
+struct ToolOut<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<Ephemeral>,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<SystemOut<'a>>,
+    messages: Vec<MessageOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolOut<'a>>,
+}
+
+fn block(part: &Part) -> Option<BlockOut<'_>> {
+    Some(match part {
+        // The API refuses empty text blocks.
+        Part::Text { text } if text.is_empty() => return None,
+        Part::Text { text } => BlockOut::Text { text, cache_control: None },
+        // Thinking without a signature came from another provider and cannot be verified;
+        // Anthropic refuses it, so it is left out.
+        Part::Thinking { signature: None, .. } => return None,
+        Part::Thinking { text, signature: Some(signature), .. } => BlockOut::Thinking { thinking: text, signature },
+        Part::RedactedThinking { data } => BlockOut::RedactedThinking { data },
+        Part::ToolCall { id, name, arguments, .. } => {
+            let input = if arguments.is_object() { Cow::Borrowed(arguments) } else { Cow::Owned(json!({})) };
+            BlockOut::ToolUse { id, name, input, cache_control: None }
+        }
+        Part::ToolResult { call_id, content, is_error } => {
+            BlockOut::ToolResult { tool_use_id: call_id, content, is_error: *is_error, cache_control: None }
+        }
+    })
+}
+
+fn messages_out(request: &Request) -> Vec<MessageOut<'_>> {
+    let mut messages = Vec::with_capacity(request.messages.len());
+    for message in &request.messages {
+        let mut blocks: Vec<BlockOut<'_>> = message.content.iter().filter_map(block).collect();
         if blocks.is_empty() {
             continue;
         }
         // Tool results must come first in a user message.
-        blocks.sort_by_key(|block| block.get("type").and_then(Value::as_str) != Some("tool_result"));
+        blocks.sort_by_key(|block| !matches!(block, BlockOut::ToolResult { .. }));
         let role = match message.role {
             Role::User => "user",
             Role::Assistant => "assistant",
         };
-        messages.push(json!({"role": role, "content": blocks}));
+        messages.push(MessageOut { role, content: blocks });
     }
-    let mut body = Map::new();
-    body.insert("model".into(), request.model.as_deref().unwrap_or(&settings.model).into());
-    body.insert("max_tokens".into(), settings.max_tokens.into());
-    body.insert("stream".into(), true.into());
+    // A cache breakpoint on the latest turn: the next request reads all of this from the cache.
+    if let Some(last) = messages.last_mut() {
+        let _ = last.content.iter_mut().rev().any(BlockOut::mark);
+    }
+    messages
+}
+
+/// The JSON body of a streamed Messages request, written in one pass.
+pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Vec<u8> {
+    let model = request.model.as_deref().unwrap_or(&settings.model);
+    // The configured limit, within what the model can give.
+    let limit = crate::profile::resolve(settings, model).max_output;
+    let thinking = settings.reasoning.budget().map(thinking_budget);
+    let max_tokens = match thinking {
+        // The answer needs room beyond the thinking.
+        Some(budget) => limit.max(budget + MIN_ANSWER_TOKENS),
+        None => limit,
+    };
+    let mut tools: Vec<ToolOut<'_>> = request
+        .tools
+        .iter()
+        .map(|tool| ToolOut {
+            name: &tool.name,
+            description: &tool.description,
+            input_schema: &tool.parameters,
+            cache_control: None,
+        })
+        .collect();
+    let mut system = Vec::new();
+    // The breakpoint after the system prompt caches the tools before it too.
     if !request.system.is_empty() {
-        body.insert("system".into(), request.system.clone().into());
+        system.push(SystemOut { r#type: "text", text: &request.system, cache_control: EPHEMERAL });
+    } else if let Some(last) = tools.last_mut() {
+        last.cache_control = EPHEMERAL;
     }
-    body.insert("messages".into(), messages.into());
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), crate::assemble::temperature(temperature));
-    }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters}))
-            .collect();
-        body.insert("tools".into(), tools.into());
-    }
-    Value::Object(body)
+    let body = Body {
+        model,
+        max_tokens,
+        stream: true,
+        thinking: thinking.map(|budget| json!({"type": "enabled", "budget_tokens": budget})),
+        system,
+        messages: messages_out(request),
+        // With thinking on, Anthropic accepts no temperature but the default.
+        temperature: request.temperature.filter(|_| thinking.is_none()).map(crate::assemble::temperature),
+        tools,
+    };
+    // Borrowed strings and JSON values: writing them cannot fail.
+    serde_json::to_vec(&body).unwrap_or_default()
+}
+
+/// Anthropic's smallest thinking budget.
+const MIN_THINKING_BUDGET: u32 = 1_024;
+/// Output tokens kept for the answer beyond the thinking budget.
+const MIN_ANSWER_TOKENS: u32 = 1_024;
+
+/// The budget sent: at least Anthropic's minimum.
+fn thinking_budget(budget: u32) -> u32 {
+    budget.max(MIN_THINKING_BUDGET)
 }
 
 /// What an open content block is.
@@ -123,6 +257,10 @@ impl Decoder {
                             asm.signature(signature);
                         }
                         Block::Thinking
+                    }
+                    Some("redacted_thinking") => {
+                        asm.redacted_thinking(block.get("data").and_then(Value::as_str).unwrap_or(""));
+                        Block::Other
                     }
                     Some("tool_use") => {
                         let id = block.get("id").and_then(Value::as_str).unwrap_or("");
@@ -233,14 +371,27 @@ fn block_index(data: &Value) -> Result<u64, StreamFault> {
 }
 
 /// Anthropic's counts, where a missing field keeps the previous value (`message_delta` often
-/// carries only `output_tokens`).
+/// carries only `output_tokens`). Anthropic's `input_tokens` leaves out the tokens read from or
+/// written to the cache; they are added back, so `input_tokens` means the whole prompt in both
+/// formats.
 fn read_usage(usage: &Value, previous: Usage) -> Usage {
-    let field = |name: &str, old: u64| usage.get(name).and_then(Value::as_u64).unwrap_or(old);
+    let field = |name: &str| usage.get(name).and_then(Value::as_u64);
+    let cache_read = field("cache_read_input_tokens").unwrap_or(previous.cache_read_tokens);
+    let cache_write = field("cache_creation_input_tokens").unwrap_or(previous.cache_write_tokens);
+    let input = match field("input_tokens") {
+        Some(uncached) => uncached + cache_read + cache_write,
+        None => {
+            let uncached =
+                previous.input_tokens.saturating_sub(previous.cache_read_tokens + previous.cache_write_tokens);
+            uncached + cache_read + cache_write
+        }
+    };
     Usage {
-        input_tokens: field("input_tokens", previous.input_tokens),
-        output_tokens: field("output_tokens", previous.output_tokens),
-        cache_read_tokens: field("cache_read_input_tokens", previous.cache_read_tokens),
-        cache_write_tokens: field("cache_creation_input_tokens", previous.cache_write_tokens),
+        input_tokens: input,
+        output_tokens: field("output_tokens").unwrap_or(previous.output_tokens),
+        cache_read_tokens: cache_read,
+        cache_write_tokens: cache_write,
+        reasoning_tokens: previous.reasoning_tokens,
     }
 }
 
@@ -272,7 +423,10 @@ mod tests {
         assert_eq!(asm.usage.output_tokens, 4);
         assert_eq!(
             asm.into_message().content,
-            vec![Part::ToolCall { id: "t1".into(), name: "read".into(), arguments: json!({"path": "x"}) }]
+            vec![
+                Part::ToolCall { id: "t1".into(), name: "read".into(), arguments: json!({"path": "x"}), extra: None },
+                Part::RedactedThinking { data: "zz".into() },
+            ]
         );
     }
 }

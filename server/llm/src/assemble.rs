@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::{Event, Message, Part, Role, StopReason, Usage};
+use crate::{Event, Message, Part, ReasoningField, Role, StopReason, Usage};
 
 /// The assistant message so far. Both wire formats feed it.
 #[derive(Debug, Default)]
@@ -27,19 +27,30 @@ impl Assembler {
 
     /// Starts a new thinking part (Anthropic: one per block, each with its own signature).
     pub fn start_thinking(&mut self) {
-        self.parts.push(Part::Thinking { text: String::new(), signature: None });
+        self.parts.push(Part::Thinking { text: String::new(), signature: None, field: None });
     }
 
     /// Appends reasoning, merged into the last part when that is thinking.
     pub fn thinking(&mut self, text: &str, on_event: &mut dyn FnMut(Event)) {
+        self.thinking_in(text, None, on_event);
+    }
+
+    /// Appends reasoning that came in `field` of an OpenAI-compatible stream, merged into the
+    /// last part when that is thinking from the same field.
+    pub fn thinking_in(&mut self, text: &str, field: Option<ReasoningField>, on_event: &mut dyn FnMut(Event)) {
         if text.is_empty() {
             return;
         }
         on_event(Event::ThinkingDelta(text.to_owned()));
         match self.parts.last_mut() {
-            Some(Part::Thinking { text: last, .. }) => last.push_str(text),
-            _ => self.parts.push(Part::Thinking { text: text.to_owned(), signature: None }),
+            Some(Part::Thinking { text: last, field: last_field, .. }) if *last_field == field => last.push_str(text),
+            _ => self.parts.push(Part::Thinking { text: text.to_owned(), signature: None, field }),
         }
+    }
+
+    /// Adds an Anthropic `redacted_thinking` block (nothing to show; kept to send back).
+    pub fn redacted_thinking(&mut self, data: &str) {
+        self.parts.push(Part::RedactedThinking { data: data.to_owned() });
     }
 
     /// Adds to the signature of the last thinking part.
@@ -54,13 +65,25 @@ impl Assembler {
     /// Records the start of a tool call; returns the index of its part.
     pub fn start_tool_call(&mut self, id: &str, name: &str, on_event: &mut dyn FnMut(Event)) -> usize {
         on_event(Event::ToolCallStarted { id: id.to_owned(), name: name.to_owned() });
-        self.parts.push(Part::ToolCall { id: id.to_owned(), name: name.to_owned(), arguments: Value::Null });
+        self.parts.push(Part::ToolCall {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            arguments: Value::Null,
+            extra: None,
+        });
         self.parts.len() - 1
+    }
+
+    /// Attaches the provider's opaque data to the tool call at part `index`.
+    pub fn tool_call_extra(&mut self, index: usize, value: Value) {
+        if let Some(Part::ToolCall { extra, .. }) = self.parts.get_mut(index) {
+            *extra = Some(value);
+        }
     }
 
     /// Completes the tool call at part `index` with its raw argument text.
     pub fn finish_tool_call(&mut self, index: usize, raw_arguments: &str, on_event: &mut dyn FnMut(Event)) {
-        if let Some(Part::ToolCall { id, name, arguments }) = self.parts.get_mut(index) {
+        if let Some(Part::ToolCall { id, name, arguments, .. }) = self.parts.get_mut(index) {
             *arguments = parse_arguments(raw_arguments);
             on_event(Event::ToolCallReady { id: id.clone(), name: name.clone(), arguments: arguments.clone() });
         }
@@ -82,7 +105,7 @@ impl Assembler {
         let content = self
             .parts
             .into_iter()
-            .filter(|part| !matches!(part, Part::Thinking { text, signature: None } if text.is_empty()))
+            .filter(|part| !matches!(part, Part::Thinking { text, signature: None, .. } if text.is_empty()))
             .collect();
         Message { role: Role::Assistant, content }
     }
@@ -162,10 +185,10 @@ mod tests {
         assert_eq!(
             asm.into_message().content,
             vec![
-                Part::Thinking { text: "a".into(), signature: None },
-                Part::Thinking { text: "b".into(), signature: Some("s".into()) },
+                Part::Thinking { text: "a".into(), signature: None, field: None },
+                Part::Thinking { text: "b".into(), signature: Some("s".into()), field: None },
                 Part::Text { text: "xy".into() },
-                Part::ToolCall { id: "c1".into(), name: "read".into(), arguments: json!({}) },
+                Part::ToolCall { id: "c1".into(), name: "read".into(), arguments: json!({}), extra: None },
             ]
         );
         assert_eq!(events.len(), 6);

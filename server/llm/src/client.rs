@@ -93,7 +93,8 @@ impl Client {
             ProviderKind::OpenAi => (format!("{base}/chat/completions"), openai::request_body(&self.settings, request)),
             ProviderKind::Anthropic => (format!("{base}/messages"), anthropic::request_body(&self.settings, request)),
         };
-        let body = body.to_string().into_bytes();
+        // Written once; each attempt shares the bytes.
+        let body = bytes::Bytes::from(body);
         let overall = self.settings.timeouts.overall;
         let deadline = Instant::now() + overall;
         let retry = self.settings.retry;
@@ -151,7 +152,7 @@ impl Client {
     async fn attempt(
         &self,
         url: &str,
-        body: &[u8],
+        body: &bytes::Bytes,
         on_event: &mut (dyn FnMut(Event) + Send),
     ) -> Result<Response, Failure> {
         let mut builder = self
@@ -159,7 +160,7 @@ impl Client {
             .post(url)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")
-            .body(body.to_vec());
+            .body(body.clone());
         let key = self.settings.api_key.as_deref().filter(|key| !key.is_empty());
         match self.settings.kind {
             ProviderKind::OpenAi => {
@@ -259,6 +260,13 @@ impl Client {
                 ErrorKind::Protocol,
                 format!("the provider at {base} sent a stream Tandem cannot read: {detail}"),
             ),
+            StreamFault::Provider { message, .. } if is_context_overflow(message.as_bytes()) => Failure::fatal(
+                ErrorKind::ContextTooLong,
+                format!(
+                    "the conversation no longer fits the context window of model {}: {message}",
+                    self.settings.model
+                ),
+            ),
             StreamFault::Provider { retryable, message } => {
                 let full = format!("the provider at {base} failed while answering: {message}");
                 if retryable {
@@ -334,6 +342,15 @@ impl Client {
         }
         let detail = provider_message(&body);
         let code = status.as_u16();
+        if code == 413 || (matches!(code, 400 | 422) && is_context_overflow(&body)) {
+            return Failure::fatal(
+                ErrorKind::ContextTooLong,
+                format!(
+                    "the conversation no longer fits the context window of model {} at {} (HTTP {code}: {detail})",
+                    self.settings.model, self.settings.base_url
+                ),
+            );
+        }
         let http = if detail.is_empty() { format!("HTTP {code}") } else { format!("HTTP {code}: {detail}") };
         let base = &self.settings.base_url;
         let model = &self.settings.model;
@@ -418,6 +435,27 @@ fn provider_message(body: &[u8]) -> String {
         }
     }
     snippet(text.trim())
+}
+
+/// Whether an error body says the prompt is longer than the model's context window, in the
+/// words providers use: OpenAI's `context_length_exceeded` code, Anthropic's "prompt is too
+/// long", vLLM's and Mistral's "maximum context length", Gemini's "exceeds the maximum number of
+/// tokens", llama.cpp's "context size", Groq's "reduce the length".
+pub(crate) fn is_context_overflow(body: &[u8]) -> bool {
+    const SIGNS: [&str; 10] = [
+        "context_length_exceeded",
+        "prompt is too long",
+        "maximum context length",
+        "context length",
+        "context window",
+        "context size",
+        "exceeds the maximum number of tokens",
+        "too many tokens",
+        "input is too long",
+        "reduce the length",
+    ];
+    let text = String::from_utf8_lossy(body).to_ascii_lowercase();
+    SIGNS.iter().any(|sign| text.contains(sign))
 }
 
 /// The innermost cause, e.g. "connection refused" rather than "error sending request".

@@ -10,6 +10,7 @@ mod anthropic;
 mod assemble;
 mod client;
 mod openai;
+pub mod profile;
 mod sse;
 mod types;
 

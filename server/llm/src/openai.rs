@@ -1,89 +1,219 @@
 //! OpenAI Chat Completions (`POST {base_url}/chat/completions`, `stream: true`): the request
 //! body and the streamed `chat.completion.chunk`s.
 //!
-//! Spoken by OpenAI, Ollama, vLLM, llama.cpp server, LM Studio and OpenRouter. Reasoning
-//! arrives as `delta.reasoning_content` (DeepSeek, vLLM, llama.cpp) or `delta.reasoning`
-//! (Ollama, OpenRouter) and is never sent back.
+//! Spoken by OpenAI, Ollama, vLLM, llama.cpp server, LM Studio, OpenRouter, DeepSeek, Gemini,
+//! Mistral and Groq. Reasoning arrives as `delta.reasoning_content` (DeepSeek, vLLM, llama.cpp),
+//! `delta.reasoning` (Ollama, OpenRouter) or typed `thinking` content parts (Mistral's
+//! Magistral). On an assistant message that made tool calls it goes back under the field it came
+//! in (DeepSeek refuses a tool-call turn without its `reasoning_content`); Mistral's typed parts
+//! are shown, not sent back. Gemini's `extra_content` on a tool call goes back verbatim.
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{Value, json};
 
 use crate::assemble::{Assembler, arguments_text};
 use crate::sse::SseEvent;
-use crate::{Event, Part, ProviderSettings, Request, Role, StopReason, Usage};
+use crate::{Event, Message, Part, ProviderSettings, ReasoningField, Request, Role, StopReason, Usage};
 
-/// The JSON body of a streamed Chat Completions request.
-pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Value {
-    let mut messages = Vec::new();
+/// Whether `model` is one of OpenAI's reasoning models, which take `max_completion_tokens`
+/// (they refuse `max_tokens`).
+pub(crate) fn is_reasoning_model(model: &str) -> bool {
+    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    ["o1", "o3", "o4", "gpt-5"].iter().any(|prefix| {
+        name.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.', ':']))
+    })
+}
+
+/// The reasoning to send back on an assistant message: the text of its thinking parts that came
+/// in `reasoning_content` or `reasoning`, under that field's name.
+fn reasoning_back(parts: &[Part]) -> Option<(&'static str, String)> {
+    let mut field = None;
+    let mut text = String::new();
+    for part in parts {
+        if let Part::Thinking { text: piece, field: Some(kind), .. } = part {
+            let name = match kind {
+                ReasoningField::ReasoningContent => "reasoning_content",
+                ReasoningField::Reasoning => "reasoning",
+                ReasoningField::ThinkingPart => continue,
+            };
+            field.get_or_insert(name);
+            text.push_str(piece);
+        }
+    }
+    field.map(|name| (name, text))
+}
+
+/// A Chat Completions message, borrowed from the conversation: the body is written in one pass,
+/// without copying the history into a JSON tree first.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Out<'a> {
+    Plain { role: &'static str, content: Cow<'a, str> },
+    Tool { role: &'static str, tool_call_id: &'a str, content: &'a str },
+    Assistant(AssistantOut<'a>),
+}
+
+#[derive(Serialize)]
+struct AssistantOut<'a> {
+    role: &'static str,
+    content: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<CallOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct CallOut<'a> {
+    id: &'a str,
+    r#type: &'static str,
+    function: FunctionOut<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra_content: Option<&'a Value>,
+}
+
+#[derive(Serialize)]
+struct FunctionOut<'a> {
+    name: &'a str,
+    arguments: String,
+}
+
+#[derive(Serialize)]
+struct ToolOut<'a> {
+    r#type: &'static str,
+    function: FunctionDef<'a>,
+}
+
+#[derive(Serialize)]
+struct FunctionDef<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<Out<'a>>,
+    stream: bool,
+    stream_options: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolOut<'a>>,
+}
+
+/// Texts joined for a message: borrowed when there is one.
+fn joined<'a>(texts: &[&'a str], separator: &str) -> Cow<'a, str> {
+    match texts {
+        [one] => Cow::Borrowed(*one),
+        _ => Cow::Owned(texts.join(separator)),
+    }
+}
+
+fn user_messages<'a>(message: &'a Message, out: &mut Vec<Out<'a>>) {
+    let mut texts = Vec::new();
+    for part in &message.content {
+        match part {
+            Part::ToolResult { call_id, content, is_error: _ } => {
+                out.push(Out::Tool { role: "tool", tool_call_id: call_id, content });
+            }
+            Part::Text { text } => texts.push(text.as_str()),
+            Part::Thinking { .. } | Part::RedactedThinking { .. } | Part::ToolCall { .. } => {}
+        }
+    }
+    if !texts.is_empty() {
+        out.push(Out::Plain { role: "user", content: joined(&texts, "\n\n") });
+    }
+}
+
+fn assistant_message(message: &Message) -> Option<Out<'_>> {
+    let mut texts = Vec::new();
+    let mut tool_calls = Vec::new();
+    for part in &message.content {
+        match part {
+            Part::Text { text } => texts.push(text.as_str()),
+            Part::ToolCall { id, name, arguments, extra } => tool_calls.push(CallOut {
+                id,
+                r#type: "function",
+                function: FunctionOut { name, arguments: arguments_text(arguments) },
+                extra_content: extra.as_ref(),
+            }),
+            Part::Thinking { .. } | Part::RedactedThinking { .. } | Part::ToolResult { .. } => {}
+        }
+    }
+    if texts.is_empty() && tool_calls.is_empty() {
+        return None;
+    }
+    let mut out = AssistantOut {
+        role: "assistant",
+        content: (!texts.is_empty()).then(|| joined(&texts, "")),
+        reasoning_content: None,
+        reasoning: None,
+        tool_calls,
+    };
+    // Only a tool-call turn needs its reasoning back (DeepSeek); elsewhere it would be
+    // ignored, or refused by older reasoners.
+    if !out.tool_calls.is_empty() {
+        match reasoning_back(&message.content) {
+            Some(("reasoning_content", text)) => out.reasoning_content = Some(text),
+            Some((_, text)) => out.reasoning = Some(text),
+            None => {}
+        }
+    }
+    Some(Out::Assistant(out))
+}
+
+/// The JSON body of a streamed Chat Completions request, written in one pass.
+pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Vec<u8> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
-        messages.push(json!({"role": "system", "content": request.system}));
+        messages.push(Out::Plain { role: "system", content: Cow::Borrowed(&request.system) });
     }
     for message in &request.messages {
         match message.role {
-            Role::User => {
-                let mut texts = Vec::new();
-                for part in &message.content {
-                    match part {
-                        Part::ToolResult { call_id, content, is_error: _ } => {
-                            messages.push(json!({"role": "tool", "tool_call_id": call_id, "content": content}));
-                        }
-                        Part::Text { text } => texts.push(text.as_str()),
-                        Part::Thinking { .. } | Part::ToolCall { .. } => {}
-                    }
-                }
-                if !texts.is_empty() {
-                    messages.push(json!({"role": "user", "content": texts.join("\n\n")}));
-                }
-            }
-            Role::Assistant => {
-                let mut texts = Vec::new();
-                let mut tool_calls = Vec::new();
-                for part in &message.content {
-                    match part {
-                        Part::Text { text } => texts.push(text.as_str()),
-                        Part::ToolCall { id, name, arguments } => tool_calls.push(json!({
-                            "id": id,
-                            "type": "function",
-                            "function": {"name": name, "arguments": arguments_text(arguments)},
-                        })),
-                        Part::Thinking { .. } | Part::ToolResult { .. } => {}
-                    }
-                }
-                if texts.is_empty() && tool_calls.is_empty() {
-                    continue;
-                }
-                let mut out = Map::new();
-                out.insert("role".into(), "assistant".into());
-                out.insert("content".into(), if texts.is_empty() { Value::Null } else { texts.concat().into() });
-                if !tool_calls.is_empty() {
-                    out.insert("tool_calls".into(), tool_calls.into());
-                }
-                messages.push(Value::Object(out));
-            }
+            Role::User => user_messages(message, &mut messages),
+            Role::Assistant => messages.extend(assistant_message(message)),
         }
     }
-    let mut body = Map::new();
-    body.insert("model".into(), request.model.as_deref().unwrap_or(&settings.model).into());
-    body.insert("messages".into(), messages.into());
-    body.insert("stream".into(), true.into());
-    body.insert("stream_options".into(), json!({"include_usage": true}));
-    body.insert("max_tokens".into(), settings.max_tokens.into());
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), crate::assemble::temperature(temperature));
-    }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
+    let model = request.model.as_deref().unwrap_or(&settings.model);
+    // The configured limit, within what the model can give.
+    let limit = crate::profile::resolve(settings, model).max_output;
+    let reasoning_model = is_reasoning_model(model);
+    let body = Body {
+        model,
+        messages,
+        stream: true,
+        stream_options: json!({"include_usage": true}),
+        max_tokens: (!reasoning_model).then_some(limit),
+        max_completion_tokens: reasoning_model.then_some(limit),
+        reasoning_effort: settings.reasoning.effort.as_deref(),
+        temperature: request.temperature.map(crate::assemble::temperature),
+        tools: request
             .tools
             .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
-                })
+            .map(|tool| ToolOut {
+                r#type: "function",
+                function: FunctionDef {
+                    name: &tool.name,
+                    description: &tool.description,
+                    parameters: &tool.parameters,
+                },
             })
-            .collect();
-        body.insert("tools".into(), tools.into());
-    }
-    Value::Object(body)
+            .collect(),
+    };
+    // Borrowed strings and JSON values: writing them cannot fail.
+    serde_json::to_vec(&body).unwrap_or_default()
 }
 
 /// A tool call being streamed: fragments arrive under the same `index`.
@@ -94,6 +224,8 @@ struct PendingCall {
     id: String,
     name: String,
     arguments: String,
+    /// Gemini's `extra_content` (its thought signature), sent back with the call.
+    extra: Option<Value>,
     done: bool,
 }
 
@@ -137,21 +269,13 @@ impl Decoder {
             let message = error.get("message").and_then(Value::as_str).map_or_else(|| error.to_string(), str::to_owned);
             return Err(StreamFault::Provider { retryable: false, message });
         }
-        if let Some(usage) = chunk.get("usage").filter(|usage| usage.is_object()) {
-            let field = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
-            let cached = usage.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
-            asm.set_usage(
-                Usage {
-                    input_tokens: field("prompt_tokens"),
-                    output_tokens: field("completion_tokens"),
-                    cache_read_tokens: cached,
-                    cache_write_tokens: 0,
-                },
-                on_event,
-            );
+        // Groq puts the counts under `x_groq`.
+        let usage = chunk.get("usage").or_else(|| chunk.pointer("/x_groq/usage")).filter(|usage| usage.is_object());
+        if let Some(usage) = usage {
+            asm.set_usage(read_usage(usage), on_event);
         }
         let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|choices| choices.first()) else {
-            if chunk.get("choices").is_none() && chunk.get("usage").is_none() {
+            if chunk.get("choices").is_none() && usage.is_none() {
                 return Err(StreamFault::Protocol(format!(
                     "a stream chunk has neither choices nor usage: {}",
                     snippet(data)
@@ -161,12 +285,17 @@ impl Decoder {
         };
         if let Some(delta) = choice.get("delta") {
             // Servers that send both carry the same text twice.
-            let reasoning = ["reasoning_content", "reasoning"].iter().find_map(|key| delta.get(*key)?.as_str());
-            if let Some(text) = reasoning {
-                asm.thinking(text, on_event);
+            let reasoning =
+                [("reasoning_content", ReasoningField::ReasoningContent), ("reasoning", ReasoningField::Reasoning)]
+                    .into_iter()
+                    .find_map(|(key, field)| Some((delta.get(key)?.as_str()?, field)));
+            if let Some((text, field)) = reasoning {
+                asm.thinking_in(text, Some(field), on_event);
             }
-            if let Some(text) = delta.get("content").and_then(Value::as_str) {
-                asm.text(text, on_event);
+            match delta.get("content") {
+                Some(Value::String(text)) => asm.text(text, on_event),
+                Some(Value::Array(parts)) => content_parts(parts, asm, on_event),
+                _ => {}
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (position, call) in calls.iter().enumerate() {
@@ -200,6 +329,7 @@ impl Decoder {
         let function = call.get("function");
         let name = function.and_then(|f| f.get("name")).and_then(Value::as_str).filter(|name| !name.is_empty());
         let arguments = function.and_then(|f| f.get("arguments"));
+        let extra = call.get("extra_content").filter(|extra| !extra.is_null());
         // A new id under an index already completed starts another call (servers that send
         // each complete call with index 0).
         let existing = self.calls.iter().position(|pending| {
@@ -214,6 +344,7 @@ impl Decoder {
                     id: String::new(),
                     name: String::new(),
                     arguments: String::new(),
+                    extra: None,
                     done: false,
                 });
                 self.calls.len() - 1
@@ -235,6 +366,9 @@ impl Decoder {
             // Some servers send the arguments as an object rather than a JSON string.
             Some(object @ Value::Object(_)) => pending.arguments.push_str(&object.to_string()),
             _ => {}
+        }
+        if let Some(extra) = extra {
+            pending.extra = Some(extra.clone());
         }
         if pending.part.is_none() && !pending.name.is_empty() {
             if pending.id.is_empty() {
@@ -260,6 +394,9 @@ impl Decoder {
                     asm.start_tool_call(&pending.id, &pending.name, on_event)
                 }
             };
+            if let Some(extra) = pending.extra.take() {
+                asm.tool_call_extra(part, extra);
+            }
             asm.finish_tool_call(part, &pending.arguments, on_event);
         }
     }
@@ -274,6 +411,39 @@ impl Decoder {
             retryable: true,
             message: "the provider closed the stream before the response was complete".into(),
         })
+    }
+}
+
+/// Typed content parts (Mistral): `{"type": "text", "text"}` and `{"type": "thinking",
+/// "thinking": [{"type": "text", "text"}]}`; other types (references) are skipped.
+fn content_parts(parts: &[Value], asm: &mut Assembler, on_event: &mut dyn FnMut(Event)) {
+    for part in parts {
+        match part.get("type").and_then(Value::as_str) {
+            Some("text") => asm.text(part.get("text").and_then(Value::as_str).unwrap_or(""), on_event),
+            Some("thinking") => {
+                let pieces = part.get("thinking").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+                for piece in pieces {
+                    if let Some(text) = piece.get("text").and_then(Value::as_str) {
+                        asm.thinking_in(text, Some(ReasoningField::ThinkingPart), on_event);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Counts of a `usage` object: OpenAI's, DeepSeek's (`prompt_cache_hit_tokens`), Groq's.
+fn read_usage(usage: &Value) -> Usage {
+    let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64);
+    Usage {
+        input_tokens: number("/prompt_tokens").unwrap_or(0),
+        output_tokens: number("/completion_tokens").unwrap_or(0),
+        cache_read_tokens: number("/prompt_tokens_details/cached_tokens")
+            .or_else(|| number("/prompt_cache_hit_tokens"))
+            .unwrap_or(0),
+        cache_write_tokens: 0,
+        reasoning_tokens: number("/completion_tokens_details/reasoning_tokens").unwrap_or(0),
     }
 }
 
@@ -321,6 +491,8 @@ mod tests {
                 Value::Null,
             ),
             delta(json!({"tool_calls": [{"index": 0, "id": "a", "function": {"arguments": ": 1}"}}]}), Value::Null),
+            // An empty id on a later fragment (some servers) continues the call.
+            delta(json!({"tool_calls": [{"index": 0, "id": "", "function": {"arguments": ""}}]}), Value::Null),
             // Complete calls without an index, arguments as an object.
             delta(
                 json!({"tool_calls": [{"id": "b", "function": {"name": "ls", "arguments": {"d": "."}}}]}),
@@ -334,14 +506,24 @@ mod tests {
         assert_eq!(
             parts,
             vec![
-                Part::Thinking { text: "r".into(), signature: None },
-                Part::ToolCall { id: "a".into(), name: "read".into(), arguments: json!({"p": 1}) },
-                Part::ToolCall { id: "b".into(), name: "ls".into(), arguments: json!({"d": "."}) },
-                Part::ToolCall { id: "call_2".into(), name: "pwd".into(), arguments: json!({}) },
+                Part::Thinking { text: "r".into(), signature: None, field: Some(ReasoningField::ReasoningContent) },
+                Part::ToolCall { id: "a".into(), name: "read".into(), arguments: json!({"p": 1}), extra: None },
+                Part::ToolCall { id: "b".into(), name: "ls".into(), arguments: json!({"d": "."}), extra: None },
+                Part::ToolCall { id: "call_2".into(), name: "pwd".into(), arguments: json!({}), extra: None },
             ]
         );
         assert_eq!(stop, Some(StopReason::ToolUse));
         assert_eq!(events.iter().filter(|event| matches!(event, Event::ToolCallReady { .. })).count(), 3);
+    }
+
+    #[test]
+    fn reasoning_models_take_max_completion_tokens() {
+        for model in ["o1", "o3-mini", "o4-mini-2025-04-16", "gpt-5", "gpt-5.1", "gpt-5-mini", "openai/gpt-5"] {
+            assert!(is_reasoning_model(model), "{model}");
+        }
+        for model in ["gpt-4o", "gpt-4.1", "omni", "o10x", "qwen2.5-coder", "gpt-50"] {
+            assert!(!is_reasoning_model(model), "{model}");
+        }
     }
 
     #[test]

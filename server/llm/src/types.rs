@@ -1,5 +1,6 @@
 //! The provider-neutral conversation and streaming types.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -30,12 +31,45 @@ pub struct ProviderSettings {
     pub api_key: Option<String>,
     /// Name of the environment variable the key came from, for error messages.
     pub api_key_env: Option<String>,
-    /// `max_tokens` for each response.
+    /// `max_tokens` for each response (`max_completion_tokens` for OpenAI's reasoning models).
     pub max_tokens: u32,
+    /// Extended thinking / reasoning effort, when switched on.
+    pub reasoning: Reasoning,
+    /// The model's context window when the configuration names it (else the model table's,
+    /// see [`profile::resolve`](crate::profile::resolve)).
+    pub context_window: Option<u32>,
     /// Timeouts.
     pub timeouts: Timeouts,
     /// Retry policy.
     pub retry: RetryPolicy,
+}
+
+/// How much the model may think before answering. Each wire format gets its own field: OpenAI
+/// `reasoning_effort`, Anthropic `thinking: {type: "enabled", budget_tokens}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reasoning {
+    /// `low`, `medium` or `high` (other words go through as written: providers add their own).
+    pub effort: Option<String>,
+    /// Tokens of thinking (Anthropic's budget; with only `effort`, a budget is derived from it).
+    pub budget_tokens: Option<u32>,
+}
+
+impl Reasoning {
+    /// Whether thinking was asked for at all.
+    pub fn is_on(&self) -> bool {
+        self.effort.is_some() || self.budget_tokens.is_some()
+    }
+
+    /// Anthropic's thinking budget: the configured one, else one derived from the effort.
+    pub fn budget(&self) -> Option<u32> {
+        self.budget_tokens.or_else(|| {
+            Some(match self.effort.as_deref()? {
+                "minimal" | "low" => 4_096,
+                "medium" => 10_000,
+                _ => 24_000,
+            })
+        })
+    }
 }
 
 /// Timeouts of one model turn.
@@ -100,13 +134,23 @@ pub enum Part {
         /// The text.
         text: String,
     },
-    /// The model's reasoning (Anthropic `thinking`, OpenAI-compatible `reasoning_content`).
+    /// The model's reasoning (Anthropic `thinking`, OpenAI-compatible `reasoning_content`,
+    /// `reasoning` or typed `thinking` content parts).
     Thinking {
         /// The reasoning text.
         text: String,
         /// Anthropic's signature, which must be sent back unchanged.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
+        /// Where an OpenAI-compatible provider sent it, so it goes back under the same name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        field: Option<ReasoningField>,
+    },
+    /// Anthropic's encrypted reasoning (`redacted_thinking`): nothing to show, but it must be
+    /// sent back unchanged within a tool-use turn.
+    RedactedThinking {
+        /// The opaque data.
+        data: String,
     },
     /// A tool call by the assistant.
     ToolCall {
@@ -117,6 +161,10 @@ pub enum Part {
         /// Parsed arguments (an object; `{}` when the model sent none; the raw string under
         /// `"_raw"` when it sent invalid JSON, so the tool layer can report it).
         arguments: Value,
+        /// Opaque provider data on the call, sent back verbatim (Gemini's `extra_content` with
+        /// its thought signature, without which Gemini refuses the call when it comes back).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extra: Option<Value>,
     },
     /// The result of a tool call, sent back on the user side.
     ToolResult {
@@ -127,6 +175,20 @@ pub enum Part {
         /// Whether the call failed.
         is_error: bool,
     },
+}
+
+/// The field of an OpenAI-compatible stream that carried reasoning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningField {
+    /// `reasoning_content` (DeepSeek, vLLM, llama.cpp): DeepSeek requires it back on every
+    /// assistant message that made tool calls.
+    ReasoningContent,
+    /// `reasoning` (Ollama, OpenRouter).
+    Reasoning,
+    /// Typed content parts `{"type": "thinking", "thinking": [...]}` (Mistral's Magistral):
+    /// shown and stored, not sent back.
+    ThinkingPart,
 }
 
 /// A tool the model may call.
@@ -145,8 +207,9 @@ pub struct ToolDef {
 pub struct Request {
     /// System prompt (OpenAI: a leading `system` message; Anthropic: the `system` field).
     pub system: String,
-    /// The conversation so far.
-    pub messages: Vec<Message>,
+    /// The conversation so far, shared with the caller's history (a request copies pointers,
+    /// not messages).
+    pub messages: Vec<Arc<Message>>,
     /// Tools offered.
     pub tools: Vec<ToolDef>,
     /// Overrides the configured model for this request.
@@ -194,14 +257,17 @@ pub enum Event {
 /// Token counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Prompt tokens.
+    /// Prompt tokens, cached ones included (Anthropic reports those apart; they are added in).
     pub input_tokens: u64,
-    /// Completion tokens.
+    /// Completion tokens (reasoning included).
     pub output_tokens: u64,
     /// Prompt tokens read from the provider's cache.
     pub cache_read_tokens: u64,
     /// Prompt tokens written to the provider's cache.
     pub cache_write_tokens: u64,
+    /// Completion tokens spent on reasoning, where the provider says.
+    #[serde(default)]
+    pub reasoning_tokens: u64,
 }
 
 /// Why the model stopped.
@@ -250,6 +316,9 @@ pub enum ErrorKind {
     Stalled,
     /// Cancelled by the caller.
     Cancelled,
+    /// The request does not fit the model's context window (OpenAI `context_length_exceeded`,
+    /// Anthropic "prompt is too long", or a 400/413 saying so): shorten the history and retry.
+    ContextTooLong,
     /// The provider sent something that is not its documented wire format.
     Protocol,
 }

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tandem_fake_provider::{FakeProvider, Stop, Turn};
 use tandem_llm::{
-    Client, ErrorKind, Event, LlmError, Message, Part, ProviderKind, ProviderSettings, Request, Response, RetryPolicy,
-    Role, StopReason, Timeouts, ToolDef, Usage,
+    Client, ErrorKind, Event, LlmError, Message, Part, ProviderKind, ProviderSettings, Reasoning, ReasoningField,
+    Request, Response, RetryPolicy, Role, StopReason, Timeouts, ToolDef, Usage,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -21,6 +21,8 @@ fn settings(kind: ProviderKind, base_url: &str) -> ProviderSettings {
         api_key: Some("sk-test".into()),
         api_key_env: Some("TEST_PROVIDER_KEY".into()),
         max_tokens: 1000,
+        reasoning: Reasoning::default(),
+        context_window: None,
         timeouts: Timeouts {
             connect: Duration::from_secs(2),
             overall: Duration::from_secs(10),
@@ -33,7 +35,7 @@ fn settings(kind: ProviderKind, base_url: &str) -> ProviderSettings {
 fn hello() -> Request {
     Request {
         system: "Be brief.".into(),
-        messages: vec![Message { role: Role::User, content: vec![Part::Text { text: "Hi".into() }] }],
+        messages: vec![Message { role: Role::User, content: vec![Part::Text { text: "Hi".into() }] }.into()],
         ..Request::default()
     }
 }
@@ -53,7 +55,7 @@ fn text(text: &str) -> Part {
 }
 
 fn call(id: &str, name: &str, arguments: Value) -> Part {
-    Part::ToolCall { id: id.into(), name: name.into(), arguments }
+    Part::ToolCall { id: id.into(), name: name.into(), arguments, extra: None }
 }
 
 fn without_usage(events: &[Event]) -> Vec<Event> {
@@ -73,15 +75,15 @@ async fn text_thinking_and_usage_in_both_formats() {
         .await;
         let (result, events) = run(settings(kind, &provider.base_url()), &hello()).await;
         let Ok(response) = result else { panic!("{kind:?}: {result:?}") };
-        let signature = match kind {
-            ProviderKind::OpenAi => None,
-            ProviderKind::Anthropic => Some("sig-1".to_owned()),
+        let (signature, field) = match kind {
+            ProviderKind::OpenAi => (None, Some(ReasoningField::ReasoningContent)),
+            ProviderKind::Anthropic => (Some("sig-1".to_owned()), None),
         };
         assert_eq!(
             response.message,
             Message {
                 role: Role::Assistant,
-                content: vec![Part::Thinking { text: "Let me think.".into(), signature }, text("Hello")],
+                content: vec![Part::Thinking { text: "Let me think.".into(), signature, field }, text("Hello")],
             },
             "{kind:?}"
         );
@@ -178,7 +180,7 @@ fn conversation() -> Request {
             Message {
                 role: Role::Assistant,
                 content: vec![
-                    Part::Thinking { text: "Read it first.".into(), signature: Some("sig-9".into()) },
+                    Part::Thinking { text: "Read it first.".into(), signature: Some("sig-9".into()), field: None },
                     text("Reading."),
                     call("call_1", "read", json!({"path": "a.rs"})),
                     call("call_2", "grep", json!({"_raw": "{bad"})),
@@ -192,7 +194,10 @@ fn conversation() -> Request {
                     text("Also keep it short."),
                 ],
             },
-        ],
+        ]
+        .into_iter()
+        .map(Into::into)
+        .collect(),
         tools: vec![ToolDef {
             name: "read".into(),
             description: "Read a file".into(),
@@ -261,7 +266,7 @@ async fn anthropic_request_shape() {
             "model": "test-model",
             "max_tokens": 1000,
             "stream": true,
-            "system": "You are Tandem.",
+            "system": [{"type": "text", "text": "You are Tandem.", "cache_control": {"type": "ephemeral"}}],
             "messages": [
                 {"role": "user", "content": [{"type": "text", "text": "Fix a.rs"}]},
                 {"role": "assistant", "content": [
@@ -273,7 +278,7 @@ async fn anthropic_request_shape() {
                 {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": "call_1", "content": "fn main() {}", "is_error": false},
                     {"type": "tool_result", "tool_use_id": "call_2", "content": "invalid arguments", "is_error": true},
-                    {"type": "text", "text": "Also keep it short."},
+                    {"type": "text", "text": "Also keep it short.", "cache_control": {"type": "ephemeral"}},
                 ]},
             ],
             "tools": [{
@@ -297,11 +302,14 @@ async fn a_response_round_trips_into_the_next_request() {
         let mut request = hello();
         let first = client.stream(&request, &CancellationToken::new(), &mut |_| {}).await;
         let Ok(first) = first else { panic!("{first:?}") };
-        request.messages.push(first.message);
-        request.messages.push(Message {
-            role: Role::User,
-            content: vec![Part::ToolResult { call_id: "call_7".into(), content: "text".into(), is_error: false }],
-        });
+        request.messages.push(first.message.into());
+        request.messages.push(
+            Message {
+                role: Role::User,
+                content: vec![Part::ToolResult { call_id: "call_7".into(), content: "text".into(), is_error: false }],
+            }
+            .into(),
+        );
         let second = client.stream(&request, &CancellationToken::new(), &mut |_| {}).await;
         assert!(second.is_ok(), "{second:?}");
         let body = &provider.requests()[1].body;

@@ -31,6 +31,10 @@ pub mod methods {
     pub const SESSION_LIST: &str = "tandem/session/list";
     /// `tandem/session/load` (client → server request).
     pub const SESSION_LOAD: &str = "tandem/session/load";
+    /// `tandem/session/compact` (client → server request): shortens the conversation the model
+    /// sees (old tool outputs elided, the rest summarised), as Tandem does by itself when the
+    /// context window fills up.
+    pub const SESSION_COMPACT: &str = "tandem/session/compact";
     /// `tandem/session/update` (server → client notification).
     pub const SESSION_UPDATE: &str = "tandem/session/update";
     /// `tandem/session/requestPermission` (server → client request).
@@ -282,6 +286,8 @@ pub fn protocol_schema() -> Value {
         SessionListResult,
         SessionLoadParams,
         SessionLoadResult,
+        SessionCompactParams,
+        SessionCompactResult,
         SessionNotification,
         RequestPermissionParams,
         RequestPermissionResult,

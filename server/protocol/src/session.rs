@@ -129,6 +129,8 @@ pub enum StopReason {
     MaxTurns,
     /// The model refused.
     Refusal,
+    /// The answer was cut at the output token limit (the person was told how to go on).
+    MaxTokens,
     /// The model provider failed (see `error`).
     Error,
 }
@@ -224,6 +226,27 @@ pub struct SessionLoadResult {
     pub modes: SessionModes,
 }
 
+/// `tandem/session/compact` params.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCompactParams {
+    /// Session.
+    pub session_id: String,
+}
+
+/// `tandem/session/compact` result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCompactResult {
+    /// Estimated tokens of the conversation before.
+    pub tokens_before: u64,
+    /// Estimated tokens after.
+    pub tokens_after: u64,
+    /// Whether older turns were replaced by a summary the model wrote (else only old tool
+    /// outputs were elided, or there was nothing to shorten).
+    pub summarized: bool,
+}
+
 /// `tandem/session/update` params.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -299,6 +322,39 @@ pub struct Usage {
     pub cache_read_tokens: u64,
     /// All tokens of the session so far (input + output over every model turn).
     pub total_tokens: u64,
+    /// Completion tokens of the last model turn spent on reasoning.
+    #[serde(default)]
+    pub reasoning_tokens: u64,
+    /// The model's context window in tokens (0: unknown).
+    #[serde(default)]
+    pub context_window: u64,
+    /// Totals over the whole session.
+    #[serde(default)]
+    pub session: UsageTotals,
+}
+
+/// Token totals of a session (every model turn, compaction summaries included).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageTotals {
+    /// Prompt tokens (cached ones included).
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
+    pub cache_read_tokens: u64,
+    /// Completion tokens spent on reasoning.
+    pub reasoning_tokens: u64,
+}
+
+impl UsageTotals {
+    /// Adds one model turn's counts.
+    pub fn add(&mut self, input: u64, output: u64, cache_read: u64, reasoning: u64) {
+        self.input_tokens += input;
+        self.output_tokens += output;
+        self.cache_read_tokens += cache_read;
+        self.reasoning_tokens += reasoning;
+    }
 }
 
 /// An entry of the plan.

@@ -45,6 +45,10 @@ struct ProviderSection {
     stall_timeout_secs: Option<u64>,
     connect_timeout_secs: Option<u64>,
     max_retries: Option<u32>,
+    reasoning_effort: Option<String>,
+    thinking_budget: Option<u32>,
+    context_window: Option<u32>,
+    max_output_tokens: Option<u32>,
 }
 
 /// `[web]`
@@ -77,7 +81,7 @@ struct ExecSection {
 }
 
 /// Provider settings beyond what editors pass (`[provider]` in the files only).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ProviderTuning {
     /// `max_tokens` per model response.
     pub max_tokens: Option<u32>,
@@ -89,6 +93,13 @@ pub struct ProviderTuning {
     pub connect_timeout_secs: Option<u64>,
     /// Retries of failed requests.
     pub max_retries: Option<u32>,
+    /// Reasoning effort (`low`, `medium`, `high`): OpenAI `reasoning_effort`, an Anthropic
+    /// thinking budget.
+    pub reasoning_effort: Option<String>,
+    /// Anthropic thinking budget in tokens.
+    pub thinking_budget: Option<u32>,
+    /// The model's context window, overriding Tandem's model table.
+    pub context_window: Option<u32>,
 }
 
 /// The default provider: Ollama's OpenAI-compatible endpoint on this machine.
@@ -480,11 +491,15 @@ impl Config {
         }
         let p = file.provider;
         let t = &mut self.tuning;
-        t.max_tokens = p.max_tokens.or(t.max_tokens);
+        // `max_output_tokens` is the newer name of `max_tokens`.
+        t.max_tokens = p.max_output_tokens.or(p.max_tokens).or(t.max_tokens);
+        t.context_window = p.context_window.or(t.context_window);
         t.timeout_secs = p.timeout_secs.or(t.timeout_secs);
         t.stall_timeout_secs = p.stall_timeout_secs.or(t.stall_timeout_secs);
         t.connect_timeout_secs = p.connect_timeout_secs.or(t.connect_timeout_secs);
         t.max_retries = p.max_retries.or(t.max_retries);
+        t.reasoning_effort = p.reasoning_effort.or(t.reasoning_effort.take());
+        t.thinking_budget = p.thinking_budget.or(t.thinking_budget);
         self.max_turns = file.agent.max_turns.or(self.max_turns);
         self.max_agent_depth = file.agent.max_agent_depth.or(self.max_agent_depth);
         self.defer_tools = file.agent.defer_tools.or(self.defer_tools);
@@ -563,7 +578,7 @@ impl Config {
             tandem_llm::ProviderKind::Anthropic => "claude-sonnet-4-5".to_owned(),
             tandem_llm::ProviderKind::OpenAi => DEFAULT_MODEL.to_owned(),
         });
-        let t = self.tuning;
+        let t = &self.tuning;
         let mut timeouts = tandem_llm::Timeouts::default();
         if let Some(secs) = t.timeout_secs {
             timeouts.overall = Duration::from_secs(secs);
@@ -578,13 +593,18 @@ impl Config {
         if let Some(n) = t.max_retries {
             retry.max_retries = n;
         }
+        let max_tokens = t
+            .max_tokens
+            .unwrap_or_else(|| tandem_llm::profile::default_max_tokens(&model, &base_url, t.context_window));
         Ok(tandem_llm::ProviderSettings {
             kind,
             base_url,
             model,
             api_key,
             api_key_env,
-            max_tokens: t.max_tokens.unwrap_or(8192),
+            max_tokens,
+            context_window: t.context_window,
+            reasoning: tandem_llm::Reasoning { effort: t.reasoning_effort.clone(), budget_tokens: t.thinking_budget },
             timeouts,
             retry,
         })
@@ -841,7 +861,7 @@ mod tests {
 
     #[test]
     fn every_known_key_loads() -> anyhow::Result<()> {
-        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n";
+        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n";
         assert_eq!(load_error(text)?, "");
         // And the test above names every key the types accept: none is missing from it.
         for (table, key) in all_keys() {

@@ -50,6 +50,34 @@ struct Terminal {
     titles: Mutex<std::collections::HashMap<String, String>>,
     /// Serialises questions with output.
     asking: tokio::sync::Mutex<()>,
+    /// The session's latest token counts, for the summary line.
+    usage: Mutex<Option<tandem_protocol::Usage>>,
+}
+
+/// `12345` as `12.3k`.
+fn tokens(n: u64) -> String {
+    if n < 1_000 { n.to_string() } else { format!("{:.1}k", n as f64 / 1_000.0) }
+}
+
+/// The summary line's token part: the session's totals and how full the window was last.
+fn usage_line(usage: &tandem_protocol::Usage) -> String {
+    let totals = usage.session;
+    let mut line = format!("{} tokens in", tokens(totals.input_tokens));
+    if totals.cache_read_tokens > 0 {
+        line.push_str(&format!(" ({} cached)", tokens(totals.cache_read_tokens)));
+    }
+    line.push_str(&format!(", {} out", tokens(totals.output_tokens)));
+    if totals.reasoning_tokens > 0 {
+        line.push_str(&format!(" ({} reasoning)", tokens(totals.reasoning_tokens)));
+    }
+    if usage.context_window > 0 {
+        line.push_str(&format!(
+            "; context {} of {}",
+            tokens(usage.input_tokens + usage.output_tokens),
+            tokens(usage.context_window)
+        ));
+    }
+    line
 }
 
 fn out(text: &str) {
@@ -137,6 +165,9 @@ impl SessionClient for Terminal {
             }
             SessionUpdate::CurrentModeUpdate { current_mode_id } => {
                 out(&format!("\n(mode: {})\n", current_mode_id.as_str()));
+            }
+            SessionUpdate::UsageUpdate(usage) => {
+                *self.usage.lock().unwrap_or_else(PoisonError::into_inner) = Some(usage);
             }
             _ => {}
         }
@@ -285,6 +316,9 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
         config.provider.model = Some(model.clone());
     }
     let provider = config.provider_settings()?;
+    if let Some(notice) = tandem_llm::profile::resolve(&provider, &provider.model).notice(&provider.model) {
+        eprintln!("tandem: {notice}");
+    }
     let workspace = Arc::new(Workspace::new(&root, &config.allowed_paths)?);
     let registry = Arc::new(Registry::builtin(config.tools.clone()));
     let mcp = tandem_mcp::McpManager::from_workspace(
@@ -298,6 +332,7 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
         yes: args.yes,
         titles: Mutex::new(Default::default()),
         asking: tokio::sync::Mutex::new(()),
+        usage: Mutex::new(None),
     });
     let mut agent_config = config.agent_config(provider);
     if let Some(mode) = args.mode {
@@ -341,6 +376,16 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
             cancel_agent.cancel(&cancel_id);
         }
     });
+    if prompt.trim() == "/compact" {
+        let params = tandem_protocol::SessionCompactParams { session_id: session_id.clone() };
+        let done = agent.compact(params).await?;
+        let how = if done.summarized { "older turns summarised" } else { "nothing to summarise" };
+        eprintln!(
+            "tandem: session {session_id} compacted: about {} → {} tokens ({how})",
+            done.tokens_before, done.tokens_after
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let result = agent
         .prompt(SessionPromptParams { session_id: session_id.clone(), prompt: vec![ContentBlock::text(prompt)] })
         .await?;
@@ -352,7 +397,14 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
     out("\n");
     let stop =
         serde_json::to_value(result.stop_reason).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-    eprintln!("tandem: session {session_id} ended: {stop} (continue it with --session {session_id})");
+    let usage = terminal.usage.lock().unwrap_or_else(PoisonError::into_inner).map(|u| format!(" — {}", usage_line(&u)));
+    eprintln!(
+        "tandem: session {session_id} ended: {stop}{} (continue it with --session {session_id})",
+        usage.unwrap_or_default()
+    );
+    if result.stop_reason == StopReason::MaxTokens {
+        eprintln!("tandem: the answer was cut at the output limit; go on with --session {session_id} \"continue\"");
+    }
     Ok(match result.stop_reason {
         StopReason::EndTurn => ExitCode::SUCCESS,
         StopReason::Error => {
@@ -361,6 +413,7 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         StopReason::MaxTurns => ExitCode::from(3),
         StopReason::Refusal => ExitCode::from(4),
+        StopReason::MaxTokens => ExitCode::from(5),
         StopReason::Cancelled => ExitCode::from(130),
     })
 }

@@ -12,20 +12,12 @@ use tandem_protocol::{
 /// The ACP protocol version we speak.
 pub const PROTOCOL_VERSION: u64 = 1;
 
-/// The context window reported in `usage_update` (ACP's `size`) when the configuration names
-/// none (`TANDEM_CONTEXT_WINDOW`).
-const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
-
 /// `_meta` key of a diff's hunks in a permission request.
 pub const META_HUNKS: &str = "_tandem/hunks";
 /// `_meta` key of the hunks a client accepted (absent: all).
 pub const META_ACCEPTED_HUNKS: &str = "_tandem/acceptedHunks";
 /// `_meta` key of words for the model with a rejection.
 pub const META_MESSAGE: &str = "_tandem/message";
-
-fn context_window() -> u64 {
-    std::env::var("TANDEM_CONTEXT_WINDOW").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_CONTEXT_WINDOW)
-}
 
 /// Moves `hunks` of every diff in `content` into `_meta`, where ACP allows extensions.
 fn hunks_to_meta(content: &mut Value) {
@@ -44,7 +36,8 @@ pub fn update(update: &SessionUpdate) -> Value {
         return json!({
             "sessionUpdate": "usage_update",
             "used": usage.input_tokens + usage.output_tokens,
-            "size": context_window().max(usage.input_tokens + usage.output_tokens),
+            // The model's window (from Tandem's model table or `[provider] context_window`).
+            "size": usage.context_window.max(usage.input_tokens + usage.output_tokens),
             "_meta": { "_tandem/usage": usage },
         });
     }
@@ -167,6 +160,7 @@ pub fn stop_reason(reason: StopReason) -> &'static str {
         StopReason::Cancelled => "cancelled",
         StopReason::MaxTurns => "max_turn_requests",
         StopReason::Refusal => "refusal",
+        StopReason::MaxTokens => "max_tokens",
     }
 }
 
@@ -221,8 +215,11 @@ mod tests {
             output_tokens: 5,
             cache_read_tokens: 0,
             total_tokens: 15,
+            context_window: 8_192,
+            ..Default::default()
         }));
         assert_eq!((usage["used"].as_u64(), usage["sessionUpdate"].as_str()), (Some(15), Some("usage_update")));
+        assert_eq!(usage["size"].as_u64(), Some(8_192));
     }
 
     #[test]

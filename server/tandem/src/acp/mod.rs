@@ -96,6 +96,7 @@ fn available_commands() -> Value {
         { "name": "undo", "description": "Restore the files to before the last turn (or turn N), reviewed like any change; what you changed since is left alone",
           "input": { "hint": "turn number (optional)" } },
         { "name": "redo", "description": "Bring back what the last undo restored" },
+        { "name": "compact", "description": "Shorten the conversation the model sees: old tool outputs elided, older turns summarised" },
     ])
 }
 
@@ -511,8 +512,8 @@ impl Server {
         }
     }
 
-    /// `/mode <id>`, `/model <name>`, `/undo [turn]` and `/redo`: answered here, the model is
-    /// not asked.
+    /// `/mode <id>`, `/model <name>`, `/undo [turn]`, `/redo` and `/compact`: answered here,
+    /// the model is not asked.
     async fn slash_command(
         &self,
         ready: &Ready,
@@ -549,6 +550,12 @@ impl Server {
             "/redo" => {
                 let result = ready.agent.redo(session_id).await.map_err(agent_error)?;
                 Ok(Some(tandem_agent::describe_restore(&result)))
+            }
+            "/compact" => {
+                let params = tandem_protocol::SessionCompactParams { session_id: session_id.to_owned() };
+                let done = ready.agent.compact(params).await.map_err(agent_error)?;
+                let how = if done.summarized { "older turns summarised" } else { "nothing to summarise" };
+                Ok(Some(format!("Compacted: about {} → {} tokens ({how}).", done.tokens_before, done.tokens_after)))
             }
             _ => Ok(None),
         }

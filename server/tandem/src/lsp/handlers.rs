@@ -162,6 +162,7 @@ impl Backend {
             methods::SESSION_LOAD => self.session_load(parse(params)?).await,
             methods::SESSION_CHECKPOINTS => self.session_checkpoints(parse(params)?).await,
             methods::SESSION_RESTORE => self.session_restore(parse(params)?).await,
+            methods::SESSION_COMPACT => self.session_compact(parse(params)?).await,
             _ => Err(RpcError::new(RpcError::METHOD_NOT_FOUND, format!("unknown method `{method}`"))),
         }
     }
@@ -247,6 +248,10 @@ impl Backend {
     /// helps nobody), so `$/cancelRequest` does not cut it.
     async fn session_restore(&self, params: SessionRestoreParams) -> Result<Value, RpcError> {
         to_json(self.agent()?.restore(params).await.map_err(agent_error)?)
+    }
+
+    async fn session_compact(&self, params: tandem_protocol::SessionCompactParams) -> Result<Value, RpcError> {
+        to_json(self.agent()?.compact(params).await.map_err(agent_error)?)
     }
 
     /// `initialize`: opens the workspace, the tools, the language servers and the agent.

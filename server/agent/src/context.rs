@@ -1,0 +1,598 @@
+//! The context budget: how much of the model's window a request may use, token estimates
+//! calibrated against the counts the provider reports, and compaction when the next request
+//! would not fit.
+//!
+//! Compaction goes in stages, each only when the one before did not bring the request under the
+//! budget (window − output tokens − a margin): old tool outputs beyond the last few turns become
+//! a stub saying how to get them again; then the model summarises the older turns (goals,
+//! decisions, files touched, open tasks) and the conversation goes on from the summary and the
+//! recent turns; last, whatever is still too large is cut. Each compaction is stored in the
+//! session file as the whole compacted conversation, so loading the session resumes from it.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tandem_llm::{ErrorKind, Message, Part, Request, Role};
+use tandem_protocol::{ContentBlock, SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolKind};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{Agent, History, Session};
+use crate::store::Record;
+
+/// Bytes per token before the provider has reported any counts: low, so a first estimate
+/// errs on the large side.
+pub(crate) const DEFAULT_BYTES_PER_TOKEN: f64 = 3.0;
+/// Tool outputs of this many of the latest assistant turns are never elided.
+const KEEP_TURNS: usize = 2;
+/// Tool outputs shorter than this are kept (a stub would save nothing).
+const STUB_MIN: usize = 200;
+/// Tool-call argument strings longer than this are elided in old turns (whole files written).
+const ARGUMENT_MIN: usize = 1_000;
+/// The recent turns kept verbatim after a summary take at most this share of the budget.
+const TAIL_SHARE: f64 = 0.35;
+/// Characters of one tool output quoted to the summariser.
+const QUOTE_CHARS: usize = 1_500;
+
+const SUMMARY_SYSTEM: &str = "You compact the conversation of a coding agent so it can go on within its context window. You are given the older part of the conversation as a transcript. Write a summary the agent can continue from without the transcript.";
+
+const SUMMARY_INSTRUCTIONS: &str = "Summarise the conversation above for the agent that will continue it. Use these headings:\n\
+## Goal\nWhat the person asked for, in their words where it matters.\n\
+## Decisions\nWhat was decided or agreed, and why.\n\
+## Files\nFiles read, created or changed, with what matters about each.\n\
+## Done\nWhat is finished and how it was checked.\n\
+## Open\nWhat is left to do, including unfinished todos and unanswered questions.\n\
+Be concrete (paths, names, commands, errors); leave out pleasantries. Do not call tools.";
+
+/// How much of the window a request may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Budget {
+    /// The model's context window.
+    pub window: u64,
+    /// Tokens a request may take: the window less the answer's tokens and a margin.
+    pub limit: u64,
+}
+
+/// The budget of `model` under the agent's provider settings.
+pub(crate) fn budget(agent: &Agent, model: &str) -> Budget {
+    let resolved = tandem_llm::profile::resolve(&agent.config.provider, model);
+    let window = u64::from(resolved.profile.context_window);
+    let margin = (window / 20).max(256);
+    let limit = window.saturating_sub(u64::from(resolved.max_output) + margin).max(window / 4);
+    Budget { window, limit }
+}
+
+/// Counts bytes without keeping them.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The size of `value` as JSON, without building the text.
+pub(crate) fn json_size<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    let mut counter = Counter(0);
+    match serde_json::to_writer(&mut counter, value) {
+        Ok(()) => counter.0,
+        Err(_) => 0,
+    }
+}
+
+impl History {
+    /// Bytes of every message as JSON; each message is measured once.
+    pub fn message_bytes(&mut self) -> usize {
+        self.sizes.truncate(self.messages.len());
+        while let Some(message) = self.messages.get(self.sizes.len()) {
+            self.sizes.push(json_size(message.as_ref()));
+        }
+        self.sizes.iter().sum()
+    }
+
+    /// The last message changed in place: measure it again.
+    pub fn remeasure_last(&mut self) {
+        self.sizes.truncate(self.messages.len().saturating_sub(1));
+    }
+
+    /// Replaces the conversation (after a compaction).
+    pub fn replace(&mut self, messages: Vec<Arc<Message>>) {
+        self.messages = messages;
+        self.sizes.clear();
+    }
+
+    /// Estimated tokens of a request of these messages and `fixed` bytes of system prompt and
+    /// tool definitions.
+    pub fn estimate(&mut self, fixed: usize) -> u64 {
+        ((self.message_bytes() + fixed) as f64 / self.bytes_per_token).ceil() as u64
+    }
+
+    /// Learns from the provider's count for a request of `sent` bytes. A smaller ratio (more
+    /// tokens than thought) is taken at once; a larger one slowly, as underestimating is what
+    /// overflows the window.
+    pub fn calibrate(&mut self, sent: usize, input_tokens: u64) {
+        if input_tokens < 64 {
+            return;
+        }
+        let observed = sent as f64 / input_tokens as f64;
+        let next = if observed < self.bytes_per_token { observed } else { self.bytes_per_token * 0.7 + observed * 0.3 };
+        self.bytes_per_token = next.clamp(1.0, 6.0);
+    }
+}
+
+/// What a compaction did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Report {
+    /// Estimated tokens before and after.
+    pub before: u64,
+    pub after: u64,
+    /// Tool outputs (and long tool arguments) elided.
+    pub elided: usize,
+    /// Older turns were replaced by the model's summary.
+    pub summarized: bool,
+    /// Text had to be cut besides.
+    pub cut: bool,
+}
+
+impl Report {
+    fn changed(&self) -> bool {
+        self.elided > 0 || self.summarized || self.cut
+    }
+}
+
+/// Makes the next request of `history` fit `budget` (with `fixed` bytes of system prompt and
+/// tools): nothing when it fits already, unless `force` (the person's `/compact`, or the
+/// provider said it did not fit), which elides and summarises whatever can be. `None` when
+/// cancelled.
+pub(crate) async fn fit(
+    agent: &Agent,
+    session: &Session,
+    history: &mut History,
+    fixed: usize,
+    budget: Budget,
+    force: bool,
+    cancel: &CancellationToken,
+) -> Option<Report> {
+    let mut report = Report { before: history.estimate(fixed), ..Report::default() };
+    if !force && report.before <= budget.limit {
+        report.after = report.before;
+        return Some(report);
+    }
+    let mut messages = std::mem::take(&mut history.messages);
+    report.elided = elide(&mut messages, KEEP_TURNS);
+    history.replace(messages);
+    if force || history.estimate(fixed) > budget.limit {
+        report.summarized = summarise(agent, session, history, fixed, budget, cancel).await?;
+    }
+    if history.estimate(fixed) > budget.limit {
+        report.cut = squeeze(history, fixed, budget);
+    }
+    report.after = history.estimate(fixed);
+    if report.changed() {
+        tracing::info!(session = session.id, ?report, "compacted the conversation");
+        crate::turn::record(
+            agent,
+            session,
+            Record::Compaction {
+                messages: history.messages.iter().map(|message| message.as_ref().clone()).collect(),
+                tokens_before: report.before,
+                tokens_after: report.after,
+                summarized: report.summarized,
+            },
+        );
+        announce(session, &report, budget).await;
+    }
+    Some(report)
+}
+
+/// Shows the compaction to the person as a finished "think" step.
+async fn announce(session: &Session, report: &Report, budget: Budget) {
+    let mut what = Vec::new();
+    if report.elided > 0 {
+        what.push(format!("{} old tool outputs elided", report.elided));
+    }
+    if report.summarized {
+        what.push("older turns summarised".to_owned());
+    }
+    if report.cut {
+        what.push("long outputs cut".to_owned());
+    }
+    let text = format!(
+        "Context: about {} → {} tokens (window {}): {}.",
+        report.before,
+        report.after,
+        budget.window,
+        what.join(", ")
+    );
+    let n = session.next_call.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let update = SessionUpdate::ToolCall(ToolCall {
+        tool_call_id: format!("{}c{n}", session.call_prefix),
+        title: "Compacted the conversation".to_owned(),
+        kind: ToolKind::Think,
+        status: ToolCallStatus::Completed,
+        content: vec![ToolCallContent::Content { content: ContentBlock::text(text) }],
+        locations: Vec::new(),
+        raw_input: None,
+    });
+    session.client.update(&session.id, update).await;
+}
+
+/// The name and arguments of every tool call, by call id.
+fn calls_by_id(messages: &[Arc<Message>]) -> HashMap<String, (String, Value)> {
+    messages
+        .iter()
+        .flat_map(|message| &message.content)
+        .filter_map(|part| match part {
+            Part::ToolCall { id, name, arguments, .. } => Some((id.clone(), (name.clone(), arguments.clone()))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The stub that replaces an old tool output: what it was, and how to get it again.
+fn stub(call: Option<&(String, Value)>) -> String {
+    let Some((name, arguments)) = call else {
+        return "[output elided to save context; run the call again if needed]".to_owned();
+    };
+    let arg = |key: &str| arguments.get(key).and_then(Value::as_str);
+    let subject = match name.as_str() {
+        "read" | "list" | "write" | "edit" | "multiedit" | "append" => arg("file_path").or_else(|| arg("path")),
+        "grep" | "glob" => arg("pattern"),
+        "bash" => arg("command"),
+        "webfetch" => arg("url"),
+        _ => None,
+    };
+    let subject = subject.map(|s| crate::turn::short(s, 80));
+    let what = match subject {
+        Some(subject) => format!("{name} {subject}"),
+        None => name.clone(),
+    };
+    let again = if name == "read" { "read it again if needed" } else { "run it again if needed" };
+    format!("[output of {what} elided; {again}]")
+}
+
+fn is_stub(text: &str) -> bool {
+    text.starts_with("[output ") && text.ends_with(" if needed]")
+}
+
+/// The index from which messages are kept whole: the start of the `keep`-th assistant turn
+/// from the end (0 keeps everything).
+fn recent_start(messages: &[Arc<Message>], keep: usize) -> usize {
+    if keep == 0 {
+        return messages.len();
+    }
+    messages
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, message)| message.role == Role::Assistant)
+        .nth(keep - 1)
+        .map_or(0, |(index, _)| index)
+}
+
+/// Elides tool outputs and long tool-call arguments before the last `keep` assistant turns;
+/// returns how many.
+fn elide(messages: &mut [Arc<Message>], keep: usize) -> usize {
+    let end = recent_start(messages, keep);
+    let calls = calls_by_id(messages);
+    let mut count = 0;
+    for message in messages.iter_mut().take(end) {
+        if !message.content.iter().any(elidable) {
+            continue;
+        }
+        // Copied only if a request still shares it.
+        for part in &mut Arc::make_mut(message).content {
+            match part {
+                Part::ToolResult { call_id, content, .. } if content.len() > STUB_MIN && !is_stub(content) => {
+                    *content = stub(calls.get(call_id.as_str()));
+                    count += 1;
+                }
+                Part::ToolCall { arguments: Value::Object(map), .. } => {
+                    let mut shortened = false;
+                    for value in map.values_mut() {
+                        if let Value::String(text) = value
+                            && text.len() > ARGUMENT_MIN
+                        {
+                            *text = format!("[{} characters elided to save context]", text.chars().count());
+                            shortened = true;
+                        }
+                    }
+                    count += usize::from(shortened);
+                }
+                _ => {}
+            }
+        }
+    }
+    count
+}
+
+/// Whether `part` is a tool output or a tool call that [`elide`] shortens.
+fn elidable(part: &Part) -> bool {
+    match part {
+        Part::ToolResult { content, .. } => content.len() > STUB_MIN && !is_stub(content),
+        Part::ToolCall { arguments: Value::Object(map), .. } => {
+            map.values().any(|value| value.as_str().is_some_and(|text| text.len() > ARGUMENT_MIN))
+        }
+        _ => false,
+    }
+}
+
+/// Where the kept recent turns start after a summary: an assistant message (so every kept tool
+/// result keeps its call), as early as fits a share of the budget, never the first message.
+fn tail_start(history: &mut History, budget: Budget) -> Option<usize> {
+    history.message_bytes();
+    let room = (budget.limit as f64 * TAIL_SHARE * history.bytes_per_token) as usize;
+    let mut best = None;
+    let mut bytes = 0;
+    for index in (1..history.messages.len()).rev() {
+        bytes += history.sizes.get(index).copied().unwrap_or(0);
+        if history.messages[index].role != Role::Assistant {
+            continue;
+        }
+        if best.is_some() && bytes > room {
+            break;
+        }
+        best = Some(index);
+    }
+    best
+}
+
+/// Replaces the turns before the recent ones with the model's summary of them. `Some(false)`
+/// when there was nothing to summarise, `None` when cancelled.
+async fn summarise(
+    agent: &Agent,
+    session: &Session,
+    history: &mut History,
+    fixed: usize,
+    budget: Budget,
+    cancel: &CancellationToken,
+) -> Option<bool> {
+    let Some(start) = tail_start(history, budget) else { return Some(false) };
+    let head = &history.messages[..start];
+    // The summariser's request must fit too: the transcript gets what the budget leaves.
+    let room = ((budget.limit.saturating_sub(1_000)) as f64 * history.bytes_per_token) as usize;
+    let transcript = transcript(head, room.saturating_sub(fixed.min(room / 2)));
+    let latest = latest_request(head);
+    let request = Request {
+        system: SUMMARY_SYSTEM.to_owned(),
+        messages: vec![Arc::new(Message {
+            role: Role::User,
+            content: vec![Part::Text {
+                text: format!("<transcript>\n{transcript}</transcript>\n\n{SUMMARY_INSTRUCTIONS}"),
+            }],
+        })],
+        tools: Vec::new(),
+        model: Some(session.model()),
+        temperature: None,
+    };
+    let summary = match agent.llm.stream(&request, cancel, &mut |_| {}).await {
+        Ok(response) => {
+            history.add_usage(&response.usage);
+            let text: String = response
+                .message
+                .content
+                .iter()
+                .filter_map(|part| match part {
+                    Part::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            text.trim().to_owned()
+        }
+        Err(err) if err.kind == ErrorKind::Cancelled => return None,
+        Err(err) => {
+            tracing::warn!(session = session.id, "the summary request failed, dropping older turns: {err}");
+            String::new()
+        }
+    };
+    let mut text = if summary.is_empty() {
+        "[Earlier turns of this conversation were dropped: they no longer fit the model's context window. Ask the person if something from them is needed.]".to_owned()
+    } else {
+        format!(
+            "[Summary of the earlier conversation, written when it no longer fit the model's context window]\n{summary}"
+        )
+    };
+    if let Some(latest) = latest {
+        let _ = write!(text, "\n\n[The person's latest request before this point, verbatim]\n{latest}");
+    }
+    let mut messages = vec![Arc::new(Message { role: Role::User, content: vec![Part::Text { text }] })];
+    messages.extend(history.messages.drain(start..));
+    history.replace(messages);
+    Some(true)
+}
+
+/// The text of the last message the person wrote in `messages` (not a tool result, not a note).
+fn latest_request(messages: &[Arc<Message>]) -> Option<String> {
+    messages.iter().rev().filter(|m| m.role == Role::User && !crate::turn::is_interruption(m)).find_map(|m| {
+        let text: Vec<&str> = m
+            .content
+            .iter()
+            .filter_map(|part| match part {
+                Part::Text { text } if !text.starts_with("[Summary of the earlier") => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        (!text.is_empty()).then(|| text.join("\n"))
+    })
+}
+
+fn quote(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{} […]", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// `messages` as a plain transcript of at most `room` bytes (the oldest lines go first).
+fn transcript(messages: &[Arc<Message>], room: usize) -> String {
+    let calls = calls_by_id(messages);
+    let mut lines = Vec::new();
+    for message in messages {
+        for part in &message.content {
+            let line = match (message.role, part) {
+                (Role::User, Part::Text { text }) => format!("PERSON: {text}"),
+                (Role::Assistant, Part::Text { text }) => format!("AGENT: {text}"),
+                (_, Part::ToolCall { name, arguments, .. }) => {
+                    format!("AGENT CALLED {name} {}", quote(&arguments.to_string(), 300))
+                }
+                (_, Part::ToolResult { call_id, content, is_error }) => {
+                    let name = calls.get(call_id.as_str()).map_or("a tool", |(name, _)| name.as_str());
+                    let kind = if *is_error { "ERROR FROM" } else { "RESULT OF" };
+                    format!("{kind} {name}: {}", quote(content, QUOTE_CHARS))
+                }
+                _ => continue,
+            };
+            lines.push(line);
+        }
+    }
+    let mut total: usize = lines.iter().map(|line| line.len() + 1).sum();
+    let mut first = 0;
+    while total > room && first + 1 < lines.len() {
+        total -= lines[first].len() + 1;
+        first += 1;
+    }
+    let mut out = String::with_capacity(total);
+    if first > 0 {
+        out.push_str("[older lines left out]\n");
+    }
+    for line in &lines[first..] {
+        out.push_str(&quote(line, room.max(1_000)));
+        out.push('\n');
+    }
+    out
+}
+
+/// The last resort: elides every tool output but the latest turn's, then cuts the longest
+/// texts until the request fits. Returns whether anything was cut.
+fn squeeze(history: &mut History, fixed: usize, budget: Budget) -> bool {
+    let mut messages = std::mem::take(&mut history.messages);
+    let mut cut = elide(&mut messages, 1) > 0;
+    history.replace(messages);
+    while history.estimate(fixed) > budget.limit {
+        let over = ((history.estimate(fixed) - budget.limit) as f64 * history.bytes_per_token) as usize;
+        let Some(text) = longest_text(&mut history.messages) else { break };
+        let keep = text.len().saturating_sub(over + 200).max(text.len() / 4);
+        if keep + 100 >= text.len() {
+            break;
+        }
+        let mut end = keep;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let removed = text.len() - end;
+        text.truncate(end);
+        let _ = write!(text, "\n[… {removed} bytes cut to fit the context window]");
+        history.sizes.clear();
+        cut = true;
+    }
+    cut
+}
+
+fn text_of(part: &mut Part) -> Option<&mut String> {
+    match part {
+        Part::ToolResult { content, .. } => Some(content),
+        Part::Text { text } => Some(text),
+        _ => None,
+    }
+}
+
+/// The longest tool output or text part.
+fn longest_text(messages: &mut [Arc<Message>]) -> Option<&mut String> {
+    let mut longest: Option<(usize, usize, usize)> = None;
+    for (m, message) in messages.iter().enumerate() {
+        for (p, part) in message.content.iter().enumerate() {
+            let len = match part {
+                Part::ToolResult { content, .. } => content.len(),
+                Part::Text { text } => text.len(),
+                _ => continue,
+            };
+            if longest.is_none_or(|(_, _, best)| len > best) {
+                longest = Some((m, p, len));
+            }
+        }
+    }
+    let (m, p, _) = longest?;
+    text_of(Arc::make_mut(messages.get_mut(m)?).content.get_mut(p)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(id: &str, path: &str) -> Arc<Message> {
+        Arc::new(Message {
+            role: Role::Assistant,
+            content: vec![Part::ToolCall {
+                id: id.into(),
+                name: "read".into(),
+                arguments: json!({"file_path": path}),
+                extra: None,
+            }],
+        })
+    }
+
+    fn result(id: &str, text: &str) -> Arc<Message> {
+        Arc::new(Message {
+            role: Role::User,
+            content: vec![Part::ToolResult { call_id: id.into(), content: text.into(), is_error: false }],
+        })
+    }
+
+    #[test]
+    fn old_outputs_become_stubs_that_say_how_to_get_them_again() {
+        let big = "x".repeat(5_000);
+        let mut messages = vec![
+            Arc::new(Message { role: Role::User, content: vec![Part::Text { text: "go".into() }] }),
+            call("c1", "src/a.rs"),
+            result("c1", &big),
+            call("c2", "src/b.rs"),
+            result("c2", &big),
+            call("c3", "src/c.rs"),
+            result("c3", &big),
+        ];
+        assert_eq!(elide(&mut messages, KEEP_TURNS), 1);
+        assert_eq!(
+            messages[2].content[0],
+            Part::ToolResult {
+                call_id: "c1".into(),
+                content: "[output of read src/a.rs elided; read it again if needed]".into(),
+                is_error: false
+            }
+        );
+        assert!(matches!(&messages[4].content[0], Part::ToolResult { content, .. } if content.len() == 5_000));
+        // Stubs are not elided again.
+        assert_eq!(elide(&mut messages, KEEP_TURNS), 0);
+    }
+
+    #[test]
+    fn calibration_takes_a_smaller_ratio_at_once_and_a_larger_one_slowly() {
+        let mut history = History::default();
+        assert!((history.bytes_per_token - DEFAULT_BYTES_PER_TOKEN).abs() < f64::EPSILON);
+        history.calibrate(4_000, 2_000);
+        assert!((history.bytes_per_token - 2.0).abs() < 1e-9);
+        history.calibrate(4_000, 1_000);
+        assert!((history.bytes_per_token - 2.6).abs() < 1e-9);
+        // Too few tokens to tell.
+        history.calibrate(100, 10);
+        assert!((history.bytes_per_token - 2.6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_transcript_keeps_the_latest_lines_within_its_room() {
+        let messages: Vec<Arc<Message>> = (0..50)
+            .flat_map(|i| [call(&format!("c{i}"), "a.rs"), result(&format!("c{i}"), &"y".repeat(500))])
+            .collect();
+        let text = transcript(&messages, 4_000);
+        assert!(text.len() <= 4_100, "{}", text.len());
+        assert!(text.starts_with("[older lines left out]"));
+        assert!(text.trim_end().ends_with(&"y".repeat(20)), "{text}");
+    }
+}

@@ -1,0 +1,318 @@
+//! Long sessions against a scripted provider with a small context window: the provider counts
+//! a request's tokens from its size and refuses, in its own words, any request over the window,
+//! as real providers do. The agent must keep every request within its budget by compacting,
+//! store the compaction so a loaded session resumes from it, and recover from a "context too
+//! long" refusal by compacting and retrying.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tandem_agent::{Agent, AgentConfig, SessionClient};
+use tandem_fake_provider::{FakeProvider, ReceivedRequest, Turn};
+use tandem_llm::{ProviderKind, ProviderSettings, Reasoning, RetryPolicy, Timeouts};
+use tandem_protocol::{
+    ContentBlock, PermissionOutcome, RequestPermissionParams, RequestPermissionResult, SessionCompactParams,
+    SessionLoadParams, SessionNewParams, SessionPromptParams, SessionUpdate, StopReason,
+};
+use tandem_text::BufferCache;
+use tandem_tools::{Registry, ToolConfig, Workspace};
+
+/// The window of the scripted model, and the tokenizer the fake provider plays: 4 bytes a token.
+const WINDOW: u32 = 8_192;
+const BYTES_PER_TOKEN: f64 = 4.0;
+const MAX_OUTPUT: u32 = 1_024;
+/// The budget: what a request may take and still leave the answer its room. (The agent aims
+/// lower still, by a margin of 1/20 of the window for its estimate's error.)
+const LIMIT: u64 = (WINDOW - MAX_OUTPUT) as u64;
+
+/// Records every update; allows everything it is asked.
+#[derive(Default)]
+struct Recorder {
+    updates: Mutex<Vec<SessionUpdate>>,
+}
+
+impl Recorder {
+    fn updates(&self) -> Vec<SessionUpdate> {
+        self.updates.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+#[async_trait]
+impl SessionClient for Recorder {
+    async fn update(&self, _session_id: &str, update: SessionUpdate) {
+        self.updates.lock().unwrap_or_else(PoisonError::into_inner).push(update);
+    }
+
+    async fn request_permission(&self, params: RequestPermissionParams) -> Result<RequestPermissionResult, String> {
+        let option_id = params.options.first().map(|o| o.option_id.clone()).unwrap_or_default();
+        Ok(RequestPermissionResult {
+            outcome: PermissionOutcome::Selected { option_id, accepted_hunks: None, message: None },
+        })
+    }
+}
+
+fn provider_settings(kind: ProviderKind, base_url: &str, window: u32) -> ProviderSettings {
+    ProviderSettings {
+        kind,
+        base_url: base_url.to_owned(),
+        model: "scripted".into(),
+        api_key: None,
+        api_key_env: None,
+        max_tokens: MAX_OUTPUT,
+        reasoning: Reasoning::default(),
+        context_window: Some(window),
+        timeouts: Timeouts::default(),
+        retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
+    }
+}
+
+fn start_agent(root: &Path, provider: &FakeProvider, window: u32, client: Arc<Recorder>) -> Arc<Agent> {
+    start_agent_of(ProviderKind::OpenAi, root, provider, window, client)
+}
+
+fn start_agent_of(
+    kind: ProviderKind,
+    root: &Path,
+    provider: &FakeProvider,
+    window: u32,
+    client: Arc<Recorder>,
+) -> Arc<Agent> {
+    let workspace = Workspace::new(root, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let registry = Registry::builtin(ToolConfig::default());
+    let mut config = AgentConfig::new(provider_settings(kind, &provider.base_url(), window));
+    config.max_turns = 200;
+    Agent::new(
+        Arc::new(workspace),
+        Arc::new(BufferCache::new()),
+        Arc::new(registry),
+        None,
+        None,
+        client as Arc<dyn SessionClient>,
+        config,
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A summary request: the agent's compaction prompt, no tools.
+fn is_summary(body: &Value) -> bool {
+    body.get("tools").is_none() && body.to_string().contains("<transcript>")
+}
+
+const SUMMARY: &str = "## Goal\nRead every file.\n## Files\nf0.txt … read.\n## Open\nRead the rest.";
+
+fn tokens_of(request: &ReceivedRequest) -> u64 {
+    (request.body.to_string().len() as f64 / BYTES_PER_TOKEN).ceil() as u64
+}
+
+fn prompt(session_id: &str, text: &str) -> SessionPromptParams {
+    SessionPromptParams { session_id: session_id.to_owned(), prompt: vec![ContentBlock::text(text)] }
+}
+
+fn workspace_with_files(count: usize, bytes: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    for i in 0..count {
+        let line = format!("file {i}: the quick brown fox jumps over the lazy dog\n");
+        let text = line.repeat(bytes / line.len() + 1);
+        std::fs::write(dir.path().join(format!("f{i}.txt")), text).unwrap_or_else(|e| panic!("{e}"));
+    }
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sixty_turn_session_of_large_reads_stays_within_a_small_window_and_resumes_compacted() {
+    const TURNS: usize = 60;
+    let dir = workspace_with_files(TURNS, 6_000);
+    let mut script: Vec<Turn> = (0..TURNS)
+        .map(|i| {
+            Turn::new().text(format!("Reading f{i}.")).tool_call(
+                format!("call_{i}"),
+                "read",
+                json!({"file_path": format!("f{i}.txt")}),
+            )
+        })
+        .collect();
+    script.push(Turn::reply("All read."));
+    let provider = FakeProvider::start(script).await;
+    provider.count_tokens(BYTES_PER_TOKEN, Some(u64::from(WINDOW)));
+    provider.answer_when(is_summary, Turn::reply(SUMMARY));
+    let client = Arc::new(Recorder::default());
+    let agent = start_agent(dir.path(), &provider, WINDOW, Arc::clone(&client));
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+
+    let result = agent.prompt(prompt(&session, "read every file, one at a time")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    assert_eq!(provider.remaining(), 0, "every scripted turn was asked for");
+
+    let requests = provider.requests();
+    let turns: Vec<&ReceivedRequest> = requests.iter().filter(|r| !is_summary(&r.body)).collect();
+    let summaries = requests.len() - turns.len();
+    assert_eq!(turns.len(), TURNS + 1, "no request was refused and retried");
+    assert!(summaries >= 1, "the history was summarised at least once");
+    let largest = requests.iter().map(tokens_of).max().unwrap_or(0);
+    eprintln!("{} requests, {summaries} summaries, largest {largest} tokens (budget {LIMIT})", requests.len());
+    assert!(largest <= LIMIT, "a request of {largest} tokens is over the budget of {LIMIT}");
+    // The full tool set does not fit a small window: tools were deferred to `tool_search`.
+    let offered = turns[0].body["tools"].as_array().map_or(0, Vec::len);
+    assert!((1..10).contains(&offered), "{offered} tools offered");
+    // Old outputs became stubs that say how to get them again.
+    let last = turns[TURNS].body.to_string();
+    assert!(last.contains("elided; read it again if needed]") || last.contains("[Summary of the earlier"), "{last}");
+    assert!(last.contains("[Summary of the earlier conversation"), "the summary goes on in later requests");
+    // The person saw the compactions.
+    let shown = client
+        .updates()
+        .iter()
+        .filter(|u| matches!(u, SessionUpdate::ToolCall(call) if call.title == "Compacted the conversation"))
+        .count();
+    assert!(shown >= 1);
+    // Token accounting: the totals add up every turn's counts.
+    let Some(SessionUpdate::UsageUpdate(usage)) =
+        client.updates().into_iter().rev().find(|u| matches!(u, SessionUpdate::UsageUpdate(_)))
+    else {
+        panic!("no usage update")
+    };
+    assert_eq!(usage.context_window, u64::from(WINDOW));
+    let counted: u64 = requests.iter().map(tokens_of).sum();
+    // The fake counts the body it received; the agent adds what it reported (summaries too).
+    assert!(
+        usage.session.input_tokens >= counted * 9 / 10 && usage.session.input_tokens <= counted,
+        "{usage:?} vs {counted}"
+    );
+
+    // A new process loads the session: it resumes from the compacted state, within the budget.
+    drop(agent);
+    provider.push(Turn::reply("Still here."));
+    let client = Arc::new(Recorder::default());
+    let agent = start_agent(dir.path(), &provider, WINDOW, Arc::clone(&client));
+    agent
+        .load(SessionLoadParams { session_id: session.clone(), cwd: None, mcp_servers: None })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let result = agent.prompt(prompt(&session, "what did you read?")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    let resumed = provider.requests().pop().unwrap_or_else(|| panic!("no request"));
+    assert!(!is_summary(&resumed.body));
+    assert!(tokens_of(&resumed) <= LIMIT, "{} tokens", tokens_of(&resumed));
+    let text = resumed.body.to_string();
+    assert!(text.contains("[Summary of the earlier conversation"), "{text}");
+    assert!(text.contains("what did you read?"));
+    // The replay still shows the person everything that happened.
+    let replayed_reads = client
+        .updates()
+        .iter()
+        .filter(|u| matches!(u, SessionUpdate::ToolCall(c) if c.title.starts_with("Read f")))
+        .count();
+    assert_eq!(replayed_reads, TURNS);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_context_length_error_mid_session_compacts_and_the_turn_goes_on() {
+    let dir = workspace_with_files(3, 6_000);
+    let overflow = r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9100 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+    let provider = FakeProvider::start(vec![
+        Turn::new().tool_call("call_0", "read", json!({"file_path": "f0.txt"})),
+        Turn::new().tool_call("call_1", "read", json!({"file_path": "f1.txt"})),
+        Turn::new().tool_call("call_2", "read", json!({"file_path": "f2.txt"})),
+        // The provider counts differently from the agent's estimate and refuses.
+        Turn::status(400).body(overflow),
+        Turn::reply("Done."),
+    ])
+    .await;
+    provider.answer_when(is_summary, Turn::reply(SUMMARY));
+    let client = Arc::new(Recorder::default());
+    // A large window: the agent sees no reason to compact by itself.
+    let agent = start_agent(dir.path(), &provider, 200_000, Arc::clone(&client));
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let result = agent.prompt(prompt(&session, "read three files")).await;
+    assert_eq!(result, Ok(tandem_protocol::SessionPromptResult { stop_reason: StopReason::EndTurn, error: None }));
+    let requests = provider.requests();
+    let kinds: Vec<&str> = requests.iter().map(|r| if is_summary(&r.body) { "summary" } else { "turn" }).collect();
+    assert_eq!(kinds, ["turn", "turn", "turn", "turn", "summary", "turn"]);
+    let retried = requests[5].body.to_string();
+    assert!(retried.contains("[Summary of the earlier conversation"), "{retried}");
+    assert!(retried.len() < requests[3].body.to_string().len(), "the retry is shorter than the refused request");
+    assert!(
+        client
+            .updates()
+            .iter()
+            .any(|u| matches!(u, SessionUpdate::ToolCall(c) if c.title == "Compacted the conversation"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_on_request_summarises_and_a_second_refusal_ends_the_turn_with_the_error() {
+    let dir = workspace_with_files(2, 3_000);
+    let overflow = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 9000 tokens > 8192 maximum"}}"#;
+    let provider = FakeProvider::start(vec![
+        Turn::new().tool_call("call_0", "read", json!({"file_path": "f0.txt"})),
+        Turn::new().tool_call("call_1", "read", json!({"file_path": "f1.txt"})),
+        Turn::reply("Read both."),
+        Turn::status(400).body(overflow),
+        Turn::status(400).body(overflow),
+    ])
+    .await;
+    provider.answer_when(is_summary, Turn::reply(SUMMARY));
+    let client = Arc::new(Recorder::default());
+    let agent = start_agent(dir.path(), &provider, 200_000, Arc::clone(&client));
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let result = agent.prompt(prompt(&session, "read two files")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+
+    let done = agent.compact(SessionCompactParams { session_id: session.clone() }).await;
+    let done = done.unwrap_or_else(|e| panic!("{e}"));
+    assert!(done.summarized, "{done:?}");
+    assert!(done.tokens_after < done.tokens_before, "{done:?}");
+    assert!(is_summary(&provider.requests()[3].body));
+
+    // One compaction and retry per turn: a provider that still refuses ends the turn.
+    let result = agent.prompt(prompt(&session, "more")).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(result.stop_reason, StopReason::Error);
+    assert!(result.error.unwrap_or_default().contains("no longer fits the context window"));
+}
+
+/// `value` without Anthropic's `cache_control` markers (which move to the latest turn).
+fn unmarked(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            map.iter().filter(|(key, _)| *key != "cache_control").map(|(k, v)| (k.clone(), unmarked(v))).collect()
+        }
+        Value::Array(items) => Value::Array(items.iter().map(unmarked).collect()),
+        other => other.clone(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_request_extends_the_last_one_so_provider_caches_hit_and_anthropic_marks_two_breakpoints() {
+    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+        let dir = workspace_with_files(4, 2_000);
+        let mut script: Vec<Turn> = (0..4)
+            .map(|i| Turn::new().tool_call(format!("call_{i}"), "read", json!({"file_path": format!("f{i}.txt")})))
+            .collect();
+        script.push(Turn::reply("Done."));
+        let provider = FakeProvider::start(script).await;
+        let agent = start_agent_of(kind, dir.path(), &provider, 200_000, Arc::new(Recorder::default()));
+        let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+        let result = agent.prompt(prompt(&session, "read four files")).await;
+        assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+        let requests = provider.requests();
+        assert_eq!(requests.len(), 5);
+        for pair in requests.windows(2) {
+            let (before, after) = (unmarked(&pair[0].body), unmarked(&pair[1].body));
+            assert_eq!(before["system"], after["system"], "{kind:?}: the system prompt is stable");
+            assert_eq!(before["tools"], after["tools"], "{kind:?}: the tools are stable");
+            let (old, new) = (before["messages"].as_array(), after["messages"].as_array());
+            let (Some(old), Some(new)) = (old, new) else { panic!("no messages") };
+            assert!(new.len() > old.len() && new[..old.len()] == old[..], "{kind:?}: the history is a prefix");
+        }
+        if kind == ProviderKind::Anthropic {
+            for request in &requests {
+                let text = request.body.to_string();
+                assert_eq!(text.matches("cache_control").count(), 2, "system and the latest turn: {text}");
+                let last = request.body["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
+                assert!(last.to_string().contains("cache_control"), "{last}");
+            }
+        }
+    }
+}
