@@ -117,6 +117,7 @@ end
 --- require("tandem").setup({ cmd, provider, mode, profile, root_dir, env, keymaps, chat }).
 function M.setup(opts)
   state.config = config_mod.resolve(opts)
+  chat.output_lines = state.config.chat.output_lines
   if state.config.mode then
     state.mode = state.config.mode
   end
