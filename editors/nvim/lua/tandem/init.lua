@@ -327,6 +327,8 @@ function M.sessions()
       end
       state.session_id = choice.sessionId
       chat.open(cfg().chat.split, false)
+      -- The load replays the whole history: start from an empty chat, or it shows twice.
+      chat.clear()
       chat.note("session " .. choice.sessionId)
       M.request("tandem/session/load", { sessionId = choice.sessionId }, function(load_err, loaded)
         if load_err then
