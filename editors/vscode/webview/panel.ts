@@ -6,7 +6,7 @@ import MarkdownIt from "markdown-it";
 
 import { Inbox } from "../src/delivery";
 import type { ToPanel } from "../src/messages";
-import type { ModeId } from "../src/protocol";
+import type { ModeId, SessionInfo } from "../src/protocol";
 import { type Entry, type Transcript, addNotice, applyUpdate, contentSummary, emptyTranscript } from "../src/transcript";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -212,7 +212,7 @@ function renderPlan(): void {
   }
 }
 
-function renderSessions(list: { sessionId: string; title?: string; updatedAt?: string }[]): void {
+function renderSessions(list: SessionInfo[]): void {
   sessions.replaceChildren();
   sessions.hidden = false;
   if (list.length === 0) {

@@ -177,6 +177,7 @@ end
 local PLAN_MARK = { completed = "[x]", in_progress = "[~]", pending = "[ ]" }
 
 --- Renders one SessionUpdate (ACP shape).
+---@param update tandem.SessionUpdate
 function M.on_update(update)
   local kind = update.sessionUpdate
   if kind == "agent_message_chunk" then
