@@ -63,8 +63,8 @@ fn check(relative: &str, text: &str) {
         std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         return;
     }
-    let on_disk = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{relative}: {e}; generate it with `{REGENERATE}`"));
+    let on_disk =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{relative}: {e}; generate it with `{REGENERATE}`"));
     if on_disk != text {
         let first = on_disk.lines().zip(text.lines()).position(|(a, b)| a != b).map_or_else(
             || "(one is a prefix of the other)".to_owned(),
@@ -198,7 +198,7 @@ fn typescript(schema: &Value) -> String {
 
 // ---- Lua (LuaLS annotations) ----
 
-fn lua_type(schema: &Value, defs: &Map<String, Value>) -> String {
+fn lua_type(schema: &Value) -> String {
     if let Some(value) = schema.get("const") {
         return value.to_string();
     }
@@ -209,7 +209,7 @@ fn lua_type(schema: &Value, defs: &Map<String, Value>) -> String {
         return format!("tandem.{name}");
     }
     if let Some(variants) = variants(schema) {
-        return variants.iter().map(|v| lua_type(v, defs)).collect::<Vec<_>>().join("|");
+        return variants.iter().map(lua_type).collect::<Vec<_>>().join("|");
     }
     let ts = types(schema);
     if ts.is_empty() {
@@ -223,7 +223,7 @@ fn lua_type(schema: &Value, defs: &Map<String, Value>) -> String {
             "boolean" => "boolean".to_owned(),
             "null" => "nil".to_owned(),
             "array" => {
-                let item = schema.get("items").map_or_else(|| "any".to_owned(), |i| lua_type(i, defs));
+                let item = schema.get("items").map_or_else(|| "any".to_owned(), lua_type);
                 if item.contains('|') { format!("({item})[]") } else { format!("{item}[]") }
             }
             "object" => match schema.get("properties").and_then(Value::as_object) {
@@ -233,7 +233,7 @@ fn lua_type(schema: &Value, defs: &Map<String, Value>) -> String {
                         .iter()
                         .map(|(name, p)| {
                             let optional = if required.contains(&name.as_str()) { "" } else { "?" };
-                            format!("{name}{optional}: {}", lua_type(p, defs))
+                            format!("{name}{optional}: {}", lua_type(p))
                         })
                         .collect();
                     format!("{{ {} }}", fields.join(", "))
@@ -253,7 +253,7 @@ fn lua_comment(out: &mut String, text: Option<&str>) {
 }
 
 /// `---@class` with `---@field` lines for an object schema (its properties).
-fn lua_class(out: &mut String, class: &str, parent: Option<String>, schema: &Value, defs: &Map<String, Value>) {
+fn lua_class(out: &mut String, class: &str, parent: Option<String>, schema: &Value) {
     lua_comment(out, description(schema));
     match parent {
         Some(parent) => {
@@ -267,7 +267,7 @@ fn lua_class(out: &mut String, class: &str, parent: Option<String>, schema: &Val
     for (name, property) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
         let optional = if required.contains(&name.as_str()) { "" } else { "?" };
         let doc = description(property).map(|d| format!(" {}", d.replace('\n', " "))).unwrap_or_default();
-        let _ = writeln!(out, "---@field {name}{optional} {}{doc}", lua_type(property, defs));
+        let _ = writeln!(out, "---@field {name}{optional} {}{doc}", lua_type(property));
     }
 }
 
@@ -292,17 +292,17 @@ fn lua(schema: &Value) -> String {
             let mut members = Vec::new();
             for (i, variant) in variants.iter().enumerate() {
                 let member = format!("{class}.{}", variant_tag(variant).unwrap_or_else(|| (i + 1).to_string()));
-                lua_class(&mut out, &member, ref_name(variant).map(|r| format!("tandem.{r}")), variant, defs);
+                lua_class(&mut out, &member, ref_name(variant).map(|r| format!("tandem.{r}")), variant);
                 out.push('\n');
                 members.push(member);
             }
             lua_comment(&mut out, description(def));
             let _ = writeln!(out, "---@alias {class} {}", members.join("|"));
         } else if def.get("properties").is_some() {
-            lua_class(&mut out, &class, None, def, defs);
+            lua_class(&mut out, &class, None, def);
         } else {
             lua_comment(&mut out, description(def));
-            let _ = writeln!(out, "---@alias {class} {}", lua_type(def, defs));
+            let _ = writeln!(out, "---@alias {class} {}", lua_type(def));
         }
     }
     out.push_str("\nreturn {}\n");
