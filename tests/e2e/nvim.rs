@@ -104,7 +104,7 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             Turn::new().tool_call("c5", "write", json!({ "file_path": "calc.py", "content": "oops\n" })),
             Turn::reply("Plan mode kept me out."),
             // A command that needs approval, asked with vim.ui.select.
-            Turn::new().tool_call("c7", "bash", json!({ "command": "touch made.txt" })),
+            Turn::new().tool_call("c7", "bash", json!({ "command": "touch made.txt && echo made-$((6*7))" })),
             Turn::reply("Made it."),
             // A new file, then a file that is not open in Neovim.
             Turn::new().tool_call("c8", "write", json!({ "file_path": "notes/new.txt", "content": "hello\n" })),

@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
 use serde_json::json;
 use tandem_fake_provider::{FakeProvider, Turn};
@@ -62,16 +64,57 @@ fn extension_unit_tests_pass() -> Res<()> {
     Ok(())
 }
 
+/// Whether the workbench tests can run: `Ok(false)` (after a loud message) when something is missing.
+fn workbench_prerequisites() -> Res<bool> {
+    Ok(prerequisite(code_server().exists(), "code-server 4.100.3")?
+        && prerequisite(Path::new("/usr/bin/chromium").exists(), "Debian's chromium")?
+        && prerequisite(repo_root().join("node_modules/playwright-core").exists(), "node_modules (npm install)")?)
+}
+
+/// Runs `test/e2e/<script>` against the packaged extension in code-server. The workbench tests take
+/// turns: they share the `.vsix` (packaged once) and each starts a code-server and a Chromium.
+fn run_workbench_script(script: &str, workspace: &Path, provider: &FakeProvider, extra: &[(&str, &str)]) -> Res<()> {
+    static PACKAGED: OnceLock<Result<(), String>> = OnceLock::new();
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    PACKAGED
+        .get_or_init(|| {
+            run(
+                Command::new("npm").args(["run", "-s", "package"]).current_dir(extension_dir()),
+                "npm run package (vsce)",
+            )
+            .map(drop)
+        })
+        .clone()?;
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let out_dir = repo_root().join("target/vscode-e2e").join(script.trim_end_matches(".mjs"));
+    let mut command = Command::new("node");
+    command
+        .arg(extension_dir().join("test/e2e").join(script))
+        .current_dir(repo_root())
+        .env("CODE_SERVER", code_server())
+        .env("VSIX", extension_dir().join("tandem.vsix"))
+        .env("WORKSPACE", workspace)
+        .env("TANDEM_BIN", tandem_bin())
+        .env("TANDEM_TRUST_WORKSPACE", "1")
+        .env("PROVIDER_URL", provider.base_url())
+        .env("OUT_DIR", &out_dir);
+    for (key, value) in extra {
+        command.env(key, value);
+    }
+    let node = command.output().map_err(|e| format!("node: {e}"))?;
+    let log = format!("{}{}", String::from_utf8_lossy(&node.stdout), String::from_utf8_lossy(&node.stderr));
+    eprintln!("{log}");
+    if !node.status.success() {
+        return Err(format!("the VS Code run failed (screenshots in {}):\n{log}", out_dir.display()));
+    }
+    Ok(())
+}
+
 #[test]
 fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
-    let code_server = code_server();
-    if !prerequisite(code_server.exists(), "code-server 4.100.3")?
-        || !prerequisite(Path::new("/usr/bin/chromium").exists(), "Debian's chromium")?
-        || !prerequisite(repo_root().join("node_modules/playwright-core").exists(), "node_modules (npm install)")?
-    {
+    if !workbench_prerequisites()? {
         return Ok(());
     }
-    run(Command::new("npm").args(["run", "-s", "package"]).current_dir(extension_dir()), "npm run package (vsce)")?;
 
     let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
     // Two changes far enough apart (more than twice the diff context) to be two hunks.
@@ -112,22 +155,7 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
         Turn::reply("Saw the selection."),
         Turn::status(401),
     ]);
-    let out_dir = repo_root().join("target/vscode-e2e");
-    let node = Command::new("node")
-        .arg(extension_dir().join("test/e2e/review.mjs"))
-        .current_dir(repo_root())
-        .env("CODE_SERVER", &code_server)
-        .env("VSIX", extension_dir().join("tandem.vsix"))
-        .env("WORKSPACE", workspace.path())
-        .env("TANDEM_BIN", tandem_bin())
-        .env("TANDEM_TRUST_WORKSPACE", "1")
-        .env("PROVIDER_URL", provider.base_url())
-        .env("OUT_DIR", &out_dir)
-        .output()
-        .map_err(|e| format!("node: {e}"))?;
-    let log = format!("{}{}", String::from_utf8_lossy(&node.stdout), String::from_utf8_lossy(&node.stderr));
-    eprintln!("{log}");
-    assert!(node.status.success(), "the VS Code run failed (screenshots in {}):\n{log}", out_dir.display());
+    run_workbench_script("review.mjs", workspace.path(), &provider, &[])?;
 
     let expected = original.replace("    return a + b  # wrong\n", "    return a * b\n");
     let disk = std::fs::read_to_string(workspace.path().join("calc.py")).map_err(|e| e.to_string())?;
@@ -147,5 +175,28 @@ fn review_in_a_real_vscode_applies_exactly_the_accepted_hunk() -> Res<()> {
         "the selection must reach the model: {asked}"
     );
     assert_eq!(requests.len(), 12, "after the cancelled turn: Ask… and the failing one");
+    Ok(())
+}
+
+#[test]
+fn ask_from_the_palette_before_the_panel_was_opened_shows_each_message_once() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(workspace.path().join("notes.txt"), "nothing to see\n").map_err(|e| e.to_string())?;
+    // The answer streams in small pieces while the panel's webview starts, so any message posted both
+    // live and again on the webview's "ready" shows up as a repeated or garbled piece of text.
+    let chunks = ["Hello", " from", " the", " scripted", " model,", " in", " nine", " small", " pieces."];
+    let turn = chunks.iter().fold(Turn::new(), |turn, chunk| turn.text(*chunk)).chunk_delay(Duration::from_millis(30));
+    let provider = FakeProvider::start_blocking(vec![turn]);
+    let answer = chunks.concat();
+    run_workbench_script(
+        "ask-first.mjs",
+        workspace.path(),
+        &provider,
+        &[("PROMPT", "Say hello"), ("ANSWER", &answer)],
+    )?;
+    assert_eq!(provider.requests().len(), 1, "one prompt, one request");
     Ok(())
 }

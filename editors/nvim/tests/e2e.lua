@@ -148,6 +148,8 @@ return function(H)
     H.truthy(shown.prompt:find("needs approval", 1, true), "the verdict in: " .. shown.prompt)
     eq("Run", shown.items[1])
     eq(1, vim.fn.filereadable(workspace .. "/made.txt"))
+    -- The completed command's output is in the chat (the command line itself says "$((6*7))").
+    H.truthy(has("made-42"), "the command's output in the chat:\n" .. chat.text())
     H.truthy(has("Made it."), "the answer")
   end)
 
@@ -234,14 +236,19 @@ return function(H)
       end
       return n
     end
-    local before = count("fix the failing test")
+    eq(1, count("fix the failing test"), "the first prompt in the chat before resuming")
     vim.cmd("TandemSessions")
-    -- Resuming replays the session's history into the chat.
+    -- Resuming replays the session's history into the chat: after the session's note, up to a
+    -- later turn's answer.
     local ok, err = pcall(H.wait, 10000, function()
-      return items ~= nil and count("fix the failing test") > before
+      local text = chat.text()
+      local note = text:find("> session " .. session, 1, true)
+      return items ~= nil and note ~= nil and text:find("Created and edited.", note, true) ~= nil
     end, "the replayed session")
     vim.ui.select = saved
     H.truthy(ok, err)
+    -- The replay replaces what the chat showed: the history once, not twice.
+    eq(1, count("fix the failing test"), "the first prompt in the resumed chat:\n" .. chat.text())
     eq("+ new session", items[1])
     H.truthy(items[2] and items[2]:find(session, 1, true), vim.inspect(items))
     eq(session, tandem.status().session_id)

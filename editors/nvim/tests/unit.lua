@@ -19,6 +19,8 @@ return function(H)
     eq({ "/opt/tandem", "lsp" }, config.resolve({ cmd = "/opt/tandem" }).cmd)
     eq({ "x", "lsp", "--flag" }, config.resolve({ cmd = { "x", "lsp", "--flag" } }).cmd)
     eq("A", config.resolve({ keymaps = { accept = "y" } }).keymaps.accept_all)
+    eq(20, c.chat.output_lines)
+    eq(0, config.resolve({ chat = { output_lines = 0 } }).chat.output_lines)
   end)
 
   test("config: bad input gets a clear error", function()
@@ -33,6 +35,9 @@ return function(H)
     end)
     H.errors('`provider.kind` = "gpt" is not one of openai, anthropic', function()
       config.resolve({ provider = { kind = "gpt" } })
+    end)
+    H.errors("`chat.output_lines` must be a whole number", function()
+      config.resolve({ chat = { output_lines = -1 } })
     end)
     H.errors("unknown keymap `accpet`", function()
       config.resolve({ keymaps = { accpet = "a" } })
@@ -331,6 +336,47 @@ return function(H)
       end)
     end)
     eq({ cancelled = true }, reply)
+  end)
+
+  test("chat: a completed tool call shows its output, the tail of long output, once", function()
+    local chat = require("tandem.chat")
+    local function lines()
+      return vim.api.nvim_buf_get_lines(chat.buffer(), 0, -1, false)
+    end
+    local function text_content(text)
+      return { { type = "content", content = { type = "text", text = text } } }
+    end
+    local function index_of(line)
+      for i, l in ipairs(lines()) do
+        if l == line then
+          return i
+        end
+      end
+    end
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "t1", title = "echo hi", kind = "execute", status = "pending" })
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t1", status = "in_progress" })
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t1", status = "completed", content = text_content("hi\nthere") })
+    local row = index_of("* [execute] echo hi (completed)")
+    H.truthy(row, "the call's line:\n" .. chat.text())
+    eq({ "    hi", "    there" }, { lines()[row + 1], lines()[row + 2] }, "the output under the call")
+
+    local long = {}
+    for i = 1, 50 do
+      long[#long + 1] = "out " .. i
+    end
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "t2", title = "cargo test", kind = "execute", status = "in_progress" })
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t2", status = "completed", content = text_content(table.concat(long, "\n")) })
+    -- A repeated final update (a resumed session, a late notification) does not print it again.
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t2", status = "completed", content = text_content(table.concat(long, "\n")) })
+    row = index_of("* [execute] cargo test (completed)")
+    H.truthy(row, "the long call's line:\n" .. chat.text())
+    local shown = vim.list_slice(lines(), row + 1)
+    eq("    … 30 earlier lines", shown[1], "the long output is cut from the top:\n" .. chat.text())
+    eq("    out 31", shown[2])
+    eq("    out 50", shown[21])
+    eq(21, #shown, "the output once:\n" .. chat.text())
+    -- The chat the end-to-end tests use starts empty.
+    vim.api.nvim_buf_delete(chat.bufnr, { force = true })
   end)
 
   test("API: bad input to prompt and set_mode is refused with a clear message", function()

@@ -1,17 +1,19 @@
 // The agent panel: a webview view in Tandem's activity bar container. It renders what the extension
 // posts (media/panel.js, built from webview/panel.ts) and sends back what the person does. Messages
-// posted while the view is not resolved are kept and replayed, so hiding the panel loses nothing.
+// are kept and delivered through an Outbox (src/delivery.ts): nothing goes to a webview before its
+// script says it is ready, then the backlog as one replay, then live messages; so a panel opened
+// mid-turn, or recreated, shows every message exactly once.
 
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 
+import { Outbox } from "./delivery";
 import { type FromPanel, type ToPanel, parseFromPanel } from "./messages";
 
 export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly viewId = "tandem.panel";
   private view: vscode.WebviewView | undefined;
-  /** Every message since the last reset, replayed when the view is (re)created. */
-  private backlog: ToPanel[] = [];
+  private readonly outbox = new Outbox((envelope) => void this.view?.webview.postMessage(envelope));
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -21,17 +23,13 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
   ) {}
 
   post(message: ToPanel): void {
-    if (message.type === "reset") this.backlog = [];
-    // Keep the last status/mode only; everything else is the transcript.
-    if (message.type === "status" || message.type === "mode" || message.type === "review") {
-      this.backlog = this.backlog.filter((m) => m.type !== message.type);
-    }
-    this.backlog.push(message);
-    void this.view?.webview.postMessage(message);
+    this.outbox.post(message);
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
+    // Its script has not run yet: whatever is posted now waits for its "ready".
+    this.outbox.detach();
     const media = vscode.Uri.joinPath(this.extensionUri, "media");
     view.webview.options = { enableScripts: true, localResourceRoots: [media] };
     view.webview.html = this.html(view.webview, media);
@@ -42,13 +40,14 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
           this.log(`panel: ignored a malformed message ${JSON.stringify(raw).slice(0, 200)}`);
           return;
         }
-        if (message.type === "ready") {
-          for (const m of this.backlog) void view.webview.postMessage(m);
-        }
+        if (message.type === "ready" && this.view === view) this.outbox.ready();
         this.onMessage(message);
       }),
       view.onDidDispose(() => {
-        if (this.view === view) this.view = undefined;
+        if (this.view === view) {
+          this.view = undefined;
+          this.outbox.detach();
+        }
       }),
     );
   }

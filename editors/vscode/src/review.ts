@@ -56,7 +56,7 @@ export class Review {
           wholeFile: true,
         });
       }
-      return { path: d.path, oldText: d.oldText, newText: d.newText, hunks };
+      return { path: d.path, oldText: d.oldText ?? null, newText: d.newText, hunks };
     });
     const ids = new Set<string>();
     for (const h of files.flatMap((f) => f.hunks)) {

@@ -167,8 +167,8 @@ export class SessionController {
       mode: this._mode,
     });
     this.sessionId = result.sessionId;
-    this.model = result.model;
-    this.events.post({ type: "status", state: "ready", model: result.model });
+    this.model = result.model ?? undefined;
+    this.events.post({ type: "status", state: "ready", model: this.model });
     this.log(`session ${result.sessionId} (mode ${result.modes.current}, model ${result.model ?? "?"})`);
     return result.sessionId;
   }

@@ -71,7 +71,16 @@ export function applyUpdate(t: Transcript, update: SessionUpdate): Change {
       const index = t.entries.findIndex((e) => e.kind === "tool" && e.call.toolCallId === update.toolCallId);
       if (index < 0) {
         // An update for a call we never saw (a resumed session, a lost notification): show it anyway.
-        return applyUpdate(t, { ...update, sessionUpdate: "tool_call" });
+        return applyUpdate(t, {
+          sessionUpdate: "tool_call",
+          toolCallId: update.toolCallId,
+          title: update.title ?? update.toolCallId,
+          kind: update.kind ?? "other",
+          status: update.status ?? "pending",
+          ...(update.content ? { content: update.content } : {}),
+          ...(update.locations ? { locations: update.locations } : {}),
+          ...(update.rawInput !== undefined ? { rawInput: update.rawInput } : {}),
+        });
       }
       const entry = t.entries[index] as Extract<Entry, { kind: "tool" }>;
       const { sessionUpdate: _, ...changes } = update;
@@ -121,7 +130,7 @@ export function contentSummary(content: ToolCallContent): { kind: "text" | "diff
       return { kind: "text", text: blockText(content.content) };
     case "diff": {
       const patch = (content.hunks ?? []).map((h) => h.patch).join("");
-      return { kind: "diff", text: patch || changedRegion(content.path, content.oldText, content.newText) };
+      return { kind: "diff", text: patch || changedRegion(content.path, content.oldText ?? null, content.newText) };
     }
     case "terminal":
       return { kind: "terminal", text: `terminal ${content.terminalId}` };

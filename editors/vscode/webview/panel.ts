@@ -4,8 +4,9 @@
 
 import MarkdownIt from "markdown-it";
 
+import { Inbox } from "../src/delivery";
 import type { ToPanel } from "../src/messages";
-import type { ModeId } from "../src/protocol";
+import type { ModeId, SessionInfo } from "../src/protocol";
 import { type Entry, type Transcript, addNotice, applyUpdate, contentSummary, emptyTranscript } from "../src/transcript";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -62,7 +63,10 @@ $("sessions-button").addEventListener("click", () => {
 $("review-accept-all").addEventListener("click", () => vscode.postMessage({ type: "reviewAll", accept: true }));
 $("review-reject-all").addEventListener("click", () => vscode.postMessage({ type: "reviewAll", accept: false }));
 
-window.addEventListener("message", (event: MessageEvent<ToPanel>) => handle(event.data));
+// The extension answers "ready" with everything so far (one replay), then sends live messages;
+// the inbox applies each exactly once, whatever VS Code delivered before this script ran.
+const inbox = new Inbox(handle, () => handle({ type: "reset" }));
+window.addEventListener("message", (event: MessageEvent<unknown>) => inbox.receive(event.data));
 vscode.postMessage({ type: "ready" });
 
 function handle(message: ToPanel): void {
@@ -208,7 +212,7 @@ function renderPlan(): void {
   }
 }
 
-function renderSessions(list: { sessionId: string; title?: string; updatedAt?: string }[]): void {
+function renderSessions(list: SessionInfo[]): void {
   sessions.replaceChildren();
   sessions.hidden = false;
   if (list.length === 0) {

@@ -1,12 +1,15 @@
 -- The chat buffer (filetype `tandem-chat`): the session's transcript as Markdown, streamed as
--- `tandem/session/update` notifications arrive; tool calls as one line each, updated in place;
--- the plan as a checklist.
+-- `tandem/session/update` notifications arrive; tool calls as one line each, updated in place,
+-- with their output (the tail of it) under them once they finish; the plan as a checklist.
 local M = {
   bufnr = nil,
   -- What the last lines are: "user", "agent", "thought", "tool", "note", or nil.
   last = nil,
-  -- toolCallId -> { row, title, kind }.
+  -- toolCallId -> { row, title, kind, status, shown }.
   tools = {},
+  -- The most lines of a finished call's output shown; a test run's failures are at its end, so
+  -- longer output keeps its tail. 0 shows none. Set from setup's `chat.output_lines`.
+  output_lines = 20,
 }
 
 local NAME = "tandem://chat"
@@ -91,6 +94,14 @@ local function edit(fn)
   scroll()
 end
 
+--- Empties the chat (a resumed session replays its history into it).
+function M.clear()
+  edit(function(bufnr)
+    vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, {})
+  end)
+  M.last, M.tools = nil, {}
+end
+
 local function is_empty(bufnr)
   return vim.api.nvim_buf_line_count(bufnr) == 1 and vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1] == ""
 end
@@ -145,9 +156,28 @@ local function content_text(content)
   return require("tandem.content").text(content, "diff: ")
 end
 
+--- `text` indented under its call, cut to its last `max` lines.
+local function output_lines(text, max)
+  local all = vim.split((text:gsub("\n+$", "")), "\n", { plain = true })
+  local lines = {}
+  local first = 1
+  if #all > max then
+    first = #all - max + 1
+    lines[1] = string.format("    … %d earlier lines", first - 1)
+  end
+  if max == 0 then
+    return lines
+  end
+  for i = first, #all do
+    lines[#lines + 1] = "    " .. all[i]
+  end
+  return lines
+end
+
 local PLAN_MARK = { completed = "[x]", in_progress = "[~]", pending = "[ ]" }
 
 --- Renders one SessionUpdate (ACP shape).
+---@param update tandem.SessionUpdate
 function M.on_update(update)
   local kind = update.sessionUpdate
   if kind == "agent_message_chunk" then
@@ -174,14 +204,13 @@ function M.on_update(update)
     edit(function(bufnr)
       vim.api.nvim_buf_set_lines(bufnr, entry.row, entry.row + 1, false, { tool_line(entry) })
     end)
-    if entry.status == "failed" then
+    -- A finished call's output, once: a failure in full (it says what went wrong), a success's
+    -- tail (what a test run or a build printed last).
+    if (entry.status == "failed" or entry.status == "completed") and not entry.shown then
       local text = content_text(update.content)
       if text ~= "" then
-        local lines = {}
-        for _, line in ipairs(vim.split(text, "\n", { plain = true })) do
-          lines[#lines + 1] = "    " .. line
-        end
-        M.append_lines(lines, "tool")
+        entry.shown = true
+        M.append_lines(output_lines(text, entry.status == "failed" and math.huge or M.output_lines), "tool")
       end
     end
   elseif kind == "plan" then

@@ -22,6 +22,8 @@ M.defaults = {
     open_on_prompt = true,
     -- Split command used to open it.
     split = "botright vsplit",
+    -- The most lines of a finished tool call's output shown under it (its tail); 0: none.
+    output_lines = 20,
   },
 }
 
@@ -90,6 +92,10 @@ function M.resolve(opts)
     check_string("provider.base_url", config.provider.base_url)
     check_string("provider.model", config.provider.model)
     check_string("provider.api_key_env", config.provider.api_key_env)
+  end
+  local lines = config.chat.output_lines
+  if type(lines) ~= "number" or lines < 0 or lines % 1 ~= 0 then
+    error("tandem.setup: `chat.output_lines` must be a whole number of lines (0 or more)", 0)
   end
   for name, key in pairs(config.keymaps) do
     if M.defaults.keymaps[name] == nil then

@@ -117,6 +117,7 @@ end
 --- require("tandem").setup({ cmd, provider, mode, profile, root_dir, env, keymaps, chat }).
 function M.setup(opts)
   state.config = config_mod.resolve(opts)
+  chat.output_lines = state.config.chat.output_lines
   if state.config.mode then
     state.mode = state.config.mode
   end
@@ -326,6 +327,8 @@ function M.sessions()
       end
       state.session_id = choice.sessionId
       chat.open(cfg().chat.split, false)
+      -- The load replays the whole history: start from an empty chat, or it shows twice.
+      chat.clear()
       chat.note("session " .. choice.sessionId)
       M.request("tandem/session/load", { sessionId = choice.sessionId }, function(load_err, loaded)
         if load_err then

@@ -9,98 +9,29 @@
 //   OUT_DIR       where screenshots and logs go
 // Exit status 0 when every step passed; on failure a screenshot failure.png is left in OUT_DIR.
 
-import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
+import { env, openWorkbench, panelFrame, plain, runCommand, step, vscodeVersion, waitFor } from "./workbench.mjs";
+
 const CODE_SERVER = env("CODE_SERVER");
-const VSIX = env("VSIX");
 const WORKSPACE = env("WORKSPACE");
-const TANDEM_BIN = env("TANDEM_BIN");
-const PROVIDER_URL = env("PROVIDER_URL");
 const OUT_DIR = env("OUT_DIR");
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
-mkdirSync(OUT_DIR, { recursive: true });
-const scratch = mkdtempSync(join(tmpdir(), "tandem-vscode-"));
-const userData = join(scratch, "user-data");
-const extensions = join(scratch, "extensions");
-mkdirSync(join(userData, "User"), { recursive: true });
-writeFileSync(
-  join(userData, "User", "settings.json"),
-  JSON.stringify(
-    {
-      "tandem.path": TANDEM_BIN,
-      "tandem.provider.kind": "openai",
-      "tandem.provider.baseUrl": PROVIDER_URL,
-      "tandem.provider.model": "scripted",
-      "tandem.mode": "default",
-      "workbench.startupEditor": "none",
-      "workbench.tips.enabled": false,
-      "security.workspace.trust.enabled": false,
-      "extensions.autoCheckUpdates": false,
-      "extensions.autoUpdate": false,
-      "telemetry.telemetryLevel": "off",
-      "window.commandCenter": false,
-      "chat.commandCenter.enabled": false,
-      "workbench.secondarySideBar.defaultVisibility": "hidden",
-    },
-    null,
-    2,
-  ),
-);
-
-const step = (name) => console.log(`-- ${name}`);
 let page;
-let server;
-let browser;
+let close;
 const started = Date.now();
 
 try {
-  step("install the .vsix");
-  const install = spawnSync(
-    CODE_SERVER,
-    ["--user-data-dir", userData, "--extensions-dir", extensions, "--install-extension", VSIX, "--force"],
-    { encoding: "utf8" },
-  );
-  if (install.status !== 0) throw new Error(`--install-extension failed: ${install.stdout}${install.stderr}`);
-  console.log(install.stdout.trim());
-
-  step("serve code-server");
-  const port = await freePort();
-  server = spawn(
-    CODE_SERVER,
-    [
-      "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--disable-telemetry", "--disable-update-check",
-      "--disable-workspace-trust", "--user-data-dir", userData, "--extensions-dir", extensions, WORKSPACE,
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let serverLog = "";
-  server.stdout.on("data", (d) => (serverLog += d));
-  server.stderr.on("data", (d) => (serverLog += d));
-  server.on("exit", () => writeFileSync(join(OUT_DIR, "code-server.log"), serverLog));
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, 30_000, "code-server /healthz");
-
-  step("open the workbench in Chromium");
-  browser = await chromium.launchPersistentContext(join(scratch, "chromium"), {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1400, height: 900 },
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
-  });
-  page = browser.pages()[0] ?? (await browser.newPage());
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(WORKSPACE)}`);
-  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  ({ page, close } = await openWorkbench({
+    codeServer: CODE_SERVER,
+    vsix: env("VSIX"),
+    workspace: WORKSPACE,
+    tandemBin: env("TANDEM_BIN"),
+    providerUrl: env("PROVIDER_URL"),
+    outDir: OUT_DIR,
+    chromiumPath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  }));
 
   step("the extension is active: status bar shows the mode");
   await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
@@ -111,7 +42,7 @@ try {
 
   step("open the panel and send a prompt");
   await runCommand(page, "Tandem: Open Panel");
-  const panel = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  const panel = panelFrame(page);
   await panel.locator('[data-testid="prompt"]').waitFor({ timeout: 30_000 });
   await panel.locator('[data-testid="prompt"]').fill("Fix both functions in calc.py");
   await panel.locator('[data-testid="send"]').click();
@@ -218,62 +149,11 @@ try {
   await panel.locator('[data-testid="send"]').click();
   await panel.locator(".notice.error", { hasText: "401" }).waitFor({ timeout: 30_000 });
   await panel.locator('[data-testid="status"]', { hasText: "Done (error)" }).waitFor({ timeout: 10_000 });
-  console.log(`ok: in VS Code ${await vscodeVersion()} the review applied exactly h2, a command ran after the modal, a question was answered, a closed review was rejected, a turn was cancelled, the session resumed, Ask… carried the selection, a provider error was shown (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  console.log(`ok: in VS Code ${vscodeVersion(CODE_SERVER)} the review applied exactly h2, a command ran after the modal, a question was answered, a closed review was rejected, a turn was cancelled, the session resumed, Ask… carried the selection, a provider error was shown (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 } catch (err) {
   console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
   if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
   process.exitCode = 1;
 } finally {
-  await browser?.close().catch(() => {});
-  server?.kill();
-}
-
-/** Editor text as rendered: Monaco draws spaces as non-breaking ones. */
-function plain(text) {
-  return text.replace(/\u00a0/g, " ");
-}
-
-async function vscodeVersion() {
-  const out = spawnSync(CODE_SERVER, ["--version"], { encoding: "utf8" }).stdout;
-  return out.split("\n")[0];
-}
-
-/** Runs a command from the palette (F1) by its title; with `raw`, types `text` into Quick Open. */
-async function runCommand(page, text, options = {}) {
-  if (options.raw) {
-    await page.keyboard.press("Control+P");
-    const input = page.locator(".quick-input-widget input");
-    await input.waitFor({ timeout: 10_000 });
-    await input.fill(text);
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: text }).first().waitFor({ timeout: 10_000 });
-  } else {
-    await page.keyboard.press("F1");
-    const input = page.locator(".quick-input-widget input");
-    await input.waitFor({ timeout: 10_000 });
-    await input.fill(`>${text}`);
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: text }).first().waitFor({ timeout: 10_000 });
-  }
-  await page.keyboard.press("Enter");
-}
-
-async function waitFor(check, timeout, what) {
-  const deadline = Date.now() + timeout;
-  let last;
-  while (Date.now() < deadline) {
-    last = await check().catch((e) => e);
-    if (last && !(last instanceof Error)) return last;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out after ${timeout} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-    srv.on("error", reject);
-  });
+  await close?.();
 }

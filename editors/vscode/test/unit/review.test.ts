@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import type { RequestPermissionParams } from "../../src/protocol";
+import type { PermissionOption, RequestPermissionParams } from "../../src/protocol";
 import { Review, ReviewError, anchorLine, lineCount } from "../../src/review";
 
-const OPTIONS = [
+const OPTIONS: PermissionOption[] = [
   { optionId: "allow_once", name: "Accept", kind: "allow_once" },
   { optionId: "allow_always", name: "Always allow edits this session", kind: "allow_always" },
   { optionId: "reject_once", name: "Reject", kind: "reject_once" },

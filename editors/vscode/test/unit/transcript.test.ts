@@ -49,11 +49,11 @@ test("plan, mode and usage are state, not entries", () => {
   const t = emptyTranscript();
   applyUpdate(t, { sessionUpdate: "plan", entries: [{ content: "write tests", status: "in_progress", priority: "medium" }] });
   applyUpdate(t, { sessionUpdate: "current_mode_update", currentModeId: "plan" });
-  applyUpdate(t, { sessionUpdate: "usage_update", inputTokens: 10, outputTokens: 2 });
+  applyUpdate(t, { sessionUpdate: "usage_update", inputTokens: 10, outputTokens: 2, cacheReadTokens: 0, totalTokens: 12 });
   assert.equal(t.entries.length, 0);
   assert.equal(t.plan[0]!.content, "write tests");
   assert.equal(t.mode, "plan");
-  assert.deepEqual(t.usage, { inputTokens: 10, outputTokens: 2 });
+  assert.deepEqual(t.usage, { inputTokens: 10, outputTokens: 2, cacheReadTokens: 0, totalTokens: 12 });
 });
 
 test("content summaries: text, diff patches, terminals", () => {

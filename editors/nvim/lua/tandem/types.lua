@@ -1,0 +1,416 @@
+-- Generated from server/protocol/schema/protocol.schema.json by server/protocol/tests/client_types.rs.
+-- Do not edit: regenerate with `UPDATE_EXPECT=1 cargo test -p tandem-protocol`.
+-- Type annotations for lua-language-server only: nothing here runs.
+---@meta
+
+--- A choice.
+---@class tandem.AskOption
+---@field description? string What it means.
+---@field label string Label, returned as the answer.
+
+--- One question.
+---@class tandem.AskQuestion
+---@field header? string A short label for it.
+---@field multiSelect? boolean Whether several options may be chosen.
+---@field options? tandem.AskOption[] Choices; empty for a free-form answer (the answer is then the typed text).
+---@field question string The question.
+
+--- `tandem/session/askUser` params: questions for the person.
+---@class tandem.AskUserParams
+---@field questions tandem.AskQuestion[] The questions (1-4).
+---@field sessionId string Session.
+
+--- `tandem/session/askUser` result: `answers` (one list of labels per question) or `cancelled`.
+---@class tandem.AskUserResult
+---@field answers? string[][]|nil One list of chosen labels (or the typed text) per question.
+---@field cancelled? boolean|nil The person dismissed the questions.
+
+--- A slash command.
+---@class tandem.AvailableCommand
+---@field description string What it does.
+---@field name string Name without the slash.
+
+--- One checkpoint.
+---@class tandem.CheckpointInfo
+---@field id integer Its id in the session (from 1).
+---@field kind tandem.CheckpointKind What was about to happen.
+---@field skipped? string[] Files the snapshot left out (over the size cap).
+---@field time string When, RFC 3339.
+---@field tool? string|nil Its tool.
+---@field toolCallId? string|nil The tool call about to run (`beforeTool`).
+---@field turn integer The session's turn (from 1).
+
+--- What was about to happen when a checkpoint was taken.
+---@alias tandem.CheckpointKind "beforeTurn"|"beforeTool"|"afterTurn"|"beforeRestore"|"afterRestore"
+
+--- Plain text (Markdown).
+---@class tandem.ContentBlock.text
+---@field text string The text.
+---@field type "text"
+
+--- A link to a file or resource the agent may read.
+---@class tandem.ContentBlock.resource_link
+---@field mimeType? string|nil MIME type.
+---@field name string Display name.
+---@field type "resource_link"
+---@field uri string URI, usually `file:///...`.
+
+--- A resource with its content (e.g. a selection the person attached).
+---@class tandem.ContentBlock.resource
+---@field resource tandem.EmbeddedResource The resource.
+---@field type "resource"
+
+--- A piece of a prompt or of a message.
+---@alias tandem.ContentBlock tandem.ContentBlock.text|tandem.ContentBlock.resource_link|tandem.ContentBlock.resource
+
+--- Params of `tandem/document/save`.
+---@class tandem.DocumentSaveParams
+---@field uri string The document to save.
+
+--- Result of `tandem/document/save`.
+---@class tandem.DocumentSaveResult
+---@field saved boolean Whether the editor saved it; when false the server writes the file itself.
+
+--- The content of an embedded resource.
+---@class tandem.EmbeddedResource
+---@field mimeType? string|nil MIME type.
+---@field text string Its text.
+---@field uri string URI of the resource.
+
+--- A hunk offered for review.
+---@class tandem.HunkInfo
+---@field fuzz? integer|nil Context lines of the patch hunk behind this change that were left unchecked to place it (`patch -F`; absent when none were).
+---@field id string Id to name in `acceptedHunks`.
+---@field newLines integer New lines covered.
+---@field newStart integer First new line (1-based).
+---@field oldLines integer Old lines covered.
+---@field oldStart integer First old line (1-based).
+---@field patch string The hunk as unified-diff text, `@@` header included.
+
+--- `initializationOptions` of `initialize`.
+---@class tandem.InitializationOptions
+---@field mode? tandem.ModeId|nil Starting permission mode.
+---@field profile? string|nil Tool profile: minimal, standard, full or custom.
+---@field provider? tandem.ProviderConfig|nil Model provider.
+
+--- Permission modes of a session.
+---@alias tandem.ModeId "default"|"auto-edit"|"plan"|"yolo"
+
+--- A mode as shown to people.
+---@class tandem.ModeInfo
+---@field description string What it allows.
+---@field id tandem.ModeId Mode id.
+---@field name string Short name.
+
+--- A choice in a permission request.
+---@class tandem.PermissionOption
+---@field kind tandem.PermissionOptionKind Kind.
+---@field name string Label.
+---@field optionId string Id to answer with.
+
+--- Kinds of permission choices (ACP).
+---@alias tandem.PermissionOptionKind "allow_once"|"allow_always"|"reject_once"|"reject_always"
+
+--- An option was chosen.
+---@class tandem.PermissionOutcome.selected
+---@field acceptedHunks? string[]|nil For edits: the hunks accepted; absent means all.
+---@field message? string|nil Optional words for the model (why it was rejected).
+---@field optionId string Its id.
+---@field outcome "selected"
+
+--- The request was cancelled.
+---@class tandem.PermissionOutcome.cancelled
+---@field outcome "cancelled"
+
+--- The person's answer.
+---@alias tandem.PermissionOutcome tandem.PermissionOutcome.selected|tandem.PermissionOutcome.cancelled
+
+--- An entry of the plan.
+---@class tandem.PlanEntry
+---@field content string What to do.
+---@field priority string `high`, `medium` or `low`.
+---@field status string `pending`, `in_progress` or `completed`.
+
+--- A model provider, as the editor or config file names it.
+---@class tandem.ProviderConfig
+---@field apiKeyEnv? string|nil Name of the environment variable that holds the API key.
+---@field baseUrl? string|nil Base URL, e.g. `http://127.0.0.1:11434/v1`.
+---@field kind? string|nil `openai` (Chat Completions wire format) or `anthropic` (Messages).
+---@field model? string|nil Model name.
+
+--- `tandem/session/requestPermission` params.
+---@class tandem.RequestPermissionParams
+---@field options tandem.PermissionOption[] Choices.
+---@field sessionId string Session.
+---@field toolCall tandem.ToolCallUpdate The call that waits, with its diff or command.
+
+--- `tandem/session/requestPermission` result.
+---@class tandem.RequestPermissionResult
+---@field outcome tandem.PermissionOutcome The answer.
+
+--- `tandem/session/cancel` params (a notification).
+---@class tandem.SessionCancelParams
+---@field sessionId string Session.
+
+--- `tandem/session/checkpoints` params.
+---@class tandem.SessionCheckpointsParams
+---@field sessionId string The session.
+
+--- `tandem/session/checkpoints` result, oldest first.
+---@class tandem.SessionCheckpointsResult
+---@field checkpoints tandem.CheckpointInfo[] The checkpoints.
+
+--- `tandem/session/compact` params.
+---@class tandem.SessionCompactParams
+---@field sessionId string Session.
+
+--- `tandem/session/compact` result.
+---@class tandem.SessionCompactResult
+---@field summarized boolean Whether older turns were replaced by a summary the model wrote (else only old tool outputs were elided, or there was nothing to shorten).
+---@field tokensAfter integer Estimated tokens after.
+---@field tokensBefore integer Estimated tokens of the conversation before.
+
+--- A stored session.
+---@class tandem.SessionInfo
+---@field cwd string Working directory.
+---@field sessionId string Id.
+---@field title? string|nil The first prompt, shortened.
+---@field updatedAt? string|nil Last change, RFC 3339.
+
+--- `tandem/session/list` params.
+---@class tandem.SessionListParams
+---@field cursor? string|nil Continue after this cursor (from `nextCursor`).
+---@field cwd? string|nil Only sessions whose working directory is this one.
+
+--- `tandem/session/list` result, most recent first.
+---@class tandem.SessionListResult
+---@field nextCursor? string|nil Cursor for the next page.
+---@field sessions tandem.SessionInfo[] Sessions.
+
+--- `tandem/session/load` params: the history is replayed as `tandem/session/update`s before
+--- the result is sent.
+---@class tandem.SessionLoadParams
+---@field cwd? string|nil Working directory (ignored when it is the stored one).
+---@field mcpServers? any MCP servers (ACP shape).
+---@field sessionId string Session to load.
+
+--- `tandem/session/load` result.
+---@class tandem.SessionLoadResult
+---@field modes tandem.SessionModes Its modes.
+
+--- The modes of a session.
+---@class tandem.SessionModes
+---@field available tandem.ModeInfo[] Every mode.
+---@field current tandem.ModeId The mode in force.
+
+--- `tandem/session/new` params.
+---@class tandem.SessionNewParams
+---@field cwd? string|nil Working directory (absolute, inside the workspace); default: the workspace root.
+---@field mcpServers? any MCP servers the editor wants the session to use (ACP shape).
+---@field mode? tandem.ModeId|nil Starting mode; default: the configured mode.
+---@field model? string|nil Model; default: the configured model.
+
+--- `tandem/session/new` result.
+---@class tandem.SessionNewResult
+---@field model? string|nil The model it uses.
+---@field modes tandem.SessionModes Its modes.
+---@field sessionId string The new session's id.
+
+--- `tandem/session/update` params.
+---@class tandem.SessionNotification
+---@field sessionId string Session.
+---@field update tandem.SessionUpdate What happened.
+
+--- `tandem/session/prompt` params.
+---@class tandem.SessionPromptParams
+---@field prompt tandem.ContentBlock[] What the person wrote and attached.
+---@field sessionId string Session.
+
+--- `tandem/session/prompt` result, sent when the turn ends.
+---@class tandem.SessionPromptResult
+---@field error? string|nil With `error`: what failed and what to do.
+---@field stopReason tandem.StopReason Why the turn ended.
+
+--- `tandem/session/restore` params: exactly one of `checkpointId`, `turn` and `toolCallId`.
+---@class tandem.SessionRestoreParams
+---@field checkpointId? integer|nil Back to this checkpoint's state.
+---@field dryRun? boolean Only say what would change (the diff), change nothing.
+---@field includeConflicts? boolean Also restore the files the person changed after the checkpoint (left alone by default).
+---@field sessionId string The session.
+---@field toolCallId? string|nil Undo only what this tool call changed.
+---@field turn? integer|nil Back to the state before this turn (`1`: the start of the session).
+
+--- `tandem/session/restore` result.
+---@class tandem.SessionRestoreResult
+---@field conflicts string[] Files the person changed after the checkpoint: left alone unless `includeConflicts`.
+---@field diff string The change as a unified diff (current → restored).
+---@field message string What the restore did, in words (the review's outcome included).
+---@field redoCheckpointId? integer|nil The checkpoint holding the state before this restore: restoring it is the redo.
+---@field restored string[] Files restored (or, with `dryRun`, that would be).
+---@field skipped string[] Files the checkpoint does not hold (over the size cap) or that are not text.
+
+--- `tandem/session/setMode` params.
+---@class tandem.SessionSetModeParams
+---@field modeId tandem.ModeId New mode.
+---@field sessionId string Session.
+
+--- Streamed answer text.
+---@class tandem.SessionUpdate.agent_message_chunk
+---@field content tandem.ContentBlock The chunk.
+---@field sessionUpdate "agent_message_chunk"
+
+--- Streamed reasoning.
+---@class tandem.SessionUpdate.agent_thought_chunk
+---@field content tandem.ContentBlock The chunk.
+---@field sessionUpdate "agent_thought_chunk"
+
+--- The person's prompt (replayed by `load`).
+---@class tandem.SessionUpdate.user_message_chunk
+---@field content tandem.ContentBlock The chunk.
+---@field sessionUpdate "user_message_chunk"
+
+--- A new tool call.
+---@class tandem.SessionUpdate.tool_call: tandem.ToolCall
+---@field sessionUpdate "tool_call"
+
+--- A change to a tool call.
+---@class tandem.SessionUpdate.tool_call_update: tandem.ToolCallUpdate
+---@field sessionUpdate "tool_call_update"
+
+--- The agent's plan (from `todowrite`).
+---@class tandem.SessionUpdate.plan
+---@field entries tandem.PlanEntry[] Entries in order.
+---@field sessionUpdate "plan"
+
+--- The session's mode changed.
+---@class tandem.SessionUpdate.current_mode_update
+---@field currentModeId tandem.ModeId The new mode.
+---@field sessionUpdate "current_mode_update"
+
+--- Slash commands the session offers.
+---@class tandem.SessionUpdate.available_commands_update
+---@field availableCommands tandem.AvailableCommand[] Commands.
+---@field sessionUpdate "available_commands_update"
+
+--- Token use.
+---@class tandem.SessionUpdate.usage_update: tandem.Usage
+---@field sessionUpdate "usage_update"
+
+--- One step of a session, discriminated by `sessionUpdate`.
+---@alias tandem.SessionUpdate tandem.SessionUpdate.agent_message_chunk|tandem.SessionUpdate.agent_thought_chunk|tandem.SessionUpdate.user_message_chunk|tandem.SessionUpdate.tool_call|tandem.SessionUpdate.tool_call_update|tandem.SessionUpdate.plan|tandem.SessionUpdate.current_mode_update|tandem.SessionUpdate.available_commands_update|tandem.SessionUpdate.usage_update
+
+--- Why a turn ended.
+---@alias tandem.StopReason "end_turn"|"cancelled"|"max_turns"|"refusal"|"max_tokens"|"error"
+
+--- `capabilities.experimental.tandem` in the `initialize` result.
+---@class tandem.TandemCapabilities
+---@field modes tandem.ModeId[] Available modes.
+---@field tools string[] Names of the enabled tools.
+---@field version string Protocol version.
+
+--- A tool call as the editor shows it.
+---@class tandem.ToolCall
+---@field content? tandem.ToolCallContent[] What it produced or proposes.
+---@field kind tandem.ToolKind Kind.
+---@field locations? tandem.ToolCallLocation[] Files it touches.
+---@field rawInput? any The arguments as the model sent them.
+---@field status tandem.ToolCallStatus Status.
+---@field title string One line for people.
+---@field toolCallId string Id, unique in the session.
+
+--- Text or other content.
+---@class tandem.ToolCallContent.content
+---@field content tandem.ContentBlock The content.
+---@field type "content"
+
+--- A change to a file.
+---@class tandem.ToolCallContent.diff
+---@field hunks? tandem.HunkInfo[] Hunks with ids, for per-hunk acceptance (in permission requests).
+---@field newText string Text after (empty for a deleted file).
+---@field oldText? string|nil Text before; `null` for a new file.
+---@field path string Absolute path.
+---@field type "diff"
+
+--- A terminal the client shows.
+---@class tandem.ToolCallContent.terminal
+---@field terminalId string Terminal id.
+---@field type "terminal"
+
+--- Content of a tool call.
+---@alias tandem.ToolCallContent tandem.ToolCallContent.content|tandem.ToolCallContent.diff|tandem.ToolCallContent.terminal
+
+--- A file location of a tool call.
+---@class tandem.ToolCallLocation
+---@field line? integer|nil 1-based line.
+---@field path string Absolute path.
+
+--- Where a tool call is in its life.
+---@alias tandem.ToolCallStatus "pending"|"in_progress"|"completed"|"failed"
+
+--- Changed fields of a tool call; absent fields are unchanged.
+---@class tandem.ToolCallUpdate
+---@field content? tandem.ToolCallContent[]|nil New content (replaces the old).
+---@field kind? tandem.ToolKind|nil New kind.
+---@field locations? tandem.ToolCallLocation[]|nil New locations.
+---@field rawInput? any The arguments.
+---@field rawOutput? any The tool's result (title, output, metadata, error).
+---@field status? tandem.ToolCallStatus|nil New status.
+---@field title? string|nil New title.
+---@field toolCallId string Id of the call.
+
+--- Tool groups: the unit that profiles and `TANDEM_FEATURE_<GROUP>` switch.
+---@alias tandem.ToolGroup "fs"|"search"|"exec"|"web"|"interact"|"plan"|"memory"|"agent"|"lsp"|"mcp"
+
+--- A tool as listed to the editor.
+---@class tandem.ToolInfo
+---@field aliases string[] Other names that resolve to it.
+---@field canWrite boolean Whether it changes files or state.
+---@field concurrencySafe boolean Whether it may run concurrently with other calls.
+---@field description string What it does, for the model.
+---@field group tandem.ToolGroup Its group.
+---@field name string Canonical name.
+---@field parameters any JSON Schema of its arguments.
+
+--- What a tool call does, for icons and grouping.
+---@alias tandem.ToolKind "read"|"edit"|"delete"|"move"|"search"|"execute"|"think"|"fetch"|"other"
+
+--- The result of a tool call. A failed call sets `error`; it is not a JSON-RPC error.
+---@class tandem.ToolResult
+---@field attachments any[] Extra content (images, resources).
+---@field error? string|nil When set, the call failed: what failed, why, and what to do next.
+---@field metadata table<string, any> Structured details for editors and tests.
+---@field output string The text the model sees.
+---@field title string One line saying what happened.
+
+--- Params of `tandem/tools/call`.
+---@class tandem.ToolsCallParams
+---@field arguments? any Arguments, as the tool's schema says.
+---@field name string Tool name or alias.
+---@field sessionId? string|nil The session on whose behalf it runs; staleness checks are per session.
+
+--- Params of `tandem/tools/list`.
+---@alias tandem.ToolsListParams table<string, any>
+
+--- Result of `tandem/tools/list`.
+---@class tandem.ToolsListResult
+---@field profile string The active profile.
+---@field tools tandem.ToolInfo[] The tools enabled in this workspace.
+
+--- Token counts of a session.
+---@class tandem.Usage
+---@field cacheReadTokens integer Prompt tokens read from the provider's cache in the last model turn.
+---@field contextWindow? integer The model's context window in tokens (0: unknown).
+---@field inputTokens integer Prompt tokens of the last model turn (how full the context is).
+---@field outputTokens integer Completion tokens of the last model turn.
+---@field reasoningTokens? integer Completion tokens of the last model turn spent on reasoning.
+---@field session? tandem.UsageTotals Totals over the whole session.
+---@field totalTokens integer All tokens of the session so far (input + output over every model turn).
+
+--- Token totals of a session (every model turn, compaction summaries included).
+---@class tandem.UsageTotals
+---@field cacheReadTokens integer Prompt tokens read from the provider's cache.
+---@field inputTokens integer Prompt tokens (cached ones included).
+---@field outputTokens integer Completion tokens.
+---@field reasoningTokens integer Completion tokens spent on reasoning.
+
+return {}
