@@ -14,8 +14,9 @@
 //! forgiven when the edit keeps it, and the edit is refused ([`MatchError::Conflict`]) when the
 //! edit removes or changes it. `new_string`'s indentation is taken in `old_string`'s frame or in
 //! the file's, whichever it is written in ([`frame`]); in neither, the edit is refused
-//! ([`MatchError::Indentation`]). An edit the file already holds is refused
-//! ([`MatchError::AlreadyApplied`]) and nothing is written.
+//! ([`MatchError::Indentation`]). Blank lines `old_string` lacked are put back as the file's and
+//! go only where every reading of the edit's diff puts them (`merge.rs`). An edit the file already
+//! holds is refused ([`MatchError::AlreadyApplied`]) and nothing is written.
 //!
 //! Safety rules of the chain: a stage that finds two or more candidates stops it with
 //! [`MatchError::Ambiguous`] (a looser stage would only find more); block-anchor needs both
@@ -394,26 +395,26 @@ fn line_candidates(lines: &[Line<'_>], needle: &[&str], normalize: Normalize) ->
     found
 }
 
-/// Candidates equal to the needle once blank lines are dropped from both, within a size guard.
-fn blank_line_candidates(lines: &[Line<'_>], needle: &[&str]) -> Vec<Candidate> {
-    let wanted: Vec<&str> = needle.iter().map(|l| l.trim_end()).filter(|l| !l.is_empty()).collect();
+/// Candidates equal to the needle under `normalize` once blank lines are dropped from both,
+/// within a size guard.
+fn blank_line_candidates(lines: &[Line<'_>], needle: &[&str], normalize: Normalize) -> Vec<Candidate> {
+    let wanted: Vec<Cow<'_, str>> = needle.iter().map(|l| normalize(l)).filter(|l| !l.trim().is_empty()).collect();
     if wanted.is_empty() {
         return Vec::new();
     }
     let max_count = needle.len() + needle.len() / 2 + 2;
     let mut found = Vec::new();
     for first in 0..lines.len() {
-        if lines[first].text.trim_end() != wanted[0] {
+        if normalize(lines[first].text) != wanted[0] {
             continue;
         }
         let (mut k, mut i) = (1, first + 1);
         while k < wanted.len() && i < lines.len() && i - first < max_count {
-            let line = lines[i].text.trim_end();
-            if line.is_empty() {
+            if lines[i].text.trim().is_empty() {
                 i += 1;
                 continue;
             }
-            if line != wanted[k] {
+            if normalize(lines[i].text) != wanted[k] {
                 break;
             }
             k += 1;
@@ -577,10 +578,12 @@ impl<'t> Fuzzy<'t> {
         })
     }
 
-    /// One stage's candidates: none → the next stage; one → applied; more → ambiguous.
+    /// One stage's candidates: none → the next stage; one → applied (unless it lies where the
+    /// file holds new_string already); more → ambiguous.
     fn decide(&self, candidates: Vec<Candidate>, strategy: Strategy) -> Result<Option<Match>, MatchError> {
         match candidates.as_slice() {
             [] => Ok(None),
+            [c] if self.new_covers(*c, strategy) => Err(MatchError::AlreadyApplied { strategy, line: c.first + 1 }),
             [c] => self.apply(*c, strategy).map(Some),
             _ => Err(MatchError::Ambiguous { strategy, lines: candidates.iter().map(|c| c.first + 1).collect() }),
         }
@@ -605,23 +608,31 @@ impl<'t> Fuzzy<'t> {
                 return Some((c.first + 1, strategy));
             }
         }
-        blank_line_candidates(&self.lines, &self.new).first().map(|c| (c.first + 1, Strategy::BlankLines))
+        blank_line_candidates(&self.lines, &self.new, trim_end).first().map(|c| (c.first + 1, Strategy::BlankLines))
     }
 
-    /// The block `c` lies inside a place where the file holds `new_string` modulo formatting
-    /// (an edit that adds lines around `old_string`, applied before).
-    fn new_covers(&self, c: Candidate) -> bool {
-        let (old_keys, new_keys): (Vec<String>, Vec<String>) =
-            (self.needle.iter().map(|l| key(l)).collect(), self.new.iter().map(|l| key(l)).collect());
-        if old_keys == new_keys || self.new.len() <= self.needle.len() {
+    /// The block `c`, placed by `strategy`, lies inside a place where the file holds
+    /// `new_string` modulo formatting (an edit that adds lines around `old_string`, applied
+    /// before): line for line (not for the blank-lines stage, which ignores the blank lines an
+    /// edit may add), or, when the edit adds lines with content, with blank lines ignored (the
+    /// lines `old_string` was placed on may then be lines new_string added).
+    fn new_covers(&self, c: Candidate, strategy: Strategy) -> bool {
+        let keys = |lines: &[&str]| -> Vec<String> { lines.iter().map(|l| key(l)).collect() };
+        let (old_keys, new_keys) = (keys(&self.needle), keys(&self.new));
+        let solid = |keys: &[String]| keys.iter().filter(|k| !k.is_empty()).count();
+        let line_for_line =
+            strategy != Strategy::BlankLines && old_keys != new_keys && self.new.len() > self.needle.len();
+        let adds_content = solid(&new_keys) > solid(&old_keys);
+        if !line_for_line && !adds_content {
             return false;
         }
-        let from = c.first.saturating_sub(self.new.len());
-        let to = (c.first + c.count + self.new.len()).min(self.lines.len());
+        let reach = 2 * self.new.len() + 2;
+        let from = c.first.saturating_sub(reach);
+        let to = (c.first + c.count + reach).min(self.lines.len());
         let window = &self.lines[from..to];
-        line_candidates(window, &self.new, collapse_whitespace)
-            .iter()
-            .any(|w| w.first + from <= c.first && w.first + from + w.count >= c.first + c.count)
+        let covers = |w: &Candidate| w.first + from <= c.first && w.first + from + w.count >= c.first + c.count;
+        line_for_line && line_candidates(window, &self.new, collapse_whitespace).iter().any(covers)
+            || adds_content && blank_line_candidates(window, &self.new, collapse_whitespace).iter().any(covers)
     }
 }
 
@@ -700,16 +711,11 @@ pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Matc
             }
         }
         let candidates = line_candidates(&fuzzy.lines, &fuzzy.needle, normalize);
-        if let [c] = candidates.as_slice()
-            && fuzzy.new_covers(*c)
-        {
-            return Err(MatchError::AlreadyApplied { strategy, line: c.first + 1 });
-        }
         if let Some(found) = fuzzy.decide(candidates, strategy)? {
             return Ok(found);
         }
     }
-    let blank = blank_line_candidates(&fuzzy.lines, &fuzzy.needle);
+    let blank = blank_line_candidates(&fuzzy.lines, &fuzzy.needle, trim_end);
     if let Some(found) = fuzzy.decide(blank, Strategy::BlankLines)? {
         return Ok(found);
     }

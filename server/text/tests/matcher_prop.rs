@@ -3,6 +3,10 @@
 //! strings, trailing whitespace, tabs for spaces, a dropped blank line, a misremembered word on a
 //! line the edit changes or on one it keeps. Texts are made of few distinct words, so that lines
 //! repeat and blocks resemble each other (the hard case for a fuzzy matcher).
+//!
+//! And, on code-like texts of few line shapes (`}`, `#[test]`, ... repeat, so an edit's diff can
+//! be read several ways): a blank line dropped from old_string only or from both strings lands
+//! where it was or the edit is refused; an edit the file already holds is refused.
 
 use proptest::prelude::*;
 use tandem_text::LineEnding;
@@ -158,6 +162,161 @@ proptest! {
                 // Only drift may be refused; an exact old_string that is unique must apply.
                 prop_assert!(!matches!(how, Drift::None), "exact edit refused: {err:?}");
             }
+        }
+    }
+}
+
+/// Lines of code as rustfmt leaves it, from few shapes so that lines repeat (`}`, `#[test]`):
+/// an edit's diff can then be read several ways. Blank lines never two in a row.
+const SHAPES: &[&str] = &["", "}", "{", "#[test]", "fn a() {", "call();", "let x = 1;", "return x;"];
+
+fn shaped(lines: &[(usize, usize)]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for &(depth, shape) in lines {
+        let line = match SHAPES.get(shape) {
+            Some(&"") => String::new(),
+            Some(shape) => format!("{}{shape}", "    ".repeat(depth)),
+            None => format!("{}changed_marker();", "    ".repeat(depth)),
+        };
+        if !(line.is_empty() && out.last().is_some_and(String::is_empty)) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+fn shapes(len: std::ops::Range<usize>, marker: bool) -> impl Strategy<Value = Vec<(usize, usize)>> {
+    prop::collection::vec((0usize..2, 0usize..SHAPES.len() + usize::from(marker)), len)
+}
+
+fn no_double_blank(lines: &[String]) -> bool {
+    lines.windows(2).all(|pair| !(pair[0].is_empty() && pair[1].is_empty()))
+}
+
+/// Where `pattern` occurs in `text`, overlapping occurrences included.
+fn occurrences(text: &str, pattern: &str) -> Vec<usize> {
+    (0..text.len()).filter(|&i| text.is_char_boundary(i) && text[i..].starts_with(pattern)).collect()
+}
+
+/// An edit of `block`: `del` lines from `at` replaced by `ins`.
+fn edited(block: &[String], at: usize, del: usize, ins: &[String]) -> Vec<String> {
+    let mut out = block[..at].to_vec();
+    out.extend_from_slice(ins);
+    out.extend_from_slice(&block[at + del..]);
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, max_global_rejects: 1_000_000, ..ProptestConfig::default() })]
+
+    /// A blank line of the file that the edit keeps is missing from old_string (or from both
+    /// strings), beside lines new_string repeats: the edit lands as intended (the blank line
+    /// where it was among the lines the edit keeps) or is refused, whichever way the edit's
+    /// diff can be read.
+    #[test]
+    fn a_dropped_blank_line_lands_where_it_was_or_the_edit_is_refused(
+        source in shapes(8..30, false),
+        start in 0usize..30,
+        size in 3usize..9,
+        at in 0usize..9,
+        del in 0usize..3,
+        insert in shapes(0..5, true),
+        pick in 0usize..4,
+        both in any::<bool>(),
+    ) {
+        let text_lines = shaped(&source);
+        prop_assume!(size < text_lines.len());
+        let start = start % (text_lines.len() - size);
+        let block = text_lines[start..start + size].to_vec();
+        let text = join(&text_lines);
+        let old_exact = join(&block);
+        let begin = join(&text_lines[..start]).len();
+        prop_assume!(occurrences(&text, &old_exact) == [begin]);
+        let at = at % (size + 1);
+        let del = del.min(size - at);
+        let ins = shaped(&insert);
+        let new_block = edited(&block, at, del, &ins);
+        prop_assume!(new_block != block);
+        let expected = format!("{}{}{}", &text[..begin], join(&new_block), &text[begin + old_exact.len()..]);
+        let expected_lines: Vec<String> = expected.lines().map(str::to_owned).collect();
+        prop_assume!(no_double_blank(&expected_lines));
+        // A blank line the edit keeps, inside old_string (not its first or last line).
+        let kept: Vec<usize> = (1..size - 1).filter(|&i| block[i].is_empty() && (i < at || i >= at + del)).collect();
+        prop_assume!(!kept.is_empty());
+        let blank = kept[pick % kept.len()];
+        let mut old = block.clone();
+        old.remove(blank);
+        let mut new = new_block.clone();
+        if both {
+            new.remove(if blank < at { blank } else { blank - del + ins.len() });
+        }
+        // old_string is nowhere in the text, exactly or line for line with whitespace aside: a
+        // stricter stage would rightly take that place.
+        let collapsed = |line: &str| line.split_whitespace().collect::<Vec<_>>().join(" ");
+        let old_keys: Vec<String> = old.iter().map(|l| collapsed(l)).collect();
+        let keys: Vec<String> = text_lines.iter().map(|l| collapsed(l)).collect();
+        prop_assume!(keys.windows(old_keys.len()).all(|w| w != &old_keys[..]));
+        let (old, new) = (join(&old), join(&new));
+        prop_assume!(old != new && !text.contains(&old));
+        if let Ok(m) = find(&text, &old, &new, LineEnding::Lf) {
+            let got = format!("{}{}{}", &text[..m.start], m.replacement, &text[m.end..]);
+            prop_assert_eq!(got, expected, "{} placed wrong; text {:?} old_string {:?} new_string {:?}", m.strategy, text, old, new);
+        }
+    }
+
+    /// The file already holds new_string, and old_string (as the model remembers the file
+    /// before the edit, or with a blank line dropped) is found among new_string's lines once
+    /// blank lines are ignored: the edit is refused, never made twice.
+    #[test]
+    fn an_edit_the_file_already_holds_is_refused(
+        source in shapes(8..30, false),
+        start in 0usize..30,
+        size in 2usize..7,
+        at in 0usize..7,
+        del in 0usize..2,
+        insert in shapes(1..5, true),
+        blank in 0usize..8,
+    ) {
+        let text_lines = shaped(&source);
+        prop_assume!(size < text_lines.len());
+        let start = start % (text_lines.len() - size);
+        let block = text_lines[start..start + size].to_vec();
+        let before = join(&text_lines);
+        let old_exact = join(&block);
+        let begin = join(&text_lines[..start]).len();
+        prop_assume!(occurrences(&before, &old_exact) == [begin]);
+        let at = at % (size + 1);
+        let del = del.min(size - at);
+        let ins = shaped(&insert);
+        prop_assume!(ins.iter().any(|l| l.contains("changed_marker")));
+        let new_block = edited(&block, at, del, &ins);
+        let text = format!("{}{}{}", &before[..begin], join(&new_block), &before[begin + old_exact.len()..]);
+        let mut old = block.clone();
+        if blank < size && old[blank].is_empty() {
+            old.remove(blank);
+        }
+        prop_assume!(old.iter().any(|l| !l.trim().is_empty()));
+        let (old, new) = (join(&old), join(&new_block));
+        // old_string's lines, blank lines ignored, only inside new_string's place: nowhere
+        // else is it a real target.
+        let solid = |lines: &[&str]| -> Vec<String> {
+            lines.iter().filter(|l| !l.trim().is_empty()).map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect()
+        };
+        let text_lines: Vec<&str> = text.lines().collect();
+        let (first, last) = (start, start + new_block.len());
+        let wanted = solid(&old.lines().collect::<Vec<_>>());
+        let positions: Vec<usize> = (0..text_lines.len()).filter(|&i| !text_lines[i].trim().is_empty()).collect();
+        let keys = solid(&text_lines);
+        let elsewhere = (0..keys.len().saturating_sub(wanted.len() - 1)).any(|k| {
+            keys[k..k + wanted.len()] == wanted[..] && (positions[k] < first || positions[k + wanted.len() - 1] >= last)
+        });
+        // Nor as a substring (the exact stage) outside it.
+        let region = begin..begin + join(&new_block).len();
+        let outside = occurrences(&text, &old).into_iter().any(|i| i < region.start || i + old.len() > region.end);
+        prop_assume!(!elsewhere && !outside);
+        if let Ok(m) = find(&text, &old, &new, LineEnding::Lf) {
+            let got = format!("{}{}{}", &text[..m.start], m.replacement, &text[m.end..]);
+            prop_assert!(false, "{} applied again; text {:?} old_string {:?} new_string {:?} got {:?}", m.strategy, text, old, new, got);
         }
     }
 }

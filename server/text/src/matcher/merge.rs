@@ -4,6 +4,13 @@
 //! text stays on every line the edit keeps. Lines where `old_string` and the block differ in
 //! content (anything but whitespace and typographic punctuation) are forgiven only when the edit
 //! keeps them; when the edit removes or changes such a line, the edit is refused.
+//!
+//! Blank lines the block has and `old_string` lacks are put back ([`repair`]); the edit never saw
+//! them, so where they go is read off the lines around them, and must not depend on an arbitrary
+//! choice: beside lines the edit only inserts, before them and after them must be the same text
+//! ([`keep_repaired`]); and when `new_string` repeats a line, so that the edit's diff can pair the
+//! lines beside them in several ways, the apply is taken in each ([`Tokens::readings`]) and all
+//! must agree. Otherwise the edit is refused as unclear.
 
 use std::ops::Range;
 
@@ -112,23 +119,187 @@ fn runs(lines: &[String]) -> Vec<Range<usize>> {
     out
 }
 
+/// The token of a run of only blank lines old_string lacked: it matches no run of new_string.
+const PUT_BACK: &str = "\0put back";
+
+/// `n` (old_string, blank lines put back by [`repair`]) and `w` (new_string) as the edit's diff
+/// compares them: runs of lines ([`runs`]) and a token for each.
+struct Tokens {
+    n_runs: Vec<Range<usize>>,
+    w_runs: Vec<Range<usize>>,
+    n: Vec<String>,
+    w: Vec<String>,
+}
+
+impl Tokens {
+    fn new(n: &[String], w: &[String], repaired: &[bool]) -> Self {
+        let (n_runs, w_runs) = (runs(n), runs(w));
+        let token = |lines: &[String], run: &Range<usize>| -> String {
+            if lines[run.start].trim().is_empty() { "\0".to_owned() } else { lines[run.start].clone() }
+        };
+        // A run of only blank lines old_string lacked is nothing the edit could have kept: it
+        // matches no run of new_string (`keep_repaired` decides where it goes).
+        let n_tokens = n_runs
+            .iter()
+            .map(|r| if r.clone().all(|i| repaired[i]) { PUT_BACK.to_owned() } else { token(n, r) })
+            .collect();
+        let w_tokens = w_runs.iter().map(|r| token(w, r)).collect();
+        Self { n_runs, w_runs, n: n_tokens, w: w_tokens }
+    }
+
+    /// The pairs of equal tokens of the shortest diff the Myers algorithm takes.
+    fn myers(&self) -> Vec<(usize, usize)> {
+        let mut pairs = Vec::new();
+        for op in capture_diff_slices(Algorithm::Myers, &self.n, &self.w) {
+            let (tag, x, y) = op.as_tag_tuple();
+            if tag == DiffTag::Equal {
+                pairs.extend(x.zip(y));
+            }
+        }
+        pairs
+    }
+
+    /// The other readings of the edit that matter to the blank lines put back: for each run of
+    /// only put-back blank lines, a shortest diff for every way the runs on either side of it
+    /// can be paired (or left unpaired) in a shortest diff. Where the put-back lines go is
+    /// decided by those pairings, so the merge is taken in each of these readings. `None`
+    /// when there are too many to take.
+    fn readings(&self) -> Option<Vec<Vec<(usize, usize)>>> {
+        const MAX_READINGS: usize = 64;
+        const MAX_CELLS: usize = 1_000_000;
+        let put_back: Vec<usize> = (0..self.n.len()).filter(|&t| self.n[t] == PUT_BACK).collect();
+        if put_back.is_empty() {
+            return Some(Vec::new());
+        }
+        // Both texts between a start and an end that every shortest diff pairs.
+        let a: Vec<&str> =
+            std::iter::once("\0start").chain(self.n.iter().map(String::as_str)).chain(["\0end"]).collect();
+        let b: Vec<&str> =
+            std::iter::once("\0start").chain(self.w.iter().map(String::as_str)).chain(["\0end"]).collect();
+        let (rows, cols) = (a.len() + 1, b.len() + 1);
+        if rows.saturating_mul(cols) > MAX_CELLS {
+            return None;
+        }
+        let eq = |x: usize, y: usize| a[x] == b[y];
+        // before[x][y]: longest common subsequence of a[..x] and b[..y]; after[x][y]: of a[x..]
+        // and b[y..].
+        let mut before = vec![0u32; rows * cols];
+        for x in 1..rows {
+            for y in 1..cols {
+                before[x * cols + y] = if eq(x - 1, y - 1) {
+                    before[(x - 1) * cols + y - 1] + 1
+                } else {
+                    before[(x - 1) * cols + y].max(before[x * cols + y - 1])
+                };
+            }
+        }
+        let mut after = vec![0u32; rows * cols];
+        for x in (0..a.len()).rev() {
+            for y in (0..b.len()).rev() {
+                after[x * cols + y] = if eq(x, y) {
+                    after[(x + 1) * cols + y + 1] + 1
+                } else {
+                    after[(x + 1) * cols + y].max(after[x * cols + y + 1])
+                };
+            }
+        }
+        let (f, g) = (|x: usize, y: usize| before[x * cols + y], |x: usize, y: usize| after[x * cols + y]);
+        let total = g(0, 0);
+        // Pairs of a shortest diff of a[..x] and b[..y], and of a[x..] and b[y..].
+        let head = |x: usize, y: usize| -> Vec<(usize, usize)> {
+            let (mut x, mut y, mut out) = (x, y, Vec::new());
+            while x > 0 && y > 0 {
+                if eq(x - 1, y - 1) && f(x, y) == f(x - 1, y - 1) + 1 {
+                    out.push((x - 1, y - 1));
+                    (x, y) = (x - 1, y - 1);
+                } else if f(x - 1, y) == f(x, y) {
+                    x -= 1;
+                } else {
+                    y -= 1;
+                }
+            }
+            out.reverse();
+            out
+        };
+        let tail = |x: usize, y: usize| -> Vec<(usize, usize)> {
+            let (mut x, mut y, mut out) = (x, y, Vec::new());
+            while x < a.len() && y < b.len() {
+                if eq(x, y) && g(x, y) == g(x + 1, y + 1) + 1 {
+                    out.push((x, y));
+                    (x, y) = (x + 1, y + 1);
+                } else if g(x + 1, y) == g(x, y) {
+                    x += 1;
+                } else {
+                    y += 1;
+                }
+            }
+            out
+        };
+        // Each reading as the pairs it makes around a put-back run, and where the shortest
+        // diffs before and after them start from.
+        type Reading = (Vec<(usize, usize)>, (usize, usize), (usize, usize));
+        let mut found: Vec<Reading> = Vec::new();
+        for t in put_back {
+            // In a and b, the put-back run is at t + 1, the runs beside it at p and q.
+            let (p, q) = (t, t + 2);
+            for c1 in (0..b.len()).filter(|&c1| eq(p, c1)) {
+                // p paired with c1, q unpaired.
+                if f(p, c1) + 1 + g(q + 1, c1 + 1) == total {
+                    found.push((vec![(p, c1)], (p, c1), (q + 1, c1 + 1)));
+                }
+                // Both paired.
+                for c2 in (c1 + 1..b.len()).filter(|&c2| eq(q, c2)) {
+                    if f(p, c1) + 2 + g(q + 1, c2 + 1) == total {
+                        found.push((vec![(p, c1), (q, c2)], (p, c1), (q + 1, c2 + 1)));
+                    }
+                }
+                if found.len() > MAX_READINGS {
+                    return None;
+                }
+            }
+            // q paired with c2, p unpaired.
+            for c2 in (0..b.len()).filter(|&c2| eq(q, c2)) {
+                if f(p, c2) + 1 + g(q + 1, c2 + 1) == total {
+                    found.push((vec![(q, c2)], (p, c2), (q + 1, c2 + 1)));
+                }
+            }
+            // Neither paired: the put-back lines are between removed lines (one such reading
+            // says it).
+            if let Some(y) = (0..b.len()).find(|&y| f(p, y) + g(q + 1, y) == total) {
+                found.push((Vec::new(), (p, y), (q + 1, y)));
+            }
+            if found.len() > MAX_READINGS {
+                return None;
+            }
+        }
+        let readings = found
+            .into_iter()
+            .map(|(middle, from, to)| {
+                let mut pairs = head(from.0, from.1);
+                pairs.extend(middle);
+                pairs.extend(tail(to.0, to.1));
+                // Back to the tokens' indexes, without the start and the end.
+                let inside = |(x, y): (usize, usize)| x > 0 && y > 0 && x < a.len() - 1 && y < b.len() - 1;
+                pairs.into_iter().filter(|&pair| inside(pair)).map(|(x, y)| (x - 1, y - 1)).collect()
+            })
+            .collect();
+        Some(readings)
+    }
+}
+
 /// The changes the edit makes, `n` (old_string, blank lines put back by [`repair`] marked in
-/// `repaired`) to `w` (new_string), comparing runs of blank lines as units: how many blank lines
-/// a run has is formatting, unless new_string has neither the file's count nor old_string's.
-/// `None` when the edit inserts lines right before or after a run holding blank lines
-/// old_string lacked (whether the new lines go before them, after them or between: unknown).
-fn edit_changes(n: &[String], w: &[String], repaired: &[bool]) -> Option<Vec<Change>> {
-    let (n_runs, w_runs) = (runs(n), runs(w));
-    let token = |lines: &[String], run: &Range<usize>| -> String {
-        if lines[run.start].trim().is_empty() { "\0".to_owned() } else { lines[run.start].clone() }
-    };
-    // A run of only blank lines old_string lacked is nothing the edit could have kept: it
-    // matches no run of new_string (`keep_repaired` decides where it goes).
-    let n_tokens: Vec<String> = n_runs
-        .iter()
-        .map(|r| if r.clone().all(|i| repaired[i]) { "\0put back".to_owned() } else { token(n, r) })
-        .collect();
-    let w_tokens: Vec<String> = w_runs.iter().map(|r| token(w, r)).collect();
+/// `repaired`) to `w` (new_string), in the reading `pairs` (equal tokens of a shortest diff of
+/// `tokens`), comparing runs of blank lines as units: how many blank lines a run has is
+/// formatting, unless new_string has neither the file's count nor old_string's. `None` when the
+/// edit inserts lines right before or after a run holding blank lines old_string lacked
+/// (whether the new lines go before them, after them or between: unknown).
+fn edit_changes(
+    tokens: &Tokens,
+    pairs: &[(usize, usize)],
+    repaired: &[bool],
+    lens: (usize, usize),
+) -> Option<Vec<Change>> {
+    let (n_runs, w_runs) = (&tokens.n_runs, &tokens.w_runs);
     let span = |runs: &[Range<usize>], range: Range<usize>, len: usize| -> Range<usize> {
         let start = runs.get(range.start).map_or(len, |r| r.start);
         let end = if range.is_empty() { start } else { runs[range.end - 1].end };
@@ -142,19 +313,19 @@ fn edit_changes(n: &[String], w: &[String], repaired: &[bool]) -> Option<Vec<Cha
         }
         _ => found.push(Change { n, other, side: Side::Edit }),
     };
-    for op in capture_diff_slices(Algorithm::Myers, &n_tokens, &w_tokens) {
-        let (tag, x, y) = op.as_tag_tuple();
-        if tag != DiffTag::Equal {
-            push(span(&n_runs, x, n.len()), span(&w_runs, y, w.len()));
-            continue;
+    let (mut x, mut y) = (0, 0);
+    for &(a, c) in pairs.iter().chain(std::iter::once(&(n_runs.len(), w_runs.len()))) {
+        if x < a || y < c {
+            push(span(n_runs, x..a, lens.0), span(w_runs, y..c, lens.1));
         }
-        for (a, c) in x.zip(y) {
+        if a < n_runs.len() {
             let (run, other) = (n_runs[a].clone(), w_runs[c].clone());
             let put_back = run.clone().filter(|&i| repaired[i]).count();
             if other.len() != run.len() && other.len() != run.len() - put_back {
                 push(run, other);
             }
         }
+        (x, y) = (a + 1, c + 1);
     }
     let holds_put_back = |at: usize| n_runs.iter().any(|r| r.start == at && r.clone().any(|i| repaired[i]));
     let ends_put_back = |at: usize| n_runs.iter().any(|r| r.end == at && r.clone().any(|i| repaired[i]));
@@ -268,15 +439,15 @@ fn merge_repaired(n: &[&str], repaired: &[bool], b: &[&str], w: &[&str]) -> Resu
             .collect(),
     };
     let w_cmp: Vec<String> = w.iter().map(|l| compared(l)).collect();
-    let edit_changes = edit_changes(&n_cmp, &w_cmp, repaired).ok_or_else(|| {
-        // Lines inserted beside blank lines old_string lacked: before, after or between them?
+    // Lines inserted beside blank lines old_string lacked: before, after or between them?
+    let unclear = || {
         let put_back = (0..n.len()).filter(|&i| repaired[i]);
         Refusal::Conflict(
             put_back
                 .filter_map(|i| beside[i].map(|j| Difference { line: j, file: vec![b[j].to_owned()], old: Vec::new() }))
                 .collect(),
         )
-    })?;
+    };
     let style = Style::of(n, b, &pairs);
     // A new line beside an `old_string` line of the same indentation (the line it replaces, or
     // the one it follows) takes the indentation of that line's place in the file: an
@@ -307,42 +478,70 @@ fn merge_repaired(n: &[&str], repaired: &[bool], b: &[&str], w: &[&str]) -> Resu
             .collect()
     };
 
-    let mut merged = Merged { out: Vec::new(), forgiven: Vec::new() };
-    let mut conflicts = Vec::new();
-    let mut at = 0;
-    let all: Vec<Change> = file_changes.into_iter().chain(edit_changes).collect();
-    for group in clusters(all) {
-        let lo = group[0].n.start;
-        merged.out.extend(beside[at..lo].iter().flatten().map(|&j| Out::Block(j)));
-        at = group.iter().map(|c| c.n.end).max().unwrap_or(lo);
-        let (files, edits): (Vec<&Change>, Vec<&Change>) = group.iter().partition(|c| c.side == Side::File);
-        if edits.is_empty() {
-            for change in &files {
-                merged.out.extend(change.other.clone().map(Out::Block));
-                if differs_in_content(n, b, change) {
-                    merged.forgiven.push(difference(n, b, change));
+    // The edit carried onto the block in one reading of it (its changes).
+    let carry = |edit_changes: Vec<Change>| -> Result<Merged, Refusal> {
+        let mut merged = Merged { out: Vec::new(), forgiven: Vec::new() };
+        let mut conflicts = Vec::new();
+        let mut at = 0;
+        let all: Vec<Change> = file_changes.iter().cloned().chain(edit_changes).collect();
+        for group in clusters(all) {
+            let lo = group[0].n.start;
+            merged.out.extend(beside[at..lo].iter().flatten().map(|&j| Out::Block(j)));
+            at = group.iter().map(|c| c.n.end).max().unwrap_or(lo);
+            let (files, edits): (Vec<&Change>, Vec<&Change>) = group.iter().partition(|c| c.side == Side::File);
+            if edits.is_empty() {
+                for change in &files {
+                    merged.out.extend(change.other.clone().map(Out::Block));
+                    if differs_in_content(n, b, change) {
+                        merged.forgiven.push(difference(n, b, change));
+                    }
                 }
-            }
-        } else if files.is_empty() {
-            for change in &edits {
-                match keep_repaired(change, repaired, &beside, w, &lines_of) {
-                    Some(lines) => merged.out.extend(lines),
-                    None => conflicts.extend(change.n.clone().filter(|&i| repaired[i]).filter_map(|i| {
-                        beside[i].map(|j| Difference { line: j, file: vec![b[j].to_owned()], old: Vec::new() })
-                    })),
+            } else if files.is_empty() {
+                for change in &edits {
+                    match keep_repaired(change, repaired, &beside, w, &lines_of) {
+                        Some(lines) => merged.out.extend(lines),
+                        None => conflicts.extend(change.n.clone().filter(|&i| repaired[i]).filter_map(|i| {
+                            beside[i].map(|j| Difference { line: j, file: vec![b[j].to_owned()], old: Vec::new() })
+                        })),
+                    }
                 }
+            } else if let Some(resolved) = resolve(b, w, &files, &edits, &lines_of) {
+                merged.out.extend(resolved);
+            } else {
+                conflicts.extend(files.iter().map(|change| difference(n, b, change)));
             }
-        } else if let Some(resolved) = resolve(b, w, &files, &edits, &lines_of) {
-            merged.out.extend(resolved);
-        } else {
-            conflicts.extend(files.iter().map(|change| difference(n, b, change)));
+        }
+        merged.out.extend(beside[at..].iter().flatten().map(|&j| Out::Block(j)));
+        if !conflicts.is_empty() {
+            return Err(Refusal::Conflict(conflicts));
+        }
+        merged.out = without_doubled_blanks(merged.out, b);
+        Ok(merged)
+    };
+
+    let tokens = Tokens::new(&n_cmp, &w_cmp, repaired);
+    let lens = (n.len(), w.len());
+    let merged = carry(edit_changes(&tokens, &tokens.myers(), repaired, lens).ok_or_else(unclear)?)?;
+    // Where blank lines old_string lacked go depends on which lines of new_string the lines
+    // beside them are: when the edit's diff can be taken several ways (new_string repeats a
+    // line), every reading must give the same text, or the edit is unclear.
+    let text = |merged: &Merged| -> Vec<String> {
+        merged
+            .out
+            .iter()
+            .map(|line| match line {
+                Out::Block(j) | Out::Repaired(j) => b[*j].to_owned(),
+                Out::New(line) => line.clone(),
+            })
+            .collect()
+    };
+    let wanted = text(&merged);
+    for pairs in tokens.readings().ok_or_else(unclear)? {
+        let other = edit_changes(&tokens, &pairs, repaired, lens).map(carry);
+        if !matches!(&other, Some(Ok(other)) if text(other) == wanted) {
+            return Err(unclear());
         }
     }
-    merged.out.extend(beside[at..].iter().flatten().map(|&j| Out::Block(j)));
-    if !conflicts.is_empty() {
-        return Err(Refusal::Conflict(conflicts));
-    }
-    merged.out = without_doubled_blanks(merged.out, b);
     Ok(merged)
 }
 
@@ -372,8 +571,9 @@ fn without_doubled_blanks(out: Vec<Out>, b: &[&str]) -> Vec<Out> {
 
 /// The lines of an edit whose removed lines include lines put back by [`repair`]: those stay,
 /// before or after the edit's lines, and stand for as many blank lines the edit's lines start or
-/// end with there. `None` when where they go is not clear (between removed lines, or beside lines
-/// the edit only inserts).
+/// end with there. `None` when where they go is not clear: between removed lines, or beside lines
+/// the edit only inserts (unless those start and end with as many blank lines, so that before
+/// them and after them is the same text).
 fn keep_repaired(
     change: &Change,
     repaired: &[bool],
@@ -402,10 +602,12 @@ fn keep_repaired(
     if trail > 0 && to - from >= trail && blank_run(to - trail..to) {
         to -= trail;
     }
-    if inner.is_empty() && from == other.start && to == other.end && from < to {
+    if inner.is_empty() && from < other.end && !(from > other.start && blank_run(other.end - lead..other.end)) {
         // Only lines the edit never saw are removed: the edit inserts beside blank lines it did
-        // not know of. Before or after them is unknown (even when its own lines end with a blank
-        // line: that may be the file's, or a new one).
+        // not know of, before them or after them. Unknown, unless its lines start and end with
+        // as many blank lines: then the file's blank lines stand for either, the same text.
+        // (Starting with them is not enough: the model may have added the blank line and its
+        // lines right before the file's, and the file's stays after them.)
         return None;
     }
     let mut out = kept(n.start..n.start + lead);

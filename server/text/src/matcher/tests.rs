@@ -344,3 +344,200 @@ fn a_blank_line_dropped_from_old_string_stays_once() {
     "#]],
     );
 }
+
+/// The edit lands exactly as `intended`, or is refused: never any other text.
+fn intended_or_refused(text: &str, old: &str, new: &str, intended: &str) {
+    if let Ok(m) = find(text, old, new, LineEnding::detect(text)) {
+        let mut got = text.to_owned();
+        got.replace_range(m.start..m.end, &m.replacement);
+        assert!(got == intended || got == text, "written wrong ({}):\n{got}", m.strategy);
+    }
+}
+
+// The next three are real hunks between crate versions (darling_core 0.20.11 → 0.24.1,
+// libc 0.2.178 → 0.2.191, hashbrown 0.14.5 → 0.15.5), drifted the way the edit corpus drifts them.
+
+#[test]
+fn a_blank_line_dropped_from_both_strings_is_not_moved_by_the_diff_reading() {
+    // The file's blank line between `}` and the doc comment is dropped from both strings. The
+    // added function ends with `}` like the line before it, so the edit reads as "add the
+    // function after the first `}`" (beside the blank line, which then lands before it) as well
+    // as "add it before the second `}`" (the blank line stays after it, as intended).
+    let text = "        .with_span(lit)
+    }
+
+    /// Creates a new error for a value which doesn't match a set of expected literals.
+    pub fn unknown_value(value: &str) -> Self {
+        Error::new(ErrorKind::UnknownValue(value.into()))
+    }
+
+    /// Creates a new error for a list which did not get enough items to proceed.
+    pub fn too_few_items(min: usize) -> Self {
+        Error::new(ErrorKind::TooFewItems(min))
+    }
+";
+    let old = "
+    /// Creates a new error for a value which doesn't match a set of expected literals.
+    pub fn unknown_value(value: &str) -> Self {
+        Error::new(ErrorKind::UnknownValue(value.into()))
+    }
+    /// Creates a new error for a list which did not get enough items to proceed.
+";
+    let new = "
+    /// Creates a new error for a value which doesn't match a set of expected literals.
+    pub fn unknown_value(value: &str) -> Self {
+        Error::new(ErrorUnknownValue::new(UnknownValuePosition::Value, value).into())
+    }
+
+    pub fn unknown_value_with_alts<'a, T, I>(value: &str, alternates: I) -> Self
+    where
+        T: AsRef<str> + 'a,
+        I: IntoIterator<Item = &'a T>,
+    {
+        Error::new(
+            ErrorUnknownValue::with_alts(UnknownValuePosition::Value, value, alternates).into(),
+        )
+    }
+    /// Creates a new error for a list which did not get enough items to proceed.
+";
+    let intended = "        .with_span(lit)
+    }
+
+    /// Creates a new error for a value which doesn't match a set of expected literals.
+    pub fn unknown_value(value: &str) -> Self {
+        Error::new(ErrorUnknownValue::new(UnknownValuePosition::Value, value).into())
+    }
+
+    pub fn unknown_value_with_alts<'a, T, I>(value: &str, alternates: I) -> Self
+    where
+        T: AsRef<str> + 'a,
+        I: IntoIterator<Item = &'a T>,
+    {
+        Error::new(
+            ErrorUnknownValue::with_alts(UnknownValuePosition::Value, value, alternates).into(),
+        )
+    }
+
+    /// Creates a new error for a list which did not get enough items to proceed.
+    pub fn too_few_items(min: usize) -> Self {
+        Error::new(ErrorKind::TooFewItems(min))
+    }
+";
+    intended_or_refused(text, old, new, intended);
+    check(text, old, new, expect![[r#"refused (blank-lines): lines 3-9 differ: line 8: file [""], old_string []"#]]);
+}
+
+#[test]
+fn a_blank_line_dropped_beside_the_change_is_not_moved_by_the_diff_reading() {
+    // The blank line before `cfg_if!` is dropped from old_string only. new_string has two
+    // `cfg_if! {` lines: the file's is the second (the blank line stays before it, as
+    // intended), or the first (the removed line and the blank line go, and the blank line
+    // lands before the new block).
+    let text = "pub type nfds_t = u32;
+pub type nlink_t = c_ushort;
+pub type pthread_t = c_ulong;
+pub type pthread_key_t = c_uint;
+pub type rlim_t = u32;
+
+cfg_if! {
+    if #[cfg(target_os = \"horizon\")] {
+        pub type sa_family_t = u16;
+    } else {
+        pub type sa_family_t = u8;
+    }
+}
+";
+    let old = "pub type nlink_t = c_ushort;
+pub type pthread_t = c_ulong;
+pub type pthread_key_t = c_uint;
+pub type rlim_t = u32;
+cfg_if! {
+    if #[cfg(target_os = \"horizon\")] {
+";
+    let new = "pub type nlink_t = c_ushort;
+pub type pthread_t = c_ulong;
+pub type pthread_key_t = c_uint;
+cfg_if! {
+    if #[cfg(target_os = \"rtems\")] {
+        pub type rlim_t = i64;
+    } else {
+        pub type rlim_t = u32;
+    }
+}
+
+cfg_if! {
+    if #[cfg(target_os = \"horizon\")] {
+";
+    let intended = "pub type nfds_t = u32;
+pub type nlink_t = c_ushort;
+pub type pthread_t = c_ulong;
+pub type pthread_key_t = c_uint;
+cfg_if! {
+    if #[cfg(target_os = \"rtems\")] {
+        pub type rlim_t = i64;
+    } else {
+        pub type rlim_t = u32;
+    }
+}
+
+cfg_if! {
+    if #[cfg(target_os = \"horizon\")] {
+        pub type sa_family_t = u16;
+    } else {
+        pub type sa_family_t = u8;
+    }
+}
+";
+    intended_or_refused(text, old, new, intended);
+    check(text, old, new, expect![[r#"refused (blank-lines): lines 2-8 differ: line 6: file [""], old_string []"#]]);
+}
+
+#[test]
+fn an_edit_already_applied_is_refused_when_old_string_has_a_blank_line_more() {
+    // The file holds new_string. old_string has a blank line before `impl` that the file no
+    // longer has there; ignoring blank lines, old_string's lines are the end of new_string
+    // (the added impl ends with `    }` and `}` too): the edit must not be made twice.
+    let text = "impl<K: Debug, V: Debug, A: Allocator> fmt::Debug for IntoIter<K, V, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<K, V> Default for Keys<'_, K, V> {
+    #[cfg_attr(feature = \"inline-more\", inline)]
+    fn default() -> Self {
+        Self {
+            inner: Default::default(),
+        }
+    }
+}
+impl<'a, K, V> Iterator for Keys<'a, K, V> {
+    type Item = &'a K;
+
+    #[cfg_attr(feature = \"inline-more\", inline)]
+    fn next(&mut self) -> Option<&'a K> {
+";
+    let old = "    }
+}
+
+impl<'a, K, V> Iterator for Keys<'a, K, V> {
+    type Item = &'a K;
+
+";
+    let new = "    }
+}
+
+impl<K, V> Default for Keys<'_, K, V> {
+    #[cfg_attr(feature = \"inline-more\", inline)]
+    fn default() -> Self {
+        Self {
+            inner: Default::default(),
+        }
+    }
+}
+impl<'a, K, V> Iterator for Keys<'a, K, V> {
+    type Item = &'a K;
+
+";
+    check(text, old, new, expect!["already applied (blank-lines) at line 13"]);
+}
