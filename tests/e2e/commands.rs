@@ -120,10 +120,24 @@ fn read_only_commands_run_sandboxed() -> Res<()> {
     Ok(())
 }
 
-/// A directory outside the workspace that is not a temporary directory (the workspace-write
-/// sandbox lets commands write to those).
+/// A directory outside the workspace that is not below a temporary directory (the
+/// workspace-write sandbox lets commands write to those): the build's own scratch directory,
+/// unless the checkout itself lives in one (a clone in /tmp), then the home directory.
 fn outside_of_temp() -> Res<tempfile::TempDir> {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).map_err(|e| e.to_string())
+    let temp: Vec<std::path::PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
+        .iter()
+        .map(std::path::PathBuf::from)
+        .chain(std::env::var_os("TMPDIR").map(std::path::PathBuf::from))
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from).ok_or("no HOME")?;
+    let candidates = [std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")), home];
+    let base = candidates
+        .into_iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .find(|p| !temp.iter().any(|t| p.starts_with(t)))
+        .ok_or("no directory outside the temporary ones to test writes outside the workspace")?;
+    tempfile::Builder::new().prefix(".tandem-sandbox-test-").tempdir_in(base).map_err(|e| e.to_string())
 }
 
 /// The workspace-write sandbox: writes inside the workspace work (owned by the person), writes
