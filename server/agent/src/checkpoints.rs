@@ -26,6 +26,10 @@ fn top(session_id: &str) -> &str {
     session_id.split('.').next().unwrap_or(session_id)
 }
 
+fn unavailable() -> AgentError {
+    AgentError::Invalid("checkpoints are unavailable in this workspace (see the log)".into())
+}
+
 fn checkpoint_error(err: tandem_checkpoint::CheckpointError) -> AgentError {
     match err {
         tandem_checkpoint::CheckpointError::Unknown { .. } => AgentError::Invalid(err.to_string()),
@@ -83,7 +87,7 @@ impl Agent {
                 None
             }
             Err(err) => {
-                tracing::warn!(session = session.id, "no checkpoint taken: {err}");
+                tracing::warn!(session = session.id, "no checkpoint taken (the task failed): {err}");
                 None
             }
         }
@@ -91,9 +95,7 @@ impl Agent {
 
     /// `tandem/session/checkpoints`.
     pub async fn checkpoints(&self, params: SessionCheckpointsParams) -> Result<SessionCheckpointsResult, AgentError> {
-        let store = self
-            .checkpoint_store()
-            .ok_or_else(|| AgentError::Invalid("checkpoints are unavailable in this workspace (see the log)".into()))?;
+        let store = self.checkpoint_store().ok_or_else(unavailable)?;
         let id = top(&params.session_id).to_owned();
         let list = tokio::task::spawn_blocking(move || store.list(&id))
             .await
@@ -114,9 +116,7 @@ impl Agent {
             (None, None, Some(call)) => Target::Call(call),
             _ => return Err(AgentError::Invalid("give exactly one of checkpointId, turn and toolCallId".into())),
         };
-        let store = self
-            .checkpoint_store()
-            .ok_or_else(|| AgentError::Invalid("checkpoints are unavailable in this workspace (see the log)".into()))?;
+        let store = self.checkpoint_store().ok_or_else(unavailable)?;
         let now = self.snapshot(&session, Kind::BeforeRestore, None).await.ok_or_else(|| {
             AgentError::Invalid(
                 "cannot take a snapshot of the current state, so nothing was restored (see the log)".into(),

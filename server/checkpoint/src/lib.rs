@@ -251,12 +251,21 @@ impl Store {
             CheckpointError::Git { ref stderr, .. } if stderr.contains("unable to index") => Ok(Vec::new()),
             other => Err(other),
         })?;
+        // Only buffers with unsaved changes differ from what `add` just staged: one object each,
+        // then one index update for all (a snapshot runs before every changing tool call).
+        let mut index_info = String::new();
         for (path, text) in buffers {
             let Ok(relative) = path.strip_prefix(&self.root) else { continue };
             let Some(relative) = relative.to_str() else { continue };
+            if std::fs::read(path).is_ok_and(|disk| disk == text.as_bytes()) {
+                continue;
+            }
             let blob = self.git.line(&["hash-object", "-w", "--stdin"], Some(text.as_bytes()))?;
             let mode = if is_executable(path) { "100755" } else { "100644" };
-            self.git.run(&["update-index", "--add", "--cacheinfo", &format!("{mode},{blob},{relative}")], None)?;
+            index_info.push_str(&format!("{mode} {blob}\t{relative}\0"));
+        }
+        if !index_info.is_empty() {
+            self.git.run(&["update-index", "-z", "--index-info"], Some(index_info.as_bytes()))?;
         }
         let mut tree = self.git.line(&["write-tree"], None)?;
         let mut skipped = Vec::new();
