@@ -584,6 +584,14 @@ impl<'t> Fuzzy<'t> {
         match candidates.as_slice() {
             [] => Ok(None),
             [c] if self.new_covers(*c, strategy) => Err(MatchError::AlreadyApplied { strategy, line: c.first + 1 }),
+            // A loose fit for old_string while the file holds new_string somewhere else: the edit
+            // may be made already there, or still due here; which one is a guess, so ask.
+            [c] if strategy != Strategy::Exact
+                && let Some((line, _)) = self.holds_new()
+                && line != c.first + 1 =>
+            {
+                Err(MatchError::Ambiguous { strategy, lines: vec![c.first + 1, line] })
+            }
             [c] => self.apply(*c, strategy).map(Some),
             _ => Err(MatchError::Ambiguous { strategy, lines: candidates.iter().map(|c| c.first + 1).collect() }),
         }
