@@ -287,6 +287,19 @@ impl Place<'_, '_> {
                                 ),
                             ));
                         }
+                        // Where its header says, it fits with outer context lines unchecked: that
+                        // place is as good a reading as the exact fit elsewhere (repeated blocks),
+                        // so neither is safe.
+                        if self.fits_fuzzed_at(hunk, expected) || self.nearly_at(pass, &pattern, expected) {
+                            return Err(self.ambiguous(
+                                vec![expected.max(0) as usize, at],
+                                format!(
+                                    "fits line {} exactly but line {}, where its header says, with outer context                                      lines unchecked: the file changed around it, so it cannot be placed safely;                                      regenerate the patch against the current file",
+                                    at + 1,
+                                    expected + 1
+                                ),
+                            ));
+                        }
                     }
                     let offset = at as isize - stated;
                     let strategy = match pass {
@@ -348,7 +361,11 @@ impl Place<'_, '_> {
                 if old.is_empty() || old.len() + trail > n || self.lo > n - old.len() - trail {
                     continue;
                 }
-                let context = lines.iter().filter(|l| matches!(l, HunkLine::Context(_))).count();
+                // Real context: a line that says something (a lone `}` fits anywhere).
+                let context = lines
+                    .iter()
+                    .filter(|l| matches!(l, HunkLine::Context(text) if text.chars().any(char::is_alphanumeric)))
+                    .count();
                 for &pass in compare::NUMBERED {
                     let pattern = compare::normalize_all(pass, &old);
                     // A hunk that ends the file still does, its unchecked lines included.
@@ -399,6 +416,49 @@ impl Place<'_, '_> {
             }
         }
         Ok(None)
+    }
+
+    /// Whether `pattern` (three lines or more) matches at `expected` but for one line: the
+    /// hunk's own place, changed since, rather than a lookalike elsewhere.
+    fn nearly_at(&self, pass: Pass, pattern: &[Cow<'_, str>], expected: isize) -> bool {
+        if expected < self.lo as isize || pattern.len() < 3 {
+            return false;
+        }
+        let at = expected as usize;
+        (0..pattern.len()).any(|skip| {
+            let mut rest = pattern.to_vec();
+            rest.remove(skip);
+            let before = self.view.matches_at(pass, at, &rest[..skip]);
+            before && self.view.matches_at(pass, at + skip + 1, &rest[skip..])
+        })
+    }
+
+    /// Whether the hunk, placed at `expected`, matches there with up to [`MAX_FUZZ`] of its
+    /// leading and trailing context lines left unchecked (at least one).
+    fn fits_fuzzed_at(&self, hunk: &Hunk, expected: isize) -> bool {
+        if expected < self.lo as isize {
+            return false;
+        }
+        let (leading, trailing) = context_sides(&hunk.lines);
+        for lead in 0..=leading.min(MAX_FUZZ) {
+            for trail in 0..=trailing.min(MAX_FUZZ) {
+                if lead + trail == 0 {
+                    continue;
+                }
+                let old: Vec<&str> = old_lines(&hunk.lines[lead..hunk.lines.len() - trail]).collect();
+                if old.is_empty() {
+                    continue;
+                }
+                let at = expected as usize + lead;
+                let fits = compare::NUMBERED
+                    .iter()
+                    .any(|&pass| self.view.matches_at(pass, at, &compare::normalize_all(pass, &old)));
+                if fits {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// The context lines a fuzzed hunk left unchecked (`lead` before its lines placed at `at`,
