@@ -28,6 +28,10 @@ command("TandemMode", {
   end,
 })
 command("TandemSessions", { nargs = 0, desc = "Tandem: list and resume sessions" })
+command("TandemCheckpoints", { nargs = 0, desc = "Tandem: list the session's checkpoints and restore one" })
+command("TandemUndo", { nargs = 0, desc = "Tandem: restore the files to before the last turn" })
+command("TandemRedo", { nargs = 0, desc = "Tandem: bring back what the last restore undid" })
+command("TandemCompact", { nargs = 0, desc = "Tandem: compact the conversation (tokens before and after)" })
 command("TandemInfo", { nargs = 0, desc = "Tandem: sidecar, session and configuration" })
 
 require("tandem")._init()

@@ -391,7 +391,8 @@ return function(H)
   end)
 
   test("commands, highlight groups and the missing-binary error", function()
-    for _, name in ipairs({ "Tandem", "TandemChat", "TandemCancel", "TandemMode", "TandemSessions", "TandemInfo" }) do
+    for _, name in ipairs({ "Tandem", "TandemChat", "TandemCancel", "TandemMode", "TandemSessions", "TandemInfo", "TandemCheckpoints",
+      "TandemUndo", "TandemRedo", "TandemCompact" }) do
       eq(2, vim.fn.exists(":" .. name), name)
     end
     for group, target in pairs({ TandemAdded = "DiffAdd", TandemRemoved = "DiffDelete", TandemHunk = "DiffText" }) do
@@ -412,7 +413,8 @@ return function(H)
     vim.fn.writefile(vim.fn.readfile(doc), root .. "/doc/tandem.txt")
     vim.cmd("helptags " .. root .. "/doc")
     vim.opt.rtp:prepend(root)
-    for _, tag in ipairs({ ":Tandem", ":TandemMode", "tandem-review", "tandem-setup", "hl-TandemAdded", "tandem-api" }) do
+    for _, tag in ipairs({ ":Tandem", ":TandemMode", "tandem-review", "tandem-setup", "hl-TandemAdded", "tandem-api",
+      ":TandemCheckpoints", ":TandemUndo", ":TandemRedo", ":TandemCompact", "tandem-checkpoints" }) do
       vim.cmd("help " .. tag)
       eq("tandem.txt", vim.fn.expand("%:t"), tag)
       vim.cmd("helpclose")
@@ -427,4 +429,45 @@ return function(H)
       vim.cmd("bwipeout!")
     end)
   end
+
+  test("checkpoints: a stretch's files, one line per checkpoint, the plan with conflicts, the choices", function()
+    local cp = require("tandem.checkpoints")
+    local list = {
+      { id = 1, kind = "beforeTurn", turn = 1, time = "2025-05-04T10:12:00Z" },
+      { id = 2, kind = "beforeTool", turn = 1, toolCallId = "c2", tool = "edit", time = "2025-05-04T10:12:03Z", files = { "calc.py" } },
+      { id = 3, kind = "beforeTool", turn = 1, toolCallId = "c3", tool = "write", time = "2025-05-04T10:12:04Z", files = { "new.txt", "calc.py" } },
+      { id = 4, kind = "afterTurn", turn = 1, time = "2025-05-04T10:12:09Z", files = { "util.py" } },
+      { id = 5, kind = "beforeTurn", turn = 2, time = "2025-05-04T10:13:00Z" },
+    }
+    eq({ "calc.py", "new.txt" }, cp.span_files(list, 1), "what turn 1 changed")
+    eq({ "new.txt", "calc.py" }, cp.span_files(list, 3))
+    eq({ "util.py" }, cp.span_files(list, 4), "what the person changed after the turn")
+    eq({}, cp.span_files(list, 5))
+    local line = cp.describe(list, 2)
+    H.truthy(line:find("^#2  turn 1  ") and line:find("before edit c2", 1, true) and line:find("changed: calc.py, new.txt", 1, true), line)
+    H.truthy(cp.describe(list, 1):find("start of turn  (changed: calc.py, new.txt)", 1, true), cp.describe(list, 1))
+    H.truthy(cp.describe(list, 5):find("(no changes)", 1, true), cp.describe(list, 5))
+    H.truthy(cp.local_time("2025-05-04T10:12:03Z"):find("%d%d:12:03$"), cp.local_time("2025-05-04T10:12:03Z"))
+    eq("not a time", cp.local_time("not a time"))
+
+    local lines, plain = cp.plan_lines("Undo turn 1", {
+      restored = { "calc.py", "util.py" }, conflicts = { "util.py" }, skipped = { "big.bin" },
+      diff = "--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-x\n+y\n",
+    })
+    eq({ "calc.py" }, plain)
+    eq("# Undo turn 1", lines[1])
+    eq("Restores (1): calc.py", lines[3])
+    eq("CONFLICT, changed by you since (1), kept unless you include them: util.py", lines[4])
+    eq("Not restored (too large or not text): big.bin", lines[5])
+    eq("--- a/calc.py", lines[7])
+    local choices = cp.choices(plain, { "util.py" })
+    eq({ "Restore 1 file(s), keep your changes", "Restore 2 file(s), your changes to util.py too", "Cancel" },
+      vim.tbl_map(function(c)
+        return c.label
+      end, choices))
+    eq({ false, true }, { choices[1].include, choices[2].include })
+    eq(1, #cp.choices({}, {}), "only Cancel when there is nothing")
+    eq("compacted the conversation: 51234 → 9120 tokens (older turns summarised)",
+      cp.compact_message({ tokensBefore = 51234, tokensAfter = 9120, summarized = true }))
+  end)
 end

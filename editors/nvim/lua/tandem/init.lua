@@ -56,6 +56,11 @@ local function reload_changed()
   end
 end
 
+--- Reloads buffers whose files changed on disk (after a restore; see reload_changed).
+function M.reload_changed()
+  reload_changed()
+end
+
 local handlers = {
   requests = {
     ["tandem/session/requestPermission"] = function(params, respond)
@@ -446,6 +451,18 @@ M.commands = {
   end),
   TandemSessions = guarded(function()
     M.sessions()
+  end),
+  TandemCheckpoints = guarded(function()
+    require("tandem.checkpoints").pick()
+  end),
+  TandemUndo = guarded(function()
+    require("tandem.checkpoints").undo()
+  end),
+  TandemRedo = guarded(function()
+    require("tandem.checkpoints").redo()
+  end),
+  TandemCompact = guarded(function()
+    require("tandem.checkpoints").compact()
   end),
   TandemInfo = guarded(function()
     local chunks = {}
