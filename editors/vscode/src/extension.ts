@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 
 import { askPermission, askUser } from "./ask";
+import { CheckpointsUi } from "./checkpointsUi";
 import type { FromPanel } from "./messages";
 import { PanelProvider } from "./panel";
 import { type ContentBlock, MODES, type ModeId, isMode } from "./protocol";
@@ -66,6 +67,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
     log,
   );
+
+  const checkpoints = new CheckpointsUi(sidecar, session, (text, level) => {
+    log(text);
+    panel.post({ type: "notice", text, level });
+  });
 
   reviews.onDidChangeReview((review) => {
     panel.post({ type: "review", pending: review !== undefined && !review.isAnswered, summary: review?.summary() });
@@ -130,6 +136,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await session.prompt(text, selectionContext());
     }),
     vscode.commands.registerCommand("tandem.cancel", () => session.cancel()),
+    checkpoints,
+    vscode.commands.registerCommand("tandem.showCheckpoints", () => checkpoints.show()),
+    vscode.commands.registerCommand("tandem.undoTurn", () => checkpoints.undoLastTurn()),
+    vscode.commands.registerCommand("tandem.compact", () => checkpoints.compact()),
     vscode.commands.registerCommand("tandem.setMode", async (mode?: unknown) => {
       const picked = isMode(mode)
         ? mode

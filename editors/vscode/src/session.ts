@@ -43,6 +43,11 @@ export class SessionController {
     return this._mode;
   }
 
+  /** The current session's id; `undefined` before the first prompt. */
+  get id(): string | undefined {
+    return this.sessionId;
+  }
+
   get isRunning(): boolean {
     return this.running;
   }
