@@ -193,7 +193,7 @@ fn checkpoints_undo_redo_and_compact_from_neovim_restore_through_the_review_and_
                 "edit",
                 json!({ "file_path": "calc.py", "old_string": "return a - b", "new_string": "return a + b" }),
             ),
-            Turn::reply("Fixed add."),
+            Turn::reply("Fixed add.").usage(1200, 30),
             Turn::new().tool_call(
                 "c3",
                 "edit",

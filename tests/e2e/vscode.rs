@@ -219,7 +219,7 @@ fn checkpoints_in_a_real_vscode_compare_restore_keeping_the_person_s_edit_undo_a
             "edit",
             json!({ "file_path": "calc.py", "old_string": "return a - b", "new_string": "return a + b" }),
         ),
-        Turn::reply("Fixed add."),
+        Turn::reply("Fixed add.").usage(1200, 30),
         Turn::new().tool_call(
             "c3",
             "edit",

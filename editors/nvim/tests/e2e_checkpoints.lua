@@ -79,10 +79,13 @@ return function(H)
     return shown
   end
 
-  test("e2e checkpoints: two turns, and the person's own edit between them", function()
+  test("e2e checkpoints: two turns, and the person's own edit between them; the token meter", function()
     vim.cmd("edit " .. vim.fn.fnameescape(calc))
     prompt_and_accept("fix add")
     eq(calc_with("+", "/"), vim.fn.readfile(calc))
+    -- The statusline's token meter: the 1200 prompt tokens the model reported.
+    local meter = tandem.statusline()
+    H.truthy(meter:find("^Tandem 1%.2k/[%d.]+k %(%d+%%%) Σ [%d.]+k$"), "the token meter: " .. meter)
     -- The person changes util.py by hand, then the second turn.
     vim.cmd("edit " .. vim.fn.fnameescape(util))
     vim.api.nvim_buf_set_lines(0, 0, -1, false, { "x = 5" })

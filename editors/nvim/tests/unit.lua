@@ -470,4 +470,14 @@ return function(H)
     eq("compacted the conversation: 51234 → 9120 tokens (older turns summarised)",
       cp.compact_message({ tokensBefore = 51234, tokensAfter = 9120, summarized = true }))
   end)
+
+  test("usage: short counts and the statusline's meter", function()
+    local usage = require("tandem.usage")
+    eq({ "950", "1.2k", "12.3k", "128k", "1.5M" }, vim.tbl_map(usage.compact, { 950, 1234, 12345, 128000, 1500000 }))
+    eq("12.3k/128k (10%) Σ 40.5k", usage.format({ inputTokens = 12345, outputTokens = 200, cacheReadTokens = 0,
+      totalTokens = 40500, contextWindow = 128000 }))
+    eq("900 Σ 910", usage.format({ inputTokens = 900, outputTokens = 10, cacheReadTokens = 0, totalTokens = 910 }))
+    eq("Σ 1.2k", usage.format({ inputTokens = 0, outputTokens = 0, cacheReadTokens = 0, totalTokens = 1230, contextWindow = 32768 }))
+    eq("", usage.format(nil))
+  end)
 end

@@ -89,6 +89,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     <option value="yolo">yolo</option>
   </select>
   <span class="model" data-testid="model"></span>
+  <span class="usage" data-testid="usage" hidden></span>
   <span class="spacer"></span>
   <button class="secondary" data-testid="new-session" title="Start a new session">New</button>
   <button class="secondary" data-testid="sessions-button" title="Resume a stored session">Sessions</button>

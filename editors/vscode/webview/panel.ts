@@ -8,6 +8,7 @@ import { Inbox } from "../src/delivery";
 import type { ToPanel } from "../src/messages";
 import type { ModeId, SessionInfo } from "../src/protocol";
 import { type Entry, type Transcript, addNotice, applyUpdate, contentSummary, emptyTranscript } from "../src/transcript";
+import { usageLabel } from "../src/usage";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 
@@ -32,6 +33,7 @@ const status = $<HTMLElement>("status");
 const model = $<HTMLElement>("model");
 const sessions = $<HTMLElement>("sessions");
 const review = $<HTMLElement>("review");
+const usage = $<HTMLElement>("usage");
 
 let transcript: Transcript = emptyTranscript();
 let running = false;
@@ -75,12 +77,14 @@ function handle(message: ToPanel): void {
       transcript = emptyTranscript();
       messages.replaceChildren();
       renderPlan();
+      renderUsage();
       break;
     case "update": {
       const change = applyUpdate(transcript, message.update);
       if (change.what === "entry") renderEntry(change.index);
       else if (change.what === "plan") renderPlan();
       else if (change.what === "mode" && transcript.mode) mode.value = transcript.mode;
+      else if (change.what === "usage") renderUsage();
       break;
     }
     case "notice": {
@@ -111,6 +115,14 @@ function handle(message: ToPanel): void {
       review.querySelector(".review-summary")!.textContent = message.summary ?? "";
       break;
   }
+}
+
+function renderUsage(): void {
+  usage.hidden = !transcript.usage;
+  if (!transcript.usage) return;
+  const label = usageLabel(transcript.usage);
+  usage.textContent = label.text;
+  usage.title = label.title;
 }
 
 function renderEntry(index: number): void {

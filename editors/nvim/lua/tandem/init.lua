@@ -15,6 +15,8 @@ local state = {
   -- The session's mode, or the one the next session starts in.
   mode = nil,
   busy = false,
+  -- The last `usage_update` of the session (the statusline's token meter).
+  usage = nil,
 }
 
 local function cfg()
@@ -79,6 +81,9 @@ local handlers = {
       local update = params.update or {}
       if update.sessionUpdate == "current_mode_update" then
         state.mode = update.currentModeId
+      elseif update.sessionUpdate == "usage_update" then
+        state.usage = update
+        vim.cmd("redrawstatus!")
       end
       chat.on_update(update)
       if update.sessionUpdate == "tool_call_update" and (update.status == "completed" or update.status == "failed") then
@@ -132,6 +137,7 @@ end
 
 function M.on_sidecar_exit()
   state.session_id = nil
+  state.usage = nil
   state.busy = false
   if review.active then
     review.finish("cancelled")
@@ -163,6 +169,7 @@ local function ensure_session(callback)
       return
     end
     state.session_id = result.sessionId
+    state.usage = nil
     state.mode = result.modes and result.modes.current or state.mode
     callback(nil, state.session_id)
   end)
@@ -327,10 +334,12 @@ function M.sessions()
       end
       if choice.new then
         state.session_id = nil
+        state.usage = nil
         chat.note("new session")
         return
       end
       state.session_id = choice.sessionId
+      state.usage = nil
       chat.open(cfg().chat.split, false)
       -- The load replays the whole history: start from an empty chat, or it shows twice.
       chat.clear()
@@ -370,6 +379,9 @@ function M.info()
   end
   lines[#lines + 1] = string.format("session: %s, mode: %s, turn running: %s", state.session_id or "none",
     state.mode or "default", tostring(state.busy))
+  if state.usage then
+    lines[#lines + 1] = "tokens: " .. require("tandem.usage").format(state.usage)
+  end
   local p = config.provider or {}
   lines[#lines + 1] = string.format("provider: %s %s %s (key in $%s)", p.kind or "(sidecar config)", p.base_url or "",
     p.model or "", p.api_key_env or "-")
@@ -382,6 +394,14 @@ function M.info()
   return lines
 end
 
+--- The token meter for a statusline: "Tandem 12.3k/128k (10%) Σ 40.5k" (the context's fill at
+--- the last request, the session's total), or "" before the first answer. For example
+--- `vim.o.statusline = "%f %= %{v:lua.require'tandem'.statusline()}"`.
+function M.statusline()
+  local text = require("tandem.usage").format(state.usage)
+  return text ~= "" and ("Tandem " .. text) or ""
+end
+
 --- State for scripts and tests.
 function M.status()
   return {
@@ -390,6 +410,7 @@ function M.status()
     busy = state.busy,
     running = client.running(),
     client_id = client.client_id,
+    usage = state.usage,
   }
 end
 

@@ -1,6 +1,6 @@
 // End-to-end: the checkpoint commands in a real VS Code workbench. Two turns fix calc.py (each
 // reviewed and accepted) with the person's own edit of util.py between them; then "Tandem: Show
-// Checkpoints" lists them, Compare opens a diff editor between calc.py at the session's start and
+// Checkpoints" lists them (the panel's token meter shows the reported usage on the way), Compare opens a diff editor between calc.py at the session's start and
 // now, Restore asks with the plan (util.py named as the person's change, kept) and goes through
 // the review; "Tandem: Undo Last Turn" restores to before turn 2; "Tandem: Compact Conversation"
 // shows the token counts. Started by tests/e2e/vscode.rs (same environment as review.mjs), which
@@ -52,6 +52,10 @@ try {
 
   step("two turns, the person's own edit of util.py between them");
   await promptAndAccept("fix add", "Fixed add.");
+  step("the header's token meter shows the usage the model reported (1200 prompt tokens)");
+  const meter = panel.locator('[data-testid="usage"]');
+  await waitFor(async () => (/^1\.2k\/[\d.]+k \(\d+%\) · Σ [\d.]+k$/.test(plain(await meter.innerText())) ? true : new Error(await meter.innerText())), 10_000, "the token meter");
+  await page.screenshot({ path: join(OUT_DIR, "meter.png") });
   writeFileSync(join(WORKSPACE, "util.py"), "x = 5\n");
   await promptAndAccept("fix mul", "Fixed mul.");
   if (!calc().includes("return a + b") || !calc().includes("return a * b")) throw new Error(`calc.py:\n${calc()}`);
