@@ -239,3 +239,26 @@ fn checkpoints_in_a_real_vscode_compare_restore_keeping_the_person_s_edit_undo_a
     assert_eq!(util, "x = 5\n", "the person's own edit is kept");
     Ok(())
 }
+
+#[test]
+fn code_blocks_copy_and_insert_and_a_selection_added_to_the_chat_reaches_the_model() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(workspace.path().join("notes.txt"), "first line\n").map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::reply("Here is sub:\n\n```python\ndef sub(a, b):\n    return a - b\n```\n"),
+        Turn::reply("Saw the line."),
+    ]);
+    run_workbench_script("context.mjs", workspace.path(), &provider, &[])?;
+    let notes = std::fs::read_to_string(workspace.path().join("notes.txt")).map_err(|e| e.to_string())?;
+    assert_eq!(notes.matches("def sub(a, b):\n    return a - b").count(), 2, "inserted and pasted: {notes}");
+    let requests = provider.requests();
+    let asked = requests.get(1).ok_or("no request for the second prompt")?.body.to_string();
+    assert!(
+        asked.contains("what is this line?") && asked.contains("first line") && asked.contains("notes.txt#L1-L1"),
+        "the selected line must reach the model with the prompt: {asked}"
+    );
+    Ok(())
+}

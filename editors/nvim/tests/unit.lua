@@ -479,5 +479,6 @@ return function(H)
     eq("900 Σ 910", usage.format({ inputTokens = 900, outputTokens = 10, cacheReadTokens = 0, totalTokens = 910 }))
     eq("Σ 1.2k", usage.format({ inputTokens = 0, outputTokens = 0, cacheReadTokens = 0, totalTokens = 1230, contextWindow = 32768 }))
     eq("", usage.format(nil))
+    eq("", usage.format({ inputTokens = 0, outputTokens = 0, cacheReadTokens = 0, totalTokens = 0 }))
   end)
 end

@@ -103,6 +103,10 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
 <ol class="plan" data-testid="plan" hidden></ol>
 <main class="messages" data-testid="messages" aria-live="polite"></main>
 <footer class="composer">
+  <div class="attachments" data-testid="attachments" hidden>
+    <span class="attachment-list"></span>
+    <button class="secondary" data-testid="clear-attachments" title="Do not send these with the next prompt">Clear</button>
+  </div>
   <textarea data-testid="prompt" rows="3" placeholder="Ask Tandem… (Enter to send, Shift+Enter for a new line)"></textarea>
   <div class="actions">
     <span class="status" data-testid="status"></span>

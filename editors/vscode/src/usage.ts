@@ -15,13 +15,14 @@ export function compactCount(n: number): string {
   return String(n);
 }
 
-/** The header's text and its tooltip. */
+/** The header's text and its tooltip; an empty text when the provider reported nothing at all. */
 export function usageLabel(u: Usage): { text: string; title: string } {
   const window = u.contextWindow ?? 0;
   const context =
     window > 0
       ? `${compactCount(u.inputTokens)}/${compactCount(window)} (${Math.round((u.inputTokens / window) * 100)}%)`
       : compactCount(u.inputTokens);
+  if (u.inputTokens === 0 && u.totalTokens === 0) return { text: "", title: "" };
   // 0 prompt tokens: the provider did not say; the session's total is still known.
   const text = u.inputTokens > 0 ? `${context} · Σ ${compactCount(u.totalTokens)}` : `Σ ${compactCount(u.totalTokens)}`;
   const lines = [

@@ -34,6 +34,7 @@ const model = $<HTMLElement>("model");
 const sessions = $<HTMLElement>("sessions");
 const review = $<HTMLElement>("review");
 const usage = $<HTMLElement>("usage");
+const attachments = $<HTMLElement>("attachments");
 
 let transcript: Transcript = emptyTranscript();
 let running = false;
@@ -62,6 +63,7 @@ $("sessions-button").addEventListener("click", () => {
   }
   vscode.postMessage({ type: "listSessions" });
 });
+$("clear-attachments").addEventListener("click", () => vscode.postMessage({ type: "clearAttachments" }));
 $("review-accept-all").addEventListener("click", () => vscode.postMessage({ type: "reviewAll", accept: true }));
 $("review-reject-all").addEventListener("click", () => vscode.postMessage({ type: "reviewAll", accept: false }));
 
@@ -110,6 +112,11 @@ function handle(message: ToPanel): void {
     case "sessions":
       renderSessions(message.sessions);
       break;
+    case "attachments":
+      attachments.hidden = message.labels.length === 0;
+      attachments.querySelector(".attachment-list")!.textContent =
+        message.labels.length > 0 ? `With the next prompt: ${message.labels.join(", ")}` : "";
+      break;
     case "review":
       review.hidden = !message.pending;
       review.querySelector(".review-summary")!.textContent = message.summary ?? "";
@@ -118,9 +125,9 @@ function handle(message: ToPanel): void {
 }
 
 function renderUsage(): void {
-  usage.hidden = !transcript.usage;
-  if (!transcript.usage) return;
-  const label = usageLabel(transcript.usage);
+  const label = transcript.usage ? usageLabel(transcript.usage) : undefined;
+  usage.hidden = !label?.text;
+  if (!label) return;
   usage.textContent = label.text;
   usage.title = label.title;
 }
@@ -144,6 +151,7 @@ function draw(entry: Entry): HTMLElement {
       const el = div(`msg ${entry.kind}`);
       el.dataset.testid = entry.kind === "user" ? "user-message" : "assistant-message";
       el.innerHTML = md.render(entry.text);
+      if (entry.kind === "assistant") addCodeActions(el);
       return el;
     }
     case "thought": {
@@ -210,6 +218,29 @@ function draw(entry: Entry): HTMLElement {
       }
       return el;
     }
+  }
+}
+
+/** A Copy and an Insert button on every code block of an answer. */
+function addCodeActions(el: HTMLElement): void {
+  for (const code of Array.from(el.querySelectorAll<HTMLElement>("pre > code"))) {
+    const pre = code.parentElement!;
+    const bar = div("code-actions");
+    for (const [label, type, tip] of [
+      ["Copy", "copyCode", "Copy the code"],
+      ["Insert", "insertCode", "Insert the code at the cursor of the editor you were in (replacing its selection)"],
+    ] as const) {
+      const button = document.createElement("button");
+      button.className = "secondary";
+      button.textContent = label;
+      button.title = tip;
+      button.dataset.testid = type === "copyCode" ? "copy-code" : "insert-code";
+      button.addEventListener("click", () => vscode.postMessage({ type, text: code.textContent ?? "" }));
+      bar.append(button);
+    }
+    const block = div("code-block");
+    pre.replaceWith(block);
+    block.append(bar, pre);
   }
 }
 

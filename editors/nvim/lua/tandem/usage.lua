@@ -18,9 +18,10 @@ function M.compact(n)
   return tostring(n)
 end
 
---- "12.3k/128k (10%) Σ 40.5k" for a Usage (see types.lua), or "" without one.
+--- "12.3k/128k (10%) Σ 40.5k" for a Usage (see types.lua), or "" without one (or when the
+--- provider reported nothing at all).
 function M.format(usage)
-  if type(usage) ~= "table" or not usage.inputTokens then
+  if type(usage) ~= "table" or not usage.inputTokens or (usage.inputTokens == 0 and (usage.totalTokens or 0) == 0) then
     return ""
   end
   local window = usage.contextWindow or 0

@@ -22,6 +22,8 @@ test("the meter: the context's fill at the last request, the session's total; th
     "Context: 12,345 tokens in the last request of a 128,000-token window\nSession: 40,500 tokens in all\n  input 40,000 (cached 30,000), output 500",
   );
   assert.equal(usageLabel({ inputTokens: 900, outputTokens: 10, cacheReadTokens: 0, totalTokens: 910 }).text, "900 · Σ 910");
+  // A provider that reports nothing: no meter.
+  assert.equal(usageLabel({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, totalTokens: 0 }).text, "");
   // A turn whose provider reported nothing: the total only.
   assert.equal(usageLabel({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, totalTokens: 1230, contextWindow: 32_768 }).text, "Σ 1.2k");
 });
