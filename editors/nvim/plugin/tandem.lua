@@ -16,6 +16,12 @@ local function command(name, opts)
 end
 
 command("Tandem", { nargs = "*", range = true, desc = "Tandem: ask (with a range: the selection is attached)" })
+command("TandemAdd", {
+  nargs = 0,
+  range = true,
+  bang = true,
+  desc = "Tandem: add the file (with a range: the lines) to the next prompt; ! drops what was added",
+})
 command("TandemChat", { nargs = 0, desc = "Tandem: open the chat" })
 command("TandemCancel", { nargs = 0, desc = "Tandem: stop the running turn" })
 command("TandemMode", {

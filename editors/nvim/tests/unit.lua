@@ -392,7 +392,7 @@ return function(H)
 
   test("commands, highlight groups and the missing-binary error", function()
     for _, name in ipairs({ "Tandem", "TandemChat", "TandemCancel", "TandemMode", "TandemSessions", "TandemInfo", "TandemCheckpoints",
-      "TandemUndo", "TandemRedo", "TandemCompact" }) do
+      "TandemUndo", "TandemRedo", "TandemCompact", "TandemAdd" }) do
       eq(2, vim.fn.exists(":" .. name), name)
     end
     for group, target in pairs({ TandemAdded = "DiffAdd", TandemRemoved = "DiffDelete", TandemHunk = "DiffText" }) do
@@ -414,7 +414,8 @@ return function(H)
     vim.cmd("helptags " .. root .. "/doc")
     vim.opt.rtp:prepend(root)
     for _, tag in ipairs({ ":Tandem", ":TandemMode", "tandem-review", "tandem-setup", "hl-TandemAdded", "tandem-api",
-      ":TandemCheckpoints", ":TandemUndo", ":TandemRedo", ":TandemCompact", "tandem-checkpoints" }) do
+      ":TandemCheckpoints", ":TandemUndo", ":TandemRedo", ":TandemCompact", "tandem-checkpoints", ":TandemAdd",
+      "tandem-chat-code" }) do
       vim.cmd("help " .. tag)
       eq("tandem.txt", vim.fn.expand("%:t"), tag)
       vim.cmd("helpclose")
@@ -480,5 +481,70 @@ return function(H)
     eq("Σ 1.2k", usage.format({ inputTokens = 0, outputTokens = 0, cacheReadTokens = 0, totalTokens = 1230, contextWindow = 32768 }))
     eq("", usage.format(nil))
     eq("", usage.format({ inputTokens = 0, outputTokens = 0, cacheReadTokens = 0, totalTokens = 0 }))
+  end)
+
+  test("chat: code blocks are found, gy copies the one under or above the cursor, gp inserts it", function()
+    local chat = require("tandem.chat")
+    chat.clear()
+    chat.on_update({ sessionUpdate = "agent_message_chunk", content = { type = "text",
+      text = "First:\n\n```lua\nlocal x = 1\n```\n\nThen:\n\n~~~\nplain\n  ```not a fence end\n~~~\n\nDone." } })
+    local blocks = chat.code_blocks()
+    eq(2, #blocks)
+    eq({ "local x = 1" }, blocks[1].lines)
+    eq("lua", blocks[1].lang)
+    eq({ "plain", "  ```not a fence end" }, blocks[2].lines)
+    local text = vim.split(chat.text(), "\n", { plain = true })
+    local last = #text
+    eq(blocks[2].lines, chat.code_block_at(last).lines, "below every block: the last one above")
+    eq(blocks[1].lines, chat.code_block_at(blocks[1].first + 1).lines, "inside the first block")
+    H.errors("no code block under or above the cursor", function()
+      chat.code_block_at(1)
+    end)
+    -- The keys, from the chat's window: gy yanks, gp inserts into the previous window's buffer.
+    vim.cmd("enew")
+    local target = vim.api.nvim_get_current_buf()
+    vim.api.nvim_buf_set_lines(target, 0, -1, false, { "before", "after" })
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    local win = chat.open("botright split", true)
+    vim.api.nvim_win_set_cursor(win, { blocks[1].first + 1, 0 })
+    vim.api.nvim_feedkeys("gy", "x", false)
+    eq("local x = 1\n", vim.fn.getreg('"'))
+    eq("V", vim.fn.getregtype('"'))
+    vim.api.nvim_feedkeys("gp", "x", false)
+    eq({ "before", "local x = 1", "after" }, vim.api.nvim_buf_get_lines(target, 0, -1, false))
+    eq(target, vim.api.nvim_get_current_buf(), "the cursor went to the inserted code")
+    eq({ 2, 0 }, vim.api.nvim_win_get_cursor(0))
+    vim.api.nvim_win_close(win, true)
+    vim.cmd("bwipeout!")
+  end)
+
+  test(":TandemAdd adds lines or the file to the next prompt; :TandemAdd! drops them", function()
+    vim.cmd("enew")
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "one", "two", "three" })
+    vim.cmd("2,3TandemAdd")
+    eq({ { path = "untitled", from = 2, to = 3, text = "two\nthree" } }, tandem.attached())
+    vim.cmd("TandemAdd!")
+    eq({}, tandem.attached())
+    local file = vim.fn.tempname() .. ".txt"
+    vim.cmd("file " .. vim.fn.fnameescape(file))
+    vim.cmd("TandemAdd")
+    eq({ { path = file, text = "one\ntwo\nthree" } }, tandem.attached())
+    H.truthy(require("tandem.chat").text():find("with the next prompt: ", 1, true), "the chat's note")
+    local blocks = tandem.prompt_blocks("explain", nil, tandem.attached())
+    eq({ type = "resource", resource = { uri = vim.uri_from_fname(file), text = "one\ntwo\nthree" } }, blocks[2])
+    tandem.clear_context()
+    vim.cmd("bwipeout!")
+    vim.cmd("enew")
+    vim.bo.buftype = "nofile"
+    local notified
+    local saved = vim.notify
+    vim.notify = function(message)
+      notified = message
+    end
+    vim.cmd("TandemAdd")
+    vim.notify = saved
+    H.truthy(notified and notified:find("this buffer is not a file", 1, true), tostring(notified))
+    eq({}, tandem.attached())
+    vim.cmd("bwipeout!")
   end)
 end

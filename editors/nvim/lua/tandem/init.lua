@@ -17,6 +17,8 @@ local state = {
   busy = false,
   -- The last `usage_update` of the session (the statusline's token meter).
   usage = nil,
+  -- Context added with :TandemAdd for the next prompt: { path, from?, to?, text }.
+  attached = {},
 }
 
 local function cfg()
@@ -175,20 +177,59 @@ local function ensure_session(callback)
   end)
 end
 
---- The prompt's content blocks: the text, and the selection as an embedded resource.
---- selection = { path, from, to (1-based lines), text }.
-function M.prompt_blocks(text, selection)
+--- A context as an embedded resource: lines `from`-`to` of `path` (its URI with `#L<from>-<to>`),
+--- or the whole file.
+local function resource_block(context)
+  local uri = vim.uri_from_fname(context.path)
+  if context.from then
+    uri = string.format("%s#L%d-%d", uri, context.from, context.to)
+  end
+  return { type = "resource", resource = { uri = uri, text = context.text } }
+end
+
+--- The prompt's content blocks: the text, the contexts added with :TandemAdd (`attached`), and the
+--- selection, each as an embedded resource. selection = { path, from, to (1-based lines), text };
+--- an attached context may leave out `from` and `to` (the whole file).
+function M.prompt_blocks(text, selection, attached)
   local blocks = { { type = "text", text = text } }
+  for _, context in ipairs(attached or {}) do
+    blocks[#blocks + 1] = resource_block(context)
+  end
   if selection then
-    blocks[#blocks + 1] = {
-      type = "resource",
-      resource = {
-        uri = string.format("%s#L%d-%d", vim.uri_from_fname(selection.path), selection.from, selection.to),
-        text = selection.text,
-      },
-    }
+    blocks[#blocks + 1] = resource_block(selection)
   end
   return blocks
+end
+
+--- How a context is named in the chat: "calc.py lines 2-3", or "calc.py".
+function M.describe_context(context)
+  local path = vim.fn.fnamemodify(context.path, ":~:.")
+  if context.from then
+    return string.format("%s lines %d-%d", path, context.from, context.to)
+  end
+  return path
+end
+
+--- Adds context { path, from?, to?, text } to the next prompt (:TandemAdd).
+function M.add_context(context)
+  if type(context) ~= "table" or type(context.path) ~= "string" or type(context.text) ~= "string" then
+    error("tandem.add_context: expected { path, from?, to?, text }", 0)
+  end
+  state.attached[#state.attached + 1] = context
+  local names = vim.tbl_map(M.describe_context, state.attached)
+  chat.note("with the next prompt: " .. table.concat(names, ", "))
+  vim.api.nvim_echo({ { "Tandem: with the next prompt: " .. table.concat(names, ", ") } }, false, {})
+end
+
+--- The context waiting for the next prompt.
+function M.attached()
+  return vim.deepcopy(state.attached)
+end
+
+--- Drops the context waiting for the next prompt (:TandemAdd!).
+function M.clear_context()
+  state.attached = {}
+  vim.api.nvim_echo({ { "Tandem: nothing added to the next prompt" } }, false, {})
 end
 
 --- Sends a prompt. opts.selection (see prompt_blocks), opts.on_done(err, result).
@@ -205,10 +246,15 @@ function M.prompt(text, opts)
   if config.chat.open_on_prompt then
     chat.open(config.chat.split, false)
   end
+  local attached = state.attached
+  state.attached = {}
   local shown = text
+  if #attached > 0 then
+    shown = string.format("%s\n\n(attached: %s)", shown, table.concat(vim.tbl_map(M.describe_context, attached), ", "))
+  end
   if opts.selection then
     local path = vim.fn.fnamemodify(opts.selection.path, ":~:.")
-    shown = string.format("%s\n\n(selection: %s lines %d-%d)", text, path, opts.selection.from, opts.selection.to)
+    shown = string.format("%s\n\n(selection: %s lines %d-%d)", shown, path, opts.selection.from, opts.selection.to)
   end
   chat.user(shown)
   local function done(err, result)
@@ -234,7 +280,7 @@ function M.prompt(text, opts)
     end
     M.request(
       "tandem/session/prompt",
-      { sessionId = session_id, prompt = M.prompt_blocks(text, opts.selection) },
+      { sessionId = session_id, prompt = M.prompt_blocks(text, opts.selection, attached) },
       done
     )
   end)
@@ -452,6 +498,24 @@ M.commands = {
         M.prompt(text, { selection = selection })
       end
     end))
+  end),
+  TandemAdd = guarded(function(args)
+    if args.bang then
+      M.clear_context()
+      return
+    end
+    local bufnr = vim.api.nvim_get_current_buf()
+    local path = vim.api.nvim_buf_get_name(bufnr)
+    if args.range and args.range > 0 then
+      local lines = vim.api.nvim_buf_get_lines(bufnr, args.line1 - 1, args.line2, false)
+      M.add_context({ path = path ~= "" and path or "untitled", from = args.line1, to = args.line2,
+        text = table.concat(lines, "\n") })
+      return
+    end
+    if path == "" or vim.bo[bufnr].buftype ~= "" then
+      error("tandem: :TandemAdd adds a file's buffer (or, with a range, its lines); this buffer is not a file", 0)
+    end
+    M.add_context({ path = path, text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") })
   end),
   TandemChat = guarded(function()
     chat.open(cfg().chat.split, true)
