@@ -399,10 +399,10 @@ impl Store {
     }
 
     /// For each checkpoint of `list` (a session's, oldest first), the files that changed between
-    /// it and the next one; none for the last. Equal trees cost no git call.
+    /// it and the next one; none for the last. One git call for up to 400 checkpoints.
     pub fn changes(&self, list: &[Checkpoint]) -> Result<Vec<Vec<String>>, CheckpointError> {
-        let mut out: Vec<Vec<String>> =
-            list.windows(2).map(|pair| self.git.changed(&pair[0].tree, &pair[1].tree)).collect::<Result<_, _>>()?;
+        let pairs: Vec<(&str, &str)> = list.windows(2).map(|w| (w[0].tree.as_str(), w[1].tree.as_str())).collect();
+        let mut out = self.git.changed_pairs(&pairs)?;
         if !list.is_empty() {
             out.push(Vec::new());
         }
