@@ -101,3 +101,37 @@ fn tool_edit_of_a_python_file_reports_its_new_error() -> Res<()> {
     assert!(report["errorCount"].as_u64().is_some_and(|n| n >= 1), "{result}");
     Ok(())
 }
+
+/// `tandem run` from a subdirectory: the project's `AGENTS.md` reaches the model, the session
+/// works in the subdirectory and is stored in the project's `.tandem/`.
+#[test]
+fn run_in_a_subdirectory_follows_the_projects_agents_md() -> Res<()> {
+    use tandem_fake_provider::{FakeProvider, Turn};
+    let (dir, sub) = project("")?;
+    let root = dir.path().join("proj");
+    std::fs::write(root.join("AGENTS.md"), "Always run `make gauntlet` before answering.\n")
+        .map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![Turn::reply("Done.")]);
+    let home = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let out = Command::new("setsid")
+        .arg(tandem_bin())
+        .args(["run", "hello"])
+        .current_dir(&sub)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env_remove("TANDEM_PROFILE")
+        .env_remove("TANDEM_MODE")
+        .env("TANDEM_TRUST_WORKSPACE", "1")
+        .env("TANDEM_PROVIDER", "openai")
+        .env("TANDEM_BASE_URL", provider.base_url())
+        .env("TANDEM_MODEL", "scripted")
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let requests = provider.requests();
+    let system = requests[0].body["messages"][0]["content"].to_string();
+    assert!(system.contains("make gauntlet"), "{system}");
+    assert!(root.join(".tandem/sessions").is_dir() && !sub.join(".tandem").exists(), "sessions are the project's");
+    Ok(())
+}
