@@ -1,9 +1,10 @@
 //! The sessions of one workspace and the requests that manage them.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use tandem_llm::{Message, Part, ProviderSettings, Role};
 use tandem_protocol::{
@@ -143,7 +144,7 @@ pub(crate) struct Session {
 impl Session {
     /// The model its turns use.
     pub fn model(&self) -> String {
-        self.model.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.model.lock().clone()
     }
 
     /// A fresh top-level session.
@@ -233,12 +234,7 @@ impl Agent {
     }
 
     pub(crate) fn session(&self, id: &str) -> Result<Arc<Session>, AgentError> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .cloned()
-            .ok_or_else(|| AgentError::UnknownSession(id.to_owned()))
+        self.sessions.lock().get(id).cloned().ok_or_else(|| AgentError::UnknownSession(id.to_owned()))
     }
 
     fn cwd(&self, cwd: Option<&str>) -> Result<PathBuf, AgentError> {
@@ -268,7 +264,7 @@ impl Agent {
             tracing::warn!(session = id, "cannot store the session (it works, but cannot be resumed): {err}");
         }
         let session = Session::top(self, id.clone(), cwd, model.clone(), mode);
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), Arc::new(session));
+        self.sessions.lock().insert(id.clone(), Arc::new(session));
         tracing::info!(session = id, mode = mode.as_str(), "session/new");
         Ok(SessionNewResult { session_id: id, modes: modes_of(mode), model: Some(model) })
     }
@@ -283,7 +279,7 @@ impl Agent {
             return Err(AgentError::Invalid("the prompt is empty".into()));
         }
         let cancel = CancellationToken::new();
-        *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = Some(cancel.clone());
+        *session.cancel.lock() = Some(cancel.clone());
         if session.depth == 0 {
             crate::trust::ask_once(self, &session.id).await;
         }
@@ -291,7 +287,7 @@ impl Agent {
         let result = crate::turn::run(self, &session, &mut history, params.prompt, &cancel).await;
         self.snapshot(&session, tandem_checkpoint::Kind::AfterTurn, None).await;
         drop(history);
-        *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        *session.cancel.lock() = None;
         Ok(result)
     }
 
@@ -304,14 +300,14 @@ impl Agent {
             return Err(AgentError::Busy(session.id.clone()));
         };
         let cancel = CancellationToken::new();
-        *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = Some(cancel.clone());
+        *session.cancel.lock() = Some(cancel.clone());
         let model = session.model();
         let budget = crate::context::budget(self, &model);
         let system = crate::prompt::system_prompt(self.workspace.root(), &session.cwd, session.gate.mode());
         let tools = crate::turn::tool_defs(self, &session, budget);
         let fixed = system.len() + crate::context::json_size(&tools);
         let report = crate::context::fit(self, &session, &mut history, fixed, budget, true, &cancel).await;
-        *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        *session.cancel.lock() = None;
         let report = report.ok_or_else(|| AgentError::Invalid("the compaction was cancelled".into()))?;
         Ok(SessionCompactResult {
             tokens_before: report.before,
@@ -324,7 +320,7 @@ impl Agent {
     pub fn cancel(&self, session_id: &str) {
         match self.session(session_id) {
             Ok(session) => {
-                if let Some(token) = session.cancel.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+                if let Some(token) = session.cancel.lock().as_ref() {
                     tracing::info!(session = session_id, "cancel");
                     token.cancel();
                 }
@@ -339,7 +335,7 @@ impl Agent {
         session.gate.set_mode(params.mode_id);
         if params.mode_id != ModeId::Plan {
             // Leaving plan mode by hand ends `plan_enter`'s plan mode too.
-            *session.gate.plan.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            *session.gate.plan.lock() = None;
         }
         self.store.append(&session.id, &Record::Mode { mode: params.mode_id }).ok();
         self.client.update(&session.id, SessionUpdate::CurrentModeUpdate { current_mode_id: params.mode_id }).await;
@@ -445,7 +441,7 @@ impl Agent {
             replay.push(crate::host::plan_update(&todos));
         }
         session.todos = Mutex::new(todos);
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), Arc::new(session));
+        self.sessions.lock().insert(id.clone(), Arc::new(session));
         for update in replay {
             self.client.update(&id, update).await;
         }
@@ -461,7 +457,7 @@ impl Agent {
             return Err(AgentError::Invalid("the model name is empty".into()));
         }
         let session = self.session(session_id)?;
-        *session.model.lock().unwrap_or_else(PoisonError::into_inner) = model.to_owned();
+        *session.model.lock() = model.to_owned();
         tracing::info!(session = session_id, model, "model changed");
         Ok(())
     }

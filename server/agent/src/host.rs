@@ -1,9 +1,10 @@
 //! The session as the session tools see it ([`SessionHost`]): the task list, questions to the
 //! person, plan mode, sub-agents and tool loading.
 
+use parking_lot::Mutex;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use tandem_protocol::{
@@ -63,11 +64,11 @@ impl Host {
 #[async_trait]
 impl SessionHost for Host {
     fn todos(&self) -> Vec<Todo> {
-        self.session.todos.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.session.todos.lock().clone()
     }
 
     async fn set_todos(&self, todos: Vec<Todo>) {
-        *self.session.todos.lock().unwrap_or_else(PoisonError::into_inner) = todos.clone();
+        *self.session.todos.lock() = todos.clone();
         self.record(Record::Todos { todos: todos.clone() });
         self.session.client.update(&self.session.id, plan_update(&todos)).await;
     }
@@ -116,8 +117,7 @@ impl SessionHost for Host {
 
     async fn enter_plan(&self, reason: String, plan_file: PathBuf) -> Result<ModeId, String> {
         let previous = self.session.gate.mode();
-        *self.session.gate.plan.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some(PlanState { reason, plan_file, previous });
+        *self.session.gate.plan.lock() = Some(PlanState { reason, plan_file, previous });
         self.set_mode(ModeId::Plan).await;
         Ok(previous)
     }
@@ -158,7 +158,7 @@ impl SessionHost for Host {
             PermissionOutcome::Cancelled => Ok(PlanDecision::Cancelled),
             PermissionOutcome::Selected { option_id, message, .. } if option_id.starts_with("allow") => {
                 let _ = message;
-                let state = self.session.gate.plan.lock().unwrap_or_else(PoisonError::into_inner).take();
+                let state = self.session.gate.plan.lock().take();
                 let restored = match state.map(|s| s.previous) {
                     Some(ModeId::Plan) | None => ModeId::Default,
                     Some(mode) => mode,
@@ -176,17 +176,17 @@ impl SessionHost for Host {
     }
 
     fn agent_status(&self, id: &str) -> Option<SubAgentStatus> {
-        let agents = self.session.subagents.lock().unwrap_or_else(PoisonError::into_inner);
+        let agents = self.session.subagents.lock();
         agents.get(id).map(|a| SubAgentStatus {
             id: id.to_owned(),
             agent_type: a.agent_type,
-            state: a.state.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+            state: a.state.lock().clone(),
             tool_calls: a.tool_calls.load(Ordering::Relaxed) as usize,
         })
     }
 
     fn load_tools(&self, names: &[String]) {
-        self.session.loaded_tools.lock().unwrap_or_else(PoisonError::into_inner).extend(names.iter().cloned());
+        self.session.loaded_tools.lock().extend(names.iter().cloned());
     }
 }
 
@@ -311,7 +311,7 @@ pub(crate) async fn run_subagent(
         loaded_tools: Mutex::new(Default::default()),
     });
     let state = Arc::new(Mutex::new(SubAgentState::Running));
-    parent.subagents.lock().unwrap_or_else(PoisonError::into_inner).insert(
+    parent.subagents.lock().insert(
         id.clone(),
         SubAgent { agent_type: request.agent_type, state: Arc::clone(&state), tool_calls: Arc::clone(&tool_calls) },
     );
@@ -336,7 +336,7 @@ pub(crate) async fn run_subagent(
                     ))
                 }
             };
-            *state.lock().unwrap_or_else(PoisonError::into_inner) = outcome.clone();
+            *state.lock() = outcome.clone();
             outcome
         }
     };

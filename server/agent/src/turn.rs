@@ -354,7 +354,7 @@ pub(crate) fn tool_defs(agent: &Agent, session: &Session, budget: context::Budge
     if !agent.config.defer_tools && !too_big() {
         return all;
     }
-    let loaded = session.loaded_tools.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    let loaded = session.loaded_tools.lock().clone();
     session
         .registry
         .enabled()

@@ -4,10 +4,11 @@
 //! with a degradation chain (cached identical read-only result, clearly marked; else an error
 //! naming the server's state) and tracking.
 
+use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 #[cfg(test)]
@@ -186,7 +187,7 @@ impl McpManager {
     }
 
     fn register_meta_tools(&self) {
-        let tools = if self.servers.read().unwrap_or_else(PoisonError::into_inner).is_empty() && !self.manage_tool {
+        let tools = if self.servers.read().is_empty() && !self.manage_tool {
             Vec::new()
         } else {
             crate::meta::all(self.me.clone(), self.manage_tool)
@@ -196,12 +197,12 @@ impl McpManager {
 
     /// The server called `name`.
     pub fn server(&self, name: &str) -> Option<Arc<McpServer>> {
-        self.servers.read().unwrap_or_else(PoisonError::into_inner).get(name).cloned()
+        self.servers.read().get(name).cloned()
     }
 
     /// Every server, by name.
     pub fn servers(&self) -> Vec<Arc<McpServer>> {
-        self.servers.read().unwrap_or_else(PoisonError::into_inner).values().cloned().collect()
+        self.servers.read().values().cloned().collect()
     }
 
     /// The workspace root.
@@ -283,7 +284,7 @@ impl McpManager {
     /// Ranks every known tool for `query`.
     pub fn rank(&self, query: &str) -> Vec<(Ranked, Arc<McpServer>, RemoteTool)> {
         let tools = self.all_tools();
-        let ranked = self.ranker.lock().unwrap_or_else(PoisonError::into_inner).rank(&Self::docs(&tools), query);
+        let ranked = self.ranker.lock().rank(&Self::docs(&tools), query);
         let mut by_name: HashMap<String, (Arc<McpServer>, RemoteTool)> =
             tools.into_iter().map(|(s, t)| (t.exposed.clone(), (s, t))).collect();
         ranked.into_iter().filter_map(|r| by_name.remove(&r.name).map(|(s, t)| (r, s, t))).collect()
@@ -324,8 +325,7 @@ impl McpManager {
     pub async fn add_server(&self, config: ServerConfig) -> Result<usize, String> {
         let name = config.name.clone();
         let server = Arc::new(McpServer::new(config, self.breaker, self.changed.clone()));
-        let old =
-            self.servers.write().unwrap_or_else(PoisonError::into_inner).insert(name.clone(), Arc::clone(&server));
+        let old = self.servers.write().insert(name.clone(), Arc::clone(&server));
         if let Some(old) = old {
             old.disconnect().await;
         }
@@ -364,7 +364,7 @@ impl McpManager {
 
     /// Removes a server (its process is stopped, its tools leave the registry).
     pub async fn remove_server(&self, name: &str) -> bool {
-        let removed = self.servers.write().unwrap_or_else(PoisonError::into_inner).remove(name);
+        let removed = self.servers.write().remove(name);
         let Some(server) = removed else { return false };
         server.disconnect().await;
         self.registry.set_dynamic(&format!("mcp:{name}"), Vec::new());
@@ -374,21 +374,21 @@ impl McpManager {
 
     /// The calls `session` made.
     pub fn session_calls(&self, session: Option<&str>) -> Vec<CallRecord> {
-        let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let sessions = self.sessions.lock();
         sessions.get(session.unwrap_or("cli")).cloned().unwrap_or_default()
     }
 
     /// Stats of a tool: (ok, failed, mean ms).
     pub fn stats(&self, tool: &str) -> (u64, u64, Option<f64>) {
-        let ranker = self.ranker.lock().unwrap_or_else(PoisonError::into_inner);
+        let ranker = self.ranker.lock();
         ranker.stats.get(tool).map_or((0, 0, None), |s| (s.ok, s.failed, s.mean_ms()))
     }
 
     #[expect(clippy::too_many_arguments, reason = "one call's outcome, recorded in three places")]
     fn finish(&self, ctx: &ToolContext, tool: &str, key: &str, arguments: &Value, status: &str, ok: bool, ms: u64) {
-        self.ranker.lock().unwrap_or_else(PoisonError::into_inner).record(tool, ok, ms);
+        self.ranker.lock().record(tool, ok, ms);
         let session = ctx.session_id.clone().unwrap_or_else(|| "cli".to_owned());
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).entry(session).or_default().push(CallRecord {
+        self.sessions.lock().entry(session).or_default().push(CallRecord {
             tool: tool.to_owned(),
             key: key.to_owned(),
             ok,
@@ -414,7 +414,7 @@ impl McpManager {
 
         // Loop detection: the same call again and again will not give another answer.
         let repeats = {
-            let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            let sessions = self.sessions.lock();
             let recent = sessions.get(session).map(Vec::as_slice).unwrap_or_default();
             recent.iter().rev().take(LOOP_WINDOW).filter(|c| c.key == key).count()
         };
@@ -553,7 +553,7 @@ impl McpManager {
                 }
                 self.finish(ctx, tool, &key, &arguments, "ok", true, ms);
                 if remote.read_only {
-                    let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+                    let mut cache = self.cache.lock();
                     let (entries, order) = &mut *cache;
                     if entries.insert(key.clone(), Cached { output: text.clone(), at: SystemTime::now() }).is_none() {
                         order.push_back(key.clone());
@@ -575,7 +575,7 @@ impl McpManager {
                 server.count(false);
                 let state = server.health().await.state;
                 // Degradation: an identical earlier read-only call's result, marked as such.
-                let cached = self.cache.lock().unwrap_or_else(PoisonError::into_inner).0.get(&key).cloned();
+                let cached = self.cache.lock().0.get(&key).cloned();
                 if failure.class != FailureClass::Client
                     && let Some(cached) = cached
                 {

@@ -1,8 +1,9 @@
 //! An MCP server's tool as a Tandem [`Tool`]: `mcp__<server>__<tool>`, group `mcp`, the server's
 //! JSON Schema; calls go through [`McpManager::call`].
 
+use parking_lot::Mutex;
 use std::collections::HashSet;
-use std::sync::{Mutex, PoisonError, Weak};
+use std::sync::Weak;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -16,7 +17,7 @@ use crate::server::RemoteTool;
 /// distinct text (bounded by what the configured servers declare).
 pub(crate) fn intern(text: &str) -> &'static str {
     static STRINGS: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
-    let mut strings = STRINGS.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut strings = STRINGS.lock();
     let set = strings.get_or_insert_with(HashSet::new);
     if let Some(found) = set.get(text) {
         return found;

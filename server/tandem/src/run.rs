@@ -2,9 +2,10 @@
 //! calls show as one line each; approvals are asked on the terminal (`/dev/tty`), with the diff
 //! in colour and per-hunk choices.
 
+use parking_lot::Mutex;
 use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use crate::workbench::{Mcp, Options, Root, Workbench};
 use async_trait::async_trait;
@@ -132,12 +133,10 @@ impl SessionClient for Terminal {
                 eprint!("{}", self.style.paint("2", &text));
             }
             SessionUpdate::ToolCall(call) => {
-                self.titles.lock().unwrap_or_else(PoisonError::into_inner).insert(call.tool_call_id, call.title);
+                self.titles.lock().insert(call.tool_call_id, call.title);
             }
             SessionUpdate::ToolCallUpdate(update) => {
-                let title = update.title.clone().or_else(|| {
-                    self.titles.lock().unwrap_or_else(PoisonError::into_inner).get(&update.tool_call_id).cloned()
-                });
+                let title = update.title.clone().or_else(|| self.titles.lock().get(&update.tool_call_id).cloned());
                 let title = title.unwrap_or_default();
                 match update.status {
                     Some(ToolCallStatus::Completed) => out(&format!("\n{} {title}\n", self.style.paint("32", "✓"))),
@@ -166,7 +165,7 @@ impl SessionClient for Terminal {
                 out(&format!("\n(mode: {})\n", current_mode_id.as_str()));
             }
             SessionUpdate::UsageUpdate(usage) => {
-                *self.usage.lock().unwrap_or_else(PoisonError::into_inner) = Some(usage);
+                *self.usage.lock() = Some(usage);
             }
             _ => {}
         }
@@ -379,7 +378,7 @@ async fn turn(bench: &mut Workbench, args: RunArgs, prompt: String) -> anyhow::R
     out("\n");
     let stop =
         serde_json::to_value(result.stop_reason).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-    let usage = terminal.usage.lock().unwrap_or_else(PoisonError::into_inner).map(|u| format!(" — {}", usage_line(&u)));
+    let usage = terminal.usage.lock().map(|u| format!(" — {}", usage_line(&u)));
     eprintln!(
         "tandem: session {session_id} ended: {stop}{} (continue it with --session {session_id})",
         usage.unwrap_or_default()

@@ -2,9 +2,10 @@
 //! questions ([`SessionClient`]); file reads and writes and terminals when the client offers
 //! them ([`EditorClient`]: `fs/read_text_file`, `fs/write_text_file`, `terminal/*`).
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -78,7 +79,7 @@ impl AcpClient {
 
     /// Stops (`true`) or resumes sending the updates of `session_id`.
     pub fn mute(&self, session_id: &str, muted: bool) {
-        let mut set = self.muted.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut set = self.muted.lock();
         if muted {
             set.insert(session_id.to_owned());
         } else {
@@ -88,7 +89,7 @@ impl AcpClient {
 
     /// Sends one `session/update`.
     pub fn send_update(&self, session_id: &str, update: &SessionUpdate) {
-        if self.muted.lock().unwrap_or_else(PoisonError::into_inner).contains(session_id) {
+        if self.muted.lock().contains(session_id) {
             return;
         }
         if let SessionUpdate::ToolCallUpdate(ToolCallUpdate {
@@ -97,10 +98,7 @@ impl AcpClient {
             ..
         }) = update
         {
-            self.running
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(top_session(session_id).to_owned(), tool_call_id.clone());
+            self.running.lock().insert(top_session(session_id).to_owned(), tool_call_id.clone());
         }
         // A provider that reports no usage: saying "0 tokens used" would mislead.
         if let SessionUpdate::UsageUpdate(usage) = update
@@ -145,7 +143,7 @@ impl AcpClient {
         }
         let message = params.questions.iter().map(|q| q.question.as_str()).collect::<Vec<_>>().join("\n");
         let session_id = top_session(&params.session_id);
-        let tool_call_id = self.running.lock().unwrap_or_else(PoisonError::into_inner).get(session_id).cloned();
+        let tool_call_id = self.running.lock().get(session_id).cloned();
         let request = json!({
             "sessionId": session_id,
             "toolCallId": tool_call_id,
@@ -186,13 +184,8 @@ impl AcpClient {
             return Err(CANNOT.to_owned());
         }
         let session_id = top_session(&params.session_id).to_owned();
-        let tool_call_id = self
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&session_id)
-            .cloned()
-            .ok_or("no tool call is running to ask from")?;
+        let tool_call_id =
+            self.running.lock().get(&session_id).cloned().ok_or("no tool call is running to ask from")?;
         let mut text = question.question.clone();
         for option in question.options.iter().filter(|o| !o.description.is_empty()) {
             text.push_str(&format!("\n- {}: {}", option.label, option.description));

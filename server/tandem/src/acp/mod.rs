@@ -16,10 +16,11 @@
 mod client;
 mod mapping;
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -250,15 +251,11 @@ impl Server {
     }
 
     fn client(&self) -> Result<Arc<AcpClient>, RpcError> {
-        self.client
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-            .ok_or_else(|| RpcError::new(RpcError::INVALID_REQUEST, "initialize first"))
+        self.client.lock().clone().ok_or_else(|| RpcError::new(RpcError::INVALID_REQUEST, "initialize first"))
     }
 
     fn ready_of(&self, session_id: &str) -> Result<Arc<Ready>, RpcError> {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(session_id).cloned().ok_or_else(|| {
+        self.sessions.lock().get(session_id).cloned().ok_or_else(|| {
             RpcError::new(
                 RpcError::RESOURCE_NOT_FOUND,
                 format!(
@@ -277,8 +274,7 @@ impl Server {
         let version = if requested == mapping::PROTOCOL_VERSION { requested } else { mapping::PROTOCOL_VERSION };
         let caps = ClientCaps::from_json(params.get("clientCapabilities"));
         tracing::info!(requested, ?caps, "initialize");
-        *self.client.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some(Arc::new(AcpClient::new(Arc::clone(&self.conn), caps)));
+        *self.client.lock() = Some(Arc::new(AcpClient::new(Arc::clone(&self.conn), caps)));
         Ok(json!({
             "protocolVersion": version,
             "agentCapabilities": {
@@ -359,10 +355,7 @@ impl Server {
             .agent
             .new_session(SessionNewParams { cwd: Some(dir.display().to_string()), ..Default::default() })
             .map_err(agent_error)?;
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(created.session_id.clone(), Arc::clone(&ready));
+        self.sessions.lock().insert(created.session_id.clone(), Arc::clone(&ready));
         let model = created.model.clone().unwrap_or_else(|| ready.agent.default_model().to_owned());
         Ok(json!({
             "sessionId": created.session_id,
@@ -391,7 +384,7 @@ impl Server {
             .await;
         client.mute(&session_id, false);
         let loaded = loaded.map_err(agent_error)?;
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(session_id.clone(), Arc::clone(&ready));
+        self.sessions.lock().insert(session_id.clone(), Arc::clone(&ready));
         let (mode, model) = self.session_state(&ready, &session_id)?;
         Ok(json!({
             "modes": mapping::modes(&loaded.modes),
@@ -558,13 +551,8 @@ impl Server {
     }
 
     async fn shutdown(&self) {
-        let sessions: Vec<(String, Arc<Ready>)> = self
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .map(|(id, ready)| (id.clone(), Arc::clone(ready)))
-            .collect();
+        let sessions: Vec<(String, Arc<Ready>)> =
+            self.sessions.lock().iter().map(|(id, ready)| (id.clone(), Arc::clone(ready))).collect();
         for (id, ready) in sessions {
             ready.agent.cancel(&id);
         }

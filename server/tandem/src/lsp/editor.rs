@@ -1,9 +1,10 @@
 //! The editor as the agent and the tools see it over LSP: session updates and questions
 //! ([`LspSessionClient`]), edits and saves ([`LspEditor`]), and the language servers' progress.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -98,7 +99,7 @@ impl LspEditor {
     }
 
     fn uri(&self, path: &Path) -> Result<Uri, String> {
-        if let Some(uri) = self.uris.lock().unwrap_or_else(PoisonError::into_inner).get(path) {
+        if let Some(uri) = self.uris.lock().get(path) {
             return Ok(uri.clone());
         }
         Uri::from_file_path(path).ok_or_else(|| format!("cannot make a URI of {}", path.display()))

@@ -1,9 +1,10 @@
 //! The LSP door's handlers: `initialize`, text sync into the buffer cache, `tandem/tools/*`
 //! (tools with the authority of the person at the editor) and `tandem/session/*` (the agent).
 
+use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ls_types::{
@@ -118,15 +119,11 @@ impl Backend {
     }
 
     fn ready(&self) -> Result<Arc<Ready>, RpcError> {
-        self.ready
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-            .ok_or_else(|| RpcError::new(RpcError::RESOURCE_NOT_FOUND, "initialize first"))
+        self.ready.read().clone().ok_or_else(|| RpcError::new(RpcError::RESOURCE_NOT_FOUND, "initialize first"))
     }
 
     fn encoding(&self) -> PositionEncoding {
-        *self.encoding.read().unwrap_or_else(PoisonError::into_inner)
+        *self.encoding.read()
     }
 
     fn agent(&self) -> Result<Arc<Agent>, RpcError> {
@@ -135,7 +132,7 @@ impl Backend {
 
     /// Stops the language servers (at `shutdown`, and when the session ends without it).
     pub async fn stop_language_servers(&self) {
-        let ready = self.ready.read().unwrap_or_else(PoisonError::into_inner).clone();
+        let ready = self.ready.read().clone();
         if let Some(ready) = ready {
             ready.bench.stop_language_servers().await;
         }
@@ -282,10 +279,10 @@ impl Backend {
             tokio::spawn(forward_progress(Arc::clone(&self.conn), progress_rx));
         }
         let (encoding, kind) = position_encoding(&params);
-        *self.encoding.write().unwrap_or_else(PoisonError::into_inner) = encoding;
+        *self.encoding.write() = encoding;
         let ready = self.open(&params, bench, encoding);
         let tool_names: Vec<String> = ready.bench.registry.infos().into_iter().map(|t| t.name).collect();
-        *self.ready.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(ready));
+        *self.ready.write() = Some(Arc::new(ready));
         to_json(capabilities(kind, tool_names))
     }
 
@@ -318,7 +315,7 @@ impl Backend {
         let doc = params.text_document;
         let Some(path) = cache_path(&doc.uri) else { return Ok(()) };
         tracing::debug!(path = %path.display(), version = doc.version, "didOpen");
-        self.uris.lock().unwrap_or_else(PoisonError::into_inner).insert(path.clone(), doc.uri);
+        self.uris.lock().insert(path.clone(), doc.uri);
         self.cache.open(path, doc.version, doc.language_id, &doc.text);
         Ok(())
     }
@@ -349,7 +346,7 @@ impl Backend {
 
     pub fn did_close(&self, params: lsp::DidCloseTextDocumentParams) -> Result<(), RpcError> {
         let Some(path) = cache_path(&params.text_document.uri) else { return Ok(()) };
-        self.uris.lock().unwrap_or_else(PoisonError::into_inner).remove(&path);
+        self.uris.lock().remove(&path);
         self.cache.close(&path);
         Ok(())
     }
