@@ -16,9 +16,7 @@ use tandem_text::BufferCache;
 use tandem_tools::{EditorClient, Registry, Workspace};
 use tokio_util::sync::CancellationToken;
 
-use tandem_tools::{AgentType, SubAgentState, Todo};
-
-use crate::approver::SessionGate;
+use crate::session::{History, Session};
 use crate::store::{Record, Store, rfc3339, valid_id};
 use crate::{SessionClient, modes_of};
 
@@ -66,108 +64,6 @@ pub enum AgentError {
     /// Bad parameters.
     #[error("{0}")]
     Invalid(String),
-}
-
-/// A conversation and what the loop remembers about it.
-pub(crate) struct History {
-    /// The conversation, shared with the requests made of it (each request copies pointers).
-    pub messages: Vec<Arc<Message>>,
-    /// Failures per (tool, arguments), for loop detection.
-    pub failures: HashMap<String, u32>,
-    /// Tokens over the whole session.
-    pub total_tokens: u64,
-    /// Token totals over the whole session, by kind.
-    pub totals: UsageTotals,
-    /// Size in bytes of each message as JSON (measured once, for estimates).
-    pub sizes: Vec<usize>,
-    /// Bytes per token of this conversation, learnt from the provider's counts.
-    pub bytes_per_token: f64,
-}
-
-impl Default for History {
-    fn default() -> Self {
-        Self {
-            messages: Vec::new(),
-            failures: HashMap::new(),
-            total_tokens: 0,
-            totals: UsageTotals::default(),
-            sizes: Vec::new(),
-            bytes_per_token: crate::context::DEFAULT_BYTES_PER_TOKEN,
-        }
-    }
-}
-
-impl History {
-    /// Adds a model turn's counts to the session's totals.
-    pub fn add_usage(&mut self, usage: &tandem_llm::Usage) {
-        self.total_tokens += usage.input_tokens + usage.output_tokens;
-        self.totals.add(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.reasoning_tokens);
-    }
-}
-
-/// A sub-agent of a session.
-pub(crate) struct SubAgent {
-    pub agent_type: AgentType,
-    pub state: Arc<Mutex<SubAgentState>>,
-    pub tool_calls: Arc<AtomicU64>,
-}
-
-/// One session (a top-level one, or a sub-agent's).
-pub(crate) struct Session {
-    pub id: String,
-    pub gate: Arc<SessionGate>,
-    pub cwd: PathBuf,
-    /// The model its turns use (changed with [`Agent::set_model`]).
-    pub model: Mutex<String>,
-    /// Held for the whole of a turn: one turn at a time.
-    pub history: tokio::sync::Mutex<History>,
-    /// The running turn's cancel token.
-    pub cancel: Mutex<Option<CancellationToken>>,
-    pub next_call: AtomicU64,
-    /// Prefix of tool-call ids (`""`, or `a1.` for a sub-agent's calls).
-    pub call_prefix: String,
-    /// The tools this session may use.
-    pub registry: Arc<Registry>,
-    /// Where its updates and questions go.
-    pub client: Arc<dyn SessionClient>,
-    /// Sub-agent depth (0 at the top).
-    pub depth: u32,
-    /// Whether the session is stored in `.tandem/sessions/`.
-    pub persist: bool,
-    pub todos: Mutex<Vec<Todo>>,
-    pub subagents: Mutex<HashMap<String, SubAgent>>,
-    pub next_agent: AtomicU64,
-    /// Tools found with `tool_search` (offered to the model from then on).
-    pub loaded_tools: Mutex<std::collections::HashSet<String>>,
-}
-
-impl Session {
-    /// The model its turns use.
-    pub fn model(&self) -> String {
-        self.model.lock().clone()
-    }
-
-    /// A fresh top-level session.
-    fn top(agent: &Agent, id: String, cwd: PathBuf, model: String, mode: ModeId) -> Self {
-        Self {
-            gate: Arc::new(SessionGate::new(id.clone(), mode)),
-            id,
-            cwd,
-            model: Mutex::new(model),
-            history: tokio::sync::Mutex::new(History::default()),
-            cancel: Mutex::new(None),
-            next_call: AtomicU64::new(1),
-            call_prefix: String::new(),
-            registry: Arc::clone(&agent.registry),
-            client: Arc::clone(&agent.client),
-            depth: 0,
-            persist: true,
-            todos: Mutex::new(Vec::new()),
-            subagents: Mutex::new(HashMap::new()),
-            next_agent: AtomicU64::new(1),
-            loaded_tools: Mutex::new(Default::default()),
-        }
-    }
 }
 
 /// The sessions of one workspace, and everything a turn needs.
@@ -263,7 +159,15 @@ impl Agent {
         if let Err(err) = self.store.append(&id, &meta) {
             tracing::warn!(session = id, "cannot store the session (it works, but cannot be resumed): {err}");
         }
-        let session = Session::top(self, id.clone(), cwd, model.clone(), mode);
+        let session = Session::top(
+            id.clone(),
+            cwd,
+            model.clone(),
+            mode,
+            Arc::clone(&self.registry),
+            Arc::clone(&self.client),
+            self.store.clone(),
+        );
         self.sessions.lock().insert(id.clone(), Arc::new(session));
         tracing::info!(session = id, mode = mode.as_str(), "session/new");
         Ok(SessionNewResult { session_id: id, modes: modes_of(mode), model: Some(model) })
@@ -432,7 +336,15 @@ impl Agent {
         // A turn that ended in a crash may leave tool calls without results: close them.
         close_dangling_calls(&mut messages);
         let id = params.session_id.clone();
-        let mut session = Session::top(self, id.clone(), cwd, model, mode);
+        let mut session = Session::top(
+            id.clone(),
+            cwd,
+            model,
+            mode,
+            Arc::clone(&self.registry),
+            Arc::clone(&self.client),
+            self.store.clone(),
+        );
         let total_tokens = totals.input_tokens + totals.output_tokens;
         let messages = messages.into_iter().map(Arc::new).collect();
         session.history = tokio::sync::Mutex::new(History { messages, totals, total_tokens, ..History::default() });

@@ -19,7 +19,8 @@ use tandem_tools::{
 use tokio_util::sync::CancellationToken;
 
 use crate::SessionClient;
-use crate::agent::{Agent, History, Session, SubAgent};
+use crate::agent::Agent;
+use crate::session::{History, Session, SubAgent};
 use crate::store::Record;
 
 /// The `plan` update for a task list.
@@ -49,9 +50,7 @@ pub(crate) struct Host {
 
 impl Host {
     fn record(&self, record: Record) {
-        if let Some(agent) = self.agent.upgrade() {
-            crate::turn::record(&agent, &self.session, record);
-        }
+        self.session.record(&record);
     }
 
     async fn set_mode(&self, mode: ModeId) {
@@ -288,28 +287,12 @@ pub(crate) async fn run_subagent(
     let may_nest = request.depth < agent.config.max_agent_depth;
     let registry = Arc::new(child_registry(&parent.registry, request.agent_type, may_nest));
     let root_session = parent.gate.session_id.clone();
-    let child = Arc::new(Session {
-        id: format!("{}.{id}", parent.id),
-        gate: Arc::clone(&parent.gate),
-        cwd: parent.cwd.clone(),
-        model: Mutex::new(parent.model()),
-        history: tokio::sync::Mutex::new(History::default()),
-        cancel: Mutex::new(None),
-        next_call: AtomicU64::new(1),
-        call_prefix: format!("{id}."),
-        registry,
-        client: Arc::new(ChildClient {
-            parent: Arc::clone(&parent.client),
-            parent_session: root_session,
-            tool_calls: Arc::clone(&tool_calls),
-        }),
-        depth: request.depth,
-        persist: false,
-        todos: Mutex::new(Vec::new()),
-        subagents: Mutex::new(Default::default()),
-        next_agent: AtomicU64::new(1),
-        loaded_tools: Mutex::new(Default::default()),
+    let client = Arc::new(ChildClient {
+        parent: Arc::clone(&parent.client),
+        parent_session: root_session,
+        tool_calls: Arc::clone(&tool_calls),
     });
+    let child = Arc::new(Session::child(&parent, &id, registry, client, request.depth));
     let state = Arc::new(Mutex::new(SubAgentState::Running));
     parent.subagents.lock().insert(
         id.clone(),

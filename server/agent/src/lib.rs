@@ -11,6 +11,7 @@
 
 mod agent;
 pub mod approver;
+mod call;
 mod checkpoints;
 mod client;
 mod context;
@@ -18,6 +19,7 @@ mod host;
 mod limits;
 mod modes;
 mod prompt;
+mod session;
 mod store;
 mod trust;
 mod turn;
