@@ -276,7 +276,7 @@ impl McpManager {
             .iter()
             .map(|(s, t)| Doc {
                 name: t.exposed.clone(),
-                text: format!("{} {} {}", t.name, t.description, s.config.tags.join(" ")),
+                text: crate::tool::rank_document(s.name(), &s.config.tags, t),
             })
             .collect()
     }
@@ -302,7 +302,9 @@ impl McpManager {
                     .tools()
                     .into_iter()
                     .filter(|t| offered.contains(&t.exposed))
-                    .map(|t| Arc::new(McpTool::new(self.me.clone(), server.name(), t)) as Arc<dyn Tool>)
+                    .map(|t| {
+                        Arc::new(McpTool::new(self.me.clone(), server.name(), &server.config.tags, t)) as Arc<dyn Tool>
+                    })
                     .collect()
             } else {
                 Vec::new()

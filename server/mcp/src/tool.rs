@@ -27,6 +27,21 @@ pub(crate) fn intern(text: &str) -> &'static str {
     leaked
 }
 
+/// What the model reads of a remote tool: its description (else its name), the server, whether
+/// it only reads, and the server's tags (words it is found by).
+pub(crate) fn description(server: &str, tags: &[String], remote: &RemoteTool) -> String {
+    let text = if remote.description.is_empty() { remote.name.as_str() } else { remote.description.as_str() };
+    let read_only = if remote.read_only { ", read-only" } else { "" };
+    let tags = if tags.is_empty() { String::new() } else { format!("; tags: {}", tags.join(", ")) };
+    format!("{text} (MCP server `{server}`{read_only}{tags})")
+}
+
+/// The text the tool is ranked by: exactly what `tool_search` ranks its spec by
+/// ([`tandem_rank::document`] of its name and description), so both order tools alike.
+pub(crate) fn rank_document(server: &str, tags: &[String], remote: &RemoteTool) -> String {
+    tandem_rank::document(&remote.exposed, &[], &[], &description(server, tags, remote))
+}
+
 /// One tool of one server.
 pub struct McpTool {
     spec: ToolSpec,
@@ -36,13 +51,9 @@ pub struct McpTool {
 }
 
 impl McpTool {
-    /// The tool `remote` of `server`.
-    pub fn new(manager: Weak<McpManager>, server: &str, remote: RemoteTool) -> Self {
-        let description = format!(
-            "{} (MCP server `{server}`{})",
-            if remote.description.is_empty() { remote.name.as_str() } else { remote.description.as_str() },
-            if remote.read_only { ", read-only" } else { "" }
-        );
+    /// The tool `remote` of `server`, whose configuration gives it `tags`.
+    pub fn new(manager: Weak<McpManager>, server: &str, tags: &[String], remote: RemoteTool) -> Self {
+        let description = description(server, tags, &remote);
         let mut parameters = remote.schema.clone();
         if let Value::Object(map) = &mut parameters {
             map.entry("type").or_insert_with(|| Value::String("object".into()));
@@ -73,5 +84,81 @@ impl Tool for McpTool {
             )));
         };
         manager.call(&server, &self.remote, args, &ctx).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+    use tandem_text::BufferCache;
+    use tandem_tools::{Registry, ToolConfig, Workspace};
+
+    use super::*;
+    use crate::ranking::{Doc, Ranker};
+
+    fn remote(name: &str, description: &str) -> RemoteTool {
+        RemoteTool {
+            name: name.to_owned(),
+            exposed: format!("mcp__fs__{name}"),
+            description: description.to_owned(),
+            schema: json!({ "type": "object" }),
+            read_only: true,
+            idempotent: true,
+        }
+    }
+
+    fn fs_tools() -> Vec<RemoteTool> {
+        vec![
+            remote("list_directory", "Get a detailed listing of all files and directories in a specified path."),
+            remote("write_file", "Create a new file or completely overwrite an existing file with new content."),
+            remote("search_files", "Recursively search for files and directories matching a pattern."),
+            remote("read_text_file", "Read the complete contents of a file from the file system as text."),
+        ]
+    }
+
+    /// The MCP ranking's order for `query`, matching tools only.
+    fn mcp_order(query: &str, tags: &[String]) -> Vec<String> {
+        let docs: Vec<Doc> =
+            fs_tools().iter().map(|t| Doc { name: t.exposed.clone(), text: rank_document("fs", tags, t) }).collect();
+        Ranker::default().rank(&docs, query).into_iter().filter(|r| r.relevance > 0.0).map(|r| r.name).collect()
+    }
+
+    /// `tool_search`'s order for `query` over the same MCP tools (the built-in tools switched
+    /// off, so both rank the same set).
+    async fn tool_search_order(query: &str, tags: &[String]) -> Result<Vec<String>, String> {
+        let builtin = Registry::builtin(ToolConfig::default());
+        let others: Vec<String> =
+            builtin.enabled().map(|t| t.spec().name.to_owned()).filter(|n| n != "tool_search").collect();
+        let registry = Arc::new(Registry::builtin(ToolConfig { disabled: others, ..ToolConfig::default() }));
+        let tools = fs_tools().into_iter().map(|t| Arc::new(McpTool::new(Weak::new(), "fs", tags, t)) as Arc<dyn Tool>);
+        registry.set_dynamic("mcp:fs", tools.collect());
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let workspace = Arc::new(Workspace::new(dir.path(), &[]).map_err(|e| e.to_string())?);
+        let mut ctx = ToolContext::new(workspace, Arc::new(BufferCache::new()));
+        ctx.registry = Some(Arc::clone(&registry));
+        let result = registry
+            .call("tool_search", json!({ "query": query, "max_results": 25 }), ctx)
+            .await
+            .map_err(|e| e.to_string())?;
+        if result.error.as_deref().is_some_and(|e| e.starts_with("no tool matches")) {
+            return Ok(Vec::new());
+        }
+        let names = result.metadata.get("tools").cloned().unwrap_or_default();
+        serde_json::from_value(names).map_err(|e| format!("{e}: {result:?}"))
+    }
+
+    #[tokio::test]
+    async fn mcp_ranking_and_tool_search_order_the_same_tools_alike() -> Result<(), String> {
+        let tags = ["files".to_owned(), "disk".to_owned()];
+        for query in ["reading files", "write a file", "list directory", "search pattern", "disk"] {
+            for tags in [&[][..], &tags[..]] {
+                let mcp = mcp_order(query, tags);
+                assert_eq!(mcp, tool_search_order(query, tags).await?, "{query:?} with tags {tags:?}");
+            }
+        }
+        assert_eq!(mcp_order("reading files", &[]).first().map(String::as_str), Some("mcp__fs__read_text_file"));
+        Ok(())
     }
 }
