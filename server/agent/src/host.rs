@@ -18,10 +18,10 @@ use tandem_tools::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::SessionClient;
 use crate::agent::Agent;
 use crate::session::{History, Session, SubAgent};
 use crate::store::Record;
+use crate::{ClientError, SessionClient};
 
 /// The `plan` update for a task list.
 pub(crate) fn plan_update(todos: &[Todo]) -> SessionUpdate {
@@ -95,7 +95,7 @@ impl SessionHost for Host {
             () = self.cancel.cancelled() => AskOutcome::Cancelled,
             answer = tokio::time::timeout(std::time::Duration::from_secs(3600), asked) => match answer {
                 Err(_) => AskOutcome::Unavailable("nobody answered within an hour".into()),
-                Ok(Err(why)) => AskOutcome::Unavailable(why),
+                Ok(Err(why)) => AskOutcome::Unavailable(why.to_string()),
                 Ok(Ok(AskUserResult { cancelled: Some(true), .. })) => AskOutcome::Cancelled,
                 Ok(Ok(AskUserResult { answers: Some(mut answers), .. })) => {
                     answers.resize(count, Vec::new());
@@ -151,7 +151,7 @@ impl SessionHost for Host {
         };
         let answer = tokio::select! {
             () = self.cancel.cancelled() => return Ok(PlanDecision::Cancelled),
-            answer = self.session.client.request_permission(params) => answer?,
+            answer = self.session.client.request_permission(params) => answer.map_err(|err| err.to_string())?,
         };
         match answer.outcome {
             PermissionOutcome::Cancelled => Ok(PlanDecision::Cancelled),
@@ -205,12 +205,15 @@ impl SessionClient for ChildClient {
         }
     }
 
-    async fn request_permission(&self, mut params: RequestPermissionParams) -> Result<RequestPermissionResult, String> {
+    async fn request_permission(
+        &self,
+        mut params: RequestPermissionParams,
+    ) -> Result<RequestPermissionResult, ClientError> {
         params.session_id = self.parent_session.clone();
         self.parent.request_permission(params).await
     }
 
-    async fn ask_user(&self, mut params: AskUserParams) -> Result<AskUserResult, String> {
+    async fn ask_user(&self, mut params: AskUserParams) -> Result<AskUserResult, ClientError> {
         params.session_id = self.parent_session.clone();
         self.parent.ask_user(params).await
     }

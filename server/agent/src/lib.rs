@@ -26,7 +26,7 @@ mod turn;
 
 pub use agent::{Agent, AgentConfig, AgentError};
 pub use checkpoints::describe_restore;
-pub use client::SessionClient;
+pub use client::{ClientError, SessionClient};
 pub use limits::{OutputKind, cap_output};
 pub use modes::{mode_infos, modes_of};
 pub use store::Store;

@@ -46,7 +46,10 @@ impl SessionClient for Recorder {
         self.updates.lock().push(update);
     }
 
-    async fn request_permission(&self, params: RequestPermissionParams) -> Result<RequestPermissionResult, String> {
+    async fn request_permission(
+        &self,
+        params: RequestPermissionParams,
+    ) -> Result<RequestPermissionResult, tandem_agent::ClientError> {
         let option_id = params.options.first().map(|o| o.option_id.clone()).unwrap_or_default();
         Ok(RequestPermissionResult {
             outcome: PermissionOutcome::Selected { option_id, accepted_hunks: None, message: None },

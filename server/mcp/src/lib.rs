@@ -19,8 +19,8 @@ mod tool;
 pub mod tracking;
 
 pub use config::{McpConfig, ServerConfig, Startup, Transport};
-pub use manager::{CallRecord, McpManager};
-pub use serve::TandemServer;
+pub use manager::{CallRecord, McpError, McpManager};
+pub use serve::{ServeError, TandemServer};
 pub use server::{Health, McpServer, RemoteTool};
 pub use tool::McpTool;
 

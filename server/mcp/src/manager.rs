@@ -53,6 +53,19 @@ pub struct CallRecord {
     pub ms: u64,
 }
 
+/// A request of the MCP layer that failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum McpError {
+    /// The server did not connect or list its tools (the message says why, without secrets).
+    #[error("{message}")]
+    Unavailable {
+        /// The server's name.
+        server: String,
+        /// What happened.
+        message: String,
+    },
+}
+
 /// The MCP servers of a workspace.
 pub struct McpManager {
     root: PathBuf,
@@ -323,8 +336,9 @@ impl McpManager {
         self.all_tools().into_iter().find(|(_, t)| t.exposed == name)
     }
 
-    /// Adds (or replaces) a server and connects it.
-    pub async fn add_server(&self, config: ServerConfig) -> Result<usize, String> {
+    /// Adds (or replaces) a server and connects it; its tool count, or why it is not usable
+    /// (it stays configured, and is connected again on demand).
+    pub async fn add_server(&self, config: ServerConfig) -> Result<usize, McpError> {
         let name = config.name.clone();
         let server = Arc::new(McpServer::new(config, self.breaker, self.changed.clone()));
         let old = self.servers.write().insert(name.clone(), Arc::clone(&server));
@@ -335,7 +349,7 @@ impl McpManager {
         self.connect(&server).await;
         let health = server.health().await;
         match health.last_error {
-            Some(error) => Err(error),
+            Some(message) => Err(McpError::Unavailable { server: name, message }),
             None => Ok(health.tools),
         }
     }

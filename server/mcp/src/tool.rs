@@ -118,11 +118,12 @@ mod tests {
         ]
     }
 
-    /// The MCP ranking's order for `query`, matching tools only.
-    fn mcp_order(query: &str, tags: &[String]) -> Vec<String> {
+    /// The MCP ranking for `query`, matching tools only: names and relevance, best first.
+    fn mcp_ranking(query: &str, tags: &[String]) -> Vec<(String, f64)> {
         let docs: Vec<Doc> =
             fs_tools().iter().map(|t| Doc { name: t.exposed.clone(), text: rank_document("fs", tags, t) }).collect();
-        Ranker::default().rank(&docs, query).into_iter().filter(|r| r.relevance > 0.0).map(|r| r.name).collect()
+        let ranked = Ranker::default().rank(&docs, query).into_iter().filter(|r| r.relevance > 0.0);
+        ranked.map(|r| (r.name, r.relevance)).collect()
     }
 
     /// `tool_search`'s order for `query` over the same MCP tools (the built-in tools switched
@@ -149,16 +150,26 @@ mod tests {
         serde_json::from_value(names).map_err(|e| format!("{e}: {result:?}"))
     }
 
+    /// Both find the same tools, and `tool_search` lists them in the MCP ranking's order (tools
+    /// the ranking scores equally may come in either order: `tool_search` does not promise an
+    /// order for ties).
     #[tokio::test]
     async fn mcp_ranking_and_tool_search_order_the_same_tools_alike() -> Result<(), String> {
         let tags = ["files".to_owned(), "disk".to_owned()];
         for query in ["reading files", "write a file", "list directory", "search pattern", "disk"] {
             for tags in [&[][..], &tags[..]] {
-                let mcp = mcp_order(query, tags);
-                assert_eq!(mcp, tool_search_order(query, tags).await?, "{query:?} with tags {tags:?}");
+                let ranking = mcp_ranking(query, tags);
+                let found = tool_search_order(query, tags).await?;
+                let relevance = |name: &String| ranking.iter().find(|(n, _)| n == name).map(|(_, r)| *r);
+                let scores: Vec<Option<f64>> = found.iter().map(relevance).collect();
+                let what = format!("{query:?} with tags {tags:?}: ranking {ranking:?}, tool_search {found:?}");
+                assert_eq!(found.len(), ranking.len(), "{what}");
+                assert!(scores.iter().all(Option::is_some), "{what}");
+                assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{what}");
             }
         }
-        assert_eq!(mcp_order("reading files", &[]).first().map(String::as_str), Some("mcp__fs__read_text_file"));
+        let best = mcp_ranking("reading files", &[]).first().map(|(name, _)| name.clone());
+        assert_eq!(best.as_deref(), Some("mcp__fs__read_text_file"));
         Ok(())
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::workbench::{Mcp, Options, Root, Workbench};
 use async_trait::async_trait;
-use tandem_agent::SessionClient;
+use tandem_agent::{ClientError, SessionClient};
 use tandem_protocol::{
     AskUserParams, AskUserResult, ContentBlock, ModeId, PermissionOptionKind, PermissionOutcome,
     RequestPermissionParams, RequestPermissionResult, SessionNewParams, SessionPromptParams, SessionUpdate, StopReason,
@@ -171,7 +171,7 @@ impl SessionClient for Terminal {
         }
     }
 
-    async fn ask_user(&self, params: AskUserParams) -> std::result::Result<AskUserResult, String> {
+    async fn ask_user(&self, params: AskUserParams) -> std::result::Result<AskUserResult, ClientError> {
         let _turn = self.asking.lock().await;
         let mut answers = Vec::new();
         for question in &params.questions {
@@ -188,7 +188,7 @@ impl SessionClient for Terminal {
                 (false, false) => format!("1-{}", question.options.len()),
             };
             let Some(line) = ask_line(format!("{hint}> ")).await else {
-                return Err("no terminal to ask on".into());
+                return Err(ClientError::Unavailable("no terminal to ask on".into()));
             };
             if question.options.is_empty() {
                 answers.push(vec![line]);
@@ -211,7 +211,7 @@ impl SessionClient for Terminal {
     async fn request_permission(
         &self,
         params: RequestPermissionParams,
-    ) -> std::result::Result<RequestPermissionResult, String> {
+    ) -> std::result::Result<RequestPermissionResult, ClientError> {
         let _turn = self.asking.lock().await;
         let title = params.tool_call.title.clone().unwrap_or_default();
         let content = params.tool_call.content.clone().unwrap_or_default();
@@ -256,9 +256,9 @@ impl SessionClient for Terminal {
         };
         loop {
             let Some(answer) = ask_line(format!("{choices}? ")).await else {
-                return Err(
-                    "no terminal to ask on: run with --yes, or in a mode that does not ask (--mode yolo)".into()
-                );
+                return Err(ClientError::Unavailable(
+                    "no terminal to ask on: run with --yes, or in a mode that does not ask (--mode yolo)".into(),
+                ));
             };
             match answer.to_lowercase().as_str() {
                 "y" | "yes" => return Ok(selected(&allow, None)),

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use ls_types::{self as lsp, OneOf, Uri};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tandem_agent::SessionClient;
+use tandem_agent::{ClientError, SessionClient};
 use tandem_lsp_proxy::{ProgressEvent, ProgressKind};
 use tandem_protocol::{
     AskUserParams, AskUserResult, DocumentSaveParams, DocumentSaveResult, RequestPermissionParams,
@@ -53,8 +53,12 @@ impl LspSessionClient {
     }
 }
 
-fn unless_missing(method: &str, err: RpcError) -> String {
-    if err.code == RpcError::METHOD_NOT_FOUND { format!("the editor does not implement {method}") } else { err.message }
+fn unless_missing(method: &str, err: RpcError) -> ClientError {
+    if err.code == RpcError::METHOD_NOT_FOUND {
+        ClientError::NotImplemented(method.to_owned())
+    } else {
+        ClientError::Failed { method: method.to_owned(), message: err.message }
+    }
 }
 
 #[async_trait]
@@ -65,12 +69,15 @@ impl SessionClient for LspSessionClient {
         notify(&self.conn, methods::SESSION_UPDATE, notification);
     }
 
-    async fn request_permission(&self, params: RequestPermissionParams) -> Result<RequestPermissionResult, String> {
+    async fn request_permission(
+        &self,
+        params: RequestPermissionParams,
+    ) -> Result<RequestPermissionResult, ClientError> {
         let method = methods::SESSION_REQUEST_PERMISSION;
         call(&self.conn, method, params).await.map_err(|err| unless_missing(method, err))
     }
 
-    async fn ask_user(&self, params: AskUserParams) -> Result<AskUserResult, String> {
+    async fn ask_user(&self, params: AskUserParams) -> Result<AskUserResult, ClientError> {
         let method = methods::SESSION_ASK_USER;
         call(&self.conn, method, params).await.map_err(|err| unless_missing(method, err))
     }
