@@ -1,0 +1,76 @@
+//! Meta-tools over all MCP servers, one per file: `mcp_discover` (ranked servers and tools,
+//! with schemas), `mcp_call_chain` (calls in order, each output passed on as `{{previous}}`),
+//! `mcp_fan_out` (calls at once, results together), `mcp_session_summary`, and — full profile
+//! only, asking the person first — `mcp_server_manage` (list / add / remove / health).
+
+mod call_chain;
+mod discover;
+mod fan_out;
+mod manage;
+mod summary;
+
+use std::sync::{Arc, Weak};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tandem_tools::{Tool, ToolContext, ToolError, ToolOutput};
+
+use crate::manager::McpManager;
+
+/// The meta-tools.
+pub fn all(manager: Weak<McpManager>, manage: bool) -> Vec<Arc<dyn Tool>> {
+    let mut tools: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(discover::Discover::new(manager.clone())),
+        Arc::new(call_chain::CallChain::new(manager.clone())),
+        Arc::new(fan_out::FanOut::new(manager.clone())),
+        Arc::new(summary::Summary::new(manager.clone())),
+    ];
+    if manage {
+        tools.push(Arc::new(manage::Manage::new(manager)));
+    }
+    tools
+}
+
+/// The manager, unless the MCP client has shut down.
+fn upgrade(manager: &Weak<McpManager>) -> Result<Arc<McpManager>, ToolError> {
+    manager.upgrade().ok_or_else(|| ToolError::new("the MCP client has shut down"))
+}
+
+/// One call of a chain or fan-out.
+#[derive(Deserialize, JsonSchema, Clone)]
+struct Step {
+    /// Tool name: `mcp__<server>__<tool>` (as mcp_discover lists it) or `<server>/<tool>`.
+    tool: String,
+    /// Arguments (a JSON object). In a chain, `{{previous}}` inside a string is replaced by the
+    /// previous step's output.
+    #[serde(default)]
+    arguments: Value,
+}
+
+fn parse<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    serde_json::from_value(args).map_err(|e| ToolError::new(format!("invalid arguments: {e}")))
+}
+
+fn substitute(value: &Value, previous: &str) -> Value {
+    match value {
+        Value::String(s) => Value::String(s.replace("{{previous}}", previous)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| substitute(v, previous)).collect()),
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), substitute(v, previous))).collect()),
+        other => other.clone(),
+    }
+}
+
+async fn run_step(manager: &McpManager, step: &Step, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let Some((server, remote)) = manager.lookup(&step.tool) else {
+        return Err(ToolError::new(format!(
+            "no MCP tool `{}` is known; mcp_discover lists them (names look like `mcp__<server>__<tool>`)",
+            step.tool
+        )));
+    };
+    let arguments = if step.arguments.is_null() { json!({}) } else { step.arguments.clone() };
+    let arguments = tandem_tools::validate_arguments(&remote.schema, arguments, false)
+        .map_err(|e| ToolError::new(format!("invalid arguments for `{}`: {e}", remote.exposed)))?
+        .value;
+    manager.call(&server, &remote, arguments, ctx).await
+}
