@@ -9,6 +9,7 @@
 //! `Approver::confirm_tool`.
 
 pub mod config;
+mod dispatch;
 mod manager;
 mod meta;
 pub mod ranking;
