@@ -350,7 +350,7 @@ impl Agent {
         session.history = tokio::sync::Mutex::new(History { messages, totals, total_tokens, ..History::default() });
         session.next_call = AtomicU64::new(calls + 1);
         if !todos.is_empty() {
-            replay.push(crate::host::plan_update(&todos));
+            replay.push(crate::session::plan_update(&todos));
         }
         session.todos = Mutex::new(todos);
         self.sessions.lock().insert(id.clone(), Arc::new(session));

@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use async_trait::async_trait;
 use tandem_protocol::{
     AskOption, AskQuestion, AskUserParams, AskUserResult, ContentBlock, ModeId, PermissionOption, PermissionOptionKind,
-    PermissionOutcome, PlanEntry, RequestPermissionParams, RequestPermissionResult, SessionUpdate, ToolCallContent,
+    PermissionOutcome, RequestPermissionParams, RequestPermissionResult, SessionUpdate, ToolCallContent,
     ToolCallStatus, ToolCallUpdate, ToolGroup, ToolKind,
 };
 use tandem_tools::{
     AgentType, AskOutcome, PlanDecision, PlanState, Question, Registry, SessionHost, SubAgentRequest, SubAgentState,
-    SubAgentStatus, Todo, TodoStatus,
+    SubAgentStatus, Todo,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -22,23 +22,6 @@ use crate::agent::Agent;
 use crate::session::{History, Session, SubAgent};
 use crate::store::Record;
 use crate::{ClientError, SessionClient};
-
-/// The `plan` update for a task list.
-pub(crate) fn plan_update(todos: &[Todo]) -> SessionUpdate {
-    SessionUpdate::Plan {
-        entries: todos
-            .iter()
-            .map(|t| PlanEntry {
-                content: match (&t.active_form, t.status) {
-                    (Some(active), TodoStatus::InProgress) => active.clone(),
-                    _ => t.content.clone(),
-                },
-                priority: "medium".to_owned(),
-                status: t.status.as_str().to_owned(),
-            })
-            .collect(),
-    }
-}
 
 /// The host of one tool call.
 pub(crate) struct Host {
@@ -69,7 +52,7 @@ impl SessionHost for Host {
     async fn set_todos(&self, todos: Vec<Todo>) {
         *self.session.todos.lock() = todos.clone();
         self.record(Record::Todos { todos: todos.clone() });
-        self.session.client.update(&self.session.id, plan_update(&todos)).await;
+        self.session.client.update(&self.session.id, crate::session::plan_update(&todos)).await;
     }
 
     async fn ask(&self, questions: Vec<Question>) -> AskOutcome {

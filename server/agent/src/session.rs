@@ -9,8 +9,8 @@ use std::sync::atomic::AtomicU64;
 
 use parking_lot::Mutex;
 use tandem_llm::Message;
-use tandem_protocol::{ModeId, UsageTotals};
-use tandem_tools::{AgentType, Registry, SubAgentState, Todo};
+use tandem_protocol::{ModeId, PlanEntry, SessionUpdate, UsageTotals};
+use tandem_tools::{AgentType, Registry, SubAgentState, Todo, TodoStatus};
 use tokio_util::sync::CancellationToken;
 
 use crate::SessionClient;
@@ -169,5 +169,22 @@ impl Session {
         if let Err(err) = store.append(&self.id, record) {
             tracing::warn!(session = self.id, "cannot store the session: {err}");
         }
+    }
+}
+
+/// The `plan` update for a task list.
+pub(crate) fn plan_update(todos: &[Todo]) -> SessionUpdate {
+    SessionUpdate::Plan {
+        entries: todos
+            .iter()
+            .map(|t| PlanEntry {
+                content: match (&t.active_form, t.status) {
+                    (Some(active), TodoStatus::InProgress) => active.clone(),
+                    _ => t.content.clone(),
+                },
+                priority: "medium".to_owned(),
+                status: t.status.as_str().to_owned(),
+            })
+            .collect(),
     }
 }

@@ -23,7 +23,7 @@ pub use config::{McpConfig, ServerConfig, Startup, Transport};
 pub use manager::{CallRecord, McpError, McpManager};
 pub use serve::{ServeError, TandemServer};
 pub use server::{Health, McpServer, RemoteTool};
-pub use tool::McpTool;
+pub use tool::{Dispatcher, McpTool};
 
 /// reqwest is built without a default TLS provider (no aws-lc): install ring once.
 pub(crate) fn install_crypto() {

@@ -20,7 +20,7 @@ use crate::dispatch::ResultCache;
 use crate::ranking::{Doc, Ranked, Ranker};
 use crate::resilience::BreakerConfig;
 use crate::server::{McpServer, RemoteTool};
-use crate::tool::McpTool;
+use crate::tool::{Dispatcher, McpTool};
 use crate::tracking::{Entry, Tracker};
 
 /// One call of a session, for loop detection and `mcp_session_summary`.
@@ -246,7 +246,8 @@ impl McpManager {
                     .into_iter()
                     .filter(|t| offered.contains(&t.exposed))
                     .map(|t| {
-                        Arc::new(McpTool::new(self.me.clone(), server.name(), &server.config.tags, t)) as Arc<dyn Tool>
+                        let dispatcher: Weak<dyn Dispatcher> = self.me.clone();
+                        Arc::new(McpTool::new(dispatcher, server.name(), &server.config.tags, t)) as Arc<dyn Tool>
                     })
                     .collect()
             } else {
@@ -364,5 +365,22 @@ impl McpManager {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         crate::dispatch::call(self, server, remote, arguments, ctx).await
+    }
+}
+
+#[async_trait::async_trait]
+impl Dispatcher for McpManager {
+    fn server(&self, name: &str) -> Option<Arc<McpServer>> {
+        McpManager::server(self, name)
+    }
+
+    async fn call(
+        &self,
+        server: &McpServer,
+        remote: &RemoteTool,
+        arguments: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        McpManager::call(self, server, remote, arguments, ctx).await
     }
 }

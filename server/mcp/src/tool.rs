@@ -1,17 +1,16 @@
 //! An MCP server's tool as a Tandem [`Tool`]: `mcp__<server>__<tool>`, group `mcp`, the server's
-//! JSON Schema; calls go through [`McpManager::call`].
+//! JSON Schema; calls go through the [`Dispatcher`] (the manager's resilience chain).
 
 use parking_lot::Mutex;
 use std::collections::HashSet;
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
-use crate::manager::McpManager;
-use crate::server::RemoteTool;
+use crate::server::{McpServer, RemoteTool};
 
 /// `ToolSpec` holds `&'static str`s: names and descriptions of MCP tools are interned once per
 /// distinct text (bounded by what the configured servers declare).
@@ -42,17 +41,33 @@ pub(crate) fn rank_document(server: &str, tags: &[String], remote: &RemoteTool) 
     tandem_rank::document(&remote.exposed, &[], &[], &description(server, tags, remote))
 }
 
+/// What an MCP tool needs of the client: its server by name, and the call through the
+/// resilience chain. The manager implements it; tools hold it weakly (the manager holds them).
+#[async_trait]
+pub trait Dispatcher: Send + Sync {
+    /// The server named `name`, if it is still configured.
+    fn server(&self, name: &str) -> Option<Arc<McpServer>>;
+    /// Calls `remote` of `server` on behalf of `ctx`.
+    async fn call(
+        &self,
+        server: &McpServer,
+        remote: &RemoteTool,
+        arguments: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError>;
+}
+
 /// One tool of one server.
 pub struct McpTool {
     spec: ToolSpec,
     server: String,
     remote: RemoteTool,
-    manager: Weak<McpManager>,
+    dispatcher: Weak<dyn Dispatcher>,
 }
 
 impl McpTool {
     /// The tool `remote` of `server`, whose configuration gives it `tags`.
-    pub fn new(manager: Weak<McpManager>, server: &str, tags: &[String], remote: RemoteTool) -> Self {
+    pub fn new(dispatcher: Weak<dyn Dispatcher>, server: &str, tags: &[String], remote: RemoteTool) -> Self {
         let description = description(server, tags, &remote);
         let mut parameters = remote.schema.clone();
         if let Value::Object(map) = &mut parameters {
@@ -63,7 +78,7 @@ impl McpTool {
         if !remote.read_only {
             spec = spec.external();
         }
-        Self { spec, server: server.to_owned(), remote, manager }
+        Self { spec, server: server.to_owned(), remote, dispatcher }
     }
 }
 
@@ -74,16 +89,16 @@ impl Tool for McpTool {
     }
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let Some(manager) = self.manager.upgrade() else {
+        let Some(dispatcher) = self.dispatcher.upgrade() else {
             return Err(ToolError::new("the MCP client has shut down"));
         };
-        let Some(server) = manager.server(&self.server) else {
+        let Some(server) = dispatcher.server(&self.server) else {
             return Err(ToolError::new(format!(
                 "MCP server `{}` was removed; mcp_discover lists the servers there are",
                 self.server
             )));
         };
-        manager.call(&server, &self.remote, args, &ctx).await
+        dispatcher.call(&server, &self.remote, args, &ctx).await
     }
 }
 
@@ -133,7 +148,9 @@ mod tests {
         let others: Vec<String> =
             builtin.enabled().map(|t| t.spec().name.to_owned()).filter(|n| n != "tool_search").collect();
         let registry = Arc::new(Registry::builtin(ToolConfig { disabled: others, ..ToolConfig::default() }));
-        let tools = fs_tools().into_iter().map(|t| Arc::new(McpTool::new(Weak::new(), "fs", tags, t)) as Arc<dyn Tool>);
+        let tools = fs_tools()
+            .into_iter()
+            .map(|t| Arc::new(McpTool::new(Weak::<crate::McpManager>::new(), "fs", tags, t)) as Arc<dyn Tool>);
         registry.set_dynamic("mcp:fs", tools.collect());
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let workspace = Arc::new(Workspace::new(dir.path(), &[]).map_err(|e| e.to_string())?);
