@@ -4,15 +4,14 @@
 //! stage is a small function of [`Call`]; [`call`] runs them in order.
 
 use std::collections::{HashMap, VecDeque};
+use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Map, Value};
 use tandem_tools::{CommandDecision, ToolCheck, ToolContext, ToolError, ToolOutput};
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::manager::McpManager;
 use crate::resilience::{Admission, FailureClass, backoff};
 use crate::server::{Failure, McpServer, RemoteTool};
 
@@ -57,9 +56,25 @@ impl ResultCache {
     }
 }
 
+/// What the chain needs of the client around it (the manager): where servers run, the
+/// session's recent calls, the result cache, and where each outcome is recorded.
+pub(crate) trait Ledger: Send + Sync {
+    /// The workspace root (stdio servers start there).
+    fn root(&self) -> &Path;
+    /// A number not handed out before (for idempotency keys).
+    fn next_key(&self) -> u64;
+    /// How many of `session`'s last `window` calls had this tool and these arguments (`key`).
+    fn repeats(&self, session: &str, key: &str, window: usize) -> usize;
+    /// The results of read-only calls, for degradation.
+    fn cache(&self) -> &parking_lot::Mutex<ResultCache>;
+    /// Records how a call ended (ranking, the session's calls, the tracking files).
+    #[expect(clippy::too_many_arguments, reason = "one call's outcome, recorded in three places")]
+    fn finish(&self, ctx: &ToolContext, tool: &str, key: &str, arguments: &Value, status: &str, ok: bool, ms: u64);
+}
+
 /// Calls `remote` of `server` on behalf of `ctx`.
 pub(crate) async fn call(
-    manager: &McpManager,
+    manager: &dyn Ledger,
     server: &McpServer,
     remote: &RemoteTool,
     arguments: Value,
@@ -76,7 +91,7 @@ pub(crate) async fn call(
 
 /// One call on its way through the chain.
 struct Call<'a> {
-    manager: &'a McpManager,
+    manager: &'a dyn Ledger,
     server: &'a McpServer,
     remote: &'a RemoteTool,
     arguments: Value,
@@ -94,7 +109,7 @@ struct Call<'a> {
 
 impl<'a> Call<'a> {
     fn new(
-        manager: &'a McpManager,
+        manager: &'a dyn Ledger,
         server: &'a McpServer,
         remote: &'a RemoteTool,
         arguments: Value,
@@ -102,7 +117,7 @@ impl<'a> Call<'a> {
     ) -> Self {
         let started = Instant::now();
         let session = ctx.session_id.as_deref().unwrap_or("cli");
-        let n = manager.next_key.fetch_add(1, Ordering::Relaxed);
+        let n = manager.next_key();
         Self {
             key: format!("{}\u{0}{arguments}", remote.exposed),
             idempotency_key: format!("tandem-{}-{session}-{n}", std::process::id()),
@@ -133,11 +148,7 @@ impl<'a> Call<'a> {
     /// Loop detection: the same call again and again will not give another answer.
     fn loop_check(&self) -> Result<(), ToolError> {
         let session = self.ctx.session_id.as_deref().unwrap_or("cli");
-        let repeats = {
-            let sessions = self.manager.sessions.lock();
-            let recent = sessions.get(session).map(Vec::as_slice).unwrap_or_default();
-            recent.iter().rev().take(LOOP_WINDOW).filter(|c| c.key == self.key).count()
-        };
+        let repeats = self.manager.repeats(session, &self.key, LOOP_WINDOW);
         if repeats < LOOP_REPEATS {
             return Ok(());
         }
@@ -185,7 +196,7 @@ impl<'a> Call<'a> {
             let left = self.deadline.saturating_duration_since(Instant::now());
             let result = self
                 .server
-                .call_once(&self.manager.root, &self.remote.name, self.arguments.clone(), &self.idempotency_key, left)
+                .call_once(self.manager.root(), &self.remote.name, self.arguments.clone(), &self.idempotency_key, left)
                 .await;
             drop(permit);
             match result {
@@ -300,7 +311,7 @@ impl<'a> Call<'a> {
         }
         self.finish("ok", true, ms);
         if self.remote.read_only {
-            self.manager.cache.lock().put(&self.key, text.clone());
+            self.manager.cache().lock().put(&self.key, text.clone());
         }
         let mut out = ToolOutput::new(tool, text);
         if let Some(structured) = result.get("structuredContent") {
@@ -317,7 +328,7 @@ impl<'a> Call<'a> {
         let tool = self.tool();
         self.server.count(false);
         let state = self.server.health().await.state;
-        let cached = self.manager.cache.lock().get(&self.key);
+        let cached = self.manager.cache().lock().get(&self.key);
         if failure.class != FailureClass::Client
             && let Some(cached) = cached
         {

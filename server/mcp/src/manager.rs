@@ -16,42 +16,18 @@ use tandem_tools::{Registry, Tool, ToolContext, ToolError, ToolOutput};
 use tokio::sync::mpsc;
 
 use crate::config::{McpConfig, ServerConfig, Startup};
-use crate::dispatch::ResultCache;
+use crate::dispatch::{Ledger, ResultCache};
+use crate::error::McpError;
+use crate::meta::Servers;
 use crate::ranking::{Doc, Ranked, Ranker};
 use crate::resilience::BreakerConfig;
 use crate::server::{McpServer, RemoteTool};
 use crate::tool::{Dispatcher, McpTool};
-use crate::tracking::{Entry, Tracker};
-
-/// One call of a session, for loop detection and `mcp_session_summary`.
-#[derive(Clone, Debug)]
-pub struct CallRecord {
-    /// Tool.
-    pub tool: String,
-    /// Tool + arguments.
-    pub(crate) key: String,
-    /// Succeeded.
-    pub ok: bool,
-    /// Latency.
-    pub ms: u64,
-}
-
-/// A request of the MCP layer that failed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum McpError {
-    /// The server did not connect or list its tools (the message says why, without secrets).
-    #[error("{message}")]
-    Unavailable {
-        /// The server's name.
-        server: String,
-        /// What happened.
-        message: String,
-    },
-}
+use crate::tracking::{CallRecord, Entry, Tracker};
 
 /// The MCP servers of a workspace.
 pub struct McpManager {
-    pub(crate) root: PathBuf,
+    root: PathBuf,
     registry: Arc<Registry>,
     servers: RwLock<BTreeMap<String, Arc<McpServer>>>,
     startup: Startup,
@@ -59,12 +35,12 @@ pub struct McpManager {
     breaker: BreakerConfig,
     ranker: Mutex<Ranker>,
     /// Results of read-only calls, for the degradation chain.
-    pub(crate) cache: Mutex<ResultCache>,
-    pub(crate) sessions: Mutex<HashMap<String, Vec<CallRecord>>>,
+    cache: Mutex<ResultCache>,
+    sessions: Mutex<HashMap<String, Vec<CallRecord>>>,
     tracker: Tracker,
     changed: mpsc::UnboundedSender<String>,
     started: AtomicBool,
-    pub(crate) next_key: AtomicU64,
+    next_key: AtomicU64,
     manage_tool: bool,
     me: Weak<Self>,
 }
@@ -133,7 +109,8 @@ impl McpManager {
         let tools = if self.servers.read().is_empty() && !self.manage_tool {
             Vec::new()
         } else {
-            crate::meta::all(self.me.clone(), self.manage_tool)
+            let client: Weak<dyn Servers> = self.me.clone();
+            crate::meta::all(client, self.manage_tool)
         };
         self.registry.set_dynamic("mcp", tools);
     }
@@ -331,30 +308,6 @@ impl McpManager {
         ranker.stats.get(tool).map_or((0, 0, None), |s| (s.ok, s.failed, s.mean_ms()))
     }
 
-    #[expect(clippy::too_many_arguments, reason = "one call's outcome, recorded in three places")]
-    pub(crate) fn finish(
-        &self,
-        ctx: &ToolContext,
-        tool: &str,
-        key: &str,
-        arguments: &Value,
-        status: &str,
-        ok: bool,
-        ms: u64,
-    ) {
-        self.ranker.lock().record(tool, ok, ms);
-        let session = ctx.session_id.clone().unwrap_or_else(|| "cli".to_owned());
-        self.sessions.lock().entry(session).or_default().push(CallRecord {
-            tool: tool.to_owned(),
-            key: key.to_owned(),
-            ok,
-            ms,
-        });
-        self.tracker.record(&Entry { session: ctx.session_id.as_deref(), tool, arguments, status, ms });
-        let ranked: Vec<Ranked> = self.rank("").into_iter().map(|(r, _, _)| r).collect();
-        self.tracker.snapshot(&ranked, &|name| self.stats(name));
-    }
-
     /// Calls `remote` of `server` on behalf of `ctx`, through the whole resilience chain
     /// ([`crate::dispatch`]).
     pub async fn call(
@@ -382,5 +335,74 @@ impl Dispatcher for McpManager {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         McpManager::call(self, server, remote, arguments, ctx).await
+    }
+}
+
+#[async_trait::async_trait]
+impl Servers for McpManager {
+    fn servers(&self) -> Vec<Arc<McpServer>> {
+        McpManager::servers(self)
+    }
+
+    async fn ready(&self, wait: Duration) {
+        McpManager::ready(self, wait).await;
+    }
+
+    fn rank(&self, query: &str) -> Vec<(Ranked, Arc<McpServer>, RemoteTool)> {
+        McpManager::rank(self, query)
+    }
+
+    fn lookup(&self, name: &str) -> Option<(Arc<McpServer>, RemoteTool)> {
+        McpManager::lookup(self, name)
+    }
+
+    async fn add_server(&self, config: ServerConfig) -> Result<usize, McpError> {
+        McpManager::add_server(self, config).await
+    }
+
+    async fn remove_server(&self, name: &str) -> bool {
+        McpManager::remove_server(self, name).await
+    }
+
+    fn session_calls(&self, session: Option<&str>) -> Vec<CallRecord> {
+        McpManager::session_calls(self, session)
+    }
+
+    fn log_path(&self, session: Option<&str>) -> PathBuf {
+        self.tracker().log_path(session)
+    }
+}
+
+impl Ledger for McpManager {
+    fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn next_key(&self) -> u64 {
+        self.next_key.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn repeats(&self, session: &str, key: &str, window: usize) -> usize {
+        let sessions = self.sessions.lock();
+        let recent = sessions.get(session).map(Vec::as_slice).unwrap_or_default();
+        recent.iter().rev().take(window).filter(|c| c.key == key).count()
+    }
+
+    fn cache(&self) -> &Mutex<ResultCache> {
+        &self.cache
+    }
+
+    fn finish(&self, ctx: &ToolContext, tool: &str, key: &str, arguments: &Value, status: &str, ok: bool, ms: u64) {
+        self.ranker.lock().record(tool, ok, ms);
+        let session = ctx.session_id.clone().unwrap_or_else(|| "cli".to_owned());
+        self.sessions.lock().entry(session).or_default().push(CallRecord {
+            tool: tool.to_owned(),
+            key: key.to_owned(),
+            ok,
+            ms,
+        });
+        self.tracker.record(&Entry { session: ctx.session_id.as_deref(), tool, arguments, status, ms });
+        let ranked: Vec<Ranked> = self.rank("").into_iter().map(|(r, _, _)| r).collect();
+        self.tracker.snapshot(&ranked, &|name| self.stats(name));
     }
 }

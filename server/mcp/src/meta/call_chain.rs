@@ -1,7 +1,6 @@
 //! `mcp_call_chain`: MCP calls in order, each output passed on as `{{previous}}`.
 
 use std::fmt::Write as _;
-use std::sync::Weak;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -10,9 +9,8 @@ use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
+use super::{Client, parse, upgrade};
 use super::{Step, run_step, substitute};
-use super::{parse, upgrade};
-use crate::manager::McpManager;
 
 /// `mcp_call_chain` arguments.
 #[derive(Deserialize, JsonSchema)]
@@ -24,11 +22,11 @@ struct ChainArgs {
 /// `mcp_call_chain`: MCP calls in order, each output passed on as `{{previous}}`.
 pub(super) struct CallChain {
     spec: ToolSpec,
-    manager: Weak<McpManager>,
+    manager: Client,
 }
 
 impl CallChain {
-    pub(super) fn new(manager: Weak<McpManager>) -> Self {
+    pub(super) fn new(manager: Client) -> Self {
         let spec = ToolSpec::new(
             "mcp_call_chain",
             ToolGroup::Mcp,
@@ -57,7 +55,7 @@ impl Tool for CallChain {
         let mut text = String::new();
         for (i, step) in args.steps.iter().enumerate() {
             let step = Step { tool: step.tool.clone(), arguments: substitute(&step.arguments, &previous) };
-            match run_step(&manager, &step, &ctx).await {
+            match run_step(manager.as_ref(), &step, &ctx).await {
                 Ok(out) => {
                     writeln!(text, "## step {}: `{}` — ok\n{}\n", i + 1, step.tool, out.output).ok();
                     previous = out.output;

@@ -1,10 +1,8 @@
 //! `mcp_discover`: the MCP servers (with their state) and their tools ranked for a query, with schemas.
 
 use std::fmt::Write as _;
-use std::sync::Weak;
 
-use super::{parse, upgrade};
-use crate::manager::McpManager;
+use super::{Client, parse, upgrade};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -30,11 +28,11 @@ struct DiscoverArgs {
 /// `mcp_discover`: the MCP servers (with their state) and their tools ranked for a query, with schemas.
 pub(super) struct Discover {
     spec: ToolSpec,
-    manager: Weak<McpManager>,
+    manager: Client,
 }
 
 impl Discover {
-    pub(super) fn new(manager: Weak<McpManager>) -> Self {
+    pub(super) fn new(manager: Client) -> Self {
         let spec = ToolSpec::new(
                 "mcp_discover",
                 ToolGroup::Mcp,

@@ -1,7 +1,6 @@
 //! `mcp_fan_out`: MCP calls at once, results together.
 
 use std::fmt::Write as _;
-use std::sync::Weak;
 use std::time::Instant;
 
 use async_trait::async_trait;
@@ -11,9 +10,8 @@ use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
+use super::{Client, parse, upgrade};
 use super::{Step, run_step};
-use super::{parse, upgrade};
-use crate::manager::McpManager;
 
 /// `mcp_fan_out` arguments.
 #[derive(Deserialize, JsonSchema)]
@@ -25,11 +23,11 @@ struct FanOutArgs {
 /// `mcp_fan_out`: MCP calls at once, results together.
 pub(super) struct FanOut {
     spec: ToolSpec,
-    manager: Weak<McpManager>,
+    manager: Client,
 }
 
 impl FanOut {
-    pub(super) fn new(manager: Weak<McpManager>) -> Self {
+    pub(super) fn new(manager: Client) -> Self {
         let spec = ToolSpec::new(
             "mcp_fan_out",
             ToolGroup::Mcp,
@@ -56,7 +54,7 @@ impl Tool for FanOut {
         }
         let started = Instant::now();
         let results =
-            futures_util::future::join_all(args.calls.iter().map(|step| run_step(&manager, step, &ctx))).await;
+            futures_util::future::join_all(args.calls.iter().map(|step| run_step(manager.as_ref(), step, &ctx))).await;
         let failed = results.iter().filter(|r| r.is_err()).count();
         let mut text = String::new();
         for (i, (step, result)) in args.calls.iter().zip(results).enumerate() {

@@ -1,7 +1,6 @@
 //! `mcp_server_manage` (full profile only, asking the person first): list, health, add and remove MCP servers of this process.
 
 use std::fmt::Write as _;
-use std::sync::Weak;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -10,9 +9,8 @@ use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 use tandem_tools::{CommandDecision, Tool, ToolCheck, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
-use super::{parse, upgrade};
+use super::{Client, parse, upgrade};
 use crate::config::McpConfig;
-use crate::manager::McpManager;
 
 /// `mcp_server_manage` arguments.
 #[derive(Deserialize, JsonSchema)]
@@ -30,11 +28,11 @@ struct ManageArgs {
 /// `mcp_server_manage` (full profile only, asking the person first): list, health, add and remove MCP servers of this process.
 pub(super) struct Manage {
     spec: ToolSpec,
-    manager: Weak<McpManager>,
+    manager: Client,
 }
 
 impl Manage {
-    pub(super) fn new(manager: Weak<McpManager>) -> Self {
+    pub(super) fn new(manager: Client) -> Self {
         let spec = ToolSpec::new(
                 "mcp_server_manage",
                 ToolGroup::Mcp,

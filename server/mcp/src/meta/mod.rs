@@ -9,17 +9,49 @@ mod fan_out;
 mod manage;
 mod summary;
 
+use std::path::PathBuf;
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_tools::{Tool, ToolContext, ToolError, ToolOutput};
 
-use crate::manager::McpManager;
+use crate::config::ServerConfig;
+use crate::error::McpError;
+use crate::ranking::Ranked;
+use crate::server::{McpServer, RemoteTool};
+use crate::tool::Dispatcher;
+use crate::tracking::CallRecord;
+
+/// What the meta-tools need of the MCP client (the manager implements it; the tools hold it
+/// weakly, since the manager holds them).
+#[async_trait::async_trait]
+pub(crate) trait Servers: Dispatcher {
+    /// Every configured server, in name order.
+    fn servers(&self) -> Vec<Arc<McpServer>>;
+    /// Waits (bounded) for the servers to list their tools.
+    async fn ready(&self, wait: Duration);
+    /// Every known tool ranked for `query`, best first.
+    fn rank(&self, query: &str) -> Vec<(Ranked, Arc<McpServer>, RemoteTool)>;
+    /// A tool by its exposed name or as `<server>/<tool>`.
+    fn lookup(&self, name: &str) -> Option<(Arc<McpServer>, RemoteTool)>;
+    /// Adds (or replaces) a server and connects it; its tool count.
+    async fn add_server(&self, config: ServerConfig) -> Result<usize, McpError>;
+    /// Removes a server; whether there was one.
+    async fn remove_server(&self, name: &str) -> bool;
+    /// The MCP calls of a session.
+    fn session_calls(&self, session: Option<&str>) -> Vec<CallRecord>;
+    /// The session's MCP log.
+    fn log_path(&self, session: Option<&str>) -> PathBuf;
+}
+
+/// The client as the meta-tools hold it.
+type Client = Weak<dyn Servers>;
 
 /// The meta-tools.
-pub fn all(manager: Weak<McpManager>, manage: bool) -> Vec<Arc<dyn Tool>> {
+pub(crate) fn all(manager: Client, manage: bool) -> Vec<Arc<dyn Tool>> {
     let mut tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(discover::Discover::new(manager.clone())),
         Arc::new(call_chain::CallChain::new(manager.clone())),
@@ -33,7 +65,7 @@ pub fn all(manager: Weak<McpManager>, manage: bool) -> Vec<Arc<dyn Tool>> {
 }
 
 /// The manager, unless the MCP client has shut down.
-fn upgrade(manager: &Weak<McpManager>) -> Result<Arc<McpManager>, ToolError> {
+fn upgrade(manager: &Client) -> Result<Arc<dyn Servers>, ToolError> {
     manager.upgrade().ok_or_else(|| ToolError::new("the MCP client has shut down"))
 }
 
@@ -61,7 +93,7 @@ fn substitute(value: &Value, previous: &str) -> Value {
     }
 }
 
-async fn run_step(manager: &McpManager, step: &Step, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+async fn run_step(manager: &dyn Servers, step: &Step, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let Some((server, remote)) = manager.lookup(&step.tool) else {
         return Err(ToolError::new(format!(
             "no MCP tool `{}` is known; mcp_discover lists them (names look like `mcp__<server>__<tool>`)",

@@ -1,10 +1,8 @@
 //! `mcp_session_summary`: what this session did with MCP tools.
 
 use std::fmt::Write as _;
-use std::sync::Weak;
 
-use super::{parse, upgrade};
-use crate::manager::McpManager;
+use super::{Client, parse, upgrade};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -19,11 +17,11 @@ struct SummaryArgs {}
 /// `mcp_session_summary`: what this session did with MCP tools.
 pub(super) struct Summary {
     spec: ToolSpec,
-    manager: Weak<McpManager>,
+    manager: Client,
 }
 
 impl Summary {
-    pub(super) fn new(manager: Weak<McpManager>) -> Self {
+    pub(super) fn new(manager: Client) -> Self {
         let spec = ToolSpec::new(
             "mcp_session_summary",
             ToolGroup::Mcp,
@@ -68,7 +66,7 @@ impl Tool for Summary {
             )
             .ok();
         }
-        let log = manager.tracker().log_path(ctx.session_id.as_deref());
+        let log = manager.log_path(ctx.session_id.as_deref());
         writeln!(text, "\nLog: {}", log.display()).ok();
         Ok(ToolOutput::new("MCP session summary", text).with("calls", calls.len()))
     }
