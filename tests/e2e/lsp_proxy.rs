@@ -15,7 +15,7 @@ fn repo() -> PathBuf {
 }
 
 /// PATH with the project's own installs first (`npm install` and `.ci/run`'s venv).
-fn server_path() -> String {
+pub(crate) fn server_path() -> String {
     let mut dirs = vec![repo().join("node_modules/.bin"), repo().join(".tools/venv/bin")];
     dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
     std::env::join_paths(dirs).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default()
@@ -35,7 +35,7 @@ fn installed(program: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn require(program: &str, install: &str) -> Res<()> {
+pub(crate) fn require(program: &str, install: &str) -> Res<()> {
     if installed(program) {
         Ok(())
     } else {
@@ -43,7 +43,7 @@ fn require(program: &str, install: &str) -> Res<()> {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Res<()> {
+pub(crate) fn copy_dir(from: &Path, to: &Path) -> Res<()> {
     std::fs::create_dir_all(to).map_err(|e| e.to_string())?;
     for entry in std::fs::read_dir(from).map_err(|e| e.to_string())? {
         let entry = entry.map_err(|e| e.to_string())?;

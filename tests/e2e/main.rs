@@ -20,6 +20,7 @@ mod lsp_protocol;
 mod lsp_proxy;
 mod mcp;
 mod nvim;
+mod project;
 mod run_cmd;
 mod session_tools;
 mod shell;

@@ -1,9 +1,10 @@
 //! The sessions of one workspace and the requests that manage them.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use tandem_llm::{Message, Part, ProviderSettings, Role};
 use tandem_protocol::{
@@ -15,9 +16,7 @@ use tandem_text::BufferCache;
 use tandem_tools::{EditorClient, Registry, Workspace};
 use tokio_util::sync::CancellationToken;
 
-use tandem_tools::{AgentType, SubAgentState, Todo};
-
-use crate::approver::SessionGate;
+use crate::session::{History, Session};
 use crate::store::{Record, Store, rfc3339, valid_id};
 use crate::{SessionClient, modes_of};
 
@@ -65,108 +64,6 @@ pub enum AgentError {
     /// Bad parameters.
     #[error("{0}")]
     Invalid(String),
-}
-
-/// A conversation and what the loop remembers about it.
-pub(crate) struct History {
-    /// The conversation, shared with the requests made of it (each request copies pointers).
-    pub messages: Vec<Arc<Message>>,
-    /// Failures per (tool, arguments), for loop detection.
-    pub failures: HashMap<String, u32>,
-    /// Tokens over the whole session.
-    pub total_tokens: u64,
-    /// Token totals over the whole session, by kind.
-    pub totals: UsageTotals,
-    /// Size in bytes of each message as JSON (measured once, for estimates).
-    pub sizes: Vec<usize>,
-    /// Bytes per token of this conversation, learnt from the provider's counts.
-    pub bytes_per_token: f64,
-}
-
-impl Default for History {
-    fn default() -> Self {
-        Self {
-            messages: Vec::new(),
-            failures: HashMap::new(),
-            total_tokens: 0,
-            totals: UsageTotals::default(),
-            sizes: Vec::new(),
-            bytes_per_token: crate::context::DEFAULT_BYTES_PER_TOKEN,
-        }
-    }
-}
-
-impl History {
-    /// Adds a model turn's counts to the session's totals.
-    pub fn add_usage(&mut self, usage: &tandem_llm::Usage) {
-        self.total_tokens += usage.input_tokens + usage.output_tokens;
-        self.totals.add(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.reasoning_tokens);
-    }
-}
-
-/// A sub-agent of a session.
-pub(crate) struct SubAgent {
-    pub agent_type: AgentType,
-    pub state: Arc<Mutex<SubAgentState>>,
-    pub tool_calls: Arc<AtomicU64>,
-}
-
-/// One session (a top-level one, or a sub-agent's).
-pub(crate) struct Session {
-    pub id: String,
-    pub gate: Arc<SessionGate>,
-    pub cwd: PathBuf,
-    /// The model its turns use (changed with [`Agent::set_model`]).
-    pub model: Mutex<String>,
-    /// Held for the whole of a turn: one turn at a time.
-    pub history: tokio::sync::Mutex<History>,
-    /// The running turn's cancel token.
-    pub cancel: Mutex<Option<CancellationToken>>,
-    pub next_call: AtomicU64,
-    /// Prefix of tool-call ids (`""`, or `a1.` for a sub-agent's calls).
-    pub call_prefix: String,
-    /// The tools this session may use.
-    pub registry: Arc<Registry>,
-    /// Where its updates and questions go.
-    pub client: Arc<dyn SessionClient>,
-    /// Sub-agent depth (0 at the top).
-    pub depth: u32,
-    /// Whether the session is stored in `.tandem/sessions/`.
-    pub persist: bool,
-    pub todos: Mutex<Vec<Todo>>,
-    pub subagents: Mutex<HashMap<String, SubAgent>>,
-    pub next_agent: AtomicU64,
-    /// Tools found with `tool_search` (offered to the model from then on).
-    pub loaded_tools: Mutex<std::collections::HashSet<String>>,
-}
-
-impl Session {
-    /// The model its turns use.
-    pub fn model(&self) -> String {
-        self.model.lock().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
-    /// A fresh top-level session.
-    fn top(agent: &Agent, id: String, cwd: PathBuf, model: String, mode: ModeId) -> Self {
-        Self {
-            gate: Arc::new(SessionGate::new(id.clone(), mode)),
-            id,
-            cwd,
-            model: Mutex::new(model),
-            history: tokio::sync::Mutex::new(History::default()),
-            cancel: Mutex::new(None),
-            next_call: AtomicU64::new(1),
-            call_prefix: String::new(),
-            registry: Arc::clone(&agent.registry),
-            client: Arc::clone(&agent.client),
-            depth: 0,
-            persist: true,
-            todos: Mutex::new(Vec::new()),
-            subagents: Mutex::new(HashMap::new()),
-            next_agent: AtomicU64::new(1),
-            loaded_tools: Mutex::new(Default::default()),
-        }
-    }
 }
 
 /// The sessions of one workspace, and everything a turn needs.
@@ -233,12 +130,7 @@ impl Agent {
     }
 
     pub(crate) fn session(&self, id: &str) -> Result<Arc<Session>, AgentError> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .cloned()
-            .ok_or_else(|| AgentError::UnknownSession(id.to_owned()))
+        self.sessions.lock().get(id).cloned().ok_or_else(|| AgentError::UnknownSession(id.to_owned()))
     }
 
     fn cwd(&self, cwd: Option<&str>) -> Result<PathBuf, AgentError> {
@@ -267,8 +159,16 @@ impl Agent {
         if let Err(err) = self.store.append(&id, &meta) {
             tracing::warn!(session = id, "cannot store the session (it works, but cannot be resumed): {err}");
         }
-        let session = Session::top(self, id.clone(), cwd, model.clone(), mode);
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), Arc::new(session));
+        let session = Session::top(
+            id.clone(),
+            cwd,
+            model.clone(),
+            mode,
+            Arc::clone(&self.registry),
+            Arc::clone(&self.client),
+            self.store.clone(),
+        );
+        self.sessions.lock().insert(id.clone(), Arc::new(session));
         tracing::info!(session = id, mode = mode.as_str(), "session/new");
         Ok(SessionNewResult { session_id: id, modes: modes_of(mode), model: Some(model) })
     }
@@ -283,7 +183,7 @@ impl Agent {
             return Err(AgentError::Invalid("the prompt is empty".into()));
         }
         let cancel = CancellationToken::new();
-        *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = Some(cancel.clone());
+        *session.cancel.lock() = Some(cancel.clone());
         if session.depth == 0 {
             crate::trust::ask_once(self, &session.id).await;
         }
@@ -291,7 +191,7 @@ impl Agent {
         let result = crate::turn::run(self, &session, &mut history, params.prompt, &cancel).await;
         self.snapshot(&session, tandem_checkpoint::Kind::AfterTurn, None).await;
         drop(history);
-        *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        *session.cancel.lock() = None;
         Ok(result)
     }
 
@@ -304,14 +204,14 @@ impl Agent {
             return Err(AgentError::Busy(session.id.clone()));
         };
         let cancel = CancellationToken::new();
-        *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = Some(cancel.clone());
+        *session.cancel.lock() = Some(cancel.clone());
         let model = session.model();
         let budget = crate::context::budget(self, &model);
         let system = crate::prompt::system_prompt(self.workspace.root(), &session.cwd, session.gate.mode());
         let tools = crate::turn::tool_defs(self, &session, budget);
         let fixed = system.len() + crate::context::json_size(&tools);
         let report = crate::context::fit(self, &session, &mut history, fixed, budget, true, &cancel).await;
-        *session.cancel.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        *session.cancel.lock() = None;
         let report = report.ok_or_else(|| AgentError::Invalid("the compaction was cancelled".into()))?;
         Ok(SessionCompactResult {
             tokens_before: report.before,
@@ -324,7 +224,7 @@ impl Agent {
     pub fn cancel(&self, session_id: &str) {
         match self.session(session_id) {
             Ok(session) => {
-                if let Some(token) = session.cancel.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+                if let Some(token) = session.cancel.lock().as_ref() {
                     tracing::info!(session = session_id, "cancel");
                     token.cancel();
                 }
@@ -339,7 +239,7 @@ impl Agent {
         session.gate.set_mode(params.mode_id);
         if params.mode_id != ModeId::Plan {
             // Leaving plan mode by hand ends `plan_enter`'s plan mode too.
-            *session.gate.plan.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            *session.gate.plan.lock() = None;
         }
         self.store.append(&session.id, &Record::Mode { mode: params.mode_id }).ok();
         self.client.update(&session.id, SessionUpdate::CurrentModeUpdate { current_mode_id: params.mode_id }).await;
@@ -436,16 +336,24 @@ impl Agent {
         // A turn that ended in a crash may leave tool calls without results: close them.
         close_dangling_calls(&mut messages);
         let id = params.session_id.clone();
-        let mut session = Session::top(self, id.clone(), cwd, model, mode);
+        let mut session = Session::top(
+            id.clone(),
+            cwd,
+            model,
+            mode,
+            Arc::clone(&self.registry),
+            Arc::clone(&self.client),
+            self.store.clone(),
+        );
         let total_tokens = totals.input_tokens + totals.output_tokens;
         let messages = messages.into_iter().map(Arc::new).collect();
         session.history = tokio::sync::Mutex::new(History { messages, totals, total_tokens, ..History::default() });
         session.next_call = AtomicU64::new(calls + 1);
         if !todos.is_empty() {
-            replay.push(crate::host::plan_update(&todos));
+            replay.push(crate::session::plan_update(&todos));
         }
         session.todos = Mutex::new(todos);
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), Arc::new(session));
+        self.sessions.lock().insert(id.clone(), Arc::new(session));
         for update in replay {
             self.client.update(&id, update).await;
         }
@@ -461,7 +369,7 @@ impl Agent {
             return Err(AgentError::Invalid("the model name is empty".into()));
         }
         let session = self.session(session_id)?;
-        *session.model.lock().unwrap_or_else(PoisonError::into_inner) = model.to_owned();
+        *session.model.lock() = model.to_owned();
         tracing::info!(session = session_id, model, "model changed");
         Ok(())
     }

@@ -15,7 +15,8 @@
 //! Commands the classifier knows are read-only never ask; refused ones never run (the tool
 //! refuses them before asking).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -68,12 +69,12 @@ impl SessionGate {
 
     /// Sets the mode.
     pub fn set_mode(&self, mode: ModeId) {
-        *self.mode.lock().unwrap_or_else(PoisonError::into_inner) = mode;
+        *self.mode.lock() = mode;
     }
 
     /// The plan state of `plan_enter`.
     pub fn plan_state(&self) -> Option<tandem_tools::PlanState> {
-        self.plan.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.plan.lock().clone()
     }
 
     /// Whether `path` is the plan file of the current plan mode (writable while planning).
@@ -83,11 +84,11 @@ impl SessionGate {
 
     /// The current mode.
     pub fn mode(&self) -> ModeId {
-        *self.mode.lock().unwrap_or_else(PoisonError::into_inner)
+        *self.mode.lock()
     }
 
-    fn rules(&self) -> std::sync::MutexGuard<'_, Rules> {
-        self.rules.lock().unwrap_or_else(PoisonError::into_inner)
+    fn rules(&self) -> parking_lot::MutexGuard<'_, Rules> {
+        self.rules.lock()
     }
 }
 
@@ -143,11 +144,11 @@ impl CallApprover {
 
     /// The diffs this call applied (after the review: only accepted hunks).
     pub fn take_applied(&self) -> Vec<ToolCallContent> {
-        std::mem::take(&mut *self.applied.lock().unwrap_or_else(PoisonError::into_inner))
+        std::mem::take(&mut *self.applied.lock())
     }
 
     fn record(&self, files: &[StagedFile], accepted: Option<&[String]>) {
-        let mut applied = self.applied.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut applied = self.applied.lock();
         for file in files {
             let proposed = file.new_text.clone().unwrap_or_default();
             let new_text = match accepted {

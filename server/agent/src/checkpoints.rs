@@ -17,8 +17,9 @@ use tandem_protocol::{
 use tandem_tools::{RestoreFile, ToolContext};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, AgentError, Session};
+use crate::agent::{Agent, AgentError};
 use crate::approver::CallApprover;
+use crate::session::Session;
 use crate::store::{Record, rfc3339};
 
 /// The top-level session a session's snapshots belong to (`s1.a2` → `s1`).
@@ -68,7 +69,7 @@ impl Agent {
         kind: Kind,
         call: Option<(String, String)>,
     ) -> Option<Checkpoint> {
-        if !session.persist && session.depth == 0 {
+        if !session.is_stored() && session.depth == 0 {
             return None;
         }
         let store = self.checkpoint_store()?;
@@ -224,7 +225,7 @@ impl Agent {
         note.push_str(" Read files again before changing them.]");
         let message =
             tandem_llm::Message { role: tandem_llm::Role::User, content: vec![tandem_llm::Part::Text { text: note }] };
-        crate::turn::record(self, &session, Record::Message { message: message.clone() });
+        session.record(&Record::Message { message: message.clone() });
         history.messages.push(std::sync::Arc::new(message));
         Ok(result)
     }

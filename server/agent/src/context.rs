@@ -18,7 +18,8 @@ use tandem_llm::{ErrorKind, Message, Part, Request, Role};
 use tandem_protocol::{ContentBlock, SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolKind};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, History, Session};
+use crate::agent::Agent;
+use crate::session::{History, Session};
 use crate::store::Record;
 
 /// Bytes per token before the provider has reported any counts: low, so a first estimate
@@ -176,16 +177,12 @@ pub(crate) async fn fit(
     report.after = history.estimate(fixed);
     if report.changed() {
         tracing::info!(session = session.id, ?report, "compacted the conversation");
-        crate::turn::record(
-            agent,
-            session,
-            Record::Compaction {
-                messages: history.messages.iter().map(|message| message.as_ref().clone()).collect(),
-                tokens_before: report.before,
-                tokens_after: report.after,
-                summarized: report.summarized,
-            },
-        );
+        session.record(&Record::Compaction {
+            messages: history.messages.iter().map(|message| message.as_ref().clone()).collect(),
+            tokens_before: report.before,
+            tokens_after: report.after,
+            summarized: report.summarized,
+        });
         announce(session, &report, budget).await;
     }
     Some(report)
@@ -248,7 +245,7 @@ fn stub(call: Option<&(String, Value)>) -> String {
         "webfetch" => arg("url"),
         _ => None,
     };
-    let subject = subject.map(|s| crate::turn::short(s, 80));
+    let subject = subject.map(|s| crate::limits::short(s, 80));
     let what = match subject {
         Some(subject) => format!("{name} {subject}"),
         None => name.clone(),

@@ -1,42 +1,27 @@
 //! The session as the session tools see it ([`SessionHost`]): the task list, questions to the
 //! person, plan mode, sub-agents and tool loading.
 
+use parking_lot::Mutex;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use tandem_protocol::{
     AskOption, AskQuestion, AskUserParams, AskUserResult, ContentBlock, ModeId, PermissionOption, PermissionOptionKind,
-    PermissionOutcome, PlanEntry, RequestPermissionParams, RequestPermissionResult, SessionUpdate, ToolCallContent,
+    PermissionOutcome, RequestPermissionParams, RequestPermissionResult, SessionUpdate, ToolCallContent,
     ToolCallStatus, ToolCallUpdate, ToolGroup, ToolKind,
 };
 use tandem_tools::{
     AgentType, AskOutcome, PlanDecision, PlanState, Question, Registry, SessionHost, SubAgentRequest, SubAgentState,
-    SubAgentStatus, Todo, TodoStatus,
+    SubAgentStatus, Todo,
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::SessionClient;
-use crate::agent::{Agent, History, Session, SubAgent};
+use crate::agent::Agent;
+use crate::session::{History, Session, SubAgent};
 use crate::store::Record;
-
-/// The `plan` update for a task list.
-pub(crate) fn plan_update(todos: &[Todo]) -> SessionUpdate {
-    SessionUpdate::Plan {
-        entries: todos
-            .iter()
-            .map(|t| PlanEntry {
-                content: match (&t.active_form, t.status) {
-                    (Some(active), TodoStatus::InProgress) => active.clone(),
-                    _ => t.content.clone(),
-                },
-                priority: "medium".to_owned(),
-                status: t.status.as_str().to_owned(),
-            })
-            .collect(),
-    }
-}
+use crate::{ClientError, SessionClient};
 
 /// The host of one tool call.
 pub(crate) struct Host {
@@ -48,9 +33,7 @@ pub(crate) struct Host {
 
 impl Host {
     fn record(&self, record: Record) {
-        if let Some(agent) = self.agent.upgrade() {
-            crate::turn::record(&agent, &self.session, record);
-        }
+        self.session.record(&record);
     }
 
     async fn set_mode(&self, mode: ModeId) {
@@ -63,13 +46,13 @@ impl Host {
 #[async_trait]
 impl SessionHost for Host {
     fn todos(&self) -> Vec<Todo> {
-        self.session.todos.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.session.todos.lock().clone()
     }
 
     async fn set_todos(&self, todos: Vec<Todo>) {
-        *self.session.todos.lock().unwrap_or_else(PoisonError::into_inner) = todos.clone();
+        *self.session.todos.lock() = todos.clone();
         self.record(Record::Todos { todos: todos.clone() });
-        self.session.client.update(&self.session.id, plan_update(&todos)).await;
+        self.session.client.update(&self.session.id, crate::session::plan_update(&todos)).await;
     }
 
     async fn ask(&self, questions: Vec<Question>) -> AskOutcome {
@@ -95,7 +78,7 @@ impl SessionHost for Host {
             () = self.cancel.cancelled() => AskOutcome::Cancelled,
             answer = tokio::time::timeout(std::time::Duration::from_secs(3600), asked) => match answer {
                 Err(_) => AskOutcome::Unavailable("nobody answered within an hour".into()),
-                Ok(Err(why)) => AskOutcome::Unavailable(why),
+                Ok(Err(why)) => AskOutcome::Unavailable(why.to_string()),
                 Ok(Ok(AskUserResult { cancelled: Some(true), .. })) => AskOutcome::Cancelled,
                 Ok(Ok(AskUserResult { answers: Some(mut answers), .. })) => {
                     answers.resize(count, Vec::new());
@@ -116,8 +99,7 @@ impl SessionHost for Host {
 
     async fn enter_plan(&self, reason: String, plan_file: PathBuf) -> Result<ModeId, String> {
         let previous = self.session.gate.mode();
-        *self.session.gate.plan.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some(PlanState { reason, plan_file, previous });
+        *self.session.gate.plan.lock() = Some(PlanState { reason, plan_file, previous });
         self.set_mode(ModeId::Plan).await;
         Ok(previous)
     }
@@ -152,13 +134,13 @@ impl SessionHost for Host {
         };
         let answer = tokio::select! {
             () = self.cancel.cancelled() => return Ok(PlanDecision::Cancelled),
-            answer = self.session.client.request_permission(params) => answer?,
+            answer = self.session.client.request_permission(params) => answer.map_err(|err| err.to_string())?,
         };
         match answer.outcome {
             PermissionOutcome::Cancelled => Ok(PlanDecision::Cancelled),
             PermissionOutcome::Selected { option_id, message, .. } if option_id.starts_with("allow") => {
                 let _ = message;
-                let state = self.session.gate.plan.lock().unwrap_or_else(PoisonError::into_inner).take();
+                let state = self.session.gate.plan.lock().take();
                 let restored = match state.map(|s| s.previous) {
                     Some(ModeId::Plan) | None => ModeId::Default,
                     Some(mode) => mode,
@@ -176,17 +158,17 @@ impl SessionHost for Host {
     }
 
     fn agent_status(&self, id: &str) -> Option<SubAgentStatus> {
-        let agents = self.session.subagents.lock().unwrap_or_else(PoisonError::into_inner);
+        let agents = self.session.subagents.lock();
         agents.get(id).map(|a| SubAgentStatus {
             id: id.to_owned(),
             agent_type: a.agent_type,
-            state: a.state.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+            state: a.state.lock().clone(),
             tool_calls: a.tool_calls.load(Ordering::Relaxed) as usize,
         })
     }
 
     fn load_tools(&self, names: &[String]) {
-        self.session.loaded_tools.lock().unwrap_or_else(PoisonError::into_inner).extend(names.iter().cloned());
+        self.session.loaded_tools.lock().extend(names.iter().cloned());
     }
 }
 
@@ -206,12 +188,15 @@ impl SessionClient for ChildClient {
         }
     }
 
-    async fn request_permission(&self, mut params: RequestPermissionParams) -> Result<RequestPermissionResult, String> {
+    async fn request_permission(
+        &self,
+        mut params: RequestPermissionParams,
+    ) -> Result<RequestPermissionResult, ClientError> {
         params.session_id = self.parent_session.clone();
         self.parent.request_permission(params).await
     }
 
-    async fn ask_user(&self, mut params: AskUserParams) -> Result<AskUserResult, String> {
+    async fn ask_user(&self, mut params: AskUserParams) -> Result<AskUserResult, ClientError> {
         params.session_id = self.parent_session.clone();
         self.parent.ask_user(params).await
     }
@@ -288,30 +273,14 @@ pub(crate) async fn run_subagent(
     let may_nest = request.depth < agent.config.max_agent_depth;
     let registry = Arc::new(child_registry(&parent.registry, request.agent_type, may_nest));
     let root_session = parent.gate.session_id.clone();
-    let child = Arc::new(Session {
-        id: format!("{}.{id}", parent.id),
-        gate: Arc::clone(&parent.gate),
-        cwd: parent.cwd.clone(),
-        model: Mutex::new(parent.model()),
-        history: tokio::sync::Mutex::new(History::default()),
-        cancel: Mutex::new(None),
-        next_call: AtomicU64::new(1),
-        call_prefix: format!("{id}."),
-        registry,
-        client: Arc::new(ChildClient {
-            parent: Arc::clone(&parent.client),
-            parent_session: root_session,
-            tool_calls: Arc::clone(&tool_calls),
-        }),
-        depth: request.depth,
-        persist: false,
-        todos: Mutex::new(Vec::new()),
-        subagents: Mutex::new(Default::default()),
-        next_agent: AtomicU64::new(1),
-        loaded_tools: Mutex::new(Default::default()),
+    let client = Arc::new(ChildClient {
+        parent: Arc::clone(&parent.client),
+        parent_session: root_session,
+        tool_calls: Arc::clone(&tool_calls),
     });
+    let child = Arc::new(Session::child(&parent, &id, registry, client, request.depth));
     let state = Arc::new(Mutex::new(SubAgentState::Running));
-    parent.subagents.lock().unwrap_or_else(PoisonError::into_inner).insert(
+    parent.subagents.lock().insert(
         id.clone(),
         SubAgent { agent_type: request.agent_type, state: Arc::clone(&state), tool_calls: Arc::clone(&tool_calls) },
     );
@@ -336,7 +305,7 @@ pub(crate) async fn run_subagent(
                     ))
                 }
             };
-            *state.lock().unwrap_or_else(PoisonError::into_inner) = outcome.clone();
+            *state.lock() = outcome.clone();
             outcome
         }
     };

@@ -11,6 +11,7 @@
 
 mod agent;
 pub mod approver;
+mod call;
 mod checkpoints;
 mod client;
 mod context;
@@ -18,13 +19,14 @@ mod host;
 mod limits;
 mod modes;
 mod prompt;
+mod session;
 mod store;
 mod trust;
 mod turn;
 
 pub use agent::{Agent, AgentConfig, AgentError};
 pub use checkpoints::describe_restore;
-pub use client::SessionClient;
+pub use client::{ClientError, SessionClient};
 pub use limits::{OutputKind, cap_output};
 pub use modes::{mode_infos, modes_of};
 pub use store::Store;

@@ -75,6 +75,16 @@ pub fn cap_output(text: &str, kind: OutputKind) -> String {
     )
 }
 
+/// The first line of `text`, cut at `max` characters (`…` marks a cut, ` …` more lines).
+pub(crate) fn short(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or_default().trim();
+    let cut = match line.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
+    };
+    if text.lines().nth(1).is_some() && !cut.ends_with('…') { format!("{cut} …") } else { cut }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

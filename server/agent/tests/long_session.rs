@@ -4,8 +4,9 @@
 //! store the compaction so a loaded session resumes from it, and recover from a "context too
 //! long" refusal by compacting and retrying.
 
+use parking_lot::Mutex;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -35,17 +36,20 @@ struct Recorder {
 
 impl Recorder {
     fn updates(&self) -> Vec<SessionUpdate> {
-        self.updates.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.updates.lock().clone()
     }
 }
 
 #[async_trait]
 impl SessionClient for Recorder {
     async fn update(&self, _session_id: &str, update: SessionUpdate) {
-        self.updates.lock().unwrap_or_else(PoisonError::into_inner).push(update);
+        self.updates.lock().push(update);
     }
 
-    async fn request_permission(&self, params: RequestPermissionParams) -> Result<RequestPermissionResult, String> {
+    async fn request_permission(
+        &self,
+        params: RequestPermissionParams,
+    ) -> Result<RequestPermissionResult, tandem_agent::ClientError> {
         let option_id = params.options.first().map(|o| o.option_id.clone()).unwrap_or_default();
         Ok(RequestPermissionResult {
             outcome: PermissionOutcome::Selected { option_id, accepted_hunks: None, message: None },

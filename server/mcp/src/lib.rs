@@ -9,6 +9,8 @@
 //! `Approver::confirm_tool`.
 
 pub mod config;
+mod dispatch;
+mod error;
 mod manager;
 mod meta;
 pub mod ranking;
@@ -19,10 +21,12 @@ mod tool;
 pub mod tracking;
 
 pub use config::{McpConfig, ServerConfig, Startup, Transport};
-pub use manager::{CallRecord, McpManager};
-pub use serve::TandemServer;
+pub use error::McpError;
+pub use manager::McpManager;
+pub use serve::{ServeError, TandemServer};
 pub use server::{Health, McpServer, RemoteTool};
-pub use tool::McpTool;
+pub use tool::{Dispatcher, McpTool};
+pub use tracking::CallRecord;
 
 /// reqwest is built without a default TLS provider (no aws-lc): install ring once.
 pub(crate) fn install_crypto() {

@@ -1,4 +1,5 @@
-//! Ranking MCP tools: BM25 over each tool's name, description and its server's tags, combined
+//! Ranking MCP tools: BM25 ([`tandem_rank`], the ranker `tool_search` uses) over each tool's
+//! name and description (which carries its server's tags), combined
 //! with what this process has seen — reliability (smoothed success rate), latency, and inertia
 //! (how often a tool followed the one called last).
 //!
@@ -13,7 +14,8 @@ use std::collections::HashMap;
 pub struct Doc {
     /// `mcp__<server>__<tool>`.
     pub name: String,
-    /// Name, description and tags, as one text.
+    /// What it is ranked by: [`tandem_rank::document`] of its name and description (which
+    /// names the server's tags).
     pub text: String,
 }
 
@@ -67,48 +69,10 @@ pub struct Ranked {
     pub inertia: f64,
 }
 
-fn tokens(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|t| !t.is_empty())
-        .map(str::to_lowercase)
-        .flat_map(|t| {
-            // `get_file_info` and `getFileInfo` also match `file`.
-            let mut parts = vec![t.clone()];
-            if t.len() > 4 && t.ends_with('s') {
-                parts.push(t[..t.len() - 1].to_owned());
-            }
-            parts
-        })
-        .collect()
-}
-
-/// BM25 (k1 = 1.2, b = 0.75) of `query` against every doc.
+/// BM25 of `query` against every doc ([`tandem_rank::scores`], shared with `tool_search`).
 pub fn bm25(docs: &[Doc], query: &str) -> Vec<f64> {
-    let query = tokens(query);
-    if query.is_empty() || docs.is_empty() {
-        return vec![0.0; docs.len()];
-    }
-    let docs: Vec<Vec<String>> =
-        docs.iter().map(|d| tokens(&format!("{} {}", d.name.replace("__", " "), d.text))).collect();
-    let n = docs.len() as f64;
-    let avg = docs.iter().map(Vec::len).sum::<usize>() as f64 / n;
-    let (k1, b) = (1.2, 0.75);
-    docs.iter()
-        .map(|doc| {
-            query
-                .iter()
-                .map(|term| {
-                    let df = docs.iter().filter(|d| d.contains(term)).count() as f64;
-                    let tf = doc.iter().filter(|t| *t == term).count() as f64;
-                    if tf == 0.0 {
-                        return 0.0;
-                    }
-                    let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-                    idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * doc.len() as f64 / avg.max(1.0)))
-                })
-                .sum()
-        })
-        .collect()
+    let texts: Vec<String> = docs.iter().map(|doc| doc.text.clone()).collect();
+    tandem_rank::scores(&texts, query)
 }
 
 impl Ranker {

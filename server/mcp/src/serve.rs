@@ -57,6 +57,17 @@ pub fn annotations(spec: &tandem_tools::ToolSpec) -> Value {
     }
 }
 
+/// Why `tandem mcp` stopped serving.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The client's `initialize` did not complete.
+    #[error("MCP handshake failed: {0}")]
+    Handshake(String),
+    /// The connection failed while serving.
+    #[error("MCP server stopped: {0}")]
+    Stopped(String),
+}
+
 /// The MCP server.
 pub struct TandemServer {
     registry: Arc<Registry>,
@@ -100,7 +111,7 @@ impl TandemServer {
     }
 
     /// Serves over stdin/stdout until the client disconnects.
-    pub async fn serve_stdio(self) -> Result<(), String> {
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
         self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
     }
 
@@ -112,7 +123,7 @@ impl TandemServer {
         self,
         input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
         output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
-    ) -> Result<(), String> {
+    ) -> Result<(), ServeError> {
         let (sdk_in, mut feed) = tokio::io::duplex(1 << 16);
         let (sdk_out, from_sdk) = tokio::io::duplex(1 << 16);
         let (errors, error_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
@@ -146,8 +157,8 @@ impl TandemServer {
         let writer = tokio::spawn(write_out(from_sdk, error_rx, output));
         let (sdk_read, _) = tokio::io::split(sdk_in);
         let (_, sdk_write) = tokio::io::split(sdk_out);
-        let service = self.serve((sdk_read, sdk_write)).await.map_err(|e| format!("MCP handshake failed: {e}"))?;
-        let served = service.waiting().await.map_err(|e| format!("MCP server stopped: {e}"));
+        let service = self.serve((sdk_read, sdk_write)).await.map_err(|e| ServeError::Handshake(e.to_string()))?;
+        let served = service.waiting().await.map_err(|e| ServeError::Stopped(e.to_string()));
         reader.abort();
         writer.await.ok();
         served.map(|_| ())

@@ -1,9 +1,10 @@
 //! One configured MCP server: its connection (spawned child or streamable HTTP, made on demand and
 //! made again after the server dies), its tool list, its circuit breaker and its bulkhead.
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -159,17 +160,17 @@ impl McpServer {
 
     /// The tools listed at the last connection.
     pub fn tools(&self) -> Vec<RemoteTool> {
-        self.tools.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.tools.lock().clone()
     }
 
     /// The breaker (for admission and outcomes).
-    pub fn breaker(&self) -> std::sync::MutexGuard<'_, Breaker> {
-        self.breaker.lock().unwrap_or_else(PoisonError::into_inner)
+    pub fn breaker(&self) -> parking_lot::MutexGuard<'_, Breaker> {
+        self.breaker.lock()
     }
 
     /// Counts a call's outcome.
     pub fn count(&self, ok: bool) {
-        let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut counts = self.counts.lock();
         counts.0 += 1;
         if !ok {
             counts.1 += 1;
@@ -195,18 +196,18 @@ impl McpServer {
         Health {
             state,
             tools: self.tools().len(),
-            last_error: self.last_error.lock().unwrap_or_else(PoisonError::into_inner).clone(),
-            calls: *self.counts.lock().unwrap_or_else(PoisonError::into_inner),
+            last_error: self.last_error.lock().clone(),
+            calls: *self.counts.lock(),
         }
     }
 
     /// Records the last error (shown by health) or clears it.
     pub fn set_error(&self, error: Option<String>) {
-        *self.last_error.lock().unwrap_or_else(PoisonError::into_inner) = error;
+        *self.last_error.lock() = error;
     }
 
     fn stderr_tail(&self) -> String {
-        let lines = self.stderr.lock().unwrap_or_else(PoisonError::into_inner);
+        let lines = self.stderr.lock();
         if lines.is_empty() {
             return String::new();
         }
@@ -264,7 +265,7 @@ impl McpServer {
             })
             .collect();
         tracing::info!(server = self.name(), tools = tools.len(), "connected");
-        *self.tools.lock().unwrap_or_else(PoisonError::into_inner) = tools;
+        *self.tools.lock() = tools;
         let service = Arc::new(service);
         *slot = Some(Arc::clone(&service));
         Ok((service, true))
@@ -280,7 +281,7 @@ impl McpServer {
             .await
             .map_err(|_| Failure::new(FailureClass::Server, "tools/list timed out", true))?
             .map_err(|e| classify(&e))?;
-        let mut tools = self.tools.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut tools = self.tools.lock();
         let old: HashMap<String, RemoteTool> = tools.drain(..).map(|t| (t.name.clone(), t)).collect();
         *tools = listed
             .into_iter()
@@ -324,12 +325,12 @@ impl McpServer {
                 }
                 if let Some(stderr) = stderr {
                     let (server, tail) = (self.name().to_owned(), Arc::clone(&self.stderr));
-                    tail.lock().unwrap_or_else(PoisonError::into_inner).clear();
+                    tail.lock().clear();
                     tokio::spawn(async move {
                         let mut lines = tokio::io::BufReader::new(stderr).lines();
                         while let Ok(Some(line)) = lines.next_line().await {
                             tracing::debug!(server, "stderr: {line}");
-                            let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                            let mut tail = tail.lock();
                             if tail.len() == STDERR_LINES {
                                 tail.pop_front();
                             }

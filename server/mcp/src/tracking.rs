@@ -10,6 +10,19 @@ use serde_json::Value;
 
 use crate::ranking::Ranked;
 
+/// One call of a session, for loop detection and `mcp_session_summary`.
+#[derive(Clone, Debug)]
+pub struct CallRecord {
+    /// Tool.
+    pub tool: String,
+    /// Tool + arguments.
+    pub(crate) key: String,
+    /// Succeeded.
+    pub ok: bool,
+    /// Latency.
+    pub ms: u64,
+}
+
 /// Size past which a session log is rotated.
 pub const MAX_LOG_BYTES: u64 = 256 * 1024;
 

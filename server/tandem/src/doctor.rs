@@ -1,5 +1,5 @@
 //! `tandem doctor`: which language servers are installed for the current directory's
-//! workspace, and the install command of each missing one; then each configured MCP server,
+//! project, and the install command of each missing one; then each configured MCP server,
 //! where it was configured, whether it connects, its tool count or its error.
 
 use std::io::Write;
@@ -12,14 +12,15 @@ use tandem_lsp_proxy::{Catalog, doctor};
 use tandem_tools::{Registry, ToolConfig};
 
 use crate::config::Config;
+use crate::workbench::Root;
 
 /// Prints one line per catalog server and per MCP server; exit status 0 (missing or failing
 /// servers are not an error).
-pub async fn run() -> ExitCode {
-    let cwd = match std::env::current_dir() {
-        Ok(cwd) => cwd,
+pub async fn run(root: Option<std::path::PathBuf>) -> ExitCode {
+    let cwd = match Root::from_cli(root).and_then(|root| root.resolve()) {
+        Ok((root, _)) => root,
         Err(err) => {
-            eprintln!("tandem: cannot read the current directory: {err}");
+            eprintln!("tandem: {err}");
             return ExitCode::from(2);
         }
     };

@@ -13,6 +13,7 @@ mod sandbox;
 mod stdio;
 mod tool_cmd;
 mod trust_cmd;
+mod workbench;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -27,6 +28,12 @@ struct Cli {
     /// Write the log to this file instead of stderr (filter with TANDEM_LOG, e.g. `debug`).
     #[arg(long, global = true)]
     log_file: Option<PathBuf>,
+    /// The project's root for the commands that run in the current directory's project
+    /// (`tool`, `tools`, `run`, `mcp`, `doctor`). Without it, the project is the nearest
+    /// ancestor of the current directory holding `.git` or `.tandem` (else the current
+    /// directory); relative paths in tool arguments start from the current directory either way.
+    #[arg(long, global = true, value_name = "DIR")]
+    root: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -185,12 +192,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let root = cli.root;
     let code = runtime.block_on(async {
         match cli.command {
             Command::Lsp => lsp::serve().await,
             Command::Acp => acp::serve().await,
             Command::Tool { name, arguments, help, text, json } => match (name, help) {
-                (Some(name), true) => tool_cmd::help(&name).await,
+                (Some(name), true) => tool_cmd::help(root, &name).await,
                 (None, true) => tool_usage(true),
                 (None, false) => tool_usage(false),
                 (Some(name), false) => {
@@ -199,15 +207,15 @@ fn main() -> ExitCode {
                         (_, true) => tool_cmd::Output::Json,
                         _ => tool_cmd::Output::Auto,
                     };
-                    tool_cmd::run(&name, arguments.as_deref(), output).await
+                    tool_cmd::run(root, &name, arguments.as_deref(), output).await
                 }
             },
-            Command::Tools { json } => tool_cmd::list(json).await,
+            Command::Tools { json } => tool_cmd::list(root, json).await,
             Command::Run { prompt, mode, model, yes, session } => {
-                run::run(run::RunArgs { prompt, mode, model, yes, session }).await
+                run::run(run::RunArgs { root, prompt, mode, model, yes, session }).await
             }
-            Command::Mcp { allow_writes } => mcp_cmd::serve(allow_writes).await,
-            Command::Doctor => doctor::run().await,
+            Command::Mcp { allow_writes } => mcp_cmd::serve(root, allow_writes).await,
+            Command::Doctor => doctor::run(root).await,
             Command::Trust { path, revoke } => trust_cmd::run(path, revoke),
             Command::Sandbox { .. } => ExitCode::from(2),
         }

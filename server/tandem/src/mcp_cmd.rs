@@ -1,28 +1,31 @@
 //! `tandem mcp`: Tandem's tools as an MCP server over stdio for other agents (writes and
 //! non-read-only commands refused unless `--allow-writes`).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use tandem_text::BufferCache;
-use tandem_tools::ToolContext;
+use crate::workbench::{Options, Root, Workbench};
 
-/// `tandem mcp [--allow-writes]` in the current directory's workspace.
-pub async fn serve(allow_writes: bool) -> ExitCode {
-    let (workspace, registry) = match crate::tool_cmd::setup() {
-        Ok(setup) => setup,
+/// `tandem mcp [--allow-writes]` in the project around the current directory (or `--root`).
+pub async fn serve(root: Option<PathBuf>, allow_writes: bool) -> ExitCode {
+    let bench = match Root::from_cli(root).and_then(|root| Workbench::open(&root, Options::default())) {
+        Ok(bench) => bench,
         Err(err) => {
-            tracing::error!("{err:#}");
-            eprintln!("tandem: {err:#}");
+            tracing::error!("{err}");
+            eprintln!("tandem: {err}");
             return ExitCode::from(2);
         }
     };
-    let mut ctx = ToolContext::new(Arc::clone(&workspace), Arc::new(BufferCache::new()));
+    bench.log_warnings();
+    let mut ctx = bench.tool_context();
     // An outside agent is not the person: it must read a file before changing it.
     ctx.session_id = Some(format!("mcp-{}", std::process::id()));
     ctx.user_confirmed = false;
-    tracing::info!(root = %workspace.root().display(), allow_writes, "tandem mcp");
-    match tandem_mcp::TandemServer::new(Arc::new(registry), ctx, allow_writes).serve_stdio().await {
+    tracing::info!(root = %bench.workspace.root().display(), allow_writes, "tandem mcp");
+    let served = tandem_mcp::TandemServer::new(Arc::clone(&bench.registry), ctx, allow_writes).serve_stdio().await;
+    bench.close().await;
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("tandem: {err}");

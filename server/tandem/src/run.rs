@@ -2,24 +2,24 @@
 //! calls show as one line each; approvals are asked on the terminal (`/dev/tty`), with the diff
 //! in colour and per-hunk choices.
 
+use parking_lot::Mutex;
 use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
+use crate::workbench::{Mcp, Options, Root, Workbench};
 use async_trait::async_trait;
-use tandem_agent::{Agent, SessionClient};
+use tandem_agent::{ClientError, SessionClient};
 use tandem_protocol::{
     AskUserParams, AskUserResult, ContentBlock, ModeId, PermissionOptionKind, PermissionOutcome,
     RequestPermissionParams, RequestPermissionResult, SessionNewParams, SessionPromptParams, SessionUpdate, StopReason,
     ToolCallContent, ToolCallStatus,
 };
-use tandem_text::BufferCache;
-use tandem_tools::{Registry, Workspace};
-
-use crate::config::Config;
 
 /// Options of `tandem run`.
 pub struct RunArgs {
+    /// The project's root (`--root`); found around the current directory without it.
+    pub root: Option<std::path::PathBuf>,
     /// The prompt (`-` reads it from stdin).
     pub prompt: String,
     /// Starting mode.
@@ -133,12 +133,10 @@ impl SessionClient for Terminal {
                 eprint!("{}", self.style.paint("2", &text));
             }
             SessionUpdate::ToolCall(call) => {
-                self.titles.lock().unwrap_or_else(PoisonError::into_inner).insert(call.tool_call_id, call.title);
+                self.titles.lock().insert(call.tool_call_id, call.title);
             }
             SessionUpdate::ToolCallUpdate(update) => {
-                let title = update.title.clone().or_else(|| {
-                    self.titles.lock().unwrap_or_else(PoisonError::into_inner).get(&update.tool_call_id).cloned()
-                });
+                let title = update.title.clone().or_else(|| self.titles.lock().get(&update.tool_call_id).cloned());
                 let title = title.unwrap_or_default();
                 match update.status {
                     Some(ToolCallStatus::Completed) => out(&format!("\n{} {title}\n", self.style.paint("32", "✓"))),
@@ -167,13 +165,13 @@ impl SessionClient for Terminal {
                 out(&format!("\n(mode: {})\n", current_mode_id.as_str()));
             }
             SessionUpdate::UsageUpdate(usage) => {
-                *self.usage.lock().unwrap_or_else(PoisonError::into_inner) = Some(usage);
+                *self.usage.lock() = Some(usage);
             }
             _ => {}
         }
     }
 
-    async fn ask_user(&self, params: AskUserParams) -> std::result::Result<AskUserResult, String> {
+    async fn ask_user(&self, params: AskUserParams) -> std::result::Result<AskUserResult, ClientError> {
         let _turn = self.asking.lock().await;
         let mut answers = Vec::new();
         for question in &params.questions {
@@ -190,7 +188,7 @@ impl SessionClient for Terminal {
                 (false, false) => format!("1-{}", question.options.len()),
             };
             let Some(line) = ask_line(format!("{hint}> ")).await else {
-                return Err("no terminal to ask on".into());
+                return Err(ClientError::Unavailable("no terminal to ask on".into()));
             };
             if question.options.is_empty() {
                 answers.push(vec![line]);
@@ -213,7 +211,7 @@ impl SessionClient for Terminal {
     async fn request_permission(
         &self,
         params: RequestPermissionParams,
-    ) -> std::result::Result<RequestPermissionResult, String> {
+    ) -> std::result::Result<RequestPermissionResult, ClientError> {
         let _turn = self.asking.lock().await;
         let title = params.tool_call.title.clone().unwrap_or_default();
         let content = params.tool_call.content.clone().unwrap_or_default();
@@ -258,9 +256,9 @@ impl SessionClient for Terminal {
         };
         loop {
             let Some(answer) = ask_line(format!("{choices}? ")).await else {
-                return Err(
-                    "no terminal to ask on: run with --yes, or in a mode that does not ask (--mode yolo)".into()
-                );
+                return Err(ClientError::Unavailable(
+                    "no terminal to ask on: run with --yes, or in a mode that does not ask (--mode yolo)".into(),
+                ));
             };
             match answer.to_lowercase().as_str() {
                 "y" | "yes" => return Ok(selected(&allow, None)),
@@ -302,31 +300,36 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
         text
     } else {
-        args.prompt
+        args.prompt.clone()
     };
     if prompt.trim().is_empty() {
         anyhow::bail!("the prompt is empty");
     }
-    let root = std::env::current_dir()?;
-    let mut config = Config::load(&root, None)?;
-    for warning in &config.warnings {
+    let mut bench =
+        Workbench::open(&Root::from_cli(args.root.clone())?, Options { mcp: Mcp::Sessions, ..Options::default() })?;
+    let outcome = turn(&mut bench, args, prompt).await;
+    // Whatever happened, the language servers and MCP servers it started stop.
+    bench.close().await;
+    outcome
+}
+
+/// The session's turn (or `/compact`) in the opened workbench.
+async fn turn(bench: &mut Workbench, args: RunArgs, prompt: String) -> anyhow::Result<ExitCode> {
+    for warning in &bench.config.warnings {
         eprintln!("tandem: {warning}");
     }
     if let Some(model) = &args.model {
-        config.provider.model = Some(model.clone());
+        bench.config.provider.model = Some(model.clone());
     }
-    let provider = config.provider_settings()?;
-    if let Some(notice) = tandem_llm::profile::resolve(&provider, &provider.model).notice(&provider.model) {
+    let mut agent_config = bench.agent_config()?;
+    let provider = &agent_config.provider;
+    if let Some(notice) = tandem_llm::profile::resolve(provider, &provider.model).notice(&provider.model) {
         eprintln!("tandem: {notice}");
     }
-    let workspace = Arc::new(Workspace::new(&root, &config.allowed_paths)?);
-    let registry = Arc::new(Registry::builtin(config.tools.clone()));
-    let mcp = tandem_mcp::McpManager::from_workspace(
-        workspace.root(),
-        Arc::clone(&registry),
-        config.tools.profile == tandem_tools::Profile::Full,
-    );
-    mcp.ready(std::time::Duration::from_secs(10)).await;
+    if let Some(mode) = args.mode {
+        agent_config.default_mode = mode;
+    }
+    bench.mcp_ready(std::time::Duration::from_secs(10)).await;
     let terminal = Arc::new(Terminal {
         style: Style { color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() },
         yes: args.yes,
@@ -334,28 +337,7 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
         asking: tokio::sync::Mutex::new(()),
         usage: Mutex::new(None),
     });
-    let mut agent_config = config.agent_config(provider);
-    if let Some(mode) = args.mode {
-        agent_config.default_mode = mode;
-    }
-    let cache = Arc::new(BufferCache::new());
-    let servers =
-        match tandem_lsp_proxy::LspProxy::new(workspace.root().to_path_buf(), Arc::clone(&cache), &config.lsp, None) {
-            Ok(proxy) => Some(Arc::new(proxy)),
-            Err(err) => {
-                eprintln!("tandem: language servers are off: {err}");
-                None
-            }
-        };
-    let agent = Agent::new(
-        workspace,
-        cache,
-        registry,
-        None,
-        servers.clone().map(|proxy| proxy as Arc<dyn tandem_tools::CodeIntel>),
-        Arc::clone(&terminal) as Arc<dyn SessionClient>,
-        agent_config,
-    )?;
+    let agent = bench.agent(None, Arc::clone(&terminal) as Arc<dyn SessionClient>, agent_config)?;
     let session_id = match args.session {
         Some(id) => {
             agent
@@ -366,7 +348,10 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
             id
         }
-        None => agent.new_session(SessionNewParams { mode: args.mode, ..Default::default() })?.session_id,
+        None => {
+            let cwd = Some(bench.working_dir.display().to_string());
+            agent.new_session(SessionNewParams { mode: args.mode, cwd, ..Default::default() })?.session_id
+        }
     };
     let cancel_agent = Arc::clone(&agent);
     let cancel_id = session_id.clone();
@@ -390,14 +375,10 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
         .prompt(SessionPromptParams { session_id: session_id.clone(), prompt: vec![ContentBlock::text(prompt)] })
         .await?;
     ctrl_c.abort();
-    if let Some(servers) = &servers {
-        servers.shutdown().await;
-    }
-    mcp.shutdown().await;
     out("\n");
     let stop =
         serde_json::to_value(result.stop_reason).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-    let usage = terminal.usage.lock().unwrap_or_else(PoisonError::into_inner).map(|u| format!(" — {}", usage_line(&u)));
+    let usage = terminal.usage.lock().map(|u| format!(" — {}", usage_line(&u)));
     eprintln!(
         "tandem: session {session_id} ended: {stop}{} (continue it with --session {session_id})",
         usage.unwrap_or_default()

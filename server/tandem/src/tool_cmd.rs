@@ -5,13 +5,13 @@ use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context;
+use std::path::PathBuf;
+
 use serde_json::{Value, json};
 use tandem_protocol::ToolResult;
-use tandem_text::BufferCache;
-use tandem_tools::{Effect, Registry, Tool, ToolContext, Workspace};
+use tandem_tools::{Effect, Tool};
 
-use crate::config::Config;
+use crate::workbench::{MCP_READY_WAIT_CLI, Mcp, Options, Root, Workbench, WorkbenchError};
 
 /// How `tandem tool` prints a result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,36 +30,18 @@ fn usage(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// The current directory's workspace and its tool registry (config warnings logged); shared by
-/// `tandem tool` and `tandem mcp`.
-pub(crate) fn setup() -> anyhow::Result<(Arc<Workspace>, Registry)> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let config = Config::load(&cwd, None)?;
-    for warning in &config.warnings {
-        tracing::warn!("{warning}");
-    }
-    let workspace = Workspace::new(&cwd, &config.allowed_paths)
-        .with_context(|| format!("cannot open the workspace at {}", cwd.display()))?;
-    Ok((Arc::new(workspace), Registry::builtin(config.tools)))
-}
-
-/// The registry with the workspace's MCP servers started and their tools listed, when `mcp`;
-/// the manager must be shut down after use so the servers' processes end.
-async fn setup_with_mcp(
-    mcp: bool,
-) -> anyhow::Result<(Arc<Workspace>, Arc<Registry>, Option<Arc<tandem_mcp::McpManager>>)> {
-    let (workspace, registry) = setup()?;
-    let registry = Arc::new(registry);
-    // MCP tools exist once their servers have listed them; starting servers costs time (and
-    // may start programs), so only the commands that show or call MCP tools do it.
-    let manager = if mcp {
-        let manager = tandem_mcp::McpManager::from_workspace(workspace.root(), Arc::clone(&registry), false);
-        manager.ready(std::time::Duration::from_secs(30)).await;
-        Some(manager)
-    } else {
-        None
-    };
-    Ok((workspace, registry, manager))
+/// The project around the current directory (or `--root`) with the workspace's MCP servers
+/// started and their tools listed, when `mcp` (starting servers costs time and may start
+/// programs, so only the commands that show or call MCP tools do it); [`Workbench::close`]
+/// must run after use so the servers' processes end.
+async fn open(root: Option<PathBuf>, mcp: bool) -> Result<Workbench, WorkbenchError> {
+    let bench = Workbench::open(
+        &Root::from_cli(root)?,
+        Options { mcp: if mcp { Mcp::Tools } else { Mcp::Off }, ..Options::default() },
+    )?;
+    bench.log_warnings();
+    bench.mcp_ready(MCP_READY_WAIT_CLI).await;
+    Ok(bench)
 }
 
 fn print_json(value: &impl serde::Serialize) -> ExitCode {
@@ -78,7 +60,7 @@ fn print_text(text: &str) -> ExitCode {
 }
 
 /// `tandem tool <name> [json]`.
-pub async fn run(name: &str, arguments: Option<&str>, output: Output) -> ExitCode {
+pub async fn run(root: Option<PathBuf>, name: &str, arguments: Option<&str>, output: Output) -> ExitCode {
     let text = match arguments {
         None => "{}".to_owned(),
         Some("-") => {
@@ -95,15 +77,12 @@ pub async fn run(name: &str, arguments: Option<&str>, output: Output) -> ExitCod
         Ok(_) => return usage("arguments must be a JSON object, e.g. '{\"file_path\": \"README.md\"}'"),
         Err(err) => return usage(format!("arguments are not valid JSON: {err}")),
     };
-    let (workspace, registry, mcp) = match setup_with_mcp(name.starts_with("mcp")).await {
-        Ok(setup) => setup,
-        Err(err) => return usage(format!("{err:#}")),
+    let bench = match open(root, name.starts_with("mcp")).await {
+        Ok(bench) => bench,
+        Err(err) => return usage(err),
     };
-    let ctx = ToolContext::new(workspace, Arc::new(BufferCache::new()));
-    let outcome = registry.call(name, arguments, ctx).await;
-    if let Some(manager) = &mcp {
-        manager.shutdown().await;
-    }
+    let outcome = bench.registry.call(name, arguments, bench.tool_context()).await;
+    bench.close().await;
     match outcome {
         Err(err) => usage(format!("{err}; `tandem tools` lists the tools")),
         Ok(result) => {
@@ -302,15 +281,13 @@ fn tool_json(tool: &dyn Tool) -> Value {
 }
 
 /// `tandem tools [--json]`.
-pub async fn list(as_json: bool) -> ExitCode {
-    let (_, registry, mcp) = match setup_with_mcp(true).await {
-        Ok(setup) => setup,
-        Err(err) => return usage(format!("{err:#}")),
+pub async fn list(root: Option<PathBuf>, as_json: bool) -> ExitCode {
+    let bench = match open(root, true).await {
+        Ok(bench) => bench,
+        Err(err) => return usage(err),
     };
-    let tools: Vec<Arc<dyn Tool>> = registry.enabled().collect();
-    if let Some(manager) = &mcp {
-        manager.shutdown().await;
-    }
+    let tools: Vec<Arc<dyn Tool>> = bench.registry.enabled().collect();
+    bench.close().await;
     if as_json {
         print_json(&tools.iter().map(|t| tool_json(t.as_ref())).collect::<Vec<_>>())
     } else {
@@ -319,15 +296,14 @@ pub async fn list(as_json: bool) -> ExitCode {
 }
 
 /// `tandem tool <name> --help`.
-pub async fn help(name: &str) -> ExitCode {
-    let (_, registry, mcp) = match setup_with_mcp(name.starts_with("mcp")).await {
-        Ok(setup) => setup,
-        Err(err) => return usage(format!("{err:#}")),
+pub async fn help(root: Option<PathBuf>, name: &str) -> ExitCode {
+    let bench = match open(root, name.starts_with("mcp")).await {
+        Ok(bench) => bench,
+        Err(err) => return usage(err),
     };
+    let registry = Arc::clone(&bench.registry);
     let tool = registry.find(name);
-    if let Some(manager) = &mcp {
-        manager.shutdown().await;
-    }
+    bench.close().await;
     let Some(tool) = tool else {
         return usage(format!("{}; `tandem tools` lists the tools", registry.unknown_tool(name)));
     };
@@ -484,7 +460,7 @@ mod tests {
 
     #[test]
     fn every_builtin_tool_has_a_one_line_summary_that_ends_a_sentence() {
-        let registry = Registry::builtin(tandem_tools::ToolConfig::default());
+        let registry = tandem_tools::Registry::builtin(tandem_tools::ToolConfig::default());
         for tool in registry.enabled() {
             let spec = tool.spec();
             let summary = first_sentence(spec.description);

@@ -2,14 +2,15 @@
 //! questions ([`SessionClient`]); file reads and writes and terminals when the client offers
 //! them ([`EditorClient`]: `fs/read_text_file`, `fs/write_text_file`, `terminal/*`).
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tandem_agent::SessionClient;
+use tandem_agent::{ClientError, SessionClient};
 use tandem_protocol::{
     AskUserParams, AskUserResult, RequestPermissionParams, RequestPermissionResult, SessionUpdate, ToolCallContent,
     ToolCallUpdate,
@@ -63,11 +64,11 @@ fn top_session(session_id: &str) -> &str {
     session_id.split('.').next().unwrap_or(session_id)
 }
 
-fn rpc_message(method: &str, err: RpcError) -> String {
+fn rpc_message(method: &str, err: RpcError) -> ClientError {
     if err.code == RpcError::METHOD_NOT_FOUND {
-        format!("the client does not implement {method}")
+        ClientError::NotImplemented(method.to_owned())
     } else {
-        format!("{method} failed: {} (code {})", err.message, err.code)
+        ClientError::Failed { method: method.to_owned(), message: format!("{} (code {})", err.message, err.code) }
     }
 }
 
@@ -78,7 +79,7 @@ impl AcpClient {
 
     /// Stops (`true`) or resumes sending the updates of `session_id`.
     pub fn mute(&self, session_id: &str, muted: bool) {
-        let mut set = self.muted.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut set = self.muted.lock();
         if muted {
             set.insert(session_id.to_owned());
         } else {
@@ -88,7 +89,7 @@ impl AcpClient {
 
     /// Sends one `session/update`.
     pub fn send_update(&self, session_id: &str, update: &SessionUpdate) {
-        if self.muted.lock().unwrap_or_else(PoisonError::into_inner).contains(session_id) {
+        if self.muted.lock().contains(session_id) {
             return;
         }
         if let SessionUpdate::ToolCallUpdate(ToolCallUpdate {
@@ -97,10 +98,7 @@ impl AcpClient {
             ..
         }) = update
         {
-            self.running
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(top_session(session_id).to_owned(), tool_call_id.clone());
+            self.running.lock().insert(top_session(session_id).to_owned(), tool_call_id.clone());
         }
         // A provider that reports no usage: saying "0 tokens used" would mislead.
         if let SessionUpdate::UsageUpdate(usage) = update
@@ -111,16 +109,19 @@ impl AcpClient {
         self.conn.notify("session/update", json!({ "sessionId": session_id, "update": mapping::update(update) }));
     }
 
-    async fn call(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, String> {
+    async fn call(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, ClientError> {
         match tokio::time::timeout(timeout, self.conn.request(method, params)).await {
-            Err(_) => Err(format!("the client did not answer {method} within {}s", timeout.as_secs())),
+            Err(_) => Err(ClientError::Unavailable(format!(
+                "the client did not answer {method} within {}s",
+                timeout.as_secs()
+            ))),
             Ok(Err(err)) => Err(rpc_message(method, err)),
             Ok(Ok(value)) => Ok(value),
         }
     }
 
     /// `ask_user` through `elicitation/create` (a form with one field per question).
-    async fn elicit(&self, params: &AskUserParams) -> Result<AskUserResult, String> {
+    async fn elicit(&self, params: &AskUserParams) -> Result<AskUserResult, ClientError> {
         let mut properties = serde_json::Map::new();
         let mut required = Vec::new();
         for (i, q) in params.questions.iter().enumerate() {
@@ -145,7 +146,7 @@ impl AcpClient {
         }
         let message = params.questions.iter().map(|q| q.question.as_str()).collect::<Vec<_>>().join("\n");
         let session_id = top_session(&params.session_id);
-        let tool_call_id = self.running.lock().unwrap_or_else(PoisonError::into_inner).get(session_id).cloned();
+        let tool_call_id = self.running.lock().get(session_id).cloned();
         let request = json!({
             "sessionId": session_id,
             "toolCallId": tool_call_id,
@@ -171,7 +172,9 @@ impl AcpClient {
                 Ok(AskUserResult { answers: Some(answers), cancelled: None })
             }
             Some("decline" | "cancel") => Ok(AskUserResult { answers: None, cancelled: Some(true) }),
-            other => Err(format!("elicitation/create answered with an unknown action {other:?}")),
+            other => {
+                Err(ClientError::InvalidAnswer(format!("elicitation/create answered with an unknown action {other:?}")))
+            }
         }
     }
 }
@@ -179,20 +182,20 @@ impl AcpClient {
 impl AcpClient {
     /// Without elicitation, one single-choice question is asked as a permission request whose
     /// options are the answers (every ACP client shows those); anything else cannot be asked.
-    async fn ask_as_permission(&self, params: &AskUserParams) -> Result<AskUserResult, String> {
+    async fn ask_as_permission(&self, params: &AskUserParams) -> Result<AskUserResult, ClientError> {
         const CANNOT: &str = "this editor cannot show questions with free or multiple answers (no ACP elicitation support): ask in your answer instead and end the turn";
-        let [question] = params.questions.as_slice() else { return Err(CANNOT.to_owned()) };
+        let cannot = || ClientError::Unavailable(CANNOT.to_owned());
+        let [question] = params.questions.as_slice() else { return Err(cannot()) };
         if question.options.is_empty() || question.multi_select {
-            return Err(CANNOT.to_owned());
+            return Err(cannot());
         }
         let session_id = top_session(&params.session_id).to_owned();
         let tool_call_id = self
             .running
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
             .get(&session_id)
             .cloned()
-            .ok_or("no tool call is running to ask from")?;
+            .ok_or_else(|| ClientError::Unavailable("no tool call is running to ask from".to_owned()))?;
         let mut text = question.question.clone();
         for option in question.options.iter().filter(|o| !o.description.is_empty()) {
             text.push_str(&format!("\n- {}: {}", option.label, option.description));
@@ -239,7 +242,10 @@ impl SessionClient for AcpClient {
         self.send_update(session_id, &update);
     }
 
-    async fn request_permission(&self, params: RequestPermissionParams) -> Result<RequestPermissionResult, String> {
+    async fn request_permission(
+        &self,
+        params: RequestPermissionParams,
+    ) -> Result<RequestPermissionResult, ClientError> {
         let mut params = params;
         params.session_id = top_session(&params.session_id).to_owned();
         // No timeout here: the approver bounds the wait and cancels.
@@ -248,10 +254,10 @@ impl SessionClient for AcpClient {
             .request("session/request_permission", mapping::permission_request(&params))
             .await
             .map_err(|err| rpc_message("session/request_permission", err))?;
-        mapping::permission_result(&answer)
+        mapping::permission_result(&answer).map_err(ClientError::InvalidAnswer)
     }
 
-    async fn ask_user(&self, params: AskUserParams) -> Result<AskUserResult, String> {
+    async fn ask_user(&self, params: AskUserParams) -> Result<AskUserResult, ClientError> {
         if self.caps.elicitation_form {
             return self.elicit(&params).await;
         }
@@ -303,7 +309,7 @@ impl EditorClient for AcpClient {
     async fn read_file(&self, session_id: Option<&str>, path: &Path) -> Result<String, String> {
         let session_id = session_id.map(top_session).ok_or("a file read outside a session")?;
         let params = json!({ "sessionId": session_id, "path": path });
-        let answer = self.call("fs/read_text_file", params, FILE_REQUEST_TIMEOUT).await?;
+        let answer = self.call("fs/read_text_file", params, FILE_REQUEST_TIMEOUT).await.map_err(|e| e.to_string())?;
         answer
             .get("content")
             .and_then(Value::as_str)
@@ -318,7 +324,7 @@ impl EditorClient for AcpClient {
     async fn write_file(&self, session_id: Option<&str>, path: &Path, text: &str) -> Result<(), String> {
         let session_id = session_id.map(top_session).ok_or("a file write outside a session")?;
         let params = json!({ "sessionId": session_id, "path": path, "content": text });
-        self.call("fs/write_text_file", params, FILE_REQUEST_TIMEOUT).await.map(|_| ())
+        self.call("fs/write_text_file", params, FILE_REQUEST_TIMEOUT).await.map(|_| ()).map_err(|e| e.to_string())
     }
 
     fn runs_commands(&self) -> bool {
@@ -343,7 +349,8 @@ impl EditorClient for AcpClient {
                 }),
                 FILE_REQUEST_TIMEOUT,
             )
-            .await?;
+            .await
+            .map_err(|e| e.to_string())?;
         let terminal_id = created
             .get("terminalId")
             .and_then(Value::as_str)
@@ -370,12 +377,12 @@ impl EditorClient for AcpClient {
         let waited = tokio::time::timeout(run.timeout, self.conn.request("terminal/wait_for_exit", ids.clone())).await;
         let timed_out = waited.is_err();
         if timed_out {
-            self.call("terminal/kill", ids.clone(), TERMINAL_GRACE).await?;
+            self.call("terminal/kill", ids.clone(), TERMINAL_GRACE).await.map_err(|e| e.to_string())?;
         }
         if let Ok(Err(err)) = waited {
-            return Err(rpc_message("terminal/wait_for_exit", err));
+            return Err(rpc_message("terminal/wait_for_exit", err).to_string());
         }
-        let output = self.call("terminal/output", ids.clone(), TERMINAL_GRACE).await?;
+        let output = self.call("terminal/output", ids.clone(), TERMINAL_GRACE).await.map_err(|e| e.to_string())?;
         guard.done = true;
         if let Err(err) = self.call("terminal/release", ids, TERMINAL_GRACE).await {
             tracing::warn!("{err}");

@@ -16,29 +16,29 @@
 mod client;
 mod mapping;
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tandem_agent::{Agent, AgentError};
-use tandem_lsp_proxy::LspProxy;
 use tandem_protocol::{
     ModeId, SessionListParams, SessionLoadParams, SessionNewParams, SessionPromptParams, SessionSetModeParams,
     SessionUpdate, StopReason,
 };
 use tandem_text::BufferCache;
-use tandem_tools::{CodeIntel, EditorClient, Registry, Workspace};
+use tandem_tools::EditorClient;
 use tokio::io::{AsyncRead, BufReader};
 use tracing::Instrument as _;
 
 use self::client::{AcpClient, ClientCaps};
 use self::mapping::string_param;
-use crate::config::Config;
 use crate::rpc::ndjson::{self, Line};
 use crate::rpc::{Connection, Framing, Incoming, RpcError};
+use crate::workbench::{Mcp, Options, Root, Workbench, WorkbenchError};
 
 /// How long `session/new` waits for MCP servers that are still connecting.
 const MCP_READY_WAIT: Duration = Duration::from_secs(10);
@@ -63,10 +63,9 @@ const WRITER_DRAIN: Duration = Duration::from_secs(3);
 
 /// One workspace (a root directory) and the agent serving its sessions.
 struct Ready {
-    root: PathBuf,
+    /// The project: workspace, tools, MCP servers, language servers.
+    bench: Workbench,
     agent: Arc<Agent>,
-    mcp: Arc<tandem_mcp::McpManager>,
-    intel: Option<Arc<LspProxy>>,
 }
 
 struct Server {
@@ -76,6 +75,14 @@ struct Server {
     client: Mutex<Option<Arc<AcpClient>>>,
     workspaces: tokio::sync::Mutex<Vec<Arc<Ready>>>,
     sessions: Mutex<HashMap<String, Arc<Ready>>>,
+}
+
+fn workbench_error(err: WorkbenchError) -> RpcError {
+    match err {
+        WorkbenchError::Agent(err) => agent_error(err),
+        WorkbenchError::Config(_) | WorkbenchError::Provider(_) => RpcError::invalid_params(err.to_string()),
+        _ => RpcError::internal(err.to_string()),
+    }
 }
 
 fn agent_error(err: AgentError) -> RpcError {
@@ -244,15 +251,11 @@ impl Server {
     }
 
     fn client(&self) -> Result<Arc<AcpClient>, RpcError> {
-        self.client
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-            .ok_or_else(|| RpcError::new(RpcError::INVALID_REQUEST, "initialize first"))
+        self.client.lock().clone().ok_or_else(|| RpcError::new(RpcError::INVALID_REQUEST, "initialize first"))
     }
 
     fn ready_of(&self, session_id: &str) -> Result<Arc<Ready>, RpcError> {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(session_id).cloned().ok_or_else(|| {
+        self.sessions.lock().get(session_id).cloned().ok_or_else(|| {
             RpcError::new(
                 RpcError::RESOURCE_NOT_FOUND,
                 format!(
@@ -271,8 +274,7 @@ impl Server {
         let version = if requested == mapping::PROTOCOL_VERSION { requested } else { mapping::PROTOCOL_VERSION };
         let caps = ClientCaps::from_json(params.get("clientCapabilities"));
         tracing::info!(requested, ?caps, "initialize");
-        *self.client.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some(Arc::new(AcpClient::new(Arc::clone(&self.conn), caps)));
+        *self.client.lock() = Some(Arc::new(AcpClient::new(Arc::clone(&self.conn), caps)));
         Ok(json!({
             "protocolVersion": version,
             "agentCapabilities": {
@@ -299,56 +301,46 @@ impl Server {
             return Err(RpcError::invalid_params(format!("`cwd` {cwd} is not a directory")));
         }
         let mut workspaces = self.workspaces.lock().await;
-        if let Some(ready) = workspaces.iter().find(|w| dir.starts_with(&w.root)) {
+        if let Some(ready) = workspaces.iter().find(|w| dir.starts_with(w.bench.workspace.root())) {
             return Ok((Arc::clone(ready), dir));
         }
-        let ready = Arc::new(self.open(&dir)?);
+        let ready = Arc::new(self.open(&dir).await?);
         workspaces.push(Arc::clone(&ready));
         Ok((ready, dir))
     }
 
-    fn open(&self, root: &Path) -> Result<Ready, RpcError> {
+    /// The workbench at `root` (the session's `cwd`: the client names the project) and its
+    /// agent.
+    async fn open(&self, root: &Path) -> Result<Ready, RpcError> {
         let client = self.client()?;
-        let config = Config::load(root, None).map_err(|err| RpcError::invalid_params(format!("{err:#}")))?;
-        for warning in &config.warnings {
-            tracing::warn!("{warning}");
-        }
-        let provider = config.provider_settings().map_err(|err| RpcError::invalid_params(format!("{err:#}")))?;
-        let workspace = Workspace::new(root, &config.allowed_paths)
-            .map_err(|err| RpcError::internal(format!("cannot open the workspace at {}: {err}", root.display())))?;
-        let agent_config = config.agent_config(provider);
-        let full_profile = config.tools.profile == tandem_tools::Profile::Full;
-        let registry = Arc::new(Registry::builtin(config.tools));
-        let mcp = tandem_mcp::McpManager::from_workspace(workspace.root(), Arc::clone(&registry), full_profile);
-        let intel = match LspProxy::new(workspace.root().to_path_buf(), Arc::clone(&self.cache), &config.lsp, None) {
-            Ok(proxy) => Some(Arc::new(proxy)),
-            Err(err) => {
-                tracing::error!("language servers are off: {err}");
-                None
+        let options = Options { mcp: Mcp::Sessions, cache: Some(Arc::clone(&self.cache)), ..Options::default() };
+        let bench =
+            Workbench::open(&Root::Given { root: root.to_path_buf(), cwd: None }, options).map_err(workbench_error)?;
+        bench.log_warnings();
+        let agent = bench
+            .agent_config()
+            .and_then(|config| bench.agent(Some(Arc::clone(&client) as Arc<dyn EditorClient>), client, config));
+        match agent {
+            Ok(agent) => {
+                tracing::info!(root = %bench.workspace.root().display(), "workspace opened");
+                Ok(Ready { bench, agent })
             }
-        };
-        let root = workspace.root().to_path_buf();
-        let agent = Agent::new(
-            Arc::new(workspace),
-            Arc::clone(&self.cache),
-            registry,
-            Some(Arc::clone(&client) as Arc<dyn EditorClient>),
-            intel.clone().map(|proxy| proxy as Arc<dyn CodeIntel>),
-            client,
-            agent_config,
-        )
-        .map_err(|err| RpcError::invalid_params(err.to_string()))?;
-        tracing::info!(root = %root.display(), "workspace opened");
-        Ok(Ready { root, agent, mcp, intel })
+            Err(err) => {
+                // Nothing serves this workspace: the servers it started stop now.
+                bench.close().await;
+                Err(workbench_error(err))
+            }
+        }
     }
 
     async fn add_mcp_servers(&self, ready: &Ready, params: &Value) {
-        if let Some(servers) = params.get("mcpServers").filter(|s| s.as_array().is_some_and(|a| !a.is_empty())) {
-            for warning in ready.mcp.add_session_servers(servers).await {
+        let servers = params.get("mcpServers").filter(|s| s.as_array().is_some_and(|a| !a.is_empty()));
+        if let (Some(servers), Some(mcp)) = (servers, &ready.bench.mcp) {
+            for warning in mcp.add_session_servers(servers).await {
                 tracing::warn!("{warning}");
             }
         }
-        ready.mcp.ready(MCP_READY_WAIT).await;
+        ready.bench.mcp_ready(MCP_READY_WAIT).await;
     }
 
     fn session_state(&self, ready: &Ready, session_id: &str) -> Result<(ModeId, String), RpcError> {
@@ -363,10 +355,7 @@ impl Server {
             .agent
             .new_session(SessionNewParams { cwd: Some(dir.display().to_string()), ..Default::default() })
             .map_err(agent_error)?;
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(created.session_id.clone(), Arc::clone(&ready));
+        self.sessions.lock().insert(created.session_id.clone(), Arc::clone(&ready));
         let model = created.model.clone().unwrap_or_else(|| ready.agent.default_model().to_owned());
         Ok(json!({
             "sessionId": created.session_id,
@@ -395,7 +384,7 @@ impl Server {
             .await;
         client.mute(&session_id, false);
         let loaded = loaded.map_err(agent_error)?;
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(session_id.clone(), Arc::clone(&ready));
+        self.sessions.lock().insert(session_id.clone(), Arc::clone(&ready));
         let (mode, model) = self.session_state(&ready, &session_id)?;
         Ok(json!({
             "modes": mapping::modes(&loaded.modes),
@@ -562,22 +551,14 @@ impl Server {
     }
 
     async fn shutdown(&self) {
-        let sessions: Vec<(String, Arc<Ready>)> = self
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .map(|(id, ready)| (id.clone(), Arc::clone(ready)))
-            .collect();
+        let sessions: Vec<(String, Arc<Ready>)> =
+            self.sessions.lock().iter().map(|(id, ready)| (id.clone(), Arc::clone(ready))).collect();
         for (id, ready) in sessions {
             ready.agent.cancel(&id);
         }
         let workspaces = std::mem::take(&mut *self.workspaces.lock().await);
         for ready in workspaces {
-            if let Some(proxy) = &ready.intel {
-                proxy.shutdown().await;
-            }
-            ready.mcp.shutdown().await;
+            ready.bench.close().await;
         }
     }
 }

@@ -1,16 +1,17 @@
 //! The editor as the agent and the tools see it over LSP: session updates and questions
 //! ([`LspSessionClient`]), edits and saves ([`LspEditor`]), and the language servers' progress.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use ls_types::{self as lsp, OneOf, Uri};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tandem_agent::SessionClient;
+use tandem_agent::{ClientError, SessionClient};
 use tandem_lsp_proxy::{ProgressEvent, ProgressKind};
 use tandem_protocol::{
     AskUserParams, AskUserResult, DocumentSaveParams, DocumentSaveResult, RequestPermissionParams,
@@ -52,8 +53,12 @@ impl LspSessionClient {
     }
 }
 
-fn unless_missing(method: &str, err: RpcError) -> String {
-    if err.code == RpcError::METHOD_NOT_FOUND { format!("the editor does not implement {method}") } else { err.message }
+fn unless_missing(method: &str, err: RpcError) -> ClientError {
+    if err.code == RpcError::METHOD_NOT_FOUND {
+        ClientError::NotImplemented(method.to_owned())
+    } else {
+        ClientError::Failed { method: method.to_owned(), message: err.message }
+    }
 }
 
 #[async_trait]
@@ -64,12 +69,15 @@ impl SessionClient for LspSessionClient {
         notify(&self.conn, methods::SESSION_UPDATE, notification);
     }
 
-    async fn request_permission(&self, params: RequestPermissionParams) -> Result<RequestPermissionResult, String> {
+    async fn request_permission(
+        &self,
+        params: RequestPermissionParams,
+    ) -> Result<RequestPermissionResult, ClientError> {
         let method = methods::SESSION_REQUEST_PERMISSION;
         call(&self.conn, method, params).await.map_err(|err| unless_missing(method, err))
     }
 
-    async fn ask_user(&self, params: AskUserParams) -> Result<AskUserResult, String> {
+    async fn ask_user(&self, params: AskUserParams) -> Result<AskUserResult, ClientError> {
         let method = methods::SESSION_ASK_USER;
         call(&self.conn, method, params).await.map_err(|err| unless_missing(method, err))
     }
@@ -98,7 +106,7 @@ impl LspEditor {
     }
 
     fn uri(&self, path: &Path) -> Result<Uri, String> {
-        if let Some(uri) = self.uris.lock().unwrap_or_else(PoisonError::into_inner).get(path) {
+        if let Some(uri) = self.uris.lock().get(path) {
             return Ok(uri.clone());
         }
         Uri::from_file_path(path).ok_or_else(|| format!("cannot make a URI of {}", path.display()))

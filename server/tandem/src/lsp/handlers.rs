@@ -1,9 +1,10 @@
 //! The LSP door's handlers: `initialize`, text sync into the buffer cache, `tandem/tools/*`
 //! (tools with the authority of the person at the editor) and `tandem/session/*` (the agent).
 
+use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ls_types::{
@@ -14,33 +15,28 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tandem_agent::{Agent, AgentError};
-use tandem_lsp_proxy::LspProxy;
 use tandem_protocol::{
     InitializationOptions, ModeId, PROTOCOL_VERSION, SessionCancelParams, SessionCheckpointsParams, SessionListParams,
     SessionLoadParams, SessionNewParams, SessionPromptParams, SessionRestoreParams, SessionSetModeParams,
     TandemCapabilities, ToolGroup, ToolsCallParams, ToolsListParams, ToolsListResult, methods,
 };
 use tandem_text::{BufferCache, ContentChange, Position, PositionEncoding};
-use tandem_tools::{CodeIntel, EditorClient, Registry, ToolContext, Workspace};
+use tandem_tools::EditorClient;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::editor::{LspEditor, LspSessionClient, forward_progress};
-use crate::config::Config;
 use crate::rpc::{Connection, RpcError};
+use crate::workbench::{Mcp, Options, Root, Workbench, WorkbenchError};
 
 /// How long `session/new` waits for MCP servers that are still connecting.
 const MCP_READY_WAIT: Duration = Duration::from_secs(10);
 
 /// What exists once `initialize` has run.
 struct Ready {
-    workspace: Arc<Workspace>,
-    registry: Arc<Registry>,
-    /// MCP servers of the workspace (their tools are in `registry`).
-    mcp: Arc<tandem_mcp::McpManager>,
+    /// The project: workspace, tools, MCP servers, language servers.
+    bench: Workbench,
     editor: Arc<LspEditor>,
-    /// The language servers (the `lsp` tool, diagnostics after edits).
-    intel: Option<Arc<LspProxy>>,
     /// The sessions, or why there are none (an invalid provider configuration).
     agent: Result<Arc<Agent>, String>,
 }
@@ -93,18 +89,22 @@ fn cache_path(uri: &Uri) -> Option<PathBuf> {
     }
 }
 
-fn workspace_root(params: &InitializeParams) -> PathBuf {
+/// The client's first workspace folder, else its `rootUri`; else the project around the
+/// sidecar's current directory.
+fn workspace_root(params: &InitializeParams) -> Result<Root, RpcError> {
     #[expect(deprecated, reason = "root_uri is what older clients (Neovim 0.7) send")]
     let root_uri = params.root_uri.as_ref();
-    params
+    let given = params
         .workspace_folders
         .as_ref()
         .and_then(|folders| folders.first())
         .map(|folder| &folder.uri)
         .or(root_uri)
-        .and_then(|uri| uri.to_file_path().map(|p| p.into_owned()))
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("/"))
+        .and_then(|uri| uri.to_file_path().map(|p| p.into_owned()));
+    match given {
+        Some(root) => Ok(Root::Given { root, cwd: None }),
+        None => Root::from_cli(None).map_err(|err| RpcError::internal(err.to_string())),
+    }
 }
 
 impl Backend {
@@ -119,15 +119,11 @@ impl Backend {
     }
 
     fn ready(&self) -> Result<Arc<Ready>, RpcError> {
-        self.ready
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-            .ok_or_else(|| RpcError::new(RpcError::RESOURCE_NOT_FOUND, "initialize first"))
+        self.ready.read().clone().ok_or_else(|| RpcError::new(RpcError::RESOURCE_NOT_FOUND, "initialize first"))
     }
 
     fn encoding(&self) -> PositionEncoding {
-        *self.encoding.read().unwrap_or_else(PoisonError::into_inner)
+        *self.encoding.read()
     }
 
     fn agent(&self) -> Result<Arc<Agent>, RpcError> {
@@ -136,9 +132,9 @@ impl Backend {
 
     /// Stops the language servers (at `shutdown`, and when the session ends without it).
     pub async fn stop_language_servers(&self) {
-        let proxy = self.ready.read().unwrap_or_else(PoisonError::into_inner).as_ref().and_then(|r| r.intel.clone());
-        if let Some(proxy) = proxy {
-            proxy.shutdown().await;
+        let ready = self.ready.read().clone();
+        if let Some(ready) = ready {
+            ready.bench.stop_language_servers().await;
         }
     }
 
@@ -172,38 +168,39 @@ impl Backend {
 
     fn tools_list(&self, _params: ToolsListParams) -> Result<Value, RpcError> {
         let ready = self.ready()?;
-        to_json(ToolsListResult { tools: ready.registry.infos(), profile: ready.registry.config().profile.to_string() })
+        let registry = &ready.bench.registry;
+        to_json(ToolsListResult { tools: registry.infos(), profile: registry.config().profile.to_string() })
     }
 
     async fn tools_call(&self, params: ToolsCallParams, cancel: &CancellationToken) -> Result<Value, RpcError> {
         let ready = self.ready()?;
-        let mut ctx = ToolContext::new(Arc::clone(&ready.workspace), Arc::clone(&self.cache));
+        let mut ctx = ready.bench.tool_context();
         ctx.session_id = params.session_id;
         ctx.editor = Some(Arc::clone(&ready.editor) as Arc<dyn EditorClient>);
-        ctx.intel = ready.intel.clone().map(|proxy| proxy as Arc<dyn CodeIntel>);
         // A cancelled command stops with its process group, an MCP call at once; file tools
         // finish what they started, so a multi-file change is never cut in half.
         let cancellable = ready
+            .bench
             .registry
             .find(&params.name)
             .is_some_and(|tool| matches!(tool.spec().group, ToolGroup::Exec | ToolGroup::Mcp));
         let span = tracing::info_span!("tool", name = %params.name);
-        let call = ready.registry.call(&params.name, params.arguments, ctx).instrument(span);
+        let call = ready.bench.registry.call(&params.name, params.arguments, ctx).instrument(span);
         let result = if cancellable { abortable(cancel, call).await? } else { call.await };
         to_json(result.map_err(|err| RpcError::invalid_params(err.to_string()))?)
     }
 
     async fn session_new(&self, params: SessionNewParams) -> Result<Value, RpcError> {
         let agent = self.agent()?;
-        let mcp = Arc::clone(&self.ready()?.mcp);
+        let ready = self.ready()?;
         // Servers the editor passes join the process's; then the session's first turn waits
         // (bounded) for the servers to list their tools.
-        if let Some(servers) = &params.mcp_servers {
+        if let (Some(servers), Some(mcp)) = (&params.mcp_servers, &ready.bench.mcp) {
             for warning in mcp.add_session_servers(servers).await {
                 tracing::warn!("{warning}");
             }
         }
-        mcp.ready(MCP_READY_WAIT).await;
+        ready.bench.mcp_ready(MCP_READY_WAIT).await;
         to_json(agent.new_session(params).map_err(agent_error)?)
     }
 
@@ -260,7 +257,7 @@ impl Backend {
     /// `initialize`: opens the workspace, the tools, the language servers and the agent.
     pub fn initialize(&self, params: Value) -> Result<Value, RpcError> {
         let params: InitializeParams = parse(params)?;
-        let root = workspace_root(&params);
+        let root = workspace_root(&params)?;
         let init: Option<InitializationOptions> = match params.initialization_options.clone() {
             None | Some(Value::Null) => None,
             Some(value) => Some(
@@ -268,72 +265,51 @@ impl Backend {
                     .map_err(|err| RpcError::invalid_params(format!("initializationOptions: {err}")))?,
             ),
         };
-        let config = Config::load(&root, init.as_ref()).map_err(|err| RpcError::invalid_params(format!("{err:#}")))?;
-        for warning in &config.warnings {
-            tracing::warn!("{warning}");
-        }
-        let workspace = Workspace::new(&root, &config.allowed_paths)
-            .map_err(|err| RpcError::internal(format!("cannot open the workspace at {}: {err}", root.display())))?;
-        tracing::info!(root = %workspace.root().display(), profile = %config.tools.profile, "initialize");
-        let (encoding, kind) = position_encoding(&params);
-        *self.encoding.write().unwrap_or_else(PoisonError::into_inner) = encoding;
-        let ready = self.open(&params, config, workspace, encoding);
-        let tool_names: Vec<String> = ready.registry.infos().into_iter().map(|t| t.name).collect();
-        *self.ready.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(ready));
-        to_json(capabilities(kind, tool_names))
-    }
-
-    /// Everything a session needs, from the configuration and the client's capabilities.
-    fn open(
-        &self,
-        params: &InitializeParams,
-        config: Config,
-        workspace: Workspace,
-        encoding: PositionEncoding,
-    ) -> Ready {
-        let workspace_caps = params.capabilities.workspace.as_ref();
-        let document_changes =
-            workspace_caps.and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false);
-        let agent_config = config.provider_settings().map(|p| config.agent_config(p)).map_err(|err| format!("{err:#}"));
-        let full_profile = config.tools.profile == tandem_tools::Profile::Full;
-        let registry = Arc::new(Registry::builtin(config.tools));
-        let mcp = tandem_mcp::McpManager::from_workspace(workspace.root(), Arc::clone(&registry), full_profile);
         let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
         let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
-        let intel = match LspProxy::new(
-            workspace.root().to_path_buf(),
-            Arc::clone(&self.cache),
-            &config.lsp,
-            progress.then_some(progress_tx),
-        ) {
-            Ok(proxy) => Some(Arc::new(proxy)),
-            Err(err) => {
-                tracing::error!("language servers are off: {err}");
-                None
-            }
+        let options = Options {
+            init,
+            progress: progress.then_some(progress_tx),
+            mcp: Mcp::Sessions,
+            cache: Some(Arc::clone(&self.cache)),
         };
+        let bench = Workbench::open(&root, options).map_err(|err| match err {
+            WorkbenchError::Config(_) => RpcError::invalid_params(err.to_string()),
+            _ => RpcError::internal(err.to_string()),
+        })?;
+        bench.log_warnings();
         if progress {
             tokio::spawn(forward_progress(Arc::clone(&self.conn), progress_rx));
         }
+        let (encoding, kind) = position_encoding(&params);
+        *self.encoding.write() = encoding;
+        let ready = self.open(&params, bench, encoding);
+        let tool_names: Vec<String> = ready.bench.registry.infos().into_iter().map(|t| t.name).collect();
+        *self.ready.write() = Some(Arc::new(ready));
+        to_json(capabilities(kind, tool_names))
+    }
+
+    /// The editor and the agent over the workbench, from the client's capabilities.
+    fn open(&self, params: &InitializeParams, bench: Workbench, encoding: PositionEncoding) -> Ready {
+        let workspace_caps = params.capabilities.workspace.as_ref();
+        let document_changes =
+            workspace_caps.and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false);
         let editor =
             Arc::new(LspEditor::new(Arc::clone(&self.conn), Arc::clone(&self.uris), encoding, document_changes));
-        let workspace = Arc::new(workspace);
-        let agent = agent_config.and_then(|config| {
-            Agent::new(
-                Arc::clone(&workspace),
-                Arc::clone(&self.cache),
-                Arc::clone(&registry),
-                Some(Arc::clone(&editor) as Arc<dyn EditorClient>),
-                intel.clone().map(|proxy| proxy as Arc<dyn CodeIntel>),
-                Arc::new(LspSessionClient::new(Arc::clone(&self.conn))),
-                config,
-            )
-            .map_err(|err| err.to_string())
-        });
+        let agent = bench
+            .agent_config()
+            .and_then(|config| {
+                bench.agent(
+                    Some(Arc::clone(&editor) as Arc<dyn EditorClient>),
+                    Arc::new(LspSessionClient::new(Arc::clone(&self.conn))),
+                    config,
+                )
+            })
+            .map_err(|err| err.to_string());
         if let Err(err) = &agent {
             tracing::warn!("agent sessions are unavailable: {err}");
         }
-        Ready { workspace, registry, mcp, editor, agent, intel }
+        Ready { bench, editor, agent }
     }
 
     // Text sync: called on the read loop, in the editor's order; none of them awaits.
@@ -342,7 +318,7 @@ impl Backend {
         let doc = params.text_document;
         let Some(path) = cache_path(&doc.uri) else { return Ok(()) };
         tracing::debug!(path = %path.display(), version = doc.version, "didOpen");
-        self.uris.lock().unwrap_or_else(PoisonError::into_inner).insert(path.clone(), doc.uri);
+        self.uris.lock().insert(path.clone(), doc.uri);
         self.cache.open(path, doc.version, doc.language_id, &doc.text);
         Ok(())
     }
@@ -373,7 +349,7 @@ impl Backend {
 
     pub fn did_close(&self, params: lsp::DidCloseTextDocumentParams) -> Result<(), RpcError> {
         let Some(path) = cache_path(&params.text_document.uri) else { return Ok(()) };
-        self.uris.lock().unwrap_or_else(PoisonError::into_inner).remove(&path);
+        self.uris.lock().remove(&path);
         self.cache.close(&path);
         Ok(())
     }

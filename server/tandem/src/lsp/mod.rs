@@ -13,10 +13,11 @@
 mod editor;
 mod handlers;
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
@@ -178,14 +179,14 @@ impl Server {
     fn spawn(self: &Arc<Self>, id: Value, method: String, params: Value) {
         let key = id.to_string();
         let cancel = CancellationToken::new();
-        self.running.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone(), cancel.clone());
+        self.running.lock().insert(key.clone(), cancel.clone());
         let span = tracing::info_span!("lsp", method = %method, id = %key);
         let server = Arc::clone(self);
         let task = async move {
             tracing::debug!("request");
             let work = AssertUnwindSafe(server.backend.handle(&method, params, &cancel)).catch_unwind();
             let result = work.await.unwrap_or_else(|panic| Err(panicked(&method, panic.as_ref())));
-            server.running.lock().unwrap_or_else(PoisonError::into_inner).remove(&key);
+            server.running.lock().remove(&key);
             if let Err(err) = &result {
                 tracing::info!(code = err.code, "{method} failed: {}", err.message);
             }
@@ -229,7 +230,7 @@ impl Server {
     /// means for it (see [`Backend::handle`]).
     fn cancel(&self, params: &Value) -> Result<(), RpcError> {
         let id = params.get("id").ok_or_else(|| RpcError::invalid_params("`id` is missing"))?;
-        if let Some(token) = self.running.lock().unwrap_or_else(PoisonError::into_inner).get(&id.to_string()) {
+        if let Some(token) = self.running.lock().get(&id.to_string()) {
             token.cancel();
         }
         Ok(())

@@ -2,9 +2,9 @@
 //! (notifications, responses, requests to the client), and the table of requests waiting for
 //! the client's answer.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -151,7 +151,7 @@ impl Connection {
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner).insert(id, tx);
+        self.pending.lock().insert(id, tx);
         // Removes the entry however the wait ends, a timeout or a cancelled caller included.
         let _forget = Forget { pending: &self.pending, id };
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
@@ -164,7 +164,7 @@ impl Connection {
             tracing::warn!("a response without a numeric id: {message}");
             return;
         };
-        let Some(tx) = self.pending.lock().unwrap_or_else(PoisonError::into_inner).remove(&id) else {
+        let Some(tx) = self.pending.lock().remove(&id) else {
             tracing::debug!(id, "a response to a request nobody waits for any more");
             return;
         };
@@ -177,8 +177,7 @@ impl Connection {
 
     /// Fails every request still waiting (the client went away).
     pub fn fail_pending(&self) {
-        let pending: Vec<Pending> =
-            self.pending.lock().unwrap_or_else(PoisonError::into_inner).drain().map(|(_, tx)| tx).collect();
+        let pending: Vec<Pending> = self.pending.lock().drain().map(|(_, tx)| tx).collect();
         for tx in pending {
             tx.send(Err(RpcError::internal("the client disconnected"))).ok();
         }
@@ -201,7 +200,7 @@ struct Forget<'a> {
 
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
+        self.pending.lock().remove(&self.id);
     }
 }
 
@@ -264,7 +263,7 @@ mod tests {
             let conn = std::sync::Arc::clone(&conn);
             async move { conn.request("workspace/applyEdit", json!({})).await }
         });
-        while conn.pending.lock().unwrap_or_else(PoisonError::into_inner).is_empty() {
+        while conn.pending.lock().is_empty() {
             tokio::task::yield_now().await;
         }
         conn.resolve(&json!({ "jsonrpc": "2.0", "id": 1, "error": { "code": -32601, "message": "no" } }));
@@ -272,6 +271,6 @@ mod tests {
         assert_eq!(answer.and_then(Result::err).map(|e| e.code), Some(RpcError::METHOD_NOT_FOUND));
         let abandoned = tokio::time::timeout(std::time::Duration::from_millis(10), conn.request("x", json!({}))).await;
         assert!(abandoned.is_err());
-        assert!(conn.pending.lock().unwrap_or_else(PoisonError::into_inner).is_empty());
+        assert!(conn.pending.lock().is_empty());
     }
 }

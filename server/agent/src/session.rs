@@ -1,0 +1,190 @@
+//! One session (a top-level one, or a sub-agent's): its conversation, its gate (mode and
+//! rules), its tools and client, and where it is stored. Built by [`Session::top`] and
+//! [`Session::child`]; every record of it goes through [`Session::record`].
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use parking_lot::Mutex;
+use tandem_llm::Message;
+use tandem_protocol::{ModeId, PlanEntry, SessionUpdate, UsageTotals};
+use tandem_tools::{AgentType, Registry, SubAgentState, Todo, TodoStatus};
+use tokio_util::sync::CancellationToken;
+
+use crate::SessionClient;
+use crate::approver::SessionGate;
+use crate::store::{Record, Store};
+
+/// A conversation and what the loop remembers about it.
+pub(crate) struct History {
+    /// The conversation, shared with the requests made of it (each request copies pointers).
+    pub messages: Vec<Arc<Message>>,
+    /// Failures per (tool, arguments), for loop detection.
+    pub failures: HashMap<String, u32>,
+    /// Tokens over the whole session.
+    pub total_tokens: u64,
+    /// Token totals over the whole session, by kind.
+    pub totals: UsageTotals,
+    /// Size in bytes of each message as JSON (measured once, for estimates).
+    pub sizes: Vec<usize>,
+    /// Bytes per token of this conversation, learnt from the provider's counts.
+    pub bytes_per_token: f64,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        Self {
+            messages: Vec::new(),
+            failures: HashMap::new(),
+            total_tokens: 0,
+            totals: UsageTotals::default(),
+            sizes: Vec::new(),
+            bytes_per_token: crate::context::DEFAULT_BYTES_PER_TOKEN,
+        }
+    }
+}
+
+impl History {
+    /// Adds a model turn's counts to the session's totals.
+    pub fn add_usage(&mut self, usage: &tandem_llm::Usage) {
+        self.total_tokens += usage.input_tokens + usage.output_tokens;
+        self.totals.add(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.reasoning_tokens);
+    }
+}
+
+/// A sub-agent of a session.
+pub(crate) struct SubAgent {
+    pub agent_type: AgentType,
+    pub state: Arc<Mutex<SubAgentState>>,
+    pub tool_calls: Arc<AtomicU64>,
+}
+
+/// One session (a top-level one, or a sub-agent's).
+pub(crate) struct Session {
+    pub id: String,
+    pub gate: Arc<SessionGate>,
+    pub cwd: PathBuf,
+    /// The model its turns use (changed with [`Agent::set_model`]).
+    pub model: Mutex<String>,
+    /// Held for the whole of a turn: one turn at a time.
+    pub history: tokio::sync::Mutex<History>,
+    /// The running turn's cancel token.
+    pub cancel: Mutex<Option<CancellationToken>>,
+    pub next_call: AtomicU64,
+    /// Prefix of tool-call ids (`""`, or `a1.` for a sub-agent's calls).
+    pub call_prefix: String,
+    /// The tools this session may use.
+    pub registry: Arc<Registry>,
+    /// Where its updates and questions go.
+    pub client: Arc<dyn SessionClient>,
+    /// Sub-agent depth (0 at the top).
+    pub depth: u32,
+    /// Where the session is stored (`.tandem/sessions/`); `None` for a sub-agent's.
+    store: Option<Store>,
+    pub todos: Mutex<Vec<Todo>>,
+    pub subagents: Mutex<HashMap<String, SubAgent>>,
+    pub next_agent: AtomicU64,
+    /// Tools found with `tool_search` (offered to the model from then on).
+    pub loaded_tools: Mutex<std::collections::HashSet<String>>,
+}
+
+impl Session {
+    /// The model its turns use.
+    pub fn model(&self) -> String {
+        self.model.lock().clone()
+    }
+
+    /// A fresh top-level session, stored in `store`.
+    pub fn top(
+        id: String,
+        cwd: PathBuf,
+        model: String,
+        mode: ModeId,
+        registry: Arc<Registry>,
+        client: Arc<dyn SessionClient>,
+        store: Store,
+    ) -> Self {
+        let gate = Arc::new(SessionGate::new(id.clone(), mode));
+        Self::new(id, gate, cwd, model, String::new(), registry, client, 0, Some(store))
+    }
+
+    /// A sub-agent of `parent` named `name` (`a1`, `a1.a2`, ...): the parent's gate (mode and
+    /// rules), directory and model; its own conversation, tools and client; never stored.
+    pub fn child(
+        parent: &Session,
+        name: &str,
+        registry: Arc<Registry>,
+        client: Arc<dyn SessionClient>,
+        depth: u32,
+    ) -> Self {
+        let id = format!("{}.{name}", parent.id);
+        let gate = Arc::clone(&parent.gate);
+        let prefix = format!("{name}.");
+        Self::new(id, gate, parent.cwd.clone(), parent.model(), prefix, registry, client, depth, None)
+    }
+
+    #[expect(clippy::too_many_arguments, reason = "private: the two constructors above name them")]
+    fn new(
+        id: String,
+        gate: Arc<SessionGate>,
+        cwd: PathBuf,
+        model: String,
+        call_prefix: String,
+        registry: Arc<Registry>,
+        client: Arc<dyn SessionClient>,
+        depth: u32,
+        store: Option<Store>,
+    ) -> Self {
+        Self {
+            id,
+            gate,
+            cwd,
+            model: Mutex::new(model),
+            history: tokio::sync::Mutex::new(History::default()),
+            cancel: Mutex::new(None),
+            next_call: AtomicU64::new(1),
+            call_prefix,
+            registry,
+            client,
+            depth,
+            store,
+            todos: Mutex::new(Vec::new()),
+            subagents: Mutex::new(HashMap::new()),
+            next_agent: AtomicU64::new(1),
+            loaded_tools: Mutex::new(Default::default()),
+        }
+    }
+
+    /// Whether the session is stored.
+    pub fn is_stored(&self) -> bool {
+        self.store.is_some()
+    }
+
+    /// Appends `record` to the session's file (nothing for a sub-agent); a failure is logged,
+    /// the session goes on.
+    pub fn record(&self, record: &Record) {
+        let Some(store) = &self.store else { return };
+        if let Err(err) = store.append(&self.id, record) {
+            tracing::warn!(session = self.id, "cannot store the session: {err}");
+        }
+    }
+}
+
+/// The `plan` update for a task list.
+pub(crate) fn plan_update(todos: &[Todo]) -> SessionUpdate {
+    SessionUpdate::Plan {
+        entries: todos
+            .iter()
+            .map(|t| PlanEntry {
+                content: match (&t.active_form, t.status) {
+                    (Some(active), TodoStatus::InProgress) => active.clone(),
+                    _ => t.content.clone(),
+                },
+                priority: "medium".to_owned(),
+                status: t.status.as_str().to_owned(),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,108 @@
+//! Meta-tools over all MCP servers, one per file: `mcp_discover` (ranked servers and tools,
+//! with schemas), `mcp_call_chain` (calls in order, each output passed on as `{{previous}}`),
+//! `mcp_fan_out` (calls at once, results together), `mcp_session_summary`, and — full profile
+//! only, asking the person first — `mcp_server_manage` (list / add / remove / health).
+
+mod call_chain;
+mod discover;
+mod fan_out;
+mod manage;
+mod summary;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tandem_tools::{Tool, ToolContext, ToolError, ToolOutput};
+
+use crate::config::ServerConfig;
+use crate::error::McpError;
+use crate::ranking::Ranked;
+use crate::server::{McpServer, RemoteTool};
+use crate::tool::Dispatcher;
+use crate::tracking::CallRecord;
+
+/// What the meta-tools need of the MCP client (the manager implements it; the tools hold it
+/// weakly, since the manager holds them).
+#[async_trait::async_trait]
+pub(crate) trait Servers: Dispatcher {
+    /// Every configured server, in name order.
+    fn servers(&self) -> Vec<Arc<McpServer>>;
+    /// Waits (bounded) for the servers to list their tools.
+    async fn ready(&self, wait: Duration);
+    /// Every known tool ranked for `query`, best first.
+    fn rank(&self, query: &str) -> Vec<(Ranked, Arc<McpServer>, RemoteTool)>;
+    /// A tool by its exposed name or as `<server>/<tool>`.
+    fn lookup(&self, name: &str) -> Option<(Arc<McpServer>, RemoteTool)>;
+    /// Adds (or replaces) a server and connects it; its tool count.
+    async fn add_server(&self, config: ServerConfig) -> Result<usize, McpError>;
+    /// Removes a server; whether there was one.
+    async fn remove_server(&self, name: &str) -> bool;
+    /// The MCP calls of a session.
+    fn session_calls(&self, session: Option<&str>) -> Vec<CallRecord>;
+    /// The session's MCP log.
+    fn log_path(&self, session: Option<&str>) -> PathBuf;
+}
+
+/// The client as the meta-tools hold it.
+type Client = Weak<dyn Servers>;
+
+/// The meta-tools.
+pub(crate) fn all(manager: Client, manage: bool) -> Vec<Arc<dyn Tool>> {
+    let mut tools: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(discover::Discover::new(manager.clone())),
+        Arc::new(call_chain::CallChain::new(manager.clone())),
+        Arc::new(fan_out::FanOut::new(manager.clone())),
+        Arc::new(summary::Summary::new(manager.clone())),
+    ];
+    if manage {
+        tools.push(Arc::new(manage::Manage::new(manager)));
+    }
+    tools
+}
+
+/// The manager, unless the MCP client has shut down.
+fn upgrade(manager: &Client) -> Result<Arc<dyn Servers>, ToolError> {
+    manager.upgrade().ok_or_else(|| ToolError::new("the MCP client has shut down"))
+}
+
+/// One call of a chain or fan-out.
+#[derive(Deserialize, JsonSchema, Clone)]
+struct Step {
+    /// Tool name: `mcp__<server>__<tool>` (as mcp_discover lists it) or `<server>/<tool>`.
+    tool: String,
+    /// Arguments (a JSON object). In a chain, `{{previous}}` inside a string is replaced by the
+    /// previous step's output.
+    #[serde(default)]
+    arguments: Value,
+}
+
+fn parse<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    serde_json::from_value(args).map_err(|e| ToolError::new(format!("invalid arguments: {e}")))
+}
+
+fn substitute(value: &Value, previous: &str) -> Value {
+    match value {
+        Value::String(s) => Value::String(s.replace("{{previous}}", previous)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| substitute(v, previous)).collect()),
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), substitute(v, previous))).collect()),
+        other => other.clone(),
+    }
+}
+
+async fn run_step(manager: &dyn Servers, step: &Step, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let Some((server, remote)) = manager.lookup(&step.tool) else {
+        return Err(ToolError::new(format!(
+            "no MCP tool `{}` is known; mcp_discover lists them (names look like `mcp__<server>__<tool>`)",
+            step.tool
+        )));
+    };
+    let arguments = if step.arguments.is_null() { json!({}) } else { step.arguments.clone() };
+    let arguments = tandem_tools::validate_arguments(&remote.schema, arguments, false)
+        .map_err(|e| ToolError::new(format!("invalid arguments for `{}`: {e}", remote.exposed)))?
+        .value;
+    manager.call(&server, &remote, arguments, ctx).await
+}

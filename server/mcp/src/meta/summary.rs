@@ -1,0 +1,73 @@
+//! `mcp_session_summary`: what this session did with MCP tools.
+
+use std::fmt::Write as _;
+
+use super::{Client, parse, upgrade};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use tandem_protocol::ToolGroup;
+use tandem_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+
+/// `mcp_session_summary` arguments.
+#[derive(Deserialize, JsonSchema)]
+struct SummaryArgs {}
+
+/// `mcp_session_summary`: what this session did with MCP tools.
+pub(super) struct Summary {
+    spec: ToolSpec,
+    manager: Client,
+}
+
+impl Summary {
+    pub(super) fn new(manager: Client) -> Self {
+        let spec = ToolSpec::new(
+            "mcp_session_summary",
+            ToolGroup::Mcp,
+            "What this session did with MCP tools: calls per tool, failures, mean latency, and the servers' states.",
+            schema_for::<SummaryArgs>(),
+        );
+        Self { spec, manager }
+    }
+}
+
+#[async_trait]
+impl Tool for Summary {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let manager = upgrade(&self.manager)?;
+        let _: SummaryArgs = parse(args)?;
+        let calls = manager.session_calls(ctx.session_id.as_deref());
+        let mut per_tool: std::collections::BTreeMap<&str, (u64, u64, u64)> = Default::default();
+        for call in &calls {
+            let entry = per_tool.entry(&call.tool).or_default();
+            entry.0 += 1;
+            entry.1 += u64::from(!call.ok);
+            entry.2 += call.ms;
+        }
+        let mut text = format!("{} MCP calls in this session.\n", calls.len());
+        for (tool, (n, failed, ms)) in &per_tool {
+            writeln!(text, "- `{tool}`: {n} calls, {failed} failed, mean {} ms", ms / n.max(&1)).ok();
+        }
+        writeln!(text, "\nServers:").ok();
+        for server in manager.servers() {
+            let health = server.health().await;
+            writeln!(
+                text,
+                "- `{}`: {} ({} calls, {} failed)",
+                server.name(),
+                health.state,
+                health.calls.0,
+                health.calls.1
+            )
+            .ok();
+        }
+        let log = manager.log_path(ctx.session_id.as_deref());
+        writeln!(text, "\nLog: {}", log.display()).ok();
+        Ok(ToolOutput::new("MCP session summary", text).with("calls", calls.len()))
+    }
+}

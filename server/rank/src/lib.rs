@@ -1,0 +1,80 @@
+//! How relevant each tool is to a query: BM25 (English stemming and stop words, so "reading
+//! files" finds `read_text_file`) over one document per tool, built the same way wherever tools
+//! are ranked — the MCP client's ranking (`tandem-mcp`) and `tool_search` — so one query orders
+//! the same tools the same way in both.
+//!
+//! A tool's document is its names (the name and its aliases, twice, since names say more than
+//! prose; `snake_case` and `kebab-case` split into words), its keywords and its description:
+//! [`document`]. [`scores`] gives every document's score; [`top`] the best ones, ties in the
+//! documents' order.
+
+use bm25::{Language, SearchEngineBuilder};
+
+/// The text a tool is ranked by.
+pub fn document(name: &str, aliases: &[&str], keywords: &[&str], description: &str) -> String {
+    let names: Vec<String> =
+        std::iter::once(name).chain(aliases.iter().copied()).map(|n| n.replace(['_', '-'], " ")).collect();
+    format!("{0} {0} {1} {2}", names.join(" "), keywords.join(" "), description)
+}
+
+/// The BM25 score of every document for `query`, in the documents' order (0 for those that do
+/// not match, and for all when the query has no words).
+pub fn scores(documents: &[String], query: &str) -> Vec<f64> {
+    let mut out = vec![0.0; documents.len()];
+    if documents.is_empty() || query.trim().is_empty() {
+        return out;
+    }
+    let engine = SearchEngineBuilder::<usize>::with_documents(
+        Language::English,
+        documents.iter().enumerate().map(|(i, d)| bm25::Document::new(i, d.clone())),
+    )
+    .build();
+    for hit in engine.search(query, documents.len()) {
+        if let Some(score) = out.get_mut(hit.document.id) {
+            *score = f64::from(hit.score);
+        }
+    }
+    out
+}
+
+/// The indices of the `limit` best-matching documents, best first; equal scores keep the
+/// documents' order; documents that do not match are left out.
+pub fn top(documents: &[String], query: &str, limit: usize) -> Vec<usize> {
+    let scores = scores(documents, query);
+    let mut order: Vec<usize> = (0..documents.len()).filter(|&i| scores[i] > 0.0).collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    order.truncate(limit);
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fs_tools() -> Vec<String> {
+        vec![
+            document("mcp__fs__list_directory", &[], &[], "List the entries of a directory."),
+            document("mcp__fs__write_file", &[], &[], "Create a new file or overwrite an existing file."),
+            document("mcp__fs__read_text_file", &[], &[], "Read the complete contents of a file as text."),
+        ]
+    }
+
+    #[test]
+    fn reading_files_finds_the_tool_that_reads_files_first() {
+        assert_eq!(top(&fs_tools(), "reading files", 3).first(), Some(&2));
+    }
+
+    #[test]
+    fn names_are_split_into_words_and_count_twice() {
+        let doc = document("read_text_file", &["cat"], &["show"], "Reads.");
+        assert_eq!(doc, "read text file cat read text file cat show Reads.");
+    }
+
+    #[test]
+    fn no_words_no_scores_and_ties_keep_their_order() {
+        assert_eq!(scores(&fs_tools(), "  "), vec![0.0; 3]);
+        let same = vec![document("a", &[], &[], "fetch"), document("b", &[], &[], "fetch")];
+        assert_eq!(top(&same, "fetch", 5), vec![0, 1]);
+        assert!(top(&fs_tools(), "zebra", 5).is_empty());
+    }
+}
