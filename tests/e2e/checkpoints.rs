@@ -143,3 +143,53 @@ fn checkpoints_can_be_switched_off() -> Res<()> {
     sidecar.shutdown()?;
     Ok(())
 }
+
+/// What an editor shows of a checkpoint: the files changed after it (until the next one), and a
+/// file's text at it, to compare with the file now.
+#[test]
+fn a_checkpoint_lists_the_files_changed_after_it_and_gives_a_file_s_text_at_it() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let root = dir.path().canonicalize().map_err(|e| e.to_string())?;
+    std::fs::write(root.join("a.txt"), "a0\n").map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("e1", "edit", json!({"file_path": "a.txt", "old_string": "a0", "new_string": "a1"})),
+        Turn::new().tool_call("w1", "write", json!({"file_path": "new.txt", "content": "n1\n"})),
+        Turn::reply("done"),
+    ]);
+    let mut sidecar = spawn(&root, &provider)?;
+    let session =
+        sidecar.request("tandem/session/new", json!({}))?["sessionId"].as_str().unwrap_or_default().to_owned();
+    sidecar.request(
+        "tandem/session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "change things"}]}),
+    )?;
+    let listed = sidecar.request("tandem/session/checkpoints", json!({"sessionId": session}))?;
+    let list = listed["checkpoints"].as_array().cloned().unwrap_or_default();
+    let summary: Vec<(String, Vec<&str>)> =
+        list.iter().map(|c| (c["kind"].as_str().unwrap_or_default().to_owned(), strings(&c["files"]))).collect();
+    let expected =
+        [("beforeTurn", vec![]), ("beforeTool", vec!["a.txt"]), ("beforeTool", vec!["new.txt"]), ("afterTurn", vec![])];
+    let expected: Vec<(String, Vec<&str>)> = expected.into_iter().map(|(k, f)| (k.to_owned(), f)).collect();
+    assert_eq!(summary, expected, "{listed:#}");
+
+    let file = |sidecar: &mut Sidecar, id: &Value, path: &str| {
+        sidecar.request_raw(
+            "tandem/session/checkpointFile",
+            json!({"sessionId": session, "checkpointId": id, "path": path}),
+        )
+    };
+    let (first, last) = (&list[0]["id"], &list[3]["id"]);
+    assert_eq!(file(&mut sidecar, first, "a.txt")?.map_err(|e| e.to_string())?, json!({"content": "a0\n"}));
+    assert_eq!(file(&mut sidecar, last, "a.txt")?.map_err(|e| e.to_string())?, json!({"content": "a1\n"}));
+    // An absolute path inside the workspace works too; a file the checkpoint does not hold has no content.
+    let absolute = root.join("new.txt").display().to_string();
+    assert_eq!(file(&mut sidecar, first, &absolute)?.map_err(|e| e.to_string())?, json!({}));
+    assert_eq!(file(&mut sidecar, last, &absolute)?.map_err(|e| e.to_string())?, json!({"content": "n1\n"}));
+    // Nothing outside the workspace, and no unknown checkpoint.
+    let outside = file(&mut sidecar, first, "../etc/passwd")?.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(outside.contains("inside the workspace"), "{outside}");
+    let unknown = file(&mut sidecar, &json!(999), "a.txt")?.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(unknown.contains("no checkpoint 999"), "{unknown}");
+    sidecar.shutdown()?;
+    Ok(())
+}

@@ -6,7 +6,7 @@
 //! A missing Neovim (or tmux) fails the test when `TANDEM_REQUIRE_EDITORS=1` (CI sets it) and
 //! is skipped loudly otherwise.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -92,6 +92,41 @@ fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Res<st
     }
 }
 
+/// Runs the plugin's Lua tests (`tests/run.lua`, its end-to-end file `e2e_file`) in `nvim`,
+/// headless, in the workspace `dir`; fails unless every test passed. Returns the report.
+fn run_lua_tests(version: &str, nvim: &Path, dir: &Path, provider: &FakeProvider, e2e_file: &str) -> Res<String> {
+    let started = Instant::now();
+    let out_path = dir.join(".tandem/nvim-test.out");
+    // Neovim's messages (and the sidecar's log): shown only when the test fails.
+    let err_path = dir.join(".tandem/nvim-test.err");
+    let mut child = Command::new(nvim)
+        .args(["--headless", "-u", "NONE", "-i", "NONE", "--cmd"])
+        .arg(format!("set rtp+={}", plugin_dir().display()))
+        .arg("-c")
+        .arg(format!("luafile {}", plugin_dir().join("tests/run.lua").display()))
+        .current_dir(dir)
+        .env("TANDEM_TEST_BIN", tandem_bin())
+        .env("TANDEM_TRUST_WORKSPACE", "1")
+        .env("TANDEM_TEST_BASE_URL", provider.base_url())
+        .env("TANDEM_TEST_WORKSPACE", dir)
+        .env("TANDEM_TEST_OUT", &out_path)
+        .env("TANDEM_TEST_E2E", e2e_file)
+        .env("TANDEM_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err_path).map_err(|e| e.to_string())?)
+        .spawn()
+        .map_err(|e| format!("spawn {}: {e}", nvim.display()))?;
+    let status = wait_with_timeout(&mut child, Duration::from_secs(180))?;
+    let report = std::fs::read_to_string(&out_path).unwrap_or_default();
+    eprintln!("--- Neovim {version} ({:.1}s):\n{report}", started.elapsed().as_secs_f64());
+    let messages = std::fs::read_to_string(&err_path).unwrap_or_default();
+    assert!(status.success(), "Neovim {version}: {status}\n{report}\n--- stderr:\n{messages}");
+    let summary = report.lines().last().unwrap_or_default();
+    assert!(summary.ends_with(" passed, 0 failed"), "Neovim {version}: {summary}");
+    Ok(report)
+}
+
 #[test]
 fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar() -> Res<()> {
     for (version, nvim) in neovims()? {
@@ -122,36 +157,12 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             ),
             // A provider error: the turn ends with the reason in the chat.
             Turn::status(400),
+            // An answer with a code block (gy, gp), then a prompt with lines added by :TandemAdd.
+            Turn::reply("Here is sub:\n\n```python\ndef sub(a, b):\n    return a - b\n```\n"),
+            Turn::reply("Saw the lines."),
         ]);
         let provider = FakeProvider::start_blocking(turns);
-        let started = Instant::now();
-        let out_path = dir.path().join(".tandem/nvim-test.out");
-        // Neovim's messages (and the sidecar's log): shown only when the test fails.
-        let err_path = dir.path().join(".tandem/nvim-test.err");
-        let mut child = Command::new(&nvim)
-            .args(["--headless", "-u", "NONE", "-i", "NONE", "--cmd"])
-            .arg(format!("set rtp+={}", plugin_dir().display()))
-            .arg("-c")
-            .arg(format!("luafile {}", plugin_dir().join("tests/run.lua").display()))
-            .current_dir(dir.path())
-            .env("TANDEM_TEST_BIN", tandem_bin())
-            .env("TANDEM_TRUST_WORKSPACE", "1")
-            .env("TANDEM_TEST_BASE_URL", provider.base_url())
-            .env("TANDEM_TEST_WORKSPACE", dir.path())
-            .env("TANDEM_TEST_OUT", &out_path)
-            .env("TANDEM_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&err_path).map_err(|e| e.to_string())?)
-            .spawn()
-            .map_err(|e| format!("spawn {}: {e}", nvim.display()))?;
-        let status = wait_with_timeout(&mut child, Duration::from_secs(180))?;
-        let report = std::fs::read_to_string(&out_path).unwrap_or_default();
-        eprintln!("--- Neovim {version} ({:.1}s):\n{report}", started.elapsed().as_secs_f64());
-        let messages = std::fs::read_to_string(&err_path).unwrap_or_default();
-        assert!(status.success(), "Neovim {version}: {status}\n{report}\n--- stderr:\n{messages}");
-        let summary = report.lines().last().unwrap_or_default();
-        assert!(summary.ends_with(" passed, 0 failed"), "Neovim {version}: {summary}");
+        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e")?;
         assert!(report.contains("ok e2e: review"), "the end-to-end tests did not run:\n{report}");
 
         // The files: exactly the accepted hunk; the blocked write never happened; the approved command ran.
@@ -170,6 +181,53 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
         assert_eq!(created, "hello\n", "Neovim {version}");
         let util = std::fs::read_to_string(dir.path().join("util.py")).map_err(|e| e.to_string())?;
         assert_eq!(util, "x = 2\n", "Neovim {version}");
+        // The lines added with :TandemAdd went with the next prompt.
+        let asked = requests.last().map(|r| r.body.to_string()).unwrap_or_default();
+        assert!(
+            asked.contains("what are these?") && asked.contains("calc.py#L1-2") && asked.contains("return a + b"),
+            "Neovim {version}: the added lines are not in the prompt: {asked}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn checkpoints_undo_redo_and_compact_from_neovim_restore_through_the_review_and_keep_the_person_s_edit() -> Res<()> {
+    for (version, nvim) in neovims()? {
+        let dir = workspace()?;
+        let provider = FakeProvider::start_blocking(vec![
+            Turn::new().tool_call("c1", "read", json!({ "file_path": "calc.py" })),
+            Turn::new().tool_call(
+                "c2",
+                "edit",
+                json!({ "file_path": "calc.py", "old_string": "return a - b", "new_string": "return a + b" }),
+            ),
+            Turn::reply("Fixed add.").usage(1200, 30),
+            Turn::new().tool_call(
+                "c3",
+                "edit",
+                json!({ "file_path": "calc.py", "old_string": "return a / b", "new_string": "return a * b" }),
+            ),
+            Turn::reply("Fixed mul."),
+            Turn::reply("Noted."),
+        ]);
+        // A compaction's summary, whenever it is asked for.
+        provider.answer_when(
+            |body| body.to_string().contains("<transcript>"),
+            Turn::reply("## Goal\nFix calc.py.\n## Done\nadd fixed, mul undone."),
+        );
+        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e_checkpoints")?;
+        assert!(report.contains("ok e2e :TandemCompact"), "the end-to-end tests did not run:\n{report}");
+        let calc = std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?;
+        assert_eq!(calc, CALC_ADD_FIXED, "Neovim {version}: undo of turn 2 leaves turn 1's fix");
+        let util = std::fs::read_to_string(dir.path().join("util.py")).map_err(|e| e.to_string())?;
+        assert_eq!(util, "x = 5\n", "Neovim {version}: the person's own edit is kept");
+        // The model learnt what was restored before its next turn.
+        let requests = provider.requests();
+        let told = requests
+            .iter()
+            .any(|r| r.body.to_string().contains("The person restored the workspace to the start of turn 2"));
+        assert!(told, "Neovim {version}: no request tells the model about the undo");
     }
     Ok(())
 }

@@ -200,3 +200,65 @@ fn ask_from_the_palette_before_the_panel_was_opened_shows_each_message_once() ->
     assert_eq!(provider.requests().len(), 1, "one prompt, one request");
     Ok(())
 }
+
+#[test]
+fn checkpoints_in_a_real_vscode_compare_restore_keeping_the_person_s_edit_undo_and_compact() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
+    // Two changes far enough apart (more than twice the diff context) to be two hunks.
+    let original = "def add(a, b):\n    return a - b\n\n\ndef one():\n    return 1\n\n\n\
+                    def two():\n    return 2\n\n\ndef mul(a, b):\n    return a / b\n";
+    std::fs::write(workspace.path().join("calc.py"), original).map_err(|e| e.to_string())?;
+    std::fs::write(workspace.path().join("util.py"), "x = 1\n").map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().text("Looking.").tool_call("c1", "read", json!({ "file_path": "calc.py" })),
+        Turn::new().tool_call(
+            "c2",
+            "edit",
+            json!({ "file_path": "calc.py", "old_string": "return a - b", "new_string": "return a + b" }),
+        ),
+        Turn::reply("Fixed add.").usage(1200, 30),
+        Turn::new().tool_call(
+            "c3",
+            "edit",
+            json!({ "file_path": "calc.py", "old_string": "return a / b", "new_string": "return a * b" }),
+        ),
+        Turn::reply("Fixed mul."),
+    ]);
+    // A compaction's summary, whenever it is asked for.
+    provider.answer_when(
+        |body| body.to_string().contains("<transcript>"),
+        Turn::reply("## Goal\nFix calc.py.\n## Done\nadd fixed."),
+    );
+    run_workbench_script("checkpoints.mjs", workspace.path(), &provider, &[])?;
+    let disk = std::fs::read_to_string(workspace.path().join("calc.py")).map_err(|e| e.to_string())?;
+    assert_eq!(disk, original.replace("return a - b", "return a + b"), "undo of turn 2 leaves turn 1's fix");
+    let util = std::fs::read_to_string(workspace.path().join("util.py")).map_err(|e| e.to_string())?;
+    assert_eq!(util, "x = 5\n", "the person's own edit is kept");
+    Ok(())
+}
+
+#[test]
+fn code_blocks_copy_and_insert_and_a_selection_added_to_the_chat_reaches_the_model() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(workspace.path().join("notes.txt"), "first line\n").map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::reply("Here is sub:\n\n```python\ndef sub(a, b):\n    return a - b\n```\n"),
+        Turn::reply("Saw the line."),
+    ]);
+    run_workbench_script("context.mjs", workspace.path(), &provider, &[])?;
+    let notes = std::fs::read_to_string(workspace.path().join("notes.txt")).map_err(|e| e.to_string())?;
+    assert_eq!(notes.matches("def sub(a, b):\n    return a - b").count(), 2, "inserted and pasted: {notes}");
+    let requests = provider.requests();
+    let asked = requests.get(1).ok_or("no request for the second prompt")?.body.to_string();
+    assert!(
+        asked.contains("what is this line?") && asked.contains("first line") && asked.contains("notes.txt#L1-L1"),
+        "the selected line must reach the model with the prompt: {asked}"
+    );
+    Ok(())
+}

@@ -16,6 +16,12 @@ local function command(name, opts)
 end
 
 command("Tandem", { nargs = "*", range = true, desc = "Tandem: ask (with a range: the selection is attached)" })
+command("TandemAdd", {
+  nargs = 0,
+  range = true,
+  bang = true,
+  desc = "Tandem: add the file (with a range: the lines) to the next prompt; ! drops what was added",
+})
 command("TandemChat", { nargs = 0, desc = "Tandem: open the chat" })
 command("TandemCancel", { nargs = 0, desc = "Tandem: stop the running turn" })
 command("TandemMode", {
@@ -28,6 +34,10 @@ command("TandemMode", {
   end,
 })
 command("TandemSessions", { nargs = 0, desc = "Tandem: list and resume sessions" })
+command("TandemCheckpoints", { nargs = 0, desc = "Tandem: list the session's checkpoints and restore one" })
+command("TandemUndo", { nargs = 0, desc = "Tandem: restore the files to before the last turn" })
+command("TandemRedo", { nargs = 0, desc = "Tandem: bring back what the last restore undid" })
+command("TandemCompact", { nargs = 0, desc = "Tandem: compact the conversation (tokens before and after)" })
 command("TandemInfo", { nargs = 0, desc = "Tandem: sidecar, session and configuration" })
 
 require("tandem")._init()

@@ -391,7 +391,8 @@ return function(H)
   end)
 
   test("commands, highlight groups and the missing-binary error", function()
-    for _, name in ipairs({ "Tandem", "TandemChat", "TandemCancel", "TandemMode", "TandemSessions", "TandemInfo" }) do
+    for _, name in ipairs({ "Tandem", "TandemChat", "TandemCancel", "TandemMode", "TandemSessions", "TandemInfo", "TandemCheckpoints",
+      "TandemUndo", "TandemRedo", "TandemCompact", "TandemAdd" }) do
       eq(2, vim.fn.exists(":" .. name), name)
     end
     for group, target in pairs({ TandemAdded = "DiffAdd", TandemRemoved = "DiffDelete", TandemHunk = "DiffText" }) do
@@ -412,7 +413,9 @@ return function(H)
     vim.fn.writefile(vim.fn.readfile(doc), root .. "/doc/tandem.txt")
     vim.cmd("helptags " .. root .. "/doc")
     vim.opt.rtp:prepend(root)
-    for _, tag in ipairs({ ":Tandem", ":TandemMode", "tandem-review", "tandem-setup", "hl-TandemAdded", "tandem-api" }) do
+    for _, tag in ipairs({ ":Tandem", ":TandemMode", "tandem-review", "tandem-setup", "hl-TandemAdded", "tandem-api",
+      ":TandemCheckpoints", ":TandemUndo", ":TandemRedo", ":TandemCompact", "tandem-checkpoints", ":TandemAdd",
+      "tandem-chat-code" }) do
       vim.cmd("help " .. tag)
       eq("tandem.txt", vim.fn.expand("%:t"), tag)
       vim.cmd("helpclose")
@@ -427,4 +430,121 @@ return function(H)
       vim.cmd("bwipeout!")
     end)
   end
+
+  test("checkpoints: a stretch's files, one line per checkpoint, the plan with conflicts, the choices", function()
+    local cp = require("tandem.checkpoints")
+    local list = {
+      { id = 1, kind = "beforeTurn", turn = 1, time = "2025-05-04T10:12:00Z" },
+      { id = 2, kind = "beforeTool", turn = 1, toolCallId = "c2", tool = "edit", time = "2025-05-04T10:12:03Z", files = { "calc.py" } },
+      { id = 3, kind = "beforeTool", turn = 1, toolCallId = "c3", tool = "write", time = "2025-05-04T10:12:04Z", files = { "new.txt", "calc.py" } },
+      { id = 4, kind = "afterTurn", turn = 1, time = "2025-05-04T10:12:09Z", files = { "util.py" } },
+      { id = 5, kind = "beforeTurn", turn = 2, time = "2025-05-04T10:13:00Z" },
+    }
+    eq({ "calc.py", "new.txt" }, cp.span_files(list, 1), "what turn 1 changed")
+    eq({ "new.txt", "calc.py" }, cp.span_files(list, 3))
+    eq({ "util.py" }, cp.span_files(list, 4), "what the person changed after the turn")
+    eq({}, cp.span_files(list, 5))
+    local line = cp.describe(list, 2)
+    H.truthy(line:find("^#2  turn 1  ") and line:find("before edit c2", 1, true) and line:find("changed: calc.py, new.txt", 1, true), line)
+    H.truthy(cp.describe(list, 1):find("start of turn  (changed: calc.py, new.txt)", 1, true), cp.describe(list, 1))
+    H.truthy(cp.describe(list, 5):find("(no changes)", 1, true), cp.describe(list, 5))
+    H.truthy(cp.local_time("2025-05-04T10:12:03Z"):find("%d%d:12:03$"), cp.local_time("2025-05-04T10:12:03Z"))
+    eq("not a time", cp.local_time("not a time"))
+
+    local lines, plain = cp.plan_lines("Undo turn 1", {
+      restored = { "calc.py", "util.py" }, conflicts = { "util.py" }, skipped = { "big.bin" },
+      diff = "--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-x\n+y\n",
+    })
+    eq({ "calc.py" }, plain)
+    eq("# Undo turn 1", lines[1])
+    eq("Restores (1): calc.py", lines[3])
+    eq("CONFLICT, changed by you since (1), kept unless you include them: util.py", lines[4])
+    eq("Not restored (too large or not text): big.bin", lines[5])
+    eq("--- a/calc.py", lines[7])
+    local choices = cp.choices(plain, { "util.py" })
+    eq({ "Restore 1 file(s), keep your changes", "Restore 2 file(s), your changes to util.py too", "Cancel" },
+      vim.tbl_map(function(c)
+        return c.label
+      end, choices))
+    eq({ false, true }, { choices[1].include, choices[2].include })
+    eq(1, #cp.choices({}, {}), "only Cancel when there is nothing")
+    eq("compacted the conversation: 51234 → 9120 tokens (older turns summarised)",
+      cp.compact_message({ tokensBefore = 51234, tokensAfter = 9120, summarized = true }))
+  end)
+
+  test("usage: short counts and the statusline's meter", function()
+    local usage = require("tandem.usage")
+    eq({ "950", "1.2k", "12.3k", "128k", "1.5M" }, vim.tbl_map(usage.compact, { 950, 1234, 12345, 128000, 1500000 }))
+    eq("12.3k/128k (10%) Σ 40.5k", usage.format({ inputTokens = 12345, outputTokens = 200, cacheReadTokens = 0,
+      totalTokens = 40500, contextWindow = 128000 }))
+    eq("900 Σ 910", usage.format({ inputTokens = 900, outputTokens = 10, cacheReadTokens = 0, totalTokens = 910 }))
+    eq("Σ 1.2k", usage.format({ inputTokens = 0, outputTokens = 0, cacheReadTokens = 0, totalTokens = 1230, contextWindow = 32768 }))
+    eq("", usage.format(nil))
+    eq("", usage.format({ inputTokens = 0, outputTokens = 0, cacheReadTokens = 0, totalTokens = 0 }))
+  end)
+
+  test("chat: code blocks are found, gy copies the one under or above the cursor, gp inserts it", function()
+    local chat = require("tandem.chat")
+    chat.clear()
+    chat.on_update({ sessionUpdate = "agent_message_chunk", content = { type = "text",
+      text = "First:\n\n```lua\nlocal x = 1\n```\n\nThen:\n\n~~~\nplain\n  ```not a fence end\n~~~\n\nDone." } })
+    local blocks = chat.code_blocks()
+    eq(2, #blocks)
+    eq({ "local x = 1" }, blocks[1].lines)
+    eq("lua", blocks[1].lang)
+    eq({ "plain", "  ```not a fence end" }, blocks[2].lines)
+    local text = vim.split(chat.text(), "\n", { plain = true })
+    local last = #text
+    eq(blocks[2].lines, chat.code_block_at(last).lines, "below every block: the last one above")
+    eq(blocks[1].lines, chat.code_block_at(blocks[1].first + 1).lines, "inside the first block")
+    H.errors("no code block under or above the cursor", function()
+      chat.code_block_at(1)
+    end)
+    -- The keys, from the chat's window: gy yanks, gp inserts into the previous window's buffer.
+    vim.cmd("enew")
+    local target = vim.api.nvim_get_current_buf()
+    vim.api.nvim_buf_set_lines(target, 0, -1, false, { "before", "after" })
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    local win = chat.open("botright split", true)
+    vim.api.nvim_win_set_cursor(win, { blocks[1].first + 1, 0 })
+    vim.api.nvim_feedkeys("gy", "x", false)
+    eq("local x = 1\n", vim.fn.getreg('"'))
+    eq("V", vim.fn.getregtype('"'))
+    vim.api.nvim_feedkeys("gp", "x", false)
+    eq({ "before", "local x = 1", "after" }, vim.api.nvim_buf_get_lines(target, 0, -1, false))
+    eq(target, vim.api.nvim_get_current_buf(), "the cursor went to the inserted code")
+    eq({ 2, 0 }, vim.api.nvim_win_get_cursor(0))
+    vim.api.nvim_win_close(win, true)
+    vim.cmd("bwipeout!")
+  end)
+
+  test(":TandemAdd adds lines or the file to the next prompt; :TandemAdd! drops them", function()
+    vim.cmd("enew")
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "one", "two", "three" })
+    vim.cmd("2,3TandemAdd")
+    eq({ { path = "untitled", from = 2, to = 3, text = "two\nthree" } }, tandem.attached())
+    vim.cmd("TandemAdd!")
+    eq({}, tandem.attached())
+    local file = vim.fn.tempname() .. ".txt"
+    vim.cmd("file " .. vim.fn.fnameescape(file))
+    vim.cmd("TandemAdd")
+    eq({ { path = file, text = "one\ntwo\nthree" } }, tandem.attached())
+    H.truthy(require("tandem.chat").text():find("with the next prompt: ", 1, true), "the chat's note")
+    local blocks = tandem.prompt_blocks("explain", nil, tandem.attached())
+    eq({ type = "resource", resource = { uri = vim.uri_from_fname(file), text = "one\ntwo\nthree" } }, blocks[2])
+    tandem.clear_context()
+    vim.cmd("bwipeout!")
+    vim.cmd("enew")
+    vim.bo.buftype = "nofile"
+    local notified
+    local saved = vim.notify
+    vim.notify = function(message)
+      notified = message
+    end
+    vim.cmd("TandemAdd")
+    vim.notify = saved
+    H.truthy(notified and notified:find("this buffer is not a file", 1, true), tostring(notified))
+    eq({}, tandem.attached())
+    vim.cmd("bwipeout!")
+  end)
 end

@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 
 import { askPermission, askUser } from "./ask";
+import { CheckpointsUi } from "./checkpointsUi";
 import type { FromPanel } from "./messages";
 import { PanelProvider } from "./panel";
 import { type ContentBlock, MODES, type ModeId, isMode } from "./protocol";
@@ -67,6 +68,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     log,
   );
 
+  const checkpoints = new CheckpointsUi(sidecar, session, (text, level) => {
+    log(text);
+    panel.post({ type: "notice", text, level });
+  });
+
   reviews.onDidChangeReview((review) => {
     panel.post({ type: "review", pending: review !== undefined && !review.isAnswered, summary: review?.summary() });
   });
@@ -75,6 +81,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     switch (message.type) {
       case "ready": {
         panel.post({ type: "mode", mode: session.mode });
+        session.postAttachments();
         // Until a session names the model, show the configured one (if any).
         const configured = vscode.workspace.getConfiguration("tandem").get<string>("provider.model", "").trim();
         const model = session.modelName ?? (configured || undefined);
@@ -106,6 +113,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       case "reviewAll":
         reviews.decideAll(message.accept);
         break;
+      case "clearAttachments":
+        session.clearAttachments();
+        break;
+      case "copyCode":
+        await vscode.env.clipboard.writeText(message.text);
+        vscode.window.setStatusBarMessage("Tandem: code copied", 3000);
+        break;
+      case "insertCode":
+        await insertCode(message.text);
+        break;
       case "openFile": {
         const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(message.path));
         const position = new vscode.Position(message.line ?? 0, 0);
@@ -130,6 +147,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await session.prompt(text, selectionContext());
     }),
     vscode.commands.registerCommand("tandem.cancel", () => session.cancel()),
+    vscode.commands.registerCommand("tandem.addSelection", async () => {
+      const attachment = editorContext();
+      if (!attachment) {
+        void vscode.window.showWarningMessage("Tandem: open a file (and select the lines) to add to the chat.");
+        return;
+      }
+      session.attach(attachment.label, attachment.block);
+      await panel.reveal();
+    }),
+    checkpoints,
+    vscode.commands.registerCommand("tandem.showCheckpoints", () => checkpoints.show()),
+    vscode.commands.registerCommand("tandem.undoTurn", () => checkpoints.undoLastTurn()),
+    vscode.commands.registerCommand("tandem.compact", () => checkpoints.compact()),
     vscode.commands.registerCommand("tandem.setMode", async (mode?: unknown) => {
       const picked = isMode(mode)
         ? mode
@@ -172,6 +202,43 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 }
 
 export function deactivate(): void {}
+
+/**
+ * A code block of an answer into the editor the person was last in: it replaces the selection, or
+ * goes in at the cursor (the panel has the focus, so the editor is the last active or visible one).
+ */
+async function insertCode(text: string): Promise<void> {
+  const editor =
+    vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme !== "output");
+  if (!editor) {
+    void vscode.window.showWarningMessage("Tandem: open a file to insert the code into.");
+    return;
+  }
+  const done = await editor.edit((edit) => {
+    for (const selection of editor.selections) edit.replace(selection, text);
+  });
+  if (!done) {
+    void vscode.window.showWarningMessage("Tandem: the editor refused the insertion (read-only?).");
+    return;
+  }
+  await vscode.window.showTextDocument(editor.document, editor.viewColumn);
+}
+
+/** The active editor's selection (or, with none, the whole file) as context for the next prompt. */
+function editorContext(): { label: string; block: ContentBlock } | undefined {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.uri.scheme !== "file") return undefined;
+  const name = vscode.workspace.asRelativePath(editor.document.uri);
+  if (editor.selection.isEmpty) {
+    return {
+      label: name,
+      block: { type: "resource", resource: { uri: editor.document.uri.toString(), text: editor.document.getText(), mimeType: "text/plain" } },
+    };
+  }
+  const [block] = selectionContext();
+  const { start, end } = editor.selection;
+  return block ? { label: `${name}:${start.line + 1}-${end.line + 1}`, block } : undefined;
+}
 
 /** The active editor's selection as an embedded resource, so the agent sees what the person means. */
 function selectionContext(): ContentBlock[] {

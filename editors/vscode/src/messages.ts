@@ -13,7 +13,8 @@ export type ToPanel =
   | { type: "mode"; mode: ModeId }
   | { type: "status"; state: "starting" | "ready" | "stopped" | "error"; model?: string; detail?: string }
   | { type: "sessions"; sessions: SessionInfo[] }
-  | { type: "review"; pending: boolean; summary?: string };
+  | { type: "review"; pending: boolean; summary?: string }
+  | { type: "attachments"; labels: string[] };
 
 /** Panel → extension. */
 export type FromPanel =
@@ -25,7 +26,10 @@ export type FromPanel =
   | { type: "listSessions" }
   | { type: "loadSession"; sessionId: string }
   | { type: "reviewAll"; accept: boolean }
-  | { type: "openFile"; path: string; line?: number };
+  | { type: "openFile"; path: string; line?: number }
+  | { type: "copyCode"; text: string }
+  | { type: "insertCode"; text: string }
+  | { type: "clearAttachments" };
 
 /** The longest prompt the panel may send (a paste of a whole file is fine; a runaway script is not). */
 export const MAX_PROMPT_CHARS = 1_000_000;
@@ -39,6 +43,7 @@ export function parseFromPanel(raw: unknown): FromPanel | undefined {
     case "cancel":
     case "newSession":
     case "listSessions":
+    case "clearAttachments":
       return { type: m.type };
     case "prompt":
       if (typeof m.text !== "string" || m.text.trim() === "" || m.text.length > MAX_PROMPT_CHARS) return undefined;
@@ -58,6 +63,11 @@ export function parseFromPanel(raw: unknown): FromPanel | undefined {
         path: m.path,
         ...(typeof m.line === "number" && Number.isInteger(m.line) && m.line >= 0 ? { line: m.line } : {}),
       };
+    case "copyCode":
+    case "insertCode":
+      // A code block of an answer: any text, within the prompt's size limit.
+      if (typeof m.text !== "string" || m.text.length > MAX_PROMPT_CHARS) return undefined;
+      return { type: m.type, text: m.text };
     default:
       return undefined;
   }

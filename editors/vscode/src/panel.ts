@@ -89,6 +89,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     <option value="yolo">yolo</option>
   </select>
   <span class="model" data-testid="model"></span>
+  <span class="usage" data-testid="usage" hidden></span>
   <span class="spacer"></span>
   <button class="secondary" data-testid="new-session" title="Start a new session">New</button>
   <button class="secondary" data-testid="sessions-button" title="Resume a stored session">Sessions</button>
@@ -102,6 +103,10 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
 <ol class="plan" data-testid="plan" hidden></ol>
 <main class="messages" data-testid="messages" aria-live="polite"></main>
 <footer class="composer">
+  <div class="attachments" data-testid="attachments" hidden>
+    <span class="attachment-list"></span>
+    <button class="secondary" data-testid="clear-attachments" title="Do not send these with the next prompt">Clear</button>
+  </div>
   <textarea data-testid="prompt" rows="3" placeholder="Ask Tandem… (Enter to send, Shift+Enter for a new line)"></textarea>
   <div class="actions">
     <span class="status" data-testid="status"></span>

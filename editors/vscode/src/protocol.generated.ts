@@ -47,6 +47,11 @@ export type AvailableCommand = {
 
 /** One checkpoint. */
 export type CheckpointInfo = {
+  /**
+   * Files that changed between this checkpoint and the next one (what the tool call, the
+   * restore or, after a turn, the person changed then), workspace-relative.
+   */
+  files?: string[];
   /** Its id in the session (from 1). */
   id: number;
   /** What was about to happen. */
@@ -255,6 +260,28 @@ export type RequestPermissionResult = {
 export type SessionCancelParams = {
   /** Session. */
   sessionId: string;
+};
+
+/**
+ * `tandem/session/checkpointFile` params: one file's text at a checkpoint (to compare it with
+ * the file now).
+ */
+export type SessionCheckpointFileParams = {
+  /** The checkpoint. */
+  checkpointId: number;
+  /** The file: workspace-relative, or absolute inside the workspace. */
+  path: string;
+  /** The session. */
+  sessionId: string;
+};
+
+/** `tandem/session/checkpointFile` result. */
+export type SessionCheckpointFileResult = {
+  /**
+   * The file's text at the checkpoint; absent when the checkpoint does not hold the file (it
+   * did not exist then).
+   */
+  content?: string | null;
 };
 
 /** `tandem/session/checkpoints` params. */

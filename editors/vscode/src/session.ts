@@ -29,6 +29,8 @@ export class SessionController {
   private running = false;
   private _mode: ModeId;
   private model: string | undefined;
+  /** Context the person added for the next prompt ("Tandem: Add Selection to Chat"). */
+  private attached: { label: string; block: ContentBlock }[] = [];
 
   constructor(
     private readonly sidecar: Sidecar,
@@ -41,6 +43,11 @@ export class SessionController {
 
   get mode(): ModeId {
     return this._mode;
+  }
+
+  /** The current session's id; `undefined` before the first prompt. */
+  get id(): string | undefined {
+    return this.sessionId;
   }
 
   get isRunning(): boolean {
@@ -62,11 +69,29 @@ export class SessionController {
     this.events.post({ type: "update", update });
   }
 
-  async prompt(text: string, context: ContentBlock[] = []): Promise<void> {
+  /** Adds context (a selection, a file) to the next prompt; the panel lists it until then. */
+  attach(label: string, block: ContentBlock): void {
+    this.attached.push({ label, block });
+    this.postAttachments();
+  }
+
+  clearAttachments(): void {
+    this.attached = [];
+    this.postAttachments();
+  }
+
+  /** Re-sends the list (the panel's webview was created). */
+  postAttachments(): void {
+    this.events.post({ type: "attachments", labels: this.attached.map((a) => a.label) });
+  }
+
+  async prompt(text: string, extra: ContentBlock[] = []): Promise<void> {
     if (this.running) {
       void vscode.window.showWarningMessage("Tandem is still working on the last prompt. Cancel it first or wait.");
       return;
     }
+    const context = [...this.attached.map((a) => a.block), ...extra];
+    this.clearAttachments();
     this.setRunning(true);
     let stopReason: StopReason = "error";
     try {

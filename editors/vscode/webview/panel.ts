@@ -8,6 +8,7 @@ import { Inbox } from "../src/delivery";
 import type { ToPanel } from "../src/messages";
 import type { ModeId, SessionInfo } from "../src/protocol";
 import { type Entry, type Transcript, addNotice, applyUpdate, contentSummary, emptyTranscript } from "../src/transcript";
+import { usageLabel } from "../src/usage";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 
@@ -32,6 +33,8 @@ const status = $<HTMLElement>("status");
 const model = $<HTMLElement>("model");
 const sessions = $<HTMLElement>("sessions");
 const review = $<HTMLElement>("review");
+const usage = $<HTMLElement>("usage");
+const attachments = $<HTMLElement>("attachments");
 
 let transcript: Transcript = emptyTranscript();
 let running = false;
@@ -60,6 +63,7 @@ $("sessions-button").addEventListener("click", () => {
   }
   vscode.postMessage({ type: "listSessions" });
 });
+$("clear-attachments").addEventListener("click", () => vscode.postMessage({ type: "clearAttachments" }));
 $("review-accept-all").addEventListener("click", () => vscode.postMessage({ type: "reviewAll", accept: true }));
 $("review-reject-all").addEventListener("click", () => vscode.postMessage({ type: "reviewAll", accept: false }));
 
@@ -75,12 +79,14 @@ function handle(message: ToPanel): void {
       transcript = emptyTranscript();
       messages.replaceChildren();
       renderPlan();
+      renderUsage();
       break;
     case "update": {
       const change = applyUpdate(transcript, message.update);
       if (change.what === "entry") renderEntry(change.index);
       else if (change.what === "plan") renderPlan();
       else if (change.what === "mode" && transcript.mode) mode.value = transcript.mode;
+      else if (change.what === "usage") renderUsage();
       break;
     }
     case "notice": {
@@ -106,11 +112,24 @@ function handle(message: ToPanel): void {
     case "sessions":
       renderSessions(message.sessions);
       break;
+    case "attachments":
+      attachments.hidden = message.labels.length === 0;
+      attachments.querySelector(".attachment-list")!.textContent =
+        message.labels.length > 0 ? `With the next prompt: ${message.labels.join(", ")}` : "";
+      break;
     case "review":
       review.hidden = !message.pending;
       review.querySelector(".review-summary")!.textContent = message.summary ?? "";
       break;
   }
+}
+
+function renderUsage(): void {
+  const label = transcript.usage ? usageLabel(transcript.usage) : undefined;
+  usage.hidden = !label?.text;
+  if (!label) return;
+  usage.textContent = label.text;
+  usage.title = label.title;
 }
 
 function renderEntry(index: number): void {
@@ -132,6 +151,7 @@ function draw(entry: Entry): HTMLElement {
       const el = div(`msg ${entry.kind}`);
       el.dataset.testid = entry.kind === "user" ? "user-message" : "assistant-message";
       el.innerHTML = md.render(entry.text);
+      if (entry.kind === "assistant") addCodeActions(el);
       return el;
     }
     case "thought": {
@@ -198,6 +218,29 @@ function draw(entry: Entry): HTMLElement {
       }
       return el;
     }
+  }
+}
+
+/** A Copy and an Insert button on every code block of an answer. */
+function addCodeActions(el: HTMLElement): void {
+  for (const code of Array.from(el.querySelectorAll<HTMLElement>("pre > code"))) {
+    const pre = code.parentElement!;
+    const bar = div("code-actions");
+    for (const [label, type, tip] of [
+      ["Copy", "copyCode", "Copy the code"],
+      ["Insert", "insertCode", "Insert the code at the cursor of the editor you were in (replacing its selection)"],
+    ] as const) {
+      const button = document.createElement("button");
+      button.className = "secondary";
+      button.textContent = label;
+      button.title = tip;
+      button.dataset.testid = type === "copyCode" ? "copy-code" : "insert-code";
+      button.addEventListener("click", () => vscode.postMessage({ type, text: code.textContent ?? "" }));
+      bar.append(button);
+    }
+    const block = div("code-block");
+    pre.replaceWith(block);
+    block.append(bar, pre);
   }
 }
 

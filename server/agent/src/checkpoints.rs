@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use tandem_checkpoint::{Checkpoint, Kind, Label, Store, Target};
 use tandem_protocol::{
-    CheckpointInfo, CheckpointKind, SessionCheckpointsParams, SessionCheckpointsResult, SessionRestoreParams,
-    SessionRestoreResult, ToolKind,
+    CheckpointInfo, CheckpointKind, SessionCheckpointFileParams, SessionCheckpointFileResult, SessionCheckpointsParams,
+    SessionCheckpointsResult, SessionRestoreParams, SessionRestoreResult, ToolKind,
 };
 use tandem_tools::{RestoreFile, ToolContext};
 use tokio_util::sync::CancellationToken;
@@ -97,11 +97,35 @@ impl Agent {
     pub async fn checkpoints(&self, params: SessionCheckpointsParams) -> Result<SessionCheckpointsResult, AgentError> {
         let store = self.checkpoint_store().ok_or_else(unavailable)?;
         let id = top(&params.session_id).to_owned();
-        let list = tokio::task::spawn_blocking(move || store.list(&id))
+        let (list, changes) = tokio::task::spawn_blocking(move || {
+            let list = store.list(&id)?;
+            let changes = store.changes(&list)?;
+            Ok((list, changes))
+        })
+        .await
+        .map_err(|e| AgentError::Invalid(e.to_string()))?
+        .map_err(checkpoint_error)?;
+        let checkpoints = list.iter().zip(changes).map(|(c, files)| CheckpointInfo { files, ..info(c) }).collect();
+        Ok(SessionCheckpointsResult { checkpoints })
+    }
+
+    /// `tandem/session/checkpointFile`: a file's text at a checkpoint.
+    pub async fn checkpoint_file(
+        &self,
+        params: SessionCheckpointFileParams,
+    ) -> Result<SessionCheckpointFileResult, AgentError> {
+        let store = self.checkpoint_store().ok_or_else(unavailable)?;
+        let path = relative_path(self.workspace.root(), &params.path)?;
+        let id = top(&params.session_id).to_owned();
+        let checkpoint = params.checkpoint_id;
+        let bytes = tokio::task::spawn_blocking(move || store.file(&id, checkpoint, &path))
             .await
             .map_err(|e| AgentError::Invalid(e.to_string()))?
             .map_err(checkpoint_error)?;
-        Ok(SessionCheckpointsResult { checkpoints: list.iter().map(info).collect() })
+        let content = bytes
+            .map(|b| String::from_utf8(b).map_err(|_| AgentError::Invalid(format!("`{}` is not text", params.path))))
+            .transpose()?;
+        Ok(SessionCheckpointFileResult { content })
     }
 
     /// `tandem/session/restore`.
@@ -259,6 +283,30 @@ pub fn describe_restore(result: &SessionRestoreResult) -> String {
     text
 }
 
+/// `path` (workspace-relative or absolute inside `root`) as the checkpoint store names it:
+/// relative, `/`-separated, every component a plain name.
+fn relative_path(root: &std::path::Path, path: &str) -> Result<String, AgentError> {
+    let given = std::path::Path::new(path);
+    let relative = given.strip_prefix(root).unwrap_or(given);
+    let mut names = Vec::new();
+    for component in relative.components() {
+        match component {
+            std::path::Component::Normal(name) => names.push(name.to_string_lossy().into_owned()),
+            std::path::Component::CurDir => {}
+            _ => {
+                return Err(AgentError::Invalid(format!(
+                    "`{path}`: give a path inside the workspace ({}), relative to it or absolute",
+                    root.display()
+                )));
+            }
+        }
+    }
+    if names.is_empty() {
+        return Err(AgentError::Invalid(format!("`{path}` names no file")));
+    }
+    Ok(names.join("/"))
+}
+
 fn info(checkpoint: &Checkpoint) -> CheckpointInfo {
     CheckpointInfo {
         id: checkpoint.id,
@@ -274,6 +322,7 @@ fn info(checkpoint: &Checkpoint) -> CheckpointInfo {
         tool: checkpoint.tool.clone(),
         time: rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_millis(checkpoint.time_ms)),
         skipped: checkpoint.skipped.clone(),
+        files: Vec::new(),
     }
 }
 

@@ -398,6 +398,26 @@ impl Store {
         Ok(Plan { skipped: target.skipped.clone(), target, files, conflicts })
     }
 
+    /// For each checkpoint of `list` (a session's, oldest first), the files that changed between
+    /// it and the next one; none for the last. One git call for up to 400 checkpoints.
+    pub fn changes(&self, list: &[Checkpoint]) -> Result<Vec<Vec<String>>, CheckpointError> {
+        let pairs: Vec<(&str, &str)> = list.windows(2).map(|w| (w[0].tree.as_str(), w[1].tree.as_str())).collect();
+        let mut out = self.git.changed_pairs(&pairs)?;
+        if !list.is_empty() {
+            out.push(Vec::new());
+        }
+        Ok(out)
+    }
+
+    /// A file's content at checkpoint `id` of `session` (`path` workspace-relative, `/`-separated,
+    /// without `..`); `None` when the checkpoint does not hold it.
+    pub fn file(&self, session: &str, id: u64, path: &str) -> Result<Option<Vec<u8>>, CheckpointError> {
+        let list = self.list(session)?;
+        let checkpoint =
+            list.iter().find(|c| c.id == id).ok_or_else(|| CheckpointError::Unknown { what: id.to_string() })?;
+        self.git.blob(&checkpoint.tree, path)
+    }
+
     /// Removes the checkpoints of all but the `keep` most recently used sessions.
     pub fn prune(&self, keep: usize) -> Result<usize, CheckpointError> {
         let _lock = self.lock()?;

@@ -233,3 +233,42 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn changes_name_what_changed_after_each_checkpoint_and_file_gives_its_content_there() {
+    let f = fixture();
+    f.write("a.txt", "a0\n");
+    let first = f.snap(Kind::BeforeTurn, 1);
+    f.snap_call(1, "c1");
+    f.write("a.txt", "a1\n");
+    f.write("b.txt", "b1\n");
+    let last = f.snap(Kind::AfterTurn, 1);
+    let list = f.store.list("s1").unwrap_or_else(|e| panic!("{e}"));
+    let changes = f.store.changes(&list).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(changes, vec![vec![], vec!["a.txt".to_owned(), "b.txt".to_owned()], vec![]]);
+    let file = |id, path| f.store.file("s1", id, path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(file(first.id, "a.txt"), Some(b"a0\n".to_vec()));
+    assert_eq!(file(last.id, "a.txt"), Some(b"a1\n".to_vec()));
+    assert_eq!(file(first.id, "b.txt"), None);
+    assert!(matches!(f.store.file("s1", 99, "a.txt"), Err(CheckpointError::Unknown { .. })));
+}
+
+#[test]
+fn changed_pairs_match_one_diff_per_pair_across_batches() {
+    let f = fixture();
+    f.write("a b.txt", "0\n");
+    let first = f.snap(Kind::BeforeTurn, 1);
+    f.write("a b.txt", "1\n");
+    f.write("dir/new.txt", "n\n");
+    let second = f.snap(Kind::AfterTurn, 1);
+    let (t1, t2) = (first.tree.as_str(), second.tree.as_str());
+    let one = f.store.git.changed(t1, t2).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(one, vec!["a b.txt".to_owned(), "dir/new.txt".to_owned()]);
+    // More pairs than one call takes, equal ones among them.
+    let pairs: Vec<(&str, &str)> = (0..900).map(|i| if i % 3 == 0 { (t1, t1) } else { (t1, t2) }).collect();
+    let all = f.store.git.changed_pairs(&pairs).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(all.len(), 900);
+    for (i, files) in all.iter().enumerate() {
+        assert_eq!(files, &if i % 3 == 0 { Vec::new() } else { one.clone() }, "pair {i}");
+    }
+}

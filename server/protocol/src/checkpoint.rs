@@ -51,6 +51,10 @@ pub struct CheckpointInfo {
     /// Files the snapshot left out (over the size cap).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
+    /// Files that changed between this checkpoint and the next one (what the tool call, the
+    /// restore or, after a turn, the person changed then), workspace-relative.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
 }
 
 /// `tandem/session/checkpoints` result, oldest first.
@@ -101,4 +105,27 @@ pub struct SessionRestoreResult {
     /// The checkpoint holding the state before this restore: restoring it is the redo.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redo_checkpoint_id: Option<u64>,
+}
+
+/// `tandem/session/checkpointFile` params: one file's text at a checkpoint (to compare it with
+/// the file now).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCheckpointFileParams {
+    /// The session.
+    pub session_id: String,
+    /// The checkpoint.
+    pub checkpoint_id: u64,
+    /// The file: workspace-relative, or absolute inside the workspace.
+    pub path: String,
+}
+
+/// `tandem/session/checkpointFile` result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCheckpointFileResult {
+    /// The file's text at the checkpoint; absent when the checkpoint does not hold the file (it
+    /// did not exist then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
 }

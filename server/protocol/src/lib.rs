@@ -45,6 +45,8 @@ pub mod methods {
     pub const SESSION_CHECKPOINTS: &str = "tandem/session/checkpoints";
     /// `tandem/session/restore` (client → server request).
     pub const SESSION_RESTORE: &str = "tandem/session/restore";
+    /// `tandem/session/checkpointFile` (client → server request): a file's text at a checkpoint.
+    pub const SESSION_CHECKPOINT_FILE: &str = "tandem/session/checkpointFile";
 }
 
 mod checkpoint;
@@ -296,7 +298,9 @@ pub fn protocol_schema() -> Value {
         SessionCheckpointsParams,
         SessionCheckpointsResult,
         SessionRestoreParams,
-        SessionRestoreResult
+        SessionRestoreResult,
+        SessionCheckpointFileParams,
+        SessionCheckpointFileResult
     );
     let defs = generator.take_definitions(true);
     serde_json::json!({

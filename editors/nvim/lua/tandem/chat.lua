@@ -39,6 +39,18 @@ function M.buffer()
   for _, key in ipairs({ "i", "<CR>" }) do
     vim.api.nvim_buf_set_keymap(bufnr, "n", key, "", { noremap = true, nowait = true, callback = ask, desc = "Tandem: prompt" })
   end
+  local function code_action(fn)
+    return function()
+      local ok, err = pcall(fn, vim.api.nvim_win_get_cursor(0)[1])
+      if not ok then
+        vim.notify(tostring(err), vim.log.levels.ERROR)
+      end
+    end
+  end
+  vim.api.nvim_buf_set_keymap(bufnr, "n", "gy", "", { noremap = true, nowait = true, callback = code_action(M.yank_code),
+    desc = "Tandem: copy the code block under (or above) the cursor" })
+  vim.api.nvim_buf_set_keymap(bufnr, "n", "gp", "", { noremap = true, nowait = true, callback = code_action(M.insert_code),
+    desc = "Tandem: insert the code block under (or above) the cursor into the last window" })
   return bufnr
 end
 
@@ -222,6 +234,88 @@ function M.on_update(update)
   elseif kind == "current_mode_update" then
     M.note("mode: " .. tostring(update.currentModeId))
   end
+end
+
+--- The fenced code blocks of the chat, in order: { first, last (1-based rows of the fences), lang,
+--- lines (the code) }. A fence is ``` or ~~~ (or longer) at the start of a line; the model's
+--- answers are Markdown, tool output is indented and never matches.
+function M.code_blocks()
+  if not M.bufnr or not vim.api.nvim_buf_is_valid(M.bufnr) then
+    return {}
+  end
+  local blocks, open = {}, nil
+  for row, line in ipairs(vim.api.nvim_buf_get_lines(M.bufnr, 0, -1, false)) do
+    local fence, info = line:match("^(```+)%s*(.-)%s*$")
+    if not fence then
+      fence, info = line:match("^(~~~+)%s*(.-)%s*$")
+    end
+    if fence and not open then
+      open = { first = row, fence = fence, lang = info:match("^%S*"), lines = {} }
+    elseif open and fence and info == "" and fence:sub(1, 1) == open.fence:sub(1, 1) and #fence >= #open.fence then
+      blocks[#blocks + 1] = { first = open.first, last = row, lang = open.lang, lines = open.lines }
+      open = nil
+    elseif open then
+      open.lines[#open.lines + 1] = line
+    end
+  end
+  return blocks
+end
+
+--- The code block at `row` (1-based), else the last one above it; errors when there is none.
+function M.code_block_at(row)
+  local found = nil
+  for _, block in ipairs(M.code_blocks()) do
+    if block.first <= row then
+      found = block
+    end
+  end
+  if not found then
+    error("tandem: no code block under or above the cursor", 0)
+  end
+  return found
+end
+
+--- `gy`: the code block at `row` into the unnamed register (and the clipboard, when there is one).
+function M.yank_code(row)
+  local block = M.code_block_at(row)
+  vim.fn.setreg('"', block.lines, "l")
+  pcall(vim.fn.setreg, "+", block.lines, "l")
+  vim.api.nvim_echo({ { string.format("Tandem: copied %d line(s) of code", #block.lines) } }, false, {})
+  return block.lines
+end
+
+--- The window to insert into: the previous window, else the first one with a file.
+local function target_window()
+  local chat_win = M.window()
+  local previous = vim.fn.win_getid(vim.fn.winnr("#"))
+  if previous ~= 0 and previous ~= chat_win and vim.bo[vim.api.nvim_win_get_buf(previous)].buftype == "" then
+    return previous
+  end
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if win ~= chat_win and vim.bo[vim.api.nvim_win_get_buf(win)].buftype == "" then
+      return win
+    end
+  end
+  return nil
+end
+
+--- `gp`: the code block at `row` into the last window's buffer, below its cursor line; the cursor
+--- goes there. Undo takes it back.
+function M.insert_code(row, win)
+  local block = M.code_block_at(row)
+  win = win or target_window()
+  if not win then
+    error("tandem: no window with a file to insert the code into", 0)
+  end
+  local bufnr = vim.api.nvim_win_get_buf(win)
+  if not vim.bo[bufnr].modifiable then
+    error("tandem: the buffer in that window cannot be changed", 0)
+  end
+  local line = vim.api.nvim_win_get_cursor(win)[1]
+  vim.api.nvim_buf_set_lines(bufnr, line, line, false, block.lines)
+  vim.api.nvim_set_current_win(win)
+  vim.api.nvim_win_set_cursor(win, { line + 1, 0 })
+  return block.lines
 end
 
 --- The chat's text (for tests and scripts).

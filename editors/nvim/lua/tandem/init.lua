@@ -15,6 +15,10 @@ local state = {
   -- The session's mode, or the one the next session starts in.
   mode = nil,
   busy = false,
+  -- The last `usage_update` of the session (the statusline's token meter).
+  usage = nil,
+  -- Context added with :TandemAdd for the next prompt: { path, from?, to?, text }.
+  attached = {},
 }
 
 local function cfg()
@@ -56,6 +60,11 @@ local function reload_changed()
   end
 end
 
+--- Reloads buffers whose files changed on disk (after a restore; see reload_changed).
+function M.reload_changed()
+  reload_changed()
+end
+
 local handlers = {
   requests = {
     ["tandem/session/requestPermission"] = function(params, respond)
@@ -74,6 +83,9 @@ local handlers = {
       local update = params.update or {}
       if update.sessionUpdate == "current_mode_update" then
         state.mode = update.currentModeId
+      elseif update.sessionUpdate == "usage_update" then
+        state.usage = update
+        vim.cmd("redrawstatus!")
       end
       chat.on_update(update)
       if update.sessionUpdate == "tool_call_update" and (update.status == "completed" or update.status == "failed") then
@@ -127,6 +139,7 @@ end
 
 function M.on_sidecar_exit()
   state.session_id = nil
+  state.usage = nil
   state.busy = false
   if review.active then
     review.finish("cancelled")
@@ -158,25 +171,65 @@ local function ensure_session(callback)
       return
     end
     state.session_id = result.sessionId
+    state.usage = nil
     state.mode = result.modes and result.modes.current or state.mode
     callback(nil, state.session_id)
   end)
 end
 
---- The prompt's content blocks: the text, and the selection as an embedded resource.
---- selection = { path, from, to (1-based lines), text }.
-function M.prompt_blocks(text, selection)
+--- A context as an embedded resource: lines `from`-`to` of `path` (its URI with `#L<from>-<to>`),
+--- or the whole file.
+local function resource_block(context)
+  local uri = vim.uri_from_fname(context.path)
+  if context.from then
+    uri = string.format("%s#L%d-%d", uri, context.from, context.to)
+  end
+  return { type = "resource", resource = { uri = uri, text = context.text } }
+end
+
+--- The prompt's content blocks: the text, the contexts added with :TandemAdd (`attached`), and the
+--- selection, each as an embedded resource. selection = { path, from, to (1-based lines), text };
+--- an attached context may leave out `from` and `to` (the whole file).
+function M.prompt_blocks(text, selection, attached)
   local blocks = { { type = "text", text = text } }
+  for _, context in ipairs(attached or {}) do
+    blocks[#blocks + 1] = resource_block(context)
+  end
   if selection then
-    blocks[#blocks + 1] = {
-      type = "resource",
-      resource = {
-        uri = string.format("%s#L%d-%d", vim.uri_from_fname(selection.path), selection.from, selection.to),
-        text = selection.text,
-      },
-    }
+    blocks[#blocks + 1] = resource_block(selection)
   end
   return blocks
+end
+
+--- How a context is named in the chat: "calc.py lines 2-3", or "calc.py".
+function M.describe_context(context)
+  local path = vim.fn.fnamemodify(context.path, ":~:.")
+  if context.from then
+    return string.format("%s lines %d-%d", path, context.from, context.to)
+  end
+  return path
+end
+
+--- Adds context { path, from?, to?, text } to the next prompt (:TandemAdd).
+function M.add_context(context)
+  if type(context) ~= "table" or type(context.path) ~= "string" or type(context.text) ~= "string" then
+    error("tandem.add_context: expected { path, from?, to?, text }", 0)
+  end
+  state.attached[#state.attached + 1] = context
+  local names = vim.tbl_map(M.describe_context, state.attached)
+  chat.note("with the next prompt: " .. table.concat(names, ", "))
+  vim.api.nvim_echo({ { "Tandem: with the next prompt: " .. table.concat(names, ", ") } }, false, {})
+end
+
+--- The context waiting for the next prompt.
+function M.attached()
+  return vim.deepcopy(state.attached)
+end
+
+--- Drops the context waiting for the next prompt (:TandemAdd!).
+function M.clear_context()
+  state.attached = {}
+  vim.api.nvim_echo({ { "Tandem: nothing added to the next prompt" } }, false, {})
 end
 
 --- Sends a prompt. opts.selection (see prompt_blocks), opts.on_done(err, result).
@@ -193,10 +246,15 @@ function M.prompt(text, opts)
   if config.chat.open_on_prompt then
     chat.open(config.chat.split, false)
   end
+  local attached = state.attached
+  state.attached = {}
   local shown = text
+  if #attached > 0 then
+    shown = string.format("%s\n\n(attached: %s)", shown, table.concat(vim.tbl_map(M.describe_context, attached), ", "))
+  end
   if opts.selection then
     local path = vim.fn.fnamemodify(opts.selection.path, ":~:.")
-    shown = string.format("%s\n\n(selection: %s lines %d-%d)", text, path, opts.selection.from, opts.selection.to)
+    shown = string.format("%s\n\n(selection: %s lines %d-%d)", shown, path, opts.selection.from, opts.selection.to)
   end
   chat.user(shown)
   local function done(err, result)
@@ -222,7 +280,7 @@ function M.prompt(text, opts)
     end
     M.request(
       "tandem/session/prompt",
-      { sessionId = session_id, prompt = M.prompt_blocks(text, opts.selection) },
+      { sessionId = session_id, prompt = M.prompt_blocks(text, opts.selection, attached) },
       done
     )
   end)
@@ -322,10 +380,12 @@ function M.sessions()
       end
       if choice.new then
         state.session_id = nil
+        state.usage = nil
         chat.note("new session")
         return
       end
       state.session_id = choice.sessionId
+      state.usage = nil
       chat.open(cfg().chat.split, false)
       -- The load replays the whole history: start from an empty chat, or it shows twice.
       chat.clear()
@@ -365,6 +425,9 @@ function M.info()
   end
   lines[#lines + 1] = string.format("session: %s, mode: %s, turn running: %s", state.session_id or "none",
     state.mode or "default", tostring(state.busy))
+  if state.usage then
+    lines[#lines + 1] = "tokens: " .. require("tandem.usage").format(state.usage)
+  end
   local p = config.provider or {}
   lines[#lines + 1] = string.format("provider: %s %s %s (key in $%s)", p.kind or "(sidecar config)", p.base_url or "",
     p.model or "", p.api_key_env or "-")
@@ -377,6 +440,14 @@ function M.info()
   return lines
 end
 
+--- The token meter for a statusline: "Tandem 12.3k/128k (10%) Σ 40.5k" (the context's fill at
+--- the last request, the session's total), or "" before the first answer. For example
+--- `vim.o.statusline = "%f %= %{v:lua.require'tandem'.statusline()}"`.
+function M.statusline()
+  local text = require("tandem.usage").format(state.usage)
+  return text ~= "" and ("Tandem " .. text) or ""
+end
+
 --- State for scripts and tests.
 function M.status()
   return {
@@ -385,6 +456,7 @@ function M.status()
     busy = state.busy,
     running = client.running(),
     client_id = client.client_id,
+    usage = state.usage,
   }
 end
 
@@ -427,6 +499,24 @@ M.commands = {
       end
     end))
   end),
+  TandemAdd = guarded(function(args)
+    if args.bang then
+      M.clear_context()
+      return
+    end
+    local bufnr = vim.api.nvim_get_current_buf()
+    local path = vim.api.nvim_buf_get_name(bufnr)
+    if args.range and args.range > 0 then
+      local lines = vim.api.nvim_buf_get_lines(bufnr, args.line1 - 1, args.line2, false)
+      M.add_context({ path = path ~= "" and path or "untitled", from = args.line1, to = args.line2,
+        text = table.concat(lines, "\n") })
+      return
+    end
+    if path == "" or vim.bo[bufnr].buftype ~= "" then
+      error("tandem: :TandemAdd adds a file's buffer (or, with a range, its lines); this buffer is not a file", 0)
+    end
+    M.add_context({ path = path, text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") })
+  end),
   TandemChat = guarded(function()
     chat.open(cfg().chat.split, true)
   end),
@@ -446,6 +536,18 @@ M.commands = {
   end),
   TandemSessions = guarded(function()
     M.sessions()
+  end),
+  TandemCheckpoints = guarded(function()
+    require("tandem.checkpoints").pick()
+  end),
+  TandemUndo = guarded(function()
+    require("tandem.checkpoints").undo()
+  end),
+  TandemRedo = guarded(function()
+    require("tandem.checkpoints").redo()
+  end),
+  TandemCompact = guarded(function()
+    require("tandem.checkpoints").compact()
   end),
   TandemInfo = guarded(function()
     local chunks = {}

@@ -32,6 +32,7 @@
 
 --- One checkpoint.
 ---@class tandem.CheckpointInfo
+---@field files? string[] Files that changed between this checkpoint and the next one (what the tool call, the restore or, after a turn, the person changed then), workspace-relative.
 ---@field id integer Its id in the session (from 1).
 ---@field kind tandem.CheckpointKind What was about to happen.
 ---@field skipped? string[] Files the snapshot left out (over the size cap).
@@ -151,6 +152,17 @@
 --- `tandem/session/cancel` params (a notification).
 ---@class tandem.SessionCancelParams
 ---@field sessionId string Session.
+
+--- `tandem/session/checkpointFile` params: one file's text at a checkpoint (to compare it with
+--- the file now).
+---@class tandem.SessionCheckpointFileParams
+---@field checkpointId integer The checkpoint.
+---@field path string The file: workspace-relative, or absolute inside the workspace.
+---@field sessionId string The session.
+
+--- `tandem/session/checkpointFile` result.
+---@class tandem.SessionCheckpointFileResult
+---@field content? string|nil The file's text at the checkpoint; absent when the checkpoint does not hold the file (it did not exist then).
 
 --- `tandem/session/checkpoints` params.
 ---@class tandem.SessionCheckpointsParams

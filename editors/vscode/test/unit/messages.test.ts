@@ -10,6 +10,9 @@ test("well-formed panel messages parse", () => {
   assert.deepEqual(parseFromPanel({ type: "reviewAll", accept: false }), { type: "reviewAll", accept: false });
   assert.deepEqual(parseFromPanel({ type: "openFile", path: "/w/a.py", line: 3 }), { type: "openFile", path: "/w/a.py", line: 3 });
   assert.deepEqual(parseFromPanel({ type: "cancel", extra: 1 }), { type: "cancel" });
+  assert.deepEqual(parseFromPanel({ type: "clearAttachments" }), { type: "clearAttachments" });
+  assert.deepEqual(parseFromPanel({ type: "copyCode", text: "x = 1\n" }), { type: "copyCode", text: "x = 1\n" });
+  assert.deepEqual(parseFromPanel({ type: "insertCode", text: "x = 1\n" }), { type: "insertCode", text: "x = 1\n" });
 });
 
 test("malformed panel messages are refused", () => {
@@ -26,6 +29,9 @@ test("malformed panel messages are refused", () => {
     { type: "loadSession", sessionId: "../../etc/passwd" },
     { type: "reviewAll", accept: "yes" },
     { type: "openFile", path: "" },
+    { type: "copyCode" },
+    { type: "insertCode", text: 42 },
+    { type: "insertCode", text: "x".repeat(MAX_PROMPT_CHARS + 1) },
   ]) {
     assert.equal(parseFromPanel(bad), undefined, JSON.stringify(bad)?.slice(0, 80));
   }

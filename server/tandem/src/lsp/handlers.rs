@@ -144,7 +144,7 @@ impl Backend {
 
     /// A request, in its own task. What `$/cancelRequest` does depends on the method: a turn is
     /// cancelled as `tandem/session/cancel` would (it ends with its updates and a response); a
-    /// command or MCP call is stopped; file tools, mode changes, loads, checkpoint lists and
+    /// command or MCP call is stopped; file tools, mode changes, loads, checkpoint lists, checkpoint files and
     /// restores finish what they started; the rest is dropped and answered -32800.
     pub async fn handle(&self, method: &str, params: Value, cancel: &CancellationToken) -> Result<Value, RpcError> {
         match method {
@@ -162,6 +162,9 @@ impl Backend {
             methods::SESSION_LOAD => self.session_load(parse(params)?).await,
             methods::SESSION_CHECKPOINTS => self.session_checkpoints(parse(params)?).await,
             methods::SESSION_RESTORE => self.session_restore(parse(params)?).await,
+            methods::SESSION_CHECKPOINT_FILE => {
+                to_json(self.agent()?.checkpoint_file(parse(params)?).await.map_err(agent_error)?)
+            }
             methods::SESSION_COMPACT => self.session_compact(parse(params)?).await,
             _ => Err(RpcError::new(RpcError::METHOD_NOT_FOUND, format!("unknown method `{method}`"))),
         }
