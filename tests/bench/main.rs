@@ -18,8 +18,10 @@
 //!   diagnostics per server.
 //! - P8: cold start (spawn → `initialize` response) and idle RSS; `true` spawn for reference.
 //! - A1: agent loop overhead per tool call: from the end of the provider's streamed tool call to
-//!   the next request carrying the result (scripted provider over real HTTP), vs the same tool
-//!   called directly with `tandem/tools/call`.
+//!   the next request carrying the result (scripted provider over real HTTP), at turns 1, 20 and
+//!   100 of one turn of 100 or more calls whose whole history goes with every request (goal:
+//!   turns 20 and 100 within 1.5× of turn 1), and the same tool called directly with
+//!   `tandem/tools/call` for reference.
 //! - A2: a long session: 100 tool calls reading 8 KB files each with a model whose window is
 //!   32k tokens (the scripted provider counts 4 bytes a token and refuses larger requests as
 //!   OpenAI does). Prints the bytes sent per request against the turn number (they must level
@@ -79,7 +81,7 @@ impl Plan {
                 p4_iterations: 3,
                 p8_spawns: 5,
                 p8_rss_samples: 1,
-                a1_calls: 20,
+                a1_calls: 100,
                 a2_calls: 100,
                 tree_files: 2_000,
             }
@@ -690,13 +692,19 @@ fn p4(plan: &Plan) -> Res<Vec<Row>> {
     )
     .map_err(|e| e.to_string())?;
     let python_copy = peer_dir.path().join("big.txt");
+    // The interpreter itself, not a version manager's shim (pyenv's runs bash and more first).
+    let interpreter = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .map_err(|e| format!("spawn python3: {e}"))?;
+    let interpreter = PathBuf::from(String::from_utf8_lossy(&interpreter.stdout).trim());
     fs::copy(&path, &python_copy).map_err(|e| e.to_string())?;
     let mut python_turn = 0usize;
     let mut python = || -> Res<Duration> {
         let (old, new) = if python_turn % 2 == 0 { (marker(0), marker(1)) } else { (marker(1), marker(0)) };
         python_turn += 1;
         let start = Instant::now();
-        let status = Command::new("python3")
+        let status = Command::new(&interpreter)
             .arg(&script)
             .arg(&python_copy)
             .args([&old, &new])
@@ -990,29 +998,44 @@ fn a1(plan: &Plan) -> Res<Vec<Row>> {
             pair[0].answered_at.map_or(Duration::ZERO, |done| pair[1].received_at.saturating_duration_since(done))
         })
         .collect();
-    let k = overhead.len().min(20);
-    let mut early = overhead[..k].to_vec();
-    let mut late = overhead[overhead.len() - k..].to_vec();
+    // Calls 1–10, 16–25 and 91–100 (or the last ten): the overhead at turn 1, 20 and 100 of
+    // one turn whose whole history goes with every request.
+    let at = |from: usize| -> Vec<Duration> {
+        let from = from.min(overhead.len().saturating_sub(10));
+        overhead[from..(from + 10).min(overhead.len())].to_vec()
+    };
+    let (mut first, mut twenty, mut hundred) = (at(0), at(15), at(90));
+    let history_kb = |i: usize| requests.get(i).map_or(0, |r| r.body.to_string().len() / 1024);
     println!("  loop, tool call → next request: {}", describe(&mut overhead));
-    println!("    first {k} calls (short history): {}", describe(&mut early));
-    println!(
-        "    last {k} calls (history of {} KB, all sent again each request): {}",
-        requests.last().map_or(0, |r| r.body.to_string().len() / 1024),
-        describe(&mut late)
-    );
+    println!("    turns 1–10 (history {} KB): {}", history_kb(1), describe(&mut first));
+    println!("    turns 16–25 (history {} KB): {}", history_kb(20), describe(&mut twenty));
+    println!("    turns 91–100 (history {} KB): {}", history_kb(100.min(n)), describe(&mut hundred));
     println!("  direct tandem/tools/call read:  {}", describe(&mut direct));
     println!("  whole turn: {} for {} model requests", fmt_duration(total), n + 1);
-    let (ours, peer) = (median(&mut early), median(&mut direct));
-    let ratio = ours.as_secs_f64() / peer.as_secs_f64().max(1e-12);
-    Ok(vec![Row {
+    let (first, peer) = (median(&mut first), median(&mut direct));
+    let mut rows = vec![Row {
         id: "A1",
-        what: "loop overhead per tool call (short history)".into(),
-        ours: fmt_duration(ours),
+        what: "loop overhead per tool call, turn 1".into(),
+        ours: fmt_duration(first),
         peer: format!("direct call {}", fmt_duration(peer)),
-        ratio: format!("{ratio:.1}×"),
+        ratio: format!("{:.1}×", first.as_secs_f64() / peer.as_secs_f64().max(1e-12)),
         goal: "reported",
         pass: true,
-    }])
+    }];
+    for (turn, mut samples) in [(20, twenty), (100, hundred)] {
+        let later = median(&mut samples);
+        let ratio = later.as_secs_f64() / first.as_secs_f64().max(1e-12);
+        rows.push(Row {
+            id: "A1",
+            what: format!("loop overhead per tool call, turn {turn} vs turn 1 (no compaction)"),
+            ours: fmt_duration(later),
+            peer: format!("turn 1 {}", fmt_duration(first)),
+            ratio: format!("{ratio:.2}×"),
+            goal: "≤ 1.5×",
+            pass: ratio <= 1.5,
+        });
+    }
+    Ok(rows)
 }
 
 // ---------------------------------------------------------------------------------------------
