@@ -261,6 +261,8 @@ async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) ->
     if let Some(hash) = new_hash {
         remember(ctx, &loaded.path, hash);
     }
+    // The old text may be large: freed off the caller's path.
+    disk::release(loaded.text);
     Ok(committed)
 }
 

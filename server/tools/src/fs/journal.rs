@@ -121,11 +121,18 @@ pub(crate) fn commit(root: &Path, ops: Vec<Op>) -> Result<(), Failed> {
     commit_until(root, ops, usize::MAX)
 }
 
-/// [`commit`], stopping dead (as a killed process would) after `steps` steps: for tests.
+/// [`commit`], stopping dead (as a killed process would) after `steps` steps: for tests. The
+/// texts are freed off this thread afterwards (large ones take milliseconds).
 fn commit_until(root: &Path, ops: Vec<Op>, steps: usize) -> Result<(), Failed> {
+    let result = commit_ops(root, &ops, steps);
+    disk::release(ops);
+    result
+}
+
+fn commit_ops(root: &Path, ops: &[Op], steps: usize) -> Result<(), Failed> {
     recover(root);
     let many = ops.len() > 1;
-    for op in &ops {
+    for op in ops {
         if let Op::Write { path, .. } = op
             && let Some(parent) = path.parent()
         {
@@ -134,7 +141,7 @@ fn commit_until(root: &Path, ops: Vec<Op>, steps: usize) -> Result<(), Failed> {
     }
     let _dirs = super::lock::lock_dirs(ops.iter().map(Op::path));
     let mut entries = Vec::with_capacity(ops.len());
-    for op in &ops {
+    for op in ops {
         let target = op.path().to_path_buf();
         let exists = fs::symlink_metadata(&target).is_ok();
         let before = match (many, exists) {
@@ -145,7 +152,7 @@ fn commit_until(root: &Path, ops: Vec<Op>, steps: usize) -> Result<(), Failed> {
         entries.push(match op {
             Op::Write { format, text, .. } => Entry {
                 tmp: Some(disk::temp_path(&target, "tmp")),
-                new_hash: Some(ContentHash::of_parts(&format.encode(text)).0),
+                new_hash: Some(ContentHash::of_parts(&format.encode(text.as_str())).0),
                 target,
                 before,
             },
@@ -169,7 +176,7 @@ fn commit_until(root: &Path, ops: Vec<Op>, steps: usize) -> Result<(), Failed> {
     if crash() {
         return Ok(());
     }
-    let result = apply(&ops, &entries, &mut crash);
+    let result = apply(ops, &entries, &mut crash);
     if crash() {
         return Ok(());
     }
@@ -222,10 +229,7 @@ fn apply(ops: &[Op], entries: &[Entry], crash: &mut impl FnMut() -> bool) -> Res
     }
     for (op, entry) in ops.iter().zip(entries) {
         match (op, &entry.tmp) {
-            (Op::Write { path, expected, .. }, Some(tmp)) => {
-                disk::check_expected(path, *expected)?;
-                disk::install(tmp, path)?;
-            }
+            (Op::Write { path, expected, .. }, Some(tmp)) => disk::check_and_install(tmp, path, *expected)?,
             (Op::Remove { path, expected }, _) => disk::remove(path, *expected)?,
             (Op::Write { .. }, None) => {}
         }
