@@ -11,18 +11,17 @@ use tandem_checkpoint::{Kind, Label, Store};
 use crate::support::Res;
 use crate::{Plan, Row, describe, fmt_duration, median, workspace};
 
-/// Files in the generated tree: 100 directories of 100 small source files.
-const FILES: usize = 10_000;
-
 pub(super) fn c1(plan: &Plan) -> Res<Vec<Row>> {
+    // The generated tree: 100 directories of small source files (10,000 in a full run).
+    let files = plan.c1_files;
     println!(
-        "\nC1: checkpoint snapshot of a {FILES}-file tree (warm, one file changed) vs `git add -A && git write-tree`"
+        "\nC1: checkpoint snapshot of a {files}-file tree (warm, one file changed) vs `git add -A && git write-tree`"
     );
     let (_ours_dir, ours) = workspace()?;
     let (_peer_dir, peer) = workspace()?;
     for root in [&ours, &peer] {
-        for i in 0..FILES {
-            let dir = root.join(format!("src/m{:02}", i / 100));
+        for i in 0..files {
+            let dir = root.join(format!("src/m{:02}", i % 100));
             fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
             let text = format!("// file {i}\npub fn f{i}(x: u64) -> u64 {{\n    x.wrapping_mul({i}) ^ 0x5eed\n}}\n");
             fs::write(dir.join(format!("f{i}.rs")), text).map_err(|e| e.to_string())?;
@@ -51,7 +50,8 @@ pub(super) fn c1(plan: &Plan) -> Res<Vec<Row>> {
     let rounds = if plan.quick { 3 } else { 15 };
     let (mut mine, mut theirs) = (Vec::new(), Vec::new());
     for round in 0..rounds {
-        let touch = format!("src/m{:02}/f{}.rs", round % 100, round * 37 % FILES);
+        let file = round * 37 % files;
+        let touch = format!("src/m{:02}/f{file}.rs", file % 100);
         fs::write(ours.join(&touch), format!("// changed {round}\n")).map_err(|e| e.to_string())?;
         let start = Instant::now();
         let checkpoint = store.snapshot("bench", label(round as u64 + 1), &[]).map_err(|e| e.to_string())?;
@@ -71,7 +71,7 @@ pub(super) fn c1(plan: &Plan) -> Res<Vec<Row>> {
     let (mine, theirs) = (median(&mut mine), median(&mut theirs));
     Ok(vec![Row {
         id: "C1",
-        what: format!("checkpoint snapshot, {FILES} files, warm"),
+        what: format!("checkpoint snapshot, {files} files, warm"),
         ours: fmt_duration(mine),
         peer: format!("git add+write-tree {}", fmt_duration(theirs)),
         ratio: format!("{:.2}× git", mine.as_secs_f64() / theirs.as_secs_f64().max(1e-9)),

@@ -66,6 +66,11 @@ struct Plan {
     a2_calls: usize,
     /// Files of the generated tree of P1 and P2.
     tree_files: usize,
+    /// Size of P4's big file: 50 MB in a full run; small in a smoke run, so that it fits a
+    /// machine with little free disk (a smoke run's numbers are not read).
+    big_bytes: usize,
+    /// Files of C1's tree (twice over: ours and git's): 10,000 in a full run.
+    c1_files: usize,
 }
 
 impl Plan {
@@ -84,6 +89,8 @@ impl Plan {
                 a1_calls: 100,
                 a2_calls: 100,
                 tree_files: 2_000,
+                big_bytes: 4 * 1024 * 1024,
+                c1_files: 1_000,
             }
         } else {
             Self {
@@ -99,6 +106,8 @@ impl Plan {
                 a1_calls: 300,
                 a2_calls: 100,
                 tree_files: 20_000,
+                big_bytes: 50 * 1024 * 1024,
+                c1_files: 10_000,
             }
         }
     }
@@ -621,9 +630,7 @@ fn p3(plan: &Plan) -> Res<Vec<Row>> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// P4: edit near the end of 50 MB vs cp
-
-const BIG_BYTES: usize = 50 * 1024 * 1024;
+// P4: edit near the end of a big file (50 MB in a full run) vs cp
 
 fn marker(n: usize) -> String {
     format!("MARKER-{n:010}|")
@@ -646,11 +653,12 @@ fn walk_names(root: &Path) -> Res<Vec<String>> {
 }
 
 fn p4(plan: &Plan) -> Res<Vec<Row>> {
-    println!("\nP4: `edit` near the end of a 50 MB file (staged + atomic write) vs spawning `cp` of it");
+    let mb = plan.big_bytes / (1024 * 1024);
+    println!("\nP4: `edit` near the end of a {mb} MB file (staged + atomic write) vs spawning `cp` of it");
     let (_dir, root) = workspace()?;
     let path = root.join("big.txt");
-    let lines = BIG_BYTES.div_ceil(80);
-    let text = text_of(BIG_BYTES, Some((lines - 100, &marker(0))));
+    let lines = plan.big_bytes.div_ceil(80);
+    let text = text_of(plan.big_bytes, Some((lines - 100, &marker(0))));
     let size = text.len();
     fs::write(&path, text).map_err(|e| e.to_string())?;
     println!("  file: {:.1} MB, {lines} lines, marker on line {}", size as f64 / 1048576.0, lines - 100 + 1);
@@ -762,7 +770,7 @@ fn p4(plan: &Plan) -> Res<Vec<Row>> {
     Ok(vec![
         Row {
             id: "P4",
-            what: "edit near end of 50 MB, vs cp + sync".into(),
+            what: format!("edit near end of {mb} MB, vs cp + sync"),
             ours: fmt_duration(ours),
             peer: format!("cp+sync {}", fmt_duration(synced)),
             ratio: format!("{:.2}× cp+sync", ratio(synced)),
@@ -771,7 +779,7 @@ fn p4(plan: &Plan) -> Res<Vec<Row>> {
         },
         Row {
             id: "P4",
-            what: "edit near end of 50 MB, vs python + fsync".into(),
+            what: format!("edit near end of {mb} MB, vs python + fsync"),
             ours: fmt_duration(ours),
             peer: format!("python {}", fmt_duration(scripted)),
             ratio: format!("{:.2}× python", ratio(scripted)),
@@ -780,7 +788,7 @@ fn p4(plan: &Plan) -> Res<Vec<Row>> {
         },
         Row {
             id: "P4",
-            what: "edit near end of 50 MB, vs cp (no fsync)".into(),
+            what: format!("edit near end of {mb} MB, vs cp (no fsync)"),
             ours: fmt_duration(ours),
             peer: format!("cp {}", fmt_duration(peer)),
             ratio: format!("{:.2}× cp", ratio(peer)),
