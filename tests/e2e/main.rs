@@ -24,6 +24,7 @@ mod project;
 mod run_cmd;
 mod session_tools;
 mod shell;
+mod tmux;
 mod trust;
 mod vscode;
 mod web;

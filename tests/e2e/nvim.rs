@@ -14,6 +14,7 @@ use serde_json::json;
 use tandem_fake_provider::{FakeProvider, Turn};
 
 use crate::support::{Res, editor_missing, repo_root, tandem_bin};
+use crate::tmux::Tmux;
 
 /// The file the scripted model fixes: two bugs far enough apart to be two hunks.
 const CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef mul(a, b):\n    return a / b\n";
@@ -230,52 +231,6 @@ fn checkpoints_undo_redo_and_compact_from_neovim_restore_through_the_review_and_
         assert!(told, "Neovim {version}: no request tells the model about the undo");
     }
     Ok(())
-}
-
-/// A tmux server of its own (`-L`), killed when dropped.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn command(&self) -> Command {
-        let mut command = Command::new("tmux");
-        command.arg("-L").arg(&self.socket);
-        command
-    }
-
-    fn capture(&self) -> Res<String> {
-        let out = self.command().args(["capture-pane", "-p", "-t", "review"]).output().map_err(|e| e.to_string())?;
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-
-    /// Polls the screen until `done(screen)`; the last screen in the error.
-    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> Res<String> {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture()?;
-            if done(&screen) {
-                return Ok(screen);
-            }
-            if start.elapsed() > Duration::from_secs(30) {
-                return Err(format!("timed out waiting for {what}; the screen:\n{screen}"));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn keys(&self, keys: &str) -> Res<()> {
-        let status = self.command().args(["send-keys", "-t", "review", keys]).status().map_err(|e| e.to_string())?;
-        if status.success() { Ok(()) } else { Err(format!("tmux send-keys {keys}: {status}")) }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        if let Err(err) = self.command().arg("kill-server").status() {
-            eprintln!("tmux kill-server: {err}");
-        }
-    }
 }
 
 #[test]

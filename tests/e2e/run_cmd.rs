@@ -5,7 +5,8 @@ use std::process::{Command, Output};
 use serde_json::json;
 use tandem_fake_provider::{FakeProvider, Turn};
 
-use crate::support::{Res, tandem_bin};
+use crate::support::{Res, editor_missing, tandem_bin};
+use crate::tmux::Tmux;
 
 fn tandem_run(dir: &std::path::Path, provider: &FakeProvider, args: &[&str]) -> Res<Output> {
     // `setsid`: no controlling terminal, as under CI or an editor's task runner.
@@ -61,7 +62,10 @@ fn run_without_a_terminal_rejects_edits_with_a_reason_and_exit_status_follows_th
     ]);
     let out = tandem_run(dir.path(), &provider, &["change it"])?;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The turn ended, but an approval was needed that nobody could give: not a success.
+    assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
+    assert!(stderr.contains("needed an approval (or an answer) nobody could give here"), "{stderr}");
     assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).map_err(|e| e.to_string())?, "one\n");
     let requests = provider.requests();
     let result = requests[1].body["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
@@ -114,5 +118,112 @@ fn run_reports_tokens_a_cut_answer_and_compacts_a_stored_session_on_request() ->
         "{stderr}"
     );
     assert!(provider.requests()[2].body.get("tools").is_none(), "the third request is the summary");
+    Ok(())
+}
+
+#[test]
+fn run_with_no_provider_listening_fails_at_once_says_so_once_and_keeps_no_session() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    // A port of this machine that nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map_err(|e| e.to_string())?
+        .port();
+    let out = Command::new("setsid")
+        .arg(tandem_bin())
+        .args(["run", "hello"])
+        .current_dir(dir.path())
+        .env("TANDEM_TRUST_WORKSPACE", "1")
+        .env("TANDEM_PROVIDER", "openai")
+        .env("TANDEM_BASE_URL", format!("http://127.0.0.1:{port}/v1"))
+        .env("TANDEM_MODEL", "scripted")
+        .env_remove("TANDEM_LOG")
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.matches("no model provider answered").count(), 1, "one message: {stderr}");
+    assert!(!stderr.contains("retrying") && !stderr.contains("retries"), "nothing listens, nothing to retry: {stderr}");
+    assert!(!stderr.contains('\x1b'), "no colour codes when stderr is not a terminal: {stderr:?}");
+    assert!(!stderr.contains("--session"), "nothing to continue: {stderr}");
+    let sessions = std::fs::read_dir(dir.path().join(".tandem/sessions")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(sessions, 0, "a turn that never reached a model leaves no session");
+    Ok(())
+}
+
+#[test]
+fn run_session_last_continues_the_latest_session() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![Turn::reply("The first answer."), Turn::reply("Again.")]);
+    let out = tandem_run(dir.path(), &provider, &["remember the word heliotrope"])?;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = tandem_run(dir.path(), &provider, &["--session", "last", "what was the word?"])?;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let second = provider.requests()[1].body.to_string();
+    assert!(second.contains("heliotrope") && second.contains("The first answer."), "{second}");
+    let sessions = std::fs::read_dir(dir.path().join(".tandem/sessions")).map_err(|e| e.to_string())?.count();
+    assert_eq!(sessions, 1, "the same session went on");
+    // With nothing stored, `last` says so.
+    let empty = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let out = tandem_run(empty.path(), &provider, &["--session", "last", "x"])?;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("there is no stored session yet"));
+    Ok(())
+}
+
+/// The interactive session, as a person at a terminal uses it: a prompt typed, the edit
+/// approved with one key (no Enter), a failed command's card with its output, slash commands.
+#[test]
+fn run_without_a_prompt_is_an_interactive_session_with_single_key_approvals() -> Res<()> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return editor_missing("tmux");
+    }
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("a.txt"), "one\n").map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("c1", "edit", json!({ "file_path": "a.txt", "old_string": "one", "new_string": "two" })),
+        Turn::new().tool_call("c2", "bash", json!({ "command": "ls no-such-file" })),
+        Turn::reply("Changed it; the listing failed."),
+    ]);
+    let tmux = Tmux { socket: format!("tandem-run-{}", std::process::id()) };
+    let state = dir.path().join("state");
+    let command = format!("'{}' run; echo EXITED $?; sleep 60", tandem_bin().display());
+    let status = tmux
+        .command()
+        .args(["new-session", "-d", "-x", "150", "-y", "40", "-s", "review", "sh", "-c", &command])
+        .current_dir(dir.path())
+        .env("TANDEM_TRUST_WORKSPACE", "1")
+        .env("TANDEM_PROVIDER", "openai")
+        .env("TANDEM_BASE_URL", provider.base_url())
+        .env("TANDEM_MODEL", "scripted")
+        .env("TANDEM_PROFILE", "full")
+        .env("XDG_STATE_HOME", &state)
+        .env_remove("TANDEM_MODE")
+        .status()
+        .map_err(|e| format!("tmux: {e}"))?;
+    assert!(status.success(), "tmux new-session: {status}");
+    tmux.wait_for("the banner", |s| s.contains("/help lists the commands"))?;
+    tmux.keys("change one to two")?;
+    tmux.keys("Enter")?;
+    tmux.wait_for("the approval", |s| s.contains("[y]es / [n]o"))?;
+    // One key, no Enter.
+    tmux.keys("y")?;
+    let screen = tmux.wait_for("the end of the turn", |s| s.contains("Changed it; the listing failed."))?;
+    eprintln!("--- tandem run in tmux:\n{screen}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).map_err(|e| e.to_string())?, "two\n");
+    assert!(screen.contains("✓ Edited a.txt"), "{screen}");
+    assert!(screen.contains("✗ Exit 2: ls no-such-file"), "a failed command gets a cross: {screen}");
+    assert!(screen.contains("│ ls: cannot access"), "with the tail of its output: {screen}");
+    tmux.keys("/mode plan")?;
+    tmux.keys("Enter")?;
+    tmux.keys("/mode")?;
+    tmux.keys("Enter")?;
+    tmux.wait_for("the mode", |s| s.contains("tandem: mode plan"))?;
+    tmux.keys("/exit")?;
+    tmux.keys("Enter")?;
+    let screen = tmux.wait_for("the exit", |s| s.contains("EXITED"))?;
+    assert!(screen.contains("EXITED 0") && screen.contains("continue it with --session"), "{screen}");
+    let history = std::fs::read_to_string(state.join("tandem/history")).map_err(|e| e.to_string())?;
+    assert!(history.contains("change one to two") && history.contains("/mode plan"), "{history}");
     Ok(())
 }

@@ -87,6 +87,17 @@ impl Store {
         file.write_all(&line)
     }
 
+    /// Deletes the file of session `id` (a session that never reached a model, say).
+    pub fn remove(&self, id: &str) -> std::io::Result<()> {
+        if !valid_id(id) {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("`{id}` is not a session id")));
+        }
+        match std::fs::remove_file(self.path(id)) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err),
+            _ => Ok(()),
+        }
+    }
+
     /// Every record of session `id`, in order.
     pub(crate) fn read(&self, id: &str) -> Result<Vec<Record>, String> {
         if !valid_id(id) {
@@ -96,7 +107,8 @@ impl Store {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 return Err(format!(
-                    "no session `{id}` in {}; tandem/session/list shows the stored ones",
+                    "no session `{id}` in {} (each stored session is a file there; `tandem run --session last` \
+                     continues the latest)",
                     self.dir.display()
                 ));
             }

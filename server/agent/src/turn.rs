@@ -159,7 +159,8 @@ pub(crate) async fn run(
                 continue;
             }
             Err(err) => {
-                tracing::error!(session = session.id, "model turn failed: {err}");
+                // The client gets the error with the result; the log keeps it for the record.
+                tracing::warn!(session = session.id, "model turn failed: {err}");
                 return SessionPromptResult { stop_reason: StopReason::Error, error: Some(err.message) };
             }
         };

@@ -314,14 +314,15 @@ impl Client {
             } else {
                 "Check that it is running, or configure"
             };
-            return Failure::transient(
-                ErrorKind::Unreachable,
-                reason.clone(),
-                format!(
-                    "no model provider answered at {base} ({reason}). {start} a provider: set TANDEM_PROVIDER, \
-                     TANDEM_BASE_URL, TANDEM_MODEL and TANDEM_API_KEY_ENV, or [provider] in .tandem/config.toml"
-                ),
+            let message = format!(
+                "no model provider answered at {base} ({reason}). {start} a provider: set TANDEM_PROVIDER, \
+                 TANDEM_BASE_URL, TANDEM_MODEL and TANDEM_API_KEY_ENV, or [provider] in .tandem/config.toml"
             );
+            // Nothing listens on this machine's own port: waiting will not start it.
+            if reason == "connection refused" && refused_locally(base) {
+                return Failure::fatal(ErrorKind::Unreachable, message);
+            }
+            return Failure::transient(ErrorKind::Unreachable, reason.clone(), message);
         }
         Failure::transient(
             ErrorKind::Server,
@@ -456,6 +457,18 @@ pub(crate) fn is_context_overflow(body: &[u8]) -> bool {
     ];
     let text = String::from_utf8_lossy(body).to_ascii_lowercase();
     SIGNS.iter().any(|sign| text.contains(sign))
+}
+
+/// Whether `base_url` names this machine (a refused connection there means nothing listens).
+fn refused_locally(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url).ok().and_then(|url| url.host_str().map(str::to_owned)).is_some_and(|host| {
+        host == "localhost"
+            || host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    })
 }
 
 /// The innermost cause, e.g. "connection refused" rather than "error sending request".

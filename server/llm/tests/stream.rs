@@ -403,7 +403,9 @@ async fn connection_refused_is_unreachable_with_advice() {
     for needle in ["TANDEM_PROVIDER", "TANDEM_BASE_URL", "TANDEM_MODEL", "TANDEM_API_KEY_ENV", ".tandem/config.toml"] {
         assert!(error.message.contains(needle), "{needle}: {error}");
     }
-    assert_eq!(events.iter().filter(|event| matches!(event, Event::Retrying { .. })).count(), 2);
+    // Nothing listens on this machine's port: retrying would only make the person wait.
+    assert_eq!(events.iter().filter(|event| matches!(event, Event::Retrying { .. })).count(), 0);
+    assert!(!error.message.contains("retries"), "{error}");
 
     // Ollama's default port gets the Ollama hint.
     let mut ollama = settings(ProviderKind::OpenAi, "http://127.0.0.1:11434/v1");

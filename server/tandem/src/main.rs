@@ -94,12 +94,15 @@ enum Command {
         #[arg(long)]
         revoke: bool,
     },
-    /// Run one agent turn in the current directory's workspace: the answer streams to stdout,
-    /// approvals are asked on the terminal. Exit status: 0 when the model finished, 1 on a
-    /// provider error, 2 on bad usage, 3 at the turn limit, 4 on a refusal, 130 when cancelled.
+    /// Run the agent in the current directory's workspace: with a prompt, one turn (the answer
+    /// streams to stdout, approvals are asked on the terminal with one key); without one, an
+    /// interactive session (`/help` lists its commands). Exit status of a turn: 0 when the model
+    /// finished, 1 on a provider error, 2 on bad usage, 3 at the turn limit, 4 on a refusal, 5
+    /// when the answer was cut at the output limit, 6 when a change or command needed an
+    /// approval nobody could give (no terminal), 130 when cancelled.
     Run {
-        /// What to do (`-` reads it from stdin).
-        prompt: String,
+        /// What to do (`-` reads it from stdin); none starts an interactive session.
+        prompt: Option<String>,
         /// Permission mode: default, auto-edit, plan or yolo.
         #[arg(long, value_parser = parse_mode)]
         mode: Option<tandem_protocol::ModeId>,
@@ -110,7 +113,8 @@ enum Command {
         /// Meant for unattended runs in a sandbox (a container, a scratch checkout).
         #[arg(long)]
         yes: bool,
-        /// Continue a stored session (ids from `.tandem/sessions/`).
+        /// Continue a stored session: its id (from `.tandem/sessions/`), or `last` for the
+        /// latest.
         #[arg(long)]
         session: Option<String>,
     },
@@ -144,9 +148,10 @@ fn tool_usage(asked: bool) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
+fn init_logging(log_file: Option<&PathBuf>, level: &str) -> anyhow::Result<()> {
+    use std::io::IsTerminal as _;
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("TANDEM_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let filter = EnvFilter::try_from_env("TANDEM_LOG").unwrap_or_else(|_| EnvFilter::new(level));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(true);
     match log_file {
         Some(path) => {
@@ -154,7 +159,11 @@ fn init_logging(log_file: Option<&PathBuf>) -> anyhow::Result<()> {
             builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
         }
         // Never stdout: it carries protocol messages only.
-        None => builder.with_writer(std::io::stderr).init(),
+        None => {
+            // Colour only for a person at a terminal (and never with NO_COLOR).
+            let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            builder.with_ansi(ansi).with_writer(std::io::stderr).init();
+        }
     }
     Ok(())
 }
@@ -181,7 +190,10 @@ fn main() -> ExitCode {
             }
         };
     }
-    if let Err(err) = init_logging(cli.log_file.as_ref()) {
+    // In a terminal agent the person reads errors in its own words; warnings (retries) would
+    // only interleave with the answer. TANDEM_LOG still shows them.
+    let level = if matches!(cli.command, Command::Run { .. }) { "error" } else { "warn" };
+    if let Err(err) = init_logging(cli.log_file.as_ref(), level) {
         eprintln!("tandem: cannot open the log file: {err:#}");
         return ExitCode::from(2);
     }

@@ -1,0 +1,238 @@
+//! `tandem run`: the agent in a terminal. With a prompt, one turn; without one, an interactive
+//! session with line editing, history and slash commands. The answer streams to stdout, tool
+//! calls show as cards, approvals are asked on the terminal (`/dev/tty`) with one key, the
+//! diff in colour and per-hunk choices.
+
+mod keys;
+mod repl;
+mod terminal;
+
+use std::io::IsTerminal as _;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::workbench::{Mcp, Options, Root, Workbench};
+use tandem_agent::{Agent, SessionClient, Store};
+use tandem_protocol::{ContentBlock, ModeId, SessionNewParams, SessionPromptParams, StopReason};
+
+use terminal::{Terminal, out};
+
+/// Options of `tandem run`.
+pub struct RunArgs {
+    /// The project's root (`--root`); found around the current directory without it.
+    pub root: Option<std::path::PathBuf>,
+    /// The prompt (`-` reads it from stdin); none starts an interactive session.
+    pub prompt: Option<String>,
+    /// Starting mode.
+    pub mode: Option<ModeId>,
+    /// Model override.
+    pub model: Option<String>,
+    /// Answer every approval with yes (refused commands still never run).
+    pub yes: bool,
+    /// Resume this stored session (`last`: the latest).
+    pub session: Option<String>,
+}
+
+/// Exit status when a change or command needed an approval (or a question an answer) and no
+/// terminal could give it.
+const UNANSWERED: u8 = 6;
+
+/// Runs `tandem run`.
+pub async fn run(args: RunArgs) -> ExitCode {
+    match run_inner(args).await {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("tandem run: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let prompt = match args.prompt.as_deref() {
+        Some("-") => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+            Some(text)
+        }
+        Some(text) => Some(text.to_owned()),
+        None => None,
+    };
+    match &prompt {
+        Some(text) if text.trim().is_empty() => anyhow::bail!("the prompt is empty"),
+        None if !std::io::stdin().is_terminal() || !keys::available() => anyhow::bail!(
+            "no prompt, and no terminal for an interactive session: give the prompt (`tandem run \"what to do\"`, \
+             or `-` to read it from stdin)"
+        ),
+        _ => {}
+    }
+    let mut bench =
+        Workbench::open(&Root::from_cli(args.root.clone())?, Options { mcp: Mcp::Sessions, ..Options::default() })?;
+    let outcome = match Run::start(&mut bench, &args).await {
+        Ok(mut run) => match prompt {
+            Some(prompt) => run.once(prompt).await,
+            None => repl::interactive(&mut run, &bench).await,
+        },
+        Err(err) => Err(err),
+    };
+    // Whatever happened, the language servers and MCP servers it started stop.
+    bench.close().await;
+    outcome
+}
+
+/// The agent, its session and the terminal it talks to.
+pub(super) struct Run {
+    agent: Arc<Agent>,
+    terminal: Arc<Terminal>,
+    store: Store,
+    session: String,
+    /// The session's working directory (for new sessions).
+    cwd: String,
+    /// The session was resumed, or one of its turns reached the model: its file is kept
+    /// whatever happens.
+    kept: bool,
+}
+
+impl Run {
+    async fn start(bench: &mut Workbench, args: &RunArgs) -> anyhow::Result<Self> {
+        for warning in &bench.config.warnings {
+            eprintln!("tandem: {warning}");
+        }
+        if let Some(model) = &args.model {
+            bench.config.provider.model = Some(model.clone());
+        }
+        let mut agent_config = bench.agent_config()?;
+        let provider = &agent_config.provider;
+        if let Some(notice) = tandem_llm::profile::resolve(provider, &provider.model).notice(&provider.model) {
+            eprintln!("tandem: {notice}");
+        }
+        if let Some(mode) = args.mode {
+            agent_config.default_mode = mode;
+        }
+        bench.mcp_ready(std::time::Duration::from_secs(10)).await;
+        let terminal = Arc::new(Terminal::new(args.yes));
+        let agent = bench.agent(None, Arc::clone(&terminal) as Arc<dyn SessionClient>, agent_config)?;
+        let store = Store::in_workspace(bench.workspace.root());
+        let cwd = bench.working_dir.display().to_string();
+        let mut run = Self { agent, terminal, store, session: String::new(), cwd, kept: false };
+        match &args.session {
+            Some(id) => run.resume(id, args.mode).await?,
+            None => run.fresh(args.mode)?,
+        }
+        Ok(run)
+    }
+
+    /// Starts a new session.
+    fn fresh(&mut self, mode: Option<ModeId>) -> anyhow::Result<()> {
+        let params = SessionNewParams { mode, cwd: Some(self.cwd.clone()), ..Default::default() };
+        self.session = self.agent.new_session(params)?.session_id;
+        self.kept = false;
+        Ok(())
+    }
+
+    /// Continues stored session `id` (`last`: the most recently changed one).
+    async fn resume(&mut self, id: &str, mode: Option<ModeId>) -> anyhow::Result<()> {
+        let id = if id == "last" {
+            let latest = self.store.list().into_iter().next();
+            latest.map(|info| info.session_id).ok_or_else(|| anyhow::anyhow!("there is no stored session yet"))?
+        } else {
+            id.to_owned()
+        };
+        let params = tandem_protocol::SessionLoadParams { session_id: id.clone(), cwd: None, mcp_servers: None };
+        self.agent.load(params).await?;
+        if let Some(mode) = mode {
+            self.agent
+                .set_mode(tandem_protocol::SessionSetModeParams { session_id: id.clone(), mode_id: mode })
+                .await?;
+        }
+        self.session = id;
+        self.kept = true;
+        Ok(())
+    }
+
+    /// One prompt (or `/compact`) and a summary line; the exit status follows how it ended.
+    async fn once(&mut self, prompt: String) -> anyhow::Result<ExitCode> {
+        if prompt.trim() == "/compact" {
+            self.compact().await?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        let (code, stop) = self.turn(prompt).await?;
+        let session = &self.session;
+        if self.kept {
+            let usage = self.terminal.usage.lock().map(|u| format!(" — {}", terminal::usage_line(&u)));
+            eprintln!(
+                "tandem: session {session} ended: {stop}{} (continue it with --session {session})",
+                usage.unwrap_or_default()
+            );
+        }
+        Ok(code)
+    }
+
+    /// One turn: the prompt goes to the model; Ctrl-C cancels it. A turn that failed before the
+    /// model said anything, in a session nothing reached the model in, leaves no session file.
+    async fn turn(&mut self, prompt: String) -> anyhow::Result<(ExitCode, String)> {
+        let cancel_agent = Arc::clone(&self.agent);
+        let cancel_id = self.session.clone();
+        let ctrl_c = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ntandem: cancelling…");
+                cancel_agent.cancel(&cancel_id);
+            }
+        });
+        self.terminal.begin_turn();
+        let params = SessionPromptParams { session_id: self.session.clone(), prompt: vec![ContentBlock::text(prompt)] };
+        let result = self.agent.prompt(params).await;
+        ctrl_c.abort();
+        self.terminal.quiet();
+        let result = result?;
+        self.kept |= self.terminal.heard();
+        out("\n");
+        if !self.kept {
+            // Nothing to continue: no file, and no advice to continue it.
+            if let Err(err) = self.store.remove(&self.session) {
+                tracing::warn!(session = self.session, "cannot remove the session file: {err}");
+            }
+        }
+        let stop = serde_json::to_value(result.stop_reason)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let code = match result.stop_reason {
+            StopReason::EndTurn if self.terminal.unanswered() => {
+                eprintln!(
+                    "tandem: the model needed an approval (or an answer) nobody could give here: run in a terminal, \
+                     with --yes, or with --mode auto-edit or yolo"
+                );
+                ExitCode::from(UNANSWERED)
+            }
+            StopReason::EndTurn => ExitCode::SUCCESS,
+            StopReason::Error => {
+                eprintln!("tandem: {}", result.error.unwrap_or_default());
+                ExitCode::FAILURE
+            }
+            StopReason::MaxTurns => {
+                eprintln!("tandem: the turn reached its limit of model requests; a prompt of \"continue\" goes on");
+                ExitCode::from(3)
+            }
+            StopReason::Refusal => ExitCode::from(4),
+            StopReason::MaxTokens => {
+                eprintln!("tandem: the answer was cut at the output limit; a prompt of \"continue\" goes on");
+                ExitCode::from(5)
+            }
+            StopReason::Cancelled => ExitCode::from(130),
+        };
+        Ok((code, stop))
+    }
+
+    /// `/compact`: what the model sees of the session, shortened.
+    async fn compact(&self) -> anyhow::Result<()> {
+        let params = tandem_protocol::SessionCompactParams { session_id: self.session.clone() };
+        let done = self.agent.compact(params).await?;
+        let how = if done.summarized { "older turns summarised" } else { "nothing to summarise" };
+        eprintln!(
+            "tandem: session {} compacted: about {} → {} tokens ({how})",
+            self.session, done.tokens_before, done.tokens_after
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,168 @@
+//! The interactive session of `tandem run` without a prompt: a line editor with history (kept
+//! in the user's state directory), prompts sent as turns, and slash commands.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use rustyline::error::ReadlineError;
+use tandem_protocol::{ModeId, SessionSetModeParams};
+
+use super::Run;
+use crate::workbench::Workbench;
+
+const HELP: &str = "\
+Type a request and press Enter; Ctrl-C cancels a running turn, Ctrl-D leaves.
+  /mode [default|auto-edit|plan|yolo]  show or change the permission mode
+  /model [name]                        show or change the model
+  /compact                             shorten what the model sees of the session
+  /undo                                undo the last turn's changes (reviewed first)
+  /redo                                bring back what the last undo replaced
+  /sessions [id|last]                  list the stored sessions, or continue one
+  /new                                 start a new session
+  /help                                this list
+  /exit                                leave (also /quit, Ctrl-D)";
+
+/// What the loop does after a command.
+enum Flow {
+    Go,
+    Quit,
+}
+
+/// Where the prompt history is kept: `$XDG_STATE_HOME/tandem/history`, or under
+/// `~/.local/state`.
+fn history_path() -> Option<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state")))?;
+    Some(state.join("tandem").join("history"))
+}
+
+/// Runs the interactive session until `/exit` or Ctrl-D. The exit status is the last turn's.
+pub(super) async fn interactive(run: &mut Run, bench: &Workbench) -> anyhow::Result<ExitCode> {
+    let mut editor = rustyline::DefaultEditor::new()?;
+    let history = history_path();
+    if let Some(path) = &history {
+        // A first run has no history yet.
+        let _ = editor.load_history(path);
+    }
+    let model = run.agent.model(&run.session).unwrap_or_default();
+    let mode = run.agent.mode(&run.session).map(|m| m.as_str().to_owned()).unwrap_or_default();
+    eprintln!(
+        "{}",
+        run.terminal.err_style.paint(
+            "2",
+            &format!(
+                "Tandem in {} — model {model}, mode {mode}. /help lists the commands; Ctrl-D leaves.",
+                bench.workspace.root().display()
+            )
+        )
+    );
+    let mut code = ExitCode::SUCCESS;
+    loop {
+        let line = tokio::task::block_in_place(|| editor.readline("› "));
+        let line = match line {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(err) => return Err(err.into()),
+        };
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(text);
+        if let Some(command) = text.strip_prefix('/') {
+            match command_line(run, command).await {
+                Ok(Flow::Go) => {}
+                Ok(Flow::Quit) => break,
+                Err(err) => eprintln!("tandem: {err:#}"),
+            }
+            continue;
+        }
+        match run.turn(text.to_owned()).await {
+            Ok((status, _)) => code = status,
+            Err(err) => eprintln!("tandem: {err:#}"),
+        }
+        // A provider that reports no usage at all gets no token line.
+        if let Some(usage) = run.terminal.usage.lock().filter(|u| u.session.input_tokens + u.session.output_tokens > 0)
+        {
+            eprintln!("{}", run.terminal.err_style.paint("2", &super::terminal::usage_line(&usage)));
+        }
+    }
+    if let Some(path) = &history {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Err(err) = editor.save_history(path) {
+            tracing::warn!("cannot save the prompt history to {}: {err}", path.display());
+        }
+    }
+    if run.kept {
+        eprintln!("tandem: session {} kept (continue it with --session {0})", run.session);
+    }
+    Ok(code)
+}
+
+/// Runs one slash command (`command` without its `/`).
+async fn command_line(run: &mut Run, command: &str) -> anyhow::Result<Flow> {
+    let (name, argument) = command.split_once(char::is_whitespace).unwrap_or((command, ""));
+    let argument = argument.trim();
+    match name {
+        "help" | "?" => eprintln!("{HELP}"),
+        "exit" | "quit" | "q" => return Ok(Flow::Quit),
+        "mode" => mode(run, argument).await?,
+        "model" => model(run, argument)?,
+        "compact" => run.compact().await?,
+        "undo" => {
+            let result = run.agent.undo(&run.session, None).await?;
+            eprintln!("tandem: {}", tandem_agent::describe_restore(&result));
+        }
+        "redo" => {
+            let result = run.agent.redo(&run.session).await?;
+            eprintln!("tandem: {}", tandem_agent::describe_restore(&result));
+        }
+        "sessions" if argument.is_empty() => sessions(run),
+        "sessions" | "resume" => {
+            run.resume(argument, None).await?;
+            eprintln!("tandem: continuing session {}", run.session);
+        }
+        "new" => {
+            run.fresh(None)?;
+            eprintln!("tandem: new session {}", run.session);
+        }
+        _ => anyhow::bail!("unknown command `/{name}`; /help lists them"),
+    }
+    Ok(Flow::Go)
+}
+
+async fn mode(run: &Run, argument: &str) -> anyhow::Result<()> {
+    if argument.is_empty() {
+        eprintln!("tandem: mode {}", run.agent.mode(&run.session)?.as_str());
+        return Ok(());
+    }
+    let mode: ModeId = serde_json::from_value(serde_json::Value::String(argument.to_owned()))
+        .map_err(|_| anyhow::anyhow!("unknown mode `{argument}`: use default, auto-edit, plan or yolo"))?;
+    run.agent.set_mode(SessionSetModeParams { session_id: run.session.clone(), mode_id: mode }).await?;
+    Ok(())
+}
+
+fn model(run: &Run, argument: &str) -> anyhow::Result<()> {
+    if !argument.is_empty() {
+        run.agent.set_model(&run.session, argument)?;
+    }
+    eprintln!("tandem: model {}", run.agent.model(&run.session)?);
+    Ok(())
+}
+
+fn sessions(run: &Run) {
+    let list = run.store.list();
+    if list.is_empty() {
+        eprintln!("tandem: no stored sessions yet");
+    }
+    for info in list.iter().take(20) {
+        let mark = if info.session_id == run.session { "*" } else { " " };
+        let when = info.updated_at.as_deref().unwrap_or("");
+        eprintln!("{mark} {}  {when}  {}", info.session_id, info.title.as_deref().unwrap_or(""));
+    }
+}
