@@ -701,7 +701,7 @@ fn p4(plan: &Plan) -> Res<Vec<Row>> {
     fs::copy(&path, &python_copy).map_err(|e| e.to_string())?;
     let mut python_turn = 0usize;
     let mut python = || -> Res<Duration> {
-        let (old, new) = if python_turn % 2 == 0 { (marker(0), marker(1)) } else { (marker(1), marker(0)) };
+        let (old, new) = if python_turn.is_multiple_of(2) { (marker(0), marker(1)) } else { (marker(1), marker(0)) };
         python_turn += 1;
         let start = Instant::now();
         let status = Command::new(&interpreter)

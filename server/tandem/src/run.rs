@@ -239,9 +239,6 @@ impl SessionClient for Terminal {
                 _ => {}
             }
         }
-        if let Some(preview) = &params.diagnostics {
-            shown.push_str(&format!("{}\n", self.style.paint("1", &format!("diagnostics: {}", preview.summary))));
-        }
         out(&shown);
         let has = |kind| params.options.iter().find(|o| o.kind == kind).map(|o| o.option_id.clone());
         let allow = has(PermissionOptionKind::AllowOnce).unwrap_or_else(|| "allow_once".into());
