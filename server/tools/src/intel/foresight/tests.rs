@@ -125,6 +125,10 @@ fn the_preview_places_new_errors_in_their_hunks_and_says_what_changes() {
         ),
         "{note}"
     );
+    assert!(!note.contains("whole change"), "{note}");
+    // Only some hunks accepted: the model learns the preview was of the whole change.
+    let partial = accepted_note(&preview, true, display).unwrap_or_default();
+    assert!(partial.contains("The preview was of the whole change and only some hunks were applied"), "{partial}");
 }
 
 #[test]
