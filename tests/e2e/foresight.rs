@@ -216,3 +216,31 @@ fn a_server_that_cannot_answer_in_time_is_not_ready_never_no_problems() -> Res<(
     sidecar.shutdown()?;
     Ok(())
 }
+
+#[test]
+fn the_preview_starts_from_the_editors_unsaved_text() -> Res<()> {
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    let (_dir, root) = project(PREVIEW)?;
+    let edit = json!({ "file_path": "shop/main.py", "old_string": RETURN_OLD, "new_string": RETURN_BAD });
+    let provider =
+        FakeProvider::start_blocking(vec![Turn::new().tool_call("call_1", "edit", edit), Turn::reply("Ok.")]);
+    let mut sidecar = sidecar(&root, &provider)?;
+    // The person typed a line at the top and did not save: every line moves down by one.
+    let on_disk = std::fs::read_to_string(root.join("shop/main.py")).map_err(|e| e.to_string())?;
+    sidecar.open("shop/main.py", &format!("# unsaved\n{on_disk}"))?;
+    sidecar.permission_replies.push_back(PermissionReply::select("allow_once"));
+    let session = session(&mut sidecar)?;
+    prompt(&mut sidecar, &session, "return a string")?;
+    let asks = sidecar.requests_of("tandem/session/requestPermission");
+    let preview = &asks[0]["diagnostics"];
+    let new_error = &preview["files"][0]["introduced"][0];
+    assert_eq!((new_error["line"].as_u64(), new_error["hunk"].as_str()), (Some(10), Some("h1")), "{preview:#}");
+    // Accepted through the editor: its buffer has both, and the model hears of the error.
+    let uri = sidecar.uri("shop/main.py");
+    let buffer = sidecar.docs.get(&uri).map(|d| d.text.clone()).unwrap_or_default();
+    assert!(buffer.starts_with("# unsaved\n") && buffer.contains(RETURN_BAD), "{buffer}");
+    let result = tool_results(&provider).last().cloned().unwrap_or_default();
+    assert!(result.contains("shop/main.py:10:") && result.contains("1 error(s)"), "{result}");
+    sidecar.shutdown()?;
+    Ok(())
+}
