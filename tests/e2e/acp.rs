@@ -65,7 +65,12 @@ fn run_client(root: &Path, provider: &FakeProvider, mut scenario: Value) -> Res<
     let python = python()?;
     scenario["tandem"] = json!(tandem_bin());
     scenario["cwd"] = json!(root);
+    // The scenario's own variables (`PATH` for language servers) join the usual ones.
+    let own = scenario["env"].take();
     scenario["env"] = env(provider);
+    if let (Some(all), Some(own)) = (scenario["env"].as_object_mut(), own.as_object()) {
+        all.extend(own.clone());
+    }
     if let Ok(filter) = std::env::var("TANDEM_LOG") {
         // `TANDEM_LOG=tandem::acp::wire=trace cargo test ... -- --nocapture` shows the wire.
         scenario["env"]["TANDEM_LOG"] = json!(filter);
@@ -810,5 +815,44 @@ fn acp_without_elicitation_a_single_choice_question_is_asked_as_a_permission() -
     let results = tool_results(&provider);
     assert!(results[0].contains("A: Blue"), "{results:#?}");
     assert!(results[1].contains("nobody can be asked"), "{results:#?}");
+    Ok(())
+}
+
+/// Review with foresight on the ACP door: the preview travels under the request's `_meta` and
+/// as text at the end of the tool call's content, and the SDK's models accept both.
+#[test]
+fn acp_a_staged_type_error_is_in_the_permission_requests_meta_and_text() -> Res<()> {
+    crate::lsp_proxy::require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    let (_dir, root) = workspace(&[])?;
+    crate::lsp_proxy::copy_dir(&repo().join("tests/fixtures/python"), &root)?;
+    let toml = "[tools]\nprofile = \"full\"\n[provider]\nmax_retries = 2\nconnect_timeout_secs = 2\n[lsp]\ndiagnostics_wait_ms = 60000\nrequest_timeout_ms = 60000\n[review]\npreview_timeout_ms = 60000\n";
+    std::fs::write(root.join(".tandem/config.toml"), toml).map_err(|e| e.to_string())?;
+    let main = root.join("shop/main.py");
+    let original = read(&main)?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call(
+            "call_1",
+            "edit",
+            json!({ "file_path": "shop/main.py", "old_string": "    return total\n", "new_string": "    return \"total\"\n" }),
+        ),
+        Turn::reply("Left it."),
+    ]);
+    let scenario = json!({
+        "caps": { "fs": false, "terminal": false },
+        "permissions": ["reject_once"],
+        "steps": [{ "op": "new" }, { "op": "prompt", "text": "return a string" }],
+        "env": { "PATH": crate::lsp_proxy::server_path() },
+    });
+    let report = run_client(&root, &provider, scenario)?;
+    let asked = events(&report, "permission");
+    assert_eq!(asked.len(), 1, "{:#}", report["events"]);
+    let preview = &asked[0]["meta"]["_tandem/diagnostics"];
+    assert_eq!(preview["status"], "ready", "{:#}", asked[0]);
+    assert_eq!(preview["files"][0]["introduced"][0]["hunk"], "h1", "{preview:#}");
+    let content = asked[0]["toolCall"]["content"].as_array().cloned().unwrap_or_default();
+    let text = content.last().map(|c| c["content"]["text"].as_str().unwrap_or_default().to_owned()).unwrap_or_default();
+    assert!(text.starts_with("Diagnostics: introduces 1 error: shop/main.py:9: "), "{content:#?}");
+    assert!(text.contains("new error: ") && text.ends_with("[h1]"), "{text}");
+    assert_eq!(read(&main)?, original);
     Ok(())
 }

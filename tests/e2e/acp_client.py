@@ -70,6 +70,7 @@ class Recorder:
                 "options": [
                     o.model_dump(by_alias=True, exclude_none=True) for o in options
                 ],
+                "meta": kwargs or None,
             }
         )
         answer = self.permissions.pop(0) if self.permissions else "reject_once"

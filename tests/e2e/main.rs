@@ -13,6 +13,7 @@ mod cli;
 mod commands;
 mod crash;
 mod docs;
+mod foresight;
 mod integrity;
 mod lsp_files;
 mod lsp_order;

@@ -106,6 +106,25 @@ export type ContentBlock =
     type: "resource";
   };
 
+/**
+ * What the whole change (every hunk applied) would do to the diagnostics of the files it
+ * touches and of the other files the servers report on.
+ */
+export type DiagnosticsPreview = {
+  /**
+   * One entry per file a server reported on: the changed files, and other files whose
+   * diagnostics the change alters (a renamed function's callers).
+   */
+  files: FileDiagnosticsPreview[];
+  /**
+   * `ready` when every server answered for every file in time; `partial` when some did not
+   * (see each file); `notReady` when none did: then nothing is known about errors.
+   */
+  status: PreviewStatus;
+  /** For the person: `introduces 2 errors: … / resolves 1`, or why nothing is known. */
+  summary: string;
+};
+
 /** Params of `tandem/document/save`. */
 export type DocumentSaveParams = {
   /** The document to save. */
@@ -126,6 +145,24 @@ export type EmbeddedResource = {
   text: string;
   /** URI of the resource. */
   uri: string;
+};
+
+/** One file of a preview. */
+export type FileDiagnosticsPreview = {
+  /** `true` for a file of the change; `false` for another file whose diagnostics it alters. */
+  changed: boolean;
+  /** Errors and warnings the change would add (positions in the proposed text). */
+  introduced?: PreviewDiagnostic[];
+  /** Absolute path. */
+  path: string;
+  /** Why the file is not ready. */
+  reason?: string | null;
+  /** Errors and warnings the change would remove (positions in the current text). */
+  resolved?: PreviewDiagnostic[];
+  /** The language server that answered (or was asked). */
+  server?: string | null;
+  /** `ready` or `notReady` (never `partial`). */
+  status: PreviewStatus;
 };
 
 /** A hunk offered for review. */
@@ -228,6 +265,53 @@ export type PlanEntry = {
   status: string;
 };
 
+/**
+ * One diagnostic of a preview. Lines and columns are 1-based; columns count Unicode scalar
+ * values.
+ */
+export type PreviewDiagnostic = {
+  /** The server's code for it. */
+  code?: string | null;
+  /** Start column. */
+  column: number;
+  /** End column (exclusive). */
+  endColumn: number;
+  /** End line. */
+  endLine: number;
+  /**
+   * The hunk (`HunkInfo.id`) whose lines hold it: new lines for an introduced diagnostic,
+   * old lines for a resolved one. Absent outside every hunk and in other files.
+   */
+  hunk?: string | null;
+  /** Start line. */
+  line: number;
+  /** What the server says. */
+  message: string;
+  /** How bad. */
+  severity: PreviewSeverity;
+  /** Who reported it (`Pylance`, `rustc`, ...). */
+  source?: string | null;
+};
+
+/** Severity of a previewed diagnostic (only errors and warnings are previewed). */
+export type PreviewSeverity =
+  /** An error. */
+  | "error"
+  /** A warning. */
+  | "warning";
+
+/** How complete a preview is. */
+export type PreviewStatus =
+  /** Fresh diagnostics of the current and of the proposed text. */
+  | "ready"
+  /** Some files are ready, others not. */
+  | "partial"
+  /**
+   * The server did not answer in time, is starting or indexing, cannot check unsaved text,
+   * or failed: this says nothing about errors.
+   */
+  | "notReady";
+
 /** A model provider, as the editor or config file names it. */
 export type ProviderConfig = {
   /** Name of the environment variable that holds the API key. */
@@ -242,6 +326,11 @@ export type ProviderConfig = {
 
 /** `tandem/session/requestPermission` params. */
 export type RequestPermissionParams = {
+  /**
+   * For a change to files: what it would do to the language servers' diagnostics (absent
+   * when no server serves its files, or for commands and other calls).
+   */
+  diagnostics?: DiagnosticsPreview | null;
   /** Choices. */
   options: PermissionOption[];
   /** Session. */

@@ -22,8 +22,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 use tandem_protocol::{
-    ContentBlock, HunkInfo, ModeId, PermissionOption, PermissionOptionKind, PermissionOutcome, RequestPermissionParams,
-    ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
+    ContentBlock, DiagnosticsPreview, HunkInfo, ModeId, PermissionOption, PermissionOptionKind, PermissionOutcome,
+    RequestPermissionParams, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
 };
 use tandem_tools::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
 use tokio_util::sync::CancellationToken;
@@ -171,7 +171,32 @@ impl CallApprover {
         }
     }
 
-    async fn ask(&self, content: Vec<ToolCallContent>, options: Vec<PermissionOption>) -> Option<PermissionOutcome> {
+    /// The answer the mode and the session's rules give to a change without asking; `None`:
+    /// ask the person.
+    fn answer_without_asking(&self, files: &[StagedFile]) -> Option<ChangeDecision> {
+        let accept = Some(ChangeDecision::Accept { hunks: None });
+        match self.gate.mode() {
+            ModeId::Yolo | ModeId::AutoEdit => accept,
+            // The loop blocks writing tools in plan mode; this is the second lock on the door.
+            // Only the plan file may change, without asking.
+            ModeId::Plan if files.iter().all(|f| f.moved_to.is_none() && self.gate.is_plan_file(&f.path)) => accept,
+            ModeId::Plan => {
+                Some(ChangeDecision::Reject { reason: Some("the session is in plan mode (read-only)".into()) })
+            }
+            ModeId::Default if self.gate.rules().reject_edits => Some(ChangeDecision::Reject {
+                reason: Some("the person chose to reject every edit in this session".into()),
+            }),
+            ModeId::Default if self.gate.rules().allow_edits => accept,
+            ModeId::Default => None,
+        }
+    }
+
+    async fn ask(
+        &self,
+        content: Vec<ToolCallContent>,
+        options: Vec<PermissionOption>,
+        diagnostics: Option<DiagnosticsPreview>,
+    ) -> Option<PermissionOutcome> {
         let params = RequestPermissionParams {
             session_id: self.gate.session_id.clone(),
             tool_call: ToolCallUpdate {
@@ -185,6 +210,7 @@ impl CallApprover {
                 ..Default::default()
             },
             options,
+            diagnostics,
         };
         let request = self.client.request_permission(params);
         tokio::select! {
@@ -242,25 +268,16 @@ fn diff_content(file: &StagedFile, new_text: String, with_hunks: bool) -> ToolCa
 
 #[async_trait]
 impl Approver for CallApprover {
-    async fn review_changes(&self, files: &[StagedFile]) -> ChangeDecision {
-        let ask = match self.gate.mode() {
-            ModeId::Yolo | ModeId::AutoEdit => false,
-            // The loop blocks writing tools in plan mode; this is the second lock on the door.
-            // Only the plan file may change, without asking.
-            ModeId::Plan if files.iter().all(|f| f.moved_to.is_none() && self.gate.is_plan_file(&f.path)) => false,
-            ModeId::Plan => {
-                return ChangeDecision::Reject { reason: Some("the session is in plan mode (read-only)".into()) };
+    fn asks_about(&self, files: &[StagedFile]) -> bool {
+        self.answer_without_asking(files).is_none()
+    }
+
+    async fn review_changes(&self, files: &[StagedFile], preview: Option<&DiagnosticsPreview>) -> ChangeDecision {
+        if let Some(decision) = self.answer_without_asking(files) {
+            if matches!(decision, ChangeDecision::Accept { .. }) {
+                self.record(files, None);
             }
-            ModeId::Default if self.gate.rules().reject_edits => {
-                return ChangeDecision::Reject {
-                    reason: Some("the person chose to reject every edit in this session".into()),
-                };
-            }
-            ModeId::Default => !self.gate.rules().allow_edits,
-        };
-        if !ask {
-            self.record(files, None);
-            return ChangeDecision::Accept { hunks: None };
+            return decision;
         }
         let content: Vec<ToolCallContent> =
             files.iter().map(|f| diff_content(f, f.new_text.clone().unwrap_or_default(), true)).collect();
@@ -270,7 +287,7 @@ impl Approver for CallApprover {
             option("reject_once", "Reject", PermissionOptionKind::RejectOnce),
             option("reject_always", "Reject all edits this session", PermissionOptionKind::RejectAlways),
         ];
-        match self.ask(content, options).await {
+        match self.ask(content, options, preview.cloned()).await {
             None | Some(PermissionOutcome::Cancelled) => ChangeDecision::Cancelled,
             Some(PermissionOutcome::Selected { option_id, accepted_hunks, message }) => match option_id.as_str() {
                 "allow_once" | "allow_always" => {
@@ -335,7 +352,7 @@ impl Approver for CallApprover {
                 PermissionOptionKind::RejectAlways,
             ));
         }
-        match self.ask(content, options).await {
+        match self.ask(content, options, None).await {
             None | Some(PermissionOutcome::Cancelled) => CommandDecision::Cancelled,
             Some(PermissionOutcome::Selected { option_id, message, .. }) => match option_id.as_str() {
                 "allow_once" => CommandDecision::Allow,
@@ -381,7 +398,7 @@ impl Approver for CallApprover {
             ),
             option("reject_once", "Don't run", PermissionOptionKind::RejectOnce),
         ];
-        match self.ask(content, options).await {
+        match self.ask(content, options, None).await {
             None | Some(PermissionOutcome::Cancelled) => CommandDecision::Cancelled,
             Some(PermissionOutcome::Selected { option_id, message, .. }) => match option_id.as_str() {
                 "allow_once" => CommandDecision::Allow,

@@ -131,6 +131,7 @@ impl SessionHost for Host {
                     kind: PermissionOptionKind::RejectOnce,
                 },
             ],
+            diagnostics: None,
         };
         let answer = tokio::select! {
             () = self.cancel.cancelled() => return Ok(PlanDecision::Cancelled),

@@ -57,6 +57,7 @@ pub(crate) async fn ask_once(agent: &Agent, session_id: &str) {
                 kind: PermissionOptionKind::RejectOnce,
             },
         ],
+        diagnostics: None,
     };
     let trusted = matches!(
         agent.client.request_permission(params).await,

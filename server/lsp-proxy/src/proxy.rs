@@ -13,13 +13,15 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use tandem_text::{BufferCache, Position, PositionEncoding, Rope, char_to_position, position_to_char};
 use tandem_tools::intel::{
-    CallDirection, CallItem, CodeIntel, Diagnostic, DiagnosticsReport, IntelError, Location, Severity, Symbol,
-    TextRange, TextReplacement,
+    CallDirection, CallItem, CodeIntel, Diagnostic, DiagnosticsReport, IntelError, Location, PreviewFile,
+    PreviewedFile, Severity, Symbol, TextRange, TextReplacement,
 };
 
 use crate::ProgressEvent;
 use crate::catalog::{Catalog, Choice, LspSettings, ServerSpec, project_root};
 use crate::server::{Server, ServerError, raw};
+
+mod preview;
 
 /// Restarts allowed within [`RESTART_WINDOW`] before a server is given up on.
 const MAX_RESTARTS: usize = 5;
@@ -46,6 +48,10 @@ pub struct LspProxy {
     diagnostics_after_edit: bool,
     slots: Mutex<HashMap<(String, PathBuf), SharedSlot>>,
     progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
+    /// How long a preview waits for the servers; zero: no previews.
+    preview_wait: Duration,
+    /// The documents a preview handed staged text to, until it ends.
+    previews: Mutex<HashMap<PathBuf, preview::Previewed>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -157,6 +163,64 @@ fn severity(s: Option<lsp::DiagnosticSeverity>) -> Severity {
     }
 }
 
+/// What starting a server takes, owned: a start may outlive the call that began it (a preview
+/// does not wait for a slow start, the start goes on for the next call).
+struct Start {
+    spec: ServerSpec,
+    program: PathBuf,
+    root: PathBuf,
+    request_timeout: Duration,
+    progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
+    cache: Arc<BufferCache>,
+}
+
+impl Start {
+    /// The running server of `slot`, started or restarted (with backoff) as needed.
+    async fn run(self, slot: SharedSlot) -> Result<Arc<Server>, IntelError> {
+        let Start { spec, program, root, request_timeout, progress_tx, cache } = self;
+        let mut slot = slot.lock().await;
+        if let Some(server) = &slot.server {
+            if server.alive() {
+                return Ok(Arc::clone(server));
+            }
+            // It died: restart with backoff, unless it keeps dying.
+            slot.open = server.open_paths();
+            let now = Instant::now();
+            slot.restarts.retain(|t| now.duration_since(*t) < RESTART_WINDOW);
+            if slot.restarts.len() >= MAX_RESTARTS {
+                return Err(IntelError::Server(format!(
+                    "{} crashed {} times within a minute; not restarting it. Check its log (TANDEM_LOG=info)",
+                    spec.name,
+                    slot.restarts.len()
+                )));
+            }
+            let backoff = Duration::from_millis(200 * (1 << slot.restarts.len()) - 200);
+            tracing::warn!(server = %spec.name, ?backoff, "restarting a server that died");
+            tokio::time::sleep(backoff).await;
+            slot.restarts.push(now);
+            slot.server = None;
+        }
+        let server = Server::start(spec, &program, root, request_timeout, progress_tx).await.map_err(intel_error)?;
+        server.reopen(&cache, &slot.open);
+        slot.server = Some(Arc::clone(&server));
+        Ok(server)
+    }
+}
+
+/// A server's diagnostic, its range already converted to chars.
+fn diagnostic(d: lsp::Diagnostic, range: TextRange) -> Diagnostic {
+    Diagnostic {
+        range,
+        severity: severity(d.severity),
+        message: d.message,
+        code: d.code.map(|c| match c {
+            lsp::NumberOrString::Number(n) => n.to_string(),
+            lsp::NumberOrString::String(s) => s,
+        }),
+        source: d.source,
+    }
+}
+
 impl LspProxy {
     /// A proxy for the workspace at `workspace`, syncing documents from `cache`. Readiness and
     /// server progress go to `progress_tx` (for the editor's `$/progress`).
@@ -178,7 +242,17 @@ impl LspProxy {
             diagnostics_after_edit: settings.diagnostics_after_edit.unwrap_or(true),
             slots: Mutex::new(HashMap::new()),
             progress_tx,
+            preview_wait: preview::DEFAULT_WAIT,
+            previews: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Sets how long a preview of a staged change waits for the servers (`[review]
+    /// preview_timeout_ms`); zero turns previews off.
+    #[must_use]
+    pub fn with_preview_wait(mut self, wait: Duration) -> Self {
+        self.preview_wait = wait;
+        self
     }
 
     /// The catalog in force.
@@ -215,35 +289,25 @@ impl LspProxy {
                 path.display()
             )));
         };
-        let slot = Arc::clone(lock(&self.slots).entry((spec.name.clone(), root.clone())).or_default());
-        let mut slot = slot.lock().await;
-        if let Some(server) = &slot.server {
-            if server.alive() {
-                return Ok(Arc::clone(server));
-            }
-            // It died: restart with backoff, unless it keeps dying.
-            slot.open = server.open_paths();
-            let now = Instant::now();
-            slot.restarts.retain(|t| now.duration_since(*t) < RESTART_WINDOW);
-            if slot.restarts.len() >= MAX_RESTARTS {
-                return Err(IntelError::Server(format!(
-                    "{} crashed {} times within a minute; not restarting it. Check its log (TANDEM_LOG=info)",
-                    spec.name,
-                    slot.restarts.len()
-                )));
-            }
-            let backoff = Duration::from_millis(200 * (1 << slot.restarts.len()) - 200);
-            tracing::warn!(server = %spec.name, ?backoff, "restarting a server that died");
-            tokio::time::sleep(backoff).await;
-            slot.restarts.push(now);
-            slot.server = None;
+        let slot = self.slot(&spec.name, &root);
+        self.start(spec, program, root).run(slot).await
+    }
+
+    /// The slot of the server `name` for `root`.
+    fn slot(&self, name: &str, root: &Path) -> SharedSlot {
+        Arc::clone(lock(&self.slots).entry((name.to_owned(), root.to_path_buf())).or_default())
+    }
+
+    /// What starting `spec` for `root` takes.
+    fn start(&self, spec: ServerSpec, program: PathBuf, root: PathBuf) -> Start {
+        Start {
+            spec,
+            program,
+            root,
+            request_timeout: self.request_timeout,
+            progress_tx: self.progress_tx.clone(),
+            cache: Arc::clone(&self.cache),
         }
-        let server = Server::start(spec, &program, root, self.request_timeout, self.progress_tx.clone())
-            .await
-            .map_err(intel_error)?;
-        server.reopen(&self.cache, &slot.open);
-        slot.server = Some(Arc::clone(&server));
-        Ok(server)
     }
 
     /// Runs `op` on the server for `path`; if the server died meanwhile, restarts it and runs
@@ -351,15 +415,9 @@ impl LspProxy {
                 let mut ropes = self.ropes(server.encoding);
                 let diagnostics = items
                     .into_iter()
-                    .map(|d| Diagnostic {
-                        range: ropes.range(path, &d.range),
-                        severity: severity(d.severity),
-                        message: d.message,
-                        code: d.code.map(|c| match c {
-                            lsp::NumberOrString::Number(n) => n.to_string(),
-                            lsp::NumberOrString::String(s) => s,
-                        }),
-                        source: d.source,
+                    .map(|d| {
+                        let range = ropes.range(path, &d.range);
+                        diagnostic(d, range)
                     })
                     .collect();
                 DiagnosticsReport::Fresh { server: name, diagnostics }
@@ -619,6 +677,14 @@ impl CodeIntel for LspProxy {
             Ok(_) => {}
         }
         self.diagnostics_within(path, self.diagnostics_wait.max(self.request_timeout)).await
+    }
+
+    async fn preview(&self, files: &[PreviewFile]) -> Vec<PreviewedFile> {
+        self.preview_files(files).await
+    }
+
+    async fn end_preview(&self, paths: &[PathBuf]) {
+        self.end_preview_files(paths);
     }
 
     async fn diagnostics_after_write(&self, paths: &[PathBuf]) -> Vec<(PathBuf, DiagnosticsReport)> {

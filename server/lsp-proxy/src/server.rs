@@ -27,6 +27,8 @@ use tokio::sync::watch;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use crate::catalog::{DiagnosticsMode, ServerSpec, language_id};
+
+mod preview;
 use crate::{ProgressEvent, ProgressKind};
 
 /// How long to wait for a version-less server's publish once it has published for the file.
@@ -591,7 +593,12 @@ impl Server {
     /// Brings the server's copy of `path` up to date (didOpen, or didChange with the full text
     /// when it changed). Returns the URI, the version and the text.
     pub fn sync(&self, cache: &BufferCache, path: &Path) -> Result<(Url, i32, Rope), ServerError> {
-        let rope = Self::current_text(cache, path)?;
+        self.send_text(path, Self::current_text(cache, path)?)
+    }
+
+    /// Brings the server's copy of `path` to `rope` (didOpen, or didChange with the full text
+    /// when it differs). Returns the URI, the version and the text.
+    pub fn send_text(&self, path: &Path, rope: Rope) -> Result<(Url, i32, Rope), ServerError> {
         let uri = Url::from_file_path(path).map_err(|()| ServerError::File(format!("bad path {}", path.display())))?;
         let text = rope.to_string();
         let hash = ContentHash::of(text.as_bytes());
@@ -672,8 +679,28 @@ impl Server {
         deadline: tokio::time::Instant,
     ) -> Result<Option<(Vec<lsp::Diagnostic>, Rope)>, ServerError> {
         let (uri, version, rope) = self.sync(cache, path)?;
+        if !self.wait_fresh(path, &uri, version, deadline).await? {
+            return Ok(None);
+        }
+        Ok(Some((self.published(&uri), rope)))
+    }
+
+    /// The diagnostics the server last published for `uri`.
+    pub fn published(&self, uri: &Url) -> Vec<lsp::Diagnostic> {
+        lock(&self.shared.diagnostics).get(uri).map(|p| p.items.clone()).unwrap_or_default()
+    }
+
+    /// Waits (until `deadline`) for diagnostics of `path` that are about the `version` just
+    /// sent, as this server's mode tells. `false` when the wait ran out.
+    pub async fn wait_fresh(
+        &self,
+        path: &Path,
+        uri: &Url,
+        version: i32,
+        deadline: tokio::time::Instant,
+    ) -> Result<bool, ServerError> {
         let got = match self.spec.diagnostics {
-            DiagnosticsMode::None => return Ok(Some((Vec::new(), rope))),
+            DiagnosticsMode::None => return Ok(true),
             DiagnosticsMode::Versioned => {
                 let uri = uri.clone();
                 self.wait_until(deadline, move |s| {
@@ -683,11 +710,11 @@ impl Server {
             }
             DiagnosticsMode::FirstPublish => {
                 let sent_seq = lock(&self.docs).get(path).map_or(0, |d| d.sent_seq);
-                let fresh = |s: &Shared| lock(&s.diagnostics).get(&uri).is_some_and(|p| p.seq > sent_seq);
+                let fresh = |s: &Shared| lock(&s.diagnostics).get(uri).is_some_and(|p| p.seq > sent_seq);
                 // typescript-language-server publishes nothing when a file's diagnostics did not
                 // change: once it has published for the file, wait only a short while (the result
                 // is then "not ready", never "no errors").
-                let published_before = lock(&self.shared.diagnostics).contains_key(&uri);
+                let published_before = lock(&self.shared.diagnostics).contains_key(uri);
                 let deadline = if published_before {
                     deadline.min(tokio::time::Instant::now() + FIRST_PUBLISH_WAIT)
                 } else {
@@ -709,7 +736,7 @@ impl Server {
             }
             DiagnosticsMode::Flycheck => {
                 if !self.wait_ready(deadline).await {
-                    return Ok(None);
+                    return Ok(false);
                 }
                 let saved = lock(&self.docs).get(path).and_then(|d| d.saved_flychecks);
                 let target = match saved {
@@ -736,11 +763,7 @@ impl Server {
                 got
             }
         };
-        if !got {
-            return Ok(None);
-        }
-        let items = lock(&self.shared.diagnostics).get(&uri).map(|p| p.items.clone()).unwrap_or_default();
-        Ok(Some((items, rope)))
+        Ok(got)
     }
 
     /// `shutdown`, `exit`, then waits briefly for the process; kills it if it stays.

@@ -13,7 +13,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use tandem_protocol::ToolGroup;
+use tandem_protocol::{DiagnosticsPreview, ToolGroup};
 use tandem_tools::{
     Approver, ChangeDecision, CommandCheck, CommandDecision, Effect, Registry, StagedFile, ToolContext,
 };
@@ -27,7 +27,7 @@ const REFUSED: &str = "tandem mcp was started without --allow-writes, so changes
 
 #[async_trait]
 impl Approver for ServeApprover {
-    async fn review_changes(&self, _files: &[StagedFile]) -> ChangeDecision {
+    async fn review_changes(&self, _files: &[StagedFile], _: Option<&DiagnosticsPreview>) -> ChangeDecision {
         if self.allow_writes {
             ChangeDecision::Accept { hunks: None }
         } else {

@@ -50,9 +50,11 @@ pub mod methods {
 }
 
 mod checkpoint;
+mod preview;
 mod session;
 
 pub use checkpoint::*;
+pub use preview::*;
 pub use session::*;
 
 /// Tool groups: the unit that profiles and `TANDEM_FEATURE_<GROUP>` switch.
@@ -293,6 +295,7 @@ pub fn protocol_schema() -> Value {
         SessionNotification,
         RequestPermissionParams,
         RequestPermissionResult,
+        DiagnosticsPreview,
         AskUserParams,
         AskUserResult,
         SessionCheckpointsParams,

@@ -530,6 +530,10 @@ pub struct RequestPermissionParams {
     pub tool_call: ToolCallUpdate,
     /// Choices.
     pub options: Vec<PermissionOption>,
+    /// For a change to files: what it would do to the language servers' diagnostics (absent
+    /// when no server serves its files, or for commands and other calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<crate::DiagnosticsPreview>,
 }
 
 /// A choice in a permission request.

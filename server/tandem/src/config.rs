@@ -80,6 +80,14 @@ struct ExecSection {
     network: Option<bool>,
 }
 
+/// `[review]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReviewSection {
+    /// How long the language servers get to say what a change under review would break.
+    preview_timeout_ms: Option<u64>,
+}
+
 /// Provider settings beyond what editors pass (`[provider]` in the files only).
 #[derive(Clone, Debug, Default)]
 pub struct ProviderTuning {
@@ -124,6 +132,8 @@ struct File {
     web: WebSection,
     #[serde(default)]
     exec: ExecSection,
+    #[serde(default)]
+    review: ReviewSection,
     mode: Option<ModeId>,
     /// `[lsp]` and `[lsp.<name>]`: language servers (see tandem-lsp-proxy's catalog).
     #[serde(default)]
@@ -143,6 +153,9 @@ pub struct Config {
     pub provider: ProviderConfig,
     /// Language servers.
     pub lsp: tandem_lsp_proxy::LspSettings,
+    /// `[review] preview_timeout_ms`: how long the language servers get to preview a change
+    /// under review (`None`: the proxy's default; 0: no previews).
+    pub preview_timeout_ms: Option<u64>,
     /// Provider timeouts and limits.
     pub tuning: ProviderTuning,
     /// Model turns per prompt.
@@ -248,7 +261,7 @@ enum Table {
 
 impl Table {
     /// Every table, in the order the documentation and suggestions use.
-    const ALL: [Table; 10] = [
+    const ALL: [Table; 11] = [
         Table::Top,
         Table::Section("tools"),
         Table::Groups,
@@ -257,6 +270,7 @@ impl Table {
         Table::Section("agent"),
         Table::Section("exec"),
         Table::Section("web"),
+        Table::Section("review"),
         Table::Section("lsp"),
         Table::LspServer,
     ];
@@ -285,6 +299,7 @@ impl Table {
             Table::Section("agent") => keys_of::<AgentSection>().to_vec(),
             Table::Section("exec") => keys_of::<ExecSection>().to_vec(),
             Table::Section("web") => keys_of::<WebSection>().to_vec(),
+            Table::Section("review") => keys_of::<ReviewSection>().to_vec(),
             Table::Section("lsp") => lsp_setting_keys().to_vec(),
             Table::Section(_) => Vec::new(),
             Table::Groups => ToolGroup::ALL.iter().map(|g| g.as_str()).collect(),
@@ -475,6 +490,7 @@ impl Config {
         self.tools.disabled.extend(file.tools.disabled);
         self.allowed_paths.extend(file.workspace.allowed_paths);
         self.lsp.merge(file.lsp);
+        self.preview_timeout_ms = file.review.preview_timeout_ms.or(self.preview_timeout_ms);
         if let Some(allow) = file.web.allow_private {
             self.tools.web.allow_private = allow;
         }
@@ -850,7 +866,7 @@ mod tests {
             ),
             (
                 "[fs]\nx = 1\n",
-                "unknown section `[fs]` in FILE: the keys of the top level are tools, workspace, provider, agent, web, exec, mode, lsp",
+                "unknown section `[fs]` in FILE: the keys of the top level are tools, workspace, provider, agent, web, exec, review, mode, lsp",
             ),
         ];
         for (text, expected) in cases {
@@ -861,7 +877,7 @@ mod tests {
 
     #[test]
     fn every_known_key_loads() -> anyhow::Result<()> {
-        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n";
+        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[review]\npreview_timeout_ms = 1500\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n";
         assert_eq!(load_error(text)?, "");
         // And the test above names every key the types accept: none is missing from it.
         for (table, key) in all_keys() {

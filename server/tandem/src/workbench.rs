@@ -164,7 +164,10 @@ impl Workbench {
             .then(|| McpManager::from_workspace(workspace.root(), Arc::clone(&registry), manage_tool));
         let intel =
             match LspProxy::new(workspace.root().to_path_buf(), Arc::clone(&cache), &config.lsp, options.progress) {
-                Ok(proxy) => Some(Arc::new(proxy)),
+                Ok(proxy) => Some(Arc::new(match config.preview_timeout_ms {
+                    Some(ms) => proxy.with_preview_wait(std::time::Duration::from_millis(ms)),
+                    None => proxy,
+                })),
                 Err(err) => {
                     tracing::error!("language servers are off: {err}");
                     None

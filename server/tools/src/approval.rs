@@ -2,13 +2,15 @@
 //!
 //! The tools stage their work and ask an [`Approver`] (set on [`ToolContext`](crate::ToolContext)
 //! by the agent loop) right before committing: every writing tool goes through the commit path,
-//! which calls [`Approver::review_changes`]; `bash` calls [`Approver::confirm_command`]; a tool of
+//! which calls [`Approver::review_changes`] (after asking the language servers what the change
+//! would break, when the approver will ask the person); `bash` calls [`Approver::confirm_command`]; a tool of
 //! an outside server (MCP) calls [`Approver::confirm_tool`]. Without an
 //! approver (a call made by the person through `tandem/tools/call` or `tandem tool`) nothing asks.
 
 use std::path::PathBuf;
 
 use async_trait::async_trait;
+use tandem_protocol::DiagnosticsPreview;
 use tandem_text::hunks::Hunk;
 
 /// One file of a staged change, as the person reviews it.
@@ -111,8 +113,15 @@ pub struct ToolCheck {
 /// Decides, asking the person when the session's mode says so.
 #[async_trait]
 pub trait Approver: Send + Sync {
-    /// Reviews a staged change (one or more files) of the call this approver belongs to.
-    async fn review_changes(&self, files: &[StagedFile]) -> ChangeDecision;
+    /// Reviews a staged change (one or more files) of the call this approver belongs to, with
+    /// what the change would do to the language servers' diagnostics when they were asked.
+    async fn review_changes(&self, files: &[StagedFile], preview: Option<&DiagnosticsPreview>) -> ChangeDecision;
+    /// Whether [`Approver::review_changes`] would ask the person about `files` (the commit path
+    /// then asks the language servers for a preview first). The default, for approvers that
+    /// never ask, says no: a preview nobody sees would only cost time.
+    fn asks_about(&self, _files: &[StagedFile]) -> bool {
+        false
+    }
     /// Confirms a command before `bash` runs it (refused commands never get here).
     async fn confirm_command(&self, check: &CommandCheck) -> CommandDecision;
     /// Confirms a call to a tool of an outside server that may change state. The default asks

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use tandem_protocol::DiagnosticsPreview;
 use tandem_text::{BufferCache, Position};
 
 use crate::intel::{
@@ -36,7 +37,7 @@ impl Refuses {
 
 #[async_trait]
 impl Approver for Refuses {
-    async fn review_changes(&self, files: &[StagedFile]) -> ChangeDecision {
+    async fn review_changes(&self, files: &[StagedFile], _: Option<&DiagnosticsPreview>) -> ChangeDecision {
         self.note(format!("review {}", files.iter().map(|f| f.display.as_str()).collect::<Vec<_>>().join(",")));
         ChangeDecision::Reject { reason: Some("no".into()) }
     }

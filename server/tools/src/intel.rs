@@ -5,6 +5,7 @@
 //! ([`tandem_text::PositionEncoding::Utf32`]); the proxy converts to and from whatever encoding
 //! each server negotiated. Paths are absolute and canonical, like the buffer cache's.
 
+pub(crate) mod foresight;
 pub(crate) mod lsp;
 
 use std::path::{Path, PathBuf};
@@ -139,6 +140,55 @@ pub enum DiagnosticsReport {
     },
 }
 
+/// One file of a staged change, handed to the servers for a preview.
+#[derive(Clone, Debug)]
+pub struct PreviewFile {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// The text the change starts from; `None` when the change creates the file.
+    pub old_text: Option<String>,
+    /// The staged text.
+    pub new_text: String,
+}
+
+/// What a server said of one file in a preview.
+#[derive(Clone, Debug)]
+pub enum PreviewReport {
+    /// Fresh diagnostics of the text before and after the change.
+    Ready {
+        /// The server that answered.
+        server: String,
+        /// Of the current text (empty for a file the change creates).
+        before: Vec<Diagnostic>,
+        /// Of the staged text.
+        after: Vec<Diagnostic>,
+    },
+    /// Nothing can be said about errors: the server did not answer in time, is starting, or
+    /// cannot check unsaved text.
+    NotReady {
+        /// The server asked.
+        server: String,
+        /// Why.
+        reason: String,
+    },
+    /// The server failed.
+    Failed {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// One file a preview reports on.
+#[derive(Clone, Debug)]
+pub struct PreviewedFile {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// A file of the change (`false`: another file whose diagnostics the change alters).
+    pub changed: bool,
+    /// What its server said.
+    pub report: PreviewReport,
+}
+
 /// A failure the model can act on: the message says what failed and what to do next.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum IntelError {
@@ -197,4 +247,16 @@ pub trait CodeIntel: Send + Sync {
     /// Tells the servers that `paths` changed (on disk or in the editor) and waits, capped, for
     /// fresh diagnostics of each. Files no server covers are left out.
     async fn diagnostics_after_write(&self, paths: &[PathBuf]) -> Vec<(PathBuf, DiagnosticsReport)>;
+    /// Hands each file's staged text to the servers that serve it, as a new document version,
+    /// and waits (under the preview deadline) for fresh diagnostics of the text the change
+    /// starts from and of the staged one; other files whose published diagnostics the change
+    /// alters come along (`changed: false`). Files no server serves cost nothing and are left
+    /// out. The servers keep the staged text until [`CodeIntel::end_preview`].
+    async fn preview(&self, _files: &[PreviewFile]) -> Vec<PreviewedFile> {
+        Vec::new()
+    }
+    /// Ends the preview of `paths`: each server's copy becomes the file's current text again
+    /// (the editor's buffer, else the disk), and a document the preview opened is closed unless
+    /// the change was committed. A rejected change leaves no trace in the servers.
+    async fn end_preview(&self, _paths: &[PathBuf]) {}
 }

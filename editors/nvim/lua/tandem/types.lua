@@ -64,6 +64,13 @@
 --- A piece of a prompt or of a message.
 ---@alias tandem.ContentBlock tandem.ContentBlock.text|tandem.ContentBlock.resource_link|tandem.ContentBlock.resource
 
+--- What the whole change (every hunk applied) would do to the diagnostics of the files it
+--- touches and of the other files the servers report on.
+---@class tandem.DiagnosticsPreview
+---@field files tandem.FileDiagnosticsPreview[] One entry per file a server reported on: the changed files, and other files whose diagnostics the change alters (a renamed function's callers).
+---@field status tandem.PreviewStatus `ready` when every server answered for every file in time; `partial` when some did not (see each file); `notReady` when none did: then nothing is known about errors.
+---@field summary string For the person: `introduces 2 errors: … / resolves 1`, or why nothing is known.
+
 --- Params of `tandem/document/save`.
 ---@class tandem.DocumentSaveParams
 ---@field uri string The document to save.
@@ -77,6 +84,16 @@
 ---@field mimeType? string|nil MIME type.
 ---@field text string Its text.
 ---@field uri string URI of the resource.
+
+--- One file of a preview.
+---@class tandem.FileDiagnosticsPreview
+---@field changed boolean `true` for a file of the change; `false` for another file whose diagnostics it alters.
+---@field introduced? tandem.PreviewDiagnostic[] Errors and warnings the change would add (positions in the proposed text).
+---@field path string Absolute path.
+---@field reason? string|nil Why the file is not ready.
+---@field resolved? tandem.PreviewDiagnostic[] Errors and warnings the change would remove (positions in the current text).
+---@field server? string|nil The language server that answered (or was asked).
+---@field status tandem.PreviewStatus `ready` or `notReady` (never `partial`).
 
 --- A hunk offered for review.
 ---@class tandem.HunkInfo
@@ -132,6 +149,25 @@
 ---@field priority string `high`, `medium` or `low`.
 ---@field status string `pending`, `in_progress` or `completed`.
 
+--- One diagnostic of a preview. Lines and columns are 1-based; columns count Unicode scalar
+--- values.
+---@class tandem.PreviewDiagnostic
+---@field code? string|nil The server's code for it.
+---@field column integer Start column.
+---@field endColumn integer End column (exclusive).
+---@field endLine integer End line.
+---@field hunk? string|nil The hunk (`HunkInfo.id`) whose lines hold it: new lines for an introduced diagnostic, old lines for a resolved one. Absent outside every hunk and in other files.
+---@field line integer Start line.
+---@field message string What the server says.
+---@field severity tandem.PreviewSeverity How bad.
+---@field source? string|nil Who reported it (`Pylance`, `rustc`, ...).
+
+--- Severity of a previewed diagnostic (only errors and warnings are previewed).
+---@alias tandem.PreviewSeverity "error"|"warning"
+
+--- How complete a preview is.
+---@alias tandem.PreviewStatus "ready"|"partial"|"notReady"
+
 --- A model provider, as the editor or config file names it.
 ---@class tandem.ProviderConfig
 ---@field apiKeyEnv? string|nil Name of the environment variable that holds the API key.
@@ -141,6 +177,7 @@
 
 --- `tandem/session/requestPermission` params.
 ---@class tandem.RequestPermissionParams
+---@field diagnostics? tandem.DiagnosticsPreview|nil For a change to files: what it would do to the language servers' diagnostics (absent when no server serves its files, or for commands and other calls).
 ---@field options tandem.PermissionOption[] Choices.
 ---@field sessionId string Session.
 ---@field toolCall tandem.ToolCallUpdate The call that waits, with its diff or command.

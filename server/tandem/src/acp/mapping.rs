@@ -5,8 +5,8 @@
 
 use serde_json::{Map, Value, json};
 use tandem_protocol::{
-    ContentBlock, ModeId, PermissionOutcome, RequestPermissionParams, RequestPermissionResult, SessionModes,
-    SessionUpdate, StopReason,
+    ContentBlock, DiagnosticsPreview, ModeId, PermissionOutcome, PreviewSeverity, RequestPermissionParams,
+    RequestPermissionResult, SessionModes, SessionUpdate, StopReason,
 };
 
 /// The ACP protocol version we speak.
@@ -16,6 +16,8 @@ pub const PROTOCOL_VERSION: u64 = 1;
 pub const META_HUNKS: &str = "_tandem/hunks";
 /// `_meta` key of the hunks a client accepted (absent: all).
 pub const META_ACCEPTED_HUNKS: &str = "_tandem/acceptedHunks";
+/// `_meta` key of a permission request's diagnostics preview (`DiagnosticsPreview`).
+pub const META_DIAGNOSTICS: &str = "_tandem/diagnostics";
 /// `_meta` key of words for the model with a rejection.
 pub const META_MESSAGE: &str = "_tandem/message";
 
@@ -48,13 +50,42 @@ pub fn update(update: &SessionUpdate) -> Value {
     value
 }
 
-/// `session/request_permission` params.
+/// `session/request_permission` params: hunks and the diagnostics preview under `_meta`, the
+/// preview also as text in the tool call's content, for clients that show only that.
 pub fn permission_request(params: &RequestPermissionParams) -> Value {
     let mut value = serde_json::to_value(params).unwrap_or(Value::Null);
     if let Some(content) = value.pointer_mut("/toolCall/content") {
         hunks_to_meta(content);
     }
+    if let Some(object) = value.as_object_mut()
+        && let Some(preview) = object.remove("diagnostics")
+    {
+        object.insert("_meta".into(), json!({ META_DIAGNOSTICS: preview }));
+    }
+    if let (Some(preview), Some(Value::Array(content))) = (&params.diagnostics, value.pointer_mut("/toolCall/content"))
+    {
+        let text = ContentBlock::text(preview_text(preview));
+        content.push(json!({ "type": "content", "content": text }));
+    }
     value
+}
+
+/// A diagnostics preview as text: the summary, then each file's new and resolved problems.
+fn preview_text(preview: &DiagnosticsPreview) -> String {
+    let mut text = format!("Diagnostics: {}", preview.summary);
+    for file in &preview.files {
+        let listed = file.introduced.iter().map(|d| ("new", d)).chain(file.resolved.iter().map(|d| ("resolved", d)));
+        for (what, d) in listed {
+            let severity = match d.severity {
+                PreviewSeverity::Error => "error",
+                PreviewSeverity::Warning => "warning",
+            };
+            let hunk = d.hunk.as_deref().map(|h| format!(" [{h}]")).unwrap_or_default();
+            let message = d.message.lines().next().unwrap_or_default();
+            text.push_str(&format!("\n  {what} {severity}: {}:{}:{}: {message}{hunk}", file.path, d.line, d.column));
+        }
+    }
+    text
 }
 
 fn meta_of<'a>(values: [Option<&'a Value>; 2], key: &str) -> Option<&'a Value> {
@@ -220,6 +251,48 @@ mod tests {
         }));
         assert_eq!((usage["used"].as_u64(), usage["sessionUpdate"].as_str()), (Some(15), Some("usage_update")));
         assert_eq!(usage["size"].as_u64(), Some(8_192));
+    }
+
+    #[test]
+    fn a_diagnostics_preview_goes_under_meta_and_into_the_content_as_text() {
+        use tandem_protocol::{FileDiagnosticsPreview, PreviewDiagnostic, PreviewStatus};
+        let preview = DiagnosticsPreview {
+            status: PreviewStatus::Ready,
+            summary: "introduces 1 error: a.py:2: bad".into(),
+            files: vec![FileDiagnosticsPreview {
+                path: "/w/a.py".into(),
+                changed: true,
+                server: Some("pyright".into()),
+                status: PreviewStatus::Ready,
+                reason: None,
+                introduced: vec![PreviewDiagnostic {
+                    severity: PreviewSeverity::Error,
+                    message: "bad".into(),
+                    line: 2,
+                    column: 5,
+                    end_line: 2,
+                    end_column: 8,
+                    code: None,
+                    source: None,
+                    hunk: Some("h1".into()),
+                }],
+                resolved: Vec::new(),
+            }],
+        };
+        let params = RequestPermissionParams {
+            session_id: "s".into(),
+            tool_call: ToolCallUpdate { tool_call_id: "c1".into(), content: Some(Vec::new()), ..Default::default() },
+            options: Vec::new(),
+            diagnostics: Some(preview),
+        };
+        let value = permission_request(&params);
+        assert!(value.get("diagnostics").is_none(), "{value:#}");
+        assert_eq!(value["_meta"][META_DIAGNOSTICS]["files"][0]["introduced"][0]["hunk"], "h1");
+        let text = value["toolCall"]["content"][0]["content"]["text"].as_str().unwrap_or_default();
+        assert_eq!(text, "Diagnostics: introduces 1 error: a.py:2: bad\n  new error: /w/a.py:2:5: bad [h1]");
+        // Without a preview, nothing is added.
+        let plain = permission_request(&RequestPermissionParams { diagnostics: None, ..params });
+        assert!(plain.get("_meta").is_none() && plain["toolCall"]["content"] == json!([]), "{plain:#}");
     }
 
     #[test]

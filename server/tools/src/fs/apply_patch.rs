@@ -291,6 +291,7 @@ mod tests {
 
     use async_trait::async_trait;
     use serde_json::json;
+    use tandem_protocol::DiagnosticsPreview;
 
     use crate::testing::Harness;
     use crate::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile};
@@ -303,7 +304,7 @@ mod tests {
 
     #[async_trait]
     impl Approver for Recorder {
-        async fn review_changes(&self, files: &[StagedFile]) -> ChangeDecision {
+        async fn review_changes(&self, files: &[StagedFile], _: Option<&DiagnosticsPreview>) -> ChangeDecision {
             let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
             shown.extend(files.iter().flat_map(|f| f.hunks.iter().map(|h| (h.id.clone(), h.fuzz))));
             ChangeDecision::Accept { hunks: None }

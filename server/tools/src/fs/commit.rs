@@ -8,8 +8,8 @@ use tandem_text::{ContentHash, Decoded, FileFormat, Rope, char_to_position, mini
 
 use super::journal::{self, Failed, Op};
 use super::lock::lock_paths;
+use super::review::{Reviewed, review};
 use super::{EDITOR_ECHO_TIMEOUT, Loaded, MAX_FILE_BYTES, Origin, blocking, remember};
-use crate::approval::{ChangeDecision, StagedFile};
 use crate::{DocumentEdit, ToolContext, ToolError};
 
 /// How a commit reached its file.
@@ -60,7 +60,7 @@ pub(crate) struct PartialApply {
 }
 
 impl PartialApply {
-    fn new(shown: &str, old: &str, applied: &str) -> Self {
+    pub(super) fn new(shown: &str, old: &str, applied: &str) -> Self {
         let (start, _, end) = minimal_change(old, applied);
         Self {
             shown: shown.to_owned(),
@@ -83,6 +83,7 @@ pub(crate) fn reviewed_title<'a>(title: String, committed: impl IntoIterator<Ite
 /// else by an atomic disk write that is refused if the disk changed since `loaded` was read.
 pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) -> Result<Committed, ToolError> {
     let mut changes = review(ctx, vec![(loaded, Change::Write(new_text))]).await?;
+    let foresight = changes.foresight.take();
     let review_notes = std::mem::take(&mut changes.notes);
     let rejected = changes.rejected;
     let partial = std::mem::take(&mut changes.partial);
@@ -91,144 +92,15 @@ pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) 
     };
     // From the last check of the file to its replacement, no other commit touches it.
     let _locked = lock_paths([loaded.path.clone()]).await;
-    let mut committed = commit_reviewed(ctx, loaded, new_text).await?;
+    let committed = commit_reviewed(ctx, loaded, new_text).await;
+    if let Some(foresight) = foresight {
+        foresight.end().await;
+    }
+    let mut committed = committed?;
     committed.notes.splice(0..0, review_notes);
     committed.rejected_hunks = rejected;
     committed.partial = partial;
     Ok(committed)
-}
-
-/// The changes the person let through, and what to tell the model about the rest.
-struct Reviewed {
-    kept: Vec<(Loaded, Change)>,
-    notes: Vec<String>,
-    /// How many hunks the person rejected.
-    rejected: usize,
-    /// What was applied to the files accepted in part.
-    partial: Vec<PartialApply>,
-}
-
-impl Reviewed {
-    /// Every change as proposed (no approver, or everything accepted).
-    fn as_proposed(kept: Vec<(Loaded, Change)>) -> Self {
-        Self { kept, notes: Vec::new(), rejected: 0, partial: Vec::new() }
-    }
-}
-
-/// Longest rejected-hunk text quoted back to the model.
-const MAX_REJECTED_QUOTE: usize = 4000;
-
-/// Asks the context's approver (if any) about `changes`. Returns the changes to commit, with
-/// only the accepted hunks applied, or an error when nothing was accepted.
-async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Reviewed, ToolError> {
-    let Some(approver) = ctx.approver.clone() else {
-        return Ok(Reviewed::as_proposed(changes));
-    };
-    // One review for every file, with hunk ids numbered across files; `local` maps them back.
-    let mut files = Vec::new();
-    let mut next = 1;
-    for (loaded, change) in &changes {
-        let old_text = loaded.exists().then(|| loaded.text.clone());
-        let (new_text, moved_to) = match change {
-            Change::Write(text) => (Some(text.clone()), None),
-            Change::Delete => (None, None),
-            Change::Move { to, text } => (Some(text.clone()), Some(to.clone())),
-        };
-        let display = ctx.workspace.display(&loaded.path);
-        let diff =
-            tandem_text::hunks::diff(&display, old_text.as_deref().unwrap_or(""), new_text.as_deref().unwrap_or(""));
-        let hunks = diff
-            .hunks
-            .into_iter()
-            .map(|mut hunk| {
-                hunk.id = format!("h{next}");
-                next += 1;
-                let fuzzed = loaded.fuzzed.iter().filter(|(first, count, _)| hunk.overlaps(*first, *count));
-                hunk.fuzz = fuzzed.map(|(_, _, fuzz)| *fuzz).max().unwrap_or(0);
-                hunk
-            })
-            .collect();
-        files.push(StagedFile { path: loaded.path.clone(), display, moved_to, old_text, new_text, hunks });
-    }
-    let accepted: Option<Vec<String>> = match approver.review_changes(&files).await {
-        ChangeDecision::Accept { hunks } => hunks,
-        ChangeDecision::Reject { reason } => {
-            let said = reason.map(|r| format!(" They said: {r}")).unwrap_or_default();
-            let names: Vec<&str> = files.iter().map(|f| f.display.as_str()).collect();
-            return Err(ToolError::new(format!(
-                "the person rejected this change to {}; nothing was written.{said} Do not repeat it unchanged: ask them what they want, or take another approach",
-                names.join(", ")
-            ))
-            .with("rejected", true));
-        }
-        ChangeDecision::Cancelled => {
-            return Err(ToolError::new("cancelled: the turn ended before the person answered; nothing was written")
-                .with("cancelled", true));
-        }
-    };
-    let Some(accepted) = accepted else {
-        return Ok(Reviewed::as_proposed(changes));
-    };
-    if let Some(unknown) = accepted.iter().find(|id| !files.iter().flat_map(|f| &f.hunks).any(|h| &h.id == *id)) {
-        return Err(ToolError::new(format!(
-            "the review accepted hunk `{unknown}`, which is not part of this change; nothing was written"
-        )));
-    }
-    let mut kept = Vec::new();
-    let mut notes = Vec::new();
-    let mut partial = Vec::new();
-    let mut rejected_quotes = String::new();
-    let rejected = files.iter().flat_map(|f| &f.hunks).filter(|h| !accepted.contains(&h.id)).count();
-    for ((loaded, change), file) in changes.into_iter().zip(&files) {
-        let take = file.accepted_local_ids(&accepted);
-        let take: Vec<&str> = take.iter().map(String::as_str).collect();
-        let all = take.len() == file.hunks.len();
-        if !all {
-            for hunk in file.hunks.iter().filter(|h| !accepted.contains(&h.id)) {
-                if rejected_quotes.len() < MAX_REJECTED_QUOTE {
-                    rejected_quotes.push_str(&format!("{} ({}):\n{}", hunk.id, file.display, hunk.patch));
-                }
-            }
-        }
-        if take.is_empty() && !file.hunks.is_empty() {
-            notes.push(format!("the person rejected every hunk of `{}`: it was left as it was", file.display));
-            continue;
-        }
-        if all {
-            kept.push((loaded, change));
-            continue;
-        }
-        let old = loaded.text.clone();
-        let subset = |new: &str| {
-            tandem_text::hunks::apply_subset(&old, new, &take).map_err(|err| ToolError::new(err.to_string()))
-        };
-        let change = match change {
-            Change::Write(text) => Change::Write(subset(&text)?),
-            Change::Move { to, text } => Change::Move { text: subset(&text)?, to },
-            Change::Delete => Change::Delete,
-        };
-        if let Change::Write(text) | Change::Move { text, .. } = &change {
-            partial.push(PartialApply::new(&file.display, &old, text));
-        }
-        let rejected: Vec<&str> =
-            file.hunks.iter().filter(|h| !accepted.contains(&h.id)).map(|h| h.id.as_str()).collect();
-        notes.push(format!(
-            "the person accepted only some hunks of `{}`: rejected {}; the file now differs from your proposal (read it before editing it again)",
-            file.display,
-            rejected.join(", ")
-        ));
-        kept.push((loaded, change));
-    }
-    if kept.is_empty() {
-        return Err(ToolError::new(format!(
-            "the person rejected every hunk of this change; nothing was written. Rejected:\n{rejected_quotes}"
-        ))
-        .with("rejected", true));
-    }
-    if !rejected_quotes.is_empty() {
-        notes.push(format!("rejected hunks, not applied:\n{}", rejected_quotes.trim_end()));
-    }
-    Ok(Reviewed { kept, notes, rejected, partial })
 }
 
 /// [`commit`] after the review; the caller holds the path's lock.
@@ -491,7 +363,7 @@ fn disk_phase(root: &Path, ops: Vec<(PathBuf, Option<Before>, Change)>) -> Resul
 /// a later one fails; then edits of documents open in the editor (an editor edit that fails
 /// undoes the disk changes and the editor edits before it).
 pub(crate) async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Vec<Committed>, ToolError> {
-    let Reviewed { kept: changes, notes: review_notes, rejected, partial } = review(ctx, changes).await?;
+    let Reviewed { kept: changes, notes: review_notes, rejected, partial, foresight } = review(ctx, changes).await?;
     let mut paths = Vec::new();
     for (loaded, change) in &changes {
         paths.push(loaded.path.clone());
@@ -501,7 +373,11 @@ pub(crate) async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>
     }
     // From the last check of each file to its replacement, no other commit touches them.
     let _locked = lock_paths(paths).await;
-    let mut committed = commit_all_reviewed(ctx, changes).await?;
+    let committed = commit_all_reviewed(ctx, changes).await;
+    if let Some(foresight) = foresight {
+        foresight.end().await;
+    }
+    let mut committed = committed?;
     if let Some(first) = committed.first_mut() {
         first.notes.splice(0..0, review_notes);
         first.rejected_hunks = rejected;

@@ -11,8 +11,10 @@ mod journal;
 mod list;
 mod lock;
 mod multiedit;
+mod preview;
 mod read;
 mod restore;
+mod review;
 mod write;
 
 use std::path::{Path, PathBuf};

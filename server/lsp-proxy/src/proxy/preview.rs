@@ -1,0 +1,288 @@
+//! Previews of staged changes: each file's current text, then its staged text, handed to the
+//! servers that serve it as new document versions, with the same freshness waits as after an
+//! edit, all under one deadline; the other documents whose published diagnostics the change
+//! alters come along. Ending a preview puts the servers back on the files' current text.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_lsp::lsp_types::{self as lsp, Url};
+use tandem_text::{ContentHash, Rope};
+use tandem_tools::intel::{Diagnostic, PreviewFile, PreviewReport, PreviewedFile, TextRange};
+use tokio::time::Instant;
+
+use super::{LspProxy, diagnostic, from_server, lock};
+use crate::catalog::{DiagnosticsMode, ServerSpec};
+use crate::server::{Published, Server, ServerError};
+
+/// How long a preview waits for the servers unless configured.
+pub(super) const DEFAULT_WAIT: Duration = Duration::from_millis(1500);
+/// Quiet spell after the changed files' diagnostics, for other documents' to follow.
+const OTHERS_QUIET: Duration = Duration::from_millis(150);
+
+/// A document a preview handed staged text to.
+pub(super) struct Previewed {
+    server: Arc<Server>,
+    /// The server had it open before the preview (else the preview opened it).
+    was_open: bool,
+    /// What the server had published for the other documents whose diagnostics the preview
+    /// changed (kept with the group's first file).
+    others: Vec<(Url, Option<Published>)>,
+}
+
+/// The files of one server, and how to reach it.
+struct Group<'a> {
+    spec: ServerSpec,
+    program: PathBuf,
+    root: PathBuf,
+    files: Vec<&'a PreviewFile>,
+}
+
+/// One changed file's document, as sent.
+struct Sent {
+    uri: Url,
+    version: i32,
+    rope: Rope,
+}
+
+impl LspProxy {
+    /// [`tandem_tools::CodeIntel::preview`].
+    pub(super) async fn preview_files(&self, files: &[PreviewFile]) -> Vec<PreviewedFile> {
+        if self.preview_wait.is_zero() {
+            return Vec::new();
+        }
+        let deadline = Instant::now() + self.preview_wait;
+        let groups = self.groups(files);
+        let previews = groups.into_iter().map(|group| self.preview_group(group, deadline));
+        futures_util::future::join_all(previews).await.into_iter().flatten().collect()
+    }
+
+    /// `files` by server; files no server serves (or one that publishes no diagnostics) are
+    /// left out, at no cost.
+    fn groups<'a>(&self, files: &'a [PreviewFile]) -> Vec<Group<'a>> {
+        let mut groups: Vec<Group<'a>> = Vec::new();
+        for file in files {
+            let Ok(Some((spec, program, root))) = self.choose(&file.path) else { continue };
+            if spec.diagnostics == DiagnosticsMode::None {
+                continue;
+            }
+            match groups.iter_mut().find(|g| g.spec.name == spec.name && g.root == root) {
+                Some(group) => group.files.push(file),
+                None => groups.push(Group { spec, program, root, files: vec![file] }),
+            }
+        }
+        groups
+    }
+
+    async fn preview_group(&self, group: Group<'_>, deadline: Instant) -> Vec<PreviewedFile> {
+        let name = group.spec.name.clone();
+        let paths: Vec<PathBuf> = group.files.iter().map(|f| f.path.clone()).collect();
+        let all = |report: PreviewReport| -> Vec<PreviewedFile> {
+            paths
+                .iter()
+                .map(|path| PreviewedFile { path: path.clone(), changed: true, report: report.clone() })
+                .collect()
+        };
+        if group.spec.diagnostics == DiagnosticsMode::Flycheck {
+            return all(PreviewReport::NotReady {
+                server: name.clone(),
+                reason: format!(
+                    "{name} reports compiler errors only for saved files (cargo check), so unsaved text cannot be previewed"
+                ),
+            });
+        }
+        let server = match self.running_or_starting(&group, deadline).await {
+            Ok(server) => server,
+            Err(report) => return all(report),
+        };
+        for path in &paths {
+            let was_open = server.is_open(path);
+            lock(&self.previews).entry(path.clone()).or_insert_with(|| Previewed {
+                server: Arc::clone(&server),
+                was_open,
+                others: Vec::new(),
+            });
+        }
+        match self.before_and_after(&server, &group.files, deadline).await {
+            Ok((previewed, others)) => {
+                let mut previews = lock(&self.previews);
+                if let Some(first) = paths.first().and_then(|path| previews.get_mut(path)) {
+                    first.others = others;
+                }
+                drop(previews);
+                previewed
+            }
+            Err(err) => all(PreviewReport::Failed { message: err.to_string() }),
+        }
+    }
+
+    /// The group's running server; a server that is not running is started in the background
+    /// (the start goes on past the deadline, for the next call), and the preview is not ready
+    /// unless it comes up in time.
+    async fn running_or_starting(&self, group: &Group<'_>, deadline: Instant) -> Result<Arc<Server>, PreviewReport> {
+        let name = group.spec.name.clone();
+        let slot = self.slot(&name, &group.root);
+        let running = slot.try_lock().ok().and_then(|slot| slot.server.clone()).filter(|s| s.alive());
+        if let Some(server) = running {
+            return Ok(server);
+        }
+        let start = self.start(group.spec.clone(), group.program.clone(), group.root.clone());
+        let starting = tokio::spawn(start.run(slot));
+        match tokio::time::timeout_at(deadline, starting).await {
+            Ok(Ok(Ok(server))) => Ok(server),
+            Ok(Ok(Err(err))) => Err(PreviewReport::Failed { message: err.to_string() }),
+            Ok(Err(_)) => Err(PreviewReport::Failed { message: format!("starting {name} failed") }),
+            Err(_) => Err(PreviewReport::NotReady {
+                server: name,
+                reason: format!("still starting after {:.1} s", self.preview_wait.as_secs_f64()),
+            }),
+        }
+    }
+
+    /// Sends each file's current text and waits for its diagnostics, then its staged text and
+    /// waits again; then collects the other documents the server published for meanwhile.
+    async fn before_and_after(
+        &self,
+        server: &Arc<Server>,
+        files: &[&PreviewFile],
+        deadline: Instant,
+    ) -> Result<(Vec<PreviewedFile>, Vec<(Url, Option<Published>)>), ServerError> {
+        let name = server.spec.name.clone();
+        let wait = self.preview_wait.as_secs_f64();
+        let mut out = Vec::new();
+        let mut ready = Vec::new();
+        // The current text (nothing for a file the change creates).
+        let mut sent = Vec::new();
+        for file in files {
+            let old = file.old_text.as_deref().map(|text| server.send_text(&file.path, Rope::from_str(text)));
+            sent.push(old.transpose()?);
+        }
+        for (file, old) in files.iter().zip(sent) {
+            let before = match old {
+                None => Vec::new(),
+                Some((uri, version, rope)) => {
+                    if !server.wait_fresh(&file.path, &uri, version, deadline).await? {
+                        out.push(not_ready(
+                            file,
+                            &name,
+                            format!("no diagnostics for the current text within {wait:.1} s"),
+                        ));
+                        continue;
+                    }
+                    self.convert(server, server.published(&uri), &rope)
+                }
+            };
+            ready.push((*file, before));
+        }
+        // The staged text.
+        let (seq, published) = server.published_now();
+        let mut staged = Vec::new();
+        for (file, before) in ready {
+            let (uri, version, rope) = server.send_text(&file.path, Rope::from_str(&file.new_text))?;
+            staged.push((file, before, Sent { uri, version, rope }));
+        }
+        let mut changed = Vec::new();
+        for (file, before, sent) in staged {
+            changed.push(sent.uri.clone());
+            if !server.wait_fresh(&file.path, &sent.uri, sent.version, deadline).await? {
+                out.push(not_ready(file, &name, format!("no diagnostics for the proposed text within {wait:.1} s")));
+                continue;
+            }
+            let after = self.convert(server, server.published(&sent.uri), &sent.rope);
+            let report = PreviewReport::Ready { server: name.clone(), before, after };
+            out.push(PreviewedFile { path: file.path.clone(), changed: true, report });
+        }
+        let (others, records) = self.others(server, seq, &published, &changed, deadline).await;
+        out.extend(others);
+        Ok((out, records))
+    }
+
+    /// Other documents whose diagnostics the server published since `seq` (after a quiet spell,
+    /// since they follow the changed files'), before and after; and what had been published
+    /// for them before, to put back when the preview ends.
+    async fn others(
+        &self,
+        server: &Server,
+        seq: u64,
+        published: &HashMap<Url, Published>,
+        changed: &[Url],
+        deadline: Instant,
+    ) -> (Vec<PreviewedFile>, Vec<(Url, Option<Published>)>) {
+        if server.open_paths().len() <= changed.len() {
+            return (Vec::new(), Vec::new());
+        }
+        server.settle(OTHERS_QUIET, deadline).await;
+        let mut ropes = self.ropes(server.encoding);
+        let mut out = Vec::new();
+        let mut records = Vec::new();
+        for (uri, items) in server.published_since(seq) {
+            let Ok(path) = uri.to_file_path() else { continue };
+            if changed.contains(&uri) {
+                continue;
+            }
+            let mut convert = |items: Vec<lsp::Diagnostic>| -> Vec<Diagnostic> {
+                items
+                    .into_iter()
+                    .map(|d| {
+                        let range = ropes.range(&path, &d.range);
+                        diagnostic(d, range)
+                    })
+                    .collect()
+            };
+            let before = convert(published.get(&uri).map(|p| p.items.clone()).unwrap_or_default());
+            let after = convert(items);
+            let report = PreviewReport::Ready { server: server.spec.name.clone(), before, after };
+            out.push(PreviewedFile { path, changed: false, report });
+            records.push((uri.clone(), published.get(&uri).cloned()));
+        }
+        (out, records)
+    }
+
+    /// A server's diagnostics of a text that is not (yet) the file's, over that text.
+    fn convert(&self, server: &Server, items: Vec<lsp::Diagnostic>, rope: &Rope) -> Vec<Diagnostic> {
+        items
+            .into_iter()
+            .map(|d| {
+                let range = TextRange {
+                    start: from_server(Some(rope), d.range.start, server.encoding),
+                    end: from_server(Some(rope), d.range.end, server.encoding),
+                };
+                diagnostic(d, range)
+            })
+            .collect()
+    }
+
+    /// [`tandem_tools::CodeIntel::end_preview`]: each previewed document goes back to the file's
+    /// current text; one the preview opened is closed, unless its staged text became the file's.
+    pub(super) fn end_preview_files(&self, paths: &[PathBuf]) {
+        for path in paths {
+            let Some(previewed) = lock(&self.previews).remove(path) else { continue };
+            let server = previewed.server;
+            if !server.alive() {
+                continue;
+            }
+            if !previewed.others.is_empty() {
+                server.restore_published(previewed.others);
+            }
+            match Server::current_text(&self.cache, path) {
+                Ok(rope) if previewed.was_open || server.holds(path, ContentHash::of(rope.to_string().as_bytes())) => {
+                    if let Err(err) = server.send_text(path, rope) {
+                        tracing::debug!(server = %server.spec.name, "not restored after a preview: {err}");
+                    }
+                }
+                // Opened by the preview and not committed, or gone: the server forgets it.
+                _ => server.close(path),
+            }
+        }
+    }
+}
+
+fn not_ready(file: &PreviewFile, server: &str, reason: String) -> PreviewedFile {
+    PreviewedFile {
+        path: file.path.clone(),
+        changed: true,
+        report: PreviewReport::NotReady { server: server.to_owned(), reason },
+    }
+}
