@@ -92,6 +92,8 @@ pub struct Options {
     pub mcp: Mcp,
     /// The buffer cache, when the door shares one across workspaces (the ACP door).
     pub cache: Option<Arc<BufferCache>>,
+    /// Nobody reads a change's diagnostics preview (`tandem run --yes`): none is made.
+    pub no_previews: bool,
 }
 
 /// What a door wants of the configured MCP servers.
@@ -164,8 +166,9 @@ impl Workbench {
             .then(|| McpManager::from_workspace(workspace.root(), Arc::clone(&registry), manage_tool));
         let intel =
             match LspProxy::new(workspace.root().to_path_buf(), Arc::clone(&cache), &config.lsp, options.progress) {
-                Ok(proxy) => Some(Arc::new(match config.preview_timeout_ms {
+                Ok(proxy) => Some(Arc::new(match config.preview_timeout_ms.filter(|_| !options.no_previews) {
                     Some(ms) => proxy.with_preview_wait(std::time::Duration::from_millis(ms)),
+                    None if options.no_previews => proxy.with_preview_wait(std::time::Duration::ZERO),
                     None => proxy,
                 })),
                 Err(err) => {

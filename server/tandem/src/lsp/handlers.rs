@@ -272,6 +272,7 @@ impl Backend {
             progress: progress.then_some(progress_tx),
             mcp: Mcp::Sessions,
             cache: Some(Arc::clone(&self.cache)),
+            no_previews: false,
         };
         let bench = Workbench::open(&root, options).map_err(|err| match err {
             WorkbenchError::Config(_) => RpcError::invalid_params(err.to_string()),

@@ -66,8 +66,10 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
         ),
         _ => {}
     }
-    let mut bench =
-        Workbench::open(&Root::from_cli(args.root.clone())?, Options { mcp: Mcp::Sessions, ..Options::default() })?;
+    let mut bench = Workbench::open(
+        &Root::from_cli(args.root.clone())?,
+        Options { mcp: Mcp::Sessions, no_previews: args.yes, ..Options::default() },
+    )?;
     let outcome = match Run::start(&mut bench, &args).await {
         Ok(mut run) => match prompt {
             Some(prompt) => run.once(prompt).await,

@@ -354,6 +354,11 @@ impl SessionClient for Terminal {
                 _ => {}
             }
         }
+        if let Some(preview) = &params.diagnostics {
+            // What the language servers say the change would break (or that they could not say).
+            let code = if preview.files.iter().any(|f| !f.introduced.is_empty()) { "33" } else { "2" };
+            shown.push_str(&format!("{}\n", self.style.paint(code, &format!("diagnostics: {}", preview.summary))));
+        }
         out(&shown);
         let has = |kind| params.options.iter().find(|o| o.kind == kind).map(|o| o.option_id.clone());
         let allow = has(PermissionOptionKind::AllowOnce).unwrap_or_else(|| "allow_once".into());
