@@ -161,6 +161,9 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             // An answer with a code block (gy, gp), then a prompt with lines added by :TandemAdd.
             Turn::reply("Here is sub:\n\n```python\ndef sub(a, b):\n    return a - b\n```\n"),
             Turn::reply("Saw the lines."),
+            // A command that fails: its card shows the exit status and the tail of its output.
+            Turn::new().tool_call("c12", "bash", json!({ "command": "cat util.py missing.txt" })),
+            Turn::reply("It failed."),
         ]);
         let provider = FakeProvider::start_blocking(turns);
         let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e")?;
@@ -183,7 +186,11 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
         let util = std::fs::read_to_string(dir.path().join("util.py")).map_err(|e| e.to_string())?;
         assert_eq!(util, "x = 2\n", "Neovim {version}");
         // The lines added with :TandemAdd went with the next prompt.
-        let asked = requests.last().map(|r| r.body.to_string()).unwrap_or_default();
+        let asked = requests
+            .iter()
+            .map(|r| r.body.to_string())
+            .find(|body| body.contains("what are these?"))
+            .unwrap_or_default();
         assert!(
             asked.contains("what are these?") && asked.contains("calc.py#L1-2") && asked.contains("return a + b"),
             "Neovim {version}: the added lines are not in the prompt: {asked}"

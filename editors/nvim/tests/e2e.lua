@@ -76,6 +76,10 @@ return function(H)
     eq(CALC_ADD_FIXED, vim.fn.readfile(calc), "the file")
     H.truthy(has("Fixed what you accepted."), "the last answer in the chat:\n" .. chat.text())
     H.truthy(has("review of Edit calc.py: 1 accepted, 1 rejected") or has("1 accepted, 1 rejected"), "the review's note")
+    -- The edit's card: the file and what was applied (one hunk of two), the diff folded under it.
+    H.truthy(has("✓ calc.py +1 −1"), "the edit's card:\n" .. chat.text())
+    H.truthy(has(chat.FOLDED .. "+    return a + b"), "the applied diff under the card:\n" .. chat.text())
+    H.truthy(not has(chat.FOLDED .. "+    return a * b"), "not the rejected hunk:\n" .. chat.text())
     -- Undo takes the accepted hunk back: it came through workspace/applyEdit.
     vim.cmd("silent undo")
     eq("    return a - b", vim.api.nvim_buf_get_lines(bufnr, 1, 2, false)[1])
@@ -88,7 +92,10 @@ return function(H)
     H.wait(30000, function()
       return has("Thinking about it")
     end, "the first chunk")
-    H.truthy(tandem.status().busy, "the turn is running")
+    H.truthy(tandem.state().busy, "the turn is running")
+    -- The statusline item: a spinner frame and "Tandem" while the turn runs.
+    local status = tandem.status()
+    H.truthy(status:find("Tandem", 1, true) and status:find("^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]"), "status() during a turn: " .. status)
     vim.cmd("TandemCancel")
     H.wait(10000, function()
       return turn.done
@@ -101,7 +108,7 @@ return function(H)
   test("e2e: :TandemMode plan blocks a write (no review, file unchanged)", function()
     vim.cmd("TandemMode plan")
     H.wait(10000, function()
-      return tandem.status().mode == "plan"
+      return tandem.state().mode == "plan"
     end, "plan mode")
     local original = review.start
     local reviewed = false
@@ -118,11 +125,11 @@ return function(H)
     eq("end_turn", turn.result.stopReason)
     eq(false, reviewed, "no review in plan mode")
     eq(CALC_ADD_FIXED, vim.fn.readfile(calc))
-    H.truthy(has("(failed)") and has("plan mode"), "the blocked call in the chat:\n" .. chat.text())
+    H.truthy(has("✗ ") and has(chat.SHOWN .. "the session is in plan mode"), "the blocked call in the chat:\n" .. chat.text())
     H.truthy(has("Plan mode kept me out."), "the answer")
     vim.cmd("TandemMode default")
     H.wait(10000, function()
-      return tandem.status().mode == "default"
+      return tandem.state().mode == "default"
     end, "default mode")
   end)
 
@@ -178,7 +185,7 @@ return function(H)
       H.truthy(b ~= -1 and vim.api.nvim_buf_is_loaded(b), "a loaded buffer for " .. path)
       eq(lines, vim.api.nvim_buf_get_lines(b, 0, -1, false), "buffer of " .. path)
       eq(false, vim.bo[b].modified, "buffer of " .. path .. " saved")
-      eq(true, vim.lsp.buf_is_attached(b, tandem.status().client_id), "buffer of " .. path .. " attached")
+      eq(true, vim.lsp.buf_is_attached(b, tandem.state().client_id), "buffer of " .. path .. " attached")
     end
     H.truthy(has("Created and edited."), "the answer")
   end)
@@ -221,10 +228,10 @@ return function(H)
   test("e2e: :TandemInfo and :TandemSessions show the running sidecar and this session", function()
     local info = table.concat(tandem.info(), "\n")
     H.truthy(info:find("sidecar: running", 1, true), info)
-    H.truthy(info:find("session: " .. tandem.status().session_id, 1, true), info)
+    H.truthy(info:find("session: " .. tandem.state().session_id, 1, true), info)
     local saved = vim.ui.select
     local items
-    local session = tandem.status().session_id
+    local session = tandem.state().session_id
     vim.ui.select = function(list, opts, on_choice)
       items = vim.tbl_map(opts.format_item, list)
       on_choice(list[2])
@@ -251,7 +258,7 @@ return function(H)
     eq(1, count("fix the failing test"), "the first prompt in the resumed chat:\n" .. chat.text())
     eq("+ new session", items[1])
     H.truthy(items[2] and items[2]:find(session, 1, true), vim.inspect(items))
-    eq(session, tandem.status().session_id)
+    eq(session, tandem.state().session_id)
   end)
 
   test("e2e: an answer's code block: gy copies it, gp inserts it into the file's window", function()
@@ -284,5 +291,35 @@ return function(H)
     eq({}, tandem.attached(), "sent once")
     H.truthy(has("(attached: calc.py lines 1-2)"), chat.text())
     H.truthy(has("Saw the lines."), chat.text())
+  end)
+
+  test("e2e: a failed command's card shows ✗, the command, its exit status and the tail of its output", function()
+    local saved = vim.ui.select
+    vim.ui.select = function(items, _, on_choice)
+      for _, item in ipairs(items) do
+        if item.optionId == "allow_once" then
+          on_choice(item)
+        end
+      end
+    end
+    local turn = prompt("show util.py and missing.txt")
+    local ok, err = pcall(H.wait, 30000, function()
+      return turn.done
+    end, "the turn")
+    vim.ui.select = saved
+    H.truthy(ok, err)
+    eq("end_turn", turn.result.stopReason)
+    local lines = vim.api.nvim_buf_get_lines(chat.bufnr, 0, -1, false)
+    local row
+    for i, line in ipairs(lines) do
+      if line == "✗ $ cat util.py missing.txt  · exit 1" then
+        row = i
+      end
+    end
+    H.truthy(row, "the failed command's card:\n" .. chat.text())
+    local body = table.concat(vim.list_slice(lines, row + 1, row + 3), "\n")
+    H.truthy(body:find(chat.SHOWN .. "x = 2", 1, true), "the output's tail in view:\n" .. body)
+    H.truthy(body:find("missing.txt: No such file or directory", 1, true), "the error in the tail:\n" .. body)
+    H.truthy(has("It failed."), "the answer")
   end)
 end

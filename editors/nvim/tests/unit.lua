@@ -338,7 +338,7 @@ return function(H)
     eq({ cancelled = true }, reply)
   end)
 
-  test("chat: a completed tool call shows its output, the tail of long output, once", function()
+  test("chat: tool cards: an edit's counts with its diff folded, a command's exit and tail, an answer, long output folded", function()
     local chat = require("tandem.chat")
     local function lines()
       return vim.api.nvim_buf_get_lines(chat.buffer(), 0, -1, false)
@@ -353,29 +353,84 @@ return function(H)
         end
       end
     end
-    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "t1", title = "echo hi", kind = "execute", status = "pending" })
-    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t1", status = "in_progress" })
-    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t1", status = "completed", content = text_content("hi\nthere") })
-    local row = index_of("* [execute] echo hi (completed)")
-    H.truthy(row, "the call's line:\n" .. chat.text())
-    eq({ "    hi", "    there" }, { lines()[row + 1], lines()[row + 2] }, "the output under the call")
+    local win = chat.open("botright vsplit", true)
+    local F, S = chat.FOLDED, chat.SHOWN
+    -- An edit: `calc.py +1 −1`, its diff folded under it.
+    local diff = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "e1", title = "Edit calc.py", kind = "edit", status = "pending",
+      rawInput = { file_path = "calc.py" } })
+    H.truthy(index_of("· Edit calc.py"), "the pending card:\n" .. chat.text())
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "e1", status = "completed", content = text_content("Edited"),
+      rawOutput = { output = "Edited", metadata = { additions = 1, deletions = 1, hunks = 1, diff = diff } } })
+    local row = index_of("✓ calc.py +1 −1")
+    H.truthy(row, "the edit's card:\n" .. chat.text())
+    eq(F .. "--- a/calc.py", lines()[row + 1])
+    eq(F .. "+    return a + b", lines()[row + 6])
+    eq(row + 1, vim.fn.foldclosed(row + 1), "the diff is folded")
+    eq(row + 6, vim.fn.foldclosedend(row + 1))
+    eq(-1, vim.fn.foldclosed(row), "the header is not")
+    -- Several files.
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "e2", title = "Applied 2 edit(s)", kind = "edit", status = "in_progress" })
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "e2", status = "completed", rawOutput = { metadata = {
+      files = { "b.py", "a.py" }, diffs = { ["a.py"] = { additions = 2, deletions = 0, diff = "@@ -1 +1,3 @@\n x\n+y\n+z\n" },
+        ["b.py"] = { additions = 0, deletions = 1, diff = "@@ -1,2 +1 @@\n x\n-y\n" } } } } })
+    H.truthy(index_of("✓ b.py +0 −1, a.py +2 −0"), chat.text())
 
+    -- A failed command: ✗, the exit status, the tail in view and the earlier output folded.
     local long = {}
     for i = 1, 50 do
       long[#long + 1] = "out " .. i
     end
-    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "t2", title = "cargo test", kind = "execute", status = "in_progress" })
-    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t2", status = "completed", content = text_content(table.concat(long, "\n")) })
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "t2", title = "Run pytest", kind = "execute", status = "in_progress",
+      rawInput = { command = "pytest -q" } })
+    H.truthy(index_of("… $ pytest -q"), "the running command:\n" .. chat.text())
+    local finished = { sessionUpdate = "tool_call_update", toolCallId = "t2", status = "completed", content = text_content(table.concat(long, "\n")),
+      rawOutput = { output = table.concat(long, "\n"), metadata = { exitCode = 1, timedOut = false } } }
+    chat.on_update(finished)
     -- A repeated final update (a resumed session, a late notification) does not print it again.
-    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t2", status = "completed", content = text_content(table.concat(long, "\n")) })
-    row = index_of("* [execute] cargo test (completed)")
-    H.truthy(row, "the long call's line:\n" .. chat.text())
-    local shown = vim.list_slice(lines(), row + 1)
-    eq("    … 30 earlier lines", shown[1], "the long output is cut from the top:\n" .. chat.text())
-    eq("    out 31", shown[2])
-    eq("    out 50", shown[21])
-    eq(21, #shown, "the output once:\n" .. chat.text())
+    chat.on_update(finished)
+    row = index_of("✗ $ pytest -q  · exit 1")
+    H.truthy(row, "the failed command's card:\n" .. chat.text())
+    local body = vim.list_slice(lines(), row + 1, row + 50)
+    eq(F .. "out 1", body[1])
+    eq(S .. "out 31", body[31], "the tail in view")
+    eq(S .. "out 50", body[50])
+    eq(row + 1, vim.fn.foldclosed(row + 1), "the earlier output is folded")
+    eq(row + 30, vim.fn.foldclosedend(row + 1))
+    eq(-1, vim.fn.foldclosed(row + 31), "the tail is not")
+    eq("", lines()[row + 51] or "", "the output once")
+    -- A command that succeeded, and one without output.
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "t3", title = "echo hi", kind = "execute", status = "pending", rawInput = { command = "echo hi" } })
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t3", status = "completed", content = text_content("hi"),
+      rawOutput = { metadata = { exitCode = 0 } } })
+    row = index_of("✓ $ echo hi  · exit 0")
+    H.truthy(row, chat.text())
+    eq(S .. "hi", lines()[row + 1])
+
+    -- A question: the answer in view.
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "q1", title = "Ask: Which color?", kind = "other", status = "in_progress" })
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "q1", status = "completed", content = text_content("Q: Which color?\nA: red"),
+      rawOutput = { metadata = { answers = { { "red" } } } } })
+    row = index_of("✓ Ask: Which color?")
+    eq({ S .. "Q: Which color?", S .. "A: red" }, { lines()[row + 1], lines()[row + 2] })
+    eq(-1, vim.fn.foldclosed(row + 2))
+
+    -- A read: its output folded whole, and a card's body goes under its own header even when
+    -- another card came after it.
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "r1", title = "Read a.py", kind = "read", status = "pending" })
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "r2", title = "Read b.py", kind = "read", status = "pending" })
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "r1", status = "completed", content = text_content("1\ta\n2\tb") })
+    row = index_of("✓ Read a.py")
+    eq({ F .. "1\ta", F .. "2\tb", "", "· Read b.py" }, vim.list_slice(lines(), row + 1, row + 4))
+    eq(row + 1, vim.fn.foldclosed(row + 2))
+
+    -- A failure's reason in view.
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "w1", title = "Write x", kind = "edit", status = "pending" })
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "w1", status = "failed", content = text_content("blocked: plan mode") })
+    row = index_of("✗ Write x")
+    eq(S .. "blocked: plan mode", lines()[row + 1])
     -- The chat the end-to-end tests use starts empty.
+    vim.api.nvim_win_close(win, true)
     vim.api.nvim_buf_delete(chat.bufnr, { force = true })
   end)
 

@@ -29,7 +29,29 @@ local function cfg()
 end
 
 local function notify_error(err)
-  vim.notify(tostring(err), vim.log.levels.ERROR)
+  require("tandem.notice").notify(tostring(err), vim.log.levels.ERROR)
+end
+
+-- The spinner of status() while a turn runs: a timer redraws the statuslines.
+local SPINNER = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" }
+local spinner = { timer = nil, frame = 1 }
+
+local function set_busy(busy)
+  state.busy = busy
+  if busy and not spinner.timer then
+    spinner.timer = vim.loop.new_timer()
+    spinner.timer:start(120, 120, vim.schedule_wrap(function()
+      if spinner.timer then
+        spinner.frame = spinner.frame % #SPINNER + 1
+        pcall(vim.cmd, "redrawstatus!")
+      end
+    end))
+  elseif not busy and spinner.timer then
+    spinner.timer:stop()
+    spinner.timer:close()
+    spinner.timer = nil
+  end
+  pcall(vim.cmd, "redrawstatus!")
 end
 
 --- `tandem/document/save`: writes the buffer (as :write), so the disk matches it.
@@ -99,6 +121,9 @@ local function define_highlights()
   vim.cmd("highlight default link TandemAdded DiffAdd")
   vim.cmd("highlight default link TandemRemoved DiffDelete")
   vim.cmd("highlight default link TandemHunk DiffText")
+  vim.cmd("highlight default link TandemCardOk String")
+  vim.cmd("highlight default link TandemCardFailed DiagnosticError")
+  vim.cmd("highlight default link TandemCardRunning Comment")
 end
 
 --- Called once by plugin/tandem.lua: highlights and buffer attachment.
@@ -140,7 +165,7 @@ end
 function M.on_sidecar_exit()
   state.session_id = nil
   state.usage = nil
-  state.busy = false
+  set_busy(false)
   if review.active then
     review.finish("cancelled")
   end
@@ -242,7 +267,7 @@ function M.prompt(text, opts)
     error("tandem: a turn is already running (:TandemCancel stops it)", 0)
   end
   local config = cfg()
-  state.busy = true
+  set_busy(true)
   if config.chat.open_on_prompt then
     chat.open(config.chat.split, false)
   end
@@ -258,7 +283,7 @@ function M.prompt(text, opts)
   end
   chat.user(shown)
   local function done(err, result)
-    state.busy = false
+    set_busy(false)
     reload_changed()
     if err then
       chat.note("error: " .. tostring(err))
@@ -448,8 +473,38 @@ function M.statusline()
   return text ~= "" and ("Tandem " .. text) or ""
 end
 
---- State for scripts and tests.
+--- One short string for a statusline (lualine, 'statusline', 'winbar'): while a turn runs a
+--- spinner, "Tandem", what it waits for (a review, a question) and the mode unless "default";
+--- idle with a session, "Tandem" and the token meter; "" before the first prompt. E.g. with lualine:
+--- `lualine_x = { function() return require("tandem").status() end }`.
 function M.status()
+  local parts = {}
+  if state.busy then
+    parts[#parts + 1] = SPINNER[spinner.frame] .. " Tandem"
+    if review.active then
+      parts[#parts + 1] = "review"
+    elseif ask.waiting and ask.waiting > 0 then
+      parts[#parts + 1] = "question"
+    end
+  elseif state.session_id then
+    parts[#parts + 1] = "Tandem"
+  else
+    return ""
+  end
+  if state.mode and state.mode ~= "default" then
+    parts[#parts + 1] = state.mode
+  end
+  if not state.busy then
+    local usage = require("tandem.usage").format(state.usage)
+    if usage ~= "" then
+      parts[#parts + 1] = usage
+    end
+  end
+  return table.concat(parts, " ")
+end
+
+--- State for scripts and tests: { session_id, mode, busy, running, client_id, usage }.
+function M.state()
   return {
     session_id = state.session_id,
     mode = state.mode,
