@@ -270,7 +270,7 @@ fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() ->
         // The review as a person sees it: the removed lines still there (with a `-` sign), the
         // added lines under them, a label per hunk, the chat beside it.
         let screen =
-            tmux.wait_for("the review", |s| s.contains("h1: a accept, r reject") && s.contains("h2: a accept"))?;
+            tmux.wait_for("the review", |s| s.contains("h1: ga accept, gr reject") && s.contains("h2: ga accept"))?;
         eprintln!("--- Neovim {version}, the review in tmux:\n{screen}");
         let lines: Vec<&str> = screen.lines().collect();
         let at = |needle: &str| lines.iter().position(|l| l.contains(needle));
@@ -279,18 +279,19 @@ fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() ->
         assert_eq!(added, removed + 1, "the added line is right under the removed one:\n{screen}");
         assert!(lines[removed].starts_with('-'), "the removed line has the `-` sign:\n{screen}");
         assert!(!lines[added + 1].starts_with('-'), "the unchanged line after it has no sign:\n{screen}");
-        assert!(lines[removed].contains("h1: a accept, r reject"), "the label is on the hunk's line:\n{screen}");
+        assert!(lines[removed].contains("h1: ga accept, gr reject"), "the label is on the hunk's line:\n{screen}");
         assert!(screen.contains("+     return a * b"), "{screen}");
         assert!(screen.contains("Two bugs: add and mul."), "the chat shows the streamed answer:\n{screen}");
         assert!(screen.contains("Tandem: Edit calc.py: 2 hunk(s): 2 pending"), "the summary:\n{screen}");
 
-        // Real key presses: accept the first hunk, reject the second.
-        tmux.keys("a")?;
+        // Real key presses: `ga` accepts the first hunk, `gr` rejects the second (Vim's own `a` and
+        // `r` are left alone).
+        tmux.keys("ga")?;
         tmux.wait_for("h1 accepted", |s| s.contains("h1: accepted"))?;
-        tmux.keys("r")?;
+        tmux.keys("gr")?;
         let screen = tmux.wait_for("the end of the turn", |s| s.contains("Fixed what you accepted."))?;
-        eprintln!("--- Neovim {version}, after a and r:\n{screen}");
-        assert!(!screen.contains("h2: a accept"), "the review is closed:\n{screen}");
+        eprintln!("--- Neovim {version}, after ga and gr:\n{screen}");
+        assert!(!screen.contains("h2: ga accept"), "the review is closed:\n{screen}");
         let calc = std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?;
         assert_eq!(calc, CALC_ADD_FIXED, "Neovim {version}");
     }

@@ -33,7 +33,11 @@ command("TandemMode", {
     end, require("tandem.config").modes)
   end,
 })
-command("TandemSessions", { nargs = 0, desc = "Tandem: list and resume sessions" })
+command("TandemSessions", {
+  nargs = "*",
+  bang = true,
+  desc = "Tandem: list and resume sessions (words filter them; ! deletes the chosen one)",
+})
 command("TandemCheckpoints", { nargs = 0, desc = "Tandem: list the session's checkpoints and restore one" })
 command("TandemUndo", { nargs = 0, desc = "Tandem: restore the files to before the last turn" })
 command("TandemRedo", { nargs = 0, desc = "Tandem: bring back what the last restore undid" })

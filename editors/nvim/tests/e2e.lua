@@ -63,9 +63,9 @@ return function(H)
     end
     eq({ "    return a - b", "    return a / b" }, removed)
     eq({ "+     return a + b", "+     return a * b" }, added)
-    vim.api.nvim_feedkeys("a", "x", false)
+    vim.api.nvim_feedkeys("ga", "x", false)
     eq("accepted", tandem.review().hunks[1].state)
-    vim.api.nvim_feedkeys("r", "x", false)
+    vim.api.nvim_feedkeys("gr", "x", false)
     H.wait(30000, function()
       return turn.done
     end, "the end of the turn")
@@ -170,9 +170,9 @@ return function(H)
     end
     H.wait(30000, reviewing("notes/new.txt"), "the review of the new file")
     eq(1, #tandem.review().hunks)
-    vim.api.nvim_feedkeys("a", "x", false)
+    vim.api.nvim_feedkeys("ga", "x", false)
     H.wait(30000, reviewing("util.py"), "the review of util.py")
-    vim.api.nvim_feedkeys("a", "x", false)
+    vim.api.nvim_feedkeys("ga", "x", false)
     H.wait(30000, function()
       return turn.done
     end, "the end of the turn")
@@ -321,5 +321,43 @@ return function(H)
     H.truthy(body:find(chat.SHOWN .. "x = 2", 1, true), "the output's tail in view:\n" .. body)
     H.truthy(body:find("missing.txt: No such file or directory", 1, true), "the error in the tail:\n" .. body)
     H.truthy(has("It failed."), "the answer")
+  end)
+
+  test("e2e: :TandemSessions {words} filters the list; :TandemSessions! deletes the chosen one after asking", function()
+    local old = workspace .. "/.tandem/sessions/old-one.jsonl"
+    vim.fn.writefile({ vim.json.encode({ type = "meta", session_id = "old-one", cwd = workspace, model = "m",
+      mode = "default", created_at = "2020-01-01T00:00:00Z" }) }, old)
+    local saved = vim.ui.select
+    local seen = {}
+    vim.ui.select = function(list, opts, on_choice)
+      seen[#seen + 1] = { prompt = opts.prompt, items = vim.tbl_map(opts.format_item or tostring, list) }
+      if opts.kind == "tandem.confirm" then
+        on_choice("Delete")
+      elseif opts.prompt:find("Delete", 1, true) then
+        on_choice(list[1])
+      else
+        on_choice(nil)
+      end
+    end
+    local ok, err = pcall(function()
+      vim.cmd("TandemSessions old-ONE")
+      H.wait(10000, function()
+        return #seen == 1
+      end, "the filtered list")
+      eq(2, #seen[1].items, vim.inspect(seen[1].items))
+      eq("+ new session", seen[1].items[1])
+      H.truthy(seen[1].items[2]:find("old-one", 1, true), seen[1].items[2])
+      vim.cmd("TandemSessions! old")
+      H.wait(10000, function()
+        return vim.fn.filereadable(old) == 0
+      end, "the deleted session")
+      eq({ "Delete a Tandem session", 1 }, { seen[2].prompt, #seen[2].items }, vim.inspect(seen[2]))
+      H.truthy(seen[3].prompt:find("Delete the session", 1, true), seen[3].prompt)
+    end)
+    vim.ui.select = saved
+    H.truthy(ok, err)
+    local deleted, why = tandem.delete_session(tandem.state().session_id)
+    eq(false, deleted, "the current session is not deleted")
+    H.truthy(why:find("current session", 1, true), why)
   end)
 end

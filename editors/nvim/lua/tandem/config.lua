@@ -16,7 +16,9 @@ M.defaults = {
   root_dir = nil,
   -- Extra environment variables for the sidecar.
   env = nil,
-  keymaps = { accept = "a", reject = "r", accept_all = "A", reject_all = "R", next = "]h", prev = "[h" },
+  -- Review keys, buffer-local while a review is open. `g` first, so that Vim's own `a`, `r`, `A`
+  -- and `R` keep working in a reviewed file (the keys before were exactly those).
+  keymaps = { accept = "ga", reject = "gr", accept_all = "gA", reject_all = "gR", next = "]h", prev = "[h" },
   chat = {
     -- Open the chat split when a prompt is sent.
     open_on_prompt = true,

@@ -375,54 +375,128 @@ function M.reject_all()
   review.decide_all("rejected")
 end
 
---- Lists stored sessions and loads the chosen one (or starts a new one).
-function M.sessions()
+--- Whether stored session `info` matches `filter` (words, each in its title, id or date; any case).
+function M.session_matches(info, filter)
+  local haystack = table.concat({ info.title or "", info.sessionId or "", info.updatedAt or "" }, " "):lower()
+  for word in (filter or ""):lower():gmatch("%S+") do
+    if not haystack:find(word, 1, true) then
+      return false
+    end
+  end
+  return true
+end
+
+local function session_label(item)
+  if item.new then
+    return "+ new session"
+  end
+  return string.format("%s  %s  %s", item.updatedAt or "", item.title or "(untitled)", item.sessionId)
+end
+
+--- Deletes stored session `id` (its file in the workspace's `.tandem/sessions`). Refused for the
+--- session in use. Returns true, or false and why.
+function M.delete_session(id)
+  if type(id) ~= "string" or not id:match("^[%w_-]+$") then
+    return false, string.format("`%s` is not a session id", tostring(id))
+  end
+  if id == state.session_id then
+    return false, "that is the current session (choose \"+ new session\" in :TandemSessions first)"
+  end
+  if not client.root then
+    return false, "the sidecar is not running"
+  end
+  local path = client.root .. "/.tandem/sessions/" .. id .. ".jsonl"
+  if vim.fn.filereadable(path) == 0 then
+    return false, "no stored session " .. id
+  end
+  if vim.fn.delete(path) ~= 0 then
+    return false, "could not delete " .. path
+  end
+  return true
+end
+
+local function resume(choice)
+  if state.busy then
+    notify_error("tandem: a turn is running (:TandemCancel first)")
+    return
+  end
+  if choice.new then
+    state.session_id = nil
+    state.usage = nil
+    chat.note("new session")
+    return
+  end
+  state.session_id = choice.sessionId
+  state.usage = nil
+  chat.open(cfg().chat.split, false)
+  -- The load replays the whole history: start from an empty chat, or it shows twice.
+  chat.clear()
+  chat.note("session " .. choice.sessionId)
+  M.request("tandem/session/load", { sessionId = choice.sessionId }, function(load_err, loaded)
+    if load_err then
+      notify_error("tandem: " .. load_err)
+      state.session_id = nil
+      return
+    end
+    state.mode = loaded.modes and loaded.modes.current or state.mode
+  end)
+end
+
+local function delete(choice)
+  vim.ui.select({ "Delete", "Keep" }, {
+    prompt = string.format("Delete the session %q (%s)?", choice.title or "(untitled)", choice.sessionId),
+    kind = "tandem.confirm",
+  }, function(answer)
+    if answer ~= "Delete" then
+      return
+    end
+    local ok, why = M.delete_session(choice.sessionId)
+    if ok then
+      vim.api.nvim_echo({ { "Tandem: deleted session " .. choice.sessionId } }, true, {})
+    else
+      notify_error("tandem: " .. why)
+    end
+  end)
+end
+
+--- Lists stored sessions (newest first) and resumes the chosen one (or starts a new one).
+--- opts.filter: only sessions matching these words (M.session_matches); opts.delete: the chosen
+--- session is deleted (after a question) instead.
+function M.sessions(opts)
+  opts = opts or {}
   M.request("tandem/session/list", vim.empty_dict(), function(err, result)
     if err then
       notify_error("tandem: " .. err)
       return
     end
-    local items = { { new = true } }
+    local items = {}
+    if not opts.delete then
+      items[1] = { new = true }
+    end
+    local matched = 0
     for _, s in ipairs(result.sessions or {}) do
-      items[#items + 1] = s
+      if M.session_matches(s, opts.filter) then
+        items[#items + 1] = s
+        matched = matched + 1
+      end
+    end
+    if matched == 0 and (opts.delete or (opts.filter or "") ~= "") then
+      notify_error(string.format("tandem: no stored session%s", (opts.filter or "") ~= "" and (" matches \"" .. opts.filter .. "\"") or ""))
+      return
     end
     vim.ui.select(items, {
-      prompt = "Tandem sessions",
+      prompt = opts.delete and "Delete a Tandem session" or "Tandem sessions",
       kind = "tandem.sessions",
-      format_item = function(item)
-        if item.new then
-          return "+ new session"
-        end
-        return string.format("%s  %s  %s", item.updatedAt or "", item.title or "(untitled)", item.sessionId)
-      end,
+      format_item = session_label,
     }, function(choice)
       if not choice then
         return
       end
-      if state.busy then
-        notify_error("tandem: a turn is running (:TandemCancel first)")
-        return
+      if opts.delete then
+        delete(choice)
+      else
+        resume(choice)
       end
-      if choice.new then
-        state.session_id = nil
-        state.usage = nil
-        chat.note("new session")
-        return
-      end
-      state.session_id = choice.sessionId
-      state.usage = nil
-      chat.open(cfg().chat.split, false)
-      -- The load replays the whole history: start from an empty chat, or it shows twice.
-      chat.clear()
-      chat.note("session " .. choice.sessionId)
-      M.request("tandem/session/load", { sessionId = choice.sessionId }, function(load_err, loaded)
-        if load_err then
-          notify_error("tandem: " .. load_err)
-          state.session_id = nil
-          return
-        end
-        state.mode = loaded.modes and loaded.modes.current or state.mode
-      end)
     end)
   end)
 end
@@ -589,8 +663,8 @@ M.commands = {
     end
     M.set_mode(args.args)
   end),
-  TandemSessions = guarded(function()
-    M.sessions()
+  TandemSessions = guarded(function(args)
+    M.sessions({ filter = args.args, delete = args.bang })
   end),
   TandemCheckpoints = guarded(function()
     require("tandem.checkpoints").pick()
