@@ -33,7 +33,7 @@ return function(H)
     return chat.text():find(text, 1, true) ~= nil
   end
 
-  test("e2e: review: streamed answer, two hunks inline, accept one with a, reject the other with r", function()
+  test("e2e: review: streamed answer, two hunks inline, accept one with ga, reject the other with gr", function()
     -- An open buffer with unsaved text: the model's read of it must see that text.
     local notes = vim.fn.bufadd(workspace .. "/notes.md")
     vim.fn.bufload(notes)
@@ -321,6 +321,24 @@ return function(H)
     H.truthy(body:find(chat.SHOWN .. "x = 2", 1, true), "the output's tail in view:\n" .. body)
     H.truthy(body:find("missing.txt: No such file or directory", 1, true), "the error in the tail:\n" .. body)
     H.truthy(has("It failed."), "the answer")
+  end)
+
+  test("e2e: #buffer, #file:a.txt and #diagnostics in a prompt reach the model as resources", function()
+    vim.fn.writefile({ "A-FILE-MARKER" }, workspace .. "/a.txt")
+    vim.cmd("edit " .. vim.fn.fnameescape(calc))
+    local bufnr = vim.api.nvim_get_current_buf()
+    local ns = vim.api.nvim_create_namespace("tandem-e2e-diagnostics")
+    vim.diagnostic.set(ns, bufnr, { { lnum = 13, col = 11, severity = vim.diagnostic.severity.ERROR,
+      message = "DIAG-MARKER division by b", source = "lint" } })
+    local turn = prompt("compare #buffer with #file:a.txt given #diagnostics")
+    local ok, err = pcall(H.wait, 30000, function()
+      return turn.done
+    end, "the turn")
+    vim.diagnostic.reset(ns, bufnr)
+    H.truthy(ok, err)
+    eq("end_turn", turn.result.stopReason)
+    H.truthy(has("(attached: calc.py, a.txt, diagnostics of calc.py)"), chat.text())
+    H.truthy(has("Compared."), chat.text())
   end)
 
   test("e2e: :TandemSessions {words} filters the list; :TandemSessions! deletes the chosen one after asking", function()

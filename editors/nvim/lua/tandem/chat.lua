@@ -338,7 +338,7 @@ function M.set_folds(win)
   vim.api.nvim_win_call(win, function()
     vim.opt_local.foldmethod = "expr"
     vim.opt_local.foldexpr = "getline(v:lnum)=~#'^" .. FOLDED .. "'?1:0"
-    vim.opt_local.foldtext = "printf('" .. FOLDED .. "▸ %d more line(s): zo opens, zc closes', v:foldend - v:foldstart + 1)"
+    vim.opt_local.foldtext = "printf('" .. FOLDED .. "▸ %d lines (zo opens, zc closes)', v:foldend - v:foldstart + 1)"
     vim.opt_local.foldlevel = 0
     vim.opt_local.foldenable = true
     vim.cmd("setlocal fillchars+=fold:\\ ")

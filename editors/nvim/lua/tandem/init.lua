@@ -126,6 +126,23 @@ local function define_highlights()
   vim.cmd("highlight default link TandemCardRunning Comment")
 end
 
+-- The Visual-mode key of `add_selection`, as mapped now (so that setup() can move it).
+local mapped_add_key = nil
+
+local function map_add_selection(key)
+  if mapped_add_key and mapped_add_key ~= key then
+    pcall(vim.keymap.del, "x", mapped_add_key)
+    mapped_add_key = nil
+  end
+  if key and not mapped_add_key then
+    -- A mapping of the person's own on that key wins.
+    if vim.fn.maparg(key, "x") == "" then
+      vim.keymap.set("x", key, "<Plug>(TandemAddSelection)", { remap = true, desc = "Tandem: add the selection to the next prompt" })
+      mapped_add_key = key
+    end
+  end
+end
+
 --- Called once by plugin/tandem.lua: highlights and buffer attachment.
 function M._init()
   if M._initialized then
@@ -133,6 +150,8 @@ function M._init()
   end
   M._initialized = true
   define_highlights()
+  vim.keymap.set("x", "<Plug>(TandemAddSelection)", ":TandemAdd<CR>", { silent = true, desc = "Tandem: add the selection to the next prompt" })
+  map_add_selection(cfg().add_selection or nil)
   local group = vim.api.nvim_create_augroup("tandem", { clear = true })
   vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = define_highlights })
   vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost", "BufEnter" }, {
@@ -151,9 +170,10 @@ function M._init()
   })
 end
 
---- require("tandem").setup({ cmd, provider, mode, profile, root_dir, env, keymaps, chat }).
+--- require("tandem").setup({ cmd, provider, mode, profile, root_dir, env, keymaps, chat, add_selection }).
 function M.setup(opts)
   state.config = config_mod.resolve(opts)
+  map_add_selection(state.config.add_selection or nil)
   chat.output_lines = state.config.chat.output_lines
   if state.config.mode then
     state.mode = state.config.mode
@@ -205,6 +225,9 @@ end
 --- A context as an embedded resource: lines `from`-`to` of `path` (its URI with `#L<from>-<to>`),
 --- or the whole file.
 local function resource_block(context)
+  if context.uri then
+    return { type = "resource", resource = { uri = context.uri, text = context.text, mimeType = context.mime_type } }
+  end
   local uri = vim.uri_from_fname(context.path)
   if context.from then
     uri = string.format("%s#L%d-%d", uri, context.from, context.to)
@@ -228,11 +251,109 @@ end
 
 --- How a context is named in the chat: "calc.py lines 2-3", or "calc.py".
 function M.describe_context(context)
+  if context.label then
+    return context.label
+  end
   local path = vim.fn.fnamemodify(context.path, ":~:.")
   if context.from then
     return string.format("%s lines %d-%d", path, context.from, context.to)
   end
   return path
+end
+
+-- Context variables of a prompt ------------------------------------------------------------
+
+--- The buffer `#buffer` and `#diagnostics` mean: the current one when it is a file's, else the
+--- one of the previous window (a prompt typed in the chat is about the file beside it).
+local function context_buffer()
+  local current = vim.api.nvim_get_current_buf()
+  if vim.bo[current].buftype == "" then
+    return current
+  end
+  local previous = vim.fn.win_getid(vim.fn.winnr("#"))
+  if previous ~= 0 then
+    local bufnr = vim.api.nvim_win_get_buf(previous)
+    if vim.bo[bufnr].buftype == "" then
+      return bufnr
+    end
+  end
+  error("tandem: #buffer and #diagnostics need a file's buffer (this one is not)", 0)
+end
+
+local function buffer_path(bufnr)
+  local path = vim.api.nvim_buf_get_name(bufnr)
+  return path ~= "" and path or "untitled"
+end
+
+local function buffer_text(bufnr)
+  return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
+end
+
+local SEVERITY = { "error", "warning", "info", "hint" }
+
+--- The diagnostics of `bufnr` (vim.diagnostic) as a resource: one line each,
+--- "calc.py:2:5: error: message [source]".
+local function diagnostics_context(bufnr)
+  local path = buffer_path(bufnr)
+  local shown = vim.fn.fnamemodify(path, ":~:.")
+  local items = vim.diagnostic.get(bufnr)
+  table.sort(items, function(x, y)
+    return x.lnum < y.lnum or (x.lnum == y.lnum and x.col < y.col)
+  end)
+  local lines = { string.format("Diagnostics of %s (%d):", shown, #items) }
+  for _, d in ipairs(items) do
+    lines[#lines + 1] = string.format("%s:%d:%d: %s: %s%s", shown, d.lnum + 1, d.col + 1, SEVERITY[d.severity] or "?",
+      (d.message or ""):gsub("\n", " "), d.source and (" [" .. d.source .. "]") or "")
+  end
+  return { path = path, uri = vim.uri_from_fname(path) .. "#diagnostics", text = table.concat(lines, "\n"),
+    mime_type = "text/plain", label = "diagnostics of " .. shown }
+end
+
+--- `#file:path`: the buffer's text when the file is loaded (unsaved changes included), else the file.
+local function file_context(name)
+  local path = vim.fn.fnamemodify(vim.fn.expand(name), ":p")
+  local bufnr = vim.fn.bufnr(path)
+  if bufnr ~= -1 and vim.api.nvim_buf_is_loaded(bufnr) then
+    return { path = path, text = buffer_text(bufnr) }
+  end
+  if vim.fn.filereadable(path) == 0 then
+    error(string.format("tandem: #file:%s: no such file", name), 0)
+  end
+  return { path = path, text = table.concat(vim.fn.readfile(path), "\n") }
+end
+
+--- The context variables in `text` as contexts to attach (in the order written, each once):
+--- `#buffer` (the current buffer's text), `#file:<path>` (a file's), `#diagnostics` (the
+--- current buffer's vim.diagnostic). A `#` inside a word (`issue#3`) is not one. Errors on a
+--- file that does not exist.
+function M.context_variables(text)
+  local contexts, seen = {}, {}
+  local function add(key, make)
+    if not seen[key] then
+      seen[key] = true
+      contexts[#contexts + 1] = make()
+    end
+  end
+  for word in (" " .. text):gmatch("%s(#%S+)") do
+    word = word:gsub("[%.,;:!?%)]+$", "")
+    if word == "#buffer" then
+      local bufnr = context_buffer()
+      add("buffer", function()
+        return { path = buffer_path(bufnr), text = buffer_text(bufnr) }
+      end)
+    elseif word == "#diagnostics" then
+      local bufnr = context_buffer()
+      add("diagnostics", function()
+        return diagnostics_context(bufnr)
+      end)
+    elseif word:match("^#file:.") then
+      local name = word:sub(7)
+      add("file:" .. name, function()
+        return file_context(name)
+      end)
+    end
+  end
+  return contexts
 end
 
 --- Adds context { path, from?, to?, text } to the next prompt (:TandemAdd).
@@ -266,12 +387,17 @@ function M.prompt(text, opts)
   if state.busy then
     error("tandem: a turn is already running (:TandemCancel stops it)", 0)
   end
+  -- Before the chat opens: `#buffer` is about the window the person is in.
+  local variables = {}
+  if opts.variables ~= false then
+    variables = M.context_variables(text)
+  end
   local config = cfg()
   set_busy(true)
   if config.chat.open_on_prompt then
     chat.open(config.chat.split, false)
   end
-  local attached = state.attached
+  local attached = vim.list_extend(vim.deepcopy(state.attached), variables)
   state.attached = {}
   local shown = text
   if #attached > 0 then
