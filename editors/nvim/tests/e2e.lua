@@ -378,4 +378,47 @@ return function(H)
     eq(false, deleted, "the current session is not deleted")
     H.truthy(why:find("current session", 1, true), why)
   end)
+
+  test("e2e: :TandemSetup writes [provider] to .tandem/config.toml, keeps the rest, shows tandem doctor, restarts the sidecar", function()
+    local saved_select, saved_input = vim.ui.select, vim.ui.input
+    local asked = {}
+    vim.ui.select = function(items, opts, on_choice)
+      asked[#asked + 1] = opts.prompt
+      on_choice(items[1])
+    end
+    local answers = { ["Base URL: "] = os.getenv("TANDEM_TEST_BASE_URL"), ["Model: "] = "scripted" }
+    vim.ui.input = function(opts, on_confirm)
+      asked[#asked + 1] = opts.prompt
+      on_confirm(answers[opts.prompt] or "TANDEM_TEST_KEY")
+    end
+    local shown
+    local ok, err = pcall(function()
+      require("tandem.wizard").run({ on_done = function(lines)
+        shown = table.concat(lines, "\n")
+      end })
+      H.wait(30000, function()
+        return shown ~= nil
+      end, "the doctor's report")
+    end)
+    vim.ui.select, vim.ui.input = saved_select, saved_input
+    H.truthy(ok, err)
+    eq(4, #asked, vim.inspect(asked))
+    local written = table.concat(vim.fn.readfile(workspace .. "/.tandem/config.toml"), "\n")
+    for _, line in ipairs({ "[tools]", 'profile = "full"', "[provider]", "max_retries = 1", 'kind = "openai"',
+      'base_url = "' .. os.getenv("TANDEM_TEST_BASE_URL") .. '"', 'model = "scripted"', 'api_key_env = "TANDEM_TEST_KEY"' }) do
+      H.truthy(written:find(line, 1, true), line .. " in:\n" .. written)
+    end
+    H.truthy(shown:find("TANDEM_TEST_KEY (NOT set", 1, true), shown)
+    H.truthy(shown:find("Language servers", 1, true), "tandem doctor's findings:\n" .. shown)
+    H.truthy(require("tandem.wizard").bufnr and vim.api.nvim_buf_get_name(require("tandem.wizard").bufnr):find("tandem://doctor", 1, true))
+    -- The next command starts the sidecar again, with the file as it is now.
+    local listed
+    tandem.request("tandem/session/list", vim.empty_dict(), function(list_err, result)
+      listed = { list_err, result }
+    end)
+    H.wait(30000, function()
+      return listed ~= nil
+    end, "the restarted sidecar")
+    eq(nil, listed[1])
+  end)
 end

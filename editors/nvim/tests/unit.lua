@@ -511,6 +511,20 @@ return function(H)
     vim.cmd("bwipeout! " .. bufnr)
   end)
 
+  test("setup: [provider] keys are set in config.toml, other keys and sections kept", function()
+    local wizard = require("tandem.wizard")
+    local lines = { "mode = \"default\"", "", "[provider]", "kind = \"anthropic\"", "max_retries = 1", "", "[tools]", "profile = \"full\"" }
+    eq({ kind = "anthropic" }, wizard.read_provider(lines))
+    eq({ "mode = \"default\"", "", "[provider]", "kind = \"openai\"", "max_retries = 1", "base_url = \"http://h/v1\"",
+      "model = \"m \\\"q\\\"\"", "", "[tools]", "profile = \"full\"" },
+      wizard.set_provider(lines, { kind = "openai", base_url = "http://h/v1", model = 'm "q"', api_key_env = "" }))
+    eq({ "[tools]", "profile = \"full\"", "", "[provider]", "kind = \"openai\"", "api_key_env = \"K\"" },
+      wizard.set_provider({ "[tools]", "profile = \"full\"" }, { kind = "openai", api_key_env = "K" }))
+    eq({ "[provider]", "model = \"x\"" }, wizard.set_provider({}, { model = "x" }))
+    eq({ model = 'm "q"' }, wizard.read_provider({ "[provider]", 'model = "m \\"q\\""' }))
+    eq(2, vim.fn.exists(":TandemSetup"))
+  end)
+
   test("API: bad input to prompt and set_mode is refused with a clear message", function()
     H.errors("the prompt is empty", function()
       tandem.prompt("  ")

@@ -804,6 +804,9 @@ M.commands = {
   TandemCompact = guarded(function()
     require("tandem.checkpoints").compact()
   end),
+  TandemSetup = guarded(function()
+    require("tandem.wizard").run()
+  end),
   TandemInfo = guarded(function()
     local chunks = {}
     for _, line in ipairs(M.info()) do
