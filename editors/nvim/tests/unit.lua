@@ -561,7 +561,8 @@ return function(H)
     vim.opt.rtp:prepend(root)
     for _, tag in ipairs({ ":Tandem", ":TandemMode", "tandem-review", "tandem-setup", "hl-TandemAdded", "tandem-api",
       ":TandemCheckpoints", ":TandemUndo", ":TandemRedo", ":TandemCompact", "tandem-checkpoints", ":TandemAdd",
-      "tandem-chat-code" }) do
+      "tandem-chat-code", ":TandemSetup", ":TandemSessions", "tandem-variables", "tandem-statusline", "tandem-chat-cards",
+      "tandem-keys-migration", "hl-TandemCardOk", "hl-TandemCardFailed" }) do
       vim.cmd("help " .. tag)
       eq("tandem.txt", vim.fn.expand("%:t"), tag)
       vim.cmd("helpclose")
