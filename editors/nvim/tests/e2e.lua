@@ -389,7 +389,7 @@ return function(H)
     local answers = { ["Base URL: "] = os.getenv("TANDEM_TEST_BASE_URL"), ["Model: "] = "scripted" }
     vim.ui.input = function(opts, on_confirm)
       asked[#asked + 1] = opts.prompt
-      on_confirm(answers[opts.prompt] or "TANDEM_TEST_KEY")
+      on_confirm(answers[opts.prompt] or "SETUP_TEST_API_KEY")
     end
     local shown
     local ok, err = pcall(function()
@@ -405,10 +405,10 @@ return function(H)
     eq(4, #asked, vim.inspect(asked))
     local written = table.concat(vim.fn.readfile(workspace .. "/.tandem/config.toml"), "\n")
     for _, line in ipairs({ "[tools]", 'profile = "full"', "[provider]", "max_retries = 1", 'kind = "openai"',
-      'base_url = "' .. os.getenv("TANDEM_TEST_BASE_URL") .. '"', 'model = "scripted"', 'api_key_env = "TANDEM_TEST_KEY"' }) do
+      'base_url = "' .. os.getenv("TANDEM_TEST_BASE_URL") .. '"', 'model = "scripted"', 'api_key_env = "SETUP_TEST_API_KEY"' }) do
       H.truthy(written:find(line, 1, true), line .. " in:\n" .. written)
     end
-    H.truthy(shown:find("TANDEM_TEST_KEY (NOT set", 1, true), shown)
+    H.truthy(shown:find("SETUP_TEST_API_KEY (NOT set", 1, true), shown)
     H.truthy(shown:find("Language servers", 1, true), "tandem doctor's findings:\n" .. shown)
     H.truthy(require("tandem.wizard").bufnr and vim.api.nvim_buf_get_name(require("tandem.wizard").bufnr):find("tandem://doctor", 1, true))
     -- The next command starts the sidecar again, with the file as it is now.
