@@ -203,7 +203,11 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             .map(|r| r.body.to_string())
             .find(|body| body.contains("compare #buffer with #file:a.txt"))
             .unwrap_or_default();
-        for part in [r#"calc.py\">\ndef add(a, b):"#, r#"a.txt\">\nA-FILE-MARKER"#, "calc.py:14:12: error: DIAG-MARKER division by b [lint]"] {
+        for part in [
+            r#"calc.py\">\ndef add(a, b):"#,
+            r#"a.txt\">\nA-FILE-MARKER"#,
+            "calc.py:14:12: error: DIAG-MARKER division by b [lint]",
+        ] {
             assert!(asked.contains(part), "Neovim {version}: `{part}` is not in the prompt: {asked}");
         }
     }
@@ -307,7 +311,10 @@ fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() ->
         eprintln!("--- Neovim {version}, after ga and gr:\n{screen}");
         assert!(!screen.contains("h2: ga accept"), "the review is closed:\n{screen}");
         // The edit's card: the file and the applied counts, its diff folded under it.
-        let card = screen.lines().position(|l| l.contains("✓ calc.py +1 −1")).ok_or(format!("no edit card:\n{screen}"))?;
+        let card = screen
+            .lines()
+            .position(|l| l.contains("✓ calc.py +1 −1"))
+            .ok_or_else(|| format!("no edit card:\n{screen}"))?;
         assert!(screen.lines().nth(card + 1).is_some_and(|l| l.contains("▸ 9 lines")), "the diff is folded:\n{screen}");
         let calc = std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?;
         assert_eq!(calc, CALC_ADD_FIXED, "Neovim {version}");

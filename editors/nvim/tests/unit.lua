@@ -408,6 +408,13 @@ return function(H)
     H.truthy(row, chat.text())
     eq(S .. "hi", lines()[row + 1])
 
+    -- A resumed session replays a command as one finished `tool_call`, without its metadata.
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "t4", title = "Exit 2: make", kind = "execute", status = "failed",
+      rawInput = { command = "make" }, content = text_content("make: *** No targets.") })
+    row = index_of("✗ Exit 2: make")
+    H.truthy(row, chat.text())
+    eq(S .. "make: *** No targets.", lines()[row + 1])
+
     -- A question: the answer in view.
     chat.on_update({ sessionUpdate = "tool_call", toolCallId = "q1", title = "Ask: Which color?", kind = "other", status = "in_progress" })
     chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "q1", status = "completed", content = text_content("Q: Which color?\nA: red"),
@@ -541,8 +548,10 @@ return function(H)
       "TandemUndo", "TandemRedo", "TandemCompact", "TandemAdd" }) do
       eq(2, vim.fn.exists(":" .. name), name)
     end
-    for group, target in pairs({ TandemAdded = "DiffAdd", TandemRemoved = "DiffDelete", TandemHunk = "DiffText" }) do
-      eq(target, vim.fn.synIDattr(vim.fn.synIDtrans(vim.fn.hlID(group)), "name"), group)
+    for group, target in pairs({ TandemAdded = "DiffAdd", TandemRemoved = "DiffDelete", TandemHunk = "DiffText",
+      TandemCardOk = "String", TandemCardFailed = "DiagnosticError", TandemCardRunning = "Comment" }) do
+      -- Where the link ends (String links on to Constant in some versions).
+      eq(vim.fn.synIDtrans(vim.fn.hlID(target)), vim.fn.synIDtrans(vim.fn.hlID(group)), group)
     end
     eq({ "default", "auto-edit", "plan", "yolo" }, vim.fn.getcompletion("TandemMode ", "cmdline"))
     eq({ "plan" }, vim.fn.getcompletion("TandemMode pl", "cmdline"))

@@ -246,7 +246,7 @@ local function card_header(entry)
     text = table.concat(vim.tbl_map(function(f)
       return string.format("%s +%d −%d", f.path, f.additions, f.deletions)
     end, entry.files), ", ")
-  elseif entry.command then
+  elseif entry.command and not (entry.finished and not entry.is_command) then
     text = "$ " .. entry.command
     if entry.timed_out then
       text = text .. "  · timed out"
@@ -323,6 +323,11 @@ function M.card_body(entry, update)
     entry.exit = value(meta.exitCode)
     entry.timed_out = value(meta.timedOut) == true
     entry.failed = entry.timed_out or entry.exit == nil or entry.exit ~= 0
+    return tail_lines(text, M.output_lines)
+  end
+  if entry.kind == "execute" then
+    -- A command without its result's metadata (a resumed session replays the final content and
+    -- title only, "Exit 1: pytest -q"): its tail in view all the same.
     return tail_lines(text, M.output_lines)
   end
   if update.status == "failed" or value(meta.answers) or value(meta.answer) then
