@@ -647,6 +647,18 @@ fn fuzz_never_ignores_removed_or_inner_lines() {
 }
 
 #[test]
+fn a_stale_hunk_is_not_fuzzed_onto_a_lookalike_block_above() {
+    // Two blocks alike but for their inner lines. The patch changes the attribute of the second;
+    // that attribute was edited since. With outer context unchecked the hunk would fit the first
+    // block; its own place holds it but for the changed line, so it is refused, never moved.
+    let diff = "--- a/f\n+++ b/f\n@@ -10,7 +10,7 @@\n     pub mod inotify;\n }\n \n-#[cfg(linux)]\n+#[cfg(any(linux, bsd))]\n feature! {\n     #![feature = \"time\"]\n     pub mod timerfd;\n";
+    let file = "#[cfg(linux)]\nfeature! {\n    #![feature = \"inotify\"]\n    pub mod wait;\n}\n\n#[cfg(linux)]\nfeature! {\n    #![feature = \"inotify\"]\n    pub mod inotify;\n}\n\n#[cfg(linux)] // changed since\nfeature! {\n    #![feature = \"time\"]\n    pub mod timerfd;\n}\n";
+    let out = render(diff, &inline(&[("f", file)]));
+    assert!(out.contains("error: hunk 1 of `f`"), "a stale hunk must be refused, not moved:\n{out}");
+    assert!(out.contains("holds it with one line changed"), "{out}");
+}
+
+#[test]
 fn fuzzed_hunk_must_fit_one_place_and_keep_some_context() {
     // With its changed context line unchecked, the hunk fits two places: refused.
     let diff = "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n start\n-x = 1\n+x = 2\n end\n";

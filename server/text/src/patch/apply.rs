@@ -334,7 +334,7 @@ impl Place<'_, '_> {
                 }
             }
         }
-        if let Some(placed) = self.fuzzed(hunk, stated, must_end)? {
+        if let Some(placed) = self.fuzzed(hunk, stated, expected, must_end)? {
             return Ok(placed);
         }
         Err(self.not_found(&old, Some(expected)))
@@ -347,7 +347,13 @@ impl Place<'_, '_> {
     /// The fewest lines left unchecked win; two places at the same count are ambiguous. A hunk
     /// whose last line has no final newline (`must_end`) still ends the file, its unchecked
     /// trailing lines included.
-    fn fuzzed<'h>(&self, hunk: &'h Hunk, stated: isize, must_end: bool) -> Result<Option<Placed<'h>>, PatchError> {
+    fn fuzzed<'h>(
+        &self,
+        hunk: &'h Hunk,
+        stated: isize,
+        expected: isize,
+        must_end: bool,
+    ) -> Result<Option<Placed<'h>>, PatchError> {
         let (leading, trailing) = context_sides(&hunk.lines);
         let n = self.view.len();
         let (max_lead, max_trail) = (leading.min(MAX_FUZZ), trailing.min(MAX_FUZZ));
@@ -391,6 +397,22 @@ impl Place<'_, '_> {
                 (0, true) => continue,
                 (1, true) => {
                     let (at, lead, trail) = places[0];
+                    let start = at as isize - lead as isize;
+                    if start != expected && self.nearly_at_any(hunk, expected) {
+                        // Where its header says, the hunk is there but for one line (a line it
+                        // removes, changed since): that is its place, stale, not the lookalike.
+                        return Err(self.ambiguous(
+                            vec![expected.max(0) as usize, start.max(0) as usize],
+                            format!(
+                                "fits line {} with {total} of its outer context lines unchecked, but line {}, \
+                                 where its header says, holds it with one line changed: the file changed there \
+                                 since the patch was made, so it cannot be applied safely; read the file again \
+                                 and regenerate the patch against its current content",
+                                start + 1,
+                                expected + 1
+                            ),
+                        ));
+                    }
                     let ignored = self.ignored(hunk, at, lead, trail);
                     return Ok(Some(Placed {
                         at,
@@ -431,6 +453,12 @@ impl Place<'_, '_> {
             let before = self.view.matches_at(pass, at, &rest[..skip]);
             before && self.view.matches_at(pass, at + skip + 1, &rest[skip..])
         })
+    }
+
+    /// Whether all of the hunk's old lines match at `expected` but one, in any pass.
+    fn nearly_at_any(&self, hunk: &Hunk, expected: isize) -> bool {
+        let old: Vec<&str> = hunk.old_lines().collect();
+        compare::NUMBERED.iter().any(|&pass| self.nearly_at(pass, &compare::normalize_all(pass, &old), expected))
     }
 
     /// Whether the hunk, placed at `expected`, matches there with up to [`MAX_FUZZ`] of its
