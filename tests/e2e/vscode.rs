@@ -12,6 +12,8 @@ use std::time::Duration;
 use serde_json::json;
 use tandem_fake_provider::{FakeProvider, Turn};
 
+use crate::foresight::{PREVIEW, project};
+use crate::lsp_proxy::{require, server_path};
 use crate::support::{Res, editor_missing, repo_root, tandem_bin};
 
 fn extension_dir() -> PathBuf {
@@ -260,5 +262,30 @@ fn code_blocks_copy_and_insert_and_a_selection_added_to_the_chat_reaches_the_mod
         asked.contains("what is this line?") && asked.contains("first line") && asked.contains("notes.txt#L1-L1"),
         "the selected line must reach the model with the prompt: {asked}"
     );
+    Ok(())
+}
+
+#[test]
+fn a_review_shows_pyright_s_preview_as_squiggles_and_a_summary_and_clears_it_when_it_ends() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    let (_dir, root) = project(PREVIEW)?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call(
+            "c1",
+            "edit",
+            json!({ "file_path": "shop/main.py", "old_string": "    return total\n", "new_string": "    return \"total\"\n" }),
+        ),
+        Turn::reply("Left it."),
+    ]);
+    // The sidecar finds pyright on the PATH the extension host passes on.
+    let path = server_path();
+    run_workbench_script("preview.mjs", &root, &provider, &[("PATH", &path)])?;
+    let main = std::fs::read_to_string(root.join("shop/main.py")).map_err(|e| e.to_string())?;
+    assert!(main.contains("    return total\n"), "the rejected change was not written: {main}");
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2, "the edit, then the answer after the rejection");
     Ok(())
 }
