@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tandem_fake_provider::{FakeProvider, Turn};
 
+use crate::foresight::{PREVIEW, project};
+use crate::lsp_proxy::{require, server_path};
 use crate::support::{Res, editor_missing, repo_root, tandem_bin};
 use crate::tmux::Tmux;
 
@@ -95,7 +97,14 @@ fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Res<st
 
 /// Runs the plugin's Lua tests (`tests/run.lua`, its end-to-end file `e2e_file`) in `nvim`,
 /// headless, in the workspace `dir`; fails unless every test passed. Returns the report.
-fn run_lua_tests(version: &str, nvim: &Path, dir: &Path, provider: &FakeProvider, e2e_file: &str) -> Res<String> {
+fn run_lua_tests(
+    version: &str,
+    nvim: &Path,
+    dir: &Path,
+    provider: &FakeProvider,
+    e2e_file: &str,
+    env: &[(&str, &str)],
+) -> Res<String> {
     let started = Instant::now();
     let out_path = dir.join(".tandem/nvim-test.out");
     // Neovim's messages (and the sidecar's log): shown only when the test fails.
@@ -113,6 +122,7 @@ fn run_lua_tests(version: &str, nvim: &Path, dir: &Path, provider: &FakeProvider
         .env("TANDEM_TEST_OUT", &out_path)
         .env("TANDEM_TEST_E2E", e2e_file)
         .env("TANDEM_LOG", "warn")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&err_path).map_err(|e| e.to_string())?)
@@ -163,7 +173,7 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             Turn::reply("Saw the lines."),
         ]);
         let provider = FakeProvider::start_blocking(turns);
-        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e")?;
+        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e", &[])?;
         assert!(report.contains("ok e2e: review"), "the end-to-end tests did not run:\n{report}");
 
         // The files: exactly the accepted hunk; the blocked write never happened; the approved command ran.
@@ -217,7 +227,7 @@ fn checkpoints_undo_redo_and_compact_from_neovim_restore_through_the_review_and_
             |body| body.to_string().contains("<transcript>"),
             Turn::reply("## Goal\nFix calc.py.\n## Done\nadd fixed, mul undone."),
         );
-        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e_checkpoints")?;
+        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e_checkpoints", &[])?;
         assert!(report.contains("ok e2e :TandemCompact"), "the end-to-end tests did not run:\n{report}");
         let calc = std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?;
         assert_eq!(calc, CALC_ADD_FIXED, "Neovim {version}: undo of turn 2 leaves turn 1's fix");
@@ -229,6 +239,30 @@ fn checkpoints_undo_redo_and_compact_from_neovim_restore_through_the_review_and_
             .iter()
             .any(|r| r.body.to_string().contains("The person restored the workspace to the start of turn 2"));
         assert!(told, "Neovim {version}: no request tells the model about the undo");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_review_shows_pyright_s_preview_with_vim_diagnostic_and_a_headline_and_clears_it_when_it_ends() -> Res<()> {
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    for (version, nvim) in neovims()? {
+        let (_dir, root) = project(PREVIEW)?;
+        let provider = FakeProvider::start_blocking(vec![
+            Turn::new().tool_call(
+                "c1",
+                "edit",
+                json!({ "file_path": "shop/main.py", "old_string": "    return total\n", "new_string": "    return \"total\"\n" }),
+            ),
+            Turn::reply("Left it."),
+        ]);
+        // The sidecar finds pyright on the PATH Neovim passes on.
+        let path = server_path();
+        let report = run_lua_tests(version, &nvim, &root, &provider, "e2e_preview", &[("PATH", &path)])?;
+        assert!(report.contains("ok e2e preview:"), "the end-to-end test did not run:\n{report}");
+        let main = std::fs::read_to_string(root.join("shop/main.py")).map_err(|e| e.to_string())?;
+        assert!(main.contains("    return total\n"), "Neovim {version}: the rejected change was written: {main}");
+        assert_eq!(provider.requests().len(), 2, "Neovim {version}: the edit, then the answer after the rejection");
     }
     Ok(())
 }

@@ -534,7 +534,7 @@ return function(H)
     vim.opt.rtp:prepend(root)
     for _, tag in ipairs({ ":Tandem", ":TandemMode", "tandem-review", "tandem-setup", "hl-TandemAdded", "tandem-api",
       ":TandemCheckpoints", ":TandemUndo", ":TandemRedo", ":TandemCompact", "tandem-checkpoints", ":TandemAdd",
-      "tandem-chat-code" }) do
+      "tandem-chat-code", "tandem-preview" }) do
       vim.cmd("help " .. tag)
       eq("tandem.txt", vim.fn.expand("%:t"), tag)
       vim.cmd("helpclose")
