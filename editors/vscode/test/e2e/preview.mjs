@@ -61,7 +61,7 @@ try {
   await page.screenshot({ path: join(OUT_DIR, "preview.png") });
 
   step("the Problems view lists it as Tandem's preview");
-  await runCommand(page, "View: Focus Problems");
+  await runCommand(page, "Toggle Problems (Errors, Warnings, Infos)");
   const problems = page.locator(".markers-panel");
   await problems.locator(".monaco-list-row", { hasText: "Tandem preview" }).first().waitFor({ timeout: 15_000 });
   const problemsText = plain(await problems.innerText());
