@@ -13,7 +13,7 @@ use serde_json::json;
 use tandem_fake_provider::{FakeProvider, Turn};
 
 use crate::foresight::{PREVIEW, project};
-use crate::lsp_proxy::{require, server_path};
+use crate::lsp_proxy::require;
 use crate::support::{Res, editor_missing, repo_root, tandem_bin};
 
 fn extension_dir() -> PathBuf {
@@ -271,7 +271,10 @@ fn a_review_shows_pyright_s_preview_as_squiggles_and_a_summary_and_clears_it_whe
         return Ok(());
     }
     require("pyright-langserver", "npm install (package.json devDependencies)")?;
-    let (_dir, root) = project(PREVIEW)?;
+    // code-server gives the extension host the login shell's PATH, not the test's: pyright is named
+    // by its path.
+    let pyright = repo_root().join("node_modules/.bin/pyright-langserver");
+    let (_dir, root) = project(&format!("{PREVIEW}[lsp.pyright]\ncommand = [{:?}, \"--stdio\"]\n", pyright.display().to_string()))?;
     let provider = FakeProvider::start_blocking(vec![
         Turn::new().tool_call(
             "c1",
@@ -280,9 +283,7 @@ fn a_review_shows_pyright_s_preview_as_squiggles_and_a_summary_and_clears_it_whe
         ),
         Turn::reply("Left it."),
     ]);
-    // The sidecar finds pyright on the PATH the extension host passes on.
-    let path = server_path();
-    run_workbench_script("preview.mjs", &root, &provider, &[("PATH", &path)])?;
+    run_workbench_script("preview.mjs", &root, &provider, &[])?;
     let main = std::fs::read_to_string(root.join("shop/main.py")).map_err(|e| e.to_string())?;
     assert!(main.contains("    return total\n"), "the rejected change was not written: {main}");
     let requests = provider.requests();

@@ -60,8 +60,8 @@ try {
   if (!proposedText.includes('return "total"')) throw new Error(`the proposed side does not show the change: ${proposedText}`);
   await page.screenshot({ path: join(OUT_DIR, "preview.png") });
 
-  step("the Problems view lists it as Tandem's preview");
-  await runCommand(page, "Toggle Problems (Errors, Warnings, Infos)");
+  step("the Problems view lists it as Tandem's preview (opened from the status bar's problem count)");
+  await page.locator('[id="status.problems"]').click();
   const problems = page.locator(".markers-panel");
   await problems.locator(".monaco-list-row", { hasText: "Tandem preview" }).first().waitFor({ timeout: 15_000 });
   const problemsText = plain(await problems.innerText());
