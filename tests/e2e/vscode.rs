@@ -274,7 +274,8 @@ fn a_review_shows_pyright_s_preview_as_squiggles_and_a_summary_and_clears_it_whe
     // code-server gives the extension host the login shell's PATH, not the test's: pyright is named
     // by its path.
     let pyright = repo_root().join("node_modules/.bin/pyright-langserver");
-    let (_dir, root) = project(&format!("{PREVIEW}[lsp.pyright]\ncommand = [{:?}, \"--stdio\"]\n", pyright.display().to_string()))?;
+    let (_dir, root) =
+        project(&format!("{PREVIEW}[lsp.pyright]\ncommand = [{:?}, \"--stdio\"]\n", pyright.display().to_string()))?;
     let provider = FakeProvider::start_blocking(vec![
         Turn::new().tool_call(
             "c1",
