@@ -268,6 +268,28 @@ fn a_review_shows_pyright_s_preview_with_vim_diagnostic_and_a_headline_and_clear
 }
 
 #[test]
+fn a_preview_that_is_not_ready_shows_as_such_in_neovim_never_as_no_problems() -> Res<()> {
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    for (version, nvim) in neovims()? {
+        // One millisecond: pyright cannot even start.
+        let (_dir, root) = project("[review]\npreview_timeout_ms = 1\n")?;
+        let provider = FakeProvider::start_blocking(vec![
+            Turn::new().tool_call(
+                "c1",
+                "edit",
+                json!({ "file_path": "shop/main.py", "old_string": "    return total\n", "new_string": "    return \"total\"\n" }),
+            ),
+            Turn::reply("Left it."),
+        ]);
+        let path = server_path();
+        let env = [("PATH", path.as_str()), ("TANDEM_TEST_PREVIEW", "notReady")];
+        let report = run_lua_tests(version, &nvim, &root, &provider, "e2e_preview", &env)?;
+        assert!(report.contains("ok e2e preview: a preview that is not ready"), "the test did not run:\n{report}");
+    }
+    Ok(())
+}
+
+#[test]
 fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() -> Res<()> {
     if Command::new("tmux").arg("-V").output().is_err() {
         return editor_missing("tmux");
@@ -320,6 +342,70 @@ fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() ->
         assert!(!screen.contains("h2: a accept"), "the review is closed:\n{screen}");
         let calc = std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?;
         assert_eq!(calc, CALC_ADD_FIXED, "Neovim {version}");
+    }
+    Ok(())
+}
+
+#[test]
+fn the_preview_shows_in_the_review_in_a_real_neovim_in_tmux_and_goes_with_it() -> Res<()> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return editor_missing("tmux");
+    }
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    for (version, nvim) in neovims()? {
+        let (_dir, root) = project(PREVIEW)?;
+        let provider = FakeProvider::start_blocking(vec![
+            Turn::new().tool_call(
+                "c1",
+                "edit",
+                json!({ "file_path": "shop/main.py", "old_string": "    return total\n", "new_string": "    return \"total\"\n" }),
+            ),
+            Turn::reply("Left it."),
+        ]);
+        let tmux = Tmux { socket: format!("tandem-nvim-preview-{}-{version}", std::process::id()) };
+        let plugin = plugin_dir();
+        let command = format!(
+            "'{}' -u NONE -i NONE --cmd 'set rtp+={}' -c 'luafile {}'",
+            nvim.display(),
+            plugin.display(),
+            plugin.join("tests/tmux_review.lua").display()
+        );
+        let status = tmux
+            .command()
+            .args(["new-session", "-d", "-x", "200", "-y", "30", "-s", "review", &command])
+            .current_dir(&root)
+            .env("PATH", server_path())
+            .env("TANDEM_TEST_BIN", tandem_bin())
+            .env("TANDEM_TEST_BASE_URL", provider.base_url())
+            .env("TANDEM_TEST_WORKSPACE", &root)
+            .env("TANDEM_TEST_FILE", "shop/main.py")
+            .env("TANDEM_TEST_PROMPT", "return a string")
+            .status()
+            .map_err(|e| format!("tmux: {e}"))?;
+        assert!(status.success(), "tmux new-session: {status}");
+
+        // The headline above the hunk, the added line with its error, the count on the label.
+        let screen = tmux.wait_for("the preview in the review", |s| {
+            s.contains("Diagnostics preview: introduces 1 error: shop/main.py:9:") && s.contains("| 1 new error")
+        })?;
+        eprintln!("--- Neovim {version}, the preview in tmux:\n{screen}");
+        // The file's window is on the left (the chat, which also quotes the change, on the right).
+        let lines: Vec<&str> = screen.lines().collect();
+        let at = |start: &str, needle: &str| lines.iter().position(|l| l.starts_with(start) && l.contains(needle));
+        let headline = at("Diagnostics preview: introduces 1 error", "").ok_or("no headline")?;
+        let removed = at("-", "    return total").ok_or("the removed line is not on the screen")?;
+        let added = at("+", "return \"total\"").ok_or("the added line is not on the screen")?;
+        assert_eq!((headline + 1, removed + 1), (removed, added), "headline, removed line, added line:\n{screen}");
+        assert!(lines[added].contains("  E Type"), "the added line ends with its error:\n{screen}");
+        assert!(lines[removed].contains("h1: a accept, r reject | 1 new error"), "the label:\n{screen}");
+
+        tmux.keys("r")?;
+        let screen = tmux.wait_for("the end of the turn", |s| s.contains("Left it."))?;
+        eprintln!("--- Neovim {version}, after r:\n{screen}");
+        assert!(!screen.lines().any(|l| l.starts_with("Diagnostics preview")), "the headline is gone:\n{screen}");
+        assert!(!screen.contains("1 new error"), "the preview's problems are gone:\n{screen}");
+        let main = std::fs::read_to_string(root.join("shop/main.py")).map_err(|e| e.to_string())?;
+        assert!(main.contains("    return total\n"), "Neovim {version}: {main}");
     }
     Ok(())
 }

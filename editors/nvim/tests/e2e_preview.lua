@@ -1,7 +1,8 @@
 -- End to end: a review whose permission request carries a diagnostics preview, from the real
 -- sidecar (TANDEM_TEST_BIN) with real pyright, the scripted provider (TANDEM_TEST_BASE_URL) and
 -- a copy of tests/fixtures/python (TANDEM_TEST_WORKSPACE). The provider's turns are scripted in
--- tests/e2e/nvim.rs, in the order of these tests.
+-- tests/e2e/nvim.rs, in the order of these tests. With TANDEM_TEST_PREVIEW=notReady the
+-- workspace gives pyright no time to answer, and the review must say that nothing is known.
 return function(H)
   local test, eq = H.test, H.eq
   local tandem = require("tandem")
@@ -25,6 +26,39 @@ return function(H)
       end,
     })
     return turn
+  end
+
+  if os.getenv("TANDEM_TEST_PREVIEW") == "notReady" then
+    test("e2e preview: a preview that is not ready says so in the review, with no problems listed", function()
+      vim.cmd("edit " .. vim.fn.fnameescape(main))
+      local bufnr = vim.api.nvim_get_current_buf()
+      local turn = prompt("return a string from count_to")
+      H.wait(60000, function()
+        return tandem.review() ~= nil
+      end, "the review")
+      local r = tandem.review()
+      eq("notReady", r.diagnostics_status, r.diagnostics)
+      H.truthy(r.diagnostics:find("Diagnostics preview: diagnostics not ready, so nothing is known about errors", 1, true) == 1,
+        r.diagnostics)
+      eq({}, vim.diagnostic.get(bufnr, { namespace = review.ns }))
+      local shown = {}
+      for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, review.ns, 0, -1, { details = true })) do
+        if m[4].virt_lines_above then
+          for _, line in ipairs(m[4].virt_lines) do
+            shown[#shown + 1] = line[1][1]
+          end
+        end
+      end
+      eq(r.diagnostics, shown[1], "the headline above the hunk")
+      H.truthy(shown[2] and shown[2]:find("^diagnostics of this file not ready %(pyright: "), vim.inspect(shown))
+      vim.api.nvim_feedkeys("r", "x", false)
+      H.wait(30000, function()
+        return turn.done
+      end, "the end of the turn")
+      eq(nil, tandem.review())
+      eq({}, vim.api.nvim_buf_get_extmarks(bufnr, review.ns, 0, -1, {}), "the headline is gone")
+    end)
+    return
   end
 
   test("e2e preview: pyright's new error shows in the review (vim.diagnostic, headline, chat); r clears it", function()

@@ -121,8 +121,9 @@ end
 
 --- Places the introduced diagnostics of `file` (a preview entry) in the current text `lines`
 --- (the buffer's lines), the proposed text being `hunks` (raw hunks of the request, in file
---- order) applied to it. Returns the `vim.diagnostic` items and the notes for the added lines,
---- keyed "<hunk index>:<after>:<nth>" (see hunks.new_line) with { text, hl } each.
+--- order) applied to it. Returns the `vim.diagnostic` items and the notes the review draws: for
+--- an added line keyed "<hunk index>:<after>:<nth>" (see hunks.new_line), for a kept line
+--- "old:<line>"; each a list of { text, hl }.
 function M.place(file, hunks, lines)
   local diagnostics, notes = {}, {}
   local count = math.max(#lines, 1)
@@ -152,6 +153,12 @@ function M.place(file, hunks, lines)
     else
       local row = clamp(start.old)
       local text = lines[row] or ""
+      local key = "old:" .. row
+      notes[key] = notes[key] or {}
+      table.insert(notes[key], {
+        text = string.format(" %s %s ", d.severity == "error" and "E" or "W", first_line(d.message)),
+        hl = d.severity == "error" and "DiagnosticError" or "DiagnosticWarn",
+      })
       item.lnum = row - 1
       item.col = hunks_mod.byte_col(text, math.max((d.column or 1) - 1, 0))
       item.message = tostring(d.message)

@@ -62,9 +62,10 @@ local function counts(review)
   return c
 end
 
--- The preview's problems are shown with their messages: a person reads them, a `]d` finds them.
--- `vim.diagnostic.config({ ... }, require("tandem.review").ns)` changes that.
-pcall(vim.diagnostic.config, { virtual_text = true, severity_sort = true }, M.ns)
+-- The review draws the preview's messages itself (on the added lines, which vim.diagnostic cannot
+-- reach): its items show as signs and underlines. `vim.diagnostic.config({ ... },
+-- require("tandem.review").ns)` changes that.
+pcall(vim.diagnostic.config, { virtual_text = false, severity_sort = true }, M.ns)
 
 local function label(review, h)
   local k = review.keymaps
@@ -113,6 +114,16 @@ local function render(review, file)
     })
   end
   local notes = file.notes or {}
+  for key, list in pairs(notes) do
+    local line = tonumber(key:match("^old:(%d+)$"))
+    if line then
+      local chunks = {}
+      for _, note in ipairs(list) do
+        chunks[#chunks + 1] = { note.text, note.hl }
+      end
+      vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(line), 0, { virt_text = chunks, virt_text_pos = "eol" })
+    end
+  end
   for index, h in ipairs(file.hunks) do
     local p = h.parsed
     if h.state ~= "rejected" then
