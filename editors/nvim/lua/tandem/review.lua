@@ -63,9 +63,10 @@ local function counts(review)
 end
 
 -- The review draws the preview's messages itself (on the added lines, which vim.diagnostic cannot
--- reach): its items show as signs and underlines. `vim.diagnostic.config({ ... },
+-- reach), and the sign column is the review's (`-`): the items show as underlines, and are there
+-- for `vim.diagnostic.get`, the quickfix list and the like. `vim.diagnostic.config({ ... },
 -- require("tandem.review").ns)` changes that.
-pcall(vim.diagnostic.config, { virtual_text = false, severity_sort = true }, M.ns)
+pcall(vim.diagnostic.config, { virtual_text = false, signs = false, severity_sort = true }, M.ns)
 
 local function label(review, h)
   local k = review.keymaps
