@@ -131,12 +131,12 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
     const preview = entry.review.preview;
     const title = headline(preview);
     if (title) {
-      // The whole change's line on top of every proposed file, and this file's own when it differs.
+      // The whole change's line on top of every proposed file, and this file's own.
       const top = new vscode.Range(0, 0, 0, 0);
       const icon = preview?.status === "notReady" ? "$(question)" : preview?.files.some((p) => (p.introduced ?? []).length > 0) ? "$(warning)" : "$(pass)";
       lenses.push(new vscode.CodeLens(top, { title: `${icon} ${title}`, command: "workbench.actions.view.problems", tooltip: title }));
-      const own = fileOf(preview, f.path);
-      const ownLine = (preview !== undefined && preview.files.length > 1) || own?.status === "notReady" ? fileLine(own) : undefined;
+      // (With one file the headline already says all of it, a "not ready" reason included.)
+      const ownLine = preview !== undefined && preview.files.length > 1 ? fileLine(fileOf(preview, f.path)) : undefined;
       if (ownLine) lenses.push(new vscode.CodeLens(top, { title: ownLine, command: "" }));
     }
     const previewed = fileOf(preview, f.path);
