@@ -51,7 +51,7 @@ return function(H)
       end
       eq(r.diagnostics, shown[1], "the headline above the hunk")
       H.truthy(shown[2] and shown[2]:find("^diagnostics of this file not ready %(pyright: "), vim.inspect(shown))
-      vim.api.nvim_feedkeys("r", "x", false)
+      vim.api.nvim_feedkeys("gr", "x", false)
       H.wait(30000, function()
         return turn.done
       end, "the end of the turn")
@@ -97,12 +97,12 @@ return function(H)
     end
     eq(r.diagnostics, headline, "the headline above the hunk")
     H.truthy(note and note:find("^  E "), "the note on the added line: " .. tostring(note))
-    eq(" h1: a accept, r reject | 1 new error ", label)
+    eq(" h1: ga accept, gr reject | 1 new error ", label)
     H.truthy(chat.text():find("Diagnostics preview: introduces 1 error", 1, true), "the chat:\n" .. chat.text())
     local info = table.concat(tandem.info(), "\n")
     H.truthy(info:find(r.diagnostics, 1, true), ":Tandem shows it:\n" .. info)
 
-    vim.api.nvim_feedkeys("r", "x", false)
+    vim.api.nvim_feedkeys("gr", "x", false)
     H.wait(30000, function()
       return turn.done
     end, "the end of the turn")

@@ -9,5 +9,7 @@ require("tandem").setup({
   root_dir = workspace,
   env = { TANDEM_LOG = "warn" },
 })
+-- The statusline item, as a lualine component would show it.
+vim.o.statusline = "%f %= %{v:lua.require'tandem'.status()}"
 vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/" .. (os.getenv("TANDEM_TEST_FILE") or "calc.py")))
 vim.cmd("Tandem " .. (os.getenv("TANDEM_TEST_PROMPT") or "fix the failing test"))
