@@ -274,6 +274,27 @@ return function(H)
     vim.cmd("bwipeout! " .. bufnr)
   end)
 
+  test("review: a headline above the first line is scrolled into view", function()
+    local path = vim.fn.tempname() .. ".txt"
+    vim.fn.writefile({ "one", "two", "three" }, path)
+    local reply
+    review.start({
+      sessionId = "s1",
+      toolCall = { toolCallId = "c1", title = "Edit top", kind = "edit", content = { {
+        type = "diff", path = path, oldText = "", newText = "",
+        hunks = { { id = "h1", oldStart = 1, oldLines = 2, newStart = 1, newLines = 2, patch = "@@ -1,2 +1,2 @@\n-one\n+ONE\n two\n" } },
+      } } },
+      options = {},
+      diagnostics = { status = "ready", summary = "no new errors or warnings", files = {} },
+    }, function(r)
+      reply = r
+    end, config.defaults.keymaps)
+    eq(1, vim.fn.winsaveview().topfill, "the headline's filler line is shown")
+    tandem.reject_all()
+    H.truthy(reply, "answered")
+    vim.cmd("bwipeout! " .. vim.fn.bufnr(path))
+  end)
+
   test("review: a preview that is not ready says so above the hunks, with no problems listed", function()
     local path, params = review_fixture()
     params.diagnostics = {

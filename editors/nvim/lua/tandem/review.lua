@@ -244,6 +244,21 @@ local function show(review, h)
     error(err)
   end
   render(review, h.file)
+  if h.parsed.first <= 1 then
+    -- Virtual lines above the first line (the preview's headline, lines added at the top) show
+    -- only as filler lines above it: scroll them into view.
+    local above = 0
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(h.file.bufnr, M.ns, { 0, 0 }, { 0, -1 }, { details = true })) do
+      if m[4].virt_lines_above and m[4].virt_lines then
+        above = above + #m[4].virt_lines
+      end
+    end
+    if above > 0 then
+      pcall(vim.api.nvim_win_call, win, function()
+        vim.fn.winrestview({ topline = 1, topfill = above })
+      end)
+    end
+  end
 end
 
 --- The hunk under the cursor (in a reviewed buffer), else the first pending one.
@@ -599,8 +614,8 @@ function M.start(params, respond, keymaps)
   if review.headline then
     require("tandem.chat").note(string.format("%s: %s", review.title, review.headline))
   end
-  show(review, review.hunks[1])
   render_all(review)
+  show(review, review.hunks[1])
   echo(M.summary(review))
   return true
 end
