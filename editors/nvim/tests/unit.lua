@@ -215,6 +215,12 @@ return function(H)
       preview.file_line({ path = "/a.py", changed = true, server = "pyright", status = "notReady", reason = "timed out" }))
     eq(nil, preview.file_line({ path = "/a.py", changed = true, status = "ready" }))
     eq("1 new error, 2 new warnings", preview.counts({ { severity = "error" }, { severity = "warning" }, { severity = "warning" } }))
+    -- A caller the change would break: at its place in that file's text, saying when.
+    local items = preview.place_unchanged({ path = "/w/main.py", changed = false, server = "pyright", status = "ready",
+      introduced = { { severity = "error", message = "no attribute increment", line = 2, column = 5, endLine = 2, endColumn = 14 } } },
+      { "x = 1", "c.é.increment()" }, "Edit counter.py")
+    eq({ 1, 5, 14, vim.diagnostic.severity.ERROR, "no attribute increment (if Edit counter.py is accepted)", "pyright" },
+      { items[1].lnum, items[1].col, items[1].end_col, items[1].severity, items[1].message, items[1].source })
   end)
 
   test("review: the preview's problems are vim.diagnostic items in `tandem-review`, with a headline; gone afterwards", function()
