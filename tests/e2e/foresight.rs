@@ -13,8 +13,9 @@ use tandem_fake_provider::{FakeProvider, Turn};
 use crate::lsp_proxy::{copy_dir, require, server_path};
 use crate::support::{PermissionReply, Res, Sidecar, repo_root};
 
-/// A copy of the Python fixture with `config` appended to the test's settings.
-fn project(config: &str) -> Res<(tempfile::TempDir, PathBuf)> {
+/// A copy of the Python fixture with `config` appended to the test's settings (also the
+/// editors' preview tests' workspace).
+pub(crate) fn project(config: &str) -> Res<(tempfile::TempDir, PathBuf)> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let root = dir.path().join("ws");
     copy_dir(&repo_root().join("tests/fixtures/python"), &root)?;
@@ -29,7 +30,7 @@ fn project(config: &str) -> Res<(tempfile::TempDir, PathBuf)> {
 }
 
 /// Generous: the servers of a loaded CI machine are slow, and this is not a timing test.
-const PREVIEW: &str = "[review]\npreview_timeout_ms = 60000\n";
+pub(crate) const PREVIEW: &str = "[review]\npreview_timeout_ms = 60000\n";
 
 fn sidecar(root: &Path, provider: &FakeProvider) -> Res<Sidecar> {
     let base = provider.base_url();

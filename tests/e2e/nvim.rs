@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tandem_fake_provider::{FakeProvider, Turn};
 
+use crate::foresight::{PREVIEW, project};
+use crate::lsp_proxy::{require, server_path};
 use crate::support::{Res, editor_missing, repo_root, tandem_bin};
 use crate::tmux::Tmux;
 
@@ -95,7 +97,14 @@ fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Res<st
 
 /// Runs the plugin's Lua tests (`tests/run.lua`, its end-to-end file `e2e_file`) in `nvim`,
 /// headless, in the workspace `dir`; fails unless every test passed. Returns the report.
-fn run_lua_tests(version: &str, nvim: &Path, dir: &Path, provider: &FakeProvider, e2e_file: &str) -> Res<String> {
+fn run_lua_tests(
+    version: &str,
+    nvim: &Path,
+    dir: &Path,
+    provider: &FakeProvider,
+    e2e_file: &str,
+    env: &[(&str, &str)],
+) -> Res<String> {
     let started = Instant::now();
     let out_path = dir.join(".tandem/nvim-test.out");
     // Neovim's messages (and the sidecar's log): shown only when the test fails.
@@ -113,6 +122,7 @@ fn run_lua_tests(version: &str, nvim: &Path, dir: &Path, provider: &FakeProvider
         .env("TANDEM_TEST_OUT", &out_path)
         .env("TANDEM_TEST_E2E", e2e_file)
         .env("TANDEM_LOG", "warn")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&err_path).map_err(|e| e.to_string())?)
@@ -168,7 +178,7 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             Turn::reply("Compared."),
         ]);
         let provider = FakeProvider::start_blocking(turns);
-        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e")?;
+        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e", &[])?;
         assert!(report.contains("ok e2e: review"), "the end-to-end tests did not run:\n{report}");
 
         // The files: exactly the accepted hunk; the blocked write never happened; the approved command ran.
@@ -239,7 +249,7 @@ fn checkpoints_undo_redo_and_compact_from_neovim_restore_through_the_review_and_
             |body| body.to_string().contains("<transcript>"),
             Turn::reply("## Goal\nFix calc.py.\n## Done\nadd fixed, mul undone."),
         );
-        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e_checkpoints")?;
+        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e_checkpoints", &[])?;
         assert!(report.contains("ok e2e :TandemCompact"), "the end-to-end tests did not run:\n{report}");
         let calc = std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?;
         assert_eq!(calc, CALC_ADD_FIXED, "Neovim {version}: undo of turn 2 leaves turn 1's fix");
@@ -251,6 +261,52 @@ fn checkpoints_undo_redo_and_compact_from_neovim_restore_through_the_review_and_
             .iter()
             .any(|r| r.body.to_string().contains("The person restored the workspace to the start of turn 2"));
         assert!(told, "Neovim {version}: no request tells the model about the undo");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_review_shows_pyright_s_preview_with_vim_diagnostic_and_a_headline_and_clears_it_when_it_ends() -> Res<()> {
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    for (version, nvim) in neovims()? {
+        let (_dir, root) = project(PREVIEW)?;
+        let provider = FakeProvider::start_blocking(vec![
+            Turn::new().tool_call(
+                "c1",
+                "edit",
+                json!({ "file_path": "shop/main.py", "old_string": "    return total\n", "new_string": "    return \"total\"\n" }),
+            ),
+            Turn::reply("Left it."),
+        ]);
+        // The sidecar finds pyright on the PATH Neovim passes on.
+        let path = server_path();
+        let report = run_lua_tests(version, &nvim, &root, &provider, "e2e_preview", &[("PATH", &path)])?;
+        assert!(report.contains("ok e2e preview:"), "the end-to-end test did not run:\n{report}");
+        let main = std::fs::read_to_string(root.join("shop/main.py")).map_err(|e| e.to_string())?;
+        assert!(main.contains("    return total\n"), "Neovim {version}: the rejected change was written: {main}");
+        assert_eq!(provider.requests().len(), 2, "Neovim {version}: the edit, then the answer after the rejection");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_preview_that_is_not_ready_shows_as_such_in_neovim_never_as_no_problems() -> Res<()> {
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    for (version, nvim) in neovims()? {
+        // One millisecond: pyright cannot even start.
+        let (_dir, root) = project("[review]\npreview_timeout_ms = 1\n")?;
+        let provider = FakeProvider::start_blocking(vec![
+            Turn::new().tool_call(
+                "c1",
+                "edit",
+                json!({ "file_path": "shop/main.py", "old_string": "    return total\n", "new_string": "    return \"total\"\n" }),
+            ),
+            Turn::reply("Left it."),
+        ]);
+        let path = server_path();
+        let env = [("PATH", path.as_str()), ("TANDEM_TEST_PREVIEW", "notReady")];
+        let report = run_lua_tests(version, &nvim, &root, &provider, "e2e_preview", &env)?;
+        assert!(report.contains("ok e2e preview: a preview that is not ready"), "the test did not run:\n{report}");
     }
     Ok(())
 }
@@ -318,6 +374,70 @@ fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() ->
         assert!(screen.lines().nth(card + 1).is_some_and(|l| l.contains("▸ 9 lines")), "the diff is folded:\n{screen}");
         let calc = std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?;
         assert_eq!(calc, CALC_ADD_FIXED, "Neovim {version}");
+    }
+    Ok(())
+}
+
+#[test]
+fn the_preview_shows_in_the_review_in_a_real_neovim_in_tmux_and_goes_with_it() -> Res<()> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return editor_missing("tmux");
+    }
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    for (version, nvim) in neovims()? {
+        let (_dir, root) = project(PREVIEW)?;
+        let provider = FakeProvider::start_blocking(vec![
+            Turn::new().tool_call(
+                "c1",
+                "edit",
+                json!({ "file_path": "shop/main.py", "old_string": "    return total\n", "new_string": "    return \"total\"\n" }),
+            ),
+            Turn::reply("Left it."),
+        ]);
+        let tmux = Tmux { socket: format!("tandem-nvim-preview-{}-{version}", std::process::id()) };
+        let plugin = plugin_dir();
+        let command = format!(
+            "'{}' -u NONE -i NONE --cmd 'set rtp+={}' -c 'luafile {}'",
+            nvim.display(),
+            plugin.display(),
+            plugin.join("tests/tmux_review.lua").display()
+        );
+        let status = tmux
+            .command()
+            .args(["new-session", "-d", "-x", "200", "-y", "30", "-s", "review", &command])
+            .current_dir(&root)
+            .env("PATH", server_path())
+            .env("TANDEM_TEST_BIN", tandem_bin())
+            .env("TANDEM_TEST_BASE_URL", provider.base_url())
+            .env("TANDEM_TEST_WORKSPACE", &root)
+            .env("TANDEM_TEST_FILE", "shop/main.py")
+            .env("TANDEM_TEST_PROMPT", "return a string")
+            .status()
+            .map_err(|e| format!("tmux: {e}"))?;
+        assert!(status.success(), "tmux new-session: {status}");
+
+        // The headline above the hunk, the added line with its error, the count on the label.
+        let screen = tmux.wait_for("the preview in the review", |s| {
+            s.contains("Diagnostics preview: introduces 1 error: shop/main.py:9:") && s.contains("| 1 new error")
+        })?;
+        eprintln!("--- Neovim {version}, the preview in tmux:\n{screen}");
+        // The file's window is on the left (the chat, which also quotes the change, on the right).
+        let lines: Vec<&str> = screen.lines().collect();
+        let at = |start: &str, needle: &str| lines.iter().position(|l| l.starts_with(start) && l.contains(needle));
+        let headline = at("Diagnostics preview: introduces 1 error", "").ok_or("no headline")?;
+        let removed = at("-", "    return total").ok_or("the removed line is not on the screen")?;
+        let added = at("+", "return \"total\"").ok_or("the added line is not on the screen")?;
+        assert_eq!((headline + 1, removed + 1), (removed, added), "headline, removed line, added line:\n{screen}");
+        assert!(lines[added].contains("  E Type"), "the added line ends with its error:\n{screen}");
+        assert!(lines[removed].contains("h1: ga accept, gr reject | 1 new error"), "the label:\n{screen}");
+
+        tmux.keys("gr")?;
+        let screen = tmux.wait_for("the end of the turn", |s| s.contains("Left it."))?;
+        eprintln!("--- Neovim {version}, after gr:\n{screen}");
+        assert!(!screen.lines().any(|l| l.starts_with("Diagnostics preview")), "the headline is gone:\n{screen}");
+        assert!(!screen.contains("1 new error"), "the preview's problems are gone:\n{screen}");
+        let main = std::fs::read_to_string(root.join("shop/main.py")).map_err(|e| e.to_string())?;
+        assert!(main.contains("    return total\n"), "Neovim {version}: {main}");
     }
     Ok(())
 }

@@ -12,6 +12,8 @@ use std::time::Duration;
 use serde_json::json;
 use tandem_fake_provider::{FakeProvider, Turn};
 
+use crate::foresight::{PREVIEW, project};
+use crate::lsp_proxy::require;
 use crate::support::{Res, editor_missing, repo_root, tandem_bin};
 
 fn extension_dir() -> PathBuf {
@@ -260,5 +262,55 @@ fn code_blocks_copy_and_insert_and_a_selection_added_to_the_chat_reaches_the_mod
         asked.contains("what is this line?") && asked.contains("first line") && asked.contains("notes.txt#L1-L1"),
         "the selected line must reach the model with the prompt: {asked}"
     );
+    Ok(())
+}
+
+/// The workspace config `config` plus pyright named by its path: code-server gives the extension
+/// host the login shell's PATH, not the test's.
+fn with_pyright(config: &str) -> String {
+    let pyright = repo_root().join("node_modules/.bin/pyright-langserver");
+    format!("{config}[lsp.pyright]\ncommand = [{:?}, \"--stdio\"]\n", pyright.display().to_string())
+}
+
+/// The change the scripted model proposes in the preview tests: a return type it breaks.
+fn return_a_string() -> Vec<Turn> {
+    vec![
+        Turn::new().tool_call(
+            "c1",
+            "edit",
+            json!({ "file_path": "shop/main.py", "old_string": "    return total\n", "new_string": "    return \"total\"\n" }),
+        ),
+        Turn::reply("Left it."),
+    ]
+}
+
+#[test]
+fn a_review_shows_pyright_s_preview_as_squiggles_and_a_summary_and_clears_it_when_it_ends() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    let (_dir, root) = project(&with_pyright(PREVIEW))?;
+    let provider = FakeProvider::start_blocking(return_a_string());
+    run_workbench_script("preview.mjs", &root, &provider, &[])?;
+    let main = std::fs::read_to_string(root.join("shop/main.py")).map_err(|e| e.to_string())?;
+    assert!(main.contains("    return total\n"), "the rejected change was not written: {main}");
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2, "the edit, then the answer after the rejection");
+    Ok(())
+}
+
+#[test]
+fn a_preview_that_is_not_ready_shows_as_such_in_vscode_never_as_no_problems() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    // One millisecond: pyright cannot even start.
+    let (_dir, root) = project(&with_pyright("[review]\npreview_timeout_ms = 1\n"))?;
+    let provider = FakeProvider::start_blocking(return_a_string());
+    run_workbench_script("preview.mjs", &root, &provider, &[("EXPECT", "notReady")])?;
+    let main = std::fs::read_to_string(root.join("shop/main.py")).map_err(|e| e.to_string())?;
+    assert!(main.contains("    return total\n"), "the rejected change was not written: {main}");
     Ok(())
 }

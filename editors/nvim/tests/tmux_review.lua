@@ -1,5 +1,6 @@
--- A person's session, for the tmux test in tests/e2e/nvim.rs: open calc.py and ask Tandem to
--- fix it; the test then reads the screen and presses the review keys itself.
+-- A person's session, for the tmux tests in tests/e2e/nvim.rs: open calc.py (or
+-- TANDEM_TEST_FILE) and ask Tandem to fix it (or TANDEM_TEST_PROMPT); the test then reads the
+-- screen and presses the review keys itself.
 vim.cmd("runtime! plugin/tandem.lua")
 local workspace = os.getenv("TANDEM_TEST_WORKSPACE")
 require("tandem").setup({
@@ -10,5 +11,5 @@ require("tandem").setup({
 })
 -- The statusline item, as a lualine component would show it.
 vim.o.statusline = "%f %= %{v:lua.require'tandem'.status()}"
-vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/calc.py"))
-vim.cmd("Tandem fix the failing test")
+vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/" .. (os.getenv("TANDEM_TEST_FILE") or "calc.py")))
+vim.cmd("Tandem " .. (os.getenv("TANDEM_TEST_PROMPT") or "fix the failing test"))

@@ -181,6 +181,154 @@ return function(H)
     end)
   end)
 
+  test("preview: proposed lines map to the current text; columns count Unicode scalar values", function()
+    local raw = {
+      { id = "h1", oldStart = 1, oldLines = 3, newStart = 1, newLines = 3, patch = "@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n" },
+      { id = "h2", oldStart = 9, oldLines = 3, newStart = 9, newLines = 4, patch = "@@ -9,3 +9,4 @@\n nine\n ten\n eleven\n+twelve\n" },
+    }
+    eq({ old = 1 }, hunks.new_line(raw, 1))
+    eq({ added = true, after = 2, hunk = 1, nth = 1, text = "TWO" }, hunks.new_line(raw, 2), "drawn under the removed line")
+    eq({ old = 3 }, hunks.new_line(raw, 3))
+    eq({ old = 5 }, hunks.new_line(raw, 5), "between the hunks")
+    eq({ old = 11 }, hunks.new_line(raw, 11))
+    eq({ added = true, after = 11, hunk = 2, nth = 1, text = "twelve" }, hunks.new_line(raw, 12))
+    -- Below a hunk that adds a line, every line moves down by one.
+    local grow = { { id = "h1", oldStart = 1, oldLines = 1, newStart = 1, newLines = 2, patch = "@@ -1 +1,2 @@\n a\n+b\n" } }
+    eq({ old = 4 }, hunks.new_line(grow, 5))
+    eq(0, hunks.byte_col("é😀x", 0))
+    eq(2, hunks.byte_col("é😀x", 1))
+    eq(6, hunks.byte_col("é😀x", 2))
+    eq(7, hunks.byte_col("é😀x", 99), "clamped")
+  end)
+
+  test("preview: the headline; not ready says so and is never 'no problems'", function()
+    local preview = require("tandem.preview")
+    eq(nil, preview.headline(nil))
+    eq(nil, preview.of({ diagnostics = vim.NIL }))
+    eq("Diagnostics preview: introduces 1 error: a.py:2: bad",
+      preview.headline({ status = "ready", summary = "introduces 1 error: a.py:2: bad", files = {} }))
+    eq("Diagnostics preview: diagnostics not ready, so nothing is known about errors",
+      preview.headline({ status = "notReady", summary = "", files = {} }))
+    H.truthy(preview.headline({ status = "notReady", summary = "no new errors or warnings", files = {} }):find("not ready", 1, true),
+      "not ready first")
+    eq("diagnostics of this file not ready (pyright: timed out): nothing is known about its errors",
+      preview.file_line({ path = "/a.py", changed = true, server = "pyright", status = "notReady", reason = "timed out" }))
+    eq(nil, preview.file_line({ path = "/a.py", changed = true, status = "ready" }))
+    eq("1 new error, 2 new warnings", preview.counts({ { severity = "error" }, { severity = "warning" }, { severity = "warning" } }))
+    -- A caller the change would break: at its place in that file's text, saying when.
+    local items = preview.place_unchanged({ path = "/w/main.py", changed = false, server = "pyright", status = "ready",
+      introduced = { { severity = "error", message = "no attribute increment", line = 2, column = 5, endLine = 2, endColumn = 14 } } },
+      { "x = 1", "c.é.increment()" }, "Edit counter.py")
+    eq({ 1, 5, 14, vim.diagnostic.severity.ERROR, "no attribute increment (if Edit counter.py is accepted)", "pyright" },
+      { items[1].lnum, items[1].col, items[1].end_col, items[1].severity, items[1].message, items[1].source })
+  end)
+
+  test("review: the preview's problems are vim.diagnostic items in `tandem-review`, with a headline; gone afterwards", function()
+    local path, params = review_fixture()
+    params.diagnostics = {
+      status = "ready",
+      summary = "introduces 1 error: fixture.txt:2: TWO is undefined / introduces 1 warning",
+      files = { {
+        path = path, changed = true, server = "fake", status = "ready",
+        introduced = {
+          { severity = "error", message = "TWO is undefined", line = 2, column = 1, endLine = 2, endColumn = 4, hunk = "h1" },
+          { severity = "warning", message = "ten is unused", line = 10, column = 1, endLine = 10, endColumn = 4, hunk = "h2" },
+        },
+      } },
+    }
+    local reply
+    review.start(params, function(r)
+      reply = r
+    end, config.defaults.keymaps)
+    local bufnr = vim.fn.bufnr(path)
+    local items = vim.diagnostic.get(bufnr, { namespace = review.ns })
+    table.sort(items, function(a, b)
+      return a.lnum < b.lnum
+    end)
+    eq(2, #items)
+    -- The error is in an added line: it sits on the line the added line is drawn under.
+    eq({ 1, vim.diagnostic.severity.ERROR, "proposed line 2: TWO is undefined" }, { items[1].lnum, items[1].severity, items[1].message })
+    -- The warning is in a kept line (new line 10 is old line 10): at its place.
+    eq({ 9, 0, 3, vim.diagnostic.severity.WARN, "ten is unused" },
+      { items[2].lnum, items[2].col, items[2].end_col, items[2].severity, items[2].message })
+    local headline, noted, labels = nil, nil, {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, review.ns, 0, -1, { details = true })) do
+      for _, line in ipairs(m[4].virt_lines or {}) do
+        if line[1][1]:find("Diagnostics preview", 1, true) then
+          headline = line[1][1]
+          eq(true, m[4].virt_lines_above)
+          eq("DiagnosticError", line[1][2])
+        elseif line[2] then
+          noted = line[2][1]
+        end
+      end
+      if m[4].virt_text then
+        labels[#labels + 1] = m[4].virt_text[1][1]
+      end
+    end
+    table.sort(labels)
+    eq("Diagnostics preview: introduces 1 error: fixture.txt:2: TWO is undefined / introduces 1 warning", headline)
+    eq("  E TWO is undefined", noted, "the note on the added line")
+    -- The labels count them; a problem in a kept line gets its message at the line's end.
+    eq({ " W ten is unused ", " h1: ga accept, gr reject | 1 new error ", " h2: ga accept, gr reject | 1 new warning " }, labels)
+    eq(headline, tandem.review().diagnostics)
+    eq("ready", tandem.review().diagnostics_status)
+    vim.api.nvim_feedkeys("gR", "x", false)
+    H.truthy(reply, "answered")
+    eq({}, vim.diagnostic.get(bufnr, { namespace = review.ns }), "the preview's problems are gone")
+    eq({}, vim.api.nvim_buf_get_extmarks(bufnr, review.ns, 0, -1, {}), "the headline is gone")
+    vim.cmd("bwipeout! " .. bufnr)
+  end)
+
+  test("review: a headline above the first line is scrolled into view", function()
+    local path = vim.fn.tempname() .. ".txt"
+    vim.fn.writefile({ "one", "two", "three" }, path)
+    local reply
+    review.start({
+      sessionId = "s1",
+      toolCall = { toolCallId = "c1", title = "Edit top", kind = "edit", content = { {
+        type = "diff", path = path, oldText = "", newText = "",
+        hunks = { { id = "h1", oldStart = 1, oldLines = 2, newStart = 1, newLines = 2, patch = "@@ -1,2 +1,2 @@\n-one\n+ONE\n two\n" } },
+      } } },
+      options = {},
+      diagnostics = { status = "ready", summary = "no new errors or warnings", files = {} },
+    }, function(r)
+      reply = r
+    end, config.defaults.keymaps)
+    eq(1, vim.fn.winsaveview().topfill, "the headline's filler line is shown")
+    tandem.reject_all()
+    H.truthy(reply, "answered")
+    vim.cmd("bwipeout! " .. vim.fn.bufnr(path))
+  end)
+
+  test("review: a preview that is not ready says so above the hunks, with no problems listed", function()
+    local path, params = review_fixture()
+    params.diagnostics = {
+      status = "notReady",
+      summary = "diagnostics not ready, so nothing is known about errors; not ready: fixture.txt (fake: timed out)",
+      files = { { path = path, changed = true, server = "fake", status = "notReady", reason = "timed out" } },
+    }
+    review.start(params, function() end, config.defaults.keymaps)
+    local bufnr = vim.fn.bufnr(path)
+    eq({}, vim.diagnostic.get(bufnr, { namespace = review.ns }))
+    local lines = {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, review.ns, 0, -1, { details = true })) do
+      if m[4].virt_lines_above then
+        for _, line in ipairs(m[4].virt_lines) do
+          lines[#lines + 1] = line[1][1]
+        end
+      end
+    end
+    eq({
+      "Diagnostics preview: diagnostics not ready, so nothing is known about errors; not ready: fixture.txt (fake: timed out)",
+      "diagnostics of this file not ready (fake: timed out): nothing is known about its errors",
+    }, lines)
+    eq("notReady", tandem.review().diagnostics_status)
+    tandem.reject_all()
+    eq(nil, tandem.review())
+    vim.cmd("bwipeout! " .. bufnr)
+  end)
+
   test("review: the buffer's own mappings of the review keys come back afterwards", function()
     local path, params = review_fixture()
     vim.cmd("edit " .. vim.fn.fnameescape(path))
@@ -571,7 +719,7 @@ return function(H)
     for _, tag in ipairs({ ":Tandem", ":TandemMode", "tandem-review", "tandem-setup", "hl-TandemAdded", "tandem-api",
       ":TandemCheckpoints", ":TandemUndo", ":TandemRedo", ":TandemCompact", "tandem-checkpoints", ":TandemAdd",
       "tandem-chat-code", ":TandemSetup", ":TandemSessions", "tandem-variables", "tandem-statusline", "tandem-chat-cards",
-      "tandem-keys-migration", "hl-TandemCardOk", "hl-TandemCardFailed" }) do
+      "tandem-keys-migration", "hl-TandemCardOk", "hl-TandemCardFailed", "tandem-preview" }) do
       vim.cmd("help " .. tag)
       eq("tandem.txt", vim.fn.expand("%:t"), tag)
       vim.cmd("helpclose")

@@ -9,6 +9,7 @@ import { CheckpointsUi } from "./checkpointsUi";
 import type { FromPanel } from "./messages";
 import { PanelProvider } from "./panel";
 import { type ContentBlock, MODES, type ModeId, isMode } from "./protocol";
+import { headline } from "./preview";
 import { ReviewController } from "./reviewUi";
 import { SessionController } from "./session";
 import { Sidecar, type SidecarState } from "./sidecar";
@@ -74,7 +75,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
 
   reviews.onDidChangeReview((review) => {
-    panel.post({ type: "review", pending: review !== undefined && !review.isAnswered, summary: review?.summary() });
+    const pending = review !== undefined && !review.isAnswered;
+    const diagnostics = pending ? headline(review?.preview) : undefined;
+    panel.post({
+      type: "review",
+      pending,
+      summary: review?.summary(),
+      ...(diagnostics ? { diagnostics, diagnosticsStatus: review?.preview?.status } : {}),
+    });
   });
 
   async function onPanel(message: FromPanel): Promise<void> {

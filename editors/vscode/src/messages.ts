@@ -13,7 +13,7 @@ export type ToPanel =
   | { type: "mode"; mode: ModeId }
   | { type: "status"; state: "starting" | "ready" | "stopped" | "error"; model?: string; detail?: string }
   | { type: "sessions"; sessions: SessionInfo[] }
-  | { type: "review"; pending: boolean; summary?: string }
+  | { type: "review"; pending: boolean; summary?: string; diagnostics?: string; diagnosticsStatus?: string }
   | { type: "attachments"; labels: string[] };
 
 /** Panel → extension. */

@@ -97,6 +97,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
 <div class="sessions" data-testid="sessions" hidden></div>
 <div class="review" data-testid="review" hidden>
   <span class="review-summary"></span>
+  <span class="review-diagnostics" data-testid="review-diagnostics" hidden></span>
   <button data-testid="review-accept-all">Accept all</button>
   <button class="secondary" data-testid="review-reject-all">Reject all</button>
 </div>

@@ -1,7 +1,7 @@
 // The bookkeeping of one `tandem/session/requestPermission` for edits: which hunks of which files
 // are pending, accepted or rejected, and the reply once every hunk is decided. Pure: no `vscode`.
 
-import type { HunkInfo, PermissionOption, PermissionResult, RequestPermissionParams, ToolCallContent } from "./protocol";
+import type { DiagnosticsPreview, HunkInfo, PermissionOption, PermissionResult, RequestPermissionParams, ToolCallContent } from "./protocol";
 
 export type HunkState = "pending" | "accepted" | "rejected";
 
@@ -33,6 +33,8 @@ export class Review {
     readonly title: string,
     readonly files: ReviewFile[],
     readonly options: PermissionOption[],
+    /** What the language servers say the whole change would do (absent when none serves its files). */
+    readonly preview?: DiagnosticsPreview,
   ) {}
 
   /** The review of a permission request, or `undefined` when it carries no diff (a command, a plan). */
@@ -63,7 +65,14 @@ export class Review {
       if (ids.has(h.id)) throw new ReviewError(`hunk id ${h.id} appears twice in the request`);
       ids.add(h.id);
     }
-    return new Review(params.sessionId, params.toolCall.toolCallId, params.toolCall.title ?? "Edit", files, params.options);
+    return new Review(
+      params.sessionId,
+      params.toolCall.toolCallId,
+      params.toolCall.title ?? "Edit",
+      files,
+      params.options,
+      params.diagnostics ?? undefined,
+    );
   }
 
   get hunks(): ReviewHunk[] {

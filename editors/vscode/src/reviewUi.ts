@@ -1,11 +1,15 @@
 // Inline review of a proposed edit: each file opens in a diff editor (the current text on the left,
 // the proposal on the right, both read-only virtual documents) with an "Accept" and a "Reject"
 // CodeLens on every hunk. When every hunk is decided the permission request is answered with
-// exactly the accepted hunks; closing or cancelling answers "cancelled".
+// exactly the accepted hunks; closing or cancelling answers "cancelled". The request's
+// diagnostics preview (what the language servers say the change would break) shows as squiggles
+// on the proposed side (the "tandem-review" diagnostics), a CodeLens line at the top of each
+// proposed file and a count on each hunk; they go when the review ends.
 
 import * as vscode from "vscode";
 
 import type { PermissionResult, RequestPermissionParams } from "./protocol";
+import { type PlacedDiagnostic, counts, fileLine, fileOf, headline, inHunk, place } from "./preview";
 import { Review, type ReviewHunk, anchorLine } from "./review";
 
 export const SCHEME = "tandem-review";
@@ -28,9 +32,12 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
   readonly onDidChangeReview = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly decided: vscode.TextEditorDecorationType;
+  /** The previews' introduced problems: on the proposed side, and on other files they break. */
+  private readonly problems: vscode.DiagnosticCollection;
 
   constructor(private readonly log: (line: string) => void) {
     this.decided = vscode.window.createTextEditorDecorationType({ opacity: "0.55", isWholeLine: true });
+    this.problems = vscode.languages.createDiagnosticCollection(SCHEME);
     this.disposables.push(
       vscode.workspace.registerTextDocumentContentProvider(SCHEME, this),
       vscode.languages.registerCodeLensProvider({ scheme: SCHEME }, this),
@@ -41,6 +48,7 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
       this.lensChanged,
       this.changed,
       this.decided,
+      this.problems,
     );
   }
 
@@ -65,6 +73,12 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
       void vscode.commands.executeCommand("setContext", "tandem.reviewing", true);
       this.changed.fire(review);
       this.lensChanged.fire();
+      this.showProblems();
+      const line = headline(review.preview);
+      if (line) {
+        this.log(`review ${key}: ${line}`);
+        void vscode.window.setStatusBarMessage(`Tandem: ${line}`, 15_000);
+      }
       void this.open(key, review);
     });
   }
@@ -114,6 +128,18 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
     const f = entry?.review.files[file];
     if (!entry || !f || side !== "proposed") return [];
     const lenses: vscode.CodeLens[] = [];
+    const preview = entry.review.preview;
+    const title = headline(preview);
+    if (title) {
+      // The whole change's line on top of every proposed file, and this file's own.
+      const top = new vscode.Range(0, 0, 0, 0);
+      const icon = preview?.status === "notReady" ? "$(question)" : preview?.files.some((p) => (p.introduced ?? []).length > 0) ? "$(warning)" : "$(pass)";
+      lenses.push(new vscode.CodeLens(top, { title: `${icon} ${title}`, command: "workbench.actions.view.problems", tooltip: title }));
+      // (With one file the headline already says all of it, a "not ready" reason included.)
+      const ownLine = preview !== undefined && preview.files.length > 1 ? fileLine(fileOf(preview, f.path)) : undefined;
+      if (ownLine) lenses.push(new vscode.CodeLens(top, { title: ownLine, command: "" }));
+    }
+    const previewed = fileOf(preview, f.path);
     for (const hunk of f.hunks) {
       const line = Math.min(anchorLine(hunk), Math.max(document.lineCount - 1, 0));
       const range = new vscode.Range(line, 0, line, 0);
@@ -127,6 +153,17 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
         const title = hunk.state === "accepted" ? "✓ Accepted (click to reject)" : "✗ Rejected (click to accept)";
         const command = hunk.state === "accepted" ? "tandem.rejectHunk" : "tandem.acceptHunk";
         lenses.push(new vscode.CodeLens(range, { title, command, arguments: [hunk.id] }));
+      }
+      const problems = inHunk(previewed, hunk.id);
+      if (problems.length > 0) {
+        const first = problems[0]!.message.split("\n")[0];
+        lenses.push(
+          new vscode.CodeLens(range, {
+            title: `$(warning) ${counts(problems, "new")}: ${first}${problems.length > 1 ? " …" : ""}`,
+            command: "workbench.actions.view.problems",
+            tooltip: problems.map((d) => `${d.severity} line ${d.line}: ${d.message}`).join("\n"),
+          }),
+        );
       }
     }
     return lenses;
@@ -182,6 +219,7 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
     if (!entry) return;
     this.pending.delete(key);
     if (answer) entry.resolve(answer);
+    this.showProblems();
     void this.closeEditors(key);
     void vscode.commands.executeCommand("setContext", "tandem.reviewing", this.pending.size > 0);
     this.lensChanged.fire();
@@ -235,6 +273,49 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
       .filter((t) => t.key === key)
       .map((t) => t.tab);
     if (mine.length > 0) await vscode.window.tabGroups.close(mine, true);
+  }
+
+  /**
+   * Sets the "tandem-review" diagnostics from the previews of the open reviews (none left: none):
+   * the introduced problems of each reviewed file on its proposed side, and those of other files
+   * the change would break on those files.
+   */
+  private showProblems(): void {
+    const byUri = new Map<string, { uri: vscode.Uri; diagnostics: vscode.Diagnostic[] }>();
+    const add = (uri: vscode.Uri, placed: PlacedDiagnostic[], server: string | null | undefined, note: string) => {
+      const slot = byUri.get(uri.toString()) ?? { uri, diagnostics: [] };
+      byUri.set(uri.toString(), slot);
+      for (const p of placed) {
+        const d = new vscode.Diagnostic(
+          new vscode.Range(p.line, p.character, p.endLine, p.endCharacter),
+          `${p.message}${note}`,
+          p.severity === "error" ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
+        );
+        d.source = `${p.source ?? server ?? "preview"} (Tandem preview)`;
+        if (p.code) d.code = p.code;
+        slot.diagnostics.push(d);
+      }
+    };
+    for (const entry of this.pending.values()) {
+      const preview = entry.review.preview;
+      if (!preview) continue;
+      const reviewed = new Set<string>();
+      for (const [index, file] of entry.review.files.entries()) {
+        const own = fileOf(preview, file.path);
+        reviewed.add(file.path);
+        if (!own) continue;
+        if (own.path !== file.path) reviewed.add(own.path);
+        add(reviewUri(entry.key, index, "proposed", file.path), place(own.introduced ?? [], file.newText), own.server, "");
+      }
+      for (const other of preview.files) {
+        if (reviewed.has(other.path) || (other.introduced ?? []).length === 0) continue;
+        const uri = vscode.Uri.file(other.path);
+        const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+        add(uri, place(other.introduced ?? [], open?.getText()), other.server, ` (if ${entry.review.title} is accepted)`);
+      }
+    }
+    this.problems.clear();
+    for (const { uri, diagnostics } of byUri.values()) this.problems.set(uri, diagnostics);
   }
 
   /** Dims the proposed lines of hunks already decided. */

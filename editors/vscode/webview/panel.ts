@@ -120,6 +120,12 @@ function handle(message: ToPanel): void {
     case "review":
       review.hidden = !message.pending;
       review.querySelector(".review-summary")!.textContent = message.summary ?? "";
+      {
+        const preview = review.querySelector<HTMLElement>(".review-diagnostics")!;
+        preview.hidden = !message.diagnostics;
+        preview.textContent = message.diagnostics ?? "";
+        preview.dataset.status = message.diagnosticsStatus ?? "";
+      }
       break;
   }
 }

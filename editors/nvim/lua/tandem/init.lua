@@ -658,6 +658,9 @@ function M.info()
     p.model or "", p.api_key_env or "-")
   if review.active then
     lines[#lines + 1] = review.summary()
+    if review.active.headline then
+      lines[#lines + 1] = review.active.headline
+    end
   end
   for _, line in ipairs(vim.list_slice(client.stderr, math.max(#client.stderr - 2, 1))) do
     lines[#lines + 1] = "stderr: " .. line

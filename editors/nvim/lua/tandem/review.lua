@@ -1,8 +1,12 @@
 -- Inline review of a proposed edit (`tandem/session/requestPermission` with diff content):
 -- each hunk drawn in its file with extmarks (removed lines highlighted, added lines as virtual
 -- lines), one key per decision, the reply (with `acceptedHunks`) sent when every hunk is
--- decided. Closing a reviewed buffer rejects what is still pending.
+-- decided. Closing a reviewed buffer rejects what is still pending. The request's diagnostics
+-- preview shows as `vim.diagnostic` items in the same namespace, a headline above each file's
+-- first hunk, a count on each hunk's label and a note on each added line with a problem; all of
+-- it goes when the review ends.
 local hunks_mod = require("tandem.hunks")
+local preview_mod = require("tandem.preview")
 
 local M = {
   -- The open review, or nil: { title, files = { { path, bufnr, hunks } }, hunks (all, in order),
@@ -58,12 +62,20 @@ local function counts(review)
   return c
 end
 
+-- The review draws the preview's messages itself (on the added lines, which vim.diagnostic cannot
+-- reach), and the sign column is the review's (`-`): the items show as underlines, and are there
+-- for `vim.diagnostic.get`, the quickfix list and the like. `vim.diagnostic.config({ ... },
+-- require("tandem.review").ns)` changes that.
+pcall(vim.diagnostic.config, { virtual_text = false, signs = false, severity_sort = true }, M.ns)
+
 local function label(review, h)
   local k = review.keymaps
+  local problems = preview_mod.counts(preview_mod.in_hunk(h.file.preview, h.id))
+  local suffix = problems ~= "" and ("| " .. problems .. " ") or ""
   if h.state == "pending" then
-    return string.format(" %s: %s accept, %s reject ", h.id, k.accept or "-", k.reject or "-")
+    return string.format(" %s: %s accept, %s reject %s", h.id, k.accept or "-", k.reject or "-", suffix)
   end
-  return string.format(" %s: %s ", h.id, h.state)
+  return string.format(" %s: %s %s", h.id, h.state, suffix)
 end
 
 local function text_offset(bufnr)
@@ -89,7 +101,31 @@ local function render(review, file)
   -- Removed lines get a sign, so the text area starts after the sign column.
   local offset = math.max(text_offset(bufnr), 2)
   local prefix = "+" .. string.rep(" ", offset - 1)
-  for _, h in ipairs(file.hunks) do
+  if review.headline and file.hunks[1] then
+    -- The preview's headline (and this file's state when it is not known) above the first hunk.
+    local virt = { { { review.headline, preview_mod.highlight(review.preview) } } }
+    local own = preview_mod.file_line(file.preview)
+    if own then
+      virt[#virt + 1] = { { own, "DiagnosticWarn" } }
+    end
+    vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(file.hunks[1].parsed.first), 0, {
+      virt_lines = virt,
+      virt_lines_above = true,
+      virt_lines_leftcol = true,
+    })
+  end
+  local notes = file.notes or {}
+  for key, list in pairs(notes) do
+    local line = tonumber(key:match("^old:(%d+)$"))
+    if line then
+      local chunks = {}
+      for _, note in ipairs(list) do
+        chunks[#chunks + 1] = { note.text, note.hl }
+      end
+      vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(line), 0, { virt_text = chunks, virt_text_pos = "eol" })
+    end
+  end
+  for index, h in ipairs(file.hunks) do
     local p = h.parsed
     if h.state ~= "rejected" then
       for _, line in ipairs(p.removed) do
@@ -110,8 +146,12 @@ local function render(review, file)
       end
       for _, block in ipairs(p.added) do
         local virt = {}
-        for _, text in ipairs(block.lines) do
-          virt[#virt + 1] = { { prefix .. text, "TandemAdded" } }
+        for nth, text in ipairs(block.lines) do
+          local chunks = { { prefix .. text, "TandemAdded" } }
+          for _, note in ipairs(notes[string.format("%d:%d:%d", index, block.after, nth)] or {}) do
+            chunks[#chunks + 1] = { note.text, note.hl }
+          end
+          virt[#virt + 1] = chunks
         end
         vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(math.max(block.after, 1)), 0, {
           virt_lines = virt,
@@ -204,6 +244,21 @@ local function show(review, h)
     error(err)
   end
   render(review, h.file)
+  if h.parsed.first <= 1 then
+    -- Virtual lines above the first line (the preview's headline, lines added at the top) show
+    -- only as filler lines above it: scroll them into view.
+    local above = 0
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(h.file.bufnr, M.ns, { 0, 0 }, { 0, -1 }, { details = true })) do
+      if m[4].virt_lines_above and m[4].virt_lines then
+        above = above + #m[4].virt_lines
+      end
+    end
+    if above > 0 then
+      pcall(vim.api.nvim_win_call, win, function()
+        vim.fn.winrestview({ topline = 1, topfill = above })
+      end)
+    end
+  end
 end
 
 --- The hunk under the cursor (in a reviewed buffer), else the first pending one.
@@ -271,6 +326,11 @@ end
 local function cleanup(review)
   for _, id in ipairs(review.autocmds) do
     pcall(vim.api.nvim_del_autocmd, id)
+  end
+  for _, bufnr in ipairs(review.diagnosed or {}) do
+    if vim.api.nvim_buf_is_valid(bufnr) then
+      vim.diagnostic.reset(M.ns, bufnr)
+    end
   end
   for _, file in ipairs(review.files) do
     if vim.api.nvim_buf_is_valid(file.bufnr) then
@@ -432,6 +492,48 @@ local function set_keymaps(review, bufnr)
   end
 end
 
+--- A loaded buffer of `path`, or nil.
+local function loaded_buffer(path)
+  local real = vim.loop.fs_realpath(path) or path
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) then
+      local name = vim.api.nvim_buf_get_name(bufnr)
+      if name == path or (name ~= "" and vim.loop.fs_realpath(name) == real) then
+        return bufnr
+      end
+    end
+  end
+  return nil
+end
+
+--- The preview's introduced problems as `vim.diagnostic` items: on the reviewed buffers, and on
+--- loaded buffers of other files the change would break.
+local function show_diagnostics(review)
+  review.diagnosed = {}
+  if not review.preview then
+    return
+  end
+  local reviewed = {}
+  for _, file in ipairs(review.files) do
+    reviewed[file.bufnr] = true
+    if file.preview then
+      local lines = vim.api.nvim_buf_get_lines(file.bufnr, 0, -1, false)
+      local diagnostics, notes = preview_mod.place(file.preview, file.raw_hunks, lines)
+      file.notes = notes
+      vim.diagnostic.set(M.ns, file.bufnr, diagnostics)
+      table.insert(review.diagnosed, file.bufnr)
+    end
+  end
+  for _, entry in ipairs(type(review.preview.files) == "table" and review.preview.files or {}) do
+    local bufnr = type(entry.introduced) == "table" and #entry.introduced > 0 and loaded_buffer(entry.path)
+    if bufnr and not reviewed[bufnr] then
+      local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+      vim.diagnostic.set(M.ns, bufnr, preview_mod.place_unchanged(entry, lines, review.title))
+      table.insert(review.diagnosed, bufnr)
+    end
+  end
+end
+
 --- Opens the review for a permission request with diffs. `respond(result)` gets the reply.
 --- Returns false when the request has no hunks to review.
 function M.start(params, respond, keymaps)
@@ -452,13 +554,22 @@ function M.start(params, respond, keymaps)
     keymaps = keymaps,
     autocmds = {},
     saved = {},
+    preview = preview_mod.of(params),
   }
+  review.headline = preview_mod.headline(review.preview)
   for _, diff in ipairs(diffs) do
     local bufnr = vim.fn.bufadd(diff.path)
     local held = require("tandem.client").hold(bufnr)
     vim.fn.bufload(bufnr)
     vim.bo[bufnr].buflisted = true
-    local file = { path = diff.path, bufnr = bufnr, hunks = {}, held = held }
+    local file = {
+      path = diff.path,
+      bufnr = bufnr,
+      hunks = {},
+      held = held,
+      raw_hunks = diff.hunks,
+      preview = preview_mod.file_of(review.preview, diff.path),
+    }
     for _, hunk in ipairs(diff.hunks) do
       local h = {
         id = hunk.id,
@@ -499,8 +610,12 @@ function M.start(params, respond, keymaps)
     })
   end
   M.active = review
-  show(review, review.hunks[1])
+  show_diagnostics(review)
+  if review.headline then
+    require("tandem.chat").note(string.format("%s: %s", review.title, review.headline))
+  end
   render_all(review)
+  show(review, review.hunks[1])
   echo(M.summary(review))
   return true
 end
@@ -528,7 +643,15 @@ function M.snapshot()
   for _, file in ipairs(review.files) do
     files[#files + 1] = file.path
   end
-  return { title = review.title, file = files[1], files = files, hunks = hunks }
+  return {
+    title = review.title,
+    file = files[1],
+    files = files,
+    hunks = hunks,
+    -- The preview's headline ("Diagnostics preview: …") and status, when the request had one.
+    diagnostics = review.headline,
+    diagnostics_status = review.preview and review.preview.status or nil,
+  }
 end
 
 return M
