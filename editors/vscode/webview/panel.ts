@@ -38,6 +38,8 @@ const attachments = $<HTMLElement>("attachments");
 
 let transcript: Transcript = emptyTranscript();
 let running = false;
+/** How the last turn ended ("Done (end turn)"), shown while idle. */
+let outcome = "";
 
 function submit(): void {
   const text = prompt.value.trim();
@@ -99,7 +101,8 @@ function handle(message: ToPanel): void {
       cancel.disabled = !running;
       send.disabled = running;
       document.body.classList.toggle("running", running);
-      status.textContent = running ? "Working…" : message.stopReason ? `Done (${message.stopReason.replace("_", " ")})` : "";
+      outcome = message.stopReason ? `Done (${message.stopReason.replace("_", " ")})` : "";
+      status.textContent = running ? "Working…" : outcome;
       break;
     case "mode":
       mode.value = message.mode satisfies ModeId;
@@ -107,7 +110,8 @@ function handle(message: ToPanel): void {
     case "status":
       model.textContent = message.model ?? "";
       if (message.state !== "ready") status.textContent = message.detail ?? `Sidecar ${message.state}`;
-      else if (!running) status.textContent = "";
+      // The sidecar being ready (again) does not erase how the last turn ended.
+      else if (!running) status.textContent = outcome;
       break;
     case "sessions":
       renderSessions(message.sessions);
