@@ -4,6 +4,7 @@
 
 import * as vscode from "vscode";
 
+import { AppliedChanges } from "./appliedChanges";
 import { askPermission, askUser } from "./ask";
 import { CheckpointsUi } from "./checkpointsUi";
 import type { FromPanel } from "./messages";
@@ -23,6 +24,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let sidecarState: SidecarState = "stopped";
 
   const reviews = new ReviewController(log);
+  const applied = new AppliedChanges();
   // eslint-disable-next-line prefer-const
   let session: SessionController;
   const panel = new PanelProvider(context.extensionUri, (message) => void onPanel(message), log);
@@ -36,7 +38,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
 
   const sidecar = new Sidecar(output, {
-    update: (n) => session.onUpdate(n),
+    update: (n) => {
+      applied.record(n);
+      session.onUpdate(n);
+    },
     requestPermission: async (params, token) => {
       const inline = reviews.start(params, token);
       if (inline) {
@@ -123,6 +128,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       case "insertCode":
         await insertCode(message.text);
         break;
+      case "openChange":
+        await applied.open(message.toolCallId, message.path);
+        break;
       case "openFile": {
         const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(message.path));
         const position = new vscode.Position(message.line ?? 0, 0);
@@ -136,6 +144,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     status,
     reviews,
+    applied,
     panel,
     sidecar,
     vscode.window.registerWebviewViewProvider(PanelProvider.viewId, panel, { webviewOptions: { retainContextWhenHidden: true } }),

@@ -27,6 +27,7 @@ export type FromPanel =
   | { type: "loadSession"; sessionId: string }
   | { type: "reviewAll"; accept: boolean }
   | { type: "openFile"; path: string; line?: number }
+  | { type: "openChange"; toolCallId: string; path: string }
   | { type: "copyCode"; text: string }
   | { type: "insertCode"; text: string }
   | { type: "clearAttachments" };
@@ -63,6 +64,10 @@ export function parseFromPanel(raw: unknown): FromPanel | undefined {
         path: m.path,
         ...(typeof m.line === "number" && Number.isInteger(m.line) && m.line >= 0 ? { line: m.line } : {}),
       };
+    case "openChange":
+      if (typeof m.toolCallId !== "string" || m.toolCallId === "" || m.toolCallId.length > 200) return undefined;
+      if (typeof m.path !== "string" || m.path === "" || m.path.length > 4096) return undefined;
+      return { type: "openChange", toolCallId: m.toolCallId, path: m.path };
     case "copyCode":
     case "insertCode":
       // A code block of an answer: any text, within the prompt's size limit.

@@ -80,7 +80,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
 <link rel="stylesheet" href="${style}">
 <title>Tandem</title>
 </head>
-<body>
+<body data-root="${escapeAttribute(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "")}">
 <header class="bar">
   <select data-testid="mode" title="Permission mode">
     <option value="default">default</option>
@@ -118,4 +118,8 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
 </body>
 </html>`;
   }
+}
+
+function escapeAttribute(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -32,7 +32,9 @@ export type {
   StopReason,
   ToolCall,
   ToolCallContent,
+  ToolCallStatus,
   ToolCallUpdate,
+  ToolKind,
   Usage,
 } from "./protocol.generated";
 
