@@ -262,3 +262,25 @@ fn code_blocks_copy_and_insert_and_a_selection_added_to_the_chat_reaches_the_mod
     );
     Ok(())
 }
+
+#[test]
+fn panel_cards_show_a_failed_command_s_exit_and_output_and_an_edit_s_counts_and_diff() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(workspace.path().join("a.txt"), "first\nold line\nlast\n").map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call(
+            "c1",
+            "bash",
+            json!({ "command": "echo checking; echo one; echo boom >&2; exit 3", "description": "run the checks" }),
+        ),
+        Turn::new().tool_call("c2", "edit", json!({ "file_path": "a.txt", "old_string": "old line", "new_string": "new line" })),
+        Turn::reply("All done."),
+    ]);
+    run_workbench_script("panel.mjs", workspace.path(), &provider, &[])?;
+    let disk = std::fs::read_to_string(workspace.path().join("a.txt")).map_err(|e| e.to_string())?;
+    assert_eq!(disk, "first\nnew line\nlast\n");
+    Ok(())
+}

@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 
 import { AppliedChanges } from "./appliedChanges";
+import { applyCode } from "./applyUi";
 import { askPermission, askUser } from "./ask";
 import { CheckpointsUi } from "./checkpointsUi";
 import type { FromPanel } from "./messages";
@@ -127,6 +128,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         break;
       case "insertCode":
         await insertCode(message.text);
+        break;
+      case "applyCode":
+        await applyCode(message.text, sidecar, reviews, (text, level) => panel.post({ type: "notice", text, level }), log);
         break;
       case "openChange":
         await applied.open(message.toolCallId, message.path);

@@ -30,6 +30,7 @@ export type FromPanel =
   | { type: "openChange"; toolCallId: string; path: string }
   | { type: "copyCode"; text: string }
   | { type: "insertCode"; text: string }
+  | { type: "applyCode"; text: string }
   | { type: "clearAttachments" };
 
 /** The longest prompt the panel may send (a paste of a whole file is fine; a runaway script is not). */
@@ -70,6 +71,7 @@ export function parseFromPanel(raw: unknown): FromPanel | undefined {
       return { type: "openChange", toolCallId: m.toolCallId, path: m.path };
     case "copyCode":
     case "insertCode":
+    case "applyCode":
       // A code block of an answer: any text, within the prompt's size limit.
       if (typeof m.text !== "string" || m.text.length > MAX_PROMPT_CHARS) return undefined;
       return { type: m.type, text: m.text };

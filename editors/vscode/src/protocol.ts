@@ -35,6 +35,7 @@ export type {
   ToolCallStatus,
   ToolCallUpdate,
   ToolKind,
+  ToolResult,
   Usage,
 } from "./protocol.generated";
 

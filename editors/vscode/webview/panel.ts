@@ -5,6 +5,7 @@
 import MarkdownIt from "markdown-it";
 
 import { Inbox } from "../src/delivery";
+import { highlight } from "./highlight";
 import type { ToPanel } from "../src/messages";
 import type { ModeId, SessionInfo } from "../src/protocol";
 import {
@@ -25,7 +26,7 @@ import { usageLabel } from "../src/usage";
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 
 const vscode = acquireVsCodeApi();
-const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
+const md = new MarkdownIt({ html: false, linkify: true, breaks: false, highlight });
 // "calc.py" is not a link to Paraguay: only links with a scheme or www.
 md.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
 
@@ -331,16 +332,23 @@ function span(className: string, text: string): HTMLSpanElement {
 function addCodeActions(el: HTMLElement): void {
   for (const code of Array.from(el.querySelectorAll<HTMLElement>("pre > code"))) {
     const pre = code.parentElement!;
+    // Whether highlight.js coloured it (a test looks, and so can a stylesheet).
+    code.dataset.highlighted = code.querySelector('[class^="hljs-"]') ? "true" : "false";
     const bar = div("code-actions");
     for (const [label, type, tip] of [
       ["Copy", "copyCode", "Copy the code"],
       ["Insert", "insertCode", "Insert the code at the cursor of the editor you were in (replacing its selection)"],
+      [
+        "Apply to file",
+        "applyCode",
+        "Propose the code as a change to the file you were in (its selection, the function it rewrites, or the whole file), reviewed hunk by hunk",
+      ],
     ] as const) {
       const button = document.createElement("button");
       button.className = "secondary";
       button.textContent = label;
       button.title = tip;
-      button.dataset.testid = type === "copyCode" ? "copy-code" : "insert-code";
+      button.dataset.testid = { copyCode: "copy-code", insertCode: "insert-code", applyCode: "apply-code" }[type];
       button.addEventListener("click", () => vscode.postMessage({ type, text: code.textContent ?? "" }));
       bar.append(button);
     }

@@ -1,0 +1,85 @@
+// End-to-end: the panel's tool cards, code blocks and context, in a real VS Code workbench.
+// In yolo mode (nothing asks) the scripted model runs a failing command and edits a.txt: the
+// command's card shows ✗, `exit 3` and the tail of its output; the edit's card shows
+// `a.txt +1 −1` with the applied diff, the text meant for the model folded away, and its file opens
+// in a diff editor. tests/e2e/vscode.rs checks what the model was sent. Same environment as
+// review.mjs.
+
+import { join } from "node:path";
+
+import { env, openWorkbench, panelFrame, step, waitFor } from "./workbench.mjs";
+
+const OUT_DIR = env("OUT_DIR");
+
+let page;
+let close;
+
+try {
+  ({ page, close } = await openWorkbench({
+    codeServer: env("CODE_SERVER"),
+    vsix: env("VSIX"),
+    workspace: env("WORKSPACE"),
+    tandemBin: env("TANDEM_BIN"),
+    providerUrl: env("PROVIDER_URL"),
+    outDir: OUT_DIR,
+    chromiumPath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  }));
+  await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
+
+  step("yolo mode, then a prompt: a failing command and an edit");
+  await page.keyboard.press("F1");
+  await page.locator(".quick-input-widget input").fill(">Tandem: Open Panel");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Tandem: Open Panel" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  const panel = panelFrame(page);
+  await panel.locator('[data-testid="prompt"]').waitFor({ timeout: 30_000 });
+  await panel.locator('[data-testid="mode"]').selectOption("yolo");
+  await page.locator(".statusbar-item", { hasText: "Tandem: yolo" }).first().waitFor({ timeout: 15_000 });
+  await panel.locator('[data-testid="prompt"]').fill("run the checks and fix a.txt");
+  await panel.locator('[data-testid="send"]').click();
+  await panel.locator('[data-testid="assistant-message"]', { hasText: "All done." }).waitFor({ timeout: 60_000 });
+
+  step("the failed command's card: ✗, exit 3, the tail of its output");
+  const command = panel.locator('[data-testid="tool-call"][data-kind="execute"]');
+  await command.waitFor({ timeout: 10_000 });
+  const mark = await command.locator('[data-testid="tool-mark"]').innerText();
+  if (mark !== "✗") throw new Error(`the failed command's mark is ${JSON.stringify(mark)}`);
+  const exit = await command.locator('[data-testid="exit-status"]').innerText();
+  if (exit !== "exit 3") throw new Error(`exit status shown as ${JSON.stringify(exit)}`);
+  const tail = await command.locator('[data-testid="output-tail"]').innerText();
+  if (!tail.includes("boom") || !tail.includes("checking")) throw new Error(`output tail: ${JSON.stringify(tail)}`);
+  if (!(await command.evaluate((el) => el.open))) throw new Error("a failed command's card must be open");
+  const color = await command.locator('[data-testid="tool-mark"]').evaluate((el) => getComputedStyle(el).color);
+  const [r, g, b] = (color.match(/\d+/g) ?? []).map(Number);
+  if (!(r > 150 && r > g + 60 && r > b + 60)) throw new Error(`the ✗ is not red: ${color}`);
+
+  step("the edit's card: a.txt +1 −1, the applied diff, the model's text folded");
+  const edit = panel.locator('[data-testid="tool-call"][data-kind="edit"]');
+  const title = await edit.locator("summary .title").first().innerText();
+  if (title !== "a.txt +1 \u22121") throw new Error(`edit card title ${JSON.stringify(title)}`);
+  const diff = await edit.locator('[data-testid="file-diff"]').innerText();
+  if (!diff.includes("-old line") || !diff.includes("+new line")) throw new Error(`edit card diff ${JSON.stringify(diff)}`);
+  const folded = edit.locator('[data-testid="model-text"]');
+  if (await folded.evaluate((el) => el.open)) throw new Error("the text for the model must start folded");
+  await folded.locator("summary").click();
+  await folded.locator("pre", { hasText: "a.txt" }).waitFor({ timeout: 5_000 });
+  await page.screenshot({ path: join(OUT_DIR, "cards.png") });
+
+  step("the file name opens what was applied in a diff editor");
+  await edit.locator('[data-testid="file-change"]').click();
+  await page.locator(".tab", { hasText: "a.txt (applied by Tandem)" }).first().waitFor({ timeout: 15_000 });
+  const sides = page.locator(".monaco-diff-editor .view-lines");
+  await waitFor(async () => {
+    const text = (await sides.allInnerTexts()).join("|");
+    return text.includes("old line") && text.includes("new line") ? true : new Error(text);
+  }, 15_000, "both sides of the applied change");
+  await page.screenshot({ path: join(OUT_DIR, "applied-diff.png") });
+
+  console.log("ok: the failed command's card showed ✗ exit 3 and its output tail; the edit's card showed a.txt +1 −1 and opened its diff");
+} catch (err) {
+  console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
+  if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
+  process.exitCode = 1;
+} finally {
+  await close?.();
+}
