@@ -264,7 +264,7 @@ fn code_blocks_copy_and_insert_and_a_selection_added_to_the_chat_reaches_the_mod
 }
 
 #[test]
-fn panel_cards_show_a_failed_command_s_exit_and_output_and_an_edit_s_counts_and_diff() -> Res<()> {
+fn panel_cards_show_a_failed_command_and_an_edit_and_a_highlighted_block_applies_through_the_review_and_mentions_reach_the_model() -> Res<()> {
     if !workbench_prerequisites()? {
         return Ok(());
     }
@@ -278,9 +278,23 @@ fn panel_cards_show_a_failed_command_s_exit_and_output_and_an_edit_s_counts_and_
         ),
         Turn::new().tool_call("c2", "edit", json!({ "file_path": "a.txt", "old_string": "old line", "new_string": "new line" })),
         Turn::reply("All done."),
+        Turn::reply("Like this:\n\n```python\ndef add(a, b):\n    return a + b\n```\n"),
+        Turn::reply("Saw the problems."),
     ]);
+    std::fs::write(workspace.path().join("bad.json"), "{\n  \"a\": 1,,\n}\n").map_err(|e| e.to_string())?;
+    let calc = "import math\n\n\ndef add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n";
+    std::fs::write(workspace.path().join("calc.py"), calc).map_err(|e| e.to_string())?;
     run_workbench_script("panel.mjs", workspace.path(), &provider, &[])?;
     let disk = std::fs::read_to_string(workspace.path().join("a.txt")).map_err(|e| e.to_string())?;
     assert_eq!(disk, "first\nnew line\nlast\n");
+    let applied = std::fs::read_to_string(workspace.path().join("calc.py")).map_err(|e| e.to_string())?;
+    assert_eq!(applied, calc.replace("a - b", "a + b"), "Apply to file changes add only");
+    let requests = provider.requests();
+    let mentioned = requests.get(4).ok_or("no request for the prompt with mentions")?.body.to_string();
+    assert!(
+        mentioned.contains("tandem://problems") && mentioned.contains("bad.json") && mentioned.contains("first\\nnew line"),
+        "@problems (with bad.json's error) and @a.txt (its text) must reach the model: {mentioned}"
+    );
+    assert_eq!(requests.len(), 5);
     Ok(())
 }

@@ -9,6 +9,7 @@ import { applyCode } from "./applyUi";
 import { askPermission, askUser } from "./ask";
 import { CheckpointsUi } from "./checkpointsUi";
 import type { FromPanel } from "./messages";
+import { findMentions, resolveMention, resourceFor } from "./mentions";
 import { PanelProvider } from "./panel";
 import { type ContentBlock, MODES, type ModeId, isMode } from "./protocol";
 import { ReviewController } from "./reviewUi";
@@ -132,6 +133,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       case "applyCode":
         await applyCode(message.text, sidecar, reviews, (text, level) => panel.post({ type: "notice", text, level }), log);
         break;
+      case "mentionQuery":
+        try {
+          panel.post({ type: "mentions", query: message.query, items: await findMentions(message.query) });
+        } catch (err) {
+          log(`@ completion failed: ${err instanceof Error ? err.message : err}`);
+          panel.post({ type: "mentions", query: message.query, items: [] });
+        }
+        break;
+      case "mention": {
+        const resolved = await resolveMention(message.mention);
+        if (typeof resolved === "string") void vscode.window.showWarningMessage(`Tandem: @${message.mention.label}: ${resolved}.`);
+        else session.attach(resolved.label, resolved.block);
+        break;
+      }
       case "openChange":
         await applied.open(message.toolCallId, message.path);
         break;
@@ -167,6 +182,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         return;
       }
       session.attach(attachment.label, attachment.block);
+      await panel.reveal();
+    }),
+    vscode.commands.registerCommand("tandem.addToChat", async (uri?: unknown, uris?: unknown) => {
+      // The explorer passes the clicked item and, with a multi-selection, all of them.
+      const picked = (Array.isArray(uris) && uris.length > 0 ? uris : [uri]).filter((u): u is vscode.Uri => u instanceof vscode.Uri);
+      const targets = picked.length > 0 ? picked : vscode.window.activeTextEditor ? [vscode.window.activeTextEditor.document.uri] : [];
+      if (targets.length === 0) {
+        void vscode.window.showWarningMessage("Tandem: choose a file or folder in the explorer to add to the chat.");
+        return;
+      }
+      for (const target of targets) {
+        const resolved = await resourceFor(target);
+        if (typeof resolved === "string") void vscode.window.showWarningMessage(`Tandem: ${resolved}.`);
+        else session.attach(resolved.label, resolved.block);
+      }
       await panel.reveal();
     }),
     checkpoints,

@@ -6,7 +6,7 @@ import MarkdownIt from "markdown-it";
 
 import { Inbox } from "../src/delivery";
 import { highlight } from "./highlight";
-import type { ToPanel } from "../src/messages";
+import type { Mention, ToPanel } from "../src/messages";
 import type { ModeId, SessionInfo } from "../src/protocol";
 import {
   type Entry,
@@ -48,6 +48,7 @@ const sessions = $<HTMLElement>("sessions");
 const review = $<HTMLElement>("review");
 const usage = $<HTMLElement>("usage");
 const attachments = $<HTMLElement>("attachments");
+const mentionList = $<HTMLUListElement>("mention-list");
 /** The workspace folder: paths in cards are shown relative to it. */
 const root = document.body.dataset.root || undefined;
 
@@ -63,12 +64,91 @@ function submit(): void {
 
 send.addEventListener("click", submit);
 prompt.addEventListener("keydown", (e) => {
+  if (!mentionList.hidden && mentionItems.length > 0) {
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      mentionIndex = (mentionIndex + (e.key === "ArrowDown" ? 1 : mentionItems.length - 1)) % mentionItems.length;
+      renderMentions();
+      return;
+    }
+    if ((e.key === "Enter" || e.key === "Tab") && !e.isComposing) {
+      e.preventDefault();
+      chooseMention(mentionItems[mentionIndex]!);
+      return;
+    }
+    if (e.key === "Escape") {
+      e.preventDefault();
+      hideMentions();
+      return;
+    }
+  }
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     submit();
   }
 });
 cancel.addEventListener("click", () => vscode.postMessage({ type: "cancel" }));
+prompt.addEventListener("input", () => {
+  const at = mentionAtCaret();
+  if (!at) {
+    hideMentions();
+    return;
+  }
+  mentionQuery = at.query;
+  vscode.postMessage({ type: "mentionQuery", query: at.query });
+});
+prompt.addEventListener("blur", () => setTimeout(hideMentions, 200));
+
+// `@` completion: the extension answers each query with the matching mentions; choosing one
+// attaches it to the next prompt (the list above the prompt shows it) and leaves `@name` in the text.
+let mentionQuery: string | undefined;
+let mentionItems: Mention[] = [];
+let mentionIndex = 0;
+
+function mentionAtCaret(): { query: string; start: number } | undefined {
+  const before = prompt.value.slice(0, prompt.selectionStart ?? prompt.value.length);
+  const match = /(^|\s)@([^\s@]*)$/.exec(before);
+  return match ? { query: match[2]!, start: before.length - match[2]!.length - 1 } : undefined;
+}
+
+function hideMentions(): void {
+  mentionList.hidden = true;
+  mentionQuery = undefined;
+  mentionItems = [];
+}
+
+function renderMentions(): void {
+  mentionList.replaceChildren();
+  mentionList.hidden = mentionItems.length === 0;
+  mentionItems.forEach((item, i) => {
+    const li = document.createElement("li");
+    li.dataset.testid = "mention";
+    li.dataset.kind = item.kind;
+    li.className = i === mentionIndex ? "selected" : "";
+    li.setAttribute("role", "option");
+    li.append(span("label", `@${item.label}`));
+    if (item.detail) li.append(span("detail", item.detail));
+    li.addEventListener("mousedown", (e) => {
+      e.preventDefault();
+      chooseMention(item);
+    });
+    mentionList.append(li);
+  });
+  mentionList.children[mentionIndex]?.scrollIntoView({ block: "nearest" });
+}
+
+function chooseMention(item: Mention): void {
+  const at = mentionAtCaret();
+  if (at) {
+    const caret = prompt.selectionStart ?? prompt.value.length;
+    const inserted = `@${item.label} `;
+    prompt.value = prompt.value.slice(0, at.start) + inserted + prompt.value.slice(caret);
+    prompt.selectionStart = prompt.selectionEnd = at.start + inserted.length;
+  }
+  vscode.postMessage({ type: "mention", mention: { kind: item.kind, label: item.label } });
+  hideMentions();
+  prompt.focus();
+}
 mode.addEventListener("change", () => vscode.postMessage({ type: "setMode", mode: mode.value }));
 $("new-session").addEventListener("click", () => vscode.postMessage({ type: "newSession" }));
 $("sessions-button").addEventListener("click", () => {
@@ -131,6 +211,12 @@ function handle(message: ToPanel): void {
       attachments.hidden = message.labels.length === 0;
       attachments.querySelector(".attachment-list")!.textContent =
         message.labels.length > 0 ? `With the next prompt: ${message.labels.join(", ")}` : "";
+      break;
+    case "mentions":
+      if (message.query !== mentionQuery) break;
+      mentionItems = message.items;
+      mentionIndex = 0;
+      renderMentions();
       break;
     case "review":
       review.hidden = !message.pending;

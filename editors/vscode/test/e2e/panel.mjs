@@ -5,11 +5,13 @@
 // in a diff editor. tests/e2e/vscode.rs checks what the model was sent. Same environment as
 // review.mjs.
 
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { env, openWorkbench, panelFrame, step, waitFor } from "./workbench.mjs";
+import { env, openWorkbench, panelFrame, runCommand, step, waitFor } from "./workbench.mjs";
 
 const OUT_DIR = env("OUT_DIR");
+const WORKSPACE = env("WORKSPACE");
 
 let page;
 let close;
@@ -27,10 +29,7 @@ try {
   await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
 
   step("yolo mode, then a prompt: a failing command and an edit");
-  await page.keyboard.press("F1");
-  await page.locator(".quick-input-widget input").fill(">Tandem: Open Panel");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Tandem: Open Panel" }).first().waitFor();
-  await page.keyboard.press("Enter");
+  await runCommand(page, "Tandem: Open Panel");
   const panel = panelFrame(page);
   await panel.locator('[data-testid="prompt"]').waitFor({ timeout: 30_000 });
   await panel.locator('[data-testid="mode"]').selectOption("yolo");
@@ -75,7 +74,57 @@ try {
   }, 15_000, "both sides of the applied change");
   await page.screenshot({ path: join(OUT_DIR, "applied-diff.png") });
 
-  console.log("ok: the failed command's card showed ✗ exit 3 and its output tail; the edit's card showed a.txt +1 −1 and opened its diff");
+  step("a code block is highlighted; Apply to file proposes it as a change to calc.py, reviewed per hunk");
+  await runCommand(page, "calc.py", { raw: true });
+  await page.locator(".tab", { hasText: "calc.py" }).first().waitFor({ timeout: 20_000 });
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await panel.locator('[data-testid="mode"]').selectOption("default");
+  await panel.locator('[data-testid="prompt"]').fill("how should add look?");
+  await panel.locator('[data-testid="send"]').click();
+  const answer = panel.locator('[data-testid="assistant-message"]', { hasText: "Like this" });
+  await answer.waitFor({ timeout: 30_000 });
+  const code = answer.locator("pre code");
+  if ((await code.getAttribute("data-highlighted")) !== "true") throw new Error("the code block is not highlighted");
+  const keyword = answer.locator("pre code .hljs-keyword", { hasText: "def" });
+  await keyword.first().waitFor({ timeout: 5_000 });
+  const plainColor = await answer.locator("p").first().evaluate((el) => getComputedStyle(el).color);
+  const keywordColor = await keyword.first().evaluate((el) => getComputedStyle(el).color);
+  if (keywordColor === plainColor) throw new Error(`the keyword has the text's colour ${keywordColor}`);
+  await answer.locator('[data-testid="apply-code"]').click();
+  const accept = page.locator('.codelens-decoration a[title^="Accept h1"]');
+  await accept.waitFor({ timeout: 30_000 });
+  await page.screenshot({ path: join(OUT_DIR, "apply-review.png") });
+  await accept.click();
+  await waitFor(async () => {
+    const disk = readFileSync(join(WORKSPACE, "calc.py"), "utf8");
+    return disk.includes("return a + b") ? true : new Error(disk);
+  }, 20_000, "the applied hunk in calc.py");
+  await panel.locator(".notice", { hasText: "Applied 1 of 1 hunk to calc.py." }).waitFor({ timeout: 10_000 });
+  await page.screenshot({ path: join(OUT_DIR, "panel.png") });
+
+  step("@ completes files and @problems; the chosen ones go with the next prompt");
+  await runCommand(page, "bad.json", { raw: true });
+  await page.locator(".tab", { hasText: "bad.json" }).first().waitFor({ timeout: 20_000 });
+  await page.locator(".monaco-editor .squiggly-error").first().waitFor({ timeout: 30_000 });
+  const prompt = panel.locator('[data-testid="prompt"]');
+  await prompt.click();
+  await prompt.pressSequentially("look at @prob");
+  const mentions = panel.locator('[data-testid="mention-list"]');
+  await mentions.locator('[data-testid="mention"][data-kind="problems"]').waitFor({ timeout: 15_000 });
+  await prompt.press("Enter");
+  await prompt.pressSequentially("and @a.t");
+  await mentions.locator('[data-testid="mention"][data-kind="file"]', { hasText: "@a.txt" }).waitFor({ timeout: 15_000 });
+  await page.screenshot({ path: join(OUT_DIR, "mentions.png") });
+  await prompt.press("Enter");
+  const listed = panel.locator('[data-testid="attachments"] .attachment-list');
+  await listed.filter({ hasText: "@problems" }).filter({ hasText: "a.txt" }).waitFor({ timeout: 10_000 });
+  const typed = await prompt.inputValue();
+  if (typed !== "look at @problems and @a.txt ") throw new Error(`the prompt reads ${JSON.stringify(typed)}`);
+  await panel.locator('[data-testid="send"]').click();
+  await panel.locator('[data-testid="assistant-message"]', { hasText: "Saw the problems." }).waitFor({ timeout: 30_000 });
+  await panel.locator('[data-testid="user-message"]', { hasText: "(attached @problems)" }).waitFor({ timeout: 10_000 });
+
+  console.log("ok: the failed command's card showed ✗ exit 3 and its output tail; the edit's card showed a.txt +1 −1 and opened its diff; a highlighted code block was applied to calc.py through the per-hunk review; @problems and @a.txt went with a prompt");
 } catch (err) {
   console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
   if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
