@@ -15,6 +15,7 @@ import { type ContentBlock, MODES, type ModeId, isMode } from "./protocol";
 import { ReviewController } from "./reviewUi";
 import { SessionController } from "./session";
 import { Sidecar, type SidecarState } from "./sidecar";
+import { openProviderSettings, runDoctor } from "./walkthrough";
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("Tandem");
@@ -222,6 +223,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     vscode.commands.registerCommand("tandem.showLog", () => output.show(true)),
+    vscode.commands.registerCommand("tandem.openProviderSettings", () => openProviderSettings()),
+    vscode.commands.registerCommand("tandem.doctor", () => runDoctor()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("tandem")) {
         void vscode.window
