@@ -314,10 +314,16 @@ function drawTool(call: Extract<Entry, { kind: "tool" }>["call"]): HTMLElement {
 
   if (command) {
     el.dataset.exit = command.exitCode === undefined || command.exitCode === null ? "" : String(command.exitCode);
-    const pre = document.createElement("pre");
-    pre.className = "command";
-    pre.textContent = `$ ${command.command}`;
-    el.append(pre);
+    // The command is the title (on one line); a long or multi-line one is shown whole below it.
+    title.textContent = `$ ${command.command.split("\n")[0]}`;
+    title.classList.add("one-line");
+    title.title = command.command;
+    if (command.command.length > 60 || command.command.includes("\n")) {
+      const pre = document.createElement("pre");
+      pre.className = "command";
+      pre.textContent = `$ ${command.command}`;
+      el.append(pre);
+    }
     if (command.tail.length > 0) {
       const out = document.createElement("pre");
       out.className = "output";

@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { env, openWorkbench, panelFrame, runCommand, step, waitFor } from "./workbench.mjs";
+import { env, openWorkbench, panelFrame, plain, runCommand, step, waitFor } from "./workbench.mjs";
 
 const OUT_DIR = env("OUT_DIR");
 const WORKSPACE = env("WORKSPACE");
@@ -69,7 +69,7 @@ try {
   await page.locator(".tab", { hasText: "a.txt (applied by Tandem)" }).first().waitFor({ timeout: 15_000 });
   const sides = page.locator(".monaco-diff-editor .view-lines");
   await waitFor(async () => {
-    const text = (await sides.allInnerTexts()).join("|");
+    const text = plain((await sides.allInnerTexts()).join("|"));
     return text.includes("old line") && text.includes("new line") ? true : new Error(text);
   }, 15_000, "both sides of the applied change");
   await page.screenshot({ path: join(OUT_DIR, "applied-diff.png") });
