@@ -264,7 +264,8 @@ fn code_blocks_copy_and_insert_and_a_selection_added_to_the_chat_reaches_the_mod
 }
 
 #[test]
-fn panel_cards_show_a_failed_command_and_an_edit_and_a_highlighted_block_applies_through_the_review_and_mentions_reach_the_model() -> Res<()> {
+fn panel_cards_show_a_failed_command_and_an_edit_and_a_highlighted_block_applies_through_the_review_and_mentions_reach_the_model()
+-> Res<()> {
     if !workbench_prerequisites()? {
         return Ok(());
     }
@@ -276,7 +277,11 @@ fn panel_cards_show_a_failed_command_and_an_edit_and_a_highlighted_block_applies
             "bash",
             json!({ "command": "echo checking; echo one; echo boom >&2; exit 3", "description": "run the checks" }),
         ),
-        Turn::new().tool_call("c2", "edit", json!({ "file_path": "a.txt", "old_string": "old line", "new_string": "new line" })),
+        Turn::new().tool_call(
+            "c2",
+            "edit",
+            json!({ "file_path": "a.txt", "old_string": "old line", "new_string": "new line" }),
+        ),
         Turn::reply("All done."),
         Turn::reply("Like this:\n\n```python\ndef add(a, b):\n    return a + b\n```\n"),
         Turn::reply("Saw the problems."),
@@ -292,7 +297,9 @@ fn panel_cards_show_a_failed_command_and_an_edit_and_a_highlighted_block_applies
     let requests = provider.requests();
     let mentioned = requests.get(4).ok_or("no request for the prompt with mentions")?.body.to_string();
     assert!(
-        mentioned.contains("tandem://problems") && mentioned.contains("bad.json") && mentioned.contains("first\\nnew line"),
+        mentioned.contains("tandem://problems")
+            && mentioned.contains("bad.json")
+            && mentioned.contains("first\\nnew line"),
         "@problems (with bad.json's error) and @a.txt (its text) must reach the model: {mentioned}"
     );
     assert_eq!(requests.len(), 5);
