@@ -124,7 +124,36 @@ try {
   await panel.locator('[data-testid="assistant-message"]', { hasText: "Saw the problems." }).waitFor({ timeout: 30_000 });
   await panel.locator('[data-testid="user-message"]', { hasText: "(attached @problems)" }).waitFor({ timeout: 10_000 });
 
-  console.log("ok: the failed command's card showed ✗ exit 3 and its output tail; the edit's card showed a.txt +1 −1 and opened its diff; a highlighted code block was applied to calc.py through the per-hunk review; @problems and @a.txt went with a prompt");
+  step("Add to Tandem in the explorer's context menu lists the file for the next prompt");
+  await page.keyboard.press("Control+Shift+E");
+  const row = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "calc.py" }).first();
+  await row.waitFor({ timeout: 15_000 });
+  const listedCalc = panel.locator('[data-testid="attachments"] .attachment-list', { hasText: "calc.py" });
+  // The menu's first click can land while it is still opening: choose again until the list shows it.
+  await waitFor(async () => {
+    if (await listedCalc.isVisible()) return true;
+    const item = page.locator(".context-view .action-label", { hasText: "Add to Tandem" }).first();
+    if (!(await item.isVisible())) await row.click({ button: "right" });
+    await item.hover();
+    await item.click();
+    await listedCalc.waitFor({ timeout: 3_000 });
+    return true;
+  }, 30_000, "calc.py in the list for the next prompt");
+  await panel.locator('[data-testid="clear-attachments"]').click();
+
+  step("the walkthrough: its doctor step runs tandem doctor in a terminal");
+  await runCommand(page, "Welcome: Open Walkthrough...");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Get started with Tandem" }).first().click();
+  await page.locator(".getting-started-step", { hasText: "Point Tandem at a model" }).first().waitFor({ timeout: 15_000 });
+  const doctorStep = page.locator(".getting-started-step", { hasText: "Check the setup" }).first();
+  await doctorStep.click();
+  await doctorStep.getByText("Run tandem doctor", { exact: true }).click();
+  await page.locator('textarea.xterm-helper-textarea[aria-label*="Tandem doctor"]').first().waitFor({ state: "attached", timeout: 20_000 });
+  // xterm draws on a canvas: the report itself is in walkthrough.png (language servers, sandbox, MCP servers).
+  await page.waitForTimeout(3_000);
+  await page.screenshot({ path: join(OUT_DIR, "walkthrough.png") });
+
+  console.log("ok: the failed command's card showed ✗ exit 3 and its output tail; the edit's card showed a.txt +1 −1 and opened its diff; a highlighted code block was applied to calc.py through the per-hunk review; @problems and @a.txt went with a prompt; Add to Tandem listed calc.py; the walkthrough ran tandem doctor");
 } catch (err) {
   console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
   if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
