@@ -11,12 +11,13 @@ import { type DiffLine, lineDiff } from "./transcript";
  */
 export function proposedText(fileText: string, code: string, selection?: { start: number; end: number }): string {
   const range = selection && selection.end > selection.start ? selection : matchingRange(fileText, code);
+  const eol = fileText.includes("\r\n") ? "\r\n" : "\n";
   if (range) {
-    const replaced = range.end > range.start && fileText[range.end - 1] === "\n" && !code.endsWith("\n") ? `${code}\n` : code;
+    const replaced = range.end > range.start && fileText[range.end - 1] === "\n" && !code.endsWith("\n") ? `${code}${eol}` : code;
     return fileText.slice(0, range.start) + replaced + fileText.slice(range.end);
   }
   // A whole file ends as it did: with a final newline when it had one.
-  return fileText.endsWith("\n") && !code.endsWith("\n") ? `${code}\n` : code;
+  return fileText.endsWith("\n") && !code.endsWith("\n") ? `${code}${eol}` : code;
 }
 
 export interface Proposal {

@@ -36,7 +36,9 @@ export async function applyCode(
   const selection = editor.selection.isEmpty
     ? undefined
     : { start: document.offsetAt(editor.selection.start), end: document.offsetAt(editor.selection.end) };
-  const after = proposedText(before, code, selection);
+  // A file with CRLF line ends gets the block with CRLF too, so only real changes are hunks.
+  const block = before.includes("\r\n") ? code.replace(/\r?\n/g, "\r\n") : code;
+  const after = proposedText(before, block, selection);
   if (after === before) {
     void vscode.window.showInformationMessage(`Tandem: ${name} already holds this code.`);
     return;

@@ -203,7 +203,7 @@ function splitLines(text: string): string[] {
  * A line diff of two texts (the common ends trimmed, then a longest common subsequence of what is
  * left; past `maxCells` the middle is shown as all removed then all added).
  */
-export function lineDiff(oldText: string, newText: string, maxCells = 4_000_000): DiffLine[] {
+export function lineDiff(oldText: string, newText: string, maxCells = 1_000_000): DiffLine[] {
   const a = splitLines(oldText);
   const b = splitLines(newText);
   let start = 0;

@@ -43,3 +43,11 @@ test("a block that starts like a function of the file replaces that function onl
   assert.equal(p.hunks.length, 1);
   assert.equal(p.apply(["h1"]), source.replace("    x = 1\n    return a - b\n", "    return a + b\n"));
 });
+
+test("a CRLF file keeps its line ends", () => {
+  const source = "def add(a, b):\r\n    return a - b\r\n\r\ndef mul(a, b):\r\n    return a * b\r\n";
+  assert.equal(
+    proposedText(source, "def add(a, b):\r\n    return a + b"),
+    source.replace("a - b", "a + b"),
+  );
+});
