@@ -54,6 +54,8 @@ const root = document.body.dataset.root || undefined;
 
 let transcript: Transcript = emptyTranscript();
 let running = false;
+/** The status line shows the sidecar's state (starting, stopped, an error), not a turn's. */
+let sidecarNote = false;
 
 function submit(): void {
   const text = prompt.value.trim();
@@ -191,6 +193,7 @@ function handle(message: ToPanel): void {
     }
     case "turn":
       running = message.running;
+      sidecarNote = false;
       cancel.disabled = !running;
       send.disabled = running;
       document.body.classList.toggle("running", running);
@@ -201,8 +204,14 @@ function handle(message: ToPanel): void {
       break;
     case "status":
       model.textContent = message.model ?? "";
-      if (message.state !== "ready") status.textContent = message.detail ?? `Sidecar ${message.state}`;
-      else if (!running) status.textContent = "";
+      if (message.state !== "ready") {
+        status.textContent = message.detail ?? `Sidecar ${message.state}`;
+        sidecarNote = true;
+      } else if (sidecarNote && !running) {
+        // Only the sidecar's own note goes: a late "ready" must not wipe how the last turn ended.
+        status.textContent = "";
+        sidecarNote = false;
+      }
       break;
     case "sessions":
       renderSessions(message.sessions);
