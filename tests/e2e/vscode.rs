@@ -264,8 +264,7 @@ fn code_blocks_copy_and_insert_and_a_selection_added_to_the_chat_reaches_the_mod
 }
 
 #[test]
-fn panel_cards_show_a_failed_command_and_an_edit_and_a_highlighted_block_applies_through_the_review_and_mentions_reach_the_model()
--> Res<()> {
+fn panel_tool_cards_code_blocks_apply_and_mentions_in_a_real_vscode() -> Res<()> {
     if !workbench_prerequisites()? {
         return Ok(());
     }
@@ -282,6 +281,12 @@ fn panel_cards_show_a_failed_command_and_an_edit_and_a_highlighted_block_applies
             "edit",
             json!({ "file_path": "a.txt", "old_string": "old line", "new_string": "new line" }),
         ),
+        Turn::new().tool_call(
+            "c3",
+            "question",
+            json!({ "questions": [{ "question": "Which greeting style?", "header": "Style", "multiSelect": false,
+                "options": [{ "label": "formal", "description": "Good day" }, { "label": "casual", "description": "Hey" }] }] }),
+        ),
         Turn::reply("All done."),
         Turn::reply("Like this:\n\n```python\ndef add(a, b):\n    return a + b\n```\n"),
         Turn::reply("Saw the problems."),
@@ -295,13 +300,13 @@ fn panel_cards_show_a_failed_command_and_an_edit_and_a_highlighted_block_applies
     let applied = std::fs::read_to_string(workspace.path().join("calc.py")).map_err(|e| e.to_string())?;
     assert_eq!(applied, calc.replace("a - b", "a + b"), "Apply to file changes add only");
     let requests = provider.requests();
-    let mentioned = requests.get(4).ok_or("no request for the prompt with mentions")?.body.to_string();
+    let mentioned = requests.get(5).ok_or("no request for the prompt with mentions")?.body.to_string();
     assert!(
         mentioned.contains("tandem://problems")
             && mentioned.contains("bad.json")
             && mentioned.contains("first\\nnew line"),
         "@problems (with bad.json's error) and @a.txt (its text) must reach the model: {mentioned}"
     );
-    assert_eq!(requests.len(), 5);
+    assert_eq!(requests.len(), 6, "three prompts; the first one's four model turns");
     Ok(())
 }

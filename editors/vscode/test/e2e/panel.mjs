@@ -36,7 +36,14 @@ try {
   await page.locator(".statusbar-item", { hasText: "Tandem: yolo" }).first().waitFor({ timeout: 15_000 });
   await panel.locator('[data-testid="prompt"]').fill("run the checks and fix a.txt");
   await panel.locator('[data-testid="send"]').click();
+  const pick = page.locator(".quick-input-widget");
+  await pick.locator(".quick-input-title", { hasText: "Which greeting style?" }).waitFor({ timeout: 60_000 });
+  await pick.locator(".quick-input-list .monaco-list-row", { hasText: "casual" }).click();
   await panel.locator('[data-testid="assistant-message"]', { hasText: "All done." }).waitFor({ timeout: 60_000 });
+
+  step("the question's card shows the answer");
+  const answerText = await panel.locator('[data-testid="tool-call"] [data-testid="answer"]').first().innerText();
+  if (!answerText.includes("Which greeting style?") || !answerText.includes("casual")) throw new Error(`answer row ${JSON.stringify(answerText)}`);
 
   step("the failed command's card: ✗, exit 3, the tail of its output");
   const command = panel.locator('[data-testid="tool-call"][data-kind="execute"]');
@@ -153,7 +160,7 @@ try {
   await page.waitForTimeout(3_000);
   await page.screenshot({ path: join(OUT_DIR, "walkthrough.png") });
 
-  console.log("ok: the failed command's card showed ✗ exit 3 and its output tail; the edit's card showed a.txt +1 −1 and opened its diff; a highlighted code block was applied to calc.py through the per-hunk review; @problems and @a.txt went with a prompt; Add to Tandem listed calc.py; the walkthrough ran tandem doctor");
+  console.log("ok: the failed command's card showed ✗ exit 3 and its output tail; the edit's card showed a.txt +1 −1 and opened its diff; the question's card showed its answer; a highlighted code block was applied to calc.py through the per-hunk review; @problems and @a.txt went with a prompt; Add to Tandem listed calc.py; the walkthrough ran tandem doctor");
 } catch (err) {
   console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
   if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});

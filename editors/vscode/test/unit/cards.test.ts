@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
+  applyUpdate,
   changeLabel,
+  emptyTranscript,
   commandSummary,
   fileChanges,
   hunksOf,
@@ -88,4 +90,28 @@ test("a question's card pairs each question with its answer", () => {
     content: [{ type: "content", content: { type: "text", text: "Q: Which style?\nA: casual" } }],
   });
   assert.deepEqual(pairs, [{ question: "Which style?", answer: "casual" }]);
+});
+
+test("a command's card reads the exit status the final update's rawOutput carries", () => {
+  const t = emptyTranscript();
+  applyUpdate(t, {
+    sessionUpdate: "tool_call",
+    toolCallId: "c1",
+    title: "Run `false`",
+    kind: "execute",
+    status: "pending",
+    rawInput: { command: "false" },
+  });
+  applyUpdate(t, {
+    sessionUpdate: "tool_call_update",
+    toolCallId: "c1",
+    status: "completed",
+    title: "Exit 1: false",
+    content: [{ type: "content", content: { type: "text", text: "nope\n" } }],
+    rawOutput: { title: "Exit 1: false", error: null, metadata: { exitCode: 1 } },
+  });
+  const entry = t.entries[0];
+  assert.ok(entry?.kind === "tool");
+  const summary = commandSummary(entry.call);
+  assert.deepEqual([summary?.exitCode, summary?.failed, summary?.tail], [1, true, ["nope"]]);
 });
