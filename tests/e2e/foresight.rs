@@ -244,3 +244,34 @@ fn the_preview_starts_from_the_editors_unsaved_text() -> Res<()> {
     sidecar.shutdown()?;
     Ok(())
 }
+
+#[test]
+fn fix_first_sends_a_change_with_errors_back_to_the_model_once_before_the_person_sees_it() -> Res<()> {
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    let (_dir, root) = project(&format!("{PREVIEW}precheck = \"fix-first\"\n"))?;
+    let edit = json!({ "file_path": "shop/main.py", "old_string": RETURN_OLD, "new_string": RETURN_BAD });
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("call_1", "edit", edit.clone()),
+        // The model insists: this time the person decides.
+        Turn::new().tool_call("call_2", "edit", edit),
+        Turn::reply("Left it."),
+    ]);
+    let mut sidecar = sidecar(&root, &provider)?;
+    sidecar.permission_replies.push_back(PermissionReply::select("reject_once"));
+    let session = session(&mut sidecar)?;
+    let original = std::fs::read_to_string(root.join("shop/main.py")).map_err(|e| e.to_string())?;
+    prompt(&mut sidecar, &session, "return a string")?;
+
+    // Asked once, for the second proposal only, with the preview.
+    let asks = sidecar.requests_of("tandem/session/requestPermission");
+    assert_eq!(asks.len(), 1, "{asks:#?}");
+    assert_eq!(asks[0]["diagnostics"]["status"], "ready", "{:#}", asks[0]);
+    let results = tool_results(&provider);
+    assert!(
+        results[0].contains("not shown to the person yet") && results[0].contains("introduces 1 error: shop/main.py:9"),
+        "the first proposal went back to the model with the errors: {results:?}"
+    );
+    assert!(results[1].contains("rejected"), "{results:?}");
+    assert_eq!(std::fs::read_to_string(root.join("shop/main.py")).map_err(|e| e.to_string())?, original);
+    Ok(())
+}

@@ -161,6 +161,11 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             // An answer with a code block (gy, gp), then a prompt with lines added by :TandemAdd.
             Turn::reply("Here is sub:\n\n```python\ndef sub(a, b):\n    return a - b\n```\n"),
             Turn::reply("Saw the lines."),
+            // A command that fails: its card shows the exit status and the tail of its output.
+            Turn::new().tool_call("c12", "bash", json!({ "command": "cat util.py missing.txt" })),
+            Turn::reply("It failed."),
+            // A prompt with context variables: #buffer, #file:a.txt, #diagnostics.
+            Turn::reply("Compared."),
         ]);
         let provider = FakeProvider::start_blocking(turns);
         let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e")?;
@@ -183,11 +188,28 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
         let util = std::fs::read_to_string(dir.path().join("util.py")).map_err(|e| e.to_string())?;
         assert_eq!(util, "x = 2\n", "Neovim {version}");
         // The lines added with :TandemAdd went with the next prompt.
-        let asked = requests.last().map(|r| r.body.to_string()).unwrap_or_default();
+        let asked = requests
+            .iter()
+            .map(|r| r.body.to_string())
+            .find(|body| body.contains("what are these?"))
+            .unwrap_or_default();
         assert!(
             asked.contains("what are these?") && asked.contains("calc.py#L1-2") && asked.contains("return a + b"),
             "Neovim {version}: the added lines are not in the prompt: {asked}"
         );
+        // The context variables went as embedded resources: the buffer, the file, the diagnostics.
+        let asked = requests
+            .iter()
+            .map(|r| r.body.to_string())
+            .find(|body| body.contains("compare #buffer with #file:a.txt"))
+            .unwrap_or_default();
+        for part in [
+            r#"calc.py\">\ndef add(a, b):"#,
+            r#"a.txt\">\nA-FILE-MARKER"#,
+            "calc.py:14:12: error: DIAG-MARKER division by b [lint]",
+        ] {
+            assert!(asked.contains(part), "Neovim {version}: `{part}` is not in the prompt: {asked}");
+        }
     }
     Ok(())
 }
@@ -263,7 +285,7 @@ fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() ->
         // The review as a person sees it: the removed lines still there (with a `-` sign), the
         // added lines under them, a label per hunk, the chat beside it.
         let screen =
-            tmux.wait_for("the review", |s| s.contains("h1: a accept, r reject") && s.contains("h2: a accept"))?;
+            tmux.wait_for("the review", |s| s.contains("h1: ga accept, gr reject") && s.contains("h2: ga accept"))?;
         eprintln!("--- Neovim {version}, the review in tmux:\n{screen}");
         let lines: Vec<&str> = screen.lines().collect();
         let at = |needle: &str| lines.iter().position(|l| l.contains(needle));
@@ -272,18 +294,28 @@ fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() ->
         assert_eq!(added, removed + 1, "the added line is right under the removed one:\n{screen}");
         assert!(lines[removed].starts_with('-'), "the removed line has the `-` sign:\n{screen}");
         assert!(!lines[added + 1].starts_with('-'), "the unchanged line after it has no sign:\n{screen}");
-        assert!(lines[removed].contains("h1: a accept, r reject"), "the label is on the hunk's line:\n{screen}");
+        assert!(lines[removed].contains("h1: ga accept, gr reject"), "the label is on the hunk's line:\n{screen}");
         assert!(screen.contains("+     return a * b"), "{screen}");
         assert!(screen.contains("Two bugs: add and mul."), "the chat shows the streamed answer:\n{screen}");
         assert!(screen.contains("Tandem: Edit calc.py: 2 hunk(s): 2 pending"), "the summary:\n{screen}");
+        // The statusline item while the turn waits for the review: a spinner frame, then what it waits for.
+        assert!(screen.contains(" Tandem review"), "the statusline shows the running turn:\n{screen}");
+        assert!(screen.contains("✓ Read calc.py (14 lines)"), "the read's card in the chat:\n{screen}");
 
-        // Real key presses: accept the first hunk, reject the second.
-        tmux.keys("a")?;
+        // Real key presses: `ga` accepts the first hunk, `gr` rejects the second (Vim's own `a` and
+        // `r` are left alone).
+        tmux.keys("ga")?;
         tmux.wait_for("h1 accepted", |s| s.contains("h1: accepted"))?;
-        tmux.keys("r")?;
+        tmux.keys("gr")?;
         let screen = tmux.wait_for("the end of the turn", |s| s.contains("Fixed what you accepted."))?;
-        eprintln!("--- Neovim {version}, after a and r:\n{screen}");
-        assert!(!screen.contains("h2: a accept"), "the review is closed:\n{screen}");
+        eprintln!("--- Neovim {version}, after ga and gr:\n{screen}");
+        assert!(!screen.contains("h2: ga accept"), "the review is closed:\n{screen}");
+        // The edit's card: the file and the applied counts, its diff folded under it.
+        let card = screen
+            .lines()
+            .position(|l| l.contains("✓ calc.py +1 −1"))
+            .ok_or_else(|| format!("no edit card:\n{screen}"))?;
+        assert!(screen.lines().nth(card + 1).is_some_and(|l| l.contains("▸ 9 lines")), "the diff is folded:\n{screen}");
         let calc = std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?;
         assert_eq!(calc, CALC_ADD_FIXED, "Neovim {version}");
     }

@@ -33,11 +33,16 @@ command("TandemMode", {
     end, require("tandem.config").modes)
   end,
 })
-command("TandemSessions", { nargs = 0, desc = "Tandem: list and resume sessions" })
+command("TandemSessions", {
+  nargs = "*",
+  bang = true,
+  desc = "Tandem: list and resume sessions (words filter them; ! deletes the chosen one)",
+})
 command("TandemCheckpoints", { nargs = 0, desc = "Tandem: list the session's checkpoints and restore one" })
 command("TandemUndo", { nargs = 0, desc = "Tandem: restore the files to before the last turn" })
 command("TandemRedo", { nargs = 0, desc = "Tandem: bring back what the last restore undid" })
 command("TandemCompact", { nargs = 0, desc = "Tandem: compact the conversation (tokens before and after)" })
+command("TandemSetup", { nargs = 0, desc = "Tandem: choose the model provider (.tandem/config.toml) and run tandem doctor" })
 command("TandemInfo", { nargs = 0, desc = "Tandem: sidecar, session and configuration" })
 
 require("tandem")._init()

@@ -33,7 +33,7 @@ return function(H)
     return chat.text():find(text, 1, true) ~= nil
   end
 
-  test("e2e: review: streamed answer, two hunks inline, accept one with a, reject the other with r", function()
+  test("e2e: review: streamed answer, two hunks inline, accept one with ga, reject the other with gr", function()
     -- An open buffer with unsaved text: the model's read of it must see that text.
     local notes = vim.fn.bufadd(workspace .. "/notes.md")
     vim.fn.bufload(notes)
@@ -63,9 +63,9 @@ return function(H)
     end
     eq({ "    return a - b", "    return a / b" }, removed)
     eq({ "+     return a + b", "+     return a * b" }, added)
-    vim.api.nvim_feedkeys("a", "x", false)
+    vim.api.nvim_feedkeys("ga", "x", false)
     eq("accepted", tandem.review().hunks[1].state)
-    vim.api.nvim_feedkeys("r", "x", false)
+    vim.api.nvim_feedkeys("gr", "x", false)
     H.wait(30000, function()
       return turn.done
     end, "the end of the turn")
@@ -76,6 +76,10 @@ return function(H)
     eq(CALC_ADD_FIXED, vim.fn.readfile(calc), "the file")
     H.truthy(has("Fixed what you accepted."), "the last answer in the chat:\n" .. chat.text())
     H.truthy(has("review of Edit calc.py: 1 accepted, 1 rejected") or has("1 accepted, 1 rejected"), "the review's note")
+    -- The edit's card: the file and what was applied (one hunk of two), the diff folded under it.
+    H.truthy(has("✓ calc.py +1 −1"), "the edit's card:\n" .. chat.text())
+    H.truthy(has(chat.FOLDED .. "+    return a + b"), "the applied diff under the card:\n" .. chat.text())
+    H.truthy(not has(chat.FOLDED .. "+    return a * b"), "not the rejected hunk:\n" .. chat.text())
     -- Undo takes the accepted hunk back: it came through workspace/applyEdit.
     vim.cmd("silent undo")
     eq("    return a - b", vim.api.nvim_buf_get_lines(bufnr, 1, 2, false)[1])
@@ -88,7 +92,11 @@ return function(H)
     H.wait(30000, function()
       return has("Thinking about it")
     end, "the first chunk")
-    H.truthy(tandem.status().busy, "the turn is running")
+    H.truthy(tandem.state().busy, "the turn is running")
+    -- The statusline item: a spinner frame and "Tandem" while the turn runs.
+    local status = tandem.status()
+    local frames = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" }
+    H.truthy(vim.tbl_contains(frames, status:sub(1, #"⠋")) and status:find(" Tandem", 1, true), "status() during a turn: " .. status)
     vim.cmd("TandemCancel")
     H.wait(10000, function()
       return turn.done
@@ -96,12 +104,13 @@ return function(H)
     eq(nil, turn.err)
     eq("cancelled", turn.result.stopReason)
     H.truthy(not has("for a long time"), "nothing after the cancel")
+    H.truthy(tandem.status():find("^Tandem"), "status() after the turn: " .. tandem.status())
   end)
 
   test("e2e: :TandemMode plan blocks a write (no review, file unchanged)", function()
     vim.cmd("TandemMode plan")
     H.wait(10000, function()
-      return tandem.status().mode == "plan"
+      return tandem.state().mode == "plan"
     end, "plan mode")
     local original = review.start
     local reviewed = false
@@ -118,11 +127,11 @@ return function(H)
     eq("end_turn", turn.result.stopReason)
     eq(false, reviewed, "no review in plan mode")
     eq(CALC_ADD_FIXED, vim.fn.readfile(calc))
-    H.truthy(has("(failed)") and has("plan mode"), "the blocked call in the chat:\n" .. chat.text())
+    H.truthy(has("✗ ") and has(chat.SHOWN .. "the session is in plan mode"), "the blocked call in the chat:\n" .. chat.text())
     H.truthy(has("Plan mode kept me out."), "the answer")
     vim.cmd("TandemMode default")
     H.wait(10000, function()
-      return tandem.status().mode == "default"
+      return tandem.state().mode == "default"
     end, "default mode")
   end)
 
@@ -163,9 +172,9 @@ return function(H)
     end
     H.wait(30000, reviewing("notes/new.txt"), "the review of the new file")
     eq(1, #tandem.review().hunks)
-    vim.api.nvim_feedkeys("a", "x", false)
+    vim.api.nvim_feedkeys("ga", "x", false)
     H.wait(30000, reviewing("util.py"), "the review of util.py")
-    vim.api.nvim_feedkeys("a", "x", false)
+    vim.api.nvim_feedkeys("ga", "x", false)
     H.wait(30000, function()
       return turn.done
     end, "the end of the turn")
@@ -178,7 +187,7 @@ return function(H)
       H.truthy(b ~= -1 and vim.api.nvim_buf_is_loaded(b), "a loaded buffer for " .. path)
       eq(lines, vim.api.nvim_buf_get_lines(b, 0, -1, false), "buffer of " .. path)
       eq(false, vim.bo[b].modified, "buffer of " .. path .. " saved")
-      eq(true, vim.lsp.buf_is_attached(b, tandem.status().client_id), "buffer of " .. path .. " attached")
+      eq(true, vim.lsp.buf_is_attached(b, tandem.state().client_id), "buffer of " .. path .. " attached")
     end
     H.truthy(has("Created and edited."), "the answer")
   end)
@@ -221,10 +230,10 @@ return function(H)
   test("e2e: :TandemInfo and :TandemSessions show the running sidecar and this session", function()
     local info = table.concat(tandem.info(), "\n")
     H.truthy(info:find("sidecar: running", 1, true), info)
-    H.truthy(info:find("session: " .. tandem.status().session_id, 1, true), info)
+    H.truthy(info:find("session: " .. tandem.state().session_id, 1, true), info)
     local saved = vim.ui.select
     local items
-    local session = tandem.status().session_id
+    local session = tandem.state().session_id
     vim.ui.select = function(list, opts, on_choice)
       items = vim.tbl_map(opts.format_item, list)
       on_choice(list[2])
@@ -251,7 +260,7 @@ return function(H)
     eq(1, count("fix the failing test"), "the first prompt in the resumed chat:\n" .. chat.text())
     eq("+ new session", items[1])
     H.truthy(items[2] and items[2]:find(session, 1, true), vim.inspect(items))
-    eq(session, tandem.status().session_id)
+    eq(session, tandem.state().session_id)
   end)
 
   test("e2e: an answer's code block: gy copies it, gp inserts it into the file's window", function()
@@ -284,5 +293,134 @@ return function(H)
     eq({}, tandem.attached(), "sent once")
     H.truthy(has("(attached: calc.py lines 1-2)"), chat.text())
     H.truthy(has("Saw the lines."), chat.text())
+  end)
+
+  test("e2e: a failed command's card shows ✗, the command, its exit status and the tail of its output", function()
+    local saved = vim.ui.select
+    vim.ui.select = function(items, _, on_choice)
+      for _, item in ipairs(items) do
+        if item.optionId == "allow_once" then
+          on_choice(item)
+        end
+      end
+    end
+    local turn = prompt("show util.py and missing.txt")
+    local ok, err = pcall(H.wait, 30000, function()
+      return turn.done
+    end, "the turn")
+    vim.ui.select = saved
+    H.truthy(ok, err)
+    eq("end_turn", turn.result.stopReason)
+    local lines = vim.api.nvim_buf_get_lines(chat.bufnr, 0, -1, false)
+    local row
+    for i, line in ipairs(lines) do
+      if line == "✗ $ cat util.py missing.txt  · exit 1" then
+        row = i
+      end
+    end
+    H.truthy(row, "the failed command's card:\n" .. chat.text())
+    local body = table.concat(vim.list_slice(lines, row + 1, row + 3), "\n")
+    H.truthy(body:find(chat.SHOWN .. "x = 2", 1, true), "the output's tail in view:\n" .. body)
+    H.truthy(body:find("missing.txt: No such file or directory", 1, true), "the error in the tail:\n" .. body)
+    H.truthy(has("It failed."), "the answer")
+  end)
+
+  test("e2e: #buffer, #file:a.txt and #diagnostics in a prompt reach the model as resources", function()
+    vim.fn.writefile({ "A-FILE-MARKER" }, workspace .. "/a.txt")
+    vim.cmd("edit " .. vim.fn.fnameescape(calc))
+    local bufnr = vim.api.nvim_get_current_buf()
+    local ns = vim.api.nvim_create_namespace("tandem-e2e-diagnostics")
+    vim.diagnostic.set(ns, bufnr, { { lnum = 13, col = 11, severity = vim.diagnostic.severity.ERROR,
+      message = "DIAG-MARKER division by b", source = "lint" } })
+    local turn = prompt("compare #buffer with #file:a.txt given #diagnostics")
+    local ok, err = pcall(H.wait, 30000, function()
+      return turn.done
+    end, "the turn")
+    vim.diagnostic.reset(ns, bufnr)
+    H.truthy(ok, err)
+    eq("end_turn", turn.result.stopReason)
+    H.truthy(has("(attached: calc.py, a.txt, diagnostics of calc.py)"), chat.text())
+    H.truthy(has("Compared."), chat.text())
+  end)
+
+  test("e2e: :TandemSessions {words} filters the list; :TandemSessions! deletes the chosen one after asking", function()
+    local old = workspace .. "/.tandem/sessions/old-one.jsonl"
+    vim.fn.writefile({ vim.json.encode({ type = "meta", session_id = "old-one", cwd = workspace, model = "m",
+      mode = "default", created_at = "2020-01-01T00:00:00Z" }) }, old)
+    local saved = vim.ui.select
+    local seen = {}
+    vim.ui.select = function(list, opts, on_choice)
+      seen[#seen + 1] = { prompt = opts.prompt, items = vim.tbl_map(opts.format_item or tostring, list) }
+      if opts.kind == "tandem.confirm" then
+        on_choice("Delete")
+      elseif opts.prompt:find("Delete", 1, true) then
+        on_choice(list[1])
+      else
+        on_choice(nil)
+      end
+    end
+    local ok, err = pcall(function()
+      vim.cmd("TandemSessions old-ONE")
+      H.wait(10000, function()
+        return #seen == 1
+      end, "the filtered list")
+      eq(2, #seen[1].items, vim.inspect(seen[1].items))
+      eq("+ new session", seen[1].items[1])
+      H.truthy(seen[1].items[2]:find("old-one", 1, true), seen[1].items[2])
+      vim.cmd("TandemSessions! old")
+      H.wait(10000, function()
+        return vim.fn.filereadable(old) == 0
+      end, "the deleted session")
+      eq({ "Delete a Tandem session", 1 }, { seen[2].prompt, #seen[2].items }, vim.inspect(seen[2]))
+      H.truthy(seen[3].prompt:find("Delete the session", 1, true), seen[3].prompt)
+    end)
+    vim.ui.select = saved
+    H.truthy(ok, err)
+    local deleted, why = tandem.delete_session(tandem.state().session_id)
+    eq(false, deleted, "the current session is not deleted")
+    H.truthy(why:find("current session", 1, true), why)
+  end)
+
+  test("e2e: :TandemSetup writes [provider] to .tandem/config.toml, keeps the rest, shows tandem doctor, restarts the sidecar", function()
+    local saved_select, saved_input = vim.ui.select, vim.ui.input
+    local asked = {}
+    vim.ui.select = function(items, opts, on_choice)
+      asked[#asked + 1] = opts.prompt
+      on_choice(items[1])
+    end
+    local answers = { ["Base URL: "] = os.getenv("TANDEM_TEST_BASE_URL"), ["Model: "] = "scripted" }
+    vim.ui.input = function(opts, on_confirm)
+      asked[#asked + 1] = opts.prompt
+      on_confirm(answers[opts.prompt] or "SETUP_TEST_API_KEY")
+    end
+    local shown
+    local ok, err = pcall(function()
+      require("tandem.wizard").run({ on_done = function(lines)
+        shown = table.concat(lines, "\n")
+      end })
+      H.wait(30000, function()
+        return shown ~= nil
+      end, "the doctor's report")
+    end)
+    vim.ui.select, vim.ui.input = saved_select, saved_input
+    H.truthy(ok, err)
+    eq(4, #asked, vim.inspect(asked))
+    local written = table.concat(vim.fn.readfile(workspace .. "/.tandem/config.toml"), "\n")
+    for _, line in ipairs({ "[tools]", 'profile = "full"', "[provider]", "max_retries = 1", 'kind = "openai"',
+      'base_url = "' .. os.getenv("TANDEM_TEST_BASE_URL") .. '"', 'model = "scripted"', 'api_key_env = "SETUP_TEST_API_KEY"' }) do
+      H.truthy(written:find(line, 1, true), line .. " in:\n" .. written)
+    end
+    H.truthy(shown:find("SETUP_TEST_API_KEY (NOT set", 1, true), shown)
+    H.truthy(shown:find("Language servers", 1, true), "tandem doctor's findings:\n" .. shown)
+    H.truthy(require("tandem.wizard").bufnr and vim.api.nvim_buf_get_name(require("tandem.wizard").bufnr):find("tandem://doctor", 1, true))
+    -- The next command starts the sidecar again, with the file as it is now.
+    local listed
+    tandem.request("tandem/session/list", vim.empty_dict(), function(list_err, result)
+      listed = { list_err, result }
+    end)
+    H.wait(30000, function()
+      return listed ~= nil
+    end, "the restarted sidecar")
+    eq(nil, listed[1])
   end)
 end

@@ -8,5 +8,7 @@ require("tandem").setup({
   root_dir = workspace,
   env = { TANDEM_LOG = "warn" },
 })
+-- The statusline item, as a lualine component would show it.
+vim.o.statusline = "%f %= %{v:lua.require'tandem'.status()}"
 vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/calc.py"))
 vim.cmd("Tandem fix the failing test")

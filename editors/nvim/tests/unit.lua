@@ -12,13 +12,14 @@ return function(H)
   test("config: defaults, and setup options become camelCase initializationOptions", function()
     local c = config.resolve({ provider = { kind = "openai", base_url = "http://h/v1", model = "m", api_key_env = "K" }, mode = "plan" })
     eq({ "tandem", "lsp" }, c.cmd)
-    eq("a", c.keymaps.accept)
+    eq("ga", c.keymaps.accept)
+    eq({ accept = "ga", reject = "gr", accept_all = "gA", reject_all = "gR", next = "]h", prev = "[h" }, c.keymaps)
     eq("]h", c.keymaps.next)
     eq({ mode = "plan", provider = { kind = "openai", baseUrl = "http://h/v1", model = "m", apiKeyEnv = "K" } }, config.init_options(c))
     eq("{}", vim.json.encode(config.init_options(config.resolve({}))))
     eq({ "/opt/tandem", "lsp" }, config.resolve({ cmd = "/opt/tandem" }).cmd)
     eq({ "x", "lsp", "--flag" }, config.resolve({ cmd = { "x", "lsp", "--flag" } }).cmd)
-    eq("A", config.resolve({ keymaps = { accept = "y" } }).keymaps.accept_all)
+    eq("gA", config.resolve({ keymaps = { accept = "y" } }).keymaps.accept_all)
     eq(20, c.chat.output_lines)
     eq(0, config.resolve({ chat = { output_lines = 0 } }).chat.output_lines)
   end)
@@ -138,18 +139,18 @@ return function(H)
     end
     eq({ 1 }, removed, "row of the removed line")
     eq({ "+ TWO", "+ twelve" }, added)
-    eq({ " h1: a accept, r reject ", " h2: a accept, r reject " }, labels)
+    eq({ " h1: ga accept, gr reject ", " h2: ga accept, gr reject " }, labels)
     eq({ 2, 0 }, vim.api.nvim_win_get_cursor(0), "cursor on the first hunk")
     eq("h1", tandem.review().hunks[1].id)
-    vim.api.nvim_feedkeys("a", "x", false)
+    vim.api.nvim_feedkeys("ga", "x", false)
     eq("accepted", tandem.review().hunks[1].state)
     eq(nil, reply, "no reply before every hunk is decided")
     eq(11, vim.api.nvim_win_get_cursor(0)[1], "cursor moved to the next pending hunk")
-    vim.api.nvim_feedkeys("r", "x", false)
+    vim.api.nvim_feedkeys("gr", "x", false)
     eq({ outcome = { outcome = "selected", optionId = "allow_once", acceptedHunks = { "h1" } } }, reply)
     eq(nil, tandem.review())
     eq({}, vim.api.nvim_buf_get_extmarks(bufnr, ns, 0, -1, {}), "extmarks cleared")
-    eq("", vim.fn.maparg("a", "n"), "keys unmapped")
+    eq("", vim.fn.maparg("ga", "n"), "keys unmapped")
     vim.cmd("bwipeout! " .. bufnr)
   end)
 
@@ -163,7 +164,7 @@ return function(H)
     eq(11, vim.api.nvim_win_get_cursor(0)[1])
     vim.api.nvim_feedkeys("[h", "x", false)
     eq(2, vim.api.nvim_win_get_cursor(0)[1])
-    vim.api.nvim_feedkeys("A", "x", false)
+    vim.api.nvim_feedkeys("gA", "x", false)
     eq({ "h1", "h2" }, reply.outcome.acceptedHunks)
     vim.cmd("bwipeout! " .. vim.fn.bufnr(path))
 
@@ -184,17 +185,17 @@ return function(H)
     local path, params = review_fixture()
     vim.cmd("edit " .. vim.fn.fnameescape(path))
     local bufnr = vim.api.nvim_get_current_buf()
-    vim.api.nvim_buf_set_keymap(bufnr, "n", "a", ":let g:tandem_mine = 1<CR>", { noremap = true, silent = true })
+    vim.api.nvim_buf_set_keymap(bufnr, "n", "ga", ":let g:tandem_mine = 1<CR>", { noremap = true, silent = true })
     local reply
     review.start(params, function(r)
       reply = r
     end, config.defaults.keymaps)
-    vim.api.nvim_feedkeys("a", "x", false)
-    eq("accepted", tandem.review().hunks[1].state, "the review's `a` while it is open")
-    vim.api.nvim_feedkeys("R", "x", false)
+    vim.api.nvim_feedkeys("ga", "x", false)
+    eq("accepted", tandem.review().hunks[1].state, "the review's `ga` while it is open")
+    vim.api.nvim_feedkeys("gR", "x", false)
     H.truthy(reply, "answered")
-    eq(":let g:tandem_mine = 1<CR>", vim.fn.maparg("a", "n"), "the buffer's own `a` is back")
-    eq("", vim.fn.maparg("r", "n"), "keys the buffer did not map stay unmapped")
+    eq(":let g:tandem_mine = 1<CR>", vim.fn.maparg("ga", "n"), "the buffer's own `ga` is back")
+    eq("", vim.fn.maparg("gr", "n"), "keys the buffer did not map stay unmapped")
     vim.cmd("bwipeout! " .. bufnr)
   end)
 
@@ -240,9 +241,9 @@ return function(H)
     vim.api.nvim_feedkeys("]h]h", "x", false)
     eq(vim.fn.bufnr(path2), vim.api.nvim_get_current_buf(), "]h went on to the second file")
     eq(nil, reply, "switching files is not closing the review")
-    vim.api.nvim_feedkeys("a", "x", false)
-    vim.api.nvim_feedkeys("r", "x", false)
-    vim.api.nvim_feedkeys("a", "x", false)
+    vim.api.nvim_feedkeys("ga", "x", false)
+    vim.api.nvim_feedkeys("gr", "x", false)
+    vim.api.nvim_feedkeys("ga", "x", false)
     eq({ outcome = { outcome = "selected", optionId = "allow_once", acceptedHunks = { "h2", "h3" } } }, reply)
     vim.cmd("close")
     vim.cmd("bwipeout! " .. scratch)
@@ -338,7 +339,7 @@ return function(H)
     eq({ cancelled = true }, reply)
   end)
 
-  test("chat: a completed tool call shows its output, the tail of long output, once", function()
+  test("chat: tool cards: an edit's counts with its diff folded, a command's exit and tail, an answer, long output folded", function()
     local chat = require("tandem.chat")
     local function lines()
       return vim.api.nvim_buf_get_lines(chat.buffer(), 0, -1, false)
@@ -353,30 +354,182 @@ return function(H)
         end
       end
     end
-    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "t1", title = "echo hi", kind = "execute", status = "pending" })
-    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t1", status = "in_progress" })
-    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t1", status = "completed", content = text_content("hi\nthere") })
-    local row = index_of("* [execute] echo hi (completed)")
-    H.truthy(row, "the call's line:\n" .. chat.text())
-    eq({ "    hi", "    there" }, { lines()[row + 1], lines()[row + 2] }, "the output under the call")
+    local win = chat.open("botright vsplit", true)
+    local F, S = chat.FOLDED, chat.SHOWN
+    -- An edit: `calc.py +1 −1`, its diff folded under it.
+    local diff = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "e1", title = "Edit calc.py", kind = "edit", status = "pending",
+      rawInput = { file_path = "calc.py" } })
+    H.truthy(index_of("· Edit calc.py"), "the pending card:\n" .. chat.text())
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "e1", status = "completed", content = text_content("Edited"),
+      rawOutput = { output = "Edited", metadata = { additions = 1, deletions = 1, hunks = 1, diff = diff } } })
+    local row = index_of("✓ calc.py +1 −1")
+    H.truthy(row, "the edit's card:\n" .. chat.text())
+    eq(F .. "--- a/calc.py", lines()[row + 1])
+    eq(F .. "+    return a + b", lines()[row + 6])
+    eq(row + 1, vim.fn.foldclosed(row + 1), "the diff is folded")
+    eq(row + 6, vim.fn.foldclosedend(row + 1))
+    eq(-1, vim.fn.foldclosed(row), "the header is not")
+    -- Several files.
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "e2", title = "Applied 2 edit(s)", kind = "edit", status = "in_progress" })
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "e2", status = "completed", rawOutput = { metadata = {
+      files = { "b.py", "a.py" }, diffs = { ["a.py"] = { additions = 2, deletions = 0, diff = "@@ -1 +1,3 @@\n x\n+y\n+z\n" },
+        ["b.py"] = { additions = 0, deletions = 1, diff = "@@ -1,2 +1 @@\n x\n-y\n" } } } } })
+    H.truthy(index_of("✓ b.py +0 −1, a.py +2 −0"), chat.text())
 
+    -- A failed command: ✗, the exit status, the tail in view and the earlier output folded.
     local long = {}
     for i = 1, 50 do
       long[#long + 1] = "out " .. i
     end
-    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "t2", title = "cargo test", kind = "execute", status = "in_progress" })
-    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t2", status = "completed", content = text_content(table.concat(long, "\n")) })
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "t2", title = "Run pytest", kind = "execute", status = "in_progress",
+      rawInput = { command = "pytest -q" } })
+    H.truthy(index_of("… $ pytest -q"), "the running command:\n" .. chat.text())
+    local finished = { sessionUpdate = "tool_call_update", toolCallId = "t2", status = "completed", content = text_content(table.concat(long, "\n")),
+      rawOutput = { output = table.concat(long, "\n"), metadata = { exitCode = 1, timedOut = false } } }
+    chat.on_update(finished)
     -- A repeated final update (a resumed session, a late notification) does not print it again.
-    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t2", status = "completed", content = text_content(table.concat(long, "\n")) })
-    row = index_of("* [execute] cargo test (completed)")
-    H.truthy(row, "the long call's line:\n" .. chat.text())
-    local shown = vim.list_slice(lines(), row + 1)
-    eq("    … 30 earlier lines", shown[1], "the long output is cut from the top:\n" .. chat.text())
-    eq("    out 31", shown[2])
-    eq("    out 50", shown[21])
-    eq(21, #shown, "the output once:\n" .. chat.text())
+    chat.on_update(finished)
+    row = index_of("✗ $ pytest -q  · exit 1")
+    H.truthy(row, "the failed command's card:\n" .. chat.text())
+    local body = vim.list_slice(lines(), row + 1, row + 50)
+    eq(F .. "out 1", body[1])
+    eq(S .. "out 31", body[31], "the tail in view")
+    eq(S .. "out 50", body[50])
+    eq(row + 1, vim.fn.foldclosed(row + 1), "the earlier output is folded")
+    eq(row + 30, vim.fn.foldclosedend(row + 1))
+    eq(-1, vim.fn.foldclosed(row + 31), "the tail is not")
+    eq("", lines()[row + 51] or "", "the output once")
+    -- A command that succeeded, and one without output.
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "t3", title = "echo hi", kind = "execute", status = "pending", rawInput = { command = "echo hi" } })
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "t3", status = "completed", content = text_content("hi"),
+      rawOutput = { metadata = { exitCode = 0 } } })
+    row = index_of("✓ $ echo hi  · exit 0")
+    H.truthy(row, chat.text())
+    eq(S .. "hi", lines()[row + 1])
+
+    -- A resumed session replays a command as one finished `tool_call`, without its metadata.
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "t4", title = "Exit 2: make", kind = "execute", status = "failed",
+      rawInput = { command = "make" }, content = text_content("make: *** No targets.") })
+    row = index_of("✗ Exit 2: make")
+    H.truthy(row, chat.text())
+    eq(S .. "make: *** No targets.", lines()[row + 1])
+
+    -- A question: the answer in view.
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "q1", title = "Ask: Which color?", kind = "other", status = "in_progress" })
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "q1", status = "completed", content = text_content("Q: Which color?\nA: red"),
+      rawOutput = { metadata = { answers = { { "red" } } } } })
+    row = index_of("✓ Ask: Which color?")
+    eq({ S .. "Q: Which color?", S .. "A: red" }, { lines()[row + 1], lines()[row + 2] })
+    eq(-1, vim.fn.foldclosed(row + 2))
+
+    -- A read: its output folded whole, and a card's body goes under its own header even when
+    -- another card came after it.
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "r1", title = "Read a.py", kind = "read", status = "pending" })
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "r2", title = "Read b.py", kind = "read", status = "pending" })
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "r1", status = "completed", content = text_content("1\ta\n2\tb") })
+    row = index_of("✓ Read a.py")
+    eq({ F .. "1\ta", F .. "2\tb", "", "· Read b.py" }, vim.list_slice(lines(), row + 1, row + 4))
+    eq(row + 1, vim.fn.foldclosed(row + 2))
+
+    -- A failure's reason in view.
+    chat.on_update({ sessionUpdate = "tool_call", toolCallId = "w1", title = "Write x", kind = "edit", status = "pending" })
+    chat.on_update({ sessionUpdate = "tool_call_update", toolCallId = "w1", status = "failed", content = text_content("blocked: plan mode") })
+    row = index_of("✗ Write x")
+    eq(S .. "blocked: plan mode", lines()[row + 1])
     -- The chat the end-to-end tests use starts empty.
+    vim.api.nvim_win_close(win, true)
     vim.api.nvim_buf_delete(chat.bufnr, { force = true })
+  end)
+
+  test("status(): empty before a session; a long error opens a notice instead of a hit-enter prompt", function()
+    eq("", tandem.status())
+    eq(false, tandem.state().busy)
+    local notice = require("tandem.notice")
+    H.truthy(notice.builtin_notify(), "Neovim's own vim.notify")
+    local long = "tandem: the provider answered 400 Bad Request: " .. string.rep("the model `x` does not exist; ", 12)
+    local before = #vim.api.nvim_list_wins()
+    notice.notify(long)
+    local win = notice.open and notice.open.win
+    H.truthy(win and vim.api.nvim_win_is_valid(win), "a floating notice")
+    eq("editor", vim.api.nvim_win_get_config(win).relative)
+    local text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), " ")
+    H.truthy(text:find("400 Bad Request", 1, true) and text:find("does not exist", 1, true), text)
+    eq(before + 1, #vim.api.nvim_list_wins())
+    notice.close()
+    eq(before, #vim.api.nvim_list_wins())
+    -- A replaced vim.notify (nvim-notify) shows it instead, whole.
+    local saved = vim.notify
+    local got
+    vim.notify = function(message, level)
+      got = { message, level }
+    end
+    notice.notify(long)
+    vim.notify = saved
+    eq({ long, vim.log.levels.ERROR }, got)
+    eq(nil, notice.open)
+  end)
+
+  test("sessions: the filter matches every word in the title, id or date, in any case", function()
+    local info = { sessionId = "a1b2", title = "Fix the failing test", updatedAt = "2026-11-26T07:00:00Z" }
+    H.truthy(tandem.session_matches(info, ""))
+    H.truthy(tandem.session_matches(info, "failing FIX"))
+    H.truthy(tandem.session_matches(info, "a1b 2026-11"))
+    eq(false, tandem.session_matches(info, "fix parser"))
+    local ok, why = tandem.delete_session("../x")
+    eq(false, ok)
+    H.truthy(why:find("not a session id", 1, true), why)
+  end)
+
+  test("context variables: #buffer, #file:path and #diagnostics become resources; the Visual key adds the selection", function()
+    local path = vim.fn.tempname() .. ".py"
+    vim.fn.writefile({ "x = 1", "y = 2" }, path)
+    local other = vim.fn.tempname() .. ".txt"
+    vim.fn.writefile({ "other" }, other)
+    vim.cmd("edit " .. vim.fn.fnameescape(path))
+    local bufnr = vim.api.nvim_get_current_buf()
+    vim.api.nvim_buf_set_lines(bufnr, 1, 2, false, { "y = UNSAVED" })
+    local ns = vim.api.nvim_create_namespace("tandem-test-diagnostics")
+    vim.diagnostic.set(ns, bufnr, { { lnum = 1, col = 4, severity = vim.diagnostic.severity.ERROR, message = "undefined name",
+      source = "pyflakes" } })
+    local contexts = tandem.context_variables("compare #buffer with #file:" .. other .. ", see #diagnostics; issue#3 #buffer")
+    eq(3, #contexts, vim.inspect(contexts))
+    eq({ path, "x = 1\ny = UNSAVED" }, { contexts[1].path, contexts[1].text }, "the buffer's unsaved text")
+    eq("other", contexts[2].text)
+    H.truthy(contexts[3].text:find(":2:5: error: undefined name [pyflakes]", 1, true), contexts[3].text)
+    local blocks = tandem.prompt_blocks("q", nil, contexts)
+    eq({ type = "resource", resource = { uri = vim.uri_from_fname(path), text = "x = 1\ny = UNSAVED" } }, blocks[2])
+    eq(vim.uri_from_fname(other), blocks[3].resource.uri)
+    eq(vim.uri_from_fname(path) .. "#diagnostics", blocks[4].resource.uri)
+    H.truthy(tandem.describe_context(contexts[3]):find("^diagnostics of "), tandem.describe_context(contexts[3]))
+    H.errors("#file:nope-missing.txt: no such file", function()
+      tandem.context_variables("see #file:nope-missing.txt")
+    end)
+    eq({}, tandem.context_variables("no variables here, #3 or #bufferish"))
+    -- The Visual-mode key: the selected lines go with the next prompt.
+    eq("<Plug>(TandemAddSelection)", vim.fn.maparg("<leader>ta", "x"))
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    vim.api.nvim_feedkeys("Vj" .. vim.api.nvim_replace_termcodes("<leader>ta", true, false, true), "x", false)
+    local attached = tandem.attached()
+    eq(1, #attached)
+    eq({ path, 1, 2, "x = 1\ny = UNSAVED" }, { attached[1].path, attached[1].from, attached[1].to, attached[1].text })
+    tandem.clear_context()
+    vim.diagnostic.reset(ns, bufnr)
+    vim.cmd("bwipeout! " .. bufnr)
+  end)
+
+  test("setup: [provider] keys are set in config.toml, other keys and sections kept", function()
+    local wizard = require("tandem.wizard")
+    local lines = { "mode = \"default\"", "", "[provider]", "kind = \"anthropic\"", "max_retries = 1", "", "[tools]", "profile = \"full\"" }
+    eq({ kind = "anthropic" }, wizard.read_provider(lines))
+    eq({ "mode = \"default\"", "", "[provider]", "kind = \"openai\"", "max_retries = 1", "base_url = \"http://h/v1\"",
+      "model = \"m \\\"q\\\"\"", "", "[tools]", "profile = \"full\"" },
+      wizard.set_provider(lines, { kind = "openai", base_url = "http://h/v1", model = 'm "q"', api_key_env = "" }))
+    eq({ "[tools]", "profile = \"full\"", "", "[provider]", "kind = \"openai\"", "api_key_env = \"K\"" },
+      wizard.set_provider({ "[tools]", "profile = \"full\"" }, { kind = "openai", api_key_env = "K" }))
+    eq({ "[provider]", "model = \"x\"" }, wizard.set_provider({}, { model = "x" }))
+    eq({ model = 'm "q"' }, wizard.read_provider({ "[provider]", 'model = "m \\"q\\""' }))
+    eq(2, vim.fn.exists(":TandemSetup"))
   end)
 
   test("API: bad input to prompt and set_mode is refused with a clear message", function()
@@ -395,8 +548,10 @@ return function(H)
       "TandemUndo", "TandemRedo", "TandemCompact", "TandemAdd" }) do
       eq(2, vim.fn.exists(":" .. name), name)
     end
-    for group, target in pairs({ TandemAdded = "DiffAdd", TandemRemoved = "DiffDelete", TandemHunk = "DiffText" }) do
-      eq(target, vim.fn.synIDattr(vim.fn.synIDtrans(vim.fn.hlID(group)), "name"), group)
+    for group, target in pairs({ TandemAdded = "DiffAdd", TandemRemoved = "DiffDelete", TandemHunk = "DiffText",
+      TandemCardOk = "String", TandemCardFailed = "DiagnosticError", TandemCardRunning = "Comment" }) do
+      -- Where the link ends (String links on to Constant in some versions).
+      eq(vim.fn.synIDtrans(vim.fn.hlID(target)), vim.fn.synIDtrans(vim.fn.hlID(group)), group)
     end
     eq({ "default", "auto-edit", "plan", "yolo" }, vim.fn.getcompletion("TandemMode ", "cmdline"))
     eq({ "plan" }, vim.fn.getcompletion("TandemMode pl", "cmdline"))
@@ -415,7 +570,8 @@ return function(H)
     vim.opt.rtp:prepend(root)
     for _, tag in ipairs({ ":Tandem", ":TandemMode", "tandem-review", "tandem-setup", "hl-TandemAdded", "tandem-api",
       ":TandemCheckpoints", ":TandemUndo", ":TandemRedo", ":TandemCompact", "tandem-checkpoints", ":TandemAdd",
-      "tandem-chat-code" }) do
+      "tandem-chat-code", ":TandemSetup", ":TandemSessions", "tandem-variables", "tandem-statusline", "tandem-chat-cards",
+      "tandem-keys-migration", "hl-TandemCardOk", "hl-TandemCardFailed" }) do
       vim.cmd("help " .. tag)
       eq("tandem.txt", vim.fn.expand("%:t"), tag)
       vim.cmd("helpclose")

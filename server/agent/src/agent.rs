@@ -36,6 +36,9 @@ pub struct AgentConfig {
     /// The workspace's own settings that were ignored because the folder is not trusted; when
     /// there are any, the first prompt asks the person whether to trust the folder.
     pub untrusted_settings: Vec<String>,
+    /// `[review] precheck = "fix-first"`: a change the language servers say introduces errors
+    /// goes back to the model once before the person is asked.
+    pub fix_first: bool,
 }
 
 impl AgentConfig {
@@ -48,6 +51,7 @@ impl AgentConfig {
             max_agent_depth: 2,
             defer_tools: false,
             untrusted_settings: Vec::new(),
+            fix_first: false,
         }
     }
 }
@@ -168,6 +172,9 @@ impl Agent {
             Arc::clone(&self.client),
             self.store.clone(),
         );
+        if self.config.fix_first {
+            session.gate.fix_first();
+        }
         self.sessions.lock().insert(id.clone(), Arc::new(session));
         tracing::info!(session = id, mode = mode.as_str(), "session/new");
         Ok(SessionNewResult { session_id: id, modes: modes_of(mode), model: Some(model) })
@@ -345,6 +352,9 @@ impl Agent {
             Arc::clone(&self.client),
             self.store.clone(),
         );
+        if self.config.fix_first {
+            session.gate.fix_first();
+        }
         let total_tokens = totals.input_tokens + totals.output_tokens;
         let messages = messages.into_iter().map(Arc::new).collect();
         session.history = tokio::sync::Mutex::new(History { messages, totals, total_tokens, ..History::default() });

@@ -59,12 +59,33 @@ pub struct SessionGate {
     pub rules: Mutex<Rules>,
     /// Plan mode entered with `plan_enter` (its plan file may be written).
     pub plan: Mutex<Option<tandem_tools::PlanState>>,
+    /// With `[review] precheck = "fix-first"`: the sets of files whose change went back to the
+    /// model once already (`None`: changes go to the person at once).
+    pub sent_back: Mutex<Option<std::collections::HashSet<String>>>,
 }
 
 impl SessionGate {
     /// A gate in `mode` with no rules.
     pub fn new(session_id: String, mode: ModeId) -> Self {
-        Self { session_id, mode: Mutex::new(mode), rules: Mutex::new(Rules::default()), plan: Mutex::new(None) }
+        Self {
+            session_id,
+            mode: Mutex::new(mode),
+            rules: Mutex::new(Rules::default()),
+            plan: Mutex::new(None),
+            sent_back: Mutex::new(None),
+        }
+    }
+
+    /// From now on a change the language servers say introduces errors goes back to the model
+    /// once before the person sees it.
+    pub fn fix_first(&self) {
+        self.sent_back.lock().get_or_insert_with(Default::default);
+    }
+
+    /// Whether a change to the files named by `key` goes back to the model first; true once per
+    /// key (the next proposal goes to the person whatever it introduces).
+    pub fn send_back(&self, key: String) -> bool {
+        self.sent_back.lock().as_mut().is_some_and(|sent| sent.insert(key))
     }
 
     /// Sets the mode.
@@ -270,6 +291,12 @@ fn diff_content(file: &StagedFile, new_text: String, with_hunks: bool) -> ToolCa
 impl Approver for CallApprover {
     fn asks_about(&self, files: &[StagedFile]) -> bool {
         self.answer_without_asking(files).is_none()
+    }
+
+    fn send_back_first(&self, files: &[StagedFile]) -> bool {
+        let mut names: Vec<&str> = files.iter().map(|f| f.display.as_str()).collect();
+        names.sort_unstable();
+        self.asks_about(files) && self.gate.send_back(names.join("\n"))
     }
 
     async fn review_changes(&self, files: &[StagedFile], preview: Option<&DiagnosticsPreview>) -> ChangeDecision {

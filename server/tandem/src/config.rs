@@ -86,6 +86,22 @@ struct ExecSection {
 struct ReviewSection {
     /// How long the language servers get to say what a change under review would break.
     preview_timeout_ms: Option<u64>,
+    /// What the preview is for: "ask" (shown to the person), "fix-first" (a change that
+    /// introduces errors goes back to the model once first) or "off" (no preview).
+    precheck: Option<Precheck>,
+}
+
+/// `[review] precheck`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Precheck {
+    /// The preview is shown to the person with the change.
+    #[default]
+    Ask,
+    /// A change that introduces errors goes back to the model once before the person sees it.
+    FixFirst,
+    /// No preview.
+    Off,
 }
 
 /// Provider settings beyond what editors pass (`[provider]` in the files only).
@@ -156,6 +172,8 @@ pub struct Config {
     /// `[review] preview_timeout_ms`: how long the language servers get to preview a change
     /// under review (`None`: the proxy's default; 0: no previews).
     pub preview_timeout_ms: Option<u64>,
+    /// `[review] precheck`.
+    pub precheck: Precheck,
     /// Provider timeouts and limits.
     pub tuning: ProviderTuning,
     /// Model turns per prompt.
@@ -491,6 +509,7 @@ impl Config {
         self.allowed_paths.extend(file.workspace.allowed_paths);
         self.lsp.merge(file.lsp);
         self.preview_timeout_ms = file.review.preview_timeout_ms.or(self.preview_timeout_ms);
+        self.precheck = file.review.precheck.unwrap_or(self.precheck);
         if let Some(allow) = file.web.allow_private {
             self.tools.web.allow_private = allow;
         }
@@ -562,6 +581,7 @@ impl Config {
         }
         config.defer_tools = self.defer_tools.unwrap_or(false);
         config.untrusted_settings = self.untrusted_ignored.clone();
+        config.fix_first = self.precheck == Precheck::FixFirst;
         config
     }
 
@@ -877,7 +897,7 @@ mod tests {
 
     #[test]
     fn every_known_key_loads() -> anyhow::Result<()> {
-        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[review]\npreview_timeout_ms = 1500\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n";
+        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[review]\npreview_timeout_ms = 1500\nprecheck = \"fix-first\"\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n";
         assert_eq!(load_error(text)?, "");
         // And the test above names every key the types accept: none is missing from it.
         for (table, key) in all_keys() {

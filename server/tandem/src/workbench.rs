@@ -164,11 +164,12 @@ impl Workbench {
         let manage_tool = options.mcp == Mcp::Sessions && config.tools.profile == tandem_tools::Profile::Full;
         let mcp = (options.mcp != Mcp::Off)
             .then(|| McpManager::from_workspace(workspace.root(), Arc::clone(&registry), manage_tool));
+        let no_previews = options.no_previews || config.precheck == crate::config::Precheck::Off;
         let intel =
             match LspProxy::new(workspace.root().to_path_buf(), Arc::clone(&cache), &config.lsp, options.progress) {
-                Ok(proxy) => Some(Arc::new(match config.preview_timeout_ms.filter(|_| !options.no_previews) {
+                Ok(proxy) => Some(Arc::new(match config.preview_timeout_ms.filter(|_| !no_previews) {
                     Some(ms) => proxy.with_preview_wait(std::time::Duration::from_millis(ms)),
-                    None if options.no_previews => proxy.with_preview_wait(std::time::Duration::ZERO),
+                    None if no_previews => proxy.with_preview_wait(std::time::Duration::ZERO),
                     None => proxy,
                 })),
                 Err(err) => {

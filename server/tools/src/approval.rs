@@ -122,6 +122,13 @@ pub trait Approver: Send + Sync {
     fn asks_about(&self, _files: &[StagedFile]) -> bool {
         false
     }
+    /// Whether a change to `files` that the language servers say introduces errors goes back to
+    /// the model to fix before the person sees it (`[review] precheck = "fix-first"`). Called
+    /// only for such a change; an approver that says yes remembers it, so that the next
+    /// proposal for the same files goes to the person. The default: never.
+    fn send_back_first(&self, _files: &[StagedFile]) -> bool {
+        false
+    }
     /// Confirms a command before `bash` runs it (refused commands never get here).
     async fn confirm_command(&self, check: &CommandCheck) -> CommandDecision;
     /// Confirms a call to a tool of an outside server that may change state. The default asks

@@ -1,7 +1,23 @@
 -- Questions the sidecar asks the person outside a diff review: command (and MCP tool)
 -- approvals through vim.ui.select, and `tandem/session/askUser` through vim.ui.select /
 -- vim.ui.input. Dismissing an approval rejects it; dismissing a question cancels the questions.
-local M = {}
+local M = {
+  -- Approvals and questions waiting for the person (the statusline says "question").
+  waiting = 0,
+}
+
+--- `respond` that also counts the question as answered.
+local function counted(respond)
+  M.waiting = M.waiting + 1
+  local done = false
+  return function(result)
+    if not done then
+      done = true
+      M.waiting = M.waiting - 1
+    end
+    respond(result)
+  end
+end
 
 local function content_text(content)
   return require("tandem.content").text(content, "change to ")
@@ -20,6 +36,7 @@ end
 
 --- Asks with vim.ui.select; respond(result) with the chosen option (dismissed: the reject option).
 function M.permission(params, respond)
+  respond = counted(respond)
   local options = params.options or {}
   local reject = nil
   for _, option in ipairs(options) do
@@ -53,6 +70,7 @@ end
 
 --- `tandem/session/askUser`: each question in turn; respond({ answers }) or ({ cancelled = true }).
 function M.ask_user(params, respond)
+  respond = counted(respond)
   local questions = params.questions or {}
   local answers = {}
   local function ask(i)

@@ -1,14 +1,15 @@
 -- The chat buffer (filetype `tandem-chat`): the session's transcript as Markdown, streamed as
--- `tandem/session/update` notifications arrive; tool calls as one line each, updated in place,
--- with their output (the tail of it) under them once they finish; the plan as a checklist.
+-- `tandem/session/update` notifications arrive; tool calls as cards (a header updated in place:
+-- `✓ calc.py +2 −2`, `✗ $ pytest  · exit 1`; once finished, the body under it: an edit's diff
+-- folded, a command's output tail in view, an answer, long output folded); the plan as a checklist.
 local M = {
   bufnr = nil,
   -- What the last lines are: "user", "agent", "thought", "tool", "note", or nil.
   last = nil,
-  -- toolCallId -> { row, title, kind, status, shown }.
+  -- toolCallId -> { mark (extmark of the header), title, kind, status, shown, files, command, exit }.
   tools = {},
-  -- The most lines of a finished call's output shown; a test run's failures are at its end, so
-  -- longer output keeps its tail. 0 shows none. Set from setup's `chat.output_lines`.
+  -- The most lines of a finished call's output in view; a test run's failures are at its end, so
+  -- longer output keeps its tail, the rest folded. 0: all folded. Set from `chat.output_lines`.
   output_lines = 20,
 }
 
@@ -29,6 +30,13 @@ function M.buffer()
     vim.cmd("silent! setlocal syntax=markdown")
   end)
   M.bufnr, M.last, M.tools = bufnr, nil, {}
+  -- Folding is window-local: whichever window shows the chat folds the cards' bodies.
+  vim.api.nvim_create_autocmd("BufWinEnter", {
+    buffer = bufnr,
+    callback = function()
+      M.set_folds(vim.api.nvim_get_current_win())
+    end,
+  })
   local function ask()
     vim.ui.input({ prompt = "Tandem> " }, function(text)
       if text and text ~= "" then
@@ -79,6 +87,7 @@ function M.open(split, focus)
     vim.wo[win].wrap = true
     vim.wo[win].linebreak = true
     vim.wo[win].number = false
+    M.set_folds(win)
     if not focus then
       vim.api.nvim_set_current_win(previous)
     end
@@ -110,6 +119,7 @@ end
 function M.clear()
   edit(function(bufnr)
     vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, {})
+    vim.api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
   end)
   M.last, M.tools = nil, {}
 end
@@ -160,30 +170,226 @@ function M.user(text)
   M.append_lines(vim.split(text, "\n", { plain = true }), "user")
 end
 
-local function tool_line(entry)
-  return string.format("* [%s] %s (%s)", entry.kind or "tool", entry.title or "?", entry.status or "pending")
+-- A tool call is a card: a header line (a mark and what the call did), then its body. Lines of
+-- the body that start with FOLDED are folded away (the window's 'foldexpr' keys on that prefix):
+-- an edit's diff, the earlier part of long output; lines with SHOWN stay in view (a command's
+-- last lines, an answer, an error).
+local FOLDED = "  ┆ "
+local SHOWN = "  │ "
+M.FOLDED, M.SHOWN = FOLDED, SHOWN
+M.ns = vim.api.nvim_create_namespace("tandem-chat")
+
+local MARK = { pending = "·", in_progress = "…", completed = "✓", failed = "✗" }
+
+--- A JSON value that may be null (vim.NIL) as a Lua value or nil.
+local function value(v)
+  if v == vim.NIL then
+    return nil
+  end
+  return v
 end
 
-local function content_text(content)
-  return require("tandem.content").text(content, "diff: ")
+--- `path` relative to the current directory when below it.
+local function relative(path)
+  if type(path) ~= "string" or path == "" then
+    return nil
+  end
+  return vim.fn.fnamemodify(path, ":~:.")
 end
 
---- `text` indented under its call, cut to its last `max` lines.
-local function output_lines(text, max)
-  local all = vim.split((text:gsub("\n+$", "")), "\n", { plain = true })
+--- The files an edit changed, from its result's metadata: { { path, additions, deletions, diff } }.
+--- Single-file tools put `diff`, `additions`, `deletions` in the metadata; several-file tools a
+--- `diffs` map from path to those.
+function M.edited_files(meta, raw_input)
+  local files = {}
+  if type(meta) ~= "table" then
+    return files
+  end
+  local function add(path, d)
+    if type(d) == "table" and (value(d.additions) or value(d.diff)) then
+      files[#files + 1] = { path = path, additions = value(d.additions) or 0, deletions = value(d.deletions) or 0,
+        diff = value(d.diff) }
+    end
+  end
+  if type(meta.diffs) == "table" then
+    local order = {}
+    for _, f in ipairs(type(meta.files) == "table" and meta.files or {}) do
+      local name = type(f) == "table" and (value(f.to) or f.path) or f
+      if type(name) == "string" and meta.diffs[name] then
+        order[#order + 1] = name
+      end
+    end
+    if #order ~= vim.tbl_count(meta.diffs) then
+      order = vim.tbl_keys(meta.diffs)
+      table.sort(order)
+    end
+    for _, name in ipairs(order) do
+      add(relative(name), meta.diffs[name])
+    end
+  elseif value(meta.additions) or value(meta.diff) then
+    local path = type(meta.diff) == "string" and meta.diff:match("\n%+%+%+ b/([^\n]+)")
+      or type(meta.diff) == "string" and meta.diff:match("^%+%+%+ b/([^\n]+)")
+    path = path or relative(type(raw_input) == "table" and (raw_input.file_path or raw_input.path) or nil)
+    add(path or "?", meta)
+  end
+  return files
+end
+
+--- The header line of a card.
+local function card_header(entry)
+  local mark = MARK[entry.status or "pending"] or "·"
+  if entry.failed then
+    mark = "✗"
+  end
+  local text
+  if entry.files and #entry.files > 0 then
+    text = table.concat(vim.tbl_map(function(f)
+      return string.format("%s +%d −%d", f.path, f.additions, f.deletions)
+    end, entry.files), ", ")
+  elseif entry.command and not (entry.finished and not entry.is_command) then
+    text = "$ " .. entry.command
+    if entry.timed_out then
+      text = text .. "  · timed out"
+    elseif entry.exit then
+      text = text .. "  · exit " .. tostring(entry.exit)
+    elseif entry.finished and entry.is_command then
+      text = text .. "  · killed"
+    end
+  else
+    text = entry.title or "?"
+  end
+  return mark .. " " .. text
+end
+M.card_header = card_header
+
+--- The text of a finished call (its text content; else the result's output).
+local function output_text(update)
+  local parts = {}
+  for _, item in ipairs(update.content or {}) do
+    if item.type == "content" and item.content and item.content.type == "text" then
+      parts[#parts + 1] = item.content.text
+    end
+  end
+  local raw = type(update.rawOutput) == "table" and update.rawOutput or {}
+  if #parts == 0 then
+    parts[1] = value(raw.error) or value(raw.output)
+  end
+  local text = table.concat(parts, "\n"):gsub("\n+$", "")
+  if vim.trim(text) == "(no output)" then
+    return ""
+  end
+  return text
+end
+
+--- Body lines of `text`: its last `shown` lines in view, the earlier ones folded.
+local function tail_lines(text, shown)
+  if text == "" then
+    return {}
+  end
+  local all = vim.split(text, "\n", { plain = true })
   local lines = {}
-  local first = 1
-  if #all > max then
-    first = #all - max + 1
-    lines[1] = string.format("    … %d earlier lines", first - 1)
-  end
-  if max == 0 then
-    return lines
-  end
-  for i = first, #all do
-    lines[#lines + 1] = "    " .. all[i]
+  local cut = math.max(#all - shown, 0)
+  for i, line in ipairs(all) do
+    lines[#lines + 1] = (i <= cut and FOLDED or SHOWN) .. line
   end
   return lines
+end
+
+--- Fills in `entry` from a finished call's update and returns its body lines.
+function M.card_body(entry, update)
+  local raw = type(update.rawOutput) == "table" and update.rawOutput or {}
+  local meta = type(raw.metadata) == "table" and raw.metadata or {}
+  entry.finished = true
+  local files = M.edited_files(meta, entry.raw_input)
+  if #files > 0 then
+    entry.files = files
+    local lines = {}
+    for _, f in ipairs(files) do
+      for _, line in ipairs(vim.split((f.diff or ""):gsub("\n$", ""), "\n", { plain = true })) do
+        if line ~= "" then
+          lines[#lines + 1] = FOLDED .. line
+        end
+      end
+    end
+    if update.status == "failed" then
+      vim.list_extend(lines, tail_lines(output_text(update), math.huge))
+    end
+    return lines
+  end
+  local text = output_text(update)
+  if meta.exitCode ~= nil then
+    entry.is_command = true
+    entry.command = entry.command or (type(entry.raw_input) == "table" and entry.raw_input.command) or entry.title
+    entry.exit = value(meta.exitCode)
+    entry.timed_out = value(meta.timedOut) == true
+    entry.failed = entry.timed_out or entry.exit == nil or entry.exit ~= 0
+    return tail_lines(text, M.output_lines)
+  end
+  if entry.kind == "execute" then
+    -- A command without its result's metadata (a resumed session replays the final content and
+    -- title only, "Exit 1: pytest -q"): its tail in view all the same.
+    return tail_lines(text, M.output_lines)
+  end
+  if update.status == "failed" or value(meta.answers) or value(meta.answer) then
+    -- An error says what went wrong; an answer is what the person chose: both in view.
+    return tail_lines(text, update.status == "failed" and math.max(M.output_lines, 1) or math.huge)
+  end
+  -- Anything else (a read, a search): all of it folded.
+  return tail_lines(text, 0)
+end
+
+--- Window-local folding of the card bodies (and nothing else).
+function M.set_folds(win)
+  vim.api.nvim_win_call(win, function()
+    vim.opt_local.foldmethod = "expr"
+    vim.opt_local.foldexpr = "getline(v:lnum)=~#'^" .. FOLDED .. "'?1:0"
+    vim.opt_local.foldtext = "printf('" .. FOLDED .. "▸ %d lines (zo opens, zc closes)', v:foldend - v:foldstart + 1)"
+    vim.opt_local.foldlevel = 0
+    vim.opt_local.foldenable = true
+    vim.cmd("setlocal fillchars+=fold:\\ ")
+  end)
+end
+
+local function card_row(entry)
+  local pos = vim.api.nvim_buf_get_extmark_by_id(M.buffer(), M.ns, entry.mark, {})
+  return pos[1]
+end
+
+local function highlight_card(bufnr, entry, row, body_count)
+  local group = (entry.failed or entry.status == "failed") and "TandemCardFailed"
+    or entry.status == "completed" and "TandemCardOk" or "TandemCardRunning"
+  local mark_len = #vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1]:match("^[^ ]*")
+  entry.hl = vim.api.nvim_buf_set_extmark(bufnr, M.ns, row, 0, { id = entry.hl, end_col = mark_len, hl_group = group })
+  for i = 1, body_count or 0 do
+    local line = vim.api.nvim_buf_get_lines(bufnr, row + i, row + i + 1, false)[1] or ""
+    local rest = line:sub(#FOLDED + 1)
+    local hl = nil
+    if line:sub(1, #FOLDED) == FOLDED and not rest:match("^%+%+%+") and not rest:match("^%-%-%-") then
+      hl = rest:match("^%+") and "TandemAdded" or rest:match("^%-") and "TandemRemoved" or nil
+    end
+    if hl then
+      vim.api.nvim_buf_set_extmark(bufnr, M.ns, row + i, #FOLDED, { end_row = row + i, end_col = #line, hl_group = hl })
+    end
+  end
+end
+
+local function new_card(entry)
+  M.append_lines({ "", card_header(entry) }, "tool")
+  local bufnr = M.buffer()
+  -- Left gravity: rewriting the header (or inserting the body under it) leaves the mark on it.
+  entry.mark = vim.api.nvim_buf_set_extmark(bufnr, M.ns, vim.api.nvim_buf_line_count(bufnr) - 1, 0, { right_gravity = false })
+end
+
+--- Redraws the header of `entry` and, the first time it has finished, puts its body under it.
+local function update_card(entry, body)
+  edit(function(bufnr)
+    local row = card_row(entry)
+    vim.api.nvim_buf_set_lines(bufnr, row, row + 1, false, { card_header(entry) })
+    if body and #body > 0 then
+      vim.api.nvim_buf_set_lines(bufnr, row + 1, row + 1, false, body)
+    end
+    highlight_card(bufnr, entry, row, body and #body or 0)
+  end)
 end
 
 local PLAN_MARK = { completed = "[x]", in_progress = "[~]", pending = "[ ]" }
@@ -198,33 +404,34 @@ function M.on_update(update)
     M.stream("thought", "### Thinking", update.content and update.content.text or "")
   elseif kind == "user_message_chunk" then
     M.stream("user", "## You", update.content and update.content.text or "")
-  elseif kind == "tool_call" then
-    local entry = { title = update.title, kind = update.kind, status = update.status }
-    M.append_lines({ "", tool_line(entry) }, "tool")
-    entry.row = vim.api.nvim_buf_line_count(M.buffer()) - 1
-    M.tools[update.toolCallId] = entry
-  elseif kind == "tool_call_update" then
+  elseif kind == "tool_call" or kind == "tool_call_update" then
     local entry = M.tools[update.toolCallId]
     if not entry then
-      entry = { title = update.title or update.toolCallId, kind = update.kind }
-      M.append_lines({ "", tool_line(entry) }, "tool")
-      entry.row = vim.api.nvim_buf_line_count(M.buffer()) - 1
+      entry = { title = update.title or update.toolCallId, status = update.status or "pending" }
       M.tools[update.toolCallId] = entry
+      entry.kind = update.kind
+      entry.raw_input = update.rawInput
+      if update.kind == "execute" and type(update.rawInput) == "table" then
+        entry.command = update.rawInput.command
+      end
+      new_card(entry)
     end
     entry.title = update.title or entry.title
     entry.status = update.status or entry.status
-    edit(function(bufnr)
-      vim.api.nvim_buf_set_lines(bufnr, entry.row, entry.row + 1, false, { tool_line(entry) })
-    end)
-    -- A finished call's output, once: a failure in full (it says what went wrong), a success's
-    -- tail (what a test run or a build printed last).
-    if (entry.status == "failed" or entry.status == "completed") and not entry.shown then
-      local text = content_text(update.content)
-      if text ~= "" then
-        entry.shown = true
-        M.append_lines(output_lines(text, entry.status == "failed" and math.huge or M.output_lines), "tool")
+    entry.kind = update.kind or entry.kind
+    if type(update.rawInput) == "table" then
+      entry.raw_input = update.rawInput
+      if entry.kind == "execute" then
+        entry.command = update.rawInput.command or entry.command
       end
     end
+    local body = nil
+    -- A finished call's body, once (a resumed session or a late notification repeats it).
+    if (entry.status == "failed" or entry.status == "completed") and not entry.shown then
+      entry.shown = true
+      body = M.card_body(entry, update)
+    end
+    update_card(entry, body)
   elseif kind == "plan" then
     local lines = { "", "Plan:" }
     for _, entry in ipairs(update.entries or {}) do

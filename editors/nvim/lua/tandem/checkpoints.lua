@@ -21,7 +21,7 @@ local function tandem()
 end
 
 local function notify_error(err)
-  vim.notify("tandem: " .. tostring(err), vim.log.levels.ERROR)
+  require("tandem.notice").notify("tandem: " .. tostring(err), vim.log.levels.ERROR)
 end
 
 local function echo(text)
@@ -176,7 +176,7 @@ end
 
 --- The session, when no turn is running; else nil after saying why.
 local function idle_session()
-  local status = tandem().status()
+  local status = tandem().state()
   if not status.session_id then
     notify_error("no session yet (ask something first, or resume one with :TandemSessions)")
     return nil

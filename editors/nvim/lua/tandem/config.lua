@@ -16,7 +16,12 @@ M.defaults = {
   root_dir = nil,
   -- Extra environment variables for the sidecar.
   env = nil,
-  keymaps = { accept = "a", reject = "r", accept_all = "A", reject_all = "R", next = "]h", prev = "[h" },
+  -- Review keys, buffer-local while a review is open. `g` first, so that Vim's own `a`, `r`, `A`
+  -- and `R` keep working in a reviewed file (the keys before were exactly those).
+  keymaps = { accept = "ga", reject = "gr", accept_all = "gA", reject_all = "gR", next = "]h", prev = "[h" },
+  -- The Visual-mode key that adds the selected lines to the next prompt (as :'<,'>TandemAdd);
+  -- false: none (map `<Plug>(TandemAddSelection)` yourself).
+  add_selection = "<leader>ta",
   chat = {
     -- Open the chat split when a prompt is sent.
     open_on_prompt = true,
@@ -55,7 +60,8 @@ function M.resolve(opts)
   if type(opts) ~= "table" then
     error("tandem.setup: expected a table of options, got " .. type(opts), 0)
   end
-  local known = { cmd = 1, provider = 1, mode = 1, profile = 1, root_dir = 1, env = 1, keymaps = 1, chat = 1 }
+  local known = { cmd = 1, provider = 1, mode = 1, profile = 1, root_dir = 1, env = 1, keymaps = 1, chat = 1,
+    add_selection = 1 }
   for key in pairs(opts) do
     if not known[key] then
       error(string.format("tandem.setup: unknown option `%s`", tostring(key)), 0)
@@ -96,6 +102,9 @@ function M.resolve(opts)
   local lines = config.chat.output_lines
   if type(lines) ~= "number" or lines < 0 or lines % 1 ~= 0 then
     error("tandem.setup: `chat.output_lines` must be a whole number of lines (0 or more)", 0)
+  end
+  if config.add_selection ~= false and (type(config.add_selection) ~= "string" or config.add_selection == "") then
+    error("tandem.setup: `add_selection` must be a key sequence or false", 0)
   end
   for name, key in pairs(config.keymaps) do
     if M.defaults.keymaps[name] == nil then

@@ -29,7 +29,29 @@ local function cfg()
 end
 
 local function notify_error(err)
-  vim.notify(tostring(err), vim.log.levels.ERROR)
+  require("tandem.notice").notify(tostring(err), vim.log.levels.ERROR)
+end
+
+-- The spinner of status() while a turn runs: a timer redraws the statuslines.
+local SPINNER = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" }
+local spinner = { timer = nil, frame = 1 }
+
+local function set_busy(busy)
+  state.busy = busy
+  if busy and not spinner.timer then
+    spinner.timer = vim.loop.new_timer()
+    spinner.timer:start(120, 120, vim.schedule_wrap(function()
+      if spinner.timer then
+        spinner.frame = spinner.frame % #SPINNER + 1
+        pcall(vim.cmd, "redrawstatus!")
+      end
+    end))
+  elseif not busy and spinner.timer then
+    spinner.timer:stop()
+    spinner.timer:close()
+    spinner.timer = nil
+  end
+  pcall(vim.cmd, "redrawstatus!")
 end
 
 --- `tandem/document/save`: writes the buffer (as :write), so the disk matches it.
@@ -99,6 +121,26 @@ local function define_highlights()
   vim.cmd("highlight default link TandemAdded DiffAdd")
   vim.cmd("highlight default link TandemRemoved DiffDelete")
   vim.cmd("highlight default link TandemHunk DiffText")
+  vim.cmd("highlight default link TandemCardOk String")
+  vim.cmd("highlight default link TandemCardFailed DiagnosticError")
+  vim.cmd("highlight default link TandemCardRunning Comment")
+end
+
+-- The Visual-mode key of `add_selection`, as mapped now (so that setup() can move it).
+local mapped_add_key = nil
+
+local function map_add_selection(key)
+  if mapped_add_key and mapped_add_key ~= key then
+    pcall(vim.keymap.del, "x", mapped_add_key)
+    mapped_add_key = nil
+  end
+  if key and not mapped_add_key then
+    -- A mapping of the person's own on that key wins.
+    if vim.fn.maparg(key, "x") == "" then
+      vim.keymap.set("x", key, "<Plug>(TandemAddSelection)", { remap = true, desc = "Tandem: add the selection to the next prompt" })
+      mapped_add_key = key
+    end
+  end
 end
 
 --- Called once by plugin/tandem.lua: highlights and buffer attachment.
@@ -108,6 +150,8 @@ function M._init()
   end
   M._initialized = true
   define_highlights()
+  vim.keymap.set("x", "<Plug>(TandemAddSelection)", ":TandemAdd<CR>", { silent = true, desc = "Tandem: add the selection to the next prompt" })
+  map_add_selection(cfg().add_selection or nil)
   local group = vim.api.nvim_create_augroup("tandem", { clear = true })
   vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = define_highlights })
   vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost", "BufEnter" }, {
@@ -126,9 +170,10 @@ function M._init()
   })
 end
 
---- require("tandem").setup({ cmd, provider, mode, profile, root_dir, env, keymaps, chat }).
+--- require("tandem").setup({ cmd, provider, mode, profile, root_dir, env, keymaps, chat, add_selection }).
 function M.setup(opts)
   state.config = config_mod.resolve(opts)
+  map_add_selection(state.config.add_selection or nil)
   chat.output_lines = state.config.chat.output_lines
   if state.config.mode then
     state.mode = state.config.mode
@@ -140,7 +185,7 @@ end
 function M.on_sidecar_exit()
   state.session_id = nil
   state.usage = nil
-  state.busy = false
+  set_busy(false)
   if review.active then
     review.finish("cancelled")
   end
@@ -180,6 +225,9 @@ end
 --- A context as an embedded resource: lines `from`-`to` of `path` (its URI with `#L<from>-<to>`),
 --- or the whole file.
 local function resource_block(context)
+  if context.uri then
+    return { type = "resource", resource = { uri = context.uri, text = context.text, mimeType = context.mime_type } }
+  end
   local uri = vim.uri_from_fname(context.path)
   if context.from then
     uri = string.format("%s#L%d-%d", uri, context.from, context.to)
@@ -203,11 +251,109 @@ end
 
 --- How a context is named in the chat: "calc.py lines 2-3", or "calc.py".
 function M.describe_context(context)
+  if context.label then
+    return context.label
+  end
   local path = vim.fn.fnamemodify(context.path, ":~:.")
   if context.from then
     return string.format("%s lines %d-%d", path, context.from, context.to)
   end
   return path
+end
+
+-- Context variables of a prompt ------------------------------------------------------------
+
+--- The buffer `#buffer` and `#diagnostics` mean: the current one when it is a file's, else the
+--- one of the previous window (a prompt typed in the chat is about the file beside it).
+local function context_buffer()
+  local current = vim.api.nvim_get_current_buf()
+  if vim.bo[current].buftype == "" then
+    return current
+  end
+  local previous = vim.fn.win_getid(vim.fn.winnr("#"))
+  if previous ~= 0 then
+    local bufnr = vim.api.nvim_win_get_buf(previous)
+    if vim.bo[bufnr].buftype == "" then
+      return bufnr
+    end
+  end
+  error("tandem: #buffer and #diagnostics need a file's buffer (this one is not)", 0)
+end
+
+local function buffer_path(bufnr)
+  local path = vim.api.nvim_buf_get_name(bufnr)
+  return path ~= "" and path or "untitled"
+end
+
+local function buffer_text(bufnr)
+  return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
+end
+
+local SEVERITY = { "error", "warning", "info", "hint" }
+
+--- The diagnostics of `bufnr` (vim.diagnostic) as a resource: one line each,
+--- "calc.py:2:5: error: message [source]".
+local function diagnostics_context(bufnr)
+  local path = buffer_path(bufnr)
+  local shown = vim.fn.fnamemodify(path, ":~:.")
+  local items = vim.diagnostic.get(bufnr)
+  table.sort(items, function(x, y)
+    return x.lnum < y.lnum or (x.lnum == y.lnum and x.col < y.col)
+  end)
+  local lines = { string.format("Diagnostics of %s (%d):", shown, #items) }
+  for _, d in ipairs(items) do
+    lines[#lines + 1] = string.format("%s:%d:%d: %s: %s%s", shown, d.lnum + 1, d.col + 1, SEVERITY[d.severity] or "?",
+      (d.message or ""):gsub("\n", " "), d.source and (" [" .. d.source .. "]") or "")
+  end
+  return { path = path, uri = vim.uri_from_fname(path) .. "#diagnostics", text = table.concat(lines, "\n"),
+    mime_type = "text/plain", label = "diagnostics of " .. shown }
+end
+
+--- `#file:path`: the buffer's text when the file is loaded (unsaved changes included), else the file.
+local function file_context(name)
+  local path = vim.fn.fnamemodify(vim.fn.expand(name), ":p")
+  local bufnr = vim.fn.bufnr(path)
+  if bufnr ~= -1 and vim.api.nvim_buf_is_loaded(bufnr) then
+    return { path = path, text = buffer_text(bufnr) }
+  end
+  if vim.fn.filereadable(path) == 0 then
+    error(string.format("tandem: #file:%s: no such file", name), 0)
+  end
+  return { path = path, text = table.concat(vim.fn.readfile(path), "\n") }
+end
+
+--- The context variables in `text` as contexts to attach (in the order written, each once):
+--- `#buffer` (the current buffer's text), `#file:<path>` (a file's), `#diagnostics` (the
+--- current buffer's vim.diagnostic). A `#` inside a word (`issue#3`) is not one. Errors on a
+--- file that does not exist.
+function M.context_variables(text)
+  local contexts, seen = {}, {}
+  local function add(key, make)
+    if not seen[key] then
+      seen[key] = true
+      contexts[#contexts + 1] = make()
+    end
+  end
+  for word in (" " .. text):gmatch("%s(#%S+)") do
+    word = word:gsub("[%.,;:!?%)]+$", "")
+    if word == "#buffer" then
+      local bufnr = context_buffer()
+      add("buffer", function()
+        return { path = buffer_path(bufnr), text = buffer_text(bufnr) }
+      end)
+    elseif word == "#diagnostics" then
+      local bufnr = context_buffer()
+      add("diagnostics", function()
+        return diagnostics_context(bufnr)
+      end)
+    elseif word:match("^#file:.") then
+      local name = word:sub(7)
+      add("file:" .. name, function()
+        return file_context(name)
+      end)
+    end
+  end
+  return contexts
 end
 
 --- Adds context { path, from?, to?, text } to the next prompt (:TandemAdd).
@@ -241,12 +387,17 @@ function M.prompt(text, opts)
   if state.busy then
     error("tandem: a turn is already running (:TandemCancel stops it)", 0)
   end
+  -- Before the chat opens: `#buffer` is about the window the person is in.
+  local variables = {}
+  if opts.variables ~= false then
+    variables = M.context_variables(text)
+  end
   local config = cfg()
-  state.busy = true
+  set_busy(true)
   if config.chat.open_on_prompt then
     chat.open(config.chat.split, false)
   end
-  local attached = state.attached
+  local attached = vim.list_extend(vim.deepcopy(state.attached), variables)
   state.attached = {}
   local shown = text
   if #attached > 0 then
@@ -258,7 +409,7 @@ function M.prompt(text, opts)
   end
   chat.user(shown)
   local function done(err, result)
-    state.busy = false
+    set_busy(false)
     reload_changed()
     if err then
       chat.note("error: " .. tostring(err))
@@ -350,54 +501,128 @@ function M.reject_all()
   review.decide_all("rejected")
 end
 
---- Lists stored sessions and loads the chosen one (or starts a new one).
-function M.sessions()
+--- Whether stored session `info` matches `filter` (words, each in its title, id or date; any case).
+function M.session_matches(info, filter)
+  local haystack = table.concat({ info.title or "", info.sessionId or "", info.updatedAt or "" }, " "):lower()
+  for word in (filter or ""):lower():gmatch("%S+") do
+    if not haystack:find(word, 1, true) then
+      return false
+    end
+  end
+  return true
+end
+
+local function session_label(item)
+  if item.new then
+    return "+ new session"
+  end
+  return string.format("%s  %s  %s", item.updatedAt or "", item.title or "(untitled)", item.sessionId)
+end
+
+--- Deletes stored session `id` (its file in the workspace's `.tandem/sessions`). Refused for the
+--- session in use. Returns true, or false and why.
+function M.delete_session(id)
+  if type(id) ~= "string" or not id:match("^[%w_-]+$") then
+    return false, string.format("`%s` is not a session id", tostring(id))
+  end
+  if id == state.session_id then
+    return false, "that is the current session (choose \"+ new session\" in :TandemSessions first)"
+  end
+  if not client.root then
+    return false, "the sidecar is not running"
+  end
+  local path = client.root .. "/.tandem/sessions/" .. id .. ".jsonl"
+  if vim.fn.filereadable(path) == 0 then
+    return false, "no stored session " .. id
+  end
+  if vim.fn.delete(path) ~= 0 then
+    return false, "could not delete " .. path
+  end
+  return true
+end
+
+local function resume(choice)
+  if state.busy then
+    notify_error("tandem: a turn is running (:TandemCancel first)")
+    return
+  end
+  if choice.new then
+    state.session_id = nil
+    state.usage = nil
+    chat.note("new session")
+    return
+  end
+  state.session_id = choice.sessionId
+  state.usage = nil
+  chat.open(cfg().chat.split, false)
+  -- The load replays the whole history: start from an empty chat, or it shows twice.
+  chat.clear()
+  chat.note("session " .. choice.sessionId)
+  M.request("tandem/session/load", { sessionId = choice.sessionId }, function(load_err, loaded)
+    if load_err then
+      notify_error("tandem: " .. load_err)
+      state.session_id = nil
+      return
+    end
+    state.mode = loaded.modes and loaded.modes.current or state.mode
+  end)
+end
+
+local function delete(choice)
+  vim.ui.select({ "Delete", "Keep" }, {
+    prompt = string.format("Delete the session %q (%s)?", choice.title or "(untitled)", choice.sessionId),
+    kind = "tandem.confirm",
+  }, function(answer)
+    if answer ~= "Delete" then
+      return
+    end
+    local ok, why = M.delete_session(choice.sessionId)
+    if ok then
+      vim.api.nvim_echo({ { "Tandem: deleted session " .. choice.sessionId } }, true, {})
+    else
+      notify_error("tandem: " .. why)
+    end
+  end)
+end
+
+--- Lists stored sessions (newest first) and resumes the chosen one (or starts a new one).
+--- opts.filter: only sessions matching these words (M.session_matches); opts.delete: the chosen
+--- session is deleted (after a question) instead.
+function M.sessions(opts)
+  opts = opts or {}
   M.request("tandem/session/list", vim.empty_dict(), function(err, result)
     if err then
       notify_error("tandem: " .. err)
       return
     end
-    local items = { { new = true } }
+    local items = {}
+    if not opts.delete then
+      items[1] = { new = true }
+    end
+    local matched = 0
     for _, s in ipairs(result.sessions or {}) do
-      items[#items + 1] = s
+      if M.session_matches(s, opts.filter) then
+        items[#items + 1] = s
+        matched = matched + 1
+      end
+    end
+    if matched == 0 and (opts.delete or (opts.filter or "") ~= "") then
+      notify_error(string.format("tandem: no stored session%s", (opts.filter or "") ~= "" and (" matches \"" .. opts.filter .. "\"") or ""))
+      return
     end
     vim.ui.select(items, {
-      prompt = "Tandem sessions",
+      prompt = opts.delete and "Delete a Tandem session" or "Tandem sessions",
       kind = "tandem.sessions",
-      format_item = function(item)
-        if item.new then
-          return "+ new session"
-        end
-        return string.format("%s  %s  %s", item.updatedAt or "", item.title or "(untitled)", item.sessionId)
-      end,
+      format_item = session_label,
     }, function(choice)
       if not choice then
         return
       end
-      if state.busy then
-        notify_error("tandem: a turn is running (:TandemCancel first)")
-        return
+      if opts.delete then
+        delete(choice)
+      else
+        resume(choice)
       end
-      if choice.new then
-        state.session_id = nil
-        state.usage = nil
-        chat.note("new session")
-        return
-      end
-      state.session_id = choice.sessionId
-      state.usage = nil
-      chat.open(cfg().chat.split, false)
-      -- The load replays the whole history: start from an empty chat, or it shows twice.
-      chat.clear()
-      chat.note("session " .. choice.sessionId)
-      M.request("tandem/session/load", { sessionId = choice.sessionId }, function(load_err, loaded)
-        if load_err then
-          notify_error("tandem: " .. load_err)
-          state.session_id = nil
-          return
-        end
-        state.mode = loaded.modes and loaded.modes.current or state.mode
-      end)
     end)
   end)
 end
@@ -448,8 +673,38 @@ function M.statusline()
   return text ~= "" and ("Tandem " .. text) or ""
 end
 
---- State for scripts and tests.
+--- One short string for a statusline (lualine, 'statusline', 'winbar'): while a turn runs a
+--- spinner, "Tandem", what it waits for (a review, a question) and the mode unless "default";
+--- idle with a session, "Tandem" and the token meter; "" before the first prompt. E.g. with lualine:
+--- `lualine_x = { function() return require("tandem").status() end }`.
 function M.status()
+  local parts = {}
+  if state.busy then
+    parts[#parts + 1] = SPINNER[spinner.frame] .. " Tandem"
+    if review.active then
+      parts[#parts + 1] = "review"
+    elseif ask.waiting and ask.waiting > 0 then
+      parts[#parts + 1] = "question"
+    end
+  elseif state.session_id then
+    parts[#parts + 1] = "Tandem"
+  else
+    return ""
+  end
+  if state.mode and state.mode ~= "default" then
+    parts[#parts + 1] = state.mode
+  end
+  if not state.busy then
+    local usage = require("tandem.usage").format(state.usage)
+    if usage ~= "" then
+      parts[#parts + 1] = usage
+    end
+  end
+  return table.concat(parts, " ")
+end
+
+--- State for scripts and tests: { session_id, mode, busy, running, client_id, usage }.
+function M.state()
   return {
     session_id = state.session_id,
     mode = state.mode,
@@ -534,8 +789,8 @@ M.commands = {
     end
     M.set_mode(args.args)
   end),
-  TandemSessions = guarded(function()
-    M.sessions()
+  TandemSessions = guarded(function(args)
+    M.sessions({ filter = args.args, delete = args.bang })
   end),
   TandemCheckpoints = guarded(function()
     require("tandem.checkpoints").pick()
@@ -548,6 +803,9 @@ M.commands = {
   end),
   TandemCompact = guarded(function()
     require("tandem.checkpoints").compact()
+  end),
+  TandemSetup = guarded(function()
+    require("tandem.wizard").run()
   end),
   TandemInfo = guarded(function()
     local chunks = {}

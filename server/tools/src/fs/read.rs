@@ -88,22 +88,16 @@ impl Tool for Read {
             let loaded = load_shown(&ctx, &path).await?;
             return blocking_sized(loaded.text.len() as u64, move || render(args, &ctx, &path, loaded)).await;
         }
-        // Small files (the common case) are read inline; the size is only a hint, `run`
-        // decides everything again.
-        let size = ctx
-            .workspace
-            .resolve(&args.file_path, &ctx.working_dir)
-            .ok()
-            .and_then(|path| std::fs::metadata(path).ok())
-            .map_or(0, |meta| meta.len());
-        blocking_sized(size, move || run(args, &ctx)).await
+        // Small files (the common case) are read inline; the size is only a hint, `load`
+        // checks the file again.
+        let path = ctx.workspace.resolve(&args.file_path, &ctx.working_dir)?;
+        let size = std::fs::metadata(&path).map_or(0, |meta| meta.len());
+        blocking_sized(size, move || {
+            let loaded = load(&ctx, &path)?;
+            render(args, &ctx, &path, loaded)
+        })
+        .await
     }
-}
-
-fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let path = ctx.workspace.resolve(&args.file_path, &ctx.working_dir)?;
-    let loaded = load(ctx, &path)?;
-    render(args, ctx, &path, loaded)
 }
 
 fn render(args: Args, ctx: &ToolContext, path: &std::path::Path, loaded: Loaded) -> Result<ToolOutput, ToolError> {

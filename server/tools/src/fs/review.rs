@@ -63,6 +63,16 @@ pub(super) async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) ->
         files.push(StagedFile { path: loaded.path.clone(), display, moved_to, old_text, new_text, hunks });
     }
     let foresight = Foresight::ask(ctx, approver.as_ref(), &files).await;
+    if let Some(report) = foresight.as_ref().and_then(Foresight::report)
+        && introduces_errors(report)
+        && approver.send_back_first(&files)
+    {
+        let error = sent_back(report);
+        if let Some(foresight) = foresight {
+            foresight.end().await;
+        }
+        return Err(error);
+    }
     let error = match approver.review_changes(&files, foresight.as_ref().and_then(Foresight::report)).await {
         ChangeDecision::Accept { hunks } => return accepted(ctx, changes, &files, hunks, foresight),
         ChangeDecision::Reject { reason } => {
@@ -83,6 +93,22 @@ pub(super) async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) ->
         foresight.end().await;
     }
     Err(error)
+}
+
+/// Whether the servers say the change adds at least one error (warnings do not count).
+fn introduces_errors(report: &tandem_protocol::DiagnosticsPreview) -> bool {
+    report.files.iter().flat_map(|f| &f.introduced).any(|d| d.severity == tandem_protocol::PreviewSeverity::Error)
+}
+
+/// What the model is told of a change sent back before the person saw it.
+fn sent_back(report: &tandem_protocol::DiagnosticsPreview) -> ToolError {
+    ToolError::new(format!(
+        "not written, and not shown to the person yet: the language servers say this change {}. Fix that and \
+         propose the whole change again; the next proposal for these files goes to the person as it is",
+        report.summary
+    ))
+    .with("precheck", true)
+    .with("diagnostics", serde_json::to_value(report).unwrap_or_default())
 }
 
 /// An accepted change: every hunk (`hunks` is `None`) or those named, with the note for the
