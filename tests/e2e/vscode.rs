@@ -314,3 +314,51 @@ fn a_preview_that_is_not_ready_shows_as_such_in_vscode_never_as_no_problems() ->
     assert!(main.contains("    return total\n"), "the rejected change was not written: {main}");
     Ok(())
 }
+
+#[test]
+fn panel_tool_cards_code_blocks_apply_and_mentions_in_a_real_vscode() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(workspace.path().join("a.txt"), "first\nold line\nlast\n").map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call(
+            "c1",
+            "bash",
+            json!({ "command": "echo checking; echo one; echo boom >&2; exit 3", "description": "run the checks" }),
+        ),
+        Turn::new().tool_call(
+            "c2",
+            "edit",
+            json!({ "file_path": "a.txt", "old_string": "old line", "new_string": "new line" }),
+        ),
+        Turn::new().tool_call(
+            "c3",
+            "question",
+            json!({ "questions": [{ "question": "Which greeting style?", "header": "Style", "multiSelect": false,
+                "options": [{ "label": "formal", "description": "Good day" }, { "label": "casual", "description": "Hey" }] }] }),
+        ),
+        Turn::reply("All done."),
+        Turn::reply("Like this:\n\n```python\ndef add(a, b):\n    return a + b\n```\n"),
+        Turn::reply("Saw the problems."),
+    ]);
+    std::fs::write(workspace.path().join("bad.json"), "{\n  \"a\": 1,,\n}\n").map_err(|e| e.to_string())?;
+    let calc = "import math\n\n\ndef add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n";
+    std::fs::write(workspace.path().join("calc.py"), calc).map_err(|e| e.to_string())?;
+    run_workbench_script("panel.mjs", workspace.path(), &provider, &[])?;
+    let disk = std::fs::read_to_string(workspace.path().join("a.txt")).map_err(|e| e.to_string())?;
+    assert_eq!(disk, "first\nnew line\nlast\n");
+    let applied = std::fs::read_to_string(workspace.path().join("calc.py")).map_err(|e| e.to_string())?;
+    assert_eq!(applied, calc.replace("a - b", "a + b"), "Apply to file changes add only");
+    let requests = provider.requests();
+    let mentioned = requests.get(5).ok_or("no request for the prompt with mentions")?.body.to_string();
+    assert!(
+        mentioned.contains("tandem://problems")
+            && mentioned.contains("bad.json")
+            && mentioned.contains("first\\nnew line"),
+        "@problems (with bad.json's error) and @a.txt (its text) must reach the model: {mentioned}"
+    );
+    assert_eq!(requests.len(), 6, "three prompts; the first one's four model turns");
+    Ok(())
+}

@@ -44,3 +44,9 @@ export function resolveBinary(
       ". Install it (`cargo install --path server/tandem`) or set tandem.path.",
   };
 }
+
+/** The shell line that runs `<binary> doctor`, the path quoted for the platform's shell. */
+export function doctorCommand(binary: string, platform: NodeJS.Platform): string {
+  if (platform === "win32") return `& "${binary.replace(/"/g, '`"')}" doctor`;
+  return `'${binary.replace(/'/g, `'\\''`)}' doctor`;
+}

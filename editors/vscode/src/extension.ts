@@ -4,15 +4,19 @@
 
 import * as vscode from "vscode";
 
+import { AppliedChanges } from "./appliedChanges";
+import { applyCode } from "./applyUi";
 import { askPermission, askUser } from "./ask";
 import { CheckpointsUi } from "./checkpointsUi";
 import type { FromPanel } from "./messages";
+import { findMentions, resolveMention, resourceFor } from "./mentions";
 import { PanelProvider } from "./panel";
 import { type ContentBlock, MODES, type ModeId, isMode } from "./protocol";
 import { headline } from "./preview";
 import { ReviewController } from "./reviewUi";
 import { SessionController } from "./session";
 import { Sidecar, type SidecarState } from "./sidecar";
+import { openProviderSettings, runDoctor } from "./walkthrough";
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("Tandem");
@@ -24,6 +28,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let sidecarState: SidecarState = "stopped";
 
   const reviews = new ReviewController(log);
+  const applied = new AppliedChanges();
   // eslint-disable-next-line prefer-const
   let session: SessionController;
   const panel = new PanelProvider(context.extensionUri, (message) => void onPanel(message), log);
@@ -37,7 +42,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
 
   const sidecar = new Sidecar(output, {
-    update: (n) => session.onUpdate(n),
+    update: (n) => {
+      applied.record(n);
+      session.onUpdate(n);
+    },
     requestPermission: async (params, token) => {
       const inline = reviews.start(params, token);
       if (inline) {
@@ -131,6 +139,26 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       case "insertCode":
         await insertCode(message.text);
         break;
+      case "applyCode":
+        await applyCode(message.text, sidecar, reviews, (text, level) => panel.post({ type: "notice", text, level }), log);
+        break;
+      case "mentionQuery":
+        try {
+          panel.post({ type: "mentions", query: message.query, items: await findMentions(message.query) });
+        } catch (err) {
+          log(`@ completion failed: ${err instanceof Error ? err.message : err}`);
+          panel.post({ type: "mentions", query: message.query, items: [] });
+        }
+        break;
+      case "mention": {
+        const resolved = await resolveMention(message.mention);
+        if (typeof resolved === "string") void vscode.window.showWarningMessage(`Tandem: @${message.mention.label}: ${resolved}.`);
+        else session.attach(resolved.label, resolved.block);
+        break;
+      }
+      case "openChange":
+        await applied.open(message.toolCallId, message.path);
+        break;
       case "openFile": {
         const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(message.path));
         const position = new vscode.Position(message.line ?? 0, 0);
@@ -144,6 +172,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     status,
     reviews,
+    applied,
     panel,
     sidecar,
     vscode.window.registerWebviewViewProvider(PanelProvider.viewId, panel, { webviewOptions: { retainContextWhenHidden: true } }),
@@ -162,6 +191,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         return;
       }
       session.attach(attachment.label, attachment.block);
+      await panel.reveal();
+    }),
+    vscode.commands.registerCommand("tandem.addToChat", async (uri?: unknown, uris?: unknown) => {
+      // The explorer passes the clicked item and, with a multi-selection, all of them.
+      const picked = (Array.isArray(uris) && uris.length > 0 ? uris : [uri]).filter((u): u is vscode.Uri => u instanceof vscode.Uri);
+      const targets = picked.length > 0 ? picked : vscode.window.activeTextEditor ? [vscode.window.activeTextEditor.document.uri] : [];
+      if (targets.length === 0) {
+        void vscode.window.showWarningMessage("Tandem: choose a file or folder in the explorer to add to the chat.");
+        return;
+      }
+      for (const target of targets) {
+        const resolved = await resourceFor(target);
+        if (typeof resolved === "string") void vscode.window.showWarningMessage(`Tandem: ${resolved}.`);
+        else session.attach(resolved.label, resolved.block);
+      }
       await panel.reveal();
     }),
     checkpoints,
@@ -187,6 +231,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     vscode.commands.registerCommand("tandem.showLog", () => output.show(true)),
+    vscode.commands.registerCommand("tandem.openProviderSettings", () => openProviderSettings()),
+    vscode.commands.registerCommand("tandem.doctor", () => runDoctor()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("tandem")) {
         void vscode.window

@@ -4,6 +4,16 @@
 import type { ModeId, SessionInfo, SessionUpdate, StopReason } from "./protocol";
 import { isMode } from "./protocol";
 
+/** Something `@` in the prompt can name. */
+export interface Mention {
+  kind: "file" | "folder" | "problems" | "selection";
+  /** A workspace-relative path (a folder's ends with "/"), or `problems` / `selection`. */
+  label: string;
+  detail?: string;
+}
+
+const MENTION_KINDS = ["file", "folder", "problems", "selection"] as const;
+
 /** Extension → panel. */
 export type ToPanel =
   | { type: "reset"; sessionId?: string }
@@ -14,7 +24,8 @@ export type ToPanel =
   | { type: "status"; state: "starting" | "ready" | "stopped" | "error"; model?: string; detail?: string }
   | { type: "sessions"; sessions: SessionInfo[] }
   | { type: "review"; pending: boolean; summary?: string; diagnostics?: string; diagnosticsStatus?: string }
-  | { type: "attachments"; labels: string[] };
+  | { type: "attachments"; labels: string[] }
+  | { type: "mentions"; query: string; items: Mention[] };
 
 /** Panel → extension. */
 export type FromPanel =
@@ -27,9 +38,13 @@ export type FromPanel =
   | { type: "loadSession"; sessionId: string }
   | { type: "reviewAll"; accept: boolean }
   | { type: "openFile"; path: string; line?: number }
+  | { type: "openChange"; toolCallId: string; path: string }
   | { type: "copyCode"; text: string }
   | { type: "insertCode"; text: string }
-  | { type: "clearAttachments" };
+  | { type: "applyCode"; text: string }
+  | { type: "clearAttachments" }
+  | { type: "mentionQuery"; query: string }
+  | { type: "mention"; mention: Mention };
 
 /** The longest prompt the panel may send (a paste of a whole file is fine; a runaway script is not). */
 export const MAX_PROMPT_CHARS = 1_000_000;
@@ -63,8 +78,22 @@ export function parseFromPanel(raw: unknown): FromPanel | undefined {
         path: m.path,
         ...(typeof m.line === "number" && Number.isInteger(m.line) && m.line >= 0 ? { line: m.line } : {}),
       };
+    case "mentionQuery":
+      return typeof m.query === "string" && m.query.length <= 500 ? { type: "mentionQuery", query: m.query } : undefined;
+    case "mention": {
+      const mention = m.mention as Record<string, unknown> | null;
+      if (typeof mention !== "object" || mention === null) return undefined;
+      if (!(MENTION_KINDS as readonly unknown[]).includes(mention.kind)) return undefined;
+      if (typeof mention.label !== "string" || mention.label === "" || mention.label.length > 4096) return undefined;
+      return { type: "mention", mention: { kind: mention.kind as Mention["kind"], label: mention.label } };
+    }
+    case "openChange":
+      if (typeof m.toolCallId !== "string" || m.toolCallId === "" || m.toolCallId.length > 200) return undefined;
+      if (typeof m.path !== "string" || m.path === "" || m.path.length > 4096) return undefined;
+      return { type: "openChange", toolCallId: m.toolCallId, path: m.path };
     case "copyCode":
     case "insertCode":
+    case "applyCode":
       // A code block of an answer: any text, within the prompt's size limit.
       if (typeof m.text !== "string" || m.text.length > MAX_PROMPT_CHARS) return undefined;
       return { type: m.type, text: m.text };

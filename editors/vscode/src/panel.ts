@@ -80,7 +80,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
 <link rel="stylesheet" href="${style}">
 <title>Tandem</title>
 </head>
-<body>
+<body data-root="${escapeAttribute(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "")}">
 <header class="bar">
   <select data-testid="mode" title="Permission mode">
     <option value="default">default</option>
@@ -108,7 +108,8 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     <span class="attachment-list"></span>
     <button class="secondary" data-testid="clear-attachments" title="Do not send these with the next prompt">Clear</button>
   </div>
-  <textarea data-testid="prompt" rows="3" placeholder="Ask Tandem… (Enter to send, Shift+Enter for a new line)"></textarea>
+  <ul class="mentions" data-testid="mention-list" role="listbox" hidden></ul>
+  <textarea data-testid="prompt" rows="3" placeholder="Ask Tandem… (@ to add files, @problems, @selection; Enter to send, Shift+Enter for a new line)"></textarea>
   <div class="actions">
     <span class="status" data-testid="status"></span>
     <button class="secondary" data-testid="cancel" disabled>Cancel</button>
@@ -119,4 +120,8 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
 </body>
 </html>`;
   }
+}
+
+function escapeAttribute(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

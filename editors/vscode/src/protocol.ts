@@ -36,7 +36,10 @@ export type {
   StopReason,
   ToolCall,
   ToolCallContent,
+  ToolCallStatus,
   ToolCallUpdate,
+  ToolKind,
+  ToolResult,
   Usage,
 } from "./protocol.generated";
 

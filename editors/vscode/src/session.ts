@@ -99,10 +99,11 @@ export class SessionController {
       const block: ContentBlock = { type: "text", text };
       this.events.post({ type: "update", update: { sessionUpdate: "user_message_chunk", content: block } });
       for (const c of context) {
-        if (c.type === "resource") {
+        const name = c.type === "resource" ? shortName(c.resource.uri) : c.type === "resource_link" ? c.name : undefined;
+        if (name !== undefined) {
           this.events.post({
             type: "update",
-            update: { sessionUpdate: "user_message_chunk", content: { type: "text", text: `\n\n(attached ${shortName(c.resource.uri)})` } },
+            update: { sessionUpdate: "user_message_chunk", content: { type: "text", text: `\n\n(attached ${name})` } },
           });
         }
       }
@@ -211,5 +212,6 @@ function workspaceRoot(): string | undefined {
 }
 
 function shortName(uri: string): string {
+  if (uri === "tandem://problems") return "@problems";
   return uri.split("/").pop() ?? uri;
 }

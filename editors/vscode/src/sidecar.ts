@@ -120,7 +120,7 @@ export class Sidecar implements vscode.Disposable {
   }
 }
 
-function isExecutable(file: string): boolean {
+export function isExecutable(file: string): boolean {
   try {
     fs.accessSync(file, fs.constants.X_OK);
     return fs.statSync(file).isFile();

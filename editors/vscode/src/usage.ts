@@ -1,6 +1,7 @@
 // The token meter in the panel's header, from the sidecar's `usage_update`: how full the context
-// window was at the last request, and the session's total. Pure, shared by the webview and the
-// unit tests. No prices: the sidecar sends tokens, and what they cost depends on the contract.
+// window was at the last request, how much of it the provider's cache served, and the session's
+// total. Pure, shared by the webview and the unit tests. No prices: the sidecar sends tokens, and
+// what they cost depends on the contract.
 
 import type { Usage } from "./protocol";
 
@@ -24,11 +25,13 @@ export function usageLabel(u: Usage): { text: string; title: string } {
       : compactCount(u.inputTokens);
   if (u.inputTokens === 0 && u.totalTokens === 0) return { text: "", title: "" };
   // 0 prompt tokens: the provider did not say; the session's total is still known.
-  const text = u.inputTokens > 0 ? `${context} · Σ ${compactCount(u.totalTokens)}` : `Σ ${compactCount(u.totalTokens)}`;
+  // How much of the last request the provider read from its cache (cheaper, and a sign the prefix is stable).
+  const cached = u.inputTokens > 0 && u.cacheReadTokens > 0 ? ` · ${compactCount(u.cacheReadTokens)} cached` : "";
+  const text = u.inputTokens > 0 ? `${context}${cached} · Σ ${compactCount(u.totalTokens)}` : `Σ ${compactCount(u.totalTokens)}`;
   const lines = [
     `Context: ${u.inputTokens.toLocaleString("en-US")} tokens in the last request${
       window > 0 ? ` of a ${window.toLocaleString("en-US")}-token window` : ""
-    }`,
+    }${u.cacheReadTokens > 0 ? `, ${u.cacheReadTokens.toLocaleString("en-US")} of them cached` : ""}`,
     `Session: ${u.totalTokens.toLocaleString("en-US")} tokens in all`,
   ];
   const s = u.session;

@@ -5,15 +5,28 @@
 import MarkdownIt from "markdown-it";
 
 import { Inbox } from "../src/delivery";
-import type { ToPanel } from "../src/messages";
+import { highlight } from "./highlight";
+import type { Mention, ToPanel } from "../src/messages";
 import type { ModeId, SessionInfo } from "../src/protocol";
-import { type Entry, type Transcript, addNotice, applyUpdate, contentSummary, emptyTranscript } from "../src/transcript";
+import {
+  type Entry,
+  type Transcript,
+  addNotice,
+  applyUpdate,
+  changeLabel,
+  commandSummary,
+  contentSummary,
+  emptyTranscript,
+  fileChanges,
+  questionAnswers,
+  relativePath,
+} from "../src/transcript";
 import { usageLabel } from "../src/usage";
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 
 const vscode = acquireVsCodeApi();
-const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
+const md = new MarkdownIt({ html: false, linkify: true, breaks: false, highlight });
 // "calc.py" is not a link to Paraguay: only links with a scheme or www.
 md.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
 
@@ -35,11 +48,16 @@ const sessions = $<HTMLElement>("sessions");
 const review = $<HTMLElement>("review");
 const usage = $<HTMLElement>("usage");
 const attachments = $<HTMLElement>("attachments");
+const mentionList = $<HTMLUListElement>("mention-list");
+/** The workspace folder: paths in cards are shown relative to it. */
+const root = document.body.dataset.root || undefined;
 
 let transcript: Transcript = emptyTranscript();
 let running = false;
 /** How the last turn ended ("Done (end turn)"), shown while idle. */
 let outcome = "";
+/** The status line shows the sidecar's state (starting, stopped, an error), not a turn's. */
+let sidecarNote = false;
 
 function submit(): void {
   const text = prompt.value.trim();
@@ -50,12 +68,91 @@ function submit(): void {
 
 send.addEventListener("click", submit);
 prompt.addEventListener("keydown", (e) => {
+  if (!mentionList.hidden && mentionItems.length > 0) {
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      mentionIndex = (mentionIndex + (e.key === "ArrowDown" ? 1 : mentionItems.length - 1)) % mentionItems.length;
+      renderMentions();
+      return;
+    }
+    if ((e.key === "Enter" || e.key === "Tab") && !e.isComposing) {
+      e.preventDefault();
+      chooseMention(mentionItems[mentionIndex]!);
+      return;
+    }
+    if (e.key === "Escape") {
+      e.preventDefault();
+      hideMentions();
+      return;
+    }
+  }
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     submit();
   }
 });
 cancel.addEventListener("click", () => vscode.postMessage({ type: "cancel" }));
+prompt.addEventListener("input", () => {
+  const at = mentionAtCaret();
+  if (!at) {
+    hideMentions();
+    return;
+  }
+  mentionQuery = at.query;
+  vscode.postMessage({ type: "mentionQuery", query: at.query });
+});
+prompt.addEventListener("blur", () => setTimeout(hideMentions, 200));
+
+// `@` completion: the extension answers each query with the matching mentions; choosing one
+// attaches it to the next prompt (the list above the prompt shows it) and leaves `@name` in the text.
+let mentionQuery: string | undefined;
+let mentionItems: Mention[] = [];
+let mentionIndex = 0;
+
+function mentionAtCaret(): { query: string; start: number } | undefined {
+  const before = prompt.value.slice(0, prompt.selectionStart ?? prompt.value.length);
+  const match = /(^|\s)@([^\s@]*)$/.exec(before);
+  return match ? { query: match[2]!, start: before.length - match[2]!.length - 1 } : undefined;
+}
+
+function hideMentions(): void {
+  mentionList.hidden = true;
+  mentionQuery = undefined;
+  mentionItems = [];
+}
+
+function renderMentions(): void {
+  mentionList.replaceChildren();
+  mentionList.hidden = mentionItems.length === 0;
+  mentionItems.forEach((item, i) => {
+    const li = document.createElement("li");
+    li.dataset.testid = "mention";
+    li.dataset.kind = item.kind;
+    li.className = i === mentionIndex ? "selected" : "";
+    li.setAttribute("role", "option");
+    li.append(span("label", `@${item.label}`));
+    if (item.detail) li.append(span("detail", item.detail));
+    li.addEventListener("mousedown", (e) => {
+      e.preventDefault();
+      chooseMention(item);
+    });
+    mentionList.append(li);
+  });
+  mentionList.children[mentionIndex]?.scrollIntoView({ block: "nearest" });
+}
+
+function chooseMention(item: Mention): void {
+  const at = mentionAtCaret();
+  if (at) {
+    const caret = prompt.selectionStart ?? prompt.value.length;
+    const inserted = `@${item.label} `;
+    prompt.value = prompt.value.slice(0, at.start) + inserted + prompt.value.slice(caret);
+    prompt.selectionStart = prompt.selectionEnd = at.start + inserted.length;
+  }
+  vscode.postMessage({ type: "mention", mention: { kind: item.kind, label: item.label } });
+  hideMentions();
+  prompt.focus();
+}
 mode.addEventListener("change", () => vscode.postMessage({ type: "setMode", mode: mode.value }));
 $("new-session").addEventListener("click", () => vscode.postMessage({ type: "newSession" }));
 $("sessions-button").addEventListener("click", () => {
@@ -98,6 +195,7 @@ function handle(message: ToPanel): void {
     }
     case "turn":
       running = message.running;
+      sidecarNote = false;
       cancel.disabled = !running;
       send.disabled = running;
       document.body.classList.toggle("running", running);
@@ -109,9 +207,14 @@ function handle(message: ToPanel): void {
       break;
     case "status":
       model.textContent = message.model ?? "";
-      if (message.state !== "ready") status.textContent = message.detail ?? `Sidecar ${message.state}`;
-      // The sidecar being ready (again) does not erase how the last turn ended.
-      else if (!running) status.textContent = outcome;
+      if (message.state !== "ready") {
+        status.textContent = message.detail ?? `Sidecar ${message.state}`;
+        sidecarNote = true;
+      } else if (sidecarNote && !running) {
+        // Only the sidecar's own note goes: a late "ready" must not wipe how the last turn ended.
+        status.textContent = outcome;
+        sidecarNote = false;
+      }
       break;
     case "sessions":
       renderSessions(message.sessions);
@@ -120,6 +223,12 @@ function handle(message: ToPanel): void {
       attachments.hidden = message.labels.length === 0;
       attachments.querySelector(".attachment-list")!.textContent =
         message.labels.length > 0 ? `With the next prompt: ${message.labels.join(", ")}` : "";
+      break;
+    case "mentions":
+      if (message.query !== mentionQuery) break;
+      mentionItems = message.items;
+      mentionIndex = 0;
+      renderMentions();
       break;
     case "review":
       review.hidden = !message.pending;
@@ -179,72 +288,177 @@ function draw(entry: Entry): HTMLElement {
       el.textContent = entry.text;
       return el;
     }
-    case "tool": {
-      const call = entry.call;
-      const el = document.createElement("details");
-      el.className = `tool ${call.status}`;
-      el.dataset.testid = "tool-call";
-      el.dataset.status = call.status;
-      el.dataset.kind = call.kind;
-      el.open = call.status === "failed";
-      const summary = document.createElement("summary");
-      const icon = document.createElement("span");
-      icon.className = "icon";
-      icon.textContent = { pending: "○", in_progress: "◐", completed: "●", failed: "✗" }[call.status] ?? "○";
-      const title = document.createElement("span");
-      title.className = "title";
-      title.textContent = call.title;
-      const state = document.createElement("span");
-      state.className = "state";
-      state.textContent = call.status.replace("_", " ");
-      summary.append(icon, title, state);
-      el.append(summary);
-      for (const loc of call.locations ?? []) {
-        const a = document.createElement("a");
-        a.className = "location";
-        a.href = "#";
-        a.textContent = loc.line ? `${loc.path}:${loc.line}` : loc.path;
-        a.addEventListener("click", (e) => {
-          e.preventDefault();
-          vscode.postMessage({ type: "openFile", path: loc.path, line: loc.line ? loc.line - 1 : undefined });
-        });
-        el.append(a);
-      }
-      for (const content of call.content ?? []) {
-        const { kind, text } = contentSummary(content);
-        const pre = document.createElement("pre");
-        pre.className = kind;
-        if (kind === "diff") {
-          for (const line of text.split("\n")) {
-            const span = document.createElement("span");
-            span.className = line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "";
-            span.textContent = `${line}\n`;
-            pre.append(span);
-          }
-        } else {
-          pre.textContent = text;
-        }
-        el.append(pre);
-      }
-      return el;
+    case "tool":
+      return drawTool(entry.call);
+  }
+}
+
+const ICONS: Record<string, string> = { pending: "○", in_progress: "◐", completed: "✓", failed: "✗" };
+
+/**
+ * A tool call's card. Edits: `calc.py +2 −2` per file with the diff of what was applied (click the
+ * name for a diff editor), the text meant for the model folded away. Commands: the command, its
+ * exit status (✗ in red when not 0) and the tail of its output. Questions: each question and its
+ * answer. Anything else: its content as text.
+ */
+function drawTool(call: Extract<Entry, { kind: "tool" }>["call"]): HTMLElement {
+  const el = document.createElement("details");
+  el.className = `tool ${call.status}`;
+  el.dataset.testid = "tool-call";
+  el.dataset.status = call.status;
+  el.dataset.kind = call.kind;
+  const changes = fileChanges(call.content, root);
+  const command = commandSummary(call);
+  const answers = questionAnswers(call);
+  const failed = call.status === "failed" || command?.failed === true;
+  el.classList.toggle("bad", failed);
+  const summary = document.createElement("summary");
+  const icon = span("icon", failed ? "✗" : (ICONS[call.status] ?? "○"));
+  icon.dataset.testid = "tool-mark";
+  const title = span("title", call.title);
+  if (changes.length === 1) title.textContent = changeLabel(changes[0]!);
+  else if (changes.length > 1) {
+    const added = changes.reduce((n, c) => n + c.added, 0);
+    const removed = changes.reduce((n, c) => n + c.removed, 0);
+    title.textContent = `${changes.length} files +${added} \u2212${removed}`;
+  }
+  const state = span("state", call.status.replace("_", " "));
+  if (command && command.exitCode !== undefined) {
+    state.textContent = command.timedOut ? "timed out" : command.exitCode === null ? "killed" : `exit ${command.exitCode}`;
+    state.dataset.testid = "exit-status";
+  }
+  summary.append(icon, title, state);
+  el.append(summary);
+
+  if (command) {
+    el.dataset.exit = command.exitCode === undefined || command.exitCode === null ? "" : String(command.exitCode);
+    // The command is the title (on one line); a long or multi-line one is shown whole below it.
+    title.textContent = `$ ${command.command.split("\n")[0]}`;
+    title.classList.add("one-line");
+    title.title = command.command;
+    if (command.command.length > 60 || command.command.includes("\n")) {
+      const pre = document.createElement("pre");
+      pre.className = "command";
+      pre.textContent = `$ ${command.command}`;
+      el.append(pre);
+    }
+    if (command.tail.length > 0) {
+      const out = document.createElement("pre");
+      out.className = "output";
+      out.dataset.testid = "output-tail";
+      out.textContent = `${command.hidden > 0 ? `… ${command.hidden} more line${command.hidden === 1 ? "" : "s"}\n` : ""}${command.tail.join("\n")}`;
+      el.append(out);
+    }
+    el.open = failed || call.status === "in_progress";
+    return el;
+  }
+
+  if (answers) {
+    for (const { question, answer } of answers) {
+      const row = div("answer");
+      row.dataset.testid = "answer";
+      row.append(span("question", question), span("reply", answer));
+      el.append(row);
+    }
+    el.open = answers.length > 0;
+    if (answers.length > 0) return el;
+  }
+
+  for (const change of changes) {
+    const head = div("file-change");
+    const a = document.createElement("a");
+    a.href = "#";
+    a.dataset.testid = "file-change";
+    a.textContent = change.display;
+    a.title = "Open what was applied in a diff editor";
+    a.addEventListener("click", (e) => {
+      e.preventDefault();
+      vscode.postMessage({ type: "openChange", toolCallId: call.toolCallId, path: change.path });
+    });
+    head.append(a, span("stat add", ` +${change.added}`), span("stat del", ` \u2212${change.removed}`));
+    if (change.created) head.append(span("stat", " (new)"));
+    el.append(head);
+    const pre = document.createElement("pre");
+    pre.className = "diff";
+    pre.dataset.testid = "file-diff";
+    for (const line of change.lines) {
+      const cls = { "+": "add", "-": "del", "@": "hunk", " ": "" }[line.op];
+      const row = span(cls, `${line.op === "@" ? "" : line.op}${line.text}\n`);
+      pre.append(row);
+    }
+    el.append(pre);
+  }
+  if (changes.length === 0) {
+    for (const loc of call.locations ?? []) {
+      const a = document.createElement("a");
+      a.className = "location";
+      a.href = "#";
+      const shown = relativePath(loc.path, root);
+      a.textContent = loc.line ? `${shown}:${loc.line}` : shown;
+      a.addEventListener("click", (e) => {
+        e.preventDefault();
+        vscode.postMessage({ type: "openFile", path: loc.path, line: loc.line ? loc.line - 1 : undefined });
+      });
+      el.append(a);
     }
   }
+  // What the model was told (or a pending request's diff): folded when the card shows a change.
+  const rest = (call.content ?? []).filter((c) => changes.length === 0 || c.type !== "diff");
+  const target = changes.length > 0 && rest.length > 0 ? document.createElement("details") : el;
+  if (target !== el) {
+    target.className = "model-text";
+    target.dataset.testid = "model-text";
+    const s = document.createElement("summary");
+    s.textContent = "Result for the model";
+    target.append(s);
+    el.append(target);
+  }
+  for (const content of rest) {
+    const { kind, text } = contentSummary(content);
+    const pre = document.createElement("pre");
+    pre.className = kind;
+    if (kind === "diff") {
+      for (const line of text.split("\n")) {
+        const cls = line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "";
+        pre.append(span(cls, `${line}\n`));
+      }
+    } else {
+      pre.textContent = text;
+    }
+    target.append(pre);
+  }
+  el.open = failed || changes.length > 0;
+  return el;
+}
+
+function span(className: string, text: string): HTMLSpanElement {
+  const el = document.createElement("span");
+  el.className = className;
+  el.textContent = text;
+  return el;
 }
 
 /** A Copy and an Insert button on every code block of an answer. */
 function addCodeActions(el: HTMLElement): void {
   for (const code of Array.from(el.querySelectorAll<HTMLElement>("pre > code"))) {
     const pre = code.parentElement!;
+    // Whether highlight.js coloured it (a test looks, and so can a stylesheet).
+    code.dataset.highlighted = code.querySelector('[class^="hljs-"]') ? "true" : "false";
     const bar = div("code-actions");
     for (const [label, type, tip] of [
       ["Copy", "copyCode", "Copy the code"],
       ["Insert", "insertCode", "Insert the code at the cursor of the editor you were in (replacing its selection)"],
+      [
+        "Apply to file",
+        "applyCode",
+        "Propose the code as a change to the file you were in (its selection, the function it rewrites, or the whole file), reviewed hunk by hunk",
+      ],
     ] as const) {
       const button = document.createElement("button");
       button.className = "secondary";
       button.textContent = label;
       button.title = tip;
-      button.dataset.testid = type === "copyCode" ? "copy-code" : "insert-code";
+      button.dataset.testid = { copyCode: "copy-code", insertCode: "insert-code", applyCode: "apply-code" }[type];
       button.addEventListener("click", () => vscode.postMessage({ type, text: code.textContent ?? "" }));
       bar.append(button);
     }

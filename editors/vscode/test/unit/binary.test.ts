@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { resolveBinary } from "../../src/binary";
+import { doctorCommand, resolveBinary } from "../../src/binary";
 
 const exists = (files: string[]) => (f: string) => files.includes(f);
 
@@ -30,4 +30,10 @@ test("nothing found names every place searched and how to fix it", () => {
   assert.ok("error" in err);
   assert.match(err.error, /\/w\/target\/debug\/tandem, \/w\/target\/release\/tandem/);
   assert.match(err.error, /set tandem\.path/);
+});
+
+test("tandem doctor's shell line quotes the binary's path", () => {
+  assert.equal(doctorCommand("/opt/my tools/tandem", "linux"), "'/opt/my tools/tandem' doctor");
+  assert.equal(doctorCommand("/o'k/tandem", "darwin"), "'/o'\\''k/tandem' doctor");
+  assert.equal(doctorCommand("C:\\Tools\\tandem.exe", "win32"), '& "C:\\Tools\\tandem.exe" doctor');
 });

@@ -37,3 +37,26 @@ test("malformed panel messages are refused", () => {
   }
   assert.deepEqual(parseFromPanel({ type: "openFile", path: "/w/a.py", line: -1 }), { type: "openFile", path: "/w/a.py" });
 });
+
+test("the panel's tool card, Apply and @ messages parse; bad ones are refused", () => {
+  assert.deepEqual(parseFromPanel({ type: "applyCode", text: "x = 2\n" }), { type: "applyCode", text: "x = 2\n" });
+  assert.deepEqual(parseFromPanel({ type: "openChange", toolCallId: "c2", path: "/w/a.txt" }), {
+    type: "openChange",
+    toolCallId: "c2",
+    path: "/w/a.txt",
+  });
+  assert.deepEqual(parseFromPanel({ type: "mentionQuery", query: "src/" }), { type: "mentionQuery", query: "src/" });
+  assert.deepEqual(parseFromPanel({ type: "mention", mention: { kind: "folder", label: "src/", extra: 1 } }), {
+    type: "mention",
+    mention: { kind: "folder", label: "src/" },
+  });
+  for (const bad of [
+    { type: "openChange", toolCallId: "", path: "/w/a.txt" },
+    { type: "mention", mention: { kind: "url", label: "x" } },
+    { type: "mention", mention: { kind: "file", label: "" } },
+    { type: "mention" },
+    { type: "mentionQuery", query: 3 },
+  ]) {
+    assert.equal(parseFromPanel(bad), undefined, JSON.stringify(bad));
+  }
+});

@@ -16,10 +16,10 @@ test("the meter: the context's fill at the last request, the session's total; th
     contextWindow: 128_000,
     session: { inputTokens: 40_000, outputTokens: 500, cacheReadTokens: 30_000, reasoningTokens: 0 },
   });
-  assert.equal(label.text, "12.3k/128k (10%) · Σ 40.5k");
+  assert.equal(label.text, "12.3k/128k (10%) · 10k cached · Σ 40.5k");
   assert.equal(
     label.title,
-    "Context: 12,345 tokens in the last request of a 128,000-token window\nSession: 40,500 tokens in all\n  input 40,000 (cached 30,000), output 500",
+    "Context: 12,345 tokens in the last request of a 128,000-token window, 10,000 of them cached\nSession: 40,500 tokens in all\n  input 40,000 (cached 30,000), output 500",
   );
   assert.equal(usageLabel({ inputTokens: 900, outputTokens: 10, cacheReadTokens: 0, totalTokens: 910 }).text, "900 · Σ 910");
   // A provider that reports nothing: no meter.

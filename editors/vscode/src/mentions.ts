@@ -1,0 +1,130 @@
+// `@` in the panel's prompt: what can be mentioned (files and folders of the workspace, the editor's
+// problems, the selection) and what a mention sends to the model with the next prompt (an ACP
+// content block: an embedded `resource` with the text, or a `resource_link` the model can read).
+
+import * as vscode from "vscode";
+
+import type { Mention } from "./messages";
+import type { ContentBlock } from "./protocol";
+
+/** Files up to this size go along whole; larger ones, and folders, as links the model can read. */
+const EMBED_MAX_CHARS = 64_000;
+const MAX_PROBLEMS = 200;
+const EXCLUDE = "{**/node_modules/**,**/.git/**,**/target/**,**/.tandem/**,**/dist/**,**/out/**}";
+
+/** The mentions matching `query` (the text after `@`): the special ones, then folders and files. */
+export async function findMentions(query: string): Promise<Mention[]> {
+  const q = query.toLowerCase();
+  const special: Mention[] = [
+    { kind: "problems", label: "problems", detail: "the errors and warnings VS Code shows" },
+    { kind: "selection", label: "selection", detail: "the lines selected in the editor" },
+  ];
+  const out = special.filter((m) => m.label.startsWith(q));
+  const root = vscode.workspace.workspaceFolders?.[0];
+  if (!root) return out;
+  const pattern = q.includes("/") ? `**/${escapeGlob(query)}*` : `**/*${escapeGlob(query)}*`;
+  const files = await vscode.workspace.findFiles(
+    q === "" ? "**/*" : `{${pattern},${pattern}/**}`,
+    EXCLUDE,
+    200,
+  );
+  const folders = new Set<string>();
+  const paths: string[] = [];
+  for (const uri of files) {
+    const rel = vscode.workspace.asRelativePath(uri, false);
+    paths.push(rel);
+    const parts = rel.split("/");
+    for (let i = 1; i < parts.length; i += 1) folders.add(`${parts.slice(0, i).join("/")}/`);
+  }
+  const matches = (p: string) => q === "" || p.toLowerCase().includes(q);
+  const rank = (p: string) => {
+    const name = p.replace(/\/$/, "").split("/").pop()!.toLowerCase();
+    return (name.startsWith(q) ? 0 : name.includes(q) ? 1 : 2) * 1000 + p.length;
+  };
+  const found = [...[...folders].filter(matches), ...paths.filter(matches)].sort((a, b) => rank(a) - rank(b)).slice(0, 30);
+  for (const p of found) out.push({ kind: p.endsWith("/") ? "folder" : "file", label: p });
+  return out;
+}
+
+function escapeGlob(text: string): string {
+  return text.replace(/[{}[\]*?!]/g, "");
+}
+
+/** The content block of a mention, with the label the panel lists; `undefined` with a reason. */
+export async function resolveMention(mention: Mention): Promise<{ label: string; block: ContentBlock } | string> {
+  switch (mention.kind) {
+    case "problems":
+      return { label: "@problems", block: problemsBlock() };
+    case "selection": {
+      const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === "file");
+      if (!editor || editor.selection.isEmpty) return "select some lines in an editor first";
+      const { start, end } = editor.selection;
+      return {
+        label: `${vscode.workspace.asRelativePath(editor.document.uri)}:${start.line + 1}-${end.line + 1}`,
+        block: {
+          type: "resource",
+          resource: {
+            uri: `${editor.document.uri.toString()}#L${start.line + 1}-L${end.line + 1}`,
+            text: editor.document.getText(editor.selection),
+            mimeType: "text/plain",
+          },
+        },
+      };
+    }
+    case "file":
+    case "folder": {
+      const root = vscode.workspace.workspaceFolders?.[0];
+      if (!root) return "no workspace folder";
+      const rel = mention.label.replace(/\/$/, "");
+      if (rel.split("/").includes("..")) return "outside the workspace";
+      return resourceFor(vscode.Uri.joinPath(root.uri, rel), mention.kind === "folder");
+    }
+  }
+}
+
+/** A file (its text, or a link when large or not text) or a folder (a link) as context. */
+export async function resourceFor(uri: vscode.Uri, isFolder?: boolean): Promise<{ label: string; block: ContentBlock } | string> {
+  const rel = vscode.workspace.asRelativePath(uri, false);
+  const folder = isFolder ?? (await vscode.workspace.fs.stat(uri).then((s) => (s.type & vscode.FileType.Directory) !== 0, () => false));
+  if (folder) {
+    return { label: `${rel}/`, block: { type: "resource_link", uri: uri.toString(), name: `${rel}/`, mimeType: "inode/directory" } };
+  }
+  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  let text: string | undefined = open?.getText();
+  if (text === undefined) {
+    try {
+      const bytes = await vscode.workspace.fs.readFile(uri);
+      text = bytes.length <= EMBED_MAX_CHARS * 4 && !bytes.includes(0) ? new TextDecoder().decode(bytes) : undefined;
+    } catch {
+      return `cannot read ${rel}`;
+    }
+  }
+  if (text !== undefined && text.length <= EMBED_MAX_CHARS) {
+    return { label: rel, block: { type: "resource", resource: { uri: uri.toString(), text, mimeType: "text/plain" } } };
+  }
+  return { label: rel, block: { type: "resource_link", uri: uri.toString(), name: rel } };
+}
+
+/** The editor's errors and warnings (then the rest), one `path:line:col: severity: message` a line. */
+export function problemsBlock(): ContentBlock {
+  const names = ["error", "warning", "info", "hint"];
+  const rows: { severity: number; line: string }[] = [];
+  for (const [uri, diagnostics] of vscode.languages.getDiagnostics()) {
+    if (uri.scheme !== "file") continue;
+    const rel = vscode.workspace.asRelativePath(uri, false);
+    for (const d of diagnostics) {
+      const source = d.source ? ` [${d.source}${d.code !== undefined ? ` ${typeof d.code === "object" ? d.code.value : d.code}` : ""}]` : "";
+      rows.push({
+        severity: d.severity,
+        line: `${rel}:${d.range.start.line + 1}:${d.range.start.character + 1}: ${names[d.severity] ?? "info"}: ${d.message}${source}`,
+      });
+    }
+  }
+  rows.sort((a, b) => a.severity - b.severity);
+  const shown = rows.slice(0, MAX_PROBLEMS).map((r) => r.line);
+  const text =
+    rows.length === 0
+      ? "No problems: VS Code shows no errors or warnings."
+      : `${shown.join("\n")}${rows.length > shown.length ? `\n… ${rows.length - shown.length} more` : ""}`;
+  return { type: "resource", resource: { uri: "tandem://problems", text, mimeType: "text/plain" } };
+}
