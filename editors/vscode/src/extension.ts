@@ -220,6 +220,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("tandem.acceptHunk", (id?: unknown) => reviews.decide(typeof id === "string" ? id : undefined, true)),
     vscode.commands.registerCommand("tandem.rejectHunk", (id?: unknown) => reviews.decide(typeof id === "string" ? id : undefined, false)),
+    vscode.commands.registerCommand("tandem.nextHunk", () => reviews.navigate("next")),
+    vscode.commands.registerCommand("tandem.previousHunk", () => reviews.navigate("previous")),
+    vscode.commands.registerCommand("tandem.nextFile", () => reviews.navigate("nextFile")),
     vscode.commands.registerCommand("tandem.acceptAll", () => reviews.decideAll(true)),
     vscode.commands.registerCommand("tandem.rejectAll", () => reviews.decideAll(false)),
     vscode.commands.registerCommand("tandem.restart", async () => {

@@ -135,6 +135,35 @@ export class Review {
     return best ?? file.hunks[file.hunks.length - 1];
   }
 
+  /** 1-based place of `hunk` among every hunk of the review ("2 of 5"). */
+  position(hunk: ReviewHunk): number {
+    return this.hunks.indexOf(hunk) + 1;
+  }
+
+  /**
+   * The hunk `step` places after (1) or before (-1) `from` across files, wrapping around; with
+   * `pendingOnly`, the nearest undecided one that way (none left: `undefined`). Without `from`,
+   * the first (or last) such hunk.
+   */
+  neighbour(from: ReviewHunk | undefined, step: 1 | -1, pendingOnly: boolean): ReviewHunk | undefined {
+    const all = this.hunks;
+    const n = all.length;
+    const start = from ? all.indexOf(from) : step === 1 ? -1 : n;
+    for (let i = 1; i <= n; i++) {
+      const hunk = all[(((start + step * i) % n) + n) % n];
+      if (hunk && (!pendingOnly || hunk.state === "pending")) return hunk;
+    }
+    return undefined;
+  }
+
+  /** The first hunk of the file after `from`'s (wrapping), preferring one still pending there. */
+  nextFile(from: ReviewHunk | undefined): ReviewHunk | undefined {
+    const files = this.files.filter((f) => f.hunks.length > 0);
+    const at = from ? files.findIndex((f) => f.hunks.includes(from)) : -1;
+    const file = files[(at + 1) % Math.max(files.length, 1)];
+    return file?.hunks.find((h) => h.state === "pending") ?? file?.hunks[0];
+  }
+
   /** The reply; throws while hunks are pending. */
   answer(): ReviewAnswer {
     if (!this.complete) throw new ReviewError(`${this.pending.length} hunk(s) still pending`);

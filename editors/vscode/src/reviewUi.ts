@@ -31,12 +31,27 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
   /** Fires when a review starts, changes or ends (with `undefined` when none is left). */
   readonly onDidChangeReview = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [];
-  private readonly decided: vscode.TextEditorDecorationType;
+  private readonly accepted: vscode.TextEditorDecorationType;
+  private readonly rejected: vscode.TextEditorDecorationType;
   /** The previews' introduced problems: on the proposed side, and on other files they break. */
   private readonly problems: vscode.DiagnosticCollection;
 
   constructor(private readonly log: (line: string) => void) {
-    this.decided = vscode.window.createTextEditorDecorationType({ opacity: "0.55", isWholeLine: true });
+    // Decided hunks look decided: accepted ones keep their colour with a ✓ bar in the gutter side,
+    // rejected ones are dimmed and struck through.
+    this.accepted = vscode.window.createTextEditorDecorationType({
+      isWholeLine: true,
+      borderWidth: "0 0 0 3px",
+      borderStyle: "solid",
+      borderColor: new vscode.ThemeColor("testing.iconPassed"),
+      after: { contentText: "  ✓ accepted", color: new vscode.ThemeColor("testing.iconPassed") },
+    });
+    this.rejected = vscode.window.createTextEditorDecorationType({
+      isWholeLine: true,
+      opacity: "0.45",
+      textDecoration: "line-through",
+      after: { contentText: "  ✗ rejected", color: new vscode.ThemeColor("testing.iconFailed") },
+    });
     this.problems = vscode.languages.createDiagnosticCollection(SCHEME);
     this.disposables.push(
       vscode.workspace.registerTextDocumentContentProvider(SCHEME, this),
@@ -47,7 +62,8 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
       }),
       this.lensChanged,
       this.changed,
-      this.decided,
+      this.accepted,
+      this.rejected,
       this.problems,
     );
   }
@@ -95,7 +111,21 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
       return;
     }
     this.log(`review ${entry.key}: ${id} ${accept ? "accepted" : "rejected"} (${entry.review.summary()})`);
-    this.afterDecision(entry);
+    this.afterDecision(entry, entry.review.hunk(id));
+  }
+
+  /**
+   * Moves the cursor to another hunk of the current review: the next or previous one (across
+   * files, wrapping), or the first of the next file; its diff editor comes to the front.
+   */
+  navigate(where: "next" | "previous" | "nextFile"): void {
+    const entry = this.waitingEntry(undefined);
+    if (!entry) return;
+    const here = this.hunkUnderCursor(entry);
+    const review = entry.review;
+    const target =
+      where === "nextFile" ? review.nextFile(here) : review.neighbour(here, where === "next" ? 1 : -1, false);
+    if (target) void this.reveal(entry, target, true);
   }
 
   decideAll(accept: boolean): void {
@@ -144,6 +174,16 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
       const line = Math.min(anchorLine(hunk), Math.max(document.lineCount - 1, 0));
       const range = new vscode.Range(line, 0, line, 0);
       const label = hunk.wholeFile ? "whole file" : `${hunk.id} (${hunk.oldLines}→${hunk.newLines} lines)`;
+      const total = entry.review.hunks.length;
+      if (total > 1) {
+        lenses.push(
+          new vscode.CodeLens(range, {
+            title: `${entry.review.position(hunk)} of ${total}`,
+            command: "tandem.nextHunk",
+            tooltip: "Next hunk (Ctrl+Alt+])",
+          }),
+        );
+      }
       if (hunk.state === "pending") {
         lenses.push(
           new vscode.CodeLens(range, { title: "Accept", command: "tandem.acceptHunk", arguments: [hunk.id], tooltip: `Accept ${label}` }),
@@ -201,7 +241,7 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
     return path === undefined ? undefined : entry.review.hunkAt(path, editor.selection.active.line);
   }
 
-  private afterDecision(entry: Pending): void {
+  private afterDecision(entry: Pending, decided?: ReviewHunk): void {
     this.changed.fire(entry.review);
     if (entry.review.complete) {
       const answer = entry.review.answer();
@@ -211,6 +251,37 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
       this.lensChanged.fire();
       this.decorate();
       void vscode.window.setStatusBarMessage(`Tandem: ${entry.review.summary()}`, 5000);
+      // On to the next undecided hunk, in this file or the next.
+      const here = decided ?? this.hunkUnderCursor(entry);
+      const next = entry.review.neighbour(here, 1, true);
+      if (next) void this.reveal(entry, next, false);
+    }
+  }
+
+  /** Brings `hunk`'s diff editor to the front with the cursor on its first changed line. */
+  private async reveal(entry: Pending, hunk: ReviewHunk, focus: boolean): Promise<void> {
+    const index = entry.review.files.findIndex((f) => f.hunks.includes(hunk));
+    const file = entry.review.files[index];
+    if (!file) return;
+    const line = anchorLine(hunk);
+    const at = new vscode.Range(line, 0, line, 0);
+    try {
+      await vscode.commands.executeCommand(
+        "vscode.diff",
+        reviewUri(entry.key, index, "original", file.path),
+        reviewUri(entry.key, index, "proposed", file.path),
+        titleOf(file),
+        { preview: false, preserveFocus: !focus, selection: at },
+      );
+      const editor = vscode.window.visibleTextEditors.find(
+        (e) => e.document.uri.toString() === reviewUri(entry.key, index, "proposed", file.path).toString(),
+      );
+      if (editor) {
+        editor.selection = new vscode.Selection(at.start, at.start);
+        editor.revealRange(at, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+      }
+    } catch (err) {
+      this.log(`could not show ${hunk.id} of ${file.path}: ${err}`);
     }
   }
 
@@ -252,8 +323,7 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
     for (const [index, file] of review.files.entries()) {
       const original = reviewUri(key, index, "original", file.path);
       const proposed = reviewUri(key, index, "proposed", file.path);
-      const name = file.path.split(/[\\/]/).pop() ?? file.path;
-      const title = `${name} ← Tandem (${file.oldText === null ? "new file" : "proposed"})`;
+      const title = titleOf(file);
       try {
         await vscode.commands.executeCommand("vscode.diff", original, proposed, title, {
           preview: false,
@@ -266,6 +336,9 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
     const entry = this.pending.get(key);
     if (entry) entry.opened = this.reviewTabs().some((t) => t.key === key);
     this.decorate();
+    // The first file with an undecided hunk in front, at that hunk.
+    const first = review.neighbour(undefined, 1, true);
+    if (entry && first) await this.reveal(entry, first, false);
   }
 
   private async closeEditors(key: string): Promise<void> {
@@ -325,12 +398,20 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
       const { key, file, side } = parse(editor.document.uri);
       const f = this.pending.get(key)?.review.files[file];
       if (!f || side !== "proposed") continue;
-      const ranges = f.hunks
-        .filter((h) => h.state !== "pending" && h.newLines > 0)
-        .map((h) => new vscode.Range(h.newStart - 1, 0, h.newStart - 1 + h.newLines - 1, 0));
-      editor.setDecorations(this.decided, ranges);
+      const lines = (state: string) =>
+        f.hunks
+          .filter((h) => h.state === state && h.newLines > 0)
+          .map((h) => new vscode.Range(h.newStart - 1, 0, h.newStart - 1 + h.newLines - 1, 0));
+      editor.setDecorations(this.accepted, lines("accepted"));
+      editor.setDecorations(this.rejected, lines("rejected"));
     }
   }
+}
+
+/** The diff editor's title of a reviewed file. */
+function titleOf(file: { path: string; oldText: string | null }): string {
+  const name = file.path.split(/[\\/]/).pop() ?? file.path;
+  return `${name} ← Tandem (${file.oldText === null ? "new file" : "proposed"})`;
 }
 
 function reviewUri(key: string, file: number, side: "original" | "proposed", path: string): vscode.Uri {

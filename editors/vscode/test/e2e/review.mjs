@@ -61,9 +61,29 @@ try {
   await panel.locator('[data-testid="review"]').waitFor({ state: "visible", timeout: 10_000 });
   await page.screenshot({ path: join(OUT_DIR, "review.png") });
 
-  step("reject h1, accept h2");
+  step("each hunk says where it is in the review");
+  await page.locator(".codelens-decoration a", { hasText: "1 of 2" }).waitFor({ timeout: 10_000 });
+  await page.locator(".codelens-decoration a", { hasText: "2 of 2" }).waitFor({ timeout: 10_000 });
+  const cursorLine = async (line, what) => {
+    const selection = page.locator('[id="status.editor.selection"]');
+    await waitFor(async () => {
+      const text = await selection.innerText().catch(() => "");
+      return text.includes(`Ln ${line},`) ? text : false;
+    }, 10_000, what);
+  };
+
+  step("reject h1: the cursor moves on to h2, the next undecided hunk");
   await rejectH1.click();
   await page.locator('.codelens-decoration a', { hasText: "✗ Rejected" }).waitFor({ timeout: 10_000 });
+  await cursorLine(18, "the cursor on h2 (line 18) after h1 was decided");
+
+  step("previous / next hunk with the keys");
+  await page.keyboard.press("Control+Alt+BracketLeft");
+  await cursorLine(6, "the cursor back on h1 (line 6)");
+  await page.keyboard.press("Control+Alt+BracketRight");
+  await cursorLine(18, "the cursor on h2 (line 18) again");
+
+  step("accept h2");
   await acceptH2.click();
 
   step("the turn ends with the model's answer; the review closes");

@@ -118,3 +118,21 @@ test("the hunk under the cursor, and the lens line of a pure deletion", () => {
   assert.equal(lineCount("a\nb"), 2);
   assert.equal(lineCount("a\nb\n"), 2);
 });
+
+test("navigation moves across files, wraps, and after a decision finds the next pending hunk", () => {
+  const review = Review.fromRequest(request([{ path: "/w/a.py", hunks: ["h1", "h2"] }, { path: "/w/b.py", hunks: ["h3"] }]));
+  assert.ok(review);
+  const [h1, h2, h3] = review.hunks;
+  assert.deepEqual([review.position(h1!), review.position(h3!)], [1, 3]);
+  assert.equal(review.neighbour(undefined, 1, true), h1);
+  assert.equal(review.neighbour(h2, 1, false), h3, "from the last hunk of a.py to b.py");
+  assert.equal(review.neighbour(h3, 1, false), h1, "wraps to the start");
+  assert.equal(review.neighbour(h1, -1, false), h3, "and backwards to the end");
+  review.decide("h2", true);
+  assert.equal(review.neighbour(h1, 1, true), h3, "decided hunks are skipped");
+  assert.equal(review.nextFile(h1), h3);
+  assert.equal(review.nextFile(h3), h1, "back to the first file's first pending hunk");
+  review.decide("h1", false);
+  review.decide("h3", true);
+  assert.equal(review.neighbour(h3, 1, true), undefined, "nothing left to decide");
+});
