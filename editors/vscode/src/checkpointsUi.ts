@@ -113,6 +113,13 @@ export class CheckpointsUi implements vscode.Disposable, vscode.TextDocumentCont
     await this.restore(session, { turn }, `Undo turn ${turn}`);
   }
 
+  /** The panel's restore button on a prompt: back to before that turn (asks first, like Undo). */
+  async restoreTurn(turn: number): Promise<void> {
+    const session = this.idleSession();
+    if (!session) return;
+    await this.restore(session, { turn }, `Restore to before turn ${turn}`);
+  }
+
   /** "Tandem: Compact Conversation". */
   async compact(): Promise<void> {
     const session = this.idleSession();

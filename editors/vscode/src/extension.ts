@@ -123,6 +123,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           panel.post({ type: "notice", text: `Could not list sessions: ${err instanceof Error ? err.message : err}`, level: "error" });
         }
         break;
+      case "restoreTurn":
+        void checkpoints.restoreTurn(message.turn);
+        break;
       case "loadSession":
         await session.load(message.sessionId);
         break;

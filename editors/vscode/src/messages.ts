@@ -36,6 +36,7 @@ export type FromPanel =
   | { type: "newSession" }
   | { type: "listSessions" }
   | { type: "loadSession"; sessionId: string }
+  | { type: "restoreTurn"; turn: number }
   | { type: "reviewAll"; accept: boolean }
   | { type: "openFile"; path: string; line?: number }
   | { type: "openChange"; toolCallId: string; path: string }
@@ -65,6 +66,10 @@ export function parseFromPanel(raw: unknown): FromPanel | undefined {
       return { type: "prompt", text: m.text };
     case "setMode":
       return isMode(m.mode) ? { type: "setMode", mode: m.mode } : undefined;
+    case "restoreTurn":
+      return Number.isInteger(m.turn) && (m.turn as number) >= 1 && (m.turn as number) <= 1_000_000
+        ? { type: "restoreTurn", turn: m.turn as number }
+        : undefined;
     case "loadSession":
       return typeof m.sessionId === "string" && /^[\w.-]{1,200}$/.test(m.sessionId)
         ? { type: "loadSession", sessionId: m.sessionId }

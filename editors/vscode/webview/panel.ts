@@ -263,6 +263,23 @@ function renderEntry(index: number): void {
   if (stick) messages.scrollTop = messages.scrollHeight;
 }
 
+/**
+ * A prompt's "Restore" button: the files back to before its turn (the extension asks first with
+ * the plan). The turn is the prompt's place among the session's prompts (turn 1 is the first).
+ */
+function addRestore(el: HTMLElement, entry: Entry): void {
+  const prompts: Entry[] = transcript.entries.filter((e) => e.kind === "user");
+  const turn = prompts.indexOf(entry) + 1;
+  if (turn < 1) return;
+  const button = document.createElement("button");
+  button.className = "restore-turn";
+  button.dataset.testid = "restore-turn";
+  button.textContent = "↺ Restore";
+  button.title = `Restore the files to how they were before this turn (turn ${turn}); asks first`;
+  button.addEventListener("click", () => vscode.postMessage({ type: "restoreTurn", turn }));
+  el.append(button);
+}
+
 function draw(entry: Entry): HTMLElement {
   switch (entry.kind) {
     case "user":
@@ -271,6 +288,7 @@ function draw(entry: Entry): HTMLElement {
       el.dataset.testid = entry.kind === "user" ? "user-message" : "assistant-message";
       el.innerHTML = md.render(entry.text);
       if (entry.kind === "assistant") addCodeActions(el);
+      else addRestore(el, entry);
       return el;
     }
     case "thought": {

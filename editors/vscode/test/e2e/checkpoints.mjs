@@ -101,6 +101,17 @@ try {
   if (readFileSync(join(WORKSPACE, "util.py"), "utf8") !== "x = 5\n") throw new Error("the person's util.py was not kept");
   await panel.locator(".notice", { hasText: "Kept your changes to util.py." }).waitFor({ timeout: 5_000 });
 
+  step("the second prompt's Restore button asks to restore to before turn 2 (declined here)");
+  await panel.locator('[data-testid="user-message"]').nth(1).hover();
+  await panel.locator('[data-testid="user-message"]').nth(1).locator('[data-testid="restore-turn"]').click();
+  await dialog.waitFor({ timeout: 15_000 });
+  const fromPanel = plain(await dialog.innerText());
+  if (!fromPanel.includes("Restore to before turn 2?") || !fromPanel.includes("Restores: calc.py")) {
+    throw new Error(`the panel's restore question:\n${fromPanel}`);
+  }
+  await dialog.locator(".monaco-button", { hasText: /^Cancel$/ }).click();
+  await dialog.waitFor({ state: "detached", timeout: 10_000 });
+
   step("Tandem: Undo Last Turn restores to before turn 2");
   await runCommand(page, "Tandem: Undo Last Turn");
   await dialog.waitFor({ timeout: 15_000 });

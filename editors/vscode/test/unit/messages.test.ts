@@ -8,6 +8,7 @@ test("well-formed panel messages parse", () => {
   assert.deepEqual(parseFromPanel({ type: "setMode", mode: "auto-edit" }), { type: "setMode", mode: "auto-edit" });
   assert.deepEqual(parseFromPanel({ type: "loadSession", sessionId: "s18a2b3c1" }), { type: "loadSession", sessionId: "s18a2b3c1" });
   assert.deepEqual(parseFromPanel({ type: "reviewAll", accept: false }), { type: "reviewAll", accept: false });
+  assert.deepEqual(parseFromPanel({ type: "restoreTurn", turn: 2 }), { type: "restoreTurn", turn: 2 });
   assert.deepEqual(parseFromPanel({ type: "openFile", path: "/w/a.py", line: 3 }), { type: "openFile", path: "/w/a.py", line: 3 });
   assert.deepEqual(parseFromPanel({ type: "cancel", extra: 1 }), { type: "cancel" });
   assert.deepEqual(parseFromPanel({ type: "clearAttachments" }), { type: "clearAttachments" });
@@ -28,6 +29,9 @@ test("malformed panel messages are refused", () => {
     { type: "setMode", mode: "root" },
     { type: "loadSession", sessionId: "../../etc/passwd" },
     { type: "reviewAll", accept: "yes" },
+    { type: "restoreTurn", turn: 0 },
+    { type: "restoreTurn", turn: 1.5 },
+    { type: "restoreTurn", turn: "2" },
     { type: "openFile", path: "" },
     { type: "copyCode" },
     { type: "insertCode", text: 42 },
