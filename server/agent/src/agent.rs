@@ -213,11 +213,13 @@ impl Agent {
         let cancel = CancellationToken::new();
         *session.cancel.lock() = Some(cancel.clone());
         let model = session.model();
-        let budget = crate::context::budget(self, &model);
+        let budget = crate::context::budget(self, &model, history.stated_window);
         let system = crate::prompt::system_prompt(self.workspace.root(), &session.cwd, session.gate.mode());
         let tools = crate::turn::tool_defs(self, &session, budget);
         let fixed = system.len() + crate::context::json_size(&tools);
-        let report = crate::context::fit(self, &session, &mut history, fixed, budget, true, &cancel).await;
+        let report =
+            crate::context::fit(self, &session, &mut history, fixed, budget, crate::context::Force::Person, &cancel)
+                .await;
         *session.cancel.lock() = None;
         let report = report.ok_or_else(|| AgentError::Invalid("the compaction was cancelled".into()))?;
         Ok(SessionCompactResult {

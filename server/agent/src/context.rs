@@ -55,13 +55,46 @@ pub(crate) struct Budget {
     pub limit: u64,
 }
 
-/// The budget of `model` under the agent's provider settings.
-pub(crate) fn budget(agent: &Agent, model: &str) -> Budget {
+/// The budget of `model` under the agent's provider settings, within the window the provider
+/// stated (`stated`) when it said a request was too long.
+pub(crate) fn budget(agent: &Agent, model: &str, stated: Option<u64>) -> Budget {
     let resolved = tandem_llm::profile::resolve(&agent.config.provider, model);
-    let window = u64::from(resolved.profile.context_window);
+    let profile = u64::from(resolved.profile.context_window);
+    let window = stated.map_or(profile, |stated| stated.min(profile));
     let margin = (window / 20).max(256);
     let limit = window.saturating_sub(u64::from(resolved.max_output) + margin).max(window / 4);
     Budget { window, limit }
+}
+
+/// Words that name a limit next to its number in providers' "too long" errors.
+const LIMIT_WORDS: &[&str] = &["maximum", "max", "limit", "allowed", "context", "size", "window"];
+
+/// The context window a provider's "too long" error states, if it names one: the smallest
+/// number of at least 256 next to a word for a limit ("maximum context length is 8192 tokens",
+/// "9000 tokens > 8192 maximum", "tokens allowed (1048576)", "context size (8192 tokens)"), or
+/// the only number there is.
+pub(crate) fn stated_window(message: &str) -> Option<u64> {
+    let words: Vec<String> = message
+        .split(|c: char| c.is_whitespace() || "(),.:;>=<".contains(c))
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let numbers: Vec<(usize, u64)> = words
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| Some((i, w.parse::<u64>().ok()?)))
+        .filter(|(_, n)| *n >= 256)
+        .collect();
+    let named = |i: usize| {
+        let near = words[i.saturating_sub(4)..(i + 3).min(words.len())].iter();
+        near.clone().any(|w| LIMIT_WORDS.contains(&w.as_str()))
+    };
+    let limits = numbers.iter().filter(|(i, _)| named(*i)).map(|(_, n)| *n).min();
+    match (limits, numbers.as_slice()) {
+        (Some(n), _) => Some(n),
+        (None, [(_, only)]) => Some(*only),
+        _ => None,
+    }
 }
 
 /// Counts bytes without keeping them.
@@ -147,9 +180,21 @@ impl Report {
     }
 }
 
+/// Why a compaction runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Force {
+    /// Only if the next request would not fit the budget.
+    No,
+    /// The provider said the request did not fit: elide and summarise, keeping the recent turns
+    /// that fit the budget.
+    Provider,
+    /// The person asked (`/compact`): elide and summarise everything before the last answer.
+    Person,
+}
+
 /// Makes the next request of `history` fit `budget` (with `fixed` bytes of system prompt and
-/// tools): nothing when it fits already, unless `force` (the person's `/compact`, or the
-/// provider said it did not fit), which elides and summarises whatever can be. `None` when
+/// tools): nothing when it fits already, unless forced, which elides and summarises whatever
+/// can be. A summary no smaller than the turns it would replace is not used. `None` when
 /// cancelled.
 pub(crate) async fn fit(
     agent: &Agent,
@@ -157,19 +202,19 @@ pub(crate) async fn fit(
     history: &mut History,
     fixed: usize,
     budget: Budget,
-    force: bool,
+    force: Force,
     cancel: &CancellationToken,
 ) -> Option<Report> {
     let mut report = Report { before: history.estimate(fixed), ..Report::default() };
-    if !force && report.before <= budget.limit {
+    if force == Force::No && report.before <= budget.limit {
         report.after = report.before;
         return Some(report);
     }
     let mut messages = std::mem::take(&mut history.messages);
     report.elided = elide(&mut messages, KEEP_TURNS);
     history.replace(messages);
-    if force || history.estimate(fixed) > budget.limit {
-        report.summarized = summarise(agent, session, history, fixed, budget, cancel).await?;
+    if force != Force::No || history.estimate(fixed) > budget.limit {
+        report.summarized = summarise(agent, session, history, fixed, budget, force, cancel).await?;
     }
     if history.estimate(fixed) > budget.limit {
         report.cut = squeeze(history, fixed, budget);
@@ -348,9 +393,14 @@ async fn summarise(
     history: &mut History,
     fixed: usize,
     budget: Budget,
+    force: Force,
     cancel: &CancellationToken,
 ) -> Option<bool> {
-    let Some(start) = tail_start(history, budget) else { return Some(false) };
+    let start = match force {
+        Force::Person => last_answer(history),
+        Force::No | Force::Provider => tail_start(history, budget),
+    };
+    let Some(start) = start else { return Some(false) };
     let head = &history.messages[..start];
     // The summariser's request must fit too: the transcript gets what the budget leaves.
     let room = ((budget.limit.saturating_sub(1_000)) as f64 * history.bytes_per_token) as usize;
@@ -398,10 +448,24 @@ async fn summarise(
     if let Some(latest) = latest {
         let _ = write!(text, "\n\n[The person's latest request before this point, verbatim]\n{latest}");
     }
+    let before = history.estimate(fixed);
     let mut messages = vec![Arc::new(Message { role: Role::User, content: vec![Part::Text { text }] })];
-    messages.extend(history.messages.drain(start..));
+    messages.extend(history.messages[start..].iter().cloned());
+    let kept = std::mem::take(&mut history.messages);
     history.replace(messages);
+    if history.estimate(fixed) >= before {
+        // A summary no smaller than the turns it would replace only loses their detail.
+        tracing::info!(session = session.id, "the summary is not smaller than the turns it summarises; kept them");
+        history.replace(kept);
+        return Some(false);
+    }
     Some(true)
+}
+
+/// Where the tail starts when the person compacts: the last answer of the model (with the calls
+/// and results after it), never the first message.
+fn last_answer(history: &History) -> Option<usize> {
+    (1..history.messages.len()).rev().find(|&index| history.messages[index].role == Role::Assistant)
 }
 
 /// The text of the last message the person wrote in `messages` (not a tool result, not a note).
@@ -541,6 +605,35 @@ mod tests {
             role: Role::User,
             content: vec![Part::ToolResult { call_id: id.into(), content: text.into(), is_error: false }],
         })
+    }
+
+    #[test]
+    fn the_window_a_provider_states_is_read_from_its_too_long_error() {
+        let cases = [
+            (
+                "This model's maximum context length is 8192 tokens. However, your messages resulted in 9100 tokens.",
+                Some(8192),
+            ),
+            (
+                "This model's maximum context length is 8192 tokens. However, you requested 9100 tokens (5004 in the messages, 4096 in the completion).",
+                Some(8192),
+            ),
+            ("prompt is too long: 9000 tokens > 8192 maximum", Some(8192)),
+            (
+                "The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).",
+                Some(1_048_576),
+            ),
+            ("the request exceeds the available context size (8192 tokens)", Some(8192)),
+            (
+                "Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length",
+                Some(32768),
+            ),
+            ("request entity too large", None),
+            ("too long: 9000 and 12000 tokens", None),
+        ];
+        for (message, window) in cases {
+            assert_eq!(stated_window(message), window, "{message}");
+        }
     }
 
     #[test]

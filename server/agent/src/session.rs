@@ -31,6 +31,9 @@ pub(crate) struct History {
     pub sizes: Vec<usize>,
     /// Bytes per token of this conversation, learnt from the provider's counts.
     pub bytes_per_token: f64,
+    /// The context window the provider stated when it refused a request as too long (smaller
+    /// than the model profile's): budgets use it from then on.
+    pub stated_window: Option<u64>,
 }
 
 impl Default for History {
@@ -42,6 +45,7 @@ impl Default for History {
             totals: UsageTotals::default(),
             sizes: Vec::new(),
             bytes_per_token: crate::context::DEFAULT_BYTES_PER_TOKEN,
+            stated_window: None,
         }
     }
 }

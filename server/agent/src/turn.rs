@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::call::{PlannedCall, announce, run_calls};
-use crate::context;
+use crate::context::{self, Force};
 use crate::session::{History, Session};
 use crate::store::Record;
 
@@ -111,10 +111,10 @@ pub(crate) async fn run(
             system.push_str(memories);
         }
         let model = session.model();
-        let budget = context::budget(agent, &model);
+        let budget = context::budget(agent, &model, history.stated_window);
         let tools = tool_defs(agent, session, budget);
         let fixed = system.len() + context::json_size(&tools);
-        if context::fit(agent, session, history, fixed, budget, false, cancel).await.is_none() {
+        if context::fit(agent, session, history, fixed, budget, Force::No, cancel).await.is_none() {
             return interrupted(session, history, String::new());
         }
         let sent_bytes = history.message_bytes() + fixed;
@@ -151,9 +151,12 @@ pub(crate) async fn run(
             Err(err) if err.kind == ErrorKind::ContextTooLong && !overflow_retried => {
                 overflow_retried = true;
                 tracing::warn!(session = session.id, "{err}; compacting and trying again");
-                // The estimate was too low for this provider: count more tokens per byte.
+                // The estimate was too low for this provider: count more tokens per byte; and a
+                // window it states (smaller than the profile's) holds from now on.
                 history.bytes_per_token = (history.bytes_per_token * 0.75).max(1.0);
-                if context::fit(agent, session, history, fixed, budget, true, cancel).await.is_none() {
+                history.stated_window = context::stated_window(&err.message).or(history.stated_window);
+                let budget = context::budget(agent, &request_model, history.stated_window);
+                if context::fit(agent, session, history, fixed, budget, Force::Provider, cancel).await.is_none() {
                     return interrupted(session, history, String::new());
                 }
                 continue;

@@ -276,6 +276,32 @@ async fn compact_on_request_summarises_and_a_second_refusal_ends_the_turn_with_t
     assert!(result.error.unwrap_or_default().contains("no longer fits the context window"));
 }
 
+/// A compaction whose summary is no smaller than the turns it would replace keeps the turns:
+/// `/compact` on a short session never makes it bigger.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_keeps_the_history_when_the_summary_is_not_smaller() {
+    let dir = workspace_with_files(1, 200);
+    let provider = FakeProvider::start(vec![
+        Turn::new().tool_call("call_0", "read", json!({"file_path": "f0.txt"})),
+        Turn::reply("Read it."),
+        Turn::reply("And again."),
+    ])
+    .await;
+    // A summariser that writes more than the conversation held.
+    provider.answer_when(is_summary, Turn::reply(SUMMARY.repeat(20)));
+    let client = Arc::new(Recorder::default());
+    let agent = start_agent(dir.path(), &provider, 200_000, Arc::clone(&client));
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    for text in ["read the file", "once more"] {
+        let result = agent.prompt(prompt(&session, text)).await;
+        assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    }
+    let done = agent.compact(SessionCompactParams { session_id: session.clone() }).await;
+    let done = done.unwrap_or_else(|e| panic!("{e}"));
+    assert!(done.tokens_after <= done.tokens_before, "{done:?}");
+    assert!(!done.summarized, "{done:?}");
+}
+
 /// `value` without Anthropic's `cache_control` markers (which move to the latest turn).
 fn unmarked(value: &Value) -> Value {
     match value {
