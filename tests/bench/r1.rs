@@ -144,13 +144,13 @@ fn interleaved(
     let (mut on_times, mut off_times, mut statuses) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..iterations {
         let mut ask_on = |on: &mut Side| -> Res<()> {
-            let (elapsed, params) = on.ask(file, old, new)?;
+            let (elapsed, params) = on.ask(file, old, new).map_err(|e| format!("ask {i}, previews on: {e}"))?;
             on_times.push(elapsed);
             statuses.push(status(&params));
             Ok(())
         };
         let mut ask_off = |off: &mut Side| -> Res<()> {
-            let (elapsed, params) = off.ask(file, old, new)?;
+            let (elapsed, params) = off.ask(file, old, new).map_err(|e| format!("ask {i}, previews off: {e}"))?;
             if params.get("diagnostics").is_some() {
                 return Err(format!("previews are off, yet the request carried one: {params}"));
             }
@@ -187,8 +187,9 @@ pub(crate) fn r1(plan: &Plan) -> Res<Vec<Row>> {
         let flycheck = case.server == "rust-analyzer";
         let mut on = Side::start(case, "")?;
         let mut off = Side::start(case, OFF)?;
-        on.warm_server(case)?;
-        // Edit → fresh diagnostics on the previewing side's warm server, between the asks.
+        on.warm_server(case).map_err(|e| format!("{}: starting the server: {e}", case.server))?;
+        // Edit → fresh diagnostics on the previewing side's warm server, before any preview (as
+        // P7 measures it).
         let mut fresh = Vec::new();
         let mut edit_pair = |side: &mut Side, i: usize| -> Res<()> {
             if i >= edits {
@@ -200,7 +201,8 @@ pub(crate) fn r1(plan: &Plan) -> Res<Vec<Row>> {
                     &mut side.sidecar,
                     "edit",
                     json!({ "file_path": case.file, "old_string": old, "new_string": new }),
-                )?;
+                )
+                .map_err(|e| format!("edit → fresh diagnostics, pair {i}: {e}"))?;
                 let elapsed = start.elapsed();
                 let status = &result["metadata"]["diagnostics"][case.file]["status"];
                 if status != &json!("fresh") {
@@ -210,9 +212,13 @@ pub(crate) fn r1(plan: &Plan) -> Res<Vec<Row>> {
             }
             Ok(())
         };
+        for i in 0..edits {
+            edit_pair(&mut on, i)?;
+        }
         let edit = (case.file, case.break_old, case.break_new);
         let (mut on_times, mut off_times, statuses) =
-            interleaved(&mut on, &mut off, edit, 2, iterations.max(edits), &mut edit_pair)?;
+            interleaved(&mut on, &mut off, edit, 2, iterations, |_, _| Ok(()))
+                .map_err(|e| format!("{}: {e}", case.server))?;
         let (on_med, off_med, fresh_med) = (median(&mut on_times), median(&mut off_times), median(&mut fresh));
         let added = on_med.saturating_sub(off_med);
         let ready = statuses.iter().filter(|s| *s == "ready").count();
@@ -281,8 +287,8 @@ pub(crate) fn r1(plan: &Plan) -> Res<Vec<Row>> {
                 pass: on_med.saturating_sub(off_med) <= Duration::from_millis(2),
             });
         }
-        on.sidecar.shutdown()?;
-        off.sidecar.shutdown()?;
+        on.sidecar.shutdown().map_err(|e| format!("{}: shutdown: {e}", case.server))?;
+        off.sidecar.shutdown().map_err(|e| format!("{}: shutdown: {e}", case.server))?;
     }
     Ok(rows)
 }
