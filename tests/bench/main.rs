@@ -1,6 +1,6 @@
 //! Sidecar benchmarks against a peer measured in the same run.
 //!
-//! `cargo bench -p tandem --bench sidecar [-- [--quick] [P1|P2|P3|P4|P7|P8]...]`
+//! `cargo bench -p tandem --bench sidecar [-- [--quick] [P1|P2|P3|P4|P7|P8|R1]...]`
 //! (or `TANDEM_BENCH_QUICK=1`). Quick mode runs few iterations, for a smoke test.
 //!
 //! - P1: `grep` vs `rg` with the same ignore rules, interleaved, on two trees: a generated one of
@@ -28,6 +28,13 @@
 //!   off under the budget, as compaction keeps the history in it) and the loop overhead per call
 //!   at turns 91–100 against turns 1–10 (goal ≤ 1.5×); then the same session with a window it
 //!   never fills, for the cost of sending the whole history each time.
+//! - R1: the approval latency the diagnostics preview adds, per server of P7 (same fixtures and
+//!   edits): prompt → `tandem/session/requestPermission` with previews on (the default wait) vs
+//!   `[review] preview_timeout_ms = 0`, interleaved on two warm sidecars, every proposal
+//!   rejected; the added latency (difference of the medians) against the same server's edit →
+//!   fresh diagnostics in the same run (goal ≤ it + 10%, every preview ready). A file no server
+//!   serves must add ~0 (≤ 2 ms). rust-analyzer checks saved files only: its preview is "not
+//!   available", reported without a goal.
 //!
 //! The workspace is a temporary directory under `$TMPDIR` (default `/tmp`); set `TMPDIR` to
 //! measure on another file system.
@@ -36,6 +43,7 @@
 
 mod c1;
 mod p7;
+mod r1;
 #[path = "../support/mod.rs"]
 mod support;
 mod tree;
@@ -116,6 +124,9 @@ impl Plan {
 /// A benchmark: runs and returns its summary rows.
 type Bench = fn(&Plan) -> Res<Vec<Row>>;
 
+/// The goal of a row that measures something with no goal to meet (its result shows "—").
+const NOT_AVAILABLE: &str = "not available";
+
 /// One line of the summary table.
 struct Row {
     id: &'static str,
@@ -148,12 +159,13 @@ fn main() {
     );
     let mut rows = Vec::new();
     let mut failed = false;
-    let benches: [(&str, Bench); 10] = [
+    let benches: [(&str, Bench); 11] = [
         ("P1", p1),
         ("P2", p2),
         ("P3", p3),
         ("P4", p4),
         ("P7", p7::p7),
+        ("R1", r1::r1),
         ("P8", p8),
         ("P9", p9),
         ("A1", a1),
@@ -190,7 +202,14 @@ fn print_table(rows: &[Row]) {
                 r.peer.clone(),
                 r.ratio.clone(),
                 r.goal.to_owned(),
-                if r.pass { "PASS" } else { "MISS" }.to_owned(),
+                if r.goal == NOT_AVAILABLE {
+                    "—"
+                } else if r.pass {
+                    "PASS"
+                } else {
+                    "MISS"
+                }
+                .to_owned(),
             ]
         })
         .collect();

@@ -39,13 +39,13 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn server_path() -> String {
+pub(crate) fn server_path() -> String {
     let mut dirs = vec![repo().join("node_modules/.bin"), repo().join(".tools/venv/bin")];
     dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
     std::env::join_paths(dirs).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
-fn copy_fixture(name: &str) -> Res<(tempfile::TempDir, PathBuf)> {
+pub(crate) fn copy_fixture(name: &str) -> Res<(tempfile::TempDir, PathBuf)> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let root = dir.path().join("ws");
     let status = std::process::Command::new("cp")
@@ -76,19 +76,19 @@ fn copy_fixture(name: &str) -> Res<(tempfile::TempDir, PathBuf)> {
 }
 
 /// One server's case: the fixture, the file and 0-based position of a call, a type-breaking edit.
-struct Case {
-    server: &'static str,
-    command: &'static [&'static str],
-    fixture: &'static str,
-    file: &'static str,
-    language: &'static str,
-    line: u32,
-    needle: &'static str,
-    break_old: &'static str,
-    break_new: &'static str,
+pub(crate) struct Case {
+    pub(crate) server: &'static str,
+    pub(crate) command: &'static [&'static str],
+    pub(crate) fixture: &'static str,
+    pub(crate) file: &'static str,
+    pub(crate) language: &'static str,
+    pub(crate) line: u32,
+    pub(crate) needle: &'static str,
+    pub(crate) break_old: &'static str,
+    pub(crate) break_new: &'static str,
 }
 
-const CASES: &[Case] = &[
+pub(crate) const CASES: &[Case] = &[
     Case {
         server: "pyright",
         command: &["pyright-langserver", "--stdio"],
@@ -220,7 +220,7 @@ fn direct(case: &Case, root: &Path, column: u32, iterations: usize) -> Res<(Vec<
     })
 }
 
-fn installed(program: &str) -> bool {
+pub(crate) fn installed(program: &str) -> bool {
     std::process::Command::new(program)
         .arg("--version")
         .env("PATH", server_path())
@@ -231,7 +231,7 @@ fn installed(program: &str) -> bool {
         || std::env::split_paths(&server_path()).any(|d| d.join(program).is_file() && program != "rust-analyzer")
 }
 
-fn call_ok(sidecar: &mut Sidecar, name: &str, args: Value) -> Res<Value> {
+pub(crate) fn call_ok(sidecar: &mut Sidecar, name: &str, args: Value) -> Res<Value> {
     let result = sidecar.call(name, args)?;
     match result["error"].as_str() {
         Some(error) => Err(format!("{name}: {error}")),

@@ -330,7 +330,9 @@ impl Sidecar {
         }
     }
 
-    fn dispatch(&mut self, message: Value) -> Res<()> {
+    /// Handles one message taken with [`Sidecar::next_message`] as the waits do: a notification
+    /// is kept, a server request is answered (permission requests from `permission_replies`).
+    pub fn dispatch(&mut self, message: Value) -> Res<()> {
         let Some(method) = message.get("method").and_then(Value::as_str).map(str::to_owned) else {
             return Ok(());
         };
