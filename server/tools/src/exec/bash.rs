@@ -752,7 +752,8 @@ mod tests {
         let start = std::time::Instant::now();
         let status = loop {
             let status = h.call("bash_output", json!({"id": id}));
-            if status.output.contains("first") {
+            // (The status line quotes the command, `echo first` included: look at the output.)
+            if status.output.contains("New output:\nfirst") {
                 break status;
             }
             assert!(start.elapsed() < std::time::Duration::from_secs(25), "no output: {}", status.output);
