@@ -48,7 +48,12 @@ try {
   const entries = await waitFor(
     async () => {
       const all = await panel.locator('[data-testid="messages"] > *').evaluateAll((els) =>
-        els.map((el) => `${el.dataset.testid ?? el.className}: ${el.textContent.trim()}`),
+        els.map((el) => {
+          // The message's text, without its controls (a prompt's Restore button).
+          const text = el.cloneNode(true);
+          for (const control of text.querySelectorAll("button")) control.remove();
+          return `${el.dataset.testid ?? el.className}: ${text.textContent.trim()}`;
+        }),
       );
       return all.length > 0 ? all : false;
     },
