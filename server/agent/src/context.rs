@@ -86,8 +86,8 @@ pub(crate) fn stated_window(message: &str) -> Option<u64> {
         .filter(|(_, n)| *n >= 256)
         .collect();
     let named = |i: usize| {
-        let near = words[i.saturating_sub(4)..(i + 3).min(words.len())].iter();
-        near.clone().any(|w| LIMIT_WORDS.contains(&w.as_str()))
+        let near = &words[i.saturating_sub(4)..(i + 3).min(words.len())];
+        near.iter().any(|w| LIMIT_WORDS.contains(&w.as_str()))
     };
     let limits = numbers.iter().filter(|(i, _)| named(*i)).map(|(_, n)| *n).min();
     match (limits, numbers.as_slice()) {

@@ -164,12 +164,13 @@ impl Workbench {
         let manage_tool = options.mcp == Mcp::Sessions && config.tools.profile == tandem_tools::Profile::Full;
         let mcp = (options.mcp != Mcp::Off)
             .then(|| McpManager::from_workspace(workspace.root(), Arc::clone(&registry), manage_tool));
+        // A preview nobody reads (or that the configuration turns off) waits no time at all.
         let no_previews = options.no_previews || config.precheck == crate::config::Precheck::Off;
+        let preview_ms = if no_previews { Some(0) } else { config.preview_timeout_ms };
         let intel =
             match LspProxy::new(workspace.root().to_path_buf(), Arc::clone(&cache), &config.lsp, options.progress) {
-                Ok(proxy) => Some(Arc::new(match config.preview_timeout_ms.filter(|_| !no_previews) {
+                Ok(proxy) => Some(Arc::new(match preview_ms {
                     Some(ms) => proxy.with_preview_wait(std::time::Duration::from_millis(ms)),
-                    None if no_previews => proxy.with_preview_wait(std::time::Duration::ZERO),
                     None => proxy,
                 })),
                 Err(err) => {

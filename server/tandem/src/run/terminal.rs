@@ -183,15 +183,16 @@ impl Terminal {
         let mark = if failed { self.style.paint("31", "✗") } else { self.style.paint("32", "✓") };
         let mut card = format!("\n{mark} {title}");
         if update.status == Some(ToolCallStatus::Failed) {
-            let why = first_text_line(update).unwrap_or_default();
-            if !why.is_empty() && !title.contains(&why) {
+            let why = texts(update).next().and_then(|text| text.lines().next()).unwrap_or_default();
+            if !why.is_empty() && !title.contains(why) {
                 card.push_str(&format!(": {why}"));
             }
         }
         card.push('\n');
         if command {
-            let output = last_text(update).unwrap_or_default();
-            for line in tail(&output, TAIL_LINES) {
+            // A command's output is its last text.
+            let output = texts(update).next_back().unwrap_or_default();
+            for line in tail(output, TAIL_LINES) {
                 card.push_str(&self.style.paint("2", &format!("  │ {line}")));
                 card.push('\n');
             }
@@ -209,18 +210,10 @@ impl Terminal {
     }
 }
 
-/// The first line of a tool call update's text content.
-fn first_text_line(update: &ToolCallUpdate) -> Option<String> {
-    update.content.iter().flatten().find_map(|c| match c {
-        ToolCallContent::Content { content: ContentBlock::Text { text } } => text.lines().next().map(str::to_owned),
-        _ => None,
-    })
-}
-
-/// The last text content of a tool call update (a command's output).
-fn last_text(update: &ToolCallUpdate) -> Option<String> {
-    update.content.iter().flatten().rev().find_map(|c| match c {
-        ToolCallContent::Content { content: ContentBlock::Text { text } } => Some(text.clone()),
+/// The text contents of a tool call update, in order.
+fn texts(update: &ToolCallUpdate) -> impl DoubleEndedIterator<Item = &str> {
+    update.content.iter().flatten().filter_map(|c| match c {
+        ToolCallContent::Content { content: ContentBlock::Text { text } } => Some(text.as_str()),
         _ => None,
     })
 }

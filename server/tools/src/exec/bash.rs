@@ -683,6 +683,19 @@ mod tests {
         assert!(state.is_empty() || state.contains(") Z"), "child still alive: {state}");
     }
 
+    /// Polls `check` until it gives a value, for up to `limit` (then fails naming `what`): a
+    /// loaded machine is slow, and these are not timing tests.
+    fn poll<T>(limit: std::time::Duration, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(value) = check() {
+                return value;
+            }
+            assert!(start.elapsed() < limit, "timed out waiting for {what}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// Whether process `pid` is gone (or a zombie waiting to be reaped, which runs nothing).
     fn gone(pid: &str) -> bool {
         let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -724,23 +737,15 @@ mod tests {
         let h = harness();
         let started = h.call("bash", json!({"command": "trap '' TERM; echo $$; sleep 60", "run_in_background": true}));
         let id = started.metadata["id"].as_str().unwrap_or_default().to_owned();
-        // Polls without a tight deadline: a loaded machine is slow, and this is not a timing test.
-        let start = std::time::Instant::now();
-        let pid = loop {
+        let pid = poll(std::time::Duration::from_secs(60), "the command's pid", || {
             let status = h.call("bash_output", json!({"id": id}));
-            if let Some(line) = status.output.lines().find(|l| l.trim().parse::<u32>().is_ok()) {
-                break line.trim().to_owned();
-            }
-            assert!(start.elapsed() < std::time::Duration::from_secs(60), "the command never printed its pid");
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        };
+            status.output.lines().find(|l| l.trim().parse::<u32>().is_ok()).map(|line| line.trim().to_owned())
+        });
         assert!(!gone(&pid));
         assert!(super::super::stop_all() >= 1);
-        let start = std::time::Instant::now();
-        while !gone(&pid) {
-            assert!(start.elapsed() < std::time::Duration::from_secs(30), "background command {pid} outlived stop_all");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        poll(std::time::Duration::from_secs(30), "the background command to end after stop_all", || {
+            gone(&pid).then_some(())
+        });
     }
 
     #[test]
@@ -749,16 +754,11 @@ mod tests {
         let started = h.call("bash", json!({"command": "echo first; sleep 30; echo never", "run_in_background": true}));
         let id = started.metadata["id"].as_str().unwrap_or_default().to_owned();
         assert!(id.starts_with("cmd-"), "{started:?}");
-        let start = std::time::Instant::now();
-        let status = loop {
+        let status = poll(std::time::Duration::from_secs(25), "the job's first output", || {
             let status = h.call("bash_output", json!({"id": id}));
             // (The status line quotes the command, `echo first` included: look at the output.)
-            if status.output.contains("New output:\nfirst") {
-                break status;
-            }
-            assert!(start.elapsed() < std::time::Duration::from_secs(25), "no output: {}", status.output);
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        };
+            status.output.contains("New output:\nfirst").then_some(status)
+        });
         assert_eq!(status.metadata["status"], json!("running"));
         let again = h.call("bash_output", json!({"id": id}));
         assert!(again.output.ends_with("New output:\n(none)"), "{}", again.output);
@@ -811,11 +811,9 @@ mod tests {
         let id = started.metadata["id"].as_str().unwrap_or_default().to_owned();
         let file = started.metadata["outputFile"].as_str().unwrap_or_default().to_owned();
         // Until the job has ended, however slow the machine: the whole log is checked.
-        let start = std::time::Instant::now();
-        while h.call("bash_output", json!({"id": id})).metadata["status"] == json!("running") {
-            assert!(start.elapsed() < std::time::Duration::from_secs(120), "the background job never ended");
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        poll(std::time::Duration::from_secs(120), "the background job to end", || {
+            (h.call("bash_output", json!({"id": id})).metadata["status"] != json!("running")).then_some(())
+        });
         let log = std::fs::read_to_string(h.dir.path().join(&file)).unwrap_or_default();
         for raw in ["hunter2hunter2", "AKIAIOSFODNN7EXAMPLE", "S3cretPassw0rd"] {
             assert!(!log.contains(raw), "{raw} in the background log: {log}");

@@ -63,31 +63,26 @@ pub(super) async fn review(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) ->
         files.push(StagedFile { path: loaded.path.clone(), display, moved_to, old_text, new_text, hunks });
     }
     let foresight = Foresight::ask(ctx, approver.as_ref(), &files).await;
-    if let Some(report) = foresight.as_ref().and_then(Foresight::report)
-        && introduces_errors(report)
-        && approver.send_back_first(&files)
-    {
-        let error = sent_back(report);
-        if let Some(foresight) = foresight {
-            foresight.end().await;
-        }
-        return Err(error);
-    }
-    let error = match approver.review_changes(&files, foresight.as_ref().and_then(Foresight::report)).await {
-        ChangeDecision::Accept { hunks } => return accepted(ctx, changes, &files, hunks, foresight),
-        ChangeDecision::Reject { reason } => {
-            let said = reason.map(|r| format!(" They said: {r}")).unwrap_or_default();
-            let names: Vec<&str> = files.iter().map(|f| f.display.as_str()).collect();
-            ToolError::new(format!(
-                "the person rejected this change to {}; nothing was written.{said} Do not repeat it unchanged: ask them what they want, or take another approach",
-                names.join(", ")
-            ))
-            .with("rejected", true)
-        }
-        ChangeDecision::Cancelled => {
-            ToolError::new("cancelled: the turn ended before the person answered; nothing was written")
-                .with("cancelled", true)
-        }
+    let report = foresight.as_ref().and_then(Foresight::report);
+    let send_back = report.filter(|report| introduces_errors(report) && approver.send_back_first(&files));
+    let error = match send_back {
+        Some(report) => sent_back(report),
+        None => match approver.review_changes(&files, report).await {
+            ChangeDecision::Accept { hunks } => return accepted(ctx, changes, &files, hunks, foresight),
+            ChangeDecision::Reject { reason } => {
+                let said = reason.map(|r| format!(" They said: {r}")).unwrap_or_default();
+                let names: Vec<&str> = files.iter().map(|f| f.display.as_str()).collect();
+                ToolError::new(format!(
+                    "the person rejected this change to {}; nothing was written.{said} Do not repeat it unchanged: ask them what they want, or take another approach",
+                    names.join(", ")
+                ))
+                .with("rejected", true)
+            }
+            ChangeDecision::Cancelled => {
+                ToolError::new("cancelled: the turn ended before the person answered; nothing was written")
+                    .with("cancelled", true)
+            }
+        },
     };
     if let Some(foresight) = foresight {
         foresight.end().await;
