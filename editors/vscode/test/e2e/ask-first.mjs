@@ -7,7 +7,7 @@
 
 import { join } from "node:path";
 
-import { env, openWorkbench, panelFrame, runCommand, step, waitFor } from "./workbench.mjs";
+import { env, openWorkbenchFromEnv, panelFrame, runCommand, step, waitFor } from "./workbench.mjs";
 
 const OUT_DIR = env("OUT_DIR");
 const PROMPT = env("PROMPT");
@@ -17,15 +17,7 @@ let page;
 let close;
 
 try {
-  ({ page, close } = await openWorkbench({
-    codeServer: env("CODE_SERVER"),
-    vsix: env("VSIX"),
-    workspace: env("WORKSPACE"),
-    tandemBin: env("TANDEM_BIN"),
-    providerUrl: env("PROVIDER_URL"),
-    outDir: OUT_DIR,
-    chromiumPath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  }));
+  ({ page, close } = await openWorkbenchFromEnv());
 
   step("the extension is active and the panel was never opened");
   await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });

@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { env, openWorkbench, panelFrame, plain, runCommand, step, waitFor } from "./workbench.mjs";
+import { env, openWorkbenchFromEnv, panelFrame, plain, runCommand, step, waitFor } from "./workbench.mjs";
 
 const WORKSPACE = env("WORKSPACE");
 const OUT_DIR = env("OUT_DIR");
@@ -20,15 +20,7 @@ const started = Date.now();
 const calc = () => readFileSync(join(WORKSPACE, "calc.py"), "utf8");
 
 try {
-  ({ page, close } = await openWorkbench({
-    codeServer: env("CODE_SERVER"),
-    vsix: env("VSIX"),
-    workspace: WORKSPACE,
-    tandemBin: env("TANDEM_BIN"),
-    providerUrl: env("PROVIDER_URL"),
-    outDir: OUT_DIR,
-    chromiumPath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  }));
+  ({ page, close } = await openWorkbenchFromEnv());
   await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
   await runCommand(page, "Tandem: Open Panel");
   const panel = panelFrame(page);

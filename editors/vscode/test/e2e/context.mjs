@@ -6,7 +6,7 @@
 
 import { join } from "node:path";
 
-import { env, openWorkbench, panelFrame, plain, runCommand, step, waitFor } from "./workbench.mjs";
+import { env, openWorkbenchFromEnv, panelFrame, plain, runCommand, step, waitFor } from "./workbench.mjs";
 
 const OUT_DIR = env("OUT_DIR");
 
@@ -14,15 +14,7 @@ let page;
 let close;
 
 try {
-  ({ page, close } = await openWorkbench({
-    codeServer: env("CODE_SERVER"),
-    vsix: env("VSIX"),
-    workspace: env("WORKSPACE"),
-    tandemBin: env("TANDEM_BIN"),
-    providerUrl: env("PROVIDER_URL"),
-    outDir: OUT_DIR,
-    chromiumPath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  }));
+  ({ page, close } = await openWorkbenchFromEnv());
   await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
 
   step("open notes.txt, put the cursor at its end");

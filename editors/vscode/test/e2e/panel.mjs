@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { env, openWorkbench, panelFrame, plain, runCommand, step, waitFor } from "./workbench.mjs";
+import { env, openWorkbenchFromEnv, panelFrame, plain, runCommand, step, waitFor } from "./workbench.mjs";
 
 const OUT_DIR = env("OUT_DIR");
 const WORKSPACE = env("WORKSPACE");
@@ -17,15 +17,7 @@ let page;
 let close;
 
 try {
-  ({ page, close } = await openWorkbench({
-    codeServer: env("CODE_SERVER"),
-    vsix: env("VSIX"),
-    workspace: env("WORKSPACE"),
-    tandemBin: env("TANDEM_BIN"),
-    providerUrl: env("PROVIDER_URL"),
-    outDir: OUT_DIR,
-    chromiumPath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  }));
+  ({ page, close } = await openWorkbenchFromEnv());
   await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
 
   step("yolo mode, then a prompt: a failing command and an edit");

@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { env, openWorkbench, panelFrame, plain, runCommand, step, vscodeVersion, waitFor } from "./workbench.mjs";
+import { env, openWorkbenchFromEnv, panelFrame, plain, runCommand, step, vscodeVersion, waitFor } from "./workbench.mjs";
 
 const CODE_SERVER = env("CODE_SERVER");
 const WORKSPACE = env("WORKSPACE");
@@ -20,15 +20,7 @@ let close;
 const started = Date.now();
 
 try {
-  ({ page, close } = await openWorkbench({
-    codeServer: CODE_SERVER,
-    vsix: env("VSIX"),
-    workspace: WORKSPACE,
-    tandemBin: env("TANDEM_BIN"),
-    providerUrl: env("PROVIDER_URL"),
-    outDir: OUT_DIR,
-    chromiumPath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  }));
+  ({ page, close } = await openWorkbenchFromEnv());
 
   step("the extension is active: status bar shows the mode");
   await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });

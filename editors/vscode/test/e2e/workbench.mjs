@@ -19,6 +19,22 @@ export const env = (name) => {
 export const step = (name) => console.log(`-- ${name}`);
 
 /**
+ * The workbench the Rust test prepared, from its environment: CODE_SERVER, VSIX, WORKSPACE,
+ * TANDEM_BIN, PROVIDER_URL, OUT_DIR and (optionally) CHROMIUM.
+ */
+export function openWorkbenchFromEnv() {
+  return openWorkbench({
+    codeServer: env("CODE_SERVER"),
+    vsix: env("VSIX"),
+    workspace: env("WORKSPACE"),
+    tandemBin: env("TANDEM_BIN"),
+    providerUrl: env("PROVIDER_URL"),
+    outDir: env("OUT_DIR"),
+    chromiumPath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  });
+}
+
+/**
  * Installs VSIX into a scratch profile whose settings point Tandem at TANDEM_BIN and the scripted
  * provider, serves code-server on a free port and opens `workspace` in Chromium. Returns the page
  * and a `close()` that stops the browser and the server (code-server's log goes to `outDir`).
