@@ -276,3 +276,79 @@ fn fix_first_sends_a_change_with_errors_back_to_the_model_once_before_the_person
     assert_eq!(std::fs::read_to_string(root.join("shop/main.py")).map_err(|e| e.to_string())?, original);
     Ok(())
 }
+
+/// The lines of the problems a preview says the change to `file` introduces.
+fn introduced_lines(ask: &Value, root: &Path, file: &str) -> Res<Vec<u64>> {
+    let files = ask["diagnostics"]["files"].as_array().cloned().unwrap_or_default();
+    let entry = files
+        .iter()
+        .find(|f| f["path"] == json!(root.join(file)))
+        .ok_or_else(|| format!("{file} is not in the preview: {ask:#}"))?;
+    Ok(entry["introduced"].as_array().into_iter().flatten().filter_map(|d| d["line"].as_u64()).collect())
+}
+
+#[test]
+fn a_preview_after_another_file_changed_does_not_reuse_what_the_server_said_before() -> Res<()> {
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    let (_dir, root) = project(PREVIEW)?;
+    let edit = json!({ "file_path": "shop/main.py", "old_string": RETURN_OLD, "new_string": RETURN_BAD });
+    let rename =
+        json!({ "file_path": "shop/counter.py", "old_string": "def increment(self)", "new_string": "def bump(self)" });
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("call_1", "edit", edit.clone()),
+        Turn::reply("Left it."),
+        Turn::new().tool_call("call_2", "edit", rename),
+        Turn::reply("Renamed."),
+        Turn::new().tool_call("call_3", "edit", edit),
+        Turn::reply("Left it."),
+    ]);
+    let mut sidecar = sidecar(&root, &provider)?;
+    let before = diagnostics(&mut sidecar, "shop/main.py")?;
+    assert!(before.contains("no errors"), "{before}");
+    sidecar.permission_replies.extend([
+        PermissionReply::select("reject_once"),
+        PermissionReply::select("allow_once"),
+        PermissionReply::select("reject_once"),
+    ]);
+    let session = session(&mut sidecar)?;
+    prompt(&mut sidecar, &session, "return a string")?;
+    prompt(&mut sidecar, &session, "rename increment to bump")?;
+    // main.py's text is what it was at the first preview, but the rename broke its call on
+    // line 8: that error is there before the change, so the change introduces only its own.
+    prompt(&mut sidecar, &session, "return a string after all")?;
+    let asks = sidecar.requests_of("tandem/session/requestPermission");
+    assert_eq!(asks.len(), 3, "{asks:#?}");
+    assert_eq!(introduced_lines(&asks[0], &root, "shop/main.py")?, [9], "{:#}", asks[0]);
+    assert_eq!(asks[2]["diagnostics"]["status"], "ready", "{:#}", asks[2]);
+    assert_eq!(introduced_lines(&asks[2], &root, "shop/main.py")?, [9], "{:#}", asks[2]);
+    sidecar.shutdown()?;
+    Ok(())
+}
+
+#[test]
+fn a_preview_after_a_rejection_says_what_the_first_said() -> Res<()> {
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    let (_dir, root) = project(PREVIEW)?;
+    let edit = json!({ "file_path": "shop/main.py", "old_string": RETURN_OLD, "new_string": RETURN_BAD });
+    let mut turns = Vec::new();
+    for i in 0..4 {
+        turns.push(Turn::new().tool_call(format!("call_{i}"), "edit", edit.clone()));
+        turns.push(Turn::reply("Left it."));
+    }
+    let provider = FakeProvider::start_blocking(turns);
+    let mut sidecar = sidecar(&root, &provider)?;
+    sidecar.permission_replies.extend((0..4).map(|_| PermissionReply::select("reject_once")));
+    // A session each: a session stops repeating a call the person keeps rejecting.
+    for _ in 0..4 {
+        let session = session(&mut sidecar)?;
+        prompt(&mut sidecar, &session, "return a string")?;
+    }
+    let asks = sidecar.requests_of("tandem/session/requestPermission");
+    assert_eq!(asks.len(), 4, "{asks:#?}");
+    for ask in &asks {
+        assert_eq!(ask["diagnostics"]["summary"], asks[0]["diagnostics"]["summary"], "{ask:#}");
+        assert_eq!(introduced_lines(ask, &root, "shop/main.py")?, [9], "{ask:#}");
+    }
+    sidecar.shutdown()?;
+    Ok(())
+}

@@ -28,6 +28,7 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use crate::catalog::{DiagnosticsMode, ServerSpec, language_id};
 
+mod memo;
 mod preview;
 use crate::{ProgressEvent, ProgressKind};
 
@@ -167,6 +168,8 @@ struct SentDoc {
     sent_seq: u64,
     /// The flycheck count when this version was saved (rust-analyzer).
     saved_flychecks: Option<u64>,
+    /// What else the server analysed when this version was sent ([`memo::world_except`]).
+    world_at_send: u64,
 }
 
 /// A running server.
@@ -189,6 +192,10 @@ pub struct Server {
     pub pid: Option<u32>,
     timeout: Duration,
     version_counter: AtomicI32,
+    /// Diagnostics by document text ([`memo`]).
+    memo: Mutex<HashMap<PathBuf, memo::Memo>>,
+    /// How many times the server was told of changes to files it does not have open.
+    disk_epoch: AtomicU64,
 }
 
 fn is_flycheck(token: &str, title: &str) -> bool {
@@ -368,6 +375,8 @@ impl Server {
             pid,
             timeout,
             version_counter: AtomicI32::new(0),
+            memo: Mutex::new(HashMap::new()),
+            disk_epoch: AtomicU64::new(0),
         };
         let result = server.initialize().await;
         server.shared.forward(ProgressKind::End);
@@ -604,6 +613,7 @@ impl Server {
         let hash = ContentHash::of(text.as_bytes());
         let mut docs = lock(&self.docs);
         let sent_seq = self.shared.seq.load(Ordering::SeqCst);
+        let world_at_send = memo::world_except(&docs, path, self.disk_epoch.load(Ordering::SeqCst));
         match docs.get_mut(path) {
             Some(doc) if doc.hash == hash => Ok((uri, doc.version, doc.rope.clone())),
             Some(doc) => {
@@ -612,6 +622,7 @@ impl Server {
                 doc.rope = rope.clone();
                 doc.sent_seq = sent_seq;
                 doc.saved_flychecks = None;
+                doc.world_at_send = world_at_send;
                 let version = doc.version;
                 tracing::debug!(server = %self.spec.name, path = %path.display(), version, "didChange");
                 self.notify::<DidChangeTextDocument>(lsp::DidChangeTextDocumentParams {
@@ -637,7 +648,7 @@ impl Server {
                 })?;
                 docs.insert(
                     path.to_path_buf(),
-                    SentDoc { version, hash, rope: rope.clone(), sent_seq, saved_flychecks: None },
+                    SentDoc { version, hash, rope: rope.clone(), sent_seq, saved_flychecks: None, world_at_send },
                 );
                 Ok((uri, version, rope))
             }
@@ -660,6 +671,9 @@ impl Server {
 
     /// Tells the server that files changed on disk (`workspace/didChangeWatchedFiles`).
     pub fn files_changed(&self, paths: &[PathBuf]) {
+        if paths.iter().any(|path| !self.is_open(path)) {
+            self.disk_epoch.fetch_add(1, Ordering::SeqCst);
+        }
         let changes: Vec<lsp::FileEvent> = paths
             .iter()
             .filter_map(|p| Url::from_file_path(p).ok())
@@ -760,9 +774,13 @@ impl Server {
                     let settle = tokio::time::Instant::now() + Duration::from_millis(200);
                     self.wait_until(settle.min(deadline), |s| s.seq.load(Ordering::SeqCst) > seen).await;
                 }
-                got
+                // A check of the saved files: not about one document's text.
+                return Ok(got);
             }
         };
+        if got {
+            self.remember(path, uri, version);
+        }
         Ok(got)
     }
 

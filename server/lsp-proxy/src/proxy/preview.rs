@@ -162,8 +162,9 @@ impl LspProxy {
         for (file, old) in files.iter().zip(sent) {
             let before = match old {
                 None => Vec::new(),
-                Some((uri, version, rope)) => {
-                    if !server.wait_fresh(&file.path, &uri, version, deadline).await? {
+                Some((uri, version, rope)) => match current_diagnostics(server, file, &uri, version, deadline).await? {
+                    Some(items) => self.convert(server, items, &rope),
+                    None => {
                         out.push(not_ready(
                             file,
                             &name,
@@ -171,8 +172,7 @@ impl LspProxy {
                         ));
                         continue;
                     }
-                    self.convert(server, server.published(&uri), &rope)
-                }
+                },
             };
             ready.push((*file, before));
         }
@@ -256,27 +256,56 @@ impl LspProxy {
 
     /// [`tandem_tools::CodeIntel::end_preview`]: each previewed document goes back to the file's
     /// current text; one the preview opened is closed, unless its staged text became the file's.
+    /// What the servers published for other documents during the preview stays when every file
+    /// took its staged text (it is about the files as they are now); otherwise it is put back.
     pub(super) fn end_preview_files(&self, paths: &[PathBuf]) {
-        for path in paths {
-            let Some(previewed) = lock(&self.previews).remove(path) else { continue };
+        let ended: Vec<(PathBuf, Previewed)> =
+            paths.iter().filter_map(|path| Some((path.clone(), lock(&self.previews).remove(path)?))).collect();
+        let current: Vec<Option<Rope>> =
+            ended.iter().map(|(path, _)| Server::current_text(&self.cache, path).ok()).collect();
+        let committed = ended.iter().zip(&current).all(|((path, previewed), rope)| {
+            rope.as_ref().is_some_and(|rope| previewed.server.holds(path, ContentHash::of_rope(rope)))
+        });
+        for ((path, previewed), current) in ended.into_iter().zip(current) {
             let server = previewed.server;
             if !server.alive() {
                 continue;
             }
-            if !previewed.others.is_empty() {
+            if !previewed.others.is_empty() && !committed {
                 server.restore_published(previewed.others);
             }
-            match Server::current_text(&self.cache, path) {
-                Ok(rope) if previewed.was_open || server.holds(path, ContentHash::of(rope.to_string().as_bytes())) => {
-                    if let Err(err) = server.send_text(path, rope) {
+            match current {
+                Some(rope) if previewed.was_open || server.holds(&path, ContentHash::of_rope(&rope)) => {
+                    if let Err(err) = server.send_text(&path, rope) {
                         tracing::debug!(server = %server.spec.name, "not restored after a preview: {err}");
                     }
                 }
                 // Opened by the preview and not committed, or gone: the server forgets it.
-                _ => server.close(path),
+                _ => server.close(&path),
             }
         }
     }
+}
+
+/// The server's diagnostics of `file`'s current text (sent as `version`): what it has published
+/// for that version already, else what it published for the same text when nothing else it
+/// analyses was different (a preview after a rejected change: the server is still analysing
+/// the restored text), else those it publishes by `deadline`.
+async fn current_diagnostics(
+    server: &Server,
+    file: &PreviewFile,
+    uri: &Url,
+    version: i32,
+    deadline: Instant,
+) -> Result<Option<Vec<lsp::Diagnostic>>, ServerError> {
+    if server.wait_fresh(&file.path, uri, version, Instant::now()).await? {
+        return Ok(Some(server.published(uri)));
+    }
+    let hash = file.old_text.as_deref().map(|text| ContentHash::of(text.as_bytes()));
+    if let Some(items) = hash.and_then(|hash| server.remembered(&file.path, hash)) {
+        return Ok(Some(items));
+    }
+    Ok(server.wait_fresh(&file.path, uri, version, deadline).await?.then(|| server.published(uri)))
 }
 
 fn not_ready(file: &PreviewFile, server: &str, reason: String) -> PreviewedFile {
