@@ -824,6 +824,11 @@ export type Usage = {
 export type UsageTotals = {
   /** Prompt tokens read from the provider's cache. */
   cacheReadTokens: number;
+  /**
+   * Estimated cost in US dollars of the turns whose model has a known price (list prices,
+   * or the configured ones); absent when no turn had one.
+   */
+  costUsd?: number | null;
   /** Prompt tokens (cached ones included). */
   inputTokens: number;
   /** Completion tokens. */

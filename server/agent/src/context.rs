@@ -420,7 +420,7 @@ async fn summarise(
     };
     let summary = match agent.llm.stream(&request, cancel, &mut |_| {}).await {
         Ok(response) => {
-            history.add_usage(&response.usage);
+            history.add_usage(&response.usage, crate::turn::price_of(agent, &session.model()));
             let text: String = response
                 .message
                 .content

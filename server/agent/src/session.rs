@@ -51,10 +51,14 @@ impl Default for History {
 }
 
 impl History {
-    /// Adds a model turn's counts to the session's totals.
-    pub fn add_usage(&mut self, usage: &tandem_llm::Usage) {
+    /// Adds a model turn's counts to the session's totals, and its cost when the model's price
+    /// is known.
+    pub fn add_usage(&mut self, usage: &tandem_llm::Usage, price: Option<tandem_llm::price::Price>) {
         self.total_tokens += usage.input_tokens + usage.output_tokens;
         self.totals.add(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.reasoning_tokens);
+        if let Some(price) = price {
+            self.totals.add_cost(price.cost(usage));
+        }
     }
 }
 

@@ -168,7 +168,7 @@ pub(crate) async fn run(
             }
         };
         history.calibrate(sent_bytes, response.usage.input_tokens);
-        history.add_usage(&response.usage);
+        history.add_usage(&response.usage, price_of(agent, &request_model));
         session.record(&Record::Usage { totals: history.totals });
         session.client.update(&session.id, usage_update(history, &response.usage, budget)).await;
         let message = response.message;
@@ -244,6 +244,12 @@ async fn cut_short(agent: &Agent, session: &Session, model: &str) -> SessionProm
 
 fn stop(stop_reason: StopReason) -> SessionPromptResult {
     SessionPromptResult { stop_reason, error: None }
+}
+
+/// The price of `model`: the configured one for the configured model, else the price table's.
+pub(crate) fn price_of(agent: &Agent, model: &str) -> Option<tandem_llm::price::Price> {
+    let settings = &agent.config.provider;
+    settings.price.filter(|_| settings.model == model).or_else(|| tandem_llm::price::lookup(model))
 }
 
 /// The `usage_update` after a model turn: its counts, the window, the session's totals.

@@ -68,6 +68,7 @@ fn provider_settings(kind: ProviderKind, base_url: &str, window: u32) -> Provide
         reasoning: Reasoning::default(),
         context_window: Some(window),
         timeouts: Timeouts::default(),
+        price: None,
         retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
     }
 }
@@ -345,4 +346,49 @@ async fn each_request_extends_the_last_one_so_provider_caches_hit_and_anthropic_
             }
         }
     }
+}
+
+/// The session's estimated cost in the last usage update.
+fn last_cost(client: &Recorder) -> Option<f64> {
+    client.updates().into_iter().rev().find_map(|u| match u {
+        SessionUpdate::UsageUpdate(usage) => Some(usage.session.cost_usd),
+        _ => None,
+    })?
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sessions_cost_adds_every_turn_at_its_models_price_and_survives_a_reload() {
+    let dir = workspace_with_files(0, 0);
+    // Anthropic reports cache reads apart from `input_tokens`; they cost a tenth.
+    let provider = FakeProvider::start(vec![Turn::reply("one").usage(400_000, 100_000).cache_usage(600_000, 0)]).await;
+    let client = Arc::new(Recorder::default());
+    let agent = start_agent_of(ProviderKind::Anthropic, dir.path(), &provider, WINDOW, Arc::clone(&client));
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+
+    // A model the price table does not know costs nothing that anyone could state.
+    let result = agent.prompt(prompt(&session, "hello")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    assert_eq!(last_cost(&client), None);
+
+    agent.set_model(&session, "claude-sonnet-4-5").unwrap_or_else(|e| panic!("{e}"));
+    provider.push(Turn::reply("two").usage(400_000, 100_000).cache_usage(600_000, 0));
+    let result = agent.prompt(prompt(&session, "again")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    // 400k fresh prompt tokens at $3/M, 600k cached at $0.30/M, 100k out at $15/M.
+    let cost = last_cost(&client).unwrap_or_else(|| panic!("no cost for a priced model"));
+    assert!((cost - 2.88).abs() < 1e-6, "{cost}");
+
+    drop(agent);
+    let client = Arc::new(Recorder::default());
+    let agent = start_agent_of(ProviderKind::Anthropic, dir.path(), &provider, WINDOW, Arc::clone(&client));
+    agent
+        .load(SessionLoadParams { session_id: session.clone(), cwd: None, mcp_servers: None })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    agent.set_model(&session, "claude-sonnet-4-5").unwrap_or_else(|e| panic!("{e}"));
+    provider.push(Turn::reply("three").usage(1_000_000, 0));
+    let result = agent.prompt(prompt(&session, "once more")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    let cost = last_cost(&client).unwrap_or_else(|| panic!("no cost after the reload"));
+    assert!((cost - 5.88).abs() < 1e-6, "the reloaded session goes on from its cost: {cost}");
 }

@@ -79,6 +79,11 @@ impl Client {
         &self.settings
     }
 
+    /// The HTTP client (connection pool) requests share.
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
     /// Runs one model turn: sends `request`, calls `on_event` for each streamed event, and
     /// returns the complete response. `cancel` closes the connection and returns
     /// [`ErrorKind::Cancelled`].

@@ -9,10 +9,13 @@
 mod anthropic;
 mod assemble;
 mod client;
+mod models;
 mod openai;
+pub mod price;
 pub mod profile;
 mod sse;
 mod types;
 
 pub use client::Client;
+pub use models::ModelInfo;
 pub use types::*;

@@ -95,15 +95,22 @@ const TABLE: &[(&str, ModelProfile)] = &[
 
 /// The table's profile of `model`, if it has one.
 pub fn lookup(model: &str) -> Option<ModelProfile> {
+    longest_prefix(TABLE, model).copied()
+}
+
+/// The entry of `table` whose name prefix matches `model` (provider prefix `org/` and Ollama tag
+/// `:7b` aside, case ignored) the longest; a prefix matches a whole name or one continued after
+/// `-`, `.`, `@` or `_`.
+pub(crate) fn longest_prefix<'t, T>(table: &'t [(&str, T)], model: &str) -> Option<&'t T> {
     let name = model.rsplit('/').next().unwrap_or(model);
     let name = name.split(':').next().unwrap_or(name).to_ascii_lowercase();
-    TABLE
+    table
         .iter()
         .filter(|(prefix, _)| {
             name.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.', '@', '_']))
         })
         .max_by_key(|(prefix, _)| prefix.len())
-        .map(|(_, profile)| *profile)
+        .map(|(_, entry)| entry)
 }
 
 /// A model's limits as Tandem uses them: the table's (or the default), the configuration's
@@ -192,6 +199,7 @@ mod tests {
             reasoning: crate::Reasoning::default(),
             context_window,
             timeouts: crate::Timeouts::default(),
+            price: None,
             retry: crate::RetryPolicy::default(),
         }
     }

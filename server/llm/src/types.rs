@@ -42,6 +42,8 @@ pub struct ProviderSettings {
     pub timeouts: Timeouts,
     /// Retry policy.
     pub retry: RetryPolicy,
+    /// The configured model's price, overriding the price table ([`crate::price`]).
+    pub price: Option<crate::price::Price>,
 }
 
 /// How much the model may think before answering. Each wire format gets its own field: OpenAI

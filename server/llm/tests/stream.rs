@@ -28,6 +28,7 @@ fn settings(kind: ProviderKind, base_url: &str) -> ProviderSettings {
             overall: Duration::from_secs(10),
             stall: Duration::from_secs(2),
         },
+        price: None,
         retry: RetryPolicy { max_retries: 2, base_delay: Duration::from_millis(10), max_delay: Duration::from_secs(2) },
     }
 }

@@ -311,7 +311,7 @@ pub struct AvailableCommand {
 }
 
 /// Token counts of a session.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Prompt tokens of the last model turn (how full the context is).
@@ -334,7 +334,7 @@ pub struct Usage {
 }
 
 /// Token totals of a session (every model turn, compaction summaries included).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageTotals {
     /// Prompt tokens (cached ones included).
@@ -345,6 +345,10 @@ pub struct UsageTotals {
     pub cache_read_tokens: u64,
     /// Completion tokens spent on reasoning.
     pub reasoning_tokens: u64,
+    /// Estimated cost in US dollars of the turns whose model has a known price (list prices,
+    /// or the configured ones); absent when no turn had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 impl UsageTotals {
@@ -354,6 +358,11 @@ impl UsageTotals {
         self.output_tokens += output;
         self.cache_read_tokens += cache_read;
         self.reasoning_tokens += reasoning;
+    }
+
+    /// Adds one model turn's cost in US dollars.
+    pub fn add_cost(&mut self, usd: f64) {
+        self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + usd);
     }
 }
 

@@ -49,6 +49,9 @@ struct ProviderSection {
     thinking_budget: Option<u32>,
     context_window: Option<u32>,
     max_output_tokens: Option<u32>,
+    input_price: Option<f64>,
+    output_price: Option<f64>,
+    cache_read_price: Option<f64>,
 }
 
 /// `[web]`
@@ -124,6 +127,12 @@ pub struct ProviderTuning {
     pub thinking_budget: Option<u32>,
     /// The model's context window, overriding Tandem's model table.
     pub context_window: Option<u32>,
+    /// US dollars per million prompt tokens, overriding Tandem's price table.
+    pub input_price: Option<f64>,
+    /// US dollars per million completion tokens.
+    pub output_price: Option<f64>,
+    /// US dollars per million prompt tokens read from the cache (default: `input_price`).
+    pub cache_read_price: Option<f64>,
 }
 
 /// The default provider: Ollama's OpenAI-compatible endpoint on this machine.
@@ -535,6 +544,9 @@ impl Config {
         t.max_retries = p.max_retries.or(t.max_retries);
         t.reasoning_effort = p.reasoning_effort.or(t.reasoning_effort.take());
         t.thinking_budget = p.thinking_budget.or(t.thinking_budget);
+        t.input_price = p.input_price.or(t.input_price);
+        t.output_price = p.output_price.or(t.output_price);
+        t.cache_read_price = p.cache_read_price.or(t.cache_read_price);
         self.max_turns = file.agent.max_turns.or(self.max_turns);
         self.max_agent_depth = file.agent.max_agent_depth.or(self.max_agent_depth);
         self.defer_tools = file.agent.defer_tools.or(self.defer_tools);
@@ -643,7 +655,26 @@ impl Config {
             reasoning: tandem_llm::Reasoning { effort: t.reasoning_effort.clone(), budget_tokens: t.thinking_budget },
             timeouts,
             retry,
+            price: self.price()?,
         })
+    }
+
+    /// The configured model's price: both `input_price` and `output_price`, or neither.
+    fn price(&self) -> anyhow::Result<Option<tandem_llm::price::Price>> {
+        let t = &self.tuning;
+        let price = match (t.input_price, t.output_price) {
+            (None, None) => return Ok(None),
+            (Some(input), Some(output)) => {
+                tandem_llm::price::Price { input, output, cache_read: t.cache_read_price.unwrap_or(input) }
+            }
+            _ => anyhow::bail!(
+                "[provider] sets only one of input_price and output_price: set both (US dollars per million tokens)"
+            ),
+        };
+        if [price.input, price.output, price.cache_read].iter().any(|p| !p.is_finite() || *p < 0.0) {
+            anyhow::bail!("[provider] prices must be zero or more (US dollars per million tokens)");
+        }
+        Ok(Some(price))
     }
 }
 
@@ -897,7 +928,7 @@ mod tests {
 
     #[test]
     fn every_known_key_loads() -> anyhow::Result<()> {
-        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[review]\npreview_timeout_ms = 1500\nprecheck = \"fix-first\"\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n";
+        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\ninput_price = 3.0\noutput_price = 15.0\ncache_read_price = 0.3\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[review]\npreview_timeout_ms = 1500\nprecheck = \"fix-first\"\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n";
         assert_eq!(load_error(text)?, "");
         // And the test above names every key the types accept: none is missing from it.
         for (table, key) in all_keys() {

@@ -458,6 +458,7 @@
 --- Token totals of a session (every model turn, compaction summaries included).
 ---@class tandem.UsageTotals
 ---@field cacheReadTokens integer Prompt tokens read from the provider's cache.
+---@field costUsd? number|nil Estimated cost in US dollars of the turns whose model has a known price (list prices, or the configured ones); absent when no turn had one.
 ---@field inputTokens integer Prompt tokens (cached ones included).
 ---@field outputTokens integer Completion tokens.
 ---@field reasoningTokens integer Completion tokens spent on reasoning.

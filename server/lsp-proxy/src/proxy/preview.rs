@@ -303,6 +303,7 @@ async fn current_diagnostics(
     }
     let hash = file.old_text.as_deref().map(|text| ContentHash::of(text.as_bytes()));
     if let Some(items) = hash.and_then(|hash| server.remembered(&file.path, hash)) {
+        tracing::debug!(server = %server.spec.name, path = %file.path.display(), "preview: the current text's diagnostics were remembered");
         return Ok(Some(items));
     }
     Ok(server.wait_fresh(&file.path, uri, version, deadline).await?.then(|| server.published(uri)))

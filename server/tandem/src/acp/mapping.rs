@@ -35,13 +35,18 @@ fn hunks_to_meta(content: &mut Value) {
 /// A `session/update` notification's `update`.
 pub fn update(update: &SessionUpdate) -> Value {
     if let SessionUpdate::UsageUpdate(usage) = update {
-        return json!({
+        let mut value = json!({
             "sessionUpdate": "usage_update",
             "used": usage.input_tokens + usage.output_tokens,
             // The model's window (from Tandem's model table or `[provider] context_window`).
             "size": usage.context_window.max(usage.input_tokens + usage.output_tokens),
             "_meta": { "_tandem/usage": usage },
         });
+        // The session's estimated cost so far, where the model's price is known.
+        if let Some(amount) = usage.session.cost_usd {
+            value["cost"] = json!({ "amount": amount, "currency": "USD" });
+        }
+        return value;
     }
     let mut value = serde_json::to_value(update).unwrap_or(Value::Null);
     if let Some(content) = value.get_mut("content") {
