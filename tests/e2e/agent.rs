@@ -699,3 +699,61 @@ fn a_cancelled_permission_answer_ends_the_turn_without_asking_the_model_again() 
     assert_eq!(text, LIB);
     Ok(())
 }
+
+/// The choices of the config option `id` in a configOptions result.
+fn choices(result: &Value, id: &str) -> Vec<String> {
+    let options = result["configOptions"].as_array().cloned().unwrap_or_default();
+    let option = options.iter().find(|o| o["id"] == id).cloned().unwrap_or(Value::Null);
+    option["options"].as_array().into_iter().flatten().filter_map(|c| c["value"].as_str().map(str::to_owned)).collect()
+}
+
+#[test]
+fn the_model_picker_lists_the_providers_models_and_switching_changes_the_next_request() -> Res<()> {
+    let dir = workspace(&[])?;
+    let provider = FakeProvider::start_blocking(vec![Turn::reply("From the other model.")]);
+    provider.list_models(&["gpt-4.1", "gpt-4o-mini"]);
+    let mut sidecar = sidecar(dir.path(), &provider, "openai", "")?;
+    let session = new_session(&mut sidecar, json!({}))?;
+    let options = sidecar.request("tandem/session/configOptions", json!({ "sessionId": session }))?;
+    assert_eq!(choices(&options, "model"), ["scripted", "gpt-4.1", "gpt-4o-mini"], "{options:#}");
+    assert_eq!(choices(&options, "mode"), ["default", "auto-edit", "plan", "yolo"], "{options:#}");
+    assert!(options.get("modelsError").is_none(), "{options:#}");
+
+    let changed = sidecar.request(
+        "tandem/session/setConfigOption",
+        json!({ "sessionId": session, "configId": "model", "value": "gpt-4o-mini" }),
+    )?;
+    let model = changed["configOptions"].as_array().and_then(|o| o.iter().find(|o| o["id"] == "model").cloned());
+    assert_eq!(model.map(|m| m["currentValue"].clone()), Some(json!("gpt-4o-mini")), "{changed:#}");
+    prompt(&mut sidecar, &session, "hello")?;
+    let requests = provider.requests();
+    assert_eq!(requests.last().map(|r| r.body["model"].clone()), Some(json!("gpt-4o-mini")));
+
+    // Bad input: an unknown option or mode is an error that says what to use, and changes nothing.
+    let bad = sidecar.request(
+        "tandem/session/setConfigOption",
+        json!({ "sessionId": session, "configId": "mode", "value": "reckless" }),
+    );
+    assert!(bad.as_ref().is_err_and(|e| e.contains("unknown mode `reckless`") && e.contains("auto-edit")), "{bad:?}");
+    let bad = sidecar.request(
+        "tandem/session/setConfigOption",
+        json!({ "sessionId": session, "configId": "temperature", "value": "2" }),
+    );
+    assert!(bad.as_ref().is_err_and(|e| e.contains("use `mode` or `model`")), "{bad:?}");
+    sidecar.shutdown()?;
+    Ok(())
+}
+
+#[test]
+fn a_provider_without_a_model_list_still_offers_the_configured_model_and_says_why() -> Res<()> {
+    let dir = workspace(&[])?;
+    let provider = FakeProvider::start_blocking(Vec::new());
+    let mut sidecar = sidecar(dir.path(), &provider, "openai", "")?;
+    let session = new_session(&mut sidecar, json!({}))?;
+    let options = sidecar.request("tandem/session/configOptions", json!({ "sessionId": session }))?;
+    assert_eq!(choices(&options, "model"), ["scripted"], "{options:#}");
+    let error = options["modelsError"].as_str().unwrap_or_default();
+    assert!(error.contains("/v1/models") && error.contains("404"), "{error}");
+    sidecar.shutdown()?;
+    Ok(())
+}

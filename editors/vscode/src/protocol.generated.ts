@@ -81,6 +81,34 @@ export type CheckpointKind =
   /** A restore ended. */
   | "afterRestore";
 
+/** A choice of a [`ConfigOption`]. */
+export type ConfigChoice = {
+  /** More about it. */
+  description?: string | null;
+  /** Its name for people. */
+  name: string;
+  /** What to send as `value`. */
+  value: string;
+};
+
+/** One setting of a session, with its choices (ACP's `SessionConfigOption`, `select` kind). */
+export type ConfigOption = {
+  /** `mode` or `model` (ACP's categories, which clients use to place the control). */
+  category: string;
+  /** The choice in force. */
+  currentValue: string;
+  /** What it changes. */
+  description: string;
+  /** `mode` or `model`. */
+  id: string;
+  /** Its name for people. */
+  name: string;
+  /** The choices. */
+  options: ConfigChoice[];
+  /** Always `select`. */
+  type: string;
+};
+
 /** A piece of a prompt or of a message. */
 export type ContentBlock =
   /** Plain text (Markdown). */
@@ -404,6 +432,23 @@ export type SessionCompactResult = {
   tokensBefore: number;
 };
 
+/** `tandem/session/configOptions` params. */
+export type SessionConfigOptionsParams = {
+  /** Session. */
+  sessionId: string;
+};
+
+/** `tandem/session/configOptions` and `tandem/session/setConfigOption` result. */
+export type SessionConfigOptionsResult = {
+  /** The session's settings, the mode first. */
+  configOptions: ConfigOption[];
+  /**
+   * Why the provider's model list could not be read (the model choices are then only the
+   * configured model and the session's).
+   */
+  modelsError?: string | null;
+};
+
 /** A stored session. */
 export type SessionInfo = {
   /** Working directory. */
@@ -535,6 +580,19 @@ export type SessionRestoreResult = {
   restored: string[];
   /** Files the checkpoint does not hold (over the size cap) or that are not text. */
   skipped: string[];
+};
+
+/** `tandem/session/setConfigOption` params. */
+export type SessionSetConfigOptionParams = {
+  /** `mode` or `model`. */
+  configId: string;
+  /** Session. */
+  sessionId: string;
+  /**
+   * One of the option's choices (a model the provider does not list is accepted too: some
+   * providers list only part of what they serve).
+   */
+  value: string;
 };
 
 /** `tandem/session/setMode` params. */

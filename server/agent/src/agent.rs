@@ -89,6 +89,8 @@ pub struct Agent {
     pub(crate) trust_asked: std::sync::atomic::AtomicBool,
     /// The workspace's checkpoint store, opened on first use (`None`: unavailable).
     pub(crate) checkpoints: std::sync::OnceLock<Option<Arc<tandem_checkpoint::Store>>>,
+    /// The provider's model list, once read ([`Agent::provider_models`]).
+    pub(crate) models: tokio::sync::Mutex<Option<Vec<tandem_llm::ModelInfo>>>,
 }
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
@@ -130,6 +132,7 @@ impl Agent {
             me: me.clone(),
             trust_asked: std::sync::atomic::AtomicBool::new(false),
             checkpoints: std::sync::OnceLock::new(),
+            models: tokio::sync::Mutex::new(None),
         }))
     }
 

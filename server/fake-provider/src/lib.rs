@@ -89,6 +89,7 @@ pub(crate) struct Shared {
     pub requests: Mutex<Vec<ReceivedRequest>>,
     pub rules: Mutex<Vec<(Rule, Turn)>>,
     pub window: Mutex<Option<Window>>,
+    pub models: Mutex<Option<Vec<String>>>,
 }
 
 /// A running fake provider; stops when dropped.
@@ -162,6 +163,13 @@ impl FakeProvider {
     pub fn count_tokens(&self, bytes_per_token: f64, window: Option<u64>) {
         *self.shared.window.lock().unwrap_or_else(PoisonError::into_inner) =
             Some(Window { bytes_per_token, tokens: window });
+    }
+
+    /// Lists `models` at `GET …/models` (OpenAI's and Anthropic's format: `data[].id`); without
+    /// this, that endpoint answers 404. Model-list requests are not recorded.
+    pub fn list_models(&self, models: &[&str]) {
+        *self.shared.models.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(models.iter().map(|m| (*m).to_owned()).collect());
     }
 
     /// How many scripted turns are still unused.

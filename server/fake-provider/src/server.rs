@@ -55,6 +55,21 @@ pub(crate) fn run(listener: std::net::TcpListener, shared: Arc<Shared>, shutdown
     });
 }
 
+/// `GET …/models`: the listed models, or 404 when none were set.
+async fn serve_models(stream: &mut TcpStream, shared: &Shared) {
+    let models = shared.models.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let Some(models) = models else {
+        write_plain(stream, 404, &[], "fake provider: no model list (FakeProvider::list_models)").await;
+        return;
+    };
+    let data: Vec<Value> = models
+        .iter()
+        .map(|id| serde_json::json!({ "id": id, "object": "model", "created": 0, "owned_by": "fake" }))
+        .collect();
+    let body = serde_json::json!({ "object": "list", "data": data }).to_string();
+    write_response(stream, 200, "application/json", &[], body.as_bytes()).await;
+}
+
 /// A parsed request.
 struct Incoming {
     path: String,
@@ -64,6 +79,10 @@ struct Incoming {
 
 async fn serve(mut stream: TcpStream, shared: &Shared, serial: usize) {
     let Some(request) = read_request(&mut stream).await else { return };
+    if request.path.ends_with("/models") {
+        serve_models(&mut stream, shared).await;
+        return;
+    }
     let body = serde_json::from_slice::<Value>(&request.body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&request.body).into_owned()));
     let model = body.get("model").and_then(Value::as_str).unwrap_or("fake-model").to_owned();

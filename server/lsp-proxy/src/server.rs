@@ -193,7 +193,7 @@ pub struct Server {
     timeout: Duration,
     version_counter: AtomicI32,
     /// Diagnostics by document text ([`memo`]).
-    memo: Mutex<HashMap<PathBuf, memo::Memo>>,
+    memo: Mutex<HashMap<PathBuf, Vec<memo::Memo>>>,
     /// How many times the server was told of changes to files it does not have open.
     disk_epoch: AtomicU64,
 }

@@ -47,13 +47,20 @@ pub mod methods {
     pub const SESSION_RESTORE: &str = "tandem/session/restore";
     /// `tandem/session/checkpointFile` (client → server request): a file's text at a checkpoint.
     pub const SESSION_CHECKPOINT_FILE: &str = "tandem/session/checkpointFile";
+    /// `tandem/session/configOptions` (client → server request): the session's mode and model
+    /// with their choices (the models the provider lists).
+    pub const SESSION_CONFIG_OPTIONS: &str = "tandem/session/configOptions";
+    /// `tandem/session/setConfigOption` (client → server request): changes the mode or model.
+    pub const SESSION_SET_CONFIG_OPTION: &str = "tandem/session/setConfigOption";
 }
 
 mod checkpoint;
+mod options;
 mod preview;
 mod session;
 
 pub use checkpoint::*;
+pub use options::*;
 pub use preview::*;
 pub use session::*;
 
@@ -292,6 +299,9 @@ pub fn protocol_schema() -> Value {
         SessionLoadResult,
         SessionCompactParams,
         SessionCompactResult,
+        SessionConfigOptionsParams,
+        SessionSetConfigOptionParams,
+        SessionConfigOptionsResult,
         SessionNotification,
         RequestPermissionParams,
         RequestPermissionResult,

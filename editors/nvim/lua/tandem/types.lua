@@ -44,6 +44,22 @@
 --- What was about to happen when a checkpoint was taken.
 ---@alias tandem.CheckpointKind "beforeTurn"|"beforeTool"|"afterTurn"|"beforeRestore"|"afterRestore"
 
+--- A choice of a [`ConfigOption`].
+---@class tandem.ConfigChoice
+---@field description? string|nil More about it.
+---@field name string Its name for people.
+---@field value string What to send as `value`.
+
+--- One setting of a session, with its choices (ACP's `SessionConfigOption`, `select` kind).
+---@class tandem.ConfigOption
+---@field category string `mode` or `model` (ACP's categories, which clients use to place the control).
+---@field currentValue string The choice in force.
+---@field description string What it changes.
+---@field id string `mode` or `model`.
+---@field name string Its name for people.
+---@field options tandem.ConfigChoice[] The choices.
+---@field type string Always `select`.
+
 --- Plain text (Markdown).
 ---@class tandem.ContentBlock.text
 ---@field text string The text.
@@ -219,6 +235,15 @@
 ---@field tokensAfter integer Estimated tokens after.
 ---@field tokensBefore integer Estimated tokens of the conversation before.
 
+--- `tandem/session/configOptions` params.
+---@class tandem.SessionConfigOptionsParams
+---@field sessionId string Session.
+
+--- `tandem/session/configOptions` and `tandem/session/setConfigOption` result.
+---@class tandem.SessionConfigOptionsResult
+---@field configOptions tandem.ConfigOption[] The session's settings, the mode first.
+---@field modelsError? string|nil Why the provider's model list could not be read (the model choices are then only the configured model and the session's).
+
 --- A stored session.
 ---@class tandem.SessionInfo
 ---@field cwd string Working directory.
@@ -297,6 +322,12 @@
 ---@field redoCheckpointId? integer|nil The checkpoint holding the state before this restore: restoring it is the redo.
 ---@field restored string[] Files restored (or, with `dryRun`, that would be).
 ---@field skipped string[] Files the checkpoint does not hold (over the size cap) or that are not text.
+
+--- `tandem/session/setConfigOption` params.
+---@class tandem.SessionSetConfigOptionParams
+---@field configId string `mode` or `model`.
+---@field sessionId string Session.
+---@field value string One of the option's choices (a model the provider does not list is accepted too: some providers list only part of what they serve).
 
 --- `tandem/session/setMode` params.
 ---@class tandem.SessionSetModeParams

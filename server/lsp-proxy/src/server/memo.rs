@@ -18,6 +18,10 @@ use tandem_text::ContentHash;
 
 use super::{SentDoc, Server, lock};
 
+/// Texts remembered per document: a preview sends two (the current and the proposed), and a
+/// rejection brings back the first.
+const PER_DOCUMENT: usize = 4;
+
 /// The diagnostics of one text of a document, and the state of everything else they were
 /// computed against.
 pub(super) struct Memo {
@@ -50,17 +54,22 @@ impl Server {
             return;
         }
         let memo = Memo { hash: doc.hash, world, items: self.published(uri) };
-        lock(&self.memo).insert(path.to_path_buf(), memo);
+        let mut memos = lock(&self.memo);
+        let texts = memos.entry(path.to_path_buf()).or_default();
+        texts.retain(|old| old.hash != memo.hash);
+        if texts.len() >= PER_DOCUMENT {
+            texts.remove(0);
+        }
+        texts.push(memo);
     }
 
     /// The diagnostics the server published for `path` when its text hashed to `hash`, if
     /// everything else it analyses is as it was then.
     pub fn remembered(&self, path: &Path, hash: ContentHash) -> Option<Vec<lsp::Diagnostic>> {
         let world = world_except(&lock(&self.docs), path, self.disk_epoch.load(Ordering::SeqCst));
-        lock(&self.memo)
-            .get(path)
-            .filter(|memo| memo.hash == hash && memo.world == world)
-            .map(|memo| memo.items.clone())
+        let memos = lock(&self.memo);
+        let memo = memos.get(path)?.iter().find(|memo| memo.hash == hash && memo.world == world)?;
+        Some(memo.items.clone())
     }
 }
 

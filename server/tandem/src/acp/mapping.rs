@@ -131,33 +131,11 @@ pub fn modes(modes: &SessionModes) -> Value {
     })
 }
 
-/// The session's config options: the mode (category `mode`) and the model (category `model`).
-pub fn config_options(mode: ModeId, model: &str, default_model: &str) -> Value {
-    let modes = tandem_agent::mode_infos();
-    let mut models = vec![default_model.to_owned()];
-    if model != default_model {
-        models.push(model.to_owned());
-    }
-    json!([
-        {
-            "type": "select",
-            "id": "mode",
-            "name": "Mode",
-            "description": "What the agent may do without asking",
-            "category": "mode",
-            "currentValue": mode,
-            "options": modes.iter().map(|m| json!({ "value": m.id, "name": m.name, "description": m.description })).collect::<Vec<_>>(),
-        },
-        {
-            "type": "select",
-            "id": "model",
-            "name": "Model",
-            "description": "The model of the configured provider",
-            "category": "model",
-            "currentValue": model,
-            "options": models.iter().map(|m| json!({ "value": m, "name": m })).collect::<Vec<_>>(),
-        },
-    ])
+/// The session's config options: the mode (category `mode`) and the model (category `model`,
+/// with the provider's models once they were read).
+pub fn config_options(mode: ModeId, model: &str, agent: &tandem_agent::Agent) -> Value {
+    let options = tandem_agent::config_options(mode, model, agent.default_model(), &agent.known_models());
+    serde_json::to_value(options).unwrap_or(Value::Null)
 }
 
 /// A prompt's content blocks: text, resource links and embedded text resources.

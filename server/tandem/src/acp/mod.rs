@@ -356,11 +356,14 @@ impl Server {
             .new_session(SessionNewParams { cwd: Some(dir.display().to_string()), ..Default::default() })
             .map_err(agent_error)?;
         self.sessions.lock().insert(created.session_id.clone(), Arc::clone(&ready));
+        if ready.agent.known_models().is_empty() {
+            self.announce_models_when_read(&ready, &created.session_id);
+        }
         let model = created.model.clone().unwrap_or_else(|| ready.agent.default_model().to_owned());
         Ok(json!({
             "sessionId": created.session_id,
             "modes": mapping::modes(&created.modes),
-            "configOptions": mapping::config_options(created.modes.current, &model, ready.agent.default_model()),
+            "configOptions": mapping::config_options(created.modes.current, &model, &ready.agent),
         }))
     }
 
@@ -388,7 +391,7 @@ impl Server {
         let (mode, model) = self.session_state(&ready, &session_id)?;
         Ok(json!({
             "modes": mapping::modes(&loaded.modes),
-            "configOptions": mapping::config_options(mode, &model, ready.agent.default_model()),
+            "configOptions": mapping::config_options(mode, &model, &ready.agent),
         }))
     }
 
@@ -424,16 +427,23 @@ impl Server {
         self.announce_config(&ready, session_id)
     }
 
+    /// Reads the provider's model list in the background; once read, the session's model option
+    /// offers them (`config_option_update`). A failure only leaves the choices as they are.
+    fn announce_models_when_read(&self, ready: &Arc<Ready>, session_id: &str) {
+        let (conn, ready, session_id) = (Arc::clone(&self.conn), Arc::clone(ready), session_id.to_owned());
+        tokio::spawn(async move {
+            match ready.agent.provider_models().await {
+                Ok(models) if !models.is_empty() => {
+                    notify_config(&conn, &ready, &session_id).ok();
+                }
+                Ok(_) => {}
+                Err(err) => tracing::info!("the provider's model list could not be read: {err}"),
+            }
+        });
+    }
+
     fn announce_config(&self, ready: &Ready, session_id: &str) -> Result<(), RpcError> {
-        let (mode, model) = self.session_state(ready, session_id)?;
-        self.conn.notify(
-            "session/update",
-            json!({ "sessionId": session_id, "update": {
-                "sessionUpdate": "config_option_update",
-                "configOptions": mapping::config_options(mode, &model, ready.agent.default_model()),
-            }}),
-        );
-        Ok(())
+        notify_config(&self.conn, ready, session_id)
     }
 
     async fn set_config_option(&self, params: &Value) -> Result<Value, RpcError> {
@@ -460,7 +470,7 @@ impl Server {
             }
         }
         let (mode, model) = self.session_state(&ready, session_id)?;
-        Ok(json!({ "configOptions": mapping::config_options(mode, &model, ready.agent.default_model()) }))
+        Ok(json!({ "configOptions": mapping::config_options(mode, &model, &ready.agent) }))
     }
 
     async fn session_prompt(&self, params: &Value) -> Result<Value, RpcError> {
@@ -568,4 +578,18 @@ fn parse_mode(value: Option<&Value>) -> Result<ModeId, RpcError> {
     serde_json::from_value(raw.clone()).map_err(|_| {
         RpcError::invalid_params(format!("unknown mode {raw}: use \"default\", \"auto-edit\", \"plan\" or \"yolo\""))
     })
+}
+
+/// `config_option_update`: the session's config options as they are now.
+fn notify_config(conn: &Connection, ready: &Ready, session_id: &str) -> Result<(), RpcError> {
+    let mode = ready.agent.mode(session_id).map_err(agent_error)?;
+    let model = ready.agent.model(session_id).map_err(agent_error)?;
+    conn.notify(
+        "session/update",
+        json!({ "sessionId": session_id, "update": {
+            "sessionUpdate": "config_option_update",
+            "configOptions": mapping::config_options(mode, &model, &ready.agent),
+        }}),
+    );
+    Ok(())
 }

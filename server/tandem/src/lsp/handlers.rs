@@ -162,6 +162,10 @@ impl Backend {
                 to_json(self.agent()?.checkpoint_file(parse(params)?).await.map_err(agent_error)?)
             }
             methods::SESSION_COMPACT => self.session_compact(parse(params)?).await,
+            methods::SESSION_CONFIG_OPTIONS => self.session_config_options(parse(params)?, cancel).await,
+            methods::SESSION_SET_CONFIG_OPTION => {
+                to_json(self.agent()?.set_config_option(parse(params)?).await.map_err(agent_error)?)
+            }
             _ => Err(RpcError::new(RpcError::METHOD_NOT_FOUND, format!("unknown method `{method}`"))),
         }
     }
@@ -248,6 +252,17 @@ impl Backend {
     /// helps nobody), so `$/cancelRequest` does not cut it.
     async fn session_restore(&self, params: SessionRestoreParams) -> Result<Value, RpcError> {
         to_json(self.agent()?.restore(params).await.map_err(agent_error)?)
+    }
+
+    /// Reads the provider's model list (once per process) unless cancelled.
+    async fn session_config_options(
+        &self,
+        params: tandem_protocol::SessionConfigOptionsParams,
+        cancel: &CancellationToken,
+    ) -> Result<Value, RpcError> {
+        let agent = self.agent()?;
+        let options = abortable(cancel, agent.config_options(&params.session_id, true)).await?;
+        to_json(options.map_err(agent_error)?)
     }
 
     async fn session_compact(&self, params: tandem_protocol::SessionCompactParams) -> Result<Value, RpcError> {
