@@ -785,6 +785,10 @@ return function(H)
     eq("Σ 1.2k", usage.format({ inputTokens = 0, outputTokens = 0, cacheReadTokens = 0, totalTokens = 1230, contextWindow = 32768 }))
     eq("", usage.format(nil))
     eq("", usage.format({ inputTokens = 0, outputTokens = 0, cacheReadTokens = 0, totalTokens = 0 }))
+    -- The session's estimated cost, where the sidecar knows the model's price.
+    eq("900 Σ 910 $0.12", usage.format({ inputTokens = 900, outputTokens = 10, cacheReadTokens = 0, totalTokens = 910,
+      session = { inputTokens = 900, outputTokens = 10, cacheReadTokens = 0, reasoningTokens = 0, costUsd = 0.1234 } }))
+    eq({ "$0", "$0.004", "$0.01", "$2.00" }, vim.tbl_map(usage.dollars, { 0, 0.004, 0.0123, 2 }))
   end)
 
   test("chat: code blocks are found, gy copies the one under or above the cursor, gp inserts it", function()

@@ -1,7 +1,7 @@
 // The token meter in the panel's header, from the sidecar's `usage_update`: how full the context
-// window was at the last request, how much of it the provider's cache served, and the session's
-// total. Pure, shared by the webview and the unit tests. No prices: the sidecar sends tokens, and
-// what they cost depends on the contract.
+// window was at the last request, how much of it the provider's cache served, the session's total,
+// and its estimated cost where the sidecar knows the model's price (list prices, or the ones set in
+// `[provider]`). Pure, shared by the webview and the unit tests.
 
 import type { Usage } from "./protocol";
 
@@ -27,7 +27,12 @@ export function usageLabel(u: Usage): { text: string; title: string } {
   // 0 prompt tokens: the provider did not say; the session's total is still known.
   // How much of the last request the provider read from its cache (cheaper, and a sign the prefix is stable).
   const cached = u.inputTokens > 0 && u.cacheReadTokens > 0 ? ` · ${compactCount(u.cacheReadTokens)} cached` : "";
-  const text = u.inputTokens > 0 ? `${context}${cached} · Σ ${compactCount(u.totalTokens)}` : `Σ ${compactCount(u.totalTokens)}`;
+  const cost = u.session?.costUsd;
+  const money = cost === undefined || cost === null ? "" : ` · ${dollars(cost)}`;
+  const text =
+    u.inputTokens > 0
+      ? `${context}${cached} · Σ ${compactCount(u.totalTokens)}${money}`
+      : `Σ ${compactCount(u.totalTokens)}${money}`;
   const lines = [
     `Context: ${u.inputTokens.toLocaleString("en-US")} tokens in the last request${
       window > 0 ? ` of a ${window.toLocaleString("en-US")}-token window` : ""
@@ -42,5 +47,15 @@ export function usageLabel(u: Usage): { text: string; title: string } {
       }`,
     );
   }
+  if (cost !== undefined && cost !== null) {
+    lines.push(`Estimated cost: $${cost.toFixed(4)} (from list prices; the provider's bill is the truth)`);
+  }
   return { text, title: lines.join("\n") };
+}
+
+/** 0.004 → "$0.004", 0.1234 → "$0.12", 12.5 → "$12.50": cents, or three significant digits below one. */
+export function dollars(usd: number): string {
+  if (usd <= 0) return "$0";
+  if (usd < 0.01) return `$${usd.toPrecision(1)}`;
+  return `$${usd.toFixed(2)}`;
 }

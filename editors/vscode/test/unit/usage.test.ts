@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { compactCount, usageLabel } from "../../src/usage";
+import { compactCount, dollars, usageLabel } from "../../src/usage";
 
 test("token counts are short: 950, 1.2k, 128k, 1.5M", () => {
   assert.deepEqual([950, 1234, 12_345, 128_000, 1_500_000].map(compactCount), ["950", "1.2k", "12.3k", "128k", "1.5M"]);
@@ -26,4 +26,25 @@ test("the meter: the context's fill at the last request, the session's total; th
   assert.equal(usageLabel({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, totalTokens: 0 }).text, "");
   // A turn whose provider reported nothing: the total only.
   assert.equal(usageLabel({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, totalTokens: 1230, contextWindow: 32_768 }).text, "Σ 1.2k");
+});
+
+test("the session's estimated cost shows where the sidecar knows the model's price, and only there", () => {
+  const priced = usageLabel({
+    inputTokens: 1_000,
+    outputTokens: 100,
+    cacheReadTokens: 0,
+    totalTokens: 1_100,
+    session: { inputTokens: 1_000, outputTokens: 100, cacheReadTokens: 0, reasoningTokens: 0, costUsd: 0.1234 },
+  });
+  assert.equal(priced.text, "1k · Σ 1.1k · $0.12");
+  assert.match(priced.title, /Estimated cost: \$0\.1234/);
+  const free = usageLabel({
+    inputTokens: 1_000,
+    outputTokens: 100,
+    cacheReadTokens: 0,
+    totalTokens: 1_100,
+    session: { inputTokens: 1_000, outputTokens: 100, cacheReadTokens: 0, reasoningTokens: 0 },
+  });
+  assert.equal(free.text, "1k · Σ 1.1k");
+  assert.deepEqual([0, 0.004, 0.0123, 2, 12.5].map(dollars), ["$0", "$0.004", "$0.01", "$2.00", "$12.50"]);
 });
