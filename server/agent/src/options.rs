@@ -29,7 +29,11 @@ impl Agent {
 
     /// `tandem/session/configOptions`: the session's mode and model, the model's choices read
     /// from the provider (`fetch`) or only those already read.
-    pub async fn config_options(&self, session_id: &str, fetch: bool) -> Result<SessionConfigOptionsResult, AgentError> {
+    pub async fn config_options(
+        &self,
+        session_id: &str,
+        fetch: bool,
+    ) -> Result<SessionConfigOptionsResult, AgentError> {
         let (mode, model) = (self.mode(session_id)?, self.model(session_id)?);
         let (models, models_error) = if fetch {
             match self.provider_models().await {
@@ -95,7 +99,11 @@ pub fn options(mode: ModeId, model: &str, default_model: &str, listed: &[ModelIn
             current_value: mode.as_str().to_owned(),
             options: modes
                 .into_iter()
-                .map(|m| ConfigChoice { value: m.id.as_str().to_owned(), name: m.name, description: Some(m.description) })
+                .map(|m| ConfigChoice {
+                    value: m.id.as_str().to_owned(),
+                    name: m.name,
+                    description: Some(m.description),
+                })
                 .collect(),
         },
         ConfigOption {

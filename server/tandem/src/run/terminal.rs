@@ -60,6 +60,9 @@ pub(super) fn usage_line(usage: &Usage) -> String {
             tokens(usage.context_window)
         ));
     }
+    if let Some(cost) = totals.cost_usd {
+        line.push_str(&format!("; about ${cost:.2} at list prices"));
+    }
     line
 }
 
@@ -408,6 +411,16 @@ mod tests {
             raw_input: None,
             raw_output: Some(raw),
         }
+    }
+
+    #[test]
+    fn the_summary_line_tells_the_estimated_cost_only_where_the_price_is_known() {
+        let mut usage = Usage { input_tokens: 1_000, output_tokens: 100, total_tokens: 1_100, ..Usage::default() };
+        usage.session.input_tokens = 1_000;
+        usage.session.output_tokens = 100;
+        assert_eq!(usage_line(&usage), "1.0k tokens in, 100 out");
+        usage.session.cost_usd = Some(0.0123);
+        assert!(usage_line(&usage).ends_with("; about $0.01 at list prices"), "{}", usage_line(&usage));
     }
 
     fn plain() -> Terminal {
