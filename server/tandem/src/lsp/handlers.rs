@@ -144,13 +144,22 @@ impl Backend {
     /// restores finish what they started; the rest is dropped and answered -32800.
     pub async fn handle(&self, method: &str, params: Value, cancel: &CancellationToken) -> Result<Value, RpcError> {
         match method {
+            // The hot path stays inline; the others run boxed, so that this future (which every
+            // request's task holds and moves) stays the size of a tool call, not of the largest
+            // handler (about 14 KB, copied several times per request).
+            methods::TOOLS_CALL => self.tools_call(parse(params)?, cancel).await,
+            _ => Box::pin(self.handle_other(method, params, cancel)).await,
+        }
+    }
+
+    async fn handle_other(&self, method: &str, params: Value, cancel: &CancellationToken) -> Result<Value, RpcError> {
+        match method {
             "shutdown" => {
                 tracing::info!("shutdown");
                 self.stop_language_servers().await;
                 Ok(Value::Null)
             }
             methods::TOOLS_LIST => abortable(cancel, async { self.tools_list(parse(params)?) }).await?,
-            methods::TOOLS_CALL => self.tools_call(parse(params)?, cancel).await,
             methods::SESSION_NEW => abortable(cancel, self.session_new(parse(params)?)).await?,
             methods::SESSION_PROMPT => self.session_prompt(parse(params)?, cancel).await,
             methods::SESSION_SET_MODE => self.session_set_mode(parse(params)?).await,
