@@ -448,6 +448,8 @@ impl Tool for Lsp {
                     by_file.entry(ctx.workspace.display(&symbol.location.path)).or_default().push(symbol);
                 }
                 let mut shown = 0;
+                // The same symbols for editors (`@` completion): where each name is, 1-based.
+                let mut listed = Vec::new();
                 for (file, symbols) in by_file {
                     if shown >= MAX_RESULTS {
                         break;
@@ -463,6 +465,9 @@ impl Tool for Lsp {
                             symbol.kind,
                             symbol.name
                         ));
+                        listed.push(json!({ "name": symbol.name, "kind": symbol.kind, "path": file,
+                            "line": start.line + 1, "character": start.character + 1,
+                            "endLine": symbol.location.range.end.line.max(start.line) + 1, "container": symbol.detail }));
                         shown += 1;
                     }
                 }
@@ -470,7 +475,8 @@ impl Tool for Lsp {
                     out.push_str(&format!("… {} more not shown\n", symbols.len() - shown));
                 }
                 Ok(ToolOutput::new(format!("{} workspace symbols", symbols.len()), out.trim_end().to_owned())
-                    .with("count", symbols.len()))
+                    .with("count", symbols.len())
+                    .with("symbols", listed))
             }
             Operation::DocumentSymbols => {
                 let path = need_path()?;
@@ -626,6 +632,102 @@ async fn rename(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::intel::{CallItem, IntelError, TextRange};
+    use crate::{Workspace, intel::DiagnosticsReport};
+    use tandem_text::BufferCache;
+
+    /// A language server whose workspace symbols are `symbols` (in the workspace's `counter.py`).
+    struct Symbols(Vec<(&'static str, &'static str, u32, u32, u32)>);
+
+    #[async_trait]
+    impl CodeIntel for Symbols {
+        async fn definition(&self, _: &Path, _: Position) -> Result<Vec<Location>, IntelError> {
+            Ok(Vec::new())
+        }
+        async fn implementation(&self, _: &Path, _: Position) -> Result<Vec<Location>, IntelError> {
+            Ok(Vec::new())
+        }
+        async fn references(&self, _: &Path, _: Position, _: bool) -> Result<Vec<Location>, IntelError> {
+            Ok(Vec::new())
+        }
+        async fn hover(&self, _: &Path, _: Position) -> Result<Option<String>, IntelError> {
+            Ok(None)
+        }
+        async fn document_symbols(&self, _: &Path) -> Result<Vec<Symbol>, IntelError> {
+            Ok(Vec::new())
+        }
+        async fn workspace_symbols(&self, hint: &Path, _: &str) -> Result<Vec<Symbol>, IntelError> {
+            let path = hint.join("counter.py");
+            Ok(self
+                .0
+                .iter()
+                .map(|&(name, kind, line, character, end)| {
+                    let start = Position { line, character };
+                    let range = TextRange { start, end: Position { line: end, character: character + 1 } };
+                    Symbol {
+                        name: name.to_owned(),
+                        kind: kind.to_owned(),
+                        detail: (kind == "method").then(|| "Counter".to_owned()),
+                        location: Location { path: path.clone(), range },
+                        selection: range,
+                        children: Vec::new(),
+                    }
+                })
+                .collect())
+        }
+        async fn call_hierarchy(&self, _: &Path, _: Position, _: CallDirection) -> Result<Vec<CallItem>, IntelError> {
+            Ok(Vec::new())
+        }
+        async fn rename(
+            &self,
+            _: &Path,
+            _: Position,
+            _: &str,
+        ) -> Result<Vec<(PathBuf, Vec<TextReplacement>)>, IntelError> {
+            Ok(Vec::new())
+        }
+        async fn diagnostics(&self, _: &Path) -> DiagnosticsReport {
+            DiagnosticsReport::NoServer
+        }
+        async fn diagnostics_after_write(&self, _: &[PathBuf]) -> Vec<(PathBuf, DiagnosticsReport)> {
+            Vec::new()
+        }
+    }
+
+    async fn workspace_symbols(found: Symbols) -> ToolOutput {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let text = "class Counter:\n    def increment(self):\n        return 1\n";
+        std::fs::write(dir.path().join("counter.py"), text).unwrap_or_else(|e| panic!("{e}"));
+        let workspace = Workspace::new(dir.path(), &[]).unwrap_or_else(|e| panic!("{e}"));
+        let mut ctx = ToolContext::new(Arc::new(workspace), Arc::new(BufferCache::new()));
+        ctx.intel = Some(Arc::new(found));
+        let args = json!({ "operation": "workspace_symbols", "query": "c" });
+        Lsp::new().call(args, ctx).await.unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn workspace_symbols_list_each_shown_symbol_in_the_metadata_capped_like_the_text() {
+        let out =
+            workspace_symbols(Symbols(vec![("increment", "method", 1, 8, 1), ("Counter", "class", 0, 6, 2)])).await;
+        assert_eq!(
+            out.output,
+            "workspace symbols matching `c`: 2\ncounter.py\n  2:9: method increment — def increment(self):\n  1:7: class Counter — class Counter:"
+        );
+        assert_eq!(
+            out.metadata.get("symbols"),
+            Some(&json!([
+                { "name": "increment", "kind": "method", "path": "counter.py", "line": 2, "character": 9, "endLine": 2, "container": "Counter" },
+                { "name": "Counter", "kind": "class", "path": "counter.py", "line": 1, "character": 7, "endLine": 3, "container": null },
+            ]))
+        );
+
+        let many = Symbols((0..MAX_RESULTS as u32 + 5).map(|i| ("x", "variable", i, 0, i)).collect());
+        let out = workspace_symbols(many).await;
+        let listed = out.metadata.get("symbols").and_then(Value::as_array).map(Vec::len);
+        assert_eq!(listed, Some(MAX_RESULTS), "capped like the text");
+        assert_eq!(out.metadata.get("count"), Some(&json!(MAX_RESULTS + 5)));
+        assert!(out.output.ends_with("… 5 more not shown"), "{}", out.output);
+    }
 
     #[test]
     fn name_paths_match_qualified_names() {
