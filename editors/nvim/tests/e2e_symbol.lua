@@ -8,22 +8,9 @@ return function(H)
   local chat = require("tandem.chat")
   local workspace = os.getenv("TANDEM_TEST_WORKSPACE")
 
-  tandem.setup({
-    cmd = { os.getenv("TANDEM_TEST_BIN"), "lsp" },
-    provider = { kind = "openai", base_url = os.getenv("TANDEM_TEST_BASE_URL"), model = "scripted" },
-    root_dir = workspace,
-    env = { TANDEM_LOG = os.getenv("TANDEM_LOG") or "warn" },
-  })
+  H.setup_sidecar()
 
-  local function prompt(text)
-    local turn = {}
-    tandem.prompt(text, {
-      on_done = function(err, result)
-        turn.err, turn.result, turn.done = err, result, true
-      end,
-    })
-    return turn
-  end
+  local prompt = H.prompt
 
   test("e2e symbol: #symbol:increment attaches its definition from pyright, #url: the address as a link", function()
     -- The file in the window picks the language server; pyright starts for this prompt.
@@ -40,17 +27,15 @@ return function(H)
   end)
 
   test("e2e symbol: a #symbol: that matches nothing is a clear error, and the prompt is not sent", function()
-    local notified
-    local saved = vim.notify
-    vim.notify = function(message)
+    local notified, turn
+    H.replacing(vim, "notify", function(message)
       notified = message
-    end
-    local turn = prompt("explain #symbol:NoSuchSymbolAnywhere")
-    local ok, err = pcall(H.wait, 60000, function()
-      return turn.done
-    end, "the answer of the language server")
-    vim.notify = saved
-    H.truthy(ok, err)
+    end, function()
+      turn = prompt("explain #symbol:NoSuchSymbolAnywhere")
+      H.wait(60000, function()
+        return turn.done
+      end, "the answer of the language server")
+    end)
     H.truthy(turn.err and turn.err:find("#symbol:NoSuchSymbolAnywhere: no symbol of that name in the workspace", 1, true),
       tostring(turn.err))
     H.truthy(notified and notified:find("no symbol of that name", 1, true), tostring(notified))

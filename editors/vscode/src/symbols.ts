@@ -28,7 +28,10 @@ export function wantsSymbols(query: string): boolean {
   return query.length >= 2 && !/[\s/\\]/.test(query) && !/^https?:/i.test(query);
 }
 
-/** The symbols of an `lsp` `workspace_symbols` result's metadata; anything malformed is left out. */
+/**
+ * The symbols of an `lsp` `workspace_symbols` result's metadata, those in the workspace (a
+ * library's have an absolute path); anything malformed is left out.
+ */
 export function parseSymbols(metadata: unknown): WorkspaceSymbol[] {
   const list = (metadata as { symbols?: unknown } | null | undefined)?.symbols;
   if (!Array.isArray(list)) return [];
@@ -37,6 +40,7 @@ export function parseSymbols(metadata: unknown): WorkspaceSymbol[] {
     if (typeof raw !== "object" || raw === null) continue;
     const s = raw as Record<string, unknown>;
     if (typeof s.name !== "string" || s.name === "" || typeof s.path !== "string" || s.path === "") continue;
+    if (/^(?:[\\/]|[A-Za-z]:)/.test(s.path) || s.path.split(/[\\/]/).includes("..")) continue;
     if (!isLine(s.line) || !isLine(s.character)) continue;
     out.push({
       name: s.name,

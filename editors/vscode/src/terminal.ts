@@ -7,7 +7,7 @@
 import * as vscode from "vscode";
 
 import type { ContentBlock } from "./protocol";
-import { ExecutionLog, type Execution, executionText, screenText } from "./terminalText";
+import { ExecutionLog, type Execution, executionText, hasOutput, screenText } from "./terminalText";
 
 /** The shell integration API (VS Code 1.93), declared here: the extension still runs on 1.82. */
 interface ShellExecution {
@@ -28,6 +28,26 @@ interface ShellIntegrationWindow {
 }
 
 export const TERMINAL_URI = "tandem://terminal";
+
+/** How long one clipboard step may take. */
+const CLIPBOARD_WAIT_MS = 2000;
+
+/** `step`'s value, or `undefined` when it fails or takes longer than CLIPBOARD_WAIT_MS. */
+function within<T>(step: Thenable<T>): Promise<T | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), CLIPBOARD_WAIT_MS);
+    step.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      },
+    );
+  });
+}
 
 export class TerminalWatcher implements vscode.Disposable {
   private readonly log = new ExecutionLog<vscode.Terminal>();
@@ -66,32 +86,41 @@ export class TerminalWatcher implements vscode.Disposable {
     const terminal = vscode.window.activeTerminal ?? vscode.window.terminals[vscode.window.terminals.length - 1];
     if (!terminal) return "no terminal is open: open one (Terminal: Create New Terminal), run the command, then mention @terminal";
     const executions = this.log.of(terminal);
-    const text = executions.length > 0 ? executionText(terminal.name, executions) : await this.copyScreen(terminal);
+    const last = executions[executions.length - 1];
+    // Without the output (no shell integration, or a new terminal's first command, whose output
+    // VS Code may not pass on), the terminal's own text.
+    const screen = hasOutput(last) ? undefined : await this.copyScreen(terminal);
+    const text = screen !== undefined ? screenText(terminal.name, screen, last) : last ? executionText(terminal.name, executions) : undefined;
     if (text === undefined) return `could not read the text of the terminal "${terminal.name}"`;
     return { label: "@terminal", block: { type: "resource", resource: { uri: TERMINAL_URI, text, mimeType: "text/plain" } } };
   }
 
-  /** The terminal's whole text through the clipboard, which is then put back. */
+  /**
+   * The terminal's whole text through the clipboard, which is then put back. In a browser (VS Code
+   * for the Web, code-server) reading the clipboard needs the page's permission and may wait for
+   * the person: each step gives up after a while.
+   */
   private async copyScreen(terminal: vscode.Terminal): Promise<string | undefined> {
     const clipboard = vscode.env.clipboard;
-    const saved = await clipboard.readText().then(
-      (t) => t,
-      () => "",
-    );
+    const saved = await within(clipboard.readText());
+    if (saved === undefined) {
+      this.trace("the clipboard cannot be read here: the terminal's text is not attached");
+      return undefined;
+    }
     const marker = `tandem-terminal-${Date.now()}`;
     try {
       terminal.show(true);
-      await clipboard.writeText(marker);
+      await within(clipboard.writeText(marker));
       await vscode.commands.executeCommand("workbench.action.terminal.selectAll");
       await vscode.commands.executeCommand("workbench.action.terminal.copySelection");
       await vscode.commands.executeCommand("workbench.action.terminal.clearSelection");
-      const copied = await clipboard.readText();
-      return copied === marker || copied.trim() === "" ? undefined : screenText(terminal.name, copied);
+      const copied = await within(clipboard.readText());
+      return copied === undefined || copied === marker || copied.trim() === "" ? undefined : copied;
     } catch (err) {
       this.trace(`copying the terminal's text: ${err instanceof Error ? err.message : err}`);
       return undefined;
     } finally {
-      await clipboard.writeText(saved).then(undefined, () => undefined);
+      await within(clipboard.writeText(saved));
     }
   }
 

@@ -74,18 +74,26 @@ export function plainTerminalText(text: string): string {
     .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, "");
 }
 
+function status(e: Execution): string {
+  return !e.done ? "still running" : e.exitCode === undefined ? "finished" : `exit code ${e.exitCode}`;
+}
+
+/** Whether the output recorded for `e` has any text (a new terminal's first command may have lost it). */
+export function hasOutput(e: Execution | undefined): boolean {
+  return e !== undefined && plainTerminalText(e.output).trim() !== "";
+}
+
 /** What `@terminal` sends: the last command, its output and exit status, and the commands before it. */
 export function executionText(terminalName: string, executions: Execution[]): string {
   const last = executions[executions.length - 1];
   if (!last) return `Terminal "${terminalName}": no command has run yet.`;
   const output = plainTerminalText(last.output).replace(/\s+$/, "");
-  const status = !last.done ? "still running" : last.exitCode === undefined ? "finished" : `exit code ${last.exitCode}`;
   const lines = [
     `Terminal "${terminalName}", the last command${last.cwd ? ` (in ${last.cwd})` : ""}:`,
     `$ ${last.command}`,
     ...(last.dropped > 0 ? [`[… ${last.dropped} earlier characters of output left out]`] : []),
     output === "" ? "[no output]" : output,
-    `[${status}]`,
+    `[${status(last)}]`,
   ];
   const before = executions.slice(0, -1);
   if (before.length > 0) {
@@ -95,13 +103,16 @@ export function executionText(terminalName: string, executions: Execution[]): st
   return lines.join("\n");
 }
 
-/** What `@terminal` sends for a terminal without shell integration: the end of its text. */
-export function screenText(terminalName: string, text: string): string {
+/**
+ * What `@terminal` sends when the command's output is not known (no shell integration, or the
+ * output was not recorded): the end of the terminal's text, and the last command when known.
+ */
+export function screenText(terminalName: string, text: string, last?: Execution): string {
   const lines = plainTerminalText(text).replace(/\s+$/, "").split("\n");
   const shown = lines.slice(-FALLBACK_LINES);
-  const head =
-    shown.length < lines.length
-      ? `Terminal "${terminalName}", its last ${shown.length} lines (no shell integration: commands are not told apart):`
-      : `Terminal "${terminalName}" (no shell integration: commands are not told apart):`;
+  const what = shown.length < lines.length ? `its last ${shown.length} lines` : "its text";
+  const head = last
+    ? `Terminal "${terminalName}", ${what}; the last command was \`${last.command}\` [${status(last)}]:`
+    : `Terminal "${terminalName}", ${what} (no shell integration: commands are not told apart):`;
   return `${head}\n${shown.join("\n")}`;
 }

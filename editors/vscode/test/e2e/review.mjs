@@ -12,21 +12,16 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { env, openWorkbenchFromEnv, panelFrame, plain, runCommand, step, vscodeVersion, waitFor } from "./workbench.mjs";
+import { env, panelFrame, plain, runCommand, runInWorkbench, step, vscodeVersion, waitFor } from "./workbench.mjs";
 
 const CODE_SERVER = env("CODE_SERVER");
 const WORKSPACE = env("WORKSPACE");
 const OUT_DIR = env("OUT_DIR");
 
-let page;
-let close;
 const started = Date.now();
 
-try {
-  ({ page, close } = await openWorkbenchFromEnv());
+await runInWorkbench(async (page) => {
 
-  step("the extension is active: status bar shows the mode");
-  await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
 
   step("open calc.py in an editor (so the accepted edit goes through the buffer)");
   await runCommand(page, "calc.py", { raw: true });
@@ -162,10 +157,4 @@ try {
   await panel.locator(".notice.error", { hasText: "401" }).waitFor({ timeout: 30_000 });
   await panel.locator('[data-testid="status"]', { hasText: "Done (error)" }).waitFor({ timeout: 10_000 });
   console.log(`ok: in VS Code ${vscodeVersion(CODE_SERVER)} the review applied exactly h2, a command ran after the modal, a question was answered, a closed review was rejected, a turn was cancelled, the session resumed, Ask… carried the selection, a provider error was shown (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-} catch (err) {
-  console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
-  if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
-  process.exitCode = 1;
-} finally {
-  await close?.();
-}
+});

@@ -6,7 +6,15 @@ import { mentionAt, typedUrls, webUrl } from "../../src/mentionSyntax";
 import { parseFromPanel } from "../../src/messages";
 import { parseSymbols, rankSymbols, rangeUri, symbolExtent, symbolMention, wantsSymbols } from "../../src/symbols";
 import type { WorkspaceSymbol } from "../../src/symbols";
-import { ExecutionLog, MAX_EXECUTIONS, MAX_OUTPUT_CHARS, executionText, plainTerminalText, screenText } from "../../src/terminalText";
+import {
+  ExecutionLog,
+  MAX_EXECUTIONS,
+  MAX_OUTPUT_CHARS,
+  executionText,
+  hasOutput,
+  plainTerminalText,
+  screenText,
+} from "../../src/terminalText";
 
 test("the mention at the caret: after a space or at the start, never inside a word", () => {
   assert.deepEqual(mentionAt("look at @calc"), { query: "calc", start: 8 });
@@ -75,6 +83,8 @@ test("the lsp tool's metadata.symbols become completion items, best match first"
       { name: "", kind: "x", path: "a.py", line: 1, character: 1 },
       { name: "x", kind: "x", path: "a.py", line: 0, character: 1 },
       { name: "y", path: "b.py", line: 2, character: 3, endLine: 1, container: null },
+      { name: "dataclass", kind: "function", path: "/usr/lib/python3/dataclasses.py", line: 9, character: 5 },
+      { name: "z", kind: "function", path: "../elsewhere.py", line: 9, character: 5 },
       "junk",
     ],
   });
@@ -198,6 +208,16 @@ test("@terminal: escape sequences go, a long output keeps its end, the last few 
   const screen = screenText("sh", `${Array.from({ length: 250 }, (_, i) => `line ${i}`).join("\n")}\n$ \n\n`);
   assert.ok(screen.startsWith('Terminal "sh", its last 200 lines (no shell integration'), screen);
   assert.ok(screen.endsWith("line 249\n$"), screen);
+  const cold = new ExecutionLog<string>();
+  const first = cold.start("t", "npm test");
+  assert.equal(hasOutput(first), false);
+  cold.end(first, 1);
+  assert.equal(
+    screenText("bash", "$ npm test\n1 failing\n$ ", first),
+    'Terminal "bash", its text; the last command was `npm test` [exit code 1]:\n$ npm test\n1 failing\n$',
+  );
+  cold.append(first, "\x1b[31m1 failing\x1b[0m\n");
+  assert.equal(hasOutput(first), true);
 });
 
 test("configuration errors name the setting to open and the config file", () => {
