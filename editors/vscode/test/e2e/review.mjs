@@ -156,5 +156,16 @@ await runInWorkbench(async (page) => {
   await panel.locator('[data-testid="send"]').click();
   await panel.locator(".notice.error", { hasText: "401" }).waitFor({ timeout: 30_000 });
   await panel.locator('[data-testid="status"]', { hasText: "Done (error)" }).waitFor({ timeout: 10_000 });
-  console.log(`ok: in VS Code ${vscodeVersion(CODE_SERVER)} the review applied exactly h2, a command ran after the modal, a question was answered, a closed review was rejected, a turn was cancelled, the session resumed, Ask… carried the selection, a provider error was shown (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+
+  step("the refused key's notification offers Open Setting, which opens tandem.provider.apiKeyEnv");
+  const toast = page.locator(".notification-toast", { hasText: "refused the API key" });
+  await toast.waitFor({ timeout: 15_000 });
+  await toast.locator(".monaco-button", { hasText: "Open Setting" }).click();
+  const titles = page.locator(".settings-editor .settings-body .setting-item-title");
+  await waitFor(async () => {
+    const shown = await titles.allInnerTexts();
+    return shown.length === 1 && shown[0].includes("Api Key Env") ? true : new Error(JSON.stringify(shown));
+  }, 20_000, "exactly the API key's setting in the Settings editor");
+  await page.screenshot({ path: join(OUT_DIR, "open-setting.png") });
+  console.log(`ok: in VS Code ${vscodeVersion(CODE_SERVER)} the review applied exactly h2, a command ran after the modal, a question was answered, a closed review was rejected, a turn was cancelled, the session resumed, Ask… carried the selection, a provider error was shown and opened its setting (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 });
