@@ -12,14 +12,18 @@ const OPEN_SETTING = "Open Setting";
 const OPEN_CONFIG = "Open config";
 const SHOW_LOG = "Show Log";
 
-/** Shows `Tandem: <message>` with the actions that fix it; resolves once it is dismissed or acted on. */
-export async function showError(message: string): Promise<void> {
+/**
+ * Shows `Tandem: <message>` with the actions that fix it; resolves once it is dismissed or acted
+ * on. `fallbackSetting` (a settings search such as `tandem.`) is offered when the message names none.
+ */
+export async function showError(message: string, fallbackSetting?: string): Promise<void> {
   const advice = configAdvice(message);
+  const setting = advice.setting ?? fallbackSetting;
   const config = advice.configFile ? await existingConfig(advice.configFile) : undefined;
-  const actions = [...(advice.setting ? [OPEN_SETTING] : []), ...(config ? [OPEN_CONFIG] : []), SHOW_LOG];
+  const actions = [...(setting ? [OPEN_SETTING] : []), ...(config ? [OPEN_CONFIG] : []), SHOW_LOG];
   const choice = await vscode.window.showErrorMessage(`Tandem: ${message}`, ...actions);
-  if (choice === OPEN_SETTING && advice.setting) {
-    await vscode.commands.executeCommand("workbench.action.openSettings", advice.setting);
+  if (choice === OPEN_SETTING && setting) {
+    await vscode.commands.executeCommand("workbench.action.openSettings", setting);
   } else if (choice === OPEN_CONFIG && config) {
     await vscode.window.showTextDocument(config);
   } else if (choice === SHOW_LOG) {

@@ -274,8 +274,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   try {
     await sidecar.start();
   } catch (err) {
-    // The binary not found (tandem.path), a .tandem/config.toml the sidecar refuses, …
-    void showError(err instanceof Error ? err.message : String(err));
+    // The binary not found (tandem.path), a .tandem/config.toml the sidecar refuses, …; else
+    // Tandem's settings as a whole.
+    void showError(err instanceof Error ? err.message : String(err), "tandem.");
   }
 }
 
