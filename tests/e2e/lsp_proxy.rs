@@ -263,6 +263,23 @@ fn python_with_pyright() -> Res<()> {
 }
 
 #[test]
+fn workspace_symbols_say_where_each_symbol_is_from_the_first_query_on() -> Res<()> {
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    let (_dir, root) = fixture("python", CONFIG)?;
+    let mut sidecar = start(&root)?;
+    // The first query starts pyright: it answers once it has analysed the file (before, nothing).
+    let result = sidecar
+        .call("lsp", json!({ "operation": "workspace_symbols", "query": "incr", "file_path": "shop/main.py" }))?;
+    let output = result["output"].as_str().unwrap_or_default();
+    check(output.contains("7:9: method increment"), "the first query finds the method", &result.to_string())?;
+    // Editors read where each symbol is from the metadata (the `@` completion, `#symbol:`).
+    let expected = json!([{ "name": "increment", "kind": "method", "path": "shop/counter.py", "line": 7,
+        "character": 9, "endLine": 7, "container": "Counter" }]);
+    check(result["metadata"]["symbols"] == expected, "metadata.symbols lists it", &result.to_string())?;
+    check(result["metadata"]["count"] == json!(1), "metadata.count counts it", &result.to_string())
+}
+
+#[test]
 fn typescript_with_typescript_language_server() -> Res<()> {
     require("typescript-language-server", "npm install (package.json devDependencies)")?;
     let (_dir, root) = fixture("typescript", CONFIG)?;

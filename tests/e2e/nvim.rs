@@ -312,6 +312,37 @@ fn a_preview_that_is_not_ready_shows_as_such_in_neovim_never_as_no_problems() ->
 }
 
 #[test]
+fn a_symbol_variable_attaches_pyright_s_definition_and_a_url_variable_a_link_from_neovim() -> Res<()> {
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    for (version, nvim) in neovims()? {
+        let (_dir, root) = project("")?;
+        let provider = FakeProvider::start_blocking(vec![Turn::reply("Explained.")]);
+        // The sidecar finds pyright on the PATH Neovim passes on.
+        let path = server_path();
+        let report = run_lua_tests(version, &nvim, &root, &provider, "e2e_symbol", &[("PATH", &path)])?;
+        assert!(
+            report.contains("ok e2e symbol: a #symbol: that matches nothing"),
+            "the end-to-end tests did not run:\n{report}"
+        );
+        let requests = provider.requests();
+        assert_eq!(requests.len(), 1, "Neovim {version}: a prompt whose #symbol: matches nothing is not sent");
+        let asked = requests[0].body.to_string();
+        assert!(
+            asked.contains("counter.py#L7-L9")
+                && asked.contains("def increment(self) -> int:\\n        self.count += 1\\n        return self.count"),
+            "Neovim {version}: the definition of increment must reach the model: {asked}"
+        );
+        assert!(
+            asked.contains(
+                "[attached: https://example.com/x (https://example.com/x); a web page: fetch it with webfetch"
+            ),
+            "Neovim {version}: the address must reach the model as an attachment: {asked}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
 fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() -> Res<()> {
     if Command::new("tmux").arg("-V").output().is_err() {
         return editor_missing("tmux");

@@ -362,3 +362,37 @@ fn panel_tool_cards_code_blocks_apply_and_mentions_in_a_real_vscode() -> Res<()>
     assert_eq!(requests.len(), 6, "three prompts; the first one's four model turns");
     Ok(())
 }
+
+#[test]
+fn at_a_symbol_a_web_address_and_the_terminal_in_a_real_vscode_reach_the_model() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    let (_dir, root) = project(&with_pyright(""))?;
+    let provider = FakeProvider::start_blocking(vec![Turn::reply("Explained.")]);
+    run_workbench_script("mentions.mjs", &root, &provider, &[])?;
+    let requests = provider.requests();
+    let asked = requests.first().ok_or("no request for the prompt")?.body.to_string();
+    // `@increment`: pyright found it through the sidecar, and its definition went along.
+    assert!(
+        asked.contains("counter.py#L7-L9")
+            && asked.contains("def increment(self) -> int:\\n        self.count += 1\\n        return self.count"),
+        "the definition of increment must reach the model: {asked}"
+    );
+    // `@https://example.com/x`: a link the model is told it may fetch.
+    assert!(
+        asked.contains("[attached: https://example.com/x (https://example.com/x); a web page: fetch it with webfetch"),
+        "the address must reach the model as an attachment: {asked}"
+    );
+    // `@terminal`: the command run in the terminal and its output (from the shell integration, or
+    // the terminal's text when VS Code did not pass the output on).
+    let terminal = asked.split("tandem://terminal").nth(1).and_then(|t| t.split("</attached>").next()).unwrap_or("");
+    eprintln!("@terminal sent: {terminal}");
+    assert!(
+        asked.contains("tandem://terminal") && asked.contains("tandem-42"),
+        "the terminal's command and output must reach the model: {asked}"
+    );
+    assert_eq!(requests.len(), 1);
+    Ok(())
+}

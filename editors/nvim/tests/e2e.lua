@@ -12,22 +12,9 @@ return function(H)
   local CALC_ADD_FIXED = { "def add(a, b):", "    return a + b", "", "", "def one():", "    return 1", "", "",
     "def two():", "    return 2", "", "", "def mul(a, b):", "    return a / b" }
 
-  tandem.setup({
-    cmd = { os.getenv("TANDEM_TEST_BIN"), "lsp" },
-    provider = { kind = "openai", base_url = os.getenv("TANDEM_TEST_BASE_URL"), model = "scripted" },
-    root_dir = workspace,
-    env = { TANDEM_LOG = os.getenv("TANDEM_LOG") or "warn" },
-  })
+  H.setup_sidecar()
 
-  local function prompt(text)
-    local turn = {}
-    tandem.prompt(text, {
-      on_done = function(err, result)
-        turn.err, turn.result, turn.done = err, result, true
-      end,
-    })
-    return turn
-  end
+  local prompt = H.prompt
 
   local function has(text)
     return chat.text():find(text, 1, true) ~= nil

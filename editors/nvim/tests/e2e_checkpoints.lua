@@ -15,12 +15,7 @@ return function(H)
       "def two():", "    return 2", "", "", "def mul(a, b):", "    return a " .. mul .. " b" }
   end
 
-  tandem.setup({
-    cmd = { os.getenv("TANDEM_TEST_BIN"), "lsp" },
-    provider = { kind = "openai", base_url = os.getenv("TANDEM_TEST_BASE_URL"), model = "scripted" },
-    root_dir = workspace,
-    env = { TANDEM_LOG = os.getenv("TANDEM_LOG") or "warn" },
-  })
+  H.setup_sidecar()
 
   local function has(text)
     return chat.text():find(text, 1, true) ~= nil

@@ -11,22 +11,9 @@ return function(H)
   local workspace = os.getenv("TANDEM_TEST_WORKSPACE")
   local main = workspace .. "/shop/main.py"
 
-  tandem.setup({
-    cmd = { os.getenv("TANDEM_TEST_BIN"), "lsp" },
-    provider = { kind = "openai", base_url = os.getenv("TANDEM_TEST_BASE_URL"), model = "scripted" },
-    root_dir = workspace,
-    env = { TANDEM_LOG = os.getenv("TANDEM_LOG") or "warn" },
-  })
+  H.setup_sidecar()
 
-  local function prompt(text)
-    local turn = {}
-    tandem.prompt(text, {
-      on_done = function(err, result)
-        turn.err, turn.result, turn.done = err, result, true
-      end,
-    })
-    return turn
-  end
+  local prompt = H.prompt
 
   if os.getenv("TANDEM_TEST_PREVIEW") == "notReady" then
     test("e2e preview: a preview that is not ready says so in the review, with no problems listed", function()

@@ -49,6 +49,40 @@ function H.errors(part, fn)
   end
 end
 
+--- Runs fn() with `object[key]` replaced by `value` (vim.notify, say), and puts it back, also
+--- when fn fails.
+function H.replacing(object, key, value, fn)
+  local saved = object[key]
+  object[key] = value
+  local ok, err = pcall(fn)
+  object[key] = saved
+  if not ok then
+    error(err, 0)
+  end
+end
+
+--- For the end-to-end files: setup() against the sidecar (TANDEM_TEST_BIN) and the scripted
+--- provider (TANDEM_TEST_BASE_URL) in the workspace TANDEM_TEST_WORKSPACE.
+function H.setup_sidecar()
+  require("tandem").setup({
+    cmd = { os.getenv("TANDEM_TEST_BIN"), "lsp" },
+    provider = { kind = "openai", base_url = os.getenv("TANDEM_TEST_BASE_URL"), model = "scripted" },
+    root_dir = os.getenv("TANDEM_TEST_WORKSPACE"),
+    env = { TANDEM_LOG = os.getenv("TANDEM_LOG") or "warn" },
+  })
+end
+
+--- Sends prompt `text`; the table returned gets `err`, `result` and `done = true` when the turn ends.
+function H.prompt(text)
+  local turn = {}
+  require("tandem").prompt(text, {
+    on_done = function(err, result)
+      turn.err, turn.result, turn.done = err, result, true
+    end,
+  })
+  return turn
+end
+
 function H.run()
   local started = vim.loop.hrtime()
   for _, t in ipairs(H.tests) do

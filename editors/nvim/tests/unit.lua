@@ -855,4 +855,108 @@ return function(H)
     eq({}, tandem.attached())
     vim.cmd("bwipeout!")
   end)
+
+  test("#url: and #symbol: in a prompt: a link the agent may fetch; a symbol waits for the language servers", function()
+    local contexts = tandem.context_variables("read #url:https://example.com/x, then #symbol:Counter.increment and #url:https://example.com/x")
+    eq({ { uri = "https://example.com/x", link = true, label = "https://example.com/x" }, { symbol = "Counter.increment" } }, contexts)
+    eq({ type = "resource_link", uri = "https://example.com/x", name = "https://example.com/x" },
+      tandem.prompt_blocks("q", nil, { contexts[1] })[2])
+    H.errors("#url:ftp://example.com: not an http or https address", function()
+      tandem.context_variables("see #url:ftp://example.com")
+    end)
+    -- Without a #symbol:, nothing is asked: the contexts come back at once.
+    local got
+    tandem.resolve_symbols({ contexts[1] }, function(err, resolved)
+      got = { err, resolved }
+    end)
+    eq({ nil, { contexts[1] } }, got)
+  end)
+
+  test("#symbol: the best match among the language server's symbols, and its definition's lines", function()
+    local symbols = require("tandem.symbols")
+    local parsed = symbols.parse({ count = 4, symbols = {
+      { name = "counter", kind = "variable", path = "shop/main.py", line = 5, character = 5, endLine = 5 },
+      { name = "Counter", kind = "class", path = "shop/counter.py", line = 1, character = 7, endLine = 1 },
+      { name = "increment", kind = "method", path = "shop/counter.py", line = 7, character = 9, endLine = 7, container = "Counter" },
+      { name = "increment", kind = "function", path = "other.py", line = 1, character = 5, endLine = 1 },
+      { name = "", path = "x.py", line = 1 },
+      "junk",
+    } })
+    eq(4, #parsed)
+    eq("class", symbols.best(parsed, "Counter").kind, "the exact name first")
+    eq("variable", symbols.best(parsed, "counter").kind, "the exact name first, in its case")
+    eq("shop/counter.py", symbols.best(parsed, "count").path, "a name starting with it; the class first")
+    eq("shop/counter.py", symbols.best(parsed, "Counter.increment").path, "the container named wins")
+    eq("other.py", symbols.best(parsed, "increment").path, "equally good: the shorter path")
+    eq(nil, symbols.best(parsed, "decrement"))
+    eq({ "Counter", "increment" }, { symbols.split("Counter::increment") })
+    eq({ nil, "increment" }, { symbols.split("increment") })
+
+    local py = { "class Counter:", '    """A counter."""', "", "    @property", "    def value(self,",
+      "              x: int = (1)) -> int:", "        # the value", "        return self.count", "",
+      "    def reset(self): return 0", "", "LIMIT = {", '    "a": 1,', "}", "counter = Counter()" }
+    eq({ 1, 10 }, { symbols.extent(py, 1, nil, "a.py") })
+    eq({ 4, 8 }, { symbols.extent(py, 5, nil, "a.py") })
+    eq({ 10, 10 }, { symbols.extent(py, 10, nil, "a.py") })
+    eq({ 12, 14 }, { symbols.extent(py, 12, nil, "a.py") })
+    eq({ 15, 15 }, { symbols.extent(py, 15, 15, "a.py") })
+    eq({ 1, 3 }, { symbols.extent(py, 1, 3, "a.py") }, "a range the server gave over several lines wins")
+    local rs = { "/// Adds.", "#[inline]", "pub fn add<'a>(a: &'a str, b: i32) -> i32", "where", "    i32: Copy,", "{",
+      '    let s = "}"; // }', "    let c = '{';", "    b", "}", "pub const X: i32 = 5;" }
+    eq({ 1, 10 }, { symbols.extent(rs, 3, nil, "lib.rs") })
+    eq({ 11, 11 }, { symbols.extent(rs, 11, nil, "lib.rs") })
+    local ts = { "export class A extends B {", "  f(): string { return `}`; }", "}", "export const g = (a: number) =>",
+      "  a + 1;", "const h = 1", "function k() {}" }
+    eq({ 1, 3 }, { symbols.extent(ts, 1, nil, "a.ts") })
+    eq({ 4, 5 }, { symbols.extent(ts, 4, nil, "a.ts") })
+    eq({ 6, 6 }, { symbols.extent(ts, 6, nil, "a.ts") })
+
+    local root = vim.fn.tempname()
+    vim.fn.mkdir(root .. "/shop", "p")
+    vim.fn.writefile(py, root .. "/shop/counter.py")
+    local context = symbols.context({ name = "value", kind = "method", path = "shop/counter.py", line = 5 }, root)
+    eq(vim.uri_from_fname(root .. "/shop/counter.py") .. "#L4-L8", context.uri)
+    eq(table.concat(vim.list_slice(py, 4, 8), "\n"), context.text)
+    H.truthy(context.label:find("^value %(.*counter%.py:4%-8%)$"), context.label)
+    eq({ type = "resource", resource = { uri = context.uri, text = context.text, mimeType = "text/plain" } },
+      tandem.prompt_blocks("q", nil, { context })[2])
+
+    -- What the language servers answer decides: a match, nothing, an error.
+    local answers = {}
+    local function request(_, params, callback)
+      answers[#answers + 1] = params.arguments
+      callback(nil, { metadata = { symbols = { { name = "value", kind = "method", path = "shop/counter.py", line = 5 } } } })
+    end
+    local got
+    symbols.resolve(request, "value", root .. "/shop/counter.py", root, function(err, c)
+      got = { err, c and c.uri }
+    end)
+    eq({ nil, context.uri }, got)
+    eq({ { operation = "workspace_symbols", query = "value", file_path = root .. "/shop/counter.py" } }, answers)
+    symbols.resolve(function(_, params, callback)
+      if params.arguments.file_path then
+        callback(nil, { error = "no language server covers .md files" })
+      else
+        callback(nil, { metadata = { count = 0, symbols = {} } })
+      end
+    end, "Nope", "/w/notes.md", root, function(err)
+      got = err
+    end)
+    eq("tandem: #symbol:Nope: no symbol of that name in the workspace: the language server did not answer (no language server covers .md files)", got)
+    vim.fn.delete(root, "rf")
+  end)
+
+  test("errors about the configuration name the setup() option to set, and :TandemSetup", function()
+    local advice = require("tandem.advice")
+    local key = advice.for_error("the provider at https://api.example/v1 refused the API key (HTTP 401). No API key is configured: set TANDEM_API_KEY_ENV (or api_key_env under [provider] in .tandem/config.toml) to the name of the environment variable that holds it.")
+    eq('To fix it, set the environment variable that holds the API key: require("tandem").setup({ provider = { api_key_env = "ANTHROPIC_API_KEY" } }), or run :TandemSetup.\nThe file: :edit .tandem/config.toml', key)
+    H.truthy(advice.for_error("no model provider answered at http://127.0.0.1:11434/v1 (connection refused)"):find("base_url", 1, true))
+    H.truthy(advice.for_error("the provider at http://x rejected the request for model gpt-9 (HTTP 404: model not found)"):find('model = "', 1, true))
+    H.truthy(advice.for_error("unknown provider kind `gemini`"):find('kind = "openai"', 1, true))
+    eq('To fix it, set where the tandem binary is: require("tandem").setup({ cmd = { "/path/to/tandem", "lsp" } }).',
+      advice.for_error("tandem: `tandem` is not executable (is it on PATH?); set `cmd` in require(\"tandem\").setup()"))
+    eq("The file: :edit /w/.tandem/config.toml", advice.for_error("unknown key `profil` in [tools] of /w/.tandem/config.toml: did you mean `profile`?"))
+    eq(nil, advice.for_error("the provider at http://x is rate-limiting requests for model m (HTTP 429)"))
+    eq("plain", advice.explain("plain"))
+  end)
 end

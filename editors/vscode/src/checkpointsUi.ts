@@ -7,6 +7,8 @@
 
 import * as vscode from "vscode";
 
+import { showError } from "./errorUi";
+
 import {
   compactMessage,
   describeCheckpoint,
@@ -250,6 +252,6 @@ export class CheckpointsUi implements vscode.Disposable, vscode.TextDocumentCont
   private failed(what: string, err: unknown): void {
     const text = `${what}: ${err instanceof Error ? err.message : String(err)}`;
     this.notice(text, "error");
-    void vscode.window.showErrorMessage(`Tandem: ${text}`);
+    void showError(text);
   }
 }

@@ -8,14 +8,18 @@ import { AppliedChanges } from "./appliedChanges";
 import { applyCode } from "./applyUi";
 import { askPermission, askUser } from "./ask";
 import { CheckpointsUi } from "./checkpointsUi";
-import type { FromPanel } from "./messages";
-import { findMentions, resolveMention, resourceFor } from "./mentions";
+import { showError } from "./errorUi";
+import type { FromPanel, Mention } from "./messages";
+import { typedUrls } from "./mentionSyntax";
+import { findMentions, resolveMention, resourceFor, urlBlock } from "./mentions";
 import { PanelProvider } from "./panel";
 import { type ContentBlock, MODES, type ModeId, isMode } from "./protocol";
 import { headline } from "./preview";
 import { ReviewController } from "./reviewUi";
 import { SessionController } from "./session";
 import { Sidecar, type SidecarState } from "./sidecar";
+import { SymbolSearch } from "./symbolSearch";
+import { TerminalWatcher } from "./terminal";
 import { openProviderSettings, runDoctor } from "./walkthrough";
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -77,6 +81,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     log,
   );
 
+  const terminals = new TerminalWatcher(log);
+  const symbols = new SymbolSearch(sidecar, log);
+
   const checkpoints = new CheckpointsUi(sidecar, session, (text, level) => {
     log(text);
     panel.post({ type: "notice", text, level });
@@ -104,9 +111,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (model) panel.post({ type: "status", state: sidecarState, model });
         break;
       }
-      case "prompt":
-        await session.prompt(message.text);
+      case "prompt": {
+        symbols.cancel();
+        // `@https://…` typed without choosing it from the list goes along too.
+        const extra = typedUrls(message.text)
+          .filter((url) => !session.isAttached(url))
+          .map(urlBlock);
+        await session.prompt(message.text, extra);
         break;
+      }
       case "cancel":
         await session.cancel();
         break;
@@ -145,16 +158,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       case "applyCode":
         await applyCode(message.text, sidecar, reviews, (text, level) => panel.post({ type: "notice", text, level }), log);
         break;
-      case "mentionQuery":
+      case "mentionQuery": {
+        // Files and the special mentions at once; the language servers' symbols after a pause.
+        let items: Mention[] = [];
         try {
-          panel.post({ type: "mentions", query: message.query, items: await findMentions(message.query) });
+          items = await findMentions(message.query);
         } catch (err) {
           log(`@ completion failed: ${err instanceof Error ? err.message : err}`);
-          panel.post({ type: "mentions", query: message.query, items: [] });
         }
+        panel.post({ type: "mentions", query: message.query, items });
+        symbols.schedule(message.query, (found) =>
+          panel.post({ type: "mentions", query: message.query, items: [...items, ...found] }),
+        );
         break;
+      }
       case "mention": {
-        const resolved = await resolveMention(message.mention);
+        symbols.cancel();
+        const resolved = await resolveMention(message.mention, terminals);
         if (typeof resolved === "string") void vscode.window.showWarningMessage(`Tandem: @${message.mention.label}: ${resolved}.`);
         else session.attach(resolved.label, resolved.block);
         break;
@@ -177,6 +197,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     reviews,
     applied,
     panel,
+    terminals,
+    symbols,
     sidecar,
     vscode.window.registerWebviewViewProvider(PanelProvider.viewId, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand("tandem.openPanel", () => panel.reveal()),
@@ -233,7 +255,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         await sidecar.restart();
         void vscode.window.showInformationMessage("Tandem: sidecar restarted.");
       } catch (err) {
-        void vscode.window.showErrorMessage(`Tandem: ${err instanceof Error ? err.message : err}`);
+        void showError(err instanceof Error ? err.message : String(err));
       }
     }),
     vscode.commands.registerCommand("tandem.showLog", () => output.show(true)),
@@ -252,12 +274,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   try {
     await sidecar.start();
   } catch (err) {
-    void vscode.window
-      .showErrorMessage(`Tandem: ${err instanceof Error ? err.message : err}`, "Open Settings", "Show Log")
-      .then((choice) => {
-        if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "tandem.");
-        if (choice === "Show Log") output.show(true);
-      });
+    // The binary not found (tandem.path), a .tandem/config.toml the sidecar refuses, …; else
+    // Tandem's settings as a whole.
+    void showError(err instanceof Error ? err.message : String(err), "tandem.");
   }
 }
 

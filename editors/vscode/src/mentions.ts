@@ -1,11 +1,15 @@
 // `@` in the panel's prompt: what can be mentioned (files and folders of the workspace, the editor's
-// problems, the selection) and what a mention sends to the model with the next prompt (an ACP
-// content block: an embedded `resource` with the text, or a `resource_link` the model can read).
+// problems, the selection, the terminal, a web address; symbols come from src/symbolSearch.ts) and
+// what a mention sends to the model with the next prompt (an ACP content block: an embedded
+// `resource` with the text, or a `resource_link` the model can read or fetch).
 
 import * as vscode from "vscode";
 
-import type { Mention } from "./messages";
+import { webUrl } from "./mentionSyntax";
+import type { Mention, SymbolTarget } from "./messages";
 import type { ContentBlock } from "./protocol";
+import { rangeUri, symbolExtent } from "./symbols";
+import type { TerminalWatcher } from "./terminal";
 
 /** Files up to this size go along whole; larger ones, and folders, as links the model can read. */
 const EMBED_MAX_CHARS = 64_000;
@@ -14,10 +18,14 @@ const EXCLUDE = "{**/node_modules/**,**/.git/**,**/target/**,**/.tandem/**,**/di
 
 /** The mentions matching `query` (the text after `@`): the special ones, then folders and files. */
 export async function findMentions(query: string): Promise<Mention[]> {
+  const url = webUrl(query);
+  if (url) return [{ kind: "url", label: url, detail: "attach this URL (the agent may fetch it)" }];
+  if (/^https?:/i.test(query)) return [];
   const q = query.toLowerCase();
   const special: Mention[] = [
     { kind: "problems", label: "problems", detail: "the errors and warnings VS Code shows" },
     { kind: "selection", label: "selection", detail: "the lines selected in the editor" },
+    { kind: "terminal", label: "terminal", detail: "the terminal's last command and its output" },
   ];
   const out = special.filter((m) => m.label.startsWith(q));
   const root = vscode.workspace.workspaceFolders?.[0];
@@ -51,10 +59,22 @@ function escapeGlob(text: string): string {
 }
 
 /** The content block of a mention, with the label the panel lists; `undefined` with a reason. */
-export async function resolveMention(mention: Mention): Promise<{ label: string; block: ContentBlock } | string> {
+export async function resolveMention(
+  mention: Mention,
+  terminals: TerminalWatcher,
+): Promise<{ label: string; block: ContentBlock } | string> {
   switch (mention.kind) {
     case "problems":
       return { label: "@problems", block: problemsBlock() };
+    case "terminal":
+      return terminals.context();
+    case "url": {
+      const url = webUrl(mention.label);
+      if (!url) return "not an http or https address";
+      return { label: url, block: urlBlock(url) };
+    }
+    case "symbol":
+      return mention.symbol ? symbolContext(mention.symbol) : "no symbol";
     case "selection": {
       const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === "file");
       if (!editor || editor.selection.isEmpty) return "select some lines in an editor first";
@@ -80,6 +100,73 @@ export async function resolveMention(mention: Mention): Promise<{ label: string;
       return resourceFor(vscode.Uri.joinPath(root.uri, rel), mention.kind === "folder");
     }
   }
+}
+
+/** A web address as a link the agent may fetch. */
+export function urlBlock(url: string): ContentBlock {
+  return { type: "resource_link", uri: url, name: url };
+}
+
+/** The text of a file: the editor's (unsaved changes included) when it is open, else the disk's. */
+async function fileText(uri: vscode.Uri): Promise<string | undefined> {
+  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  if (open) return open.getText();
+  try {
+    const bytes = await vscode.workspace.fs.readFile(uri);
+    return bytes.includes(0) ? undefined : new TextDecoder().decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A symbol's definition: the lines of its range (from the editor's own symbol provider when one
+ * knows the symbol, else src/symbols.ts's reading of the text) as an embedded resource whose
+ * uri names the lines (`file:///w/a.py#L3-L9`); a link to them when they are too long.
+ */
+async function symbolContext(target: SymbolTarget): Promise<{ label: string; block: ContentBlock } | string> {
+  const root = vscode.workspace.workspaceFolders?.[0];
+  if (!root) return "no workspace folder";
+  if (target.path.startsWith("/") || target.path.split(/[/\\]/).includes("..")) return "outside the workspace";
+  const uri = vscode.Uri.joinPath(root.uri, target.path);
+  const text = await fileText(uri);
+  if (text === undefined) return `cannot read ${target.path}`;
+  const lines = text.split(/\r?\n/);
+  const extent =
+    (await providerExtent(uri, target)) ??
+    symbolExtent(lines, target.line - 1, target.endLine === undefined ? undefined : target.endLine - 1, target.path);
+  const [first, last] = [extent.start + 1, extent.end + 1];
+  const label = `${target.name} (${target.path}:${first === last ? first : `${first}-${last}`})`;
+  const linesUri = rangeUri(uri.toString(), first, last);
+  const body = lines.slice(extent.start, extent.end + 1).join("\n");
+  if (body.length > EMBED_MAX_CHARS) return { label, block: { type: "resource_link", uri: linesUri, name: label } };
+  return { label, block: { type: "resource", resource: { uri: linesUri, text: body, mimeType: "text/plain" } } };
+}
+
+/** The symbol's range from the document symbols of the editor's own language support, if any. */
+async function providerExtent(uri: vscode.Uri, target: SymbolTarget): Promise<{ start: number; end: number } | undefined> {
+  const timeout = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 2000));
+  const symbols = await Promise.race([
+    Promise.resolve(
+      vscode.commands.executeCommand<(vscode.DocumentSymbol | vscode.SymbolInformation)[] | undefined>(
+        "vscode.executeDocumentSymbolProvider",
+        uri,
+      ),
+    ).catch(() => undefined),
+    timeout,
+  ]);
+  const line = target.line - 1;
+  const stack = [...(symbols ?? [])];
+  while (stack.length > 0) {
+    const s = stack.pop()!;
+    if ("selectionRange" in s) {
+      if (s.selectionRange.start.line === line && s.name.includes(target.name)) return { start: s.range.start.line, end: s.range.end.line };
+      stack.push(...s.children);
+    } else if (s.location.range.start.line === line && s.location.range.end.line > line && s.name.includes(target.name)) {
+      return { start: line, end: s.location.range.end.line };
+    }
+  }
+  return undefined;
 }
 
 /** A file (its text, or a link when large or not text) or a folder (a link) as context. */

@@ -3,16 +3,32 @@
 
 import type { ModeId, SessionInfo, SessionUpdate, StopReason } from "./protocol";
 import { isMode } from "./protocol";
+import { webUrl } from "./mentionSyntax";
 
 /** Something `@` in the prompt can name. */
 export interface Mention {
-  kind: "file" | "folder" | "problems" | "selection";
-  /** A workspace-relative path (a folder's ends with "/"), or `problems` / `selection`. */
+  kind: "file" | "folder" | "problems" | "selection" | "terminal" | "url" | "symbol";
+  /**
+   * A workspace-relative path (a folder's ends with "/"), `problems` / `selection` / `terminal`,
+   * a web address (`https://…`), or a symbol's name.
+   */
   label: string;
   detail?: string;
+  /** A symbol's definition: where its name is (kind `symbol`). */
+  symbol?: SymbolTarget;
 }
 
-const MENTION_KINDS = ["file", "folder", "problems", "selection"] as const;
+/** Where a symbol `@` names is: its file (workspace-relative) and 1-based lines. */
+export interface SymbolTarget {
+  name: string;
+  kind: string;
+  path: string;
+  line: number;
+  /** The last line of the range the language server gave. */
+  endLine?: number;
+}
+
+const MENTION_KINDS = ["file", "folder", "problems", "selection", "terminal", "url", "symbol"] as const;
 
 /** Extension → panel. */
 export type ToPanel =
@@ -49,6 +65,17 @@ export type FromPanel =
 
 /** The longest prompt the panel may send (a paste of a whole file is fine; a runaway script is not). */
 export const MAX_PROMPT_CHARS = 1_000_000;
+
+/** A symbol mention's target as the panel sent it back; `undefined` when malformed. */
+function parseSymbolTarget(raw: unknown): SymbolTarget | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const s = raw as Record<string, unknown>;
+  const text = (v: unknown, max: number): v is string => typeof v === "string" && v !== "" && v.length <= max;
+  const line = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= 10_000_000;
+  if (!text(s.name, 500) || !text(s.kind, 50) || !text(s.path, 4096) || !line(s.line)) return undefined;
+  if (s.endLine !== undefined && !(line(s.endLine) && s.endLine >= s.line)) return undefined;
+  return { name: s.name, kind: s.kind, path: s.path, line: s.line, ...(s.endLine !== undefined ? { endLine: s.endLine as number } : {}) };
+}
 
 /** Parses a panel message; `undefined` for anything malformed. */
 export function parseFromPanel(raw: unknown): FromPanel | undefined {
@@ -90,7 +117,11 @@ export function parseFromPanel(raw: unknown): FromPanel | undefined {
       if (typeof mention !== "object" || mention === null) return undefined;
       if (!(MENTION_KINDS as readonly unknown[]).includes(mention.kind)) return undefined;
       if (typeof mention.label !== "string" || mention.label === "" || mention.label.length > 4096) return undefined;
-      return { type: "mention", mention: { kind: mention.kind as Mention["kind"], label: mention.label } };
+      const kind = mention.kind as Mention["kind"];
+      if (kind === "url" && webUrl(mention.label) !== mention.label) return undefined;
+      if (kind !== "symbol") return { type: "mention", mention: { kind, label: mention.label } };
+      const symbol = parseSymbolTarget(mention.symbol);
+      return symbol ? { type: "mention", mention: { kind, label: mention.label, symbol } } : undefined;
     }
     case "openChange":
       if (typeof m.toolCallId !== "string" || m.toolCallId === "" || m.toolCallId.length > 200) return undefined;

@@ -109,7 +109,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     <button class="secondary" data-testid="clear-attachments" title="Do not send these with the next prompt">Clear</button>
   </div>
   <ul class="mentions" data-testid="mention-list" role="listbox" hidden></ul>
-  <textarea data-testid="prompt" rows="3" placeholder="Ask Tandem… (@ to add files, @problems, @selection; Enter to send, Shift+Enter for a new line)"></textarea>
+  <textarea data-testid="prompt" rows="3" placeholder="Ask Tandem… (@ to add files, symbols, @problems, @selection, @terminal, @https://…; Enter to send, Shift+Enter for a new line)"></textarea>
   <div class="actions">
     <span class="status" data-testid="status"></span>
     <button class="secondary" data-testid="cancel" disabled>Cancel</button>

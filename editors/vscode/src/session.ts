@@ -4,6 +4,7 @@
 
 import * as vscode from "vscode";
 
+import { isConfigError, showError } from "./errorUi";
 import type { ToPanel } from "./messages";
 import {
   type ContentBlock,
@@ -16,6 +17,7 @@ import {
   isMode,
 } from "./protocol";
 import type { Sidecar } from "./sidecar";
+import { TERMINAL_URI } from "./terminal";
 
 export interface SessionEvents {
   post(message: ToPanel): void;
@@ -75,6 +77,11 @@ export class SessionController {
     this.postAttachments();
   }
 
+  /** Whether a context with this label waits for the next prompt. */
+  isAttached(label: string): boolean {
+    return this.attached.some((a) => a.label === label);
+  }
+
   clearAttachments(): void {
     this.attached = [];
     this.postAttachments();
@@ -116,14 +123,14 @@ export class SessionController {
         // What failed and what to do (a provider that is down, a wrong key, a bad model name).
         this.log(`turn ended with an error: ${result.error}`);
         this.events.post({ type: "notice", text: result.error, level: "error" });
-        void vscode.window.showErrorMessage(`Tandem: ${result.error}`, "Show Log").then((choice) => {
-          if (choice) void vscode.commands.executeCommand("tandem.showLog");
-        });
+        void showError(result.error);
       }
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.log(`prompt failed: ${message}`);
       this.events.post({ type: "notice", text: `The prompt failed: ${message}`, level: "error" });
+      // A session the settings cannot start (an unknown provider kind, say): offer to fix them.
+      if (isConfigError(message)) void showError(message);
     } finally {
       this.setRunning(false, stopReason);
     }
@@ -213,5 +220,7 @@ function workspaceRoot(): string | undefined {
 
 function shortName(uri: string): string {
   if (uri === "tandem://problems") return "@problems";
+  if (uri === TERMINAL_URI) return "@terminal";
+  if (/^https?:\/\//i.test(uri)) return uri;
   return uri.split("/").pop() ?? uri;
 }

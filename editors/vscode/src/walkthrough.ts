@@ -4,6 +4,7 @@
 import * as vscode from "vscode";
 
 import { doctorCommand, resolveBinary } from "./binary";
+import { showError } from "./errorUi";
 import { isExecutable } from "./sidecar";
 
 export function openProviderSettings(): Thenable<unknown> {
@@ -16,9 +17,7 @@ export function runDoctor(): void {
   const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
   const found = resolveBinary(config.get<string>("path", ""), process.env.PATH, folders, isExecutable);
   if ("error" in found) {
-    void vscode.window.showErrorMessage(`Tandem: ${found.error}`, "Open Settings").then((choice) => {
-      if (choice) void vscode.commands.executeCommand("workbench.action.openSettings", "tandem.path");
-    });
+    void showError(found.error);
     return;
   }
   const terminal = vscode.window.createTerminal({ name: "Tandem doctor", cwd: folders[0] });

@@ -5,6 +5,7 @@
 import MarkdownIt from "markdown-it";
 
 import { Inbox } from "../src/delivery";
+import { mentionAt } from "../src/mentionSyntax";
 import { highlight } from "./highlight";
 import type { Mention, ToPanel } from "../src/messages";
 import type { ModeId, SessionInfo } from "../src/protocol";
@@ -110,9 +111,7 @@ let mentionItems: Mention[] = [];
 let mentionIndex = 0;
 
 function mentionAtCaret(): { query: string; start: number } | undefined {
-  const before = prompt.value.slice(0, prompt.selectionStart ?? prompt.value.length);
-  const match = /(^|\s)@([^\s@]*)$/.exec(before);
-  return match ? { query: match[2]!, start: before.length - match[2]!.length - 1 } : undefined;
+  return mentionAt(prompt.value.slice(0, prompt.selectionStart ?? prompt.value.length));
 }
 
 function hideMentions(): void {
@@ -149,7 +148,7 @@ function chooseMention(item: Mention): void {
     prompt.value = prompt.value.slice(0, at.start) + inserted + prompt.value.slice(caret);
     prompt.selectionStart = prompt.selectionEnd = at.start + inserted.length;
   }
-  vscode.postMessage({ type: "mention", mention: { kind: item.kind, label: item.label } });
+  vscode.postMessage({ type: "mention", mention: { kind: item.kind, label: item.label, ...(item.symbol ? { symbol: item.symbol } : {}) } });
   hideMentions();
   prompt.focus();
 }
@@ -224,12 +223,16 @@ function handle(message: ToPanel): void {
       attachments.querySelector(".attachment-list")!.textContent =
         message.labels.length > 0 ? `With the next prompt: ${message.labels.join(", ")}` : "";
       break;
-    case "mentions":
+    case "mentions": {
       if (message.query !== mentionQuery) break;
+      // The symbols come after the files: the item the person moved to stays chosen.
+      const chosen = mentionItems[mentionIndex];
       mentionItems = message.items;
-      mentionIndex = 0;
+      const kept = chosen ? mentionItems.findIndex((m) => m.kind === chosen.kind && m.label === chosen.label) : -1;
+      mentionIndex = Math.max(kept, 0);
       renderMentions();
       break;
+    }
     case "review":
       review.hidden = !message.pending;
       review.querySelector(".review-summary")!.textContent = message.summary ?? "";

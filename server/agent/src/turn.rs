@@ -27,6 +27,9 @@ fn prompt_text(blocks: Vec<ContentBlock>) -> Vec<Part> {
         .into_iter()
         .map(|block| match block {
             ContentBlock::Text { text } => Part::Text { text },
+            ContentBlock::ResourceLink { uri, name, .. } if is_web(&uri) => Part::Text {
+                text: format!("[attached: {name} ({uri}); a web page: fetch it with webfetch if you need it]"),
+            },
             ContentBlock::ResourceLink { uri, name, .. } => {
                 Part::Text { text: format!("[attached: {name} ({uri}); read it if you need it]") }
             }
@@ -35,6 +38,12 @@ fn prompt_text(blocks: Vec<ContentBlock>) -> Vec<Part> {
             }
         })
         .collect()
+}
+
+/// Whether `uri` is a web address (an `@https://…` the person attached).
+fn is_web(uri: &str) -> bool {
+    let scheme = uri.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
+    matches!(scheme.as_deref(), Some("http" | "https"))
 }
 
 /// Sends updates in order from synchronous stream callbacks.
@@ -296,4 +305,35 @@ pub(crate) fn tool_defs(agent: &Agent, session: &Session, budget: context::Budge
         .filter(|tool| tool.spec().always_load || loaded.contains(tool.spec().name))
         .map(def)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attached_links_tell_the_model_how_to_get_them() {
+        let parts = prompt_text(vec![
+            ContentBlock::ResourceLink {
+                uri: "https://example.com/x".into(),
+                name: "https://example.com/x".into(),
+                mime_type: None,
+            },
+            ContentBlock::ResourceLink { uri: "file:///w/docs/".into(), name: "docs/".into(), mime_type: None },
+        ]);
+        let texts: Vec<_> = parts
+            .iter()
+            .map(|p| match p {
+                Part::Text { text } => text.as_str(),
+                _ => "",
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "[attached: https://example.com/x (https://example.com/x); a web page: fetch it with webfetch if you need it]",
+                "[attached: docs/ (file:///w/docs/); read it if you need it]",
+            ]
+        );
+    }
 }

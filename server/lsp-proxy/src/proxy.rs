@@ -543,9 +543,12 @@ impl CodeIntel for LspProxy {
         let hint = hint.as_path();
         let (answer, server) = self
             .with_server(hint, |server| async move {
-                // Opening a file makes servers like typescript-language-server load the project.
-                server.sync(&self.cache, hint)?;
-                server.wait_ready(tokio::time::Instant::now() + self.request_timeout).await;
+                // Opening a file makes servers like typescript-language-server load the project;
+                // until it is analysed, pyright and tsserver answer with no symbols at all.
+                let (uri, _, _) = server.sync(&self.cache, hint)?;
+                let deadline = tokio::time::Instant::now() + self.request_timeout;
+                server.wait_ready(deadline).await;
+                server.wait_analyzed(&uri, deadline).await;
                 let answer = server.ask::<raw::WorkspaceSymbol>(json!({ "query": query })).await?;
                 Ok((answer, server))
             })

@@ -150,7 +150,8 @@ function M.start(config, handlers)
       flush(message)
       if not expected then
         vim.schedule(function()
-          vim.notify("tandem: " .. message, vim.log.levels.ERROR)
+          -- A configuration the sidecar refused says what to set.
+          require("tandem.notice").notify(require("tandem.advice").explain("tandem: " .. message), vim.log.levels.ERROR)
         end)
       end
       require("tandem").on_sidecar_exit()

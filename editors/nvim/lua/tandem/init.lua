@@ -28,8 +28,9 @@ local function cfg()
   return state.config
 end
 
+--- An error in a notice; one about the configuration says which option fixes it.
 local function notify_error(err)
-  require("tandem.notice").notify(tostring(err), vim.log.levels.ERROR)
+  require("tandem.notice").notify(require("tandem.advice").explain(err), vim.log.levels.ERROR)
 end
 
 -- The spinner of status() while a turn runs: a timer redraws the statuslines.
@@ -225,6 +226,9 @@ end
 --- A context as an embedded resource: lines `from`-`to` of `path` (its URI with `#L<from>-<to>`),
 --- or the whole file.
 local function resource_block(context)
+  if context.link then
+    return { type = "resource_link", uri = context.uri, name = context.label or context.uri }
+  end
   if context.uri then
     return { type = "resource", resource = { uri = context.uri, text = context.text, mimeType = context.mime_type } }
   end
@@ -322,10 +326,19 @@ local function file_context(name)
   return { path = path, text = table.concat(vim.fn.readfile(path), "\n") }
 end
 
+--- `#url:<address>`: a link the agent may fetch (http and https only).
+local function url_context(url)
+  if not url:match("^[hH][tT][tT][pP][sS]?://[^/%s]+") then
+    error(string.format("tandem: #url:%s: not an http or https address", url), 0)
+  end
+  return { uri = url, link = true, label = url }
+end
+
 --- The context variables in `text` as contexts to attach (in the order written, each once):
 --- `#buffer` (the current buffer's text), `#file:<path>` (a file's), `#diagnostics` (the
---- current buffer's vim.diagnostic). A `#` inside a word (`issue#3`) is not one. Errors on a
---- file that does not exist.
+--- current buffer's vim.diagnostic), `#url:<address>` (a link the agent may fetch), and
+--- `#symbol:<name>` as `{ symbol = name }`, which M.resolve_symbols turns into the definition.
+--- A `#` inside a word (`issue#3`) is not one. Errors on a file that does not exist.
 function M.context_variables(text)
   local contexts, seen = {}, {}
   local function add(key, make)
@@ -351,9 +364,57 @@ function M.context_variables(text)
       add("file:" .. name, function()
         return file_context(name)
       end)
+    elseif word:match("^#url:.") then
+      local url = word:sub(6)
+      add("url:" .. url, function()
+        return url_context(url)
+      end)
+    elseif word:match("^#symbol:.") then
+      local name = word:sub(9)
+      add("symbol:" .. name, function()
+        return { symbol = name }
+      end)
     end
   end
   return contexts
+end
+
+--- Replaces each `{ symbol = name }` of `contexts` (M.context_variables') with the symbol's
+--- definition from the language servers (the current file's picks the server), then
+--- callback(nil, contexts); callback(message) when a symbol is not found.
+function M.resolve_symbols(contexts, callback)
+  local pending = {}
+  for i, context in ipairs(contexts) do
+    if context.symbol then
+      pending[#pending + 1] = i
+    end
+  end
+  if #pending == 0 then
+    callback(nil, contexts)
+    return
+  end
+  local ok, bufnr = pcall(context_buffer)
+  local hint = ok and vim.api.nvim_buf_get_name(bufnr) or ""
+  hint = hint ~= "" and vim.fn.filereadable(hint) == 1 and hint or nil
+  local root = function()
+    return client.root or vim.fn.getcwd()
+  end
+  local function next_one(k)
+    if k > #pending then
+      callback(nil, contexts)
+      return
+    end
+    local i = pending[k]
+    require("tandem.symbols").resolve(M.request, contexts[i].symbol, hint, root, function(err, context)
+      if err then
+        callback(err)
+        return
+      end
+      contexts[i] = context
+      next_one(k + 1)
+    end)
+  end
+  next_one(1)
 end
 
 --- Adds context { path, from?, to?, text } to the next prompt (:TandemAdd).
@@ -378,6 +439,8 @@ function M.clear_context()
   vim.api.nvim_echo({ { "Tandem: nothing added to the next prompt" } }, false, {})
 end
 
+local send_prompt
+
 --- Sends a prompt. opts.selection (see prompt_blocks), opts.on_done(err, result).
 function M.prompt(text, opts)
   opts = opts or {}
@@ -392,8 +455,24 @@ function M.prompt(text, opts)
   if opts.variables ~= false then
     variables = M.context_variables(text)
   end
-  local config = cfg()
   set_busy(true)
+  -- `#symbol:` asks the language servers first (at once when there is none).
+  M.resolve_symbols(variables, function(err, resolved)
+    if err then
+      set_busy(false)
+      notify_error(err)
+      if opts.on_done then
+        opts.on_done(err)
+      end
+      return
+    end
+    send_prompt(text, opts, resolved)
+  end)
+end
+
+--- M.prompt once its context variables are resolved: the chat, the session, the request.
+send_prompt = function(text, opts, variables)
+  local config = cfg()
   if config.chat.open_on_prompt then
     chat.open(config.chat.split, false)
   end
@@ -411,14 +490,21 @@ function M.prompt(text, opts)
   local function done(err, result)
     set_busy(false)
     reload_changed()
+    local failure = err or (result and result.error)
     if err then
       chat.note("error: " .. tostring(err))
-      notify_error("tandem: " .. tostring(err))
-    elseif result and result.error then
-      chat.note(string.format("turn ended (%s): %s", tostring(result.stopReason), result.error))
-      notify_error("tandem: " .. result.error)
+    elseif failure then
+      chat.note(string.format("turn ended (%s): %s", tostring(result.stopReason), failure))
     else
       chat.note("turn ended: " .. tostring(result and result.stopReason))
+    end
+    if failure then
+      notify_error("tandem: " .. tostring(failure))
+      -- What to set stays in the chat (the notice goes after a while).
+      local advice = require("tandem.advice").for_error(failure)
+      for _, line in ipairs(advice and vim.split(advice, "\n", { plain = true }) or {}) do
+        chat.note(line)
+      end
     end
     if opts.on_done then
       opts.on_done(err, result)

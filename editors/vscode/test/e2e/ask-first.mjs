@@ -7,20 +7,16 @@
 
 import { join } from "node:path";
 
-import { env, openWorkbenchFromEnv, panelFrame, runCommand, step, waitFor } from "./workbench.mjs";
+import { env, panelFrame, runCommand, runInWorkbench, step, waitFor } from "./workbench.mjs";
 
 const OUT_DIR = env("OUT_DIR");
 const PROMPT = env("PROMPT");
 const ANSWER = env("ANSWER");
 
-let page;
-let close;
 
-try {
-  ({ page, close } = await openWorkbenchFromEnv());
+await runInWorkbench(async (page) => {
 
   step("the extension is active and the panel was never opened");
-  await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
   if ((await page.locator("iframe.webview").count()) !== 0) throw new Error("a webview exists before the panel was opened");
 
   step("Tandem: Ask… from the palette");
@@ -58,10 +54,4 @@ try {
     throw new Error(`the transcript is not the prompt and the answer once each:\n  got      ${JSON.stringify(entries)}\n  expected ${JSON.stringify(expected)}`);
   }
   console.log("ok: Ask… before the panel was opened showed the prompt and the answer exactly once");
-} catch (err) {
-  console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
-  if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
-  process.exitCode = 1;
-} finally {
-  await close?.();
-}
+});

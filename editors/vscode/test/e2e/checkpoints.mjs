@@ -9,19 +9,15 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { env, openWorkbenchFromEnv, panelFrame, plain, runCommand, step, waitFor } from "./workbench.mjs";
+import { env, panelFrame, plain, runCommand, runInWorkbench, step, waitFor } from "./workbench.mjs";
 
 const WORKSPACE = env("WORKSPACE");
 const OUT_DIR = env("OUT_DIR");
 
-let page;
-let close;
 const started = Date.now();
 const calc = () => readFileSync(join(WORKSPACE, "calc.py"), "utf8");
 
-try {
-  ({ page, close } = await openWorkbenchFromEnv());
-  await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
+await runInWorkbench(async (page) => {
   await runCommand(page, "Tandem: Open Panel");
   const panel = panelFrame(page);
   await panel.locator('[data-testid="prompt"]').waitFor({ timeout: 30_000 });
@@ -120,10 +116,4 @@ try {
   const counts = plain(await compacted.innerText());
   if (!/Compacted the conversation: \d+ → \d+ tokens/.test(counts)) throw new Error(`the compaction's notice: ${counts}`);
   console.log(`ok: checkpoints listed, compared, restored (the person's edit kept), last turn undone, ${counts} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-} catch (err) {
-  console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
-  if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
-  process.exitCode = 1;
-} finally {
-  await close?.();
-}
+});

@@ -6,16 +6,12 @@
 
 import { join } from "node:path";
 
-import { env, openWorkbenchFromEnv, panelFrame, plain, runCommand, step, waitFor } from "./workbench.mjs";
+import { env, panelFrame, plain, runCommand, runInWorkbench, step, waitFor } from "./workbench.mjs";
 
 const OUT_DIR = env("OUT_DIR");
 
-let page;
-let close;
 
-try {
-  ({ page, close } = await openWorkbenchFromEnv());
-  await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
+await runInWorkbench(async (page) => {
 
   step("open notes.txt, put the cursor at its end");
   await runCommand(page, "notes.txt", { raw: true });
@@ -67,10 +63,4 @@ try {
   await attached.waitFor({ state: "hidden", timeout: 10_000 });
   await panel.locator('[data-testid="user-message"]', { hasText: "(attached notes.txt" }).waitFor({ timeout: 10_000 });
   console.log("ok: Insert and Copy put the answer's code into notes.txt, Add Selection to Chat sent the line with the next prompt");
-} catch (err) {
-  console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
-  if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
-  process.exitCode = 1;
-} finally {
-  await close?.();
-}
+});

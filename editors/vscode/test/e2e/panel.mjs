@@ -8,17 +8,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { env, openWorkbenchFromEnv, panelFrame, plain, runCommand, step, waitFor } from "./workbench.mjs";
+import { env, panelFrame, plain, runCommand, runInWorkbench, step, waitFor } from "./workbench.mjs";
 
 const OUT_DIR = env("OUT_DIR");
 const WORKSPACE = env("WORKSPACE");
 
-let page;
-let close;
 
-try {
-  ({ page, close } = await openWorkbenchFromEnv());
-  await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
+await runInWorkbench(async (page) => {
 
   step("yolo mode, then a prompt: a failing command and an edit");
   await runCommand(page, "Tandem: Open Panel");
@@ -153,10 +149,4 @@ try {
   await page.screenshot({ path: join(OUT_DIR, "walkthrough.png") });
 
   console.log("ok: the failed command's card showed ✗ exit 3 and its output tail; the edit's card showed a.txt +1 −1 and opened its diff; the question's card showed its answer; a highlighted code block was applied to calc.py through the per-hunk review; @problems and @a.txt went with a prompt; Add to Tandem listed calc.py; the walkthrough ran tandem doctor");
-} catch (err) {
-  console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
-  if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
-  process.exitCode = 1;
-} finally {
-  await close?.();
-}
+});

@@ -9,21 +9,17 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { env, openWorkbenchFromEnv, panelFrame, plain, runCommand, step, vscodeVersion, waitFor } from "./workbench.mjs";
+import { env, panelFrame, plain, runCommand, runInWorkbench, step, vscodeVersion, waitFor } from "./workbench.mjs";
 
 const CODE_SERVER = env("CODE_SERVER");
 const WORKSPACE = env("WORKSPACE");
 const OUT_DIR = env("OUT_DIR");
 
 let page;
-let close;
 const started = Date.now();
 
-try {
-  ({ page, close } = await openWorkbenchFromEnv());
-
-  step("the extension is active: status bar shows the mode");
-  await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
+await runInWorkbench(async (p) => {
+  page = p;
 
   step("ask for the change");
   await runCommand(page, "Tandem: Open Panel");
@@ -39,13 +35,7 @@ try {
   } else {
     await ready();
   }
-} catch (err) {
-  console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
-  if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
-  process.exitCode = 1;
-} finally {
-  await close?.();
-}
+});
 
 /** A preview that is not ready: said so on the proposed side and in the panel, no problem shown. */
 async function notReady() {

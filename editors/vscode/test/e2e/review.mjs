@@ -12,21 +12,16 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { env, openWorkbenchFromEnv, panelFrame, plain, runCommand, step, vscodeVersion, waitFor } from "./workbench.mjs";
+import { env, panelFrame, plain, runCommand, runInWorkbench, step, vscodeVersion, waitFor } from "./workbench.mjs";
 
 const CODE_SERVER = env("CODE_SERVER");
 const WORKSPACE = env("WORKSPACE");
 const OUT_DIR = env("OUT_DIR");
 
-let page;
-let close;
 const started = Date.now();
 
-try {
-  ({ page, close } = await openWorkbenchFromEnv());
+await runInWorkbench(async (page) => {
 
-  step("the extension is active: status bar shows the mode");
-  await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
 
   step("open calc.py in an editor (so the accepted edit goes through the buffer)");
   await runCommand(page, "calc.py", { raw: true });
@@ -161,11 +156,16 @@ try {
   await panel.locator('[data-testid="send"]').click();
   await panel.locator(".notice.error", { hasText: "401" }).waitFor({ timeout: 30_000 });
   await panel.locator('[data-testid="status"]', { hasText: "Done (error)" }).waitFor({ timeout: 10_000 });
-  console.log(`ok: in VS Code ${vscodeVersion(CODE_SERVER)} the review applied exactly h2, a command ran after the modal, a question was answered, a closed review was rejected, a turn was cancelled, the session resumed, Ask… carried the selection, a provider error was shown (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-} catch (err) {
-  console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
-  if (page) await page.screenshot({ path: join(OUT_DIR, "failure.png") }).catch(() => {});
-  process.exitCode = 1;
-} finally {
-  await close?.();
-}
+
+  step("the refused key's notification offers Open Setting, which opens tandem.provider.apiKeyEnv");
+  const toast = page.locator(".notification-toast", { hasText: "refused the API key" });
+  await toast.waitFor({ timeout: 15_000 });
+  await toast.locator(".monaco-button", { hasText: "Open Setting" }).click();
+  const titles = page.locator(".settings-editor .settings-body .setting-item-title");
+  await waitFor(async () => {
+    const shown = await titles.allInnerTexts();
+    return shown.length === 1 && shown[0].includes("Api Key Env") ? true : new Error(JSON.stringify(shown));
+  }, 20_000, "exactly the API key's setting in the Settings editor");
+  await page.screenshot({ path: join(OUT_DIR, "open-setting.png") });
+  console.log(`ok: in VS Code ${vscodeVersion(CODE_SERVER)} the review applied exactly h2, a command ran after the modal, a question was answered, a closed review was rejected, a turn was cancelled, the session resumed, Ask… carried the selection, a provider error was shown and opened its setting (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+});

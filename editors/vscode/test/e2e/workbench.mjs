@@ -35,6 +35,28 @@ export function openWorkbenchFromEnv() {
 }
 
 /**
+ * Runs a script's `steps(page)` in the workbench from the environment (openWorkbenchFromEnv), once
+ * the extension is active (its status bar item shows); a failure is printed with its stack, a
+ * screenshot `failure.png` is taken and the exit status is 1. The workbench is closed either way.
+ */
+export async function runInWorkbench(steps) {
+  const outDir = env("OUT_DIR");
+  let page;
+  let close;
+  try {
+    ({ page, close } = await openWorkbenchFromEnv());
+    await page.locator(".statusbar-item", { hasText: "Tandem: default" }).first().waitFor({ timeout: 60_000 });
+    await steps(page);
+  } catch (err) {
+    console.error(`FAILED: ${err instanceof Error ? err.stack : err}`);
+    if (page) await page.screenshot({ path: join(outDir, "failure.png") }).catch(() => {});
+    process.exitCode = 1;
+  } finally {
+    await close?.();
+  }
+}
+
+/**
  * Installs VSIX into a scratch profile whose settings point Tandem at TANDEM_BIN and the scripted
  * provider, serves code-server on a free port and opens `workspace` in Chromium. Returns the page
  * and a `close()` that stops the browser and the server (code-server's log goes to `outDir`).
@@ -109,6 +131,8 @@ export async function openWorkbench({ codeServer, vsix, workspace, tandemBin, pr
       args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
     });
+    // As a person allows when the browser asks: VS Code's clipboard is the page's here.
+    await browser.grantPermissions(["clipboard-read", "clipboard-write"], { origin: `http://127.0.0.1:${port}` });
     const page = browser.pages()[0] ?? (await browser.newPage());
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
     await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });

@@ -448,6 +448,8 @@ impl Tool for Lsp {
                     by_file.entry(ctx.workspace.display(&symbol.location.path)).or_default().push(symbol);
                 }
                 let mut shown = 0;
+                // The same symbols for editors (`@` completion): where each name is, 1-based.
+                let mut listed = Vec::new();
                 for (file, symbols) in by_file {
                     if shown >= MAX_RESULTS {
                         break;
@@ -463,6 +465,9 @@ impl Tool for Lsp {
                             symbol.kind,
                             symbol.name
                         ));
+                        listed.push(json!({ "name": symbol.name, "kind": symbol.kind, "path": file,
+                            "line": start.line + 1, "character": start.character + 1,
+                            "endLine": symbol.location.range.end.line.max(start.line) + 1, "container": symbol.detail }));
                         shown += 1;
                     }
                 }
@@ -470,7 +475,8 @@ impl Tool for Lsp {
                     out.push_str(&format!("… {} more not shown\n", symbols.len() - shown));
                 }
                 Ok(ToolOutput::new(format!("{} workspace symbols", symbols.len()), out.trim_end().to_owned())
-                    .with("count", symbols.len()))
+                    .with("count", symbols.len())
+                    .with("symbols", listed))
             }
             Operation::DocumentSymbols => {
                 let path = need_path()?;
