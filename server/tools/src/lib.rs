@@ -1,42 +1,44 @@
-//! Tandem's tools: the [`Tool`] trait, the [`Registry`] with profiles and argument validation,
-//! workspace confinement, and the tools themselves (one file per tool).
+//! Tandem's tools: the built-in tools assembled into one [`Registry`] ([`builtin`]), and the
+//! framework they are built on (`tandem-tool-api`), re-exported under the paths the rest of the
+//! workspace uses.
 //!
-//! API boundary: this crate knows the editor, language servers and MCP only through traits
+//! API boundary: the tools know the editor, language servers and MCP only through traits
 //! (see [`EditorClient`]); the front doors in the `tandem` binary implement them.
 
-pub mod approval;
-mod editor;
 pub mod exec;
 mod fs;
 #[cfg(test)]
 mod gate_tests;
 pub mod intel;
 pub mod memory;
-mod profile;
 mod readme;
-mod registry;
-mod schema;
+#[cfg(test)]
+mod registry_tests;
 mod search;
 pub mod session;
-pub mod state;
-#[cfg(test)]
-mod testing;
-mod tool;
-pub mod trust;
 mod web;
-mod workspace;
 
-pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
-pub use editor::{CommandOutcome, CommandRun, DocumentEdit, EditorClient};
 pub use fs::{RestoreFile, restore_files};
-pub use intel::CodeIntel;
-pub use profile::{Profile, ToolConfig};
-pub use registry::{CallError, Registry};
-pub use schema::{schema_for, validate_arguments};
-pub use session::{
-    AgentType, AskOutcome, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
-    SubAgentState, SubAgentStatus, Todo, TodoStatus,
+pub use tandem_tool_api::{
+    AgentType, Approver, AskOutcome, CallError, ChangeDecision, CodeIntel, CommandCheck, CommandDecision,
+    CommandOutcome, CommandRun, DocumentEdit, EditorClient, Effect, PathError, PlanDecision, PlanState, Profile,
+    Question, QuestionOption, Registry, SessionHost, StagedFile, SubAgentRequest, SubAgentState, SubAgentStatus, Todo,
+    TodoStatus, Tool, ToolCheck, ToolConfig, ToolContext, ToolError, ToolOutput, ToolSpec, WebConfig, Workspace,
+    approval, schema_for, state, trust, validate_arguments,
 };
-pub use tool::{Effect, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
-pub use web::WebConfig;
-pub use workspace::{PathError, Workspace};
+
+/// Every built-in tool, under `config`, in the order they are offered: files, README
+/// generation, search, commands, language servers, the web, the session, memories.
+pub fn builtin(config: ToolConfig) -> Registry {
+    let tools = fs::all()
+        .into_iter()
+        .chain(readme::all())
+        .chain(search::all())
+        .chain(exec::all())
+        .chain(intel::all())
+        .chain(web::all(&config.web))
+        .chain(session::all())
+        .chain(memory::all())
+        .collect();
+    Registry::new(tools, config)
+}

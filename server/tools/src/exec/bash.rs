@@ -14,15 +14,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
+use tandem_tool_api::approval::{CommandCheck, CommandDecision};
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::group::Group;
 use super::redact::{StreamRedactor, redact};
 use super::safety::{Verdict, classify};
 use super::sandbox::Confinement;
-use crate::approval::{CommandCheck, CommandDecision};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const DEFAULT_TIMEOUT_SECS: u64 = 120;
 const MAX_TIMEOUT_SECS: u64 = 600;
@@ -97,7 +96,7 @@ fn kill_group(pgid: i32) {
 }
 
 fn outputs_dir(root: &Path) -> Result<PathBuf, ToolError> {
-    crate::state::state_dir(root, "outputs").map_err(|e| ToolError::new(e.to_string()))
+    tandem_tool_api::state::state_dir(root, "outputs").map_err(|e| ToolError::new(e.to_string()))
 }
 
 fn new_id() -> String {
@@ -296,7 +295,7 @@ const EDITOR_OUTPUT_LIMIT: u64 = 1024 * 1024;
 /// there; the result is built as for our own runner (redacted, capped, full log kept).
 async fn run_in_editor(
     ctx: &ToolContext,
-    editor: &dyn crate::EditorClient,
+    editor: &dyn tandem_tool_api::EditorClient,
     command: &str,
     dir: &Path,
     timeout: Option<u64>,
@@ -315,7 +314,7 @@ async fn run_in_editor(
                 .collect()
         })
         .unwrap_or_default();
-    let run = crate::CommandRun {
+    let run = tandem_tool_api::CommandRun {
         session_id: ctx.session_id.clone(),
         tool_call_id: ctx.tool_call_id.clone(),
         command: command.to_owned(),
@@ -613,7 +612,7 @@ mod tests {
     use tandem_protocol::ToolResult;
     use tandem_text::BufferCache;
 
-    use crate::{Registry, ToolConfig, ToolContext, Workspace};
+    use tandem_tool_api::{Registry, ToolConfig, ToolContext, Workspace};
 
     struct Harness {
         dir: tempfile::TempDir,
@@ -628,7 +627,7 @@ mod tests {
         let ctx = ToolContext::new(std::sync::Arc::new(workspace), std::sync::Arc::new(BufferCache::new()));
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
         let runtime = runtime.unwrap_or_else(|e| panic!("{e}"));
-        Harness { dir, runtime, registry: Registry::builtin(ToolConfig::default()), ctx }
+        Harness { dir, runtime, registry: Registry::new(crate::exec::all(), ToolConfig::default()), ctx }
     }
 
     impl Harness {

@@ -13,7 +13,7 @@ pub use group::{GRACE, stop_all, track_group};
 
 use std::sync::Arc;
 
-use crate::Tool;
+use tandem_tool_api::Tool;
 
 /// The command tools.
 pub(crate) fn all() -> Vec<Arc<dyn Tool>> {

@@ -7,11 +7,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::bash::run_foreground;
 use super::safety::{Verdict, classify};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 #[derive(Deserialize, JsonSchema)]
 struct Args {
@@ -126,8 +125,8 @@ impl Tool for Script {
             let title = format!("bash script ({} lines)", args.script.lines().count());
             return run_foreground(&ctx, &command, &title, &dir, args.timeout, &confinement).await;
         }
-        let scripts =
-            crate::state::state_dir(ctx.workspace.root(), "scripts").map_err(|e| ToolError::new(e.to_string()))?;
+        let scripts = tandem_tool_api::state::state_dir(ctx.workspace.root(), "scripts")
+            .map_err(|e| ToolError::new(e.to_string()))?;
         let (interpreter, extension) = match self.language {
             Language::Shell => ("bash", "sh"),
             Language::Python => ("python3", "py"),
@@ -157,14 +156,14 @@ mod tests {
     use serde_json::json;
     use tandem_text::BufferCache;
 
-    use crate::{Registry, ToolConfig, ToolContext, Workspace};
+    use tandem_tool_api::{Registry, ToolConfig, ToolContext, Workspace};
 
     #[test]
     fn scripts_run_with_arguments_and_limits() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let workspace = Workspace::new(dir.path(), &[]).unwrap_or_else(|e| panic!("{e}"));
         let ctx = ToolContext::new(std::sync::Arc::new(workspace), std::sync::Arc::new(BufferCache::new()));
-        let registry = Registry::builtin(ToolConfig::default());
+        let registry = Registry::new(crate::exec::all(), ToolConfig::default());
         let runtime =
             tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap_or_else(|e| panic!("{e}"));
         let call = |name: &str, args: serde_json::Value| {

@@ -5,10 +5,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, reviewed_title, snippet};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const DESCRIPTION: &str = "Append text to the end of a file, creating it if missing. When the file does not end with a \
     newline, one is added first so the text starts on a new line. Line endings follow the file's.";

@@ -9,10 +9,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 use tandem_text::patch::{self, FilePatch, PatchFormat};
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::{Change, Committed, Loaded, check_fresh, commit_all, diff_metadata, load_shown, reviewed_title};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const DESCRIPTION: &str = "Apply a patch to the workspace: a unified diff as `git diff` or `diff -u` writes it \
     (several files, new files, deletions, renames), or a `*** Begin Patch` block (`*** Add File:`, \
@@ -293,8 +292,8 @@ mod tests {
     use serde_json::json;
     use tandem_protocol::DiagnosticsPreview;
 
-    use crate::testing::Harness;
-    use crate::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile};
+    use tandem_tool_api::testing::Harness;
+    use tandem_tool_api::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile};
 
     /// Accepts every change and keeps the hunks it was shown.
     #[derive(Default)]
@@ -329,6 +328,7 @@ mod tests {
                 sum
             }
             ",
+            crate::fs::all(),
         );
         let recorder = Arc::new(Recorder::default());
         h.ctx.approver = Some(recorder.clone());

@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 
 use tandem_text::disk::{self, DiskFile, Expected, ReadOutcome};
 use tandem_text::{ContentHash, Decoded, FileFormat, Rope, char_to_position, minimal_change};
+use tandem_tool_api::{DocumentEdit, ToolContext, ToolError};
 
 use super::journal::{self, Failed, Op};
 use super::lock::lock_paths;
 use super::review::{Reviewed, review};
 use super::{EDITOR_ECHO_TIMEOUT, Loaded, MAX_FILE_BYTES, Origin, blocking, remember};
-use crate::{DocumentEdit, ToolContext, ToolError};
 
 /// How a commit reached its file.
 pub(crate) struct Committed {
@@ -143,7 +143,7 @@ async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) ->
 /// editor when it serves reads, else on disk.
 async fn commit_to_client(
     ctx: &ToolContext,
-    editor: &dyn crate::EditorClient,
+    editor: &dyn tandem_tool_api::EditorClient,
     path: &Path,
     origin: &Origin,
     loaded_hash: ContentHash,

@@ -2,10 +2,10 @@
 
 use std::io;
 
+use tandem_tool_api::approval::{Declined, confirm_whole};
+use tandem_tool_api::{Tool, ToolCheck, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+
 use super::{Change, Origin, blocking, check_fresh, commit_all, load};
-use crate::approval::{Declined, confirm_whole};
-use crate::tool::parse_args;
-use crate::{Tool, ToolCheck, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -11,10 +11,9 @@ use tandem_protocol::ToolGroup;
 
 use tandem_text::LineEnding;
 use tandem_text::matcher::{self, Closest, Difference, MatchError, Strategy};
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, numbered, reviewed_title, snippet};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 /// At most this many occurrences are listed in an "ambiguous" error.
 const MAX_LISTED: usize = 10;

@@ -24,7 +24,7 @@ use tandem_text::{ContentHash, FileFormat, TextError};
 
 /// Where the journals of the workspace at `root` live (not created).
 pub(crate) fn journal_dir(root: &Path) -> PathBuf {
-    root.join(crate::state::STATE_DIR).join("journal")
+    root.join(tandem_tool_api::state::STATE_DIR).join("journal")
 }
 
 /// Whether a journal entry only names files inside the workspace, with its temporary files
@@ -318,7 +318,7 @@ impl Journal {
     /// Writes the intent under a temporary name, syncs it (when `durable`), then gives it its
     /// journal name: a recoverer never sees a journal whose intent is incomplete.
     fn begin(root: &Path, entries: &[Entry], durable: bool) -> Result<Self, TextError> {
-        let dir = crate::state::state_dir(root, "journal").map_err(|err| TextError::Io {
+        let dir = tandem_tool_api::state::state_dir(root, "journal").map_err(|err| TextError::Io {
             action: "cannot use the state directory",
             path: journal_dir(root),
             source: io::Error::other(err),

@@ -28,7 +28,7 @@ pub(crate) use commit::{Change, Committed, commit, commit_all, reviewed_title};
 pub(crate) use read::cut_line_at;
 pub use restore::{RestoreFile, restore_files};
 
-use crate::{Tool, ToolContext, ToolError};
+use tandem_tool_api::{Tool, ToolContext, ToolError};
 
 /// Largest file the tools load whole.
 pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
@@ -55,7 +55,7 @@ pub(crate) enum Origin {
     Editor { version: i32, rope: Rope },
     /// The disk.
     Disk { format: FileFormat, disk_hash: ContentHash },
-    /// The editor's text served by [`EditorClient::read_file`](crate::EditorClient::read_file),
+    /// The editor's text served by [`EditorClient::read_file`](tandem_tool_api::EditorClient::read_file),
     /// which differs from the disk (unsaved changes).
     Client { format: FileFormat, disk_hash: ContentHash },
     /// Nothing exists at the path yet.
@@ -119,11 +119,11 @@ pub(crate) async fn load_shown(ctx: &ToolContext, path: &Path) -> Result<Loaded,
     Ok(loaded)
 }
 
-/// The editor's text of `path` ([`EditorClient::read_file`](crate::EditorClient::read_file)),
+/// The editor's text of `path` ([`EditorClient::read_file`](tandem_tool_api::EditorClient::read_file)),
 /// without a byte-order mark (as the disk's text is loaded).
 pub(crate) async fn editor_text(
     ctx: &ToolContext,
-    editor: &dyn crate::EditorClient,
+    editor: &dyn tandem_tool_api::EditorClient,
     path: &Path,
 ) -> Result<String, ToolError> {
     let text = editor
@@ -314,7 +314,7 @@ pub(crate) fn snippet(new_text: &str, start: usize, end: usize) -> String {
 /// After a successful commit: the fresh diagnostics of the changed files (errors listed,
 /// warnings counted), appended to the result, when language servers are available. A server
 /// that did not answer in time is reported as "diagnostics not ready", never as "no errors".
-pub(crate) async fn attach_diagnostics(ctx: &ToolContext, paths: &[PathBuf], output: &mut crate::ToolOutput) {
+pub(crate) async fn attach_diagnostics(ctx: &ToolContext, paths: &[PathBuf], output: &mut tandem_tool_api::ToolOutput) {
     let Some(intel) = &ctx.intel else { return };
     let reports = intel.diagnostics_after_write(paths).await;
     let mut meta = serde_json::Map::new();

@@ -8,11 +8,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::edit::apply_one;
 use super::{Change, Committed, Loaded, check_fresh, commit_all, diff_metadata, load_shown, reviewed_title, snippet};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const DESCRIPTION: &str = "Apply several edits at once, to one file or many: each edit is { file_path, old_string, \
     new_string, replace_all } like `edit` (file_path may be given once at the top for all). Edits apply in order, \

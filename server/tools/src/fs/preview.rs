@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tandem_protocol::DiagnosticsPreview;
+use tandem_tool_api::ToolContext;
+use tandem_tool_api::approval::{Approver, StagedFile};
 
-use crate::ToolContext;
-use crate::approval::{Approver, StagedFile};
 use crate::intel::{CodeIntel, PreviewFile, foresight};
 
 /// A preview in progress: the servers hold the staged text of `paths` until [`Foresight::end`]

@@ -7,9 +7,9 @@
 use std::path::PathBuf;
 
 use tandem_text::Decoded;
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput};
 
 use super::{Change, Committed, commit_all, load};
-use crate::{ToolContext, ToolError, ToolOutput};
 
 /// One file to restore: its path (resolved and confined by the caller) and its content then
 /// (`None`: it did not exist, so it is removed).

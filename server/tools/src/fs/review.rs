@@ -2,11 +2,12 @@
 //! numbered across files), preceded by the language servers' preview of what the change would
 //! break; then only the accepted hunks are kept, with what to tell the model about the rest.
 
+use tandem_tool_api::approval::{ChangeDecision, StagedFile};
+use tandem_tool_api::{ToolContext, ToolError};
+
 use super::Loaded;
 use super::commit::{Change, PartialApply};
 use super::preview::Foresight;
-use crate::approval::{ChangeDecision, StagedFile};
-use crate::{ToolContext, ToolError};
 
 /// The changes the person let through, and what to tell the model about the rest.
 pub(super) struct Reviewed {

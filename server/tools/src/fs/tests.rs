@@ -8,7 +8,7 @@ use std::path::Path;
 use expect_test::{Expect, expect};
 use serde_json::{Value, json};
 
-use crate::testing::{Harness, render};
+use tandem_tool_api::testing::{Harness, render};
 
 fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
@@ -50,7 +50,7 @@ fn check_files(h: &Harness, name: &str, args: Value, expect: Expect) {
 }
 
 fn check(fixture: &str, name: &str, args: Value, expect: Expect) {
-    check_files(&Harness::new(fixture), name, args, expect);
+    check_files(&Harness::new(fixture, crate::fs::all()), name, args, expect);
 }
 
 #[test]
@@ -466,7 +466,7 @@ fn append_delete_list() {
 
 #[test]
 fn session_must_read_before_overwriting() {
-    let mut h = Harness::new("//- a.txt\nold\n");
+    let mut h = Harness::new("//- a.txt\nold\n", crate::fs::all());
     h.ctx.session_id = Some("s".into());
     check_files(
         &h,
@@ -720,11 +720,11 @@ struct FileServingEditor {
 }
 
 #[async_trait::async_trait]
-impl crate::EditorClient for FileServingEditor {
+impl tandem_tool_api::EditorClient for FileServingEditor {
     fn position_encoding(&self) -> tandem_text::PositionEncoding {
         tandem_text::PositionEncoding::Utf16
     }
-    async fn apply_edit(&self, _edit: crate::DocumentEdit) -> Result<bool, String> {
+    async fn apply_edit(&self, _edit: tandem_tool_api::DocumentEdit) -> Result<bool, String> {
         Err("not used: nothing is in the buffer cache".into())
     }
     async fn save(&self, _path: &Path) -> Result<bool, String> {
@@ -752,9 +752,9 @@ impl crate::EditorClient for FileServingEditor {
 }
 
 fn with_editor(fixture: &str, editor: FileServingEditor) -> (Harness, std::sync::Arc<FileServingEditor>) {
-    let mut h = Harness::new(fixture);
+    let mut h = Harness::new(fixture, crate::fs::all());
     let editor = std::sync::Arc::new(editor);
-    h.ctx.editor = Some(std::sync::Arc::clone(&editor) as std::sync::Arc<dyn crate::EditorClient>);
+    h.ctx.editor = Some(std::sync::Arc::clone(&editor) as std::sync::Arc<dyn tandem_tool_api::EditorClient>);
     (h, editor)
 }
 

@@ -6,10 +6,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, reviewed_title, snippet};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const DESCRIPTION: &str = "Create a file, or replace a file's whole content. Parent directories are created. To change part \
     of an existing file prefer `edit`. An existing file must have been read in this session first. \

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use tandem_protocol::{DiagnosticsPreview, FileDiagnosticsPreview, PreviewDiagnostic, PreviewSeverity, PreviewStatus};
 use tandem_text::hunks::Hunk;
+use tandem_tool_api::approval::StagedFile;
 
 use super::{Diagnostic, PreviewReport, PreviewedFile, Severity};
-use crate::approval::StagedFile;
 
 /// Most diagnostics listed per file and direction; the count in the summary stays exact.
 const MAX_LISTED: usize = 50;

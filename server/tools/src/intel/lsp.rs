@@ -17,11 +17,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 use tandem_text::{Position, PositionEncoding, Rope, position_to_char};
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::{CallDirection, CodeIntel, DiagnosticsReport, Location, Severity, Symbol, TextReplacement};
 use crate::fs::{Change, Loaded, blocking, check_fresh, commit_all, cut_line_at, diff_metadata, load};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const DESCRIPTION: &str = "Ask the project's real language server (rust-analyzer, pyright, typescript-language-server, \
     clangd, ...). Operations: definition, references, hover, diagnostics, document_symbols, workspace_symbols (with \

@@ -5,10 +5,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::load_all;
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const DESCRIPTION: &str = "Delete a memory that is wrong or outdated, by its id (a unique prefix is enough).";
 

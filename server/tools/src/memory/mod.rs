@@ -12,7 +12,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::Tool;
+use tandem_tool_api::Tool;
 
 /// The memory tools.
 pub(crate) fn all() -> Vec<Arc<dyn Tool>> {

@@ -6,11 +6,10 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_text::disk::{self, Expected};
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::{Memory, MemoryType, Scope, file_name, memory_dir, render};
 use crate::fs::blocking;
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const DESCRIPTION: &str = "Remember something for later sessions: the person's preferences (type `user`), their \
     feedback on your work (`feedback`), facts and decisions about this project (`project`), or where to find things \
@@ -86,7 +85,7 @@ impl Tool for MemoryWrite {
             match scope {
                 // The workspace's own state directory: never through a shipped symlink.
                 Scope::Project => {
-                    crate::state::state_dir(&root, "memory").map_err(|e| ToolError::new(e.to_string()))?;
+                    tandem_tool_api::state::state_dir(&root, "memory").map_err(|e| ToolError::new(e.to_string()))?;
                 }
                 Scope::User => std::fs::create_dir_all(&dir)
                     .map_err(|e| ToolError::new(format!("cannot create {}: {e}", dir.display())))?,

@@ -3,7 +3,7 @@
 use expect_test::expect;
 use serde_json::json;
 
-use crate::testing::Harness;
+use tandem_tool_api::testing::Harness;
 
 const TREE: &str = r#"
     //- .gitignore
@@ -82,7 +82,7 @@ const TREE: &str = r#"
 
 #[test]
 fn readmes_for_each_subdirectory_with_docs_and_symbols() {
-    let harness = Harness::new(TREE);
+    let harness = Harness::new(TREE, crate::readme::all());
     std::fs::create_dir_all(harness.root().join("empty")).ok();
     harness.check_call(
         "generate_readme",
@@ -149,7 +149,7 @@ fn readmes_for_each_subdirectory_with_docs_and_symbols() {
 
 #[test]
 fn recursive_overwrite_and_limits() {
-    let harness = Harness::new(TREE);
+    let harness = Harness::new(TREE, crate::readme::all());
     let result = harness.call("generate_readme", json!({ "recursive": true, "overwrite": true, "max_dirs": 3 }));
     assert_eq!(result.error, None);
     let out = &result.output;

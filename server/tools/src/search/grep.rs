@@ -13,10 +13,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use crate::fs::blocking;
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 /// Results shown when the call does not say.
 const DEFAULT_MAX_RESULTS: usize = 200;

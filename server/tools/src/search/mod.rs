@@ -8,7 +8,7 @@ mod grep;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::Tool;
+use tandem_tool_api::Tool;
 
 /// Lines longer than this (in chars) are cut in search results.
 pub(crate) const MAX_LINE_CHARS: usize = 500;

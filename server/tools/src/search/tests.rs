@@ -4,10 +4,10 @@
 use expect_test::{Expect, expect};
 use serde_json::{Value, json};
 
-use crate::testing::Harness;
+use tandem_tool_api::testing::Harness;
 
 fn check(fixture: &str, name: &str, args: Value, expect: Expect) {
-    Harness::new(fixture).check_call(name, args, expect);
+    Harness::new(fixture, crate::search::all()).check_call(name, args, expect);
 }
 
 const TREE: &str = "
@@ -36,7 +36,7 @@ const TREE: &str = "
 
 #[test]
 fn glob_respects_ignore_files_and_hidden_and_sorts_by_path_or_mtime() {
-    let harness = Harness::new(TREE);
+    let harness = Harness::new(TREE, crate::search::all());
     harness.touch("src/main.rs", 1_000);
     harness.touch("src/lib.rs", 3_000);
     harness.touch("src/ui/app.ts", 2_000);
@@ -400,7 +400,7 @@ fn grep_multiline_binary_invalid_regex_and_truncation() {
 
 #[test]
 fn grep_searches_the_unsaved_editor_buffer() {
-    let harness = Harness::new(CODE);
+    let harness = Harness::new(CODE, crate::search::all());
     let path = harness.root().join("src/b.rs");
     harness.ctx.cache.open(path, 1, "rust".into(), "fn beta() {\n    unsaved_value();\n}\n");
     harness.check_call(
@@ -427,7 +427,7 @@ fn grep_searches_the_unsaved_editor_buffer() {
 
 #[test]
 fn grep_cuts_very_long_lines() {
-    let h = Harness::new("");
+    let h = Harness::new("", crate::search::all());
     let long = format!("{}needle{}\n", "a".repeat(300), "b".repeat(700));
     std::fs::write(h.root().join("minified.js"), &long).unwrap_or_else(|e| panic!("{e}"));
     let result = h.call("grep", serde_json::json!({"pattern": "needle"}));
@@ -442,7 +442,7 @@ fn grep_cuts_very_long_lines() {
 /// reads, is reported (as ripgrep does); a file that starts binary is skipped.
 #[test]
 fn grep_reports_matches_before_a_late_nul_byte() {
-    let harness = Harness::new("//- a.txt\nplain\n");
+    let harness = Harness::new("//- a.txt\nplain\n", crate::search::all());
     let mut late = b"needle here\n".to_vec();
     late.extend(std::iter::repeat_n(b'x', 200 * 1024));
     late.extend(b"\0binary tail needle\n");
@@ -474,7 +474,7 @@ mod bounded {
             files in proptest::collection::vec(proptest::collection::vec(any::<bool>(), 0..40), 1..12),
             max in 1usize..30,
         ) {
-            let harness = Harness::new("//- .keep\n");
+            let harness = Harness::new("//- .keep\n", crate::search::all());
             for (i, lines) in files.iter().enumerate() {
                 let text: String = lines.iter().enumerate().map(|(n, hit)| if *hit { format!("hit {n}\n") } else { format!("miss {n}\n") }).collect();
                 std::fs::write(harness.root().join(format!("f{i:02}.txt")), text).map_err(|e| TestCaseError::fail(e.to_string()))?;

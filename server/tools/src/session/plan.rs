@@ -7,10 +7,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::{ModeId, ToolGroup};
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::{PlanDecision, default_plan_file, host};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const ENTER: &str = "Switch the session to plan mode: edits and commands are blocked (except writing the plan \
     file) while you investigate and write a plan. Use it before large or risky changes. Then write the plan to the \

@@ -6,10 +6,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::{AskOutcome, Question as Q, QuestionOption, host};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const QUESTION: &str = "Ask the person one or more questions and wait for the answers. Use it when a choice \
     is theirs to make (which approach, which file, what name) instead of guessing. Give 2-4 options per question \

@@ -5,10 +5,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::{AgentType, SubAgentRequest, SubAgentState, SubAgentStatus, host};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const AGENT: &str = "Hand a self-contained task to a sub-agent with its own context, and get its final answer. \
     Types: `explore` (read-only: read, search, language servers, web; for finding things across many files), \

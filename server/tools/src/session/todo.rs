@@ -5,10 +5,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::{Todo, TodoStatus, host};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 const WRITE: &str = "Replace the session's task list. Use it for work with three or more steps: write the \
     steps first, mark exactly one `in_progress` while you work on it, and mark each `completed` as soon as it is \

@@ -9,8 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 const DESCRIPTION: &str = "Find tools by what they do, when the one you need is not in your tool list. \
     `query` is keywords (\"rename symbol\", \"fetch web page\"); `select:name1,name2` returns those tools' full \

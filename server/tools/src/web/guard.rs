@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use reqwest::Url;
 
-use crate::ToolError;
+use tandem_tool_api::ToolError;
 
 /// Why an address is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

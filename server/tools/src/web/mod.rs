@@ -8,16 +8,8 @@ mod websearch;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{Tool, ToolError};
-
-/// Settings of the web tools (`[web]` in the configuration, `TANDEM_WEBFETCH_ALLOW_PRIVATE`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct WebConfig {
-    /// `webfetch` may reach loopback, private, link-local and metadata addresses. Off by
-    /// default: a page (or a prompt injected into one) must not steer the agent into the local
-    /// network.
-    pub allow_private: bool,
-}
+pub use tandem_tool_api::WebConfig;
+use tandem_tool_api::{Tool, ToolError};
 
 /// The web tools under `config`. Search backends are read from the environment at each call.
 pub(crate) fn all(config: &WebConfig) -> Vec<Arc<dyn Tool>> {

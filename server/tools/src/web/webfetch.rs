@@ -9,11 +9,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
 
 use super::guard::{Access, check_url, resolve};
 use super::{REQUEST_TIMEOUT, client_builder, cut, http_error, plain_text, size};
-use crate::tool::parse_args;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
 
 /// Bytes downloaded when the call does not say.
 const DEFAULT_MAX_BYTES: u64 = 5 * 1024 * 1024;

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tandem_text::BufferCache;
+use tandem_tool_api::Workspace;
 
 use super::*;
-use crate::Workspace;
 use crate::web::test_server::{Reply, TestServer};
 
 fn ctx() -> (tempfile::TempDir, ToolContext) {

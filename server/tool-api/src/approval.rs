@@ -149,8 +149,9 @@ pub trait Approver: Send + Sync {
     }
 }
 
-/// What the model is told when [`confirm_whole`] does not let a change go ahead.
-pub(crate) struct Declined<'a> {
+/// What the model is told when [`confirm_whole`] does not let a change go ahead. Public for the
+/// tool crates whose changes have no diff to review (`delete` of a link, memories).
+pub struct Declined<'a> {
     /// When the person said no ("`x` was not allowed to run (…); nothing was changed.").
     pub rejected: &'a str,
     /// Added after what the person said, if anything ("Do not retry it unchanged").
@@ -160,8 +161,9 @@ pub(crate) struct Declined<'a> {
 }
 
 /// Asks the call's approver (if any) about a change that has no diff to review (a memory, a
-/// deleted link): `Ok` when it may go ahead, else the error for the model.
-pub(crate) async fn confirm_whole(
+/// deleted link): `Ok` when it may go ahead, else the error for the model. Public for the tool
+/// crates; the registry's gate uses it for [`Effect::State`](crate::Effect::State).
+pub async fn confirm_whole(
     ctx: &crate::ToolContext,
     check: &ToolCheck,
     declined: Declined<'_>,

@@ -52,6 +52,16 @@ impl fmt::Display for Profile {
     }
 }
 
+/// Settings of the web tools (`[web]` in the configuration, `TANDEM_WEBFETCH_ALLOW_PRIVATE`).
+/// Defined here because [`ToolConfig`] holds it; `tandem-tool-web` re-exports it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WebConfig {
+    /// `webfetch` may reach loopback, private, link-local and metadata addresses. Off by
+    /// default: a page (or a prompt injected into one) must not steer the agent into the local
+    /// network.
+    pub allow_private: bool,
+}
+
 /// Which tools are on.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolConfig {
@@ -64,7 +74,7 @@ pub struct ToolConfig {
     /// Tools turned off by name (or alias); wins over everything.
     pub disabled: Vec<String>,
     /// Settings of the web tools.
-    pub web: crate::WebConfig,
+    pub web: WebConfig,
 }
 
 impl ToolConfig {

@@ -315,7 +315,8 @@ pub trait Tool: Send + Sync + 'static {
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
 }
 
-/// Deserializes validated arguments into a tool's argument struct.
-pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+/// Deserializes validated arguments into a tool's argument struct. Public for the tool crates:
+/// every [`Tool::call`] starts with it.
+pub fn parse_args<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ToolError> {
     serde_json::from_value(args).map_err(|err| ToolError::new(format!("invalid arguments: {err}")))
 }
