@@ -1,7 +1,5 @@
-//! The code-intelligence tools (the `lsp` tool) and review with foresight; the types are
-//! `tandem-tool-api`'s.
+//! The code-intelligence tools (the `lsp` tool); the types are `tandem-tool-api`'s.
 
-pub(crate) mod foresight;
 pub(crate) mod lsp;
 
 use std::sync::Arc;

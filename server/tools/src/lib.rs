@@ -6,7 +6,6 @@
 //! (see [`EditorClient`]); the front doors in the `tandem` binary implement them.
 
 pub mod exec;
-mod fs;
 #[cfg(test)]
 mod gate_tests;
 pub mod intel;
@@ -18,7 +17,6 @@ mod search;
 pub mod session;
 mod web;
 
-pub use fs::{RestoreFile, restore_files};
 pub use tandem_tool_api::{
     AgentType, Approver, AskOutcome, CallError, ChangeDecision, CodeIntel, CommandCheck, CommandDecision,
     CommandOutcome, CommandRun, DocumentEdit, EditorClient, Effect, PathError, PlanDecision, PlanState, Profile,
@@ -26,11 +24,12 @@ pub use tandem_tool_api::{
     TodoStatus, Tool, ToolCheck, ToolConfig, ToolContext, ToolError, ToolOutput, ToolSpec, WebConfig, Workspace,
     approval, schema_for, state, trust, validate_arguments,
 };
+pub use tandem_tool_fs::{RestoreFile, restore_files};
 
 /// Every built-in tool, under `config`, in the order they are offered: files, README
 /// generation, search, commands, language servers, the web, the session, memories.
 pub fn builtin(config: ToolConfig) -> Registry {
-    let tools = fs::all()
+    let tools = tandem_tool_fs::all()
         .into_iter()
         .chain(readme::all())
         .chain(search::all())

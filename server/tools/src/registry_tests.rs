@@ -44,7 +44,7 @@ fn ctx(dir: &std::path::Path) -> ToolContext {
 #[tokio::test]
 async fn panic_becomes_an_error_result_and_the_registry_keeps_serving() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let mut tools = crate::fs::all();
+    let mut tools = tandem_tool_fs::all();
     tools.push(panics());
     let registry = Registry::new(tools, ToolConfig::default());
     let result = registry.call("kaboom", json!({}), ctx(dir.path())).await;
@@ -62,7 +62,7 @@ async fn panic_becomes_an_error_result_and_the_registry_keeps_serving() {
 #[tokio::test]
 async fn profiles_and_switches_decide_what_is_offered() {
     let names = |config: ToolConfig| -> Vec<String> {
-        let mut tools: Vec<_> = crate::fs::all().into_iter().chain(crate::search::all()).collect();
+        let mut tools: Vec<_> = tandem_tool_fs::all().into_iter().chain(crate::search::all()).collect();
         tools.push(panics());
         Registry::new(tools, config).infos().into_iter().map(|i| i.name).collect()
     };
@@ -83,7 +83,7 @@ async fn profiles_and_switches_decide_what_is_offered() {
 
     let mut off = config(Profile::Full);
     off.apply_env([("TANDEM_FEATURE_FS", "0")]);
-    let registry = Registry::new(crate::fs::all(), off);
+    let registry = Registry::new(tandem_tool_fs::all(), off);
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let result = registry.call("read", json!({"file_path": "x"}), ctx(dir.path())).await.unwrap_or_default();
     assert_eq!(

@@ -18,9 +18,11 @@ use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 use tandem_text::{Position, PositionEncoding, Rope, position_to_char};
 use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_fs::{
+    Change, Loaded, blocking, check_fresh, commit_all, cut_line_at, diff_metadata, load, render_report,
+};
 
 use super::{CallDirection, CodeIntel, DiagnosticsReport, Location, Severity, Symbol, TextReplacement};
-use crate::fs::{Change, Loaded, blocking, check_fresh, commit_all, cut_line_at, diff_metadata, load};
 
 const DESCRIPTION: &str = "Ask the project's real language server (rust-analyzer, pyright, typescript-language-server, \
     clangd, ...). Operations: definition, references, hover, diagnostics, document_symbols, workspace_symbols (with \
@@ -340,53 +342,6 @@ fn render_symbol_tree(symbols: &[Symbol]) -> String {
     out
 }
 
-/// A report's text (for the model) and metadata.
-pub(crate) fn render_report(ctx: &ToolContext, path: &Path, report: &DiagnosticsReport) -> Option<(String, Value)> {
-    let shown = ctx.workspace.display(path);
-    match report {
-        DiagnosticsReport::NoServer | DiagnosticsReport::Disabled => None,
-        DiagnosticsReport::NotReady { server, reason } => Some((
-            format!(
-                "`{shown}`: diagnostics not ready ({server}: {reason}); this says nothing about errors: ask again with `lsp` operation diagnostics"
-            ),
-            json!({ "status": "notReady", "server": server, "reason": reason }),
-        )),
-        DiagnosticsReport::Failed { message } => Some((
-            format!("`{shown}`: diagnostics not ready ({message})"),
-            json!({ "status": "failed", "message": message }),
-        )),
-        DiagnosticsReport::Fresh { server, diagnostics } => {
-            let mut sorted: Vec<_> = diagnostics.iter().collect();
-            sorted.sort_by_key(|d| (d.severity, d.range.start));
-            let errors: Vec<_> = sorted.iter().filter(|d| d.severity == Severity::Error).collect();
-            let warnings = sorted.iter().filter(|d| d.severity == Severity::Warning).count();
-            let mut text = match errors.len() {
-                0 => format!("`{shown}`: no errors ({server}), {warnings} warning(s)"),
-                n => format!("`{shown}`: {n} error(s), {warnings} warning(s) ({server}):"),
-            };
-            let mut listed = Vec::new();
-            for d in errors.iter().take(20) {
-                let code = d.code.as_deref().map(|c| format!(" [{c}]")).unwrap_or_default();
-                let message = d.message.lines().next().unwrap_or_default();
-                text.push_str(&format!(
-                    "\n  {shown}:{}:{}: error: {message}{code}",
-                    d.range.start.line + 1,
-                    d.range.start.character + 1
-                ));
-                listed.push(json!({ "line": d.range.start.line + 1, "column": d.range.start.character + 1,
-                    "message": d.message, "code": d.code, "source": d.source }));
-            }
-            if errors.len() > 20 {
-                text.push_str(&format!("\n  … {} more errors", errors.len() - 20));
-            }
-            Some((
-                text,
-                json!({ "status": "fresh", "server": server, "errors": listed, "errorCount": errors.len(), "warnings": warnings }),
-            ))
-        }
-    }
-}
-
 /// The file's diagnostics in full (warnings and information listed too), for the diagnostics
 /// operation.
 fn render_all_diagnostics(ctx: &ToolContext, path: &Path, report: &DiagnosticsReport) -> (String, Value) {
@@ -618,7 +573,7 @@ async fn rename(
         .with("files", files)
         .with("changes", total)
         .with("diffs", diffs);
-    crate::fs::attach_diagnostics(ctx, &paths, &mut result).await;
+    tandem_tool_fs::attach_diagnostics(ctx, &paths, &mut result).await;
     Ok(result)
 }
 

@@ -7,9 +7,9 @@ use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_text::disk::{self, Expected};
 use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_fs::blocking;
 
 use super::{Memory, MemoryType, Scope, file_name, memory_dir, render};
-use crate::fs::blocking;
 
 const DESCRIPTION: &str = "Remember something for later sessions: the person's preferences (type `user`), their \
     feedback on your work (`feedback`), facts and decisions about this project (`project`), or where to find things \

@@ -18,8 +18,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_fs::{Change, Loaded, blocking, commit_all, load};
 
-use crate::fs::{Change, Loaded, blocking, commit_all, load};
 use outline::{Language, Symbol};
 
 /// Directories handled when the call does not say.

@@ -13,8 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
-
-use crate::fs::blocking;
+use tandem_tool_fs::blocking;
 
 /// Files shown when the call does not say.
 const DEFAULT_MAX_RESULTS: usize = 500;

@@ -36,7 +36,7 @@ pub(crate) fn walker(dir: &Path) -> ignore::WalkBuilder {
 
 /// `line` cut to [`MAX_LINE_CHARS`] chars, with a marker saying how long it was.
 pub(crate) fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
-    crate::fs::cut_line_at(line, MAX_LINE_CHARS).0
+    tandem_tool_fs::cut_line_at(line, MAX_LINE_CHARS).0
 }
 
 #[cfg(test)]

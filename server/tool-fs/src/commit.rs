@@ -13,16 +13,16 @@ use super::review::{Reviewed, review};
 use super::{EDITOR_ECHO_TIMEOUT, Loaded, MAX_FILE_BYTES, Origin, blocking, remember};
 
 /// How a commit reached its file.
-pub(crate) struct Committed {
+pub struct Committed {
     /// `"editor"` or `"disk"`.
-    pub via: &'static str,
+    pub(crate) via: &'static str,
     /// Notes for the model (e.g. the editor could not save).
     pub notes: Vec<String>,
     /// Hunks the person rejected in the review (on the first of several commits).
-    pub rejected_hunks: usize,
+    pub(crate) rejected_hunks: usize,
     /// The files the person accepted only in part: what was really applied (on the first of
     /// several commits).
-    pub partial: Vec<PartialApply>,
+    pub(crate) partial: Vec<PartialApply>,
 }
 
 impl Committed {
@@ -254,7 +254,7 @@ async fn commit_to_editor(
 }
 
 /// One file's part of a multi-file change.
-pub(crate) enum Change {
+pub enum Change {
     /// New content; the file is created when it did not exist.
     Write(String),
     /// The file is removed.
@@ -361,8 +361,9 @@ fn disk_phase(root: &Path, ops: Vec<(PathBuf, Option<Before>, Change)>) -> Resul
 
 /// Commits every change or none. Disk changes go first, each atomic, undone in reverse order if
 /// a later one fails; then edits of documents open in the editor (an editor edit that fails
-/// undoes the disk changes and the editor edits before it).
-pub(crate) async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Vec<Committed>, ToolError> {
+/// undoes the disk changes and the editor edits before it). Public for the tools above this crate
+/// that change files (`lsp`'s rename, `generate_readme`): one review, one commit path.
+pub async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Vec<Committed>, ToolError> {
     let Reviewed { kept: changes, notes: review_notes, rejected, partial, foresight } = review(ctx, changes).await?;
     let mut paths = Vec::new();
     for (loaded, change) in &changes {

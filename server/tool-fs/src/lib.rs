@@ -1,12 +1,16 @@
 //! The file tools and what they share: loading a file the way the person sees it (editor
 //! buffer first, then disk), the per-session staleness check, and committing new text through
-//! the editor (open documents) or an atomic disk write (everything else).
+//! the editor (open documents) or an atomic disk write (everything else). The tools above this
+//! crate that change or read files (`lsp`'s rename, `generate_readme`, search, memories) use the
+//! same loading, staleness check, commit path and blocking helper: those are public.
 
 mod append;
 mod apply_patch;
 mod commit;
 mod delete;
+mod diagnostics;
 mod edit;
+mod foresight;
 mod journal;
 mod list;
 mod lock;
@@ -24,8 +28,10 @@ use std::time::Duration;
 use tandem_text::disk::{self, ReadOutcome};
 use tandem_text::{ContentHash, Decoded, FileFormat, LineEnding, Rope};
 
-pub(crate) use commit::{Change, Committed, commit, commit_all, reviewed_title};
-pub(crate) use read::cut_line_at;
+pub use commit::{Change, Committed, commit_all};
+pub(crate) use commit::{commit, reviewed_title};
+pub use diagnostics::{attach_diagnostics, render_report};
+pub use read::cut_line_at;
 pub use restore::{RestoreFile, restore_files};
 
 use tandem_tool_api::{Tool, ToolContext, ToolError};
@@ -36,7 +42,7 @@ pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
 const EDITOR_ECHO_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Every file tool.
-pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
+pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(read::Read::new()),
         Arc::new(write::Write::new()),
@@ -63,21 +69,26 @@ pub(crate) enum Origin {
 }
 
 /// A file's current text, as the person sees it.
-pub(crate) struct Loaded {
+pub struct Loaded {
+    /// Absolute path.
     pub path: PathBuf,
+    /// The text (without a byte-order mark).
     pub text: String,
+    /// Hash of `text`: what staleness is decided by.
     pub hash: ContentHash,
-    pub origin: Origin,
+    pub(crate) origin: Origin,
     /// Lines of the new text placed by a patch hunk with fuzz: (first line, 1-based; line count;
     /// fuzz). Shown in the person's review of the hunks they fall in.
-    pub fuzzed: Vec<(usize, usize, usize)>,
+    pub(crate) fuzzed: Vec<(usize, usize, usize)>,
 }
 
 impl Loaded {
+    /// Something exists at the path (the change does not create the file).
     pub fn exists(&self) -> bool {
         !matches!(self.origin, Origin::Missing)
     }
 
+    /// Where the text came from: `"editor"`, `"disk"` or `"none"`.
     pub fn source(&self) -> &'static str {
         match self.origin {
             Origin::Editor { .. } | Origin::Client { .. } => "editor",
@@ -86,6 +97,7 @@ impl Loaded {
         }
     }
 
+    /// The line ending the file uses (the disk's, else the text's majority, else `\n`).
     pub fn line_ending(&self) -> LineEnding {
         match &self.origin {
             Origin::Disk { format, .. } => format.line_ending,
@@ -137,8 +149,9 @@ pub(crate) async fn editor_text(
 }
 
 /// Loads `path`: the editor's buffer when open, else the disk. A commit that a killed process
-/// left unfinished is finished first (undone), so no half-made change is ever loaded.
-pub(crate) fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> {
+/// left unfinished is finished first (undone), so no half-made change is ever loaded. Public for
+/// the tools above this crate that change files through [`commit_all`].
+pub fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> {
     journal::recover(ctx.workspace.root());
     let shown = ctx.workspace.display(path);
     if let Some(doc) = ctx.cache.get(path) {
@@ -192,7 +205,7 @@ pub(crate) fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> 
 }
 
 /// Refuses when the calling session read this file before and it has changed since.
-pub(crate) fn check_fresh(ctx: &ToolContext, loaded: &Loaded) -> Result<(), ToolError> {
+pub fn check_fresh(ctx: &ToolContext, loaded: &Loaded) -> Result<(), ToolError> {
     let Some(session) = &ctx.session_id else { return Ok(()) };
     match ctx.cache.last_read(session, &loaded.path) {
         Some(seen) if seen != loaded.hash => {
@@ -226,8 +239,8 @@ pub(crate) fn remember(ctx: &ToolContext, path: &Path, hash: ContentHash) {
 /// Runs blocking file work without stalling other tasks. On the multi-threaded runtime this is
 /// `block_in_place`: the worker hands its other tasks to another thread and runs the work right
 /// here (cheaper than `spawn_blocking`'s two hand-offs). Elsewhere (single-threaded test
-/// runtimes) the work runs inline.
-pub(crate) async fn blocking<T, F>(work: F) -> Result<T, ToolError>
+/// runtimes) the work runs inline. Public for every tool crate that does file work.
+pub async fn blocking<T, F>(work: F) -> Result<T, ToolError>
 where
     F: FnOnce() -> Result<T, ToolError> + Send + 'static,
     T: Send + 'static,
@@ -256,7 +269,7 @@ const MAX_DIFF_BYTES: usize = 64 * 1024;
 
 /// `diff` (unified, with `a/` `b/` headers), `additions` and `deletions` of a change, for the
 /// editor to show and the model to check.
-pub(crate) fn diff_metadata(shown: &str, old: &str, new: &str) -> serde_json::Map<String, serde_json::Value> {
+pub fn diff_metadata(shown: &str, old: &str, new: &str) -> serde_json::Map<String, serde_json::Value> {
     let staged = tandem_text::hunks::diff(shown, old, new);
     let (additions, deletions) = tandem_text::hunks::stats(&staged);
     let mut map = serde_json::Map::new();
@@ -309,27 +322,6 @@ pub(crate) fn snippet(new_text: &str, start: usize, end: usize) -> String {
         out.push_str(&format!("{:>6}\t{}\n", first + i, read::cut_line(text).0));
     }
     out
-}
-
-/// After a successful commit: the fresh diagnostics of the changed files (errors listed,
-/// warnings counted), appended to the result, when language servers are available. A server
-/// that did not answer in time is reported as "diagnostics not ready", never as "no errors".
-pub(crate) async fn attach_diagnostics(ctx: &ToolContext, paths: &[PathBuf], output: &mut tandem_tool_api::ToolOutput) {
-    let Some(intel) = &ctx.intel else { return };
-    let reports = intel.diagnostics_after_write(paths).await;
-    let mut meta = serde_json::Map::new();
-    let mut lines = Vec::new();
-    for (path, report) in &reports {
-        if let Some((text, value)) = crate::intel::lsp::render_report(ctx, path, report) {
-            lines.push(text);
-            meta.insert(ctx.workspace.display(path), value);
-        }
-    }
-    if !lines.is_empty() {
-        output.output.push_str("\n\nDiagnostics after this change:\n");
-        output.output.push_str(&lines.join("\n"));
-        output.metadata.insert("diagnostics".into(), meta.into());
-    }
 }
 
 #[cfg(test)]

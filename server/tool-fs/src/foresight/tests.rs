@@ -3,9 +3,9 @@ use std::path::{Path, PathBuf};
 use tandem_protocol::{PreviewSeverity, PreviewStatus};
 use tandem_text::Position;
 use tandem_tool_api::approval::StagedFile;
+use tandem_tool_api::intel::{Diagnostic, PreviewReport, PreviewedFile, Severity, TextRange};
 
 use super::{accepted_note, build, delta};
-use crate::intel::{Diagnostic, PreviewReport, PreviewedFile, Severity, TextRange};
 
 fn diag(line: u32, severity: Severity, message: &str) -> Diagnostic {
     Diagnostic {

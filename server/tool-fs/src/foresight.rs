@@ -1,15 +1,14 @@
 //! Review with foresight: the delta between the diagnostics of a change's current text and of
 //! its staged text (errors and warnings introduced, and resolved), placed in the change's hunks,
 //! as a permission request carries it ([`DiagnosticsPreview`]) and as the model is told when
-//! the person accepts anyway. Pure: the servers were asked by [`super::CodeIntel::preview`].
+//! the person accepts anyway. Pure: the servers were asked by [`CodeIntel::preview`](tandem_tool_api::CodeIntel::preview).
 
 use std::path::Path;
 
 use tandem_protocol::{DiagnosticsPreview, FileDiagnosticsPreview, PreviewDiagnostic, PreviewSeverity, PreviewStatus};
 use tandem_text::hunks::Hunk;
 use tandem_tool_api::approval::StagedFile;
-
-use super::{Diagnostic, PreviewReport, PreviewedFile, Severity};
+use tandem_tool_api::intel::{Diagnostic, PreviewReport, PreviewedFile, Severity};
 
 /// Most diagnostics listed per file and direction; the count in the summary stays exact.
 const MAX_LISTED: usize = 50;

@@ -328,7 +328,7 @@ mod tests {
                 sum
             }
             ",
-            crate::fs::all(),
+            crate::all(),
         );
         let recorder = Arc::new(Recorder::default());
         h.ctx.approver = Some(recorder.clone());

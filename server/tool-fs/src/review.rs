@@ -122,7 +122,7 @@ fn accepted(
     };
     if let Some(report) = foresight.as_ref().and_then(Foresight::report) {
         let partial = reviewed.rejected > 0;
-        let note = crate::intel::foresight::accepted_note(report, partial, |path| ctx.workspace.display(path));
+        let note = crate::foresight::accepted_note(report, partial, |path| ctx.workspace.display(path));
         reviewed.notes.extend(note);
     }
     reviewed.foresight = foresight;

@@ -50,7 +50,7 @@ fn check_files(h: &Harness, name: &str, args: Value, expect: Expect) {
 }
 
 fn check(fixture: &str, name: &str, args: Value, expect: Expect) {
-    check_files(&Harness::new(fixture, crate::fs::all()), name, args, expect);
+    check_files(&Harness::new(fixture, crate::all()), name, args, expect);
 }
 
 #[test]
@@ -466,7 +466,7 @@ fn append_delete_list() {
 
 #[test]
 fn session_must_read_before_overwriting() {
-    let mut h = Harness::new("//- a.txt\nold\n", crate::fs::all());
+    let mut h = Harness::new("//- a.txt\nold\n", crate::all());
     h.ctx.session_id = Some("s".into());
     check_files(
         &h,
@@ -752,7 +752,7 @@ impl tandem_tool_api::EditorClient for FileServingEditor {
 }
 
 fn with_editor(fixture: &str, editor: FileServingEditor) -> (Harness, std::sync::Arc<FileServingEditor>) {
-    let mut h = Harness::new(fixture, crate::fs::all());
+    let mut h = Harness::new(fixture, crate::all());
     let editor = std::sync::Arc::new(editor);
     h.ctx.editor = Some(std::sync::Arc::clone(&editor) as std::sync::Arc<dyn tandem_tool_api::EditorClient>);
     (h, editor)

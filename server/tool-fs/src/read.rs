@@ -58,8 +58,9 @@ pub(crate) fn cut_line(line: &str) -> (std::borrow::Cow<'_, str>, bool) {
     cut_line_at(line, MAX_LINE_CHARS)
 }
 
-/// `line` cut to `max` chars with a marker giving its length, and whether it was cut.
-pub(crate) fn cut_line_at(line: &str, max: usize) -> (std::borrow::Cow<'_, str>, bool) {
+/// `line` cut to `max` chars with a marker giving its length, and whether it was cut. Public for
+/// the search and `lsp` tools, which cut lines at their own lengths.
+pub fn cut_line_at(line: &str, max: usize) -> (std::borrow::Cow<'_, str>, bool) {
     if line.len() <= max {
         // At most that many bytes, so at most that many chars.
         return (line.into(), false);

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use tandem_protocol::DiagnosticsPreview;
 use tandem_tool_api::ToolContext;
 use tandem_tool_api::approval::{Approver, StagedFile};
+use tandem_tool_api::intel::{CodeIntel, PreviewFile};
 
-use crate::intel::{CodeIntel, PreviewFile, foresight};
+use crate::foresight;
 
 /// A preview in progress: the servers hold the staged text of `paths` until [`Foresight::end`]
 /// (or, for a call dropped mid-review, until the drop hands the ending to the runtime).
