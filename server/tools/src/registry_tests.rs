@@ -62,7 +62,7 @@ async fn panic_becomes_an_error_result_and_the_registry_keeps_serving() {
 #[tokio::test]
 async fn profiles_and_switches_decide_what_is_offered() {
     let names = |config: ToolConfig| -> Vec<String> {
-        let mut tools: Vec<_> = tandem_tool_fs::all().into_iter().chain(crate::search::all()).collect();
+        let mut tools: Vec<_> = tandem_tool_fs::all().into_iter().chain(tandem_tool_search::all()).collect();
         tools.push(panics());
         Registry::new(tools, config).infos().into_iter().map(|i| i.name).collect()
     };
