@@ -2,7 +2,7 @@
 //! leading doc comments and main top-level symbols, and its subdirectories. Every README of a
 //! call is written in one all-or-nothing commit, so the person reviews them together.
 //!
-//! Symbols come from [`symbols_of`]: today the plain-text outline of `outline.rs` (per-language
+//! Symbols come from `symbols_of`: today the plain-text outline of `outline.rs` (per-language
 //! patterns). Language-server document symbols plug in there: when the context carries a
 //! code-intelligence client, ask it for the file's `textDocument/documentSymbol` and keep the
 //! top-level ones (kind and name), falling back to the outline for files no server handles.
