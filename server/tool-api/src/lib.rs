@@ -31,5 +31,5 @@ pub use session::{
     AgentType, AskOutcome, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
     SubAgentState, SubAgentStatus, Todo, TodoStatus,
 };
-pub use tool::{Effect, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
+pub use tool::{Effect, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, parse_args};
 pub use workspace::{PathError, Workspace};

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tandem_protocol::ToolGroup;
 use tandem_text::BufferCache;
@@ -305,8 +307,9 @@ impl From<crate::PathError> for ToolError {
     }
 }
 
-/// A tool. Implementations live one per file; `call` gets arguments already validated against
-/// `spec().parameters`.
+/// A tool, as the registry holds it (`Arc<dyn Tool>`): `call` gets arguments already validated
+/// against `spec().parameters`. The built-in tools implement [`TypedTool`], which comes with this
+/// trait; a tool whose arguments have no fixed type (an MCP server's) implements it directly.
 #[async_trait]
 pub trait Tool: Send + Sync + 'static {
     /// The tool's fixed description.
@@ -315,8 +318,81 @@ pub trait Tool: Send + Sync + 'static {
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
 }
 
-/// Deserializes validated arguments into a tool's argument struct. Public for the tool crates:
-/// every [`Tool::call`] starts with it.
-pub fn parse_args<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+/// A tool with typed arguments. Implementations live one per file. Every `TypedTool` is a
+/// [`Tool`] (one blanket impl): its `call` deserializes the validated arguments once into
+/// [`TypedTool::Args`] ([`parse_args`]) and hands them to [`TypedTool::run`].
+#[async_trait]
+pub trait TypedTool: Send + Sync + 'static {
+    /// The argument struct: `spec().parameters` is its schema ([`schema_for`](crate::schema_for)).
+    type Args: DeserializeOwned + JsonSchema + Send;
+    /// The tool's fixed description.
+    fn spec(&self) -> &ToolSpec;
+    /// Runs the tool with its arguments.
+    async fn run(&self, args: Self::Args, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+#[async_trait]
+impl<T: TypedTool> Tool for T {
+    fn spec(&self) -> &ToolSpec {
+        TypedTool::spec(self)
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let args = parse_args(args)?;
+        self.run(args, ctx).await
+    }
+}
+
+/// Deserializes validated arguments into a tool's argument struct: what every [`TypedTool`]'s
+/// `call` starts with. Public for tools that implement [`Tool`] directly.
+pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
     serde_json::from_value(args).map_err(|err| ToolError::new(format!("invalid arguments: {err}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::FutureExt;
+    use serde_json::json;
+
+    use super::*;
+    use crate::schema_for;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Args {
+        /// Who to greet.
+        name: String,
+    }
+
+    struct Greet(ToolSpec);
+
+    #[async_trait]
+    impl TypedTool for Greet {
+        type Args = Args;
+
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+
+        async fn run(&self, args: Args, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::new("Greeted", format!("hello {}", args.name)))
+        }
+    }
+
+    fn call(tool: &dyn Tool, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        tool.call(args, ctx).now_or_never().unwrap_or_else(|| Err(ToolError::new("the call did not finish")))
+    }
+
+    #[test]
+    fn a_typed_tool_is_a_tool_that_gets_its_arguments_parsed() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let ctx = ToolContext::new(Arc::new(Workspace::new(dir.path(), &[])?), Arc::new(BufferCache::new()));
+        let tool: Arc<dyn Tool> =
+            Arc::new(Greet(ToolSpec::new("greet", ToolGroup::Fs, "Greets.", schema_for::<Args>())));
+        assert_eq!(tool.spec().name, "greet");
+        let out = call(tool.as_ref(), json!({"name": "Ada"}), ctx.clone()).map_err(|e| e.message)?;
+        assert_eq!(out.output, "hello Ada");
+        let err = call(tool.as_ref(), json!({"name": 1}), ctx).err().map(|e| e.message).unwrap_or_default();
+        assert!(err.starts_with("invalid arguments: invalid type: integer `1`"), "{err}");
+        Ok(())
+    }
 }

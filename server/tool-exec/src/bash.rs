@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::approval::{CommandCheck, CommandDecision};
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::group::Group;
@@ -39,7 +39,7 @@ const DESCRIPTION: &str = "Run a shell command with bash in the workspace (or wo
     the result gives an id: read its new output and status with `bash_output`, or stop it there with kill.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// The command line, run with `bash -c`.
     command: String,
     /// Seconds before the command and its children are killed (default 120, at most 600).
@@ -221,13 +221,14 @@ pub(super) async fn confirm(
 }
 
 #[async_trait]
-impl Tool for Bash {
+impl TypedTool for Bash {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let verdict = classify(&args.command);
         if let Verdict::Refused { reason } = &verdict {
             return Err(ToolError::new(format!(
@@ -517,7 +518,7 @@ async fn wait_for_output(
 }
 
 #[derive(Deserialize, JsonSchema)]
-struct OutputArgs {
+pub(crate) struct OutputArgs {
     /// The id `bash` returned for a background command.
     id: String,
     /// Stop the command and everything it started (default false).
@@ -543,13 +544,14 @@ impl BashOutput {
 }
 
 #[async_trait]
-impl Tool for BashOutput {
+impl TypedTool for BashOutput {
+    type Args = OutputArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: OutputArgs = parse_args(args)?;
+    async fn run(&self, args: OutputArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let (log, from, pgid, command, started, exit) = {
             let table = jobs();
             let Some(job) = table.get(&args.id) else {

@@ -5,15 +5,14 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::bash::run_foreground;
 use super::safety::{Verdict, classify};
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// The whole script.
     script: String,
     /// Arguments passed to the script.
@@ -78,13 +77,14 @@ fn quote(word: &str) -> String {
 }
 
 #[async_trait]
-impl Tool for Script {
+impl TypedTool for Script {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.script.trim().is_empty() {
             return Err(ToolError::new("`script` is empty"));
         }

@@ -3,9 +3,8 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, reviewed_title, snippet};
 
@@ -13,7 +12,7 @@ const DESCRIPTION: &str = "Append text to the end of a file, creating it if miss
     newline, one is added first so the text starts on a new line. Line endings follow the file's.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// Path of the file: absolute, or relative to the workspace root.
     file_path: String,
     /// Text to add at the end of the file.
@@ -37,13 +36,14 @@ impl Append {
 }
 
 #[async_trait]
-impl Tool for Append {
+impl TypedTool for Append {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.content.is_empty() {
             return Err(ToolError::new("`content` is empty; there is nothing to append"));
         }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 use tandem_text::patch::{self, FilePatch, PatchFormat};
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::{Change, Committed, Loaded, check_fresh, commit_all, diff_metadata, load_shown, reviewed_title};
 
@@ -22,7 +22,7 @@ const DESCRIPTION: &str = "Apply a patch to the workspace: a unified diff as `gi
     nowhere or in several places fails. All or nothing: on any failure no file is changed.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// The patch text.
     patch: String,
     /// Leading path components to remove from the paths in a unified diff, as `patch -p<N>`
@@ -58,13 +58,14 @@ struct Staged {
 }
 
 #[async_trait]
-impl Tool for ApplyPatch {
+impl TypedTool for ApplyPatch {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let parsed = patch::parse(&args.patch).map_err(|err| ToolError::new(format!("{err}. No file was changed.")))?;
         let strip = match (args.strip, parsed.format) {
             (Some(strip), _) => strip,

@@ -3,7 +3,7 @@
 use std::io;
 
 use tandem_tool_api::approval::{Declined, confirm_whole};
-use tandem_tool_api::{Tool, ToolCheck, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::{Change, Origin, blocking, check_fresh, commit_all, load};
 use async_trait::async_trait;
@@ -16,7 +16,7 @@ const DESCRIPTION: &str = "Delete a file or an empty directory in the workspace.
     target. Refuses the workspace root and anything in .git.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// Path of the file or empty directory: absolute, or relative to the workspace root.
     file_path: String,
 }
@@ -37,13 +37,14 @@ impl Delete {
 }
 
 #[async_trait]
-impl Tool for Delete {
+impl TypedTool for Delete {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let target = {
             let ctx = ctx.clone();
             blocking(move || inspect(&args, &ctx)).await?

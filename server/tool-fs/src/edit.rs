@@ -11,7 +11,7 @@ use tandem_protocol::ToolGroup;
 
 use tandem_text::LineEnding;
 use tandem_text::matcher::{self, Closest, Difference, MatchError, Strategy};
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, numbered, reviewed_title, snippet};
 
@@ -29,7 +29,7 @@ const DESCRIPTION: &str = "Replace text in a file. old_string should be copied e
     Edits apply to the editor's unsaved text when the file is open there.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// Path of the file: absolute, or relative to the workspace root.
     file_path: String,
     /// The exact text to replace, including indentation. It must occur exactly once unless
@@ -58,13 +58,14 @@ impl Edit {
 }
 
 #[async_trait]
-impl Tool for Edit {
+impl TypedTool for Edit {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.old_string == args.new_string {
             return Err(ToolError::new("old_string and new_string are identical; the edit would change nothing"));
         }

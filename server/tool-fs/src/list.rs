@@ -4,9 +4,8 @@ use async_trait::async_trait;
 use globset::{Glob, GlobMatcher};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::blocking;
 
@@ -18,7 +17,7 @@ const DESCRIPTION: &str = "List a directory's entries (directories end with /), 
     Shows at most 1000 entries.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// Directory to list: absolute, or relative to the workspace root (default: the root).
     path: Option<String>,
     /// Glob that entries must match, e.g. `*.rs`, or `src/**/*.ts` (with a `/`, it matches the
@@ -43,13 +42,14 @@ impl List {
 }
 
 #[async_trait]
-impl Tool for List {
+impl TypedTool for List {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         blocking(move || run(args, &ctx)).await
     }
 }

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::edit::apply_one;
 use super::{Change, Committed, Loaded, check_fresh, commit_all, diff_metadata, load_shown, reviewed_title, snippet};
@@ -33,7 +33,7 @@ struct EditArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// The edits, applied in order.
     #[schemars(length(min = 1))]
     edits: Vec<EditArgs>,
@@ -65,13 +65,14 @@ struct Staged {
 }
 
 #[async_trait]
-impl Tool for MultiEdit {
+impl TypedTool for MultiEdit {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let total = args.edits.len();
         let mut files: Vec<(PathBuf, Staged)> = Vec::new();
         let mut strategies = Vec::new();

@@ -3,9 +3,8 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::{Loaded, Origin, blocking_sized, load, load_shown, remember};
 
@@ -21,7 +20,7 @@ const DESCRIPTION: &str = "Read a text file. Output is `cat -n` style: each line
     file is open there. Binary files are refused with their type and size.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// Path of the file: absolute, or relative to the workspace root.
     file_path: String,
     /// 1-based line to start at (default 1).
@@ -75,13 +74,14 @@ pub fn cut_line_at(line: &str, max: usize) -> (std::borrow::Cow<'_, str>, bool) 
 }
 
 #[async_trait]
-impl Tool for Read {
+impl TypedTool for Read {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if ctx.editor.as_ref().is_some_and(|editor| editor.reads_files()) {
             // The editor serves the text (unsaved changes included): ask it, then render.
             let path = ctx.workspace.resolve(&args.file_path, &ctx.working_dir)?;

@@ -4,9 +4,8 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, reviewed_title, snippet};
 
@@ -15,7 +14,7 @@ const DESCRIPTION: &str = "Create a file, or replace a file's whole content. Par
     The file's line endings (LF/CRLF), BOM and permissions are kept.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// Path of the file: absolute, or relative to the workspace root.
     file_path: String,
     /// The complete new content of the file.
@@ -39,13 +38,14 @@ impl Write {
 }
 
 #[async_trait]
-impl Tool for Write {
+impl TypedTool for Write {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let path = ctx.workspace.resolve_writable(&args.file_path, &ctx.working_dir)?;
         let shown = ctx.workspace.display(&path);
         let loaded = load_shown(&ctx, &path).await?;

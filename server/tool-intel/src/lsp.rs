@@ -20,7 +20,7 @@ use tandem_text::{Position, PositionEncoding, Rope, position_to_char};
 use tandem_tool_api::intel::{
     CallDirection, CodeIntel, DiagnosticsReport, IntelError, Location, Severity, Symbol, TextReplacement,
 };
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 use tandem_tool_fs::{
     Change, Loaded, blocking, check_fresh, commit_all, cut_line_at, diff_metadata, load, render_report,
 };
@@ -60,7 +60,7 @@ enum Direction {
 }
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// What to ask.
     operation: Operation,
     /// The file: absolute, or relative to the workspace root. Needed by every operation except
@@ -372,13 +372,14 @@ fn render_all_diagnostics(ctx: &ToolContext, path: &Path, report: &DiagnosticsRe
 }
 
 #[async_trait]
-impl Tool for Lsp {
+impl TypedTool for Lsp {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let Some(intel) = ctx.intel.clone() else {
             return Err(ToolError::new(
                 "no language servers are available in this session (they run in `tandem lsp`); use grep and read instead",

@@ -3,16 +3,15 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::load_all;
 
 const DESCRIPTION: &str = "Delete a memory that is wrong or outdated, by its id (a unique prefix is enough).";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// The memory's id, or a unique prefix.
     memory_id: String,
 }
@@ -33,13 +32,14 @@ impl MemoryDelete {
 }
 
 #[async_trait]
-impl Tool for MemoryDelete {
+impl TypedTool for MemoryDelete {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let prefix = args.memory_id.trim();
         if prefix.len() < 2 {
             return Err(ToolError::new("give at least two characters of the memory's id"));

@@ -3,9 +3,8 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::{MemoryType, load_all, score};
 
@@ -14,7 +13,7 @@ const DESCRIPTION: &str = "Read the memories kept across sessions: without `quer
     (user, feedback, project, reference).";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// Keywords to search for.
     #[serde(default)]
     query: Option<String>,
@@ -38,13 +37,14 @@ impl MemoryRead {
 }
 
 #[async_trait]
-impl Tool for MemoryRead {
+impl TypedTool for MemoryRead {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let mut all = load_all(ctx.workspace.root());
         if let Some(kind) = args.type_filter {
             all.retain(|m| m.kind == kind);

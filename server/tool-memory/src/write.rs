@@ -3,10 +3,9 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_text::disk::{self, Expected};
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 use tandem_tool_fs::blocking;
 
 use super::{Memory, MemoryType, Scope, file_name, memory_dir, render};
@@ -17,7 +16,7 @@ const DESCRIPTION: &str = "Remember something for later sessions: the person's p
     workspace, `user` in every workspace of this person. Do not store secrets.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// A short, specific title.
     title: String,
     /// The fact, in a few sentences.
@@ -50,13 +49,14 @@ impl MemoryWrite {
 }
 
 #[async_trait]
-impl Tool for MemoryWrite {
+impl TypedTool for MemoryWrite {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.title.trim().is_empty() || args.content.trim().is_empty() {
             return Err(ToolError::new("a memory needs a `title` and some `content`"));
         }

@@ -15,9 +15,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 use tandem_tool_fs::{Change, Loaded, blocking, commit_all, load};
 
 use outline::{Language, Symbol};
@@ -40,7 +39,7 @@ const DESCRIPTION: &str = "Write a README.md in each subdirectory of `path` (def
     READMEs are written together after one review.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// Directory whose subdirectories get a README: absolute, or relative to the workspace root (default: the root).
     path: Option<String>,
     /// Also the subdirectories' subdirectories, at every depth (default false: direct subdirectories only).
@@ -72,13 +71,14 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
 }
 
 #[async_trait]
-impl Tool for GenerateReadme {
+impl TypedTool for GenerateReadme {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let overwrite = args.overwrite.unwrap_or(false);
         let root = ctx.workspace.resolve(args.path.as_deref().unwrap_or("."), &ctx.working_dir)?;
         let shown_root = ctx.workspace.display(&root);

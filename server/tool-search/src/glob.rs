@@ -10,9 +10,8 @@ use globset::GlobBuilder;
 use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 use tandem_tool_fs::blocking;
 
 /// Files shown when the call does not say.
@@ -25,7 +24,7 @@ const DESCRIPTION: &str = "Find files by path pattern, e.g. `**/*.rs`, `src/**/*
     file contents, use `grep`.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// Glob pattern the file paths must match, e.g. `**/*.rs` or `src/**/*.{ts,tsx}`.
     pattern: String,
     /// Directory to search: absolute, or relative to the workspace root (default: the root).
@@ -61,13 +60,14 @@ impl Glob {
 }
 
 #[async_trait]
-impl Tool for Glob {
+impl TypedTool for Glob {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         blocking(move || run(args, &ctx)).await
     }
 }

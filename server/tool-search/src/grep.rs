@@ -11,9 +11,8 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContex
 use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 use tandem_tool_fs::blocking;
 
 /// Results shown when the call does not say.
@@ -27,7 +26,7 @@ const DESCRIPTION: &str = "Search file contents with a regular expression (Rust 
     editor has them (unsaved changes included). Respects .gitignore; skips hidden and binary files.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// Regular expression to search for (Rust regex syntax; escape `( ) [ ] { } . * + ? | \ ^ $`
     /// to match them literally).
     pattern: String,
@@ -81,13 +80,14 @@ impl Grep {
 }
 
 #[async_trait]
-impl Tool for Grep {
+impl TypedTool for Grep {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         blocking(move || run(args, &ctx)).await
     }
 }

@@ -5,10 +5,9 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::{ModeId, ToolGroup};
 use tandem_tool_api::session::PlanDecision;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::{default_plan_file, host};
 
@@ -21,7 +20,7 @@ const EXIT: &str = "Ask the person to approve the plan (the plan file's content 
     feedback.";
 
 #[derive(Deserialize, JsonSchema)]
-struct EnterArgs {
+pub(crate) struct EnterArgs {
     /// Why planning first.
     #[serde(default)]
     reason: Option<String>,
@@ -31,10 +30,10 @@ struct EnterArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-struct StatusArgs {}
+pub(crate) struct StatusArgs {}
 
 #[derive(Deserialize, JsonSchema)]
-struct ExitArgs {
+pub(crate) struct ExitArgs {
     /// The plan in a few lines, for the person.
     summary: String,
 }
@@ -54,13 +53,14 @@ impl PlanEnter {
 }
 
 #[async_trait]
-impl Tool for PlanEnter {
+impl TypedTool for PlanEnter {
+    type Args = EnterArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: EnterArgs = parse_args(args)?;
+    async fn run(&self, args: EnterArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "plan_enter")?;
         if let Some(state) = host.plan_state() {
             return Err(ToolError::new(format!(
@@ -103,12 +103,14 @@ impl PlanStatus {
 }
 
 #[async_trait]
-impl Tool for PlanStatus {
+impl TypedTool for PlanStatus {
+    type Args = StatusArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, _args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn run(&self, _args: StatusArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "plan_status")?;
         let mode = host.mode();
         let Some(state) = host.plan_state() else {
@@ -152,13 +154,14 @@ impl PlanExit {
 }
 
 #[async_trait]
-impl Tool for PlanExit {
+impl TypedTool for PlanExit {
+    type Args = ExitArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: ExitArgs = parse_args(args)?;
+    async fn run(&self, args: ExitArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "plan_exit")?;
         if host.mode() != ModeId::Plan {
             return Err(ToolError::new("the session is not in plan mode; there is nothing to approve"));

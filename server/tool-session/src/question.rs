@@ -4,10 +4,9 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::session::{AskOutcome, Question as Q, QuestionOption};
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::host;
 
@@ -18,13 +17,13 @@ const ASK_USER: &str = "Ask the person one question and wait for the answer. `op
     (omit for a free answer); `default` is used when nobody can answer.";
 
 #[derive(Deserialize, JsonSchema)]
-struct QuestionArgs {
+pub(crate) struct QuestionArgs {
     /// The questions (1-4).
     questions: Vec<Q>,
 }
 
 #[derive(Deserialize, JsonSchema)]
-struct AskArgs {
+pub(crate) struct AskArgs {
     /// The question.
     question: String,
     /// The choices, as short labels.
@@ -80,13 +79,14 @@ impl Question {
 }
 
 #[async_trait]
-impl Tool for Question {
+impl TypedTool for Question {
+    type Args = QuestionArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: QuestionArgs = parse_args(args)?;
+    async fn run(&self, args: QuestionArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.questions.is_empty() || args.questions.len() > 4 {
             return Err(ToolError::new(format!("ask 1 to 4 questions at a time (got {})", args.questions.len())));
         }
@@ -114,13 +114,14 @@ impl AskUser {
 }
 
 #[async_trait]
-impl Tool for AskUser {
+impl TypedTool for AskUser {
+    type Args = AskArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: AskArgs = parse_args(args)?;
+    async fn run(&self, args: AskArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.question.trim().is_empty() {
             return Err(ToolError::new("`question` is empty"));
         }

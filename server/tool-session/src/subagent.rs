@@ -3,10 +3,9 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::session::{AgentType, SubAgentRequest, SubAgentState, SubAgentStatus};
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::host;
 
@@ -18,7 +17,7 @@ const AGENT: &str = "Hand a self-contained task to a sub-agent with its own cont
 const STATUS: &str = "The state of a sub-agent started with `run_in_background`, and its answer when done.";
 
 #[derive(Deserialize, JsonSchema)]
-struct AgentArgs {
+pub(crate) struct AgentArgs {
     /// The task, complete and self-contained.
     prompt: String,
     /// general, explore, plan or verify (default general).
@@ -30,7 +29,7 @@ struct AgentArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-struct StatusArgs {
+pub(crate) struct StatusArgs {
     /// The id `agent` returned.
     agent_id: String,
 }
@@ -66,13 +65,14 @@ impl AgentTool {
 }
 
 #[async_trait]
-impl Tool for AgentTool {
+impl TypedTool for AgentTool {
+    type Args = AgentArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: AgentArgs = parse_args(args)?;
+    async fn run(&self, args: AgentArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "agent")?;
         if args.prompt.trim().is_empty() {
             return Err(ToolError::new("`prompt` is empty: say what the sub-agent should do"));
@@ -114,13 +114,14 @@ impl AgentStatusTool {
 }
 
 #[async_trait]
-impl Tool for AgentStatusTool {
+impl TypedTool for AgentStatusTool {
+    type Args = StatusArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: StatusArgs = parse_args(args)?;
+    async fn run(&self, args: StatusArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "agent_status")?;
         let status = host.agent_status(&args.agent_id).ok_or_else(|| {
             ToolError::new(format!("no sub-agent `{}` in this session; use the id `agent` returned", args.agent_id))

@@ -3,10 +3,9 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::session::{Todo, TodoStatus};
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::host;
 
@@ -16,13 +15,13 @@ const WRITE: &str = "Replace the session's task list. Use it for work with three
 const READ: &str = "Show the session's task list with each task's status.";
 
 #[derive(Deserialize, JsonSchema)]
-struct WriteArgs {
+pub(crate) struct WriteArgs {
     /// The whole list, in order (it replaces the old one).
     todos: Vec<Todo>,
 }
 
 #[derive(Deserialize, JsonSchema)]
-struct ReadArgs {}
+pub(crate) struct ReadArgs {}
 
 pub(crate) struct TodoWrite {
     spec: ToolSpec,
@@ -58,13 +57,14 @@ fn render(todos: &[Todo]) -> String {
 }
 
 #[async_trait]
-impl Tool for TodoWrite {
+impl TypedTool for TodoWrite {
+    type Args = WriteArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: WriteArgs = parse_args(args)?;
+    async fn run(&self, args: WriteArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "todowrite")?;
         if let Some(empty) = args.todos.iter().position(|t| t.content.trim().is_empty()) {
             return Err(ToolError::new(format!("task {} has no content", empty + 1)));
@@ -105,12 +105,14 @@ impl TodoRead {
 }
 
 #[async_trait]
-impl Tool for TodoRead {
+impl TypedTool for TodoRead {
+    type Args = ReadArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, _args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn run(&self, _args: ReadArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let todos = host(&ctx, "todoread")?.todos();
         let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
         Ok(ToolOutput::new(format!("Tasks: {done}/{} done", todos.len()), render(&todos)))

@@ -9,14 +9,14 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 const DESCRIPTION: &str = "Find tools by what they do, when the one you need is not in your tool list. \
     `query` is keywords (\"rename symbol\", \"fetch web page\"); `select:name1,name2` returns those tools' full \
     definitions. Found tools become callable for the rest of the session.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// Keywords, or `select:a,b` to pick tools by name.
     query: String,
     /// Most tools to return (default 5).
@@ -44,13 +44,14 @@ fn describe(spec: &ToolSpec) -> Value {
 }
 
 #[async_trait]
-impl Tool for ToolSearch {
+impl TypedTool for ToolSearch {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let registry = ctx
             .registry
             .as_ref()

@@ -7,9 +7,8 @@ use reqwest::Url;
 use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::guard::{Access, check_url, resolve};
 use super::{REQUEST_TIMEOUT, client_builder, cut, http_error, plain_text, size};
@@ -30,7 +29,7 @@ const DESCRIPTION: &str = "Fetch a web page by URL (http/https) and return its c
     are refused unless the person allowed them.";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// The URL to fetch (http or https).
     url: String,
     /// What you want from the page (a question or what to extract); repeated with the content.
@@ -56,13 +55,14 @@ impl WebFetch {
 }
 
 #[async_trait]
-impl Tool for WebFetch {
+impl TypedTool for WebFetch {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let max_bytes = args.max_bytes.unwrap_or(DEFAULT_MAX_BYTES).clamp(1, MAX_MAX_BYTES);
         let fetched = match tokio::time::timeout(REQUEST_TIMEOUT, fetch(&args.url, max_bytes, &self.access)).await {
             Ok(fetched) => fetched?,

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args, schema_for};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
 use super::{client_builder, cut, http_error, plain_text};
 
@@ -33,7 +33,7 @@ const DESCRIPTION: &str = "Search the web and get a numbered list of results (ti
     `webfetch`. Needs a search backend configured by the person (Brave, Tavily, SerpAPI or SearXNG).";
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(crate) struct Args {
     /// What to search for.
     query: String,
     /// Results wanted (default 5, at most 20).
@@ -129,13 +129,14 @@ impl WebSearch {
 }
 
 #[async_trait]
-impl Tool for WebSearch {
+impl TypedTool for WebSearch {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(args)?;
+    async fn run(&self, args: Args, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let query = args.query.trim();
         if query.is_empty() {
             return Err(ToolError::new("`query` is empty; say what to search for"));

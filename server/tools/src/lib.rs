@@ -20,8 +20,8 @@ pub use tandem_tool_api::{
     AgentType, Approver, AskOutcome, CallError, ChangeDecision, CodeIntel, CommandCheck, CommandDecision,
     CommandOutcome, CommandRun, DocumentEdit, EditorClient, Effect, PathError, PlanDecision, PlanState, Profile,
     Question, QuestionOption, Registry, SessionHost, StagedFile, SubAgentRequest, SubAgentState, SubAgentStatus, Todo,
-    TodoStatus, Tool, ToolCheck, ToolConfig, ToolContext, ToolError, ToolOutput, ToolSpec, WebConfig, Workspace,
-    approval, intel, schema_for, session, state, trust, validate_arguments,
+    TodoStatus, Tool, ToolCheck, ToolConfig, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, WebConfig,
+    Workspace, approval, intel, schema_for, session, state, trust, validate_arguments,
 };
 pub use tandem_tool_exec as exec;
 pub use tandem_tool_fs::{RestoreFile, restore_files};

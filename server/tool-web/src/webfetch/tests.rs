@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use expect_test::expect;
-use serde_json::json;
+use serde_json::{Value, json};
 use tandem_text::BufferCache;
-use tandem_tool_api::Workspace;
+use tandem_tool_api::{Tool, Workspace};
 
 use super::*;
 use crate::test_server::{Reply, TestServer};

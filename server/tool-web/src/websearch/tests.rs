@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tandem_text::BufferCache;
-use tandem_tool_api::Workspace;
+use tandem_tool_api::{Tool, Workspace};
 
 use super::*;
 use crate::test_server::{Reply, TestServer};
