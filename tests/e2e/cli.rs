@@ -84,7 +84,7 @@ fn tool_command_prints_text_or_json() -> Res<()> {
 #[test]
 fn tools_lists_a_table_and_json_that_match_the_registry() -> Res<()> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let registry = tandem_tools::Registry::builtin(tandem_tools::ToolConfig::default());
+    let registry = tandem_tools::builtin(tandem_tools::ToolConfig::default());
 
     let (code, json, stderr) = run(dir.path(), &["tools", "--json"])?;
     assert_eq!(code, 0, "{stderr}");

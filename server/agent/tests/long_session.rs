@@ -18,7 +18,7 @@ use tandem_protocol::{
     SessionLoadParams, SessionNewParams, SessionPromptParams, SessionUpdate, StopReason,
 };
 use tandem_text::BufferCache;
-use tandem_tools::{Registry, ToolConfig, Workspace};
+use tandem_tools::{ToolConfig, Workspace};
 
 /// The window of the scripted model, and the tokenizer the fake provider plays: 4 bytes a token.
 const WINDOW: u32 = 8_192;
@@ -85,7 +85,7 @@ fn start_agent_of(
     client: Arc<Recorder>,
 ) -> Arc<Agent> {
     let workspace = Workspace::new(root, &[]).unwrap_or_else(|e| panic!("{e}"));
-    let registry = Registry::builtin(ToolConfig::default());
+    let registry = tandem_tools::builtin(ToolConfig::default());
     let mut config = AgentConfig::new(provider_settings(kind, &provider.base_url(), window));
     config.max_turns = 200;
     Agent::new(

@@ -108,7 +108,7 @@ mod tests {
 
     use serde_json::json;
     use tandem_text::BufferCache;
-    use tandem_tools::{Registry, ToolConfig, Workspace};
+    use tandem_tools::{ToolConfig, Workspace};
 
     use super::*;
     use crate::ranking::{Doc, Ranker};
@@ -144,10 +144,10 @@ mod tests {
     /// `tool_search`'s order for `query` over the same MCP tools (the built-in tools switched
     /// off, so both rank the same set).
     async fn tool_search_order(query: &str, tags: &[String]) -> Result<Vec<String>, String> {
-        let builtin = Registry::builtin(ToolConfig::default());
+        let builtin = tandem_tools::builtin(ToolConfig::default());
         let others: Vec<String> =
             builtin.enabled().map(|t| t.spec().name.to_owned()).filter(|n| n != "tool_search").collect();
-        let registry = Arc::new(Registry::builtin(ToolConfig { disabled: others, ..ToolConfig::default() }));
+        let registry = Arc::new(tandem_tools::builtin(ToolConfig { disabled: others, ..ToolConfig::default() }));
         let tools = fs_tools()
             .into_iter()
             .map(|t| Arc::new(McpTool::new(Weak::<crate::McpManager>::new(), "fs", tags, t)) as Arc<dyn Tool>);

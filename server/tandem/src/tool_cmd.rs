@@ -460,7 +460,7 @@ mod tests {
 
     #[test]
     fn every_builtin_tool_has_a_one_line_summary_that_ends_a_sentence() {
-        let registry = tandem_tools::Registry::builtin(tandem_tools::ToolConfig::default());
+        let registry = tandem_tools::builtin(tandem_tools::ToolConfig::default());
         for tool in registry.enabled() {
             let spec = tool.spec();
             let summary = first_sentence(spec.description);

@@ -160,7 +160,7 @@ impl Workbench {
             .map_err(|source| WorkbenchError::Root { root: root.clone(), source })?;
         let workspace = Arc::new(workspace);
         let cache = options.cache.unwrap_or_default();
-        let registry = Arc::new(Registry::builtin(config.tools.clone()));
+        let registry = Arc::new(tandem_tools::builtin(config.tools.clone()));
         let manage_tool = options.mcp == Mcp::Sessions && config.tools.profile == tandem_tools::Profile::Full;
         let mcp = (options.mcp != Mcp::Off)
             .then(|| McpManager::from_workspace(workspace.root(), Arc::clone(&registry), manage_tool));

@@ -16,8 +16,8 @@ use crate::intel::{
     CallDirection, CallItem, DiagnosticsReport, IntelError, Location, Symbol, TextRange, TextReplacement,
 };
 use crate::{
-    Approver, ChangeDecision, CodeIntel, CommandCheck, CommandDecision, Profile, Registry, StagedFile, ToolCheck,
-    ToolConfig, ToolContext, Workspace,
+    Approver, ChangeDecision, CodeIntel, CommandCheck, CommandDecision, Profile, StagedFile, ToolCheck, ToolConfig,
+    ToolContext, Workspace,
 };
 
 /// Says no to everything, and remembers what it was asked.
@@ -138,7 +138,7 @@ fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 #[tokio::test(flavor = "multi_thread")]
 async fn every_tool_that_changes_anything_asks_first_and_changes_nothing_when_refused() {
     let config = ToolConfig { profile: Profile::Full, ..Default::default() };
-    let registry = Registry::builtin(config);
+    let registry = crate::builtin(config);
     let mut checked = Vec::new();
     for tool in registry.enabled() {
         let spec = tool.spec();

@@ -1,42 +1,44 @@
-//! Tandem's tools: the [`Tool`] trait, the [`Registry`] with profiles and argument validation,
-//! workspace confinement, and the tools themselves (one file per tool).
+//! Tandem's tools, assembled: [`builtin`] puts every family's tools into one [`Registry`], and
+//! this crate re-exports the framework (`tandem-tool-api`) and the families' public items under
+//! the paths the rest of the workspace uses (`tandem_tools::Tool`, `tandem_tools::exec::sandbox`,
+//! `tandem_tools::memory::session_brief`, ...).
 //!
-//! API boundary: this crate knows the editor, language servers and MCP only through traits
+//! The families, each a crate over `tandem-tool-api`: `tandem-tool-fs` (files and the commit
+//! path), `tandem-tool-search`, `tandem-tool-exec` (commands), `tandem-tool-web`,
+//! `tandem-tool-session`, `tandem-tool-memory`, `tandem-tool-intel` (language servers) and
+//! `tandem-tool-readme`. `gate_tests.rs`, which needs every tool, lives here.
+//!
+//! API boundary: the tools know the editor, language servers and MCP only through traits
 //! (see [`EditorClient`]); the front doors in the `tandem` binary implement them.
 
-pub mod approval;
-mod editor;
-pub mod exec;
-mod fs;
 #[cfg(test)]
 mod gate_tests;
-pub mod intel;
-pub mod memory;
-mod profile;
-mod readme;
-mod registry;
-mod schema;
-mod search;
-pub mod session;
-pub mod state;
 #[cfg(test)]
-mod testing;
-mod tool;
-pub mod trust;
-mod web;
-mod workspace;
+mod registry_tests;
 
-pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
-pub use editor::{CommandOutcome, CommandRun, DocumentEdit, EditorClient};
-pub use fs::{RestoreFile, restore_files};
-pub use intel::CodeIntel;
-pub use profile::{Profile, ToolConfig};
-pub use registry::{CallError, Registry};
-pub use schema::{schema_for, validate_arguments};
-pub use session::{
-    AgentType, AskOutcome, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
-    SubAgentState, SubAgentStatus, Todo, TodoStatus,
+pub use tandem_tool_api::{
+    AgentType, Approver, AskOutcome, CallError, ChangeDecision, CodeIntel, CommandCheck, CommandDecision,
+    CommandOutcome, CommandRun, DocumentEdit, EditorClient, Effect, PathError, PlanDecision, PlanState, Profile,
+    Question, QuestionOption, Registry, SessionHost, StagedFile, SubAgentRequest, SubAgentState, SubAgentStatus, Todo,
+    TodoStatus, Tool, ToolCheck, ToolConfig, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, WebConfig,
+    Workspace, approval, intel, schema_for, session, state, trust, validate_arguments,
 };
-pub use tool::{Effect, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
-pub use web::WebConfig;
-pub use workspace::{PathError, Workspace};
+pub use tandem_tool_exec as exec;
+pub use tandem_tool_fs::{RestoreFile, restore_files};
+pub use tandem_tool_memory as memory;
+
+/// Every built-in tool, under `config`, in the order they are offered: files, README
+/// generation, search, commands, language servers, the web, the session, memories.
+pub fn builtin(config: ToolConfig) -> Registry {
+    let tools = tandem_tool_fs::all()
+        .into_iter()
+        .chain(tandem_tool_readme::all())
+        .chain(tandem_tool_search::all())
+        .chain(tandem_tool_exec::all())
+        .chain(tandem_tool_intel::all())
+        .chain(tandem_tool_web::all(&config.web))
+        .chain(tandem_tool_session::all())
+        .chain(tandem_tool_memory::all())
+        .collect();
+    Registry::new(tools, config)
+}

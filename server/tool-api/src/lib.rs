@@ -1,0 +1,35 @@
+//! The framework of Tandem's tools: the [`Tool`] trait, the [`Registry`] with profiles and
+//! argument validation, the approval gate, workspace confinement and Tandem's state directory.
+//! The tools themselves live in the family crates (`tandem-tool-fs`, `tandem-tool-exec`, ...),
+//! which depend on this crate only (and on lower families); `tandem-tools` assembles them.
+//!
+//! API boundary: this crate knows the editor, language servers and the agent session only
+//! through traits ([`EditorClient`], [`CodeIntel`], [`SessionHost`]); the front doors in the
+//! `tandem` binary and the agent implement them.
+
+pub mod approval;
+mod editor;
+pub mod intel;
+mod profile;
+mod registry;
+mod schema;
+pub mod session;
+pub mod state;
+#[cfg(feature = "testing")]
+pub mod testing;
+mod tool;
+pub mod trust;
+mod workspace;
+
+pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
+pub use editor::{CommandOutcome, CommandRun, DocumentEdit, EditorClient};
+pub use intel::CodeIntel;
+pub use profile::{Profile, ToolConfig, WebConfig};
+pub use registry::{CallError, Registry};
+pub use schema::{schema_for, validate_arguments};
+pub use session::{
+    AgentType, AskOutcome, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
+    SubAgentState, SubAgentStatus, Todo, TodoStatus,
+};
+pub use tool::{Effect, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, parse_args};
+pub use workspace::{PathError, Workspace};

@@ -1,0 +1,510 @@
+//! Committing staged text: through the editor for open documents, by atomic disk writes for
+//! the rest, and for several files at once all-or-nothing, with rollback.
+
+use std::path::{Path, PathBuf};
+
+use tandem_text::disk::{self, DiskFile, Expected, ReadOutcome};
+use tandem_text::{ContentHash, Decoded, FileFormat, Rope, char_to_position, minimal_change};
+use tandem_tool_api::{DocumentEdit, ToolContext, ToolError};
+
+use super::journal::{self, Failed, Op};
+use super::lock::lock_paths;
+use super::review::{Reviewed, review};
+use super::{EDITOR_ECHO_TIMEOUT, Loaded, MAX_FILE_BYTES, Origin, blocking, remember};
+
+/// How a commit reached its file.
+pub struct Committed {
+    /// `"editor"` or `"disk"`.
+    pub(crate) via: &'static str,
+    /// Notes for the model (e.g. the editor could not save).
+    pub notes: Vec<String>,
+    /// Hunks the person rejected in the review (on the first of several commits).
+    pub(crate) rejected_hunks: usize,
+    /// The files the person accepted only in part: what was really applied (on the first of
+    /// several commits).
+    pub(crate) partial: Vec<PartialApply>,
+}
+
+impl Committed {
+    fn new(via: &'static str, notes: Vec<String>) -> Self {
+        Self { via, notes, rejected_hunks: 0, partial: Vec::new() }
+    }
+
+    /// For a one-file tool: when the person accepted only part of the change, the preview and
+    /// the diff metadata become those of what was applied (the proposal's would mislead).
+    pub(crate) fn show_applied(&self, preview: &mut String, diff: &mut serde_json::Map<String, serde_json::Value>) {
+        if let Some(applied) = self.partial.first() {
+            *preview = format!("Applied (the accepted hunks only):\n{}", applied.preview);
+            diff.clone_from(&applied.diff);
+        }
+    }
+
+    /// For a many-file tool: what was applied to each file accepted in part, for the output.
+    pub(crate) fn applied_report<'a>(committed: impl IntoIterator<Item = &'a Committed>) -> String {
+        committed
+            .into_iter()
+            .flat_map(|c| &c.partial)
+            .map(|p| format!("Applied to `{}` (the accepted hunks only):\n{}", p.shown, p.preview))
+            .collect()
+    }
+}
+
+/// What was applied to a file the person accepted only in part.
+pub(crate) struct PartialApply {
+    /// The file as shown to the model.
+    pub shown: String,
+    /// The changed region of the applied text, numbered (`cat -n` style).
+    pub preview: String,
+    /// [`super::diff_metadata`] of the applied change.
+    pub diff: serde_json::Map<String, serde_json::Value>,
+}
+
+impl PartialApply {
+    pub(super) fn new(shown: &str, old: &str, applied: &str) -> Self {
+        let (start, _, end) = minimal_change(old, applied);
+        Self {
+            shown: shown.to_owned(),
+            preview: super::snippet(applied, start, end),
+            diff: super::diff_metadata(shown, old, applied),
+        }
+    }
+}
+
+/// `title`, saying how many hunks were rejected when the person accepted only part of the change.
+pub(crate) fn reviewed_title<'a>(title: String, committed: impl IntoIterator<Item = &'a Committed>) -> String {
+    match committed.into_iter().map(|c| c.rejected_hunks).sum::<usize>() {
+        0 => title,
+        1 => format!("{title} (1 hunk rejected)"),
+        n => format!("{title} ({n} hunks rejected)"),
+    }
+}
+
+/// Replaces `loaded`'s text with `new_text`: through the editor when the file is open there,
+/// else by an atomic disk write that is refused if the disk changed since `loaded` was read.
+pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) -> Result<Committed, ToolError> {
+    let mut changes = review(ctx, vec![(loaded, Change::Write(new_text))]).await?;
+    let foresight = changes.foresight.take();
+    let review_notes = std::mem::take(&mut changes.notes);
+    let rejected = changes.rejected;
+    let partial = std::mem::take(&mut changes.partial);
+    let Some((loaded, Change::Write(new_text))) = changes.kept.pop() else {
+        return Err(ToolError::new("internal error: the reviewed change is not a write"));
+    };
+    // From the last check of the file to its replacement, no other commit touches it.
+    let _locked = lock_paths([loaded.path.clone()]).await;
+    let committed = commit_reviewed(ctx, loaded, new_text).await;
+    if let Some(foresight) = foresight {
+        foresight.end().await;
+    }
+    let mut committed = committed?;
+    committed.notes.splice(0..0, review_notes);
+    committed.rejected_hunks = rejected;
+    committed.partial = partial;
+    Ok(committed)
+}
+
+/// [`commit`] after the review; the caller holds the path's lock.
+async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) -> Result<Committed, ToolError> {
+    // Only a session keeps read stamps; the person's own calls need no hash of the result.
+    let new_hash = ctx.session_id.is_some().then(|| ContentHash::of(new_text.as_bytes()));
+    let path = loaded.path.clone();
+    let client = ctx.editor.clone().filter(|editor| editor.writes_files());
+    let committed = match (loaded.origin, client) {
+        (Origin::Editor { version, rope }, _) => {
+            commit_to_editor(ctx, &path, version, &rope, &loaded.text, new_text).await?
+        }
+        (origin, Some(editor)) => {
+            commit_to_client(ctx, editor.as_ref(), &path, &origin, loaded.hash, &new_text).await?
+        }
+        (Origin::Disk { format, disk_hash } | Origin::Client { format, disk_hash }, None) => {
+            let root = ctx.workspace.root().to_path_buf();
+            let op = Op::Write { path, format, text: new_text, expected: Expected::Hash(disk_hash), mode_from: None };
+            blocking(move || journal::commit(&root, vec![op]).map_err(|failed| failed.error.into())).await?;
+            Committed::new("disk", Vec::new())
+        }
+        (Origin::Missing, None) => {
+            let root = ctx.workspace.root().to_path_buf();
+            let format = FileFormat::default();
+            let op = Op::Write { path, format, text: new_text, expected: Expected::Absent, mode_from: None };
+            blocking(move || journal::commit(&root, vec![op]).map_err(|failed| failed.error.into())).await?;
+            Committed::new("disk", Vec::new())
+        }
+    };
+    if let Some(hash) = new_hash {
+        remember(ctx, &loaded.path, hash);
+    }
+    // The old text may be large: freed off the caller's path.
+    disk::release(loaded.text);
+    Ok(committed)
+}
+
+/// Writes the whole text through the editor (ACP `fs/write_text_file`, so its review records
+/// the change), after checking that the file did not change since it was loaded: through the
+/// editor when it serves reads, else on disk.
+async fn commit_to_client(
+    ctx: &ToolContext,
+    editor: &dyn tandem_tool_api::EditorClient,
+    path: &Path,
+    origin: &Origin,
+    loaded_hash: ContentHash,
+    new_text: &str,
+) -> Result<Committed, ToolError> {
+    let shown = ctx.workspace.display(path);
+    let changed = match origin {
+        Origin::Missing => path.exists(),
+        Origin::Editor { .. } => false,
+        _ if editor.reads_files() => {
+            let now = super::editor_text(ctx, editor, path).await?;
+            ContentHash::of(now.as_bytes()) != loaded_hash
+        }
+        Origin::Disk { disk_hash, .. } | Origin::Client { disk_hash, .. } => {
+            !matches!(disk::read(path, MAX_FILE_BYTES)?, ReadOutcome::File(file) if file.hash == *disk_hash)
+        }
+    };
+    if changed {
+        return Err(ToolError::new(format!(
+            "`{shown}` changed since it was last read; nothing was written. Read it again and redo the change"
+        )));
+    }
+    if matches!(origin, Origin::Missing) {
+        create_parent(path)?;
+    }
+    // A file with a byte-order mark keeps it.
+    let bom = matches!(origin, Origin::Disk { format, .. } | Origin::Client { format, .. } if format.bom);
+    let text = if bom { std::borrow::Cow::Owned(format!("\u{feff}{new_text}")) } else { new_text.into() };
+    editor
+        .write_file(ctx.session_id.as_deref(), path, &text)
+        .await
+        .map_err(|err| ToolError::new(format!("the editor could not write `{shown}`: {err}")))?;
+    Ok(Committed::new("editor", Vec::new()))
+}
+
+async fn commit_to_editor(
+    ctx: &ToolContext,
+    path: &Path,
+    version: i32,
+    rope: &Rope,
+    old_text: &str,
+    new_text: String,
+) -> Result<Committed, ToolError> {
+    let shown = ctx.workspace.display(path);
+    let Some(editor) = ctx.editor.clone() else {
+        return Err(ToolError::new(format!("`{shown}` is open in an editor that is no longer connected; try again")));
+    };
+    let encoding = editor.position_encoding();
+    let (start, old_end, new_end) = minimal_change(old_text, &new_text);
+    let edit = DocumentEdit {
+        path: path.to_path_buf(),
+        version,
+        start: char_to_position(rope, rope.byte_to_char(start), encoding),
+        end: char_to_position(rope, rope.byte_to_char(old_end), encoding),
+        new_text: new_text[start..new_end].to_owned(),
+    };
+    match editor.apply_edit(edit).await {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(ToolError::new(format!(
+                "the editor refused the change to `{shown}` (the buffer probably changed meanwhile); read the file again and retry"
+            )));
+        }
+        Err(err) => return Err(ToolError::new(format!("the editor could not apply the change to `{shown}`: {err}"))),
+    }
+    let mut notes = Vec::new();
+    let new_hash = ContentHash::of(new_text.as_bytes());
+    // Poll, never block: the editor's `didChange` must be able to arrive on this very runtime.
+    let deadline = tokio::time::Instant::now() + EDITOR_ECHO_TIMEOUT;
+    let echoed = loop {
+        if ctx.cache.get(path).is_some_and(|doc| doc.hash() == new_hash) {
+            break true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            break false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    };
+    if !echoed {
+        notes.push("the editor applied the change but did not report its new text in time".to_owned());
+    }
+    let saved = match editor.save(path).await {
+        Ok(saved) => saved,
+        Err(err) => {
+            tracing::warn!(path = %path.display(), "save request failed: {err}");
+            false
+        }
+    };
+    if !saved {
+        // The editor cannot save: write its buffer (our change included) ourselves.
+        let write_path = path.to_path_buf();
+        let format = match disk::read(path, MAX_FILE_BYTES)? {
+            ReadOutcome::File(DiskFile { decoded: Decoded::Text { format, .. }, .. }) => format,
+            _ => FileFormat::default(),
+        };
+        let text = match ctx.cache.get(path) {
+            Some(doc) if echoed => doc.rope.to_string(),
+            _ => new_text,
+        };
+        blocking(move || {
+            disk::write_atomic_parts(&write_path, &format.encode(&text), Expected::Any)?;
+            Ok(())
+        })
+        .await?;
+        notes.push("the editor did not save the document, so tandem wrote it to disk".to_owned());
+    }
+    Ok(Committed::new("editor", notes))
+}
+
+/// One file's part of a multi-file change.
+pub enum Change {
+    /// New content; the file is created when it did not exist.
+    Write(String),
+    /// The file is removed.
+    Delete,
+    /// The file moves to `to` (which must not exist) with this content.
+    Move {
+        /// The new path (resolved and confined by the caller).
+        to: PathBuf,
+        /// Its content.
+        text: String,
+    },
+}
+
+/// A disk operation done, and how to undo it.
+enum Done {
+    /// `path` had `bytes`; we wrote content hashing to `written`.
+    Replaced { path: PathBuf, bytes: Vec<u8>, written: ContentHash },
+    /// We created `path` with content hashing to `written`.
+    Created { path: PathBuf, written: ContentHash },
+    /// We removed `path`, which had `bytes`.
+    Removed { path: PathBuf, bytes: Vec<u8> },
+}
+
+fn undo(done: Vec<Done>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for step in done.into_iter().rev() {
+        let result = match &step {
+            Done::Replaced { path, bytes, written } => disk::write_atomic(path, bytes, Expected::Hash(*written)),
+            Done::Created { path, written } => disk::remove(path, Expected::Hash(*written)),
+            Done::Removed { path, bytes } => disk::write_atomic(path, bytes, Expected::Absent),
+        };
+        if let Err(err) = result {
+            problems.push(err.to_string());
+        }
+    }
+    problems
+}
+
+/// Creates the directories above `path` that are missing.
+fn create_parent(path: &Path) -> Result<(), tandem_text::TextError> {
+    let Some(parent) = path.parent() else { return Ok(()) };
+    std::fs::create_dir_all(parent).map_err(|source| tandem_text::TextError::Io {
+        action: "cannot create directory",
+        path: parent.to_path_buf(),
+        source,
+    })
+}
+
+/// What a file was before a change: its format, the hash of its bytes, its text.
+type Before = (FileFormat, ContentHash, String);
+
+/// The disk part of [`commit_all`]: every operation or none, through the journal (so a crash
+/// cannot leave it half-made either). Returns how to undo it, for a later editor step that fails.
+fn disk_phase(root: &Path, ops: Vec<(PathBuf, Option<Before>, Change)>) -> Result<Vec<Done>, ToolError> {
+    let mut done = Vec::new();
+    let mut journal_ops = Vec::new();
+    for (path, before, change) in ops {
+        let original = before.as_ref().map(|(format, _, text)| format.encode(text).concat());
+        let expected = before.as_ref().map_or(Expected::Absent, |(_, hash, _)| Expected::Hash(*hash));
+        let format = before.as_ref().map(|(format, _, _)| *format).unwrap_or_default();
+        match change {
+            Change::Write(text) => {
+                let written = ContentHash::of_parts(&format.encode(&text));
+                done.push(match original {
+                    Some(bytes) => Done::Replaced { path: path.clone(), bytes, written },
+                    None => Done::Created { path: path.clone(), written },
+                });
+                journal_ops.push(Op::Write { path, format, text, expected, mode_from: None });
+            }
+            Change::Delete => {
+                done.push(Done::Removed { path: path.clone(), bytes: original.unwrap_or_default() });
+                journal_ops.push(Op::Remove { path, expected });
+            }
+            Change::Move { to, text } => {
+                let written = ContentHash::of_parts(&format.encode(&text));
+                done.push(Done::Created { path: to.clone(), written });
+                done.push(Done::Removed { path: path.clone(), bytes: original.unwrap_or_default() });
+                // The moved file keeps its permissions.
+                journal_ops.push(Op::Write {
+                    path: to,
+                    format,
+                    text,
+                    expected: Expected::Absent,
+                    mode_from: Some(path.clone()),
+                });
+                journal_ops.push(Op::Remove { path, expected });
+            }
+        }
+    }
+    match journal::commit(root, journal_ops) {
+        Ok(()) => Ok(done),
+        Err(Failed { error, problems }) => {
+            let mut message = format!("{error}. Nothing was changed: the files already written were restored.");
+            if !problems.is_empty() {
+                message = format!(
+                    "{error}. Restoring the files already written failed for some: {}. Check them before retrying.",
+                    problems.join("; ")
+                );
+            }
+            Err(ToolError::new(message).with("rolledBack", problems.is_empty()))
+        }
+    }
+}
+
+/// Commits every change or none. Disk changes go first, each atomic, undone in reverse order if
+/// a later one fails; then edits of documents open in the editor (an editor edit that fails
+/// undoes the disk changes and the editor edits before it). Public for the tools above this crate
+/// that change files (`lsp`'s rename, `generate_readme`): one review, one commit path.
+pub async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Vec<Committed>, ToolError> {
+    let Reviewed { kept: changes, notes: review_notes, rejected, partial, foresight } = review(ctx, changes).await?;
+    let mut paths = Vec::new();
+    for (loaded, change) in &changes {
+        paths.push(loaded.path.clone());
+        if let Change::Move { to, .. } = change {
+            paths.push(to.clone());
+        }
+    }
+    // From the last check of each file to its replacement, no other commit touches them.
+    let _locked = lock_paths(paths).await;
+    let committed = commit_all_reviewed(ctx, changes).await;
+    if let Some(foresight) = foresight {
+        foresight.end().await;
+    }
+    let mut committed = committed?;
+    if let Some(first) = committed.first_mut() {
+        first.notes.splice(0..0, review_notes);
+        first.rejected_hunks = rejected;
+        first.partial = partial;
+    }
+    Ok(committed)
+}
+
+/// [`commit_all`] after the review.
+async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Vec<Committed>, ToolError> {
+    let mut disk_ops = Vec::new();
+    let mut editor_ops = Vec::new();
+    let mut stamps = Vec::new();
+    let client_writes = ctx.editor.as_ref().is_some_and(|editor| editor.writes_files());
+    for (loaded, change) in changes {
+        match (&loaded.origin, change) {
+            (Origin::Editor { .. }, Change::Write(text)) => editor_ops.push((loaded, text)),
+            // Written through the editor too, after the disk phase.
+            (_, Change::Write(text)) if client_writes => editor_ops.push((loaded, text)),
+            (origin, change) => {
+                let before = match origin {
+                    Origin::Disk { format, disk_hash } => Some((*format, *disk_hash, loaded.text.clone())),
+                    // Unsaved changes in the editor; the disk is what changes.
+                    Origin::Client { format, disk_hash } => match disk::read(&loaded.path, MAX_FILE_BYTES)? {
+                        ReadOutcome::File(DiskFile { hash, decoded: Decoded::Text { text, .. }, .. })
+                            if hash == *disk_hash =>
+                        {
+                            Some((*format, hash, text))
+                        }
+                        _ => Some((*format, *disk_hash, loaded.text.clone())),
+                    },
+                    // Open in the editor but deleted or moved: the disk is what changes.
+                    Origin::Editor { .. } => match disk::read(&loaded.path, MAX_FILE_BYTES)? {
+                        ReadOutcome::File(DiskFile { hash, decoded: Decoded::Text { text, format }, .. }) => {
+                            Some((format, hash, text))
+                        }
+                        _ => None,
+                    },
+                    Origin::Missing => None,
+                };
+                // Only a session keeps read stamps (as in `commit`): no hashing otherwise.
+                if ctx.session_id.is_some() {
+                    match &change {
+                        Change::Write(text) => stamps.push((loaded.path.clone(), ContentHash::of(text.as_bytes()))),
+                        Change::Move { to, text } => stamps.push((to.clone(), ContentHash::of(text.as_bytes()))),
+                        Change::Delete => {}
+                    }
+                }
+                disk_ops.push((loaded.path.clone(), before, change));
+            }
+        }
+    }
+    let disk_count = disk_ops.len();
+    let root = ctx.workspace.root().to_path_buf();
+    let done = if disk_ops.is_empty() { Vec::new() } else { blocking(move || disk_phase(&root, disk_ops)).await? };
+    let mut committed: Vec<Committed> = (0..disk_count).map(|_| Committed::new("disk", Vec::new())).collect();
+    let mut applied: Vec<(PathBuf, String, String, bool)> = Vec::new();
+    for (loaded, text) in editor_ops {
+        let path = loaded.path.clone();
+        let old_text = loaded.text.clone();
+        let existed = loaded.exists();
+        match commit_reviewed(ctx, loaded, text.clone()).await {
+            Ok(done) => {
+                committed.push(done);
+                applied.push((path, old_text, text, existed));
+            }
+            Err(err) => {
+                // Undo the editor edits before it, then the disk changes.
+                for (path, old, new, existed) in applied.into_iter().rev() {
+                    if let Some(doc) = ctx.cache.get(&path) {
+                        commit_to_editor(ctx, &path, doc.version, &doc.rope, &new, old).await.ok();
+                    } else if let Some(editor) = ctx.editor.as_ref().filter(|editor| editor.writes_files()) {
+                        if existed {
+                            editor.write_file(ctx.session_id.as_deref(), &path, &old).await.ok();
+                        } else {
+                            disk::remove(&path, Expected::Any).ok();
+                        }
+                    }
+                }
+                let problems = blocking(move || Ok(undo(done))).await?;
+                let mut message = format!("{}; nothing was changed: the other files were restored", err.message);
+                if !problems.is_empty() {
+                    message.push_str(&format!(" (except: {})", problems.join("; ")));
+                }
+                return Err(ToolError::new(message));
+            }
+        }
+    }
+    for (path, hash) in stamps {
+        remember(ctx, &path, hash);
+    }
+    Ok(committed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failing_write_rolls_back_the_ones_before_it() -> Result<(), ToolError> {
+        let dir = tempfile::tempdir().map_err(|e| ToolError::new(e.to_string()))?;
+        let (a, b, c) = (dir.path().join("a.txt"), dir.path().join("b.txt"), dir.path().join("new/c.txt"));
+        std::fs::write(&a, "a0\n").ok();
+        std::fs::write(&b, "b0\n").ok();
+        let seen = |text: &str| Some((FileFormat::default(), ContentHash::of(text.as_bytes()), text.to_owned()));
+        let ops = vec![
+            (a.clone(), seen("a0\n"), Change::Write("a1\n".into())),
+            (c.clone(), None, Change::Write("c1\n".into())),
+            // b changed on disk since it was read: this write is refused.
+            (b.clone(), seen("b-old\n"), Change::Write("b1\n".into())),
+        ];
+        let err = disk_phase(dir.path(), ops).err().map(|e| e.message).unwrap_or_default();
+        assert!(err.contains("changed since it was last read") && err.contains("restored"), "{err}");
+        assert_eq!(std::fs::read_to_string(&a).unwrap_or_default(), "a0\n");
+        assert_eq!(std::fs::read_to_string(&b).unwrap_or_default(), "b0\n");
+        assert!(!c.exists());
+        // Delete and move, then undone by a failing last step.
+        let ops = vec![
+            (a.clone(), seen("a0\n"), Change::Delete),
+            (b.clone(), seen("b0\n"), Change::Move { to: dir.path().join("moved.txt"), text: "b0\n".into() }),
+            (c.clone(), seen("absent"), Change::Write("x".into())),
+        ];
+        assert!(disk_phase(dir.path(), ops).is_err());
+        assert_eq!(std::fs::read_to_string(&a).unwrap_or_default(), "a0\n");
+        assert_eq!(std::fs::read_to_string(&b).unwrap_or_default(), "b0\n");
+        assert!(!dir.path().join("moved.txt").exists());
+        Ok(())
+    }
+}

@@ -1,0 +1,14 @@
+//! The code-intelligence tools: `lsp`, which asks the project's language servers through the
+//! [`CodeIntel`](tandem_tool_api::CodeIntel) trait (its types are in `tandem_tool_api::intel`).
+//! Renames go through the file tools' commit path (`tandem-tool-fs`).
+
+mod lsp;
+
+use std::sync::Arc;
+
+use tandem_tool_api::Tool;
+
+/// The code-intelligence tools.
+pub fn all() -> Vec<Arc<dyn Tool>> {
+    vec![Arc::new(lsp::Lsp::new())]
+}

@@ -1,0 +1,176 @@
+//! `glob`: files whose path matches a glob pattern, by path (or newest first when asked: that
+//! costs a `stat` per matching file, which the walk itself does not need).
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use globset::GlobBuilder;
+use ignore::WalkState;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tandem_protocol::ToolGroup;
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_fs::blocking;
+
+/// Files shown when the call does not say.
+const DEFAULT_MAX_RESULTS: usize = 500;
+
+const DESCRIPTION: &str = "Find files by path pattern, e.g. `**/*.rs`, `src/**/*.{ts,tsx}`, `*.toml`. The pattern \
+    matches the path relative to the searched directory (`*` stays within one directory; `**` crosses \
+    directories). Files ignored by .gitignore/.ignore, hidden files and .git are left out. Results are \
+    relative to the workspace root, sorted by path, or newest first with sort `modified`. To search \
+    file contents, use `grep`.";
+
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct Args {
+    /// Glob pattern the file paths must match, e.g. `**/*.rs` or `src/**/*.{ts,tsx}`.
+    pattern: String,
+    /// Directory to search: absolute, or relative to the workspace root (default: the root).
+    path: Option<String>,
+    /// Files shown at most (default 500).
+    max_results: Option<usize>,
+    /// `path` (default) or `modified` (newest first).
+    sort: Option<SortBy>,
+}
+
+/// The order of the results.
+#[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum SortBy {
+    /// By path.
+    Path,
+    /// Newest first (by modification time), then by path.
+    Modified,
+}
+
+pub(crate) struct Glob {
+    spec: ToolSpec,
+}
+
+impl Glob {
+    pub fn new() -> Self {
+        Self {
+            spec: ToolSpec::new("glob", ToolGroup::Search, DESCRIPTION, schema_for::<Args>())
+                .aliases(&["find_files"])
+                .keywords(&["find", "files", "pattern", "names", "paths"]),
+        }
+    }
+}
+
+#[async_trait]
+impl TypedTool for Glob {
+    type Args = Args;
+
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        blocking(move || run(args, &ctx)).await
+    }
+}
+
+/// One walker thread's matches, handed to the shared list in batches and when the thread's
+/// visitor is dropped at the end of the walk.
+struct Batch<'a> {
+    items: Vec<(SystemTime, PathBuf)>,
+    into: &'a Mutex<Vec<(SystemTime, PathBuf)>>,
+}
+
+impl Batch<'_> {
+    fn flush(&mut self) {
+        self.into.lock().unwrap_or_else(|e| e.into_inner()).append(&mut self.items);
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let dir = ctx.workspace.resolve(args.path.as_deref().unwrap_or("."), &ctx.working_dir)?;
+    let shown = ctx.workspace.display(&dir);
+    if !dir.is_dir() {
+        return Err(ToolError::new(if dir.exists() {
+            format!("`{shown}` is a file, not a directory; give the directory to search in `path`")
+        } else {
+            format!("`{shown}` does not exist; use `list` to see what is there")
+        }));
+    }
+    let pattern = args.pattern.as_str();
+    let matcher = GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|err| ToolError::new(format!("invalid glob pattern `{pattern}`: {err}")))?
+        .compile_matcher();
+    let max = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
+    let by_time = args.sort == Some(SortBy::Modified);
+
+    let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
+    let errors = Mutex::new(0usize);
+    super::walker(&dir).build_parallel().run(|| {
+        let (dir, matcher, found, errors) = (&dir, &matcher, &found, &errors);
+        let mut local = Batch { items: Vec::new(), into: found };
+        Box::new(move |entry| {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(_) => {
+                    *errors.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                    return WalkState::Continue;
+                }
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let relative = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+            if matcher.is_match(relative) {
+                // Only the newest-first order needs the modification time (a `stat` per file).
+                let mtime = if by_time {
+                    entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH)
+                } else {
+                    SystemTime::UNIX_EPOCH
+                };
+                local.items.push((mtime, entry.into_path()));
+                // Hand over in batches: one lock per batch, not per file.
+                if local.items.len() >= 256 {
+                    local.flush();
+                }
+            }
+            WalkState::Continue
+        })
+    });
+    let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    if !by_time {
+        found.sort_by(|a, b| a.1.cmp(&b.1));
+    }
+    let errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
+    // Newest first (all times are equal without `modified`); equal times by path, so the output
+    // is deterministic.
+    if by_time {
+        found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    }
+
+    let total = found.len();
+    let mut output = if total == 0 {
+        format!("No files matching `{pattern}` in `{shown}`.")
+    } else {
+        found.iter().take(max).map(|(_, path)| ctx.workspace.display(path)).collect::<Vec<_>>().join("\n")
+    };
+    if total > max {
+        output.push_str(&format!(
+            "\n… {} more not shown; narrow the search with a more specific pattern or path",
+            total - max
+        ));
+    }
+    if errors > 0 {
+        output.push_str(&format!("\n({errors} entries could not be read)"));
+    }
+    Ok(ToolOutput::new(format!("Found {total} files matching {pattern}"), output)
+        .with("count", total.min(max))
+        .with("total", total)
+        .with("truncated", total > max))
+}

@@ -1,0 +1,154 @@
+//! `question` (several structured questions) and `ask_user` (one question): ask the person
+//! and return their answers.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tandem_protocol::ToolGroup;
+use tandem_tool_api::session::{AskOutcome, Question as Q, QuestionOption};
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+
+use super::host;
+
+const QUESTION: &str = "Ask the person one or more questions and wait for the answers. Use it when a choice \
+    is theirs to make (which approach, which file, what name) instead of guessing. Give 2-4 options per question \
+    when the answers can be foreseen (each with a short description); leave `options` empty for a free answer.";
+const ASK_USER: &str = "Ask the person one question and wait for the answer. `options` are the choices \
+    (omit for a free answer); `default` is used when nobody can answer.";
+
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct QuestionArgs {
+    /// The questions (1-4).
+    questions: Vec<Q>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct AskArgs {
+    /// The question.
+    question: String,
+    /// The choices, as short labels.
+    #[serde(default)]
+    options: Vec<String>,
+    /// The answer to use when nobody can answer (no interactive client).
+    #[serde(default)]
+    default: Option<String>,
+}
+
+fn render(questions: &[Q], answers: &[Vec<String>]) -> String {
+    questions
+        .iter()
+        .zip(answers.iter().map(Some).chain(std::iter::repeat(None)))
+        .map(|(q, a)| {
+            let answer = match a {
+                Some(labels) if !labels.is_empty() => labels.join(", "),
+                _ => "(no answer)".to_owned(),
+            };
+            format!("Q: {}\nA: {answer}", q.question)
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+async fn ask(ctx: &ToolContext, tool: &str, questions: Vec<Q>) -> Result<Vec<Vec<String>>, ToolError> {
+    let host = host(ctx, tool)?;
+    match host.ask(questions).await {
+        AskOutcome::Answered(answers) => Ok(answers),
+        AskOutcome::Cancelled => Err(ToolError::new(
+            "the person dismissed the question; continue with what you know, or stop and say what you need",
+        )
+        .with("cancelled", true)),
+        AskOutcome::Unavailable(why) => Err(ToolError::new(format!(
+            "nobody can be asked here ({why}); decide with what you know and say which assumption you made"
+        ))
+        .with("unavailable", true)),
+    }
+}
+
+pub(crate) struct Question {
+    spec: ToolSpec,
+}
+
+impl Question {
+    pub fn new() -> Self {
+        Self {
+            spec: ToolSpec::new("question", ToolGroup::Interact, QUESTION, schema_for::<QuestionArgs>())
+                .aliases(&["AskUserQuestion", "ask_questions"])
+                .keywords(&["ask", "clarify", "choose", "person", "user"]),
+        }
+    }
+}
+
+#[async_trait]
+impl TypedTool for Question {
+    type Args = QuestionArgs;
+
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn run(&self, args: QuestionArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        if args.questions.is_empty() || args.questions.len() > 4 {
+            return Err(ToolError::new(format!("ask 1 to 4 questions at a time (got {})", args.questions.len())));
+        }
+        if let Some(q) = args.questions.iter().find(|q| q.question.trim().is_empty()) {
+            return Err(ToolError::new(format!("a question is empty (header `{}`)", q.header)));
+        }
+        let answers = ask(&ctx, "question", args.questions.clone()).await?;
+        Ok(ToolOutput::new("The person answered", render(&args.questions, &answers))
+            .with("answers", serde_json::to_value(&answers).unwrap_or_default()))
+    }
+}
+
+pub(crate) struct AskUser {
+    spec: ToolSpec,
+}
+
+impl AskUser {
+    pub fn new() -> Self {
+        Self {
+            spec: ToolSpec::new("ask_user", ToolGroup::Interact, ASK_USER, schema_for::<AskArgs>())
+                .aliases(&["ask", "ask_followup_question"])
+                .keywords(&["question", "clarify", "confirm", "person", "user"]),
+        }
+    }
+}
+
+#[async_trait]
+impl TypedTool for AskUser {
+    type Args = AskArgs;
+
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn run(&self, args: AskArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        if args.question.trim().is_empty() {
+            return Err(ToolError::new("`question` is empty"));
+        }
+        let question = Q {
+            question: args.question.clone(),
+            header: String::new(),
+            options: args
+                .options
+                .iter()
+                .map(|l| QuestionOption { label: l.clone(), description: String::new() })
+                .collect(),
+            multi_select: false,
+        };
+        let answer = match ask(&ctx, "ask_user", vec![question.clone()]).await {
+            Ok(answers) => answers.into_iter().next().unwrap_or_default().join(", "),
+            Err(err) if err.metadata.contains_key("unavailable") => match args.default {
+                Some(default) => {
+                    return Ok(ToolOutput::new(
+                        "Used the default answer",
+                        format!("Q: {}\nA: {default} (the default: nobody could be asked)", args.question),
+                    )
+                    .with("defaulted", true));
+                }
+                None => return Err(err),
+            },
+            Err(err) => return Err(err),
+        };
+        Ok(ToolOutput::new("The person answered", format!("Q: {}\nA: {answer}", args.question)).with("answer", answer))
+    }
+}

@@ -1,0 +1,119 @@
+//! `tool_search`: finds tools by what they do (BM25 over names, aliases, keywords and
+//! descriptions), or picks them by name with `select:a,b`; found tools join the tool list the
+//! model is offered.
+
+use async_trait::async_trait;
+use bm25::{Language, SearchEngineBuilder};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tandem_protocol::ToolGroup;
+
+use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+
+const DESCRIPTION: &str = "Find tools by what they do, when the one you need is not in your tool list. \
+    `query` is keywords (\"rename symbol\", \"fetch web page\"); `select:name1,name2` returns those tools' full \
+    definitions. Found tools become callable for the rest of the session.";
+
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct Args {
+    /// Keywords, or `select:a,b` to pick tools by name.
+    query: String,
+    /// Most tools to return (default 5).
+    #[serde(default)]
+    max_results: Option<usize>,
+}
+
+pub(crate) struct ToolSearch {
+    spec: ToolSpec,
+}
+
+impl ToolSearch {
+    pub fn new() -> Self {
+        Self {
+            spec: ToolSpec::new("tool_search", ToolGroup::Search, DESCRIPTION, schema_for::<Args>())
+                .aliases(&["search_tools", "find_tool"])
+                .keywords(&["tools", "discover", "capability", "function"])
+                .always_load(),
+        }
+    }
+}
+
+fn describe(spec: &ToolSpec) -> Value {
+    json!({ "name": spec.name, "description": spec.description, "parameters": spec.parameters })
+}
+
+#[async_trait]
+impl TypedTool for ToolSearch {
+    type Args = Args;
+
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let registry = ctx
+            .registry
+            .as_ref()
+            .ok_or_else(|| ToolError::new("`tool_search` needs the session's tool registry, which this call lacks"))?;
+        let limit = args.max_results.unwrap_or(5).clamp(1, 25);
+        // Owned handles first: the registry's dynamic tools (MCP) can change while this runs.
+        let tools: Vec<_> = registry.enabled().collect();
+        let specs: Vec<&ToolSpec> = tools.iter().map(|t| t.spec()).filter(|s| s.name != "tool_search").collect();
+        let found: Vec<&ToolSpec> = if let Some(names) = args.query.trim().strip_prefix("select:") {
+            let mut found = Vec::new();
+            let mut missing = Vec::new();
+            for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                match specs.iter().find(|s| s.name == name || s.aliases.contains(&name)) {
+                    Some(spec) => found.push(*spec),
+                    None => missing.push(name.to_owned()),
+                }
+            }
+            if !missing.is_empty() {
+                return Err(ToolError::new(format!(
+                    "no enabled tool named {}; search by keywords to find the right names",
+                    missing.join(", ")
+                )));
+            }
+            found
+        } else {
+            if args.query.trim().is_empty() {
+                return Err(ToolError::new("`query` is empty: give keywords, or `select:name1,name2`"));
+            }
+            let documents: Vec<String> = specs
+                .iter()
+                .map(|s| {
+                    // Names count more than prose: repeat them, and split snake_case into words.
+                    let names: Vec<String> = std::iter::once(s.name)
+                        .chain(s.aliases.iter().copied())
+                        .map(|n| n.replace(['_', '-'], " "))
+                        .collect();
+                    format!("{0} {0} {1} {2}", names.join(" "), s.keywords.join(" "), s.description)
+                })
+                .collect();
+            let engine = SearchEngineBuilder::<usize>::with_documents(
+                Language::English,
+                documents.iter().enumerate().map(|(i, d)| bm25::Document::new(i, d.clone())),
+            )
+            .build();
+            engine
+                .search(&args.query, limit)
+                .into_iter()
+                .filter_map(|hit| specs.get(hit.document.id).copied())
+                .collect()
+        };
+        if found.is_empty() {
+            return Err(ToolError::new(format!(
+                "no tool matches `{}`; try other words (what the tool does, not how)",
+                args.query
+            )));
+        }
+        let names: Vec<String> = found.iter().map(|s| s.name.to_owned()).collect();
+        if let Some(host) = &ctx.host {
+            host.load_tools(&names);
+        }
+        let definitions: Vec<Value> = found.iter().map(|s| describe(s)).collect();
+        let output = serde_json::to_string_pretty(&definitions).unwrap_or_default();
+        Ok(ToolOutput::new(format!("Found {}", names.join(", ")), output).with("tools", names))
+    }
+}
