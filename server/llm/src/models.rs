@@ -139,18 +139,18 @@ mod tests {
             { "id": "gpt-4.1", "object": "model", "created": 1, "owned_by": "system" },
             { "id": "gpt-4o-mini", "object": "model", "created": 2, "owned_by": "system" },
         ]});
-        let ids: Vec<_> = parse(&openai, ProviderKind::OpenAi).unwrap().into_iter().map(|m| m.id).collect();
+        let ids: Vec<_> = parse(&openai, ProviderKind::OpenAi).unwrap_or_default().into_iter().map(|m| m.id).collect();
         assert_eq!(ids, ["gpt-4.1", "gpt-4o-mini"]);
         let anthropic = json!({ "data": [
             { "type": "model", "id": "claude-sonnet-4-5-20250929", "display_name": "Claude Sonnet 4.5", "created_at": "2025-09-29T00:00:00Z" },
         ], "has_more": false, "first_id": "claude-sonnet-4-5-20250929", "last_id": "claude-sonnet-4-5-20250929" });
-        let models = parse(&anthropic, ProviderKind::Anthropic).unwrap();
+        let models = parse(&anthropic, ProviderKind::Anthropic).unwrap_or_default();
         assert_eq!(models[0].name.as_deref(), Some("Claude Sonnet 4.5"));
         let ollama = json!({ "models": [
             { "name": "qwen2.5-coder:7b", "model": "qwen2.5-coder:7b", "size": 4683087332u64 },
             { "name": "llama3.2:latest", "model": "llama3.2:latest", "size": 2019393189u64 },
         ]});
-        let ids: Vec<_> = parse_ollama(&ollama).unwrap().into_iter().map(|m| m.id).collect();
+        let ids: Vec<_> = parse_ollama(&ollama).unwrap_or_default().into_iter().map(|m| m.id).collect();
         assert_eq!(ids, ["llama3.2:latest", "qwen2.5-coder:7b"]);
         assert!(parse(&json!({ "error": "nope" }), ProviderKind::OpenAi).is_err());
     }
