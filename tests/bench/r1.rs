@@ -7,7 +7,8 @@
 //!
 //! The preview wait is fixed when a sidecar starts, so the two sides are two warm sidecars on
 //! two copies of the fixture, asked in turn (the side asked first alternates). Every proposal
-//! is rejected, so the files never change.
+//! is rejected, so the files never change; each one differs from the others (a numbered comment
+//! line), so none is answered from what a server said about an identical earlier one.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -122,6 +123,19 @@ fn status(params: &Value) -> String {
     params.get("diagnostics").map_or_else(|| "none".to_owned(), |d| d["status"].as_str().unwrap_or("?").to_owned())
 }
 
+/// `new` with a comment line of ask `n` before it, in the file's language (a plain line for
+/// text): every proposal is a text the server has not seen, so no ask is answered from what a
+/// server said about an earlier, identical one.
+fn numbered(file: &str, new: &str, n: usize) -> String {
+    let indent: String = new.chars().take_while(|c| c.is_whitespace() && *c != '\n').collect();
+    let marker = match file.rsplit('.').next() {
+        Some("py") => "# ",
+        Some("txt") => "",
+        _ => "// ",
+    };
+    format!("{indent}{marker}ask {n}\n{new}")
+}
+
 /// `a` − `b`, signed, formatted.
 fn fmt_signed(a: Duration, b: Duration) -> String {
     if a >= b { fmt_duration(a - b) } else { format!("−{}", fmt_duration(b - a)) }
@@ -137,12 +151,14 @@ fn interleaved(
     iterations: usize,
     mut between: impl FnMut(&mut Side, usize) -> Res<()>,
 ) -> Res<(Vec<Duration>, Vec<Duration>, Vec<String>)> {
-    for _ in 0..warmup {
-        on.ask(file, old, new)?;
-        off.ask(file, old, new)?;
+    for w in 0..warmup {
+        let new = numbered(file, new, iterations + w);
+        on.ask(file, old, &new)?;
+        off.ask(file, old, &new)?;
     }
     let (mut on_times, mut off_times, mut statuses) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..iterations {
+        let new = &numbered(file, new, i);
         let mut ask_on = |on: &mut Side| -> Res<()> {
             let (elapsed, params) = on.ask(file, old, new).map_err(|e| format!("ask {i}, previews on: {e}"))?;
             on_times.push(elapsed);

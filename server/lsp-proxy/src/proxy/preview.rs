@@ -186,11 +186,24 @@ impl LspProxy {
         let mut changed = Vec::new();
         for (file, before, sent) in staged {
             changed.push(sent.uri.clone());
-            if !server.wait_fresh(&file.path, &sent.uri, sent.version, deadline).await? {
-                out.push(not_ready(file, &name, format!("no diagnostics for the proposed text within {wait:.1} s")));
-                continue;
-            }
-            let after = self.convert(server, server.published(&sent.uri), &sent.rope);
+            // The same proposal as before (a model repeating a rejected change): the server may
+            // not publish again for a text it has just analysed.
+            let known = server.remembered(&file.path, ContentHash::of(file.new_text.as_bytes()));
+            let items = match known {
+                Some(items) => items,
+                None if server.wait_fresh(&file.path, &sent.uri, sent.version, deadline).await? => {
+                    server.published(&sent.uri)
+                }
+                None => {
+                    out.push(not_ready(
+                        file,
+                        &name,
+                        format!("no diagnostics for the proposed text within {wait:.1} s"),
+                    ));
+                    continue;
+                }
+            };
+            let after = self.convert(server, items, &sent.rope);
             let report = PreviewReport::Ready { server: name.clone(), before, after };
             out.push(PreviewedFile { path: file.path.clone(), changed: true, report });
         }
