@@ -7,7 +7,7 @@
 //! `Arc<dyn CodeIntel>`. Positions cross the boundary as chars (UTF-32); each server's own
 //! encoding (UTF-8 when it offers it, else UTF-16) stays in here.
 //!
-//! [`CodeIntel`]: tandem_tools::CodeIntel
+//! [`CodeIntel`]: tandem_tool_api::CodeIntel
 
 pub mod catalog;
 mod doctor;

@@ -12,7 +12,7 @@ use async_lsp::lsp_types::{self as lsp, Url};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tandem_text::{BufferCache, Position, PositionEncoding, Rope, char_to_position, position_to_char};
-use tandem_tools::intel::{
+use tandem_tool_api::intel::{
     CallDirection, CallItem, CodeIntel, Diagnostic, DiagnosticsReport, IntelError, Location, PreviewFile,
     PreviewedFile, Severity, Symbol, TextRange, TextReplacement,
 };

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use async_lsp::lsp_types::{self as lsp, Url};
 use tandem_text::{ContentHash, Rope};
-use tandem_tools::intel::{Diagnostic, PreviewFile, PreviewReport, PreviewedFile, TextRange};
+use tandem_tool_api::intel::{Diagnostic, PreviewFile, PreviewReport, PreviewedFile, TextRange};
 use tokio::time::Instant;
 
 use super::{LspProxy, diagnostic, from_server, lock};
@@ -48,7 +48,7 @@ struct Sent {
 }
 
 impl LspProxy {
-    /// [`tandem_tools::CodeIntel::preview`].
+    /// [`tandem_tool_api::CodeIntel::preview`].
     pub(super) async fn preview_files(&self, files: &[PreviewFile]) -> Vec<PreviewedFile> {
         if self.preview_wait.is_zero() {
             return Vec::new();
@@ -267,7 +267,7 @@ impl LspProxy {
             .collect()
     }
 
-    /// [`tandem_tools::CodeIntel::end_preview`]: each previewed document goes back to the file's
+    /// [`tandem_tool_api::CodeIntel::end_preview`]: each previewed document goes back to the file's
     /// current text; one the preview opened is closed, unless its staged text became the file's.
     /// What the servers published for other documents during the preview stays when every file
     /// took its staged text (it is about the files as they are now); otherwise it is put back.
