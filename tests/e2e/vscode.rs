@@ -402,8 +402,8 @@ fn the_model_dropdown_and_choose_model_in_a_real_vscode_switch_the_model_of_the_
     if !workbench_prerequisites()? {
         return Ok(());
     }
+    // An empty workspace: the model picker needs no files.
     let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
-    std::fs::write(workspace.path().join("notes.txt"), "nothing to see\n").map_err(|e| e.to_string())?;
     let provider = FakeProvider::start_blocking(vec![
         Turn::reply("First answer."),
         Turn::reply("Second answer."),

@@ -8,14 +8,7 @@ return function(H)
 
   H.setup_sidecar()
 
-  local function answered(text)
-    local turn = H.prompt(text)
-    H.wait(30000, function()
-      return turn.done
-    end, "the turn of " .. text)
-    eq(nil, turn.err)
-    eq("end_turn", turn.result.stopReason)
-  end
+  local answered = H.answered
 
   test("e2e model: :TandemModel {name} before a session: the session starts with it", function()
     vim.cmd("TandemModel gpt-4.1")

@@ -193,6 +193,9 @@ function M.on_sidecar_exit()
   state.session_id = nil
   state.usage = nil
   state.model = nil
+  -- It may come back with other settings (:TandemSetup stops it): their models, not these.
+  state.models = nil
+  state.picked = nil
   set_busy(false)
   if review.active then
     review.finish("cancelled")
