@@ -472,3 +472,25 @@ fn the_preview_shows_in_the_review_in_a_real_neovim_in_tmux_and_goes_with_it() -
     }
     Ok(())
 }
+
+#[test]
+fn tandem_model_in_neovim_switches_the_model_of_the_next_request_by_name_and_through_vim_ui_select() -> Res<()> {
+    for (version, nvim) in neovims()? {
+        let dir = workspace()?;
+        let provider = FakeProvider::start_blocking(vec![
+            Turn::reply("First answer."),
+            Turn::reply("Second answer."),
+            Turn::reply("Third answer."),
+        ]);
+        provider.list_models(&["gpt-4.1", "gpt-4o-mini"]);
+        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e_model", &[])?;
+        assert!(report.contains("ok e2e model: :TandemModel asks"), "the end-to-end tests did not run:\n{report}");
+        let models: Vec<_> = provider.requests().iter().map(|r| r.body["model"].clone()).collect();
+        assert_eq!(
+            models,
+            [json!("gpt-4.1"), json!("gpt-4o-mini"), json!("scripted")],
+            "Neovim {version}: the model set before the session, by name in it, and chosen in vim.ui.select"
+        );
+    }
+    Ok(())
+}

@@ -396,3 +396,27 @@ fn at_a_symbol_a_web_address_and_the_terminal_in_a_real_vscode_reach_the_model()
     assert_eq!(requests.len(), 1);
     Ok(())
 }
+
+#[test]
+fn the_model_dropdown_and_choose_model_in_a_real_vscode_switch_the_model_of_the_next_request() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    // An empty workspace: the model picker needs no files.
+    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::reply("First answer."),
+        Turn::reply("Second answer."),
+        Turn::reply("Third answer."),
+        Turn::reply("Fourth answer."),
+    ]);
+    provider.list_models(&["gpt-4.1", "gpt-4o-mini"]);
+    run_workbench_script("models.mjs", workspace.path(), &provider, &[])?;
+    let models: Vec<_> = provider.requests().iter().map(|r| r.body["model"].clone()).collect();
+    assert_eq!(
+        models,
+        [json!("scripted"), json!("gpt-4o-mini"), json!("gpt-4.1"), json!("gpt-4.1")],
+        "the configured model, the dropdown's, Choose Model…'s, and the new session's"
+    );
+    Ok(())
+}

@@ -33,6 +33,13 @@ command("TandemMode", {
     end, require("tandem.config").modes)
   end,
 })
+command("TandemModel", {
+  nargs = "?",
+  desc = "Tandem: choose the session's model (without a name: from the provider's list)",
+  complete = function(lead)
+    return require("tandem").complete_model(lead)
+  end,
+})
 command("TandemSessions", {
   nargs = "*",
   bang = true,

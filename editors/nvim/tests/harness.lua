@@ -83,6 +83,18 @@ function H.prompt(text)
   return turn
 end
 
+--- Sends prompt `text` and waits (up to `ms`, default 30 s) for its turn to end normally.
+function H.answered(text, ms)
+  local turn = H.prompt(text)
+  if not vim.wait(ms or 30000, function()
+    return turn.done
+  end, 20) then
+    error("timed out waiting for the turn of " .. text, 2)
+  end
+  H.eq(nil, turn.err, text)
+  H.eq("end_turn", turn.result.stopReason, text)
+end
+
 function H.run()
   local started = vim.loop.hrtime()
   for _, t in ipairs(H.tests) do

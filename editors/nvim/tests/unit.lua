@@ -687,12 +687,15 @@ return function(H)
     H.errors('unknown mode "fast" (default, auto-edit, plan, yolo)', function()
       tandem.set_mode("fast")
     end)
+    H.errors("the model name is empty", function()
+      tandem.set_model("  ")
+    end)
     local blocks = tandem.prompt_blocks("explain", { path = "/w/a.lua", from = 3, to = 4, text = "x\ny" })
     eq({ { type = "text", text = "explain" }, { type = "resource", resource = { uri = "file:///w/a.lua#L3-4", text = "x\ny" } } }, blocks)
   end)
 
   test("commands, highlight groups and the missing-binary error", function()
-    for _, name in ipairs({ "Tandem", "TandemChat", "TandemCancel", "TandemMode", "TandemSessions", "TandemInfo", "TandemCheckpoints",
+    for _, name in ipairs({ "Tandem", "TandemChat", "TandemCancel", "TandemMode", "TandemModel", "TandemSessions", "TandemInfo", "TandemCheckpoints",
       "TandemUndo", "TandemRedo", "TandemCompact", "TandemAdd" }) do
       eq(2, vim.fn.exists(":" .. name), name)
     end
@@ -716,7 +719,7 @@ return function(H)
     vim.fn.writefile(vim.fn.readfile(doc), root .. "/doc/tandem.txt")
     vim.cmd("helptags " .. root .. "/doc")
     vim.opt.rtp:prepend(root)
-    for _, tag in ipairs({ ":Tandem", ":TandemMode", "tandem-review", "tandem-setup", "hl-TandemAdded", "tandem-api",
+    for _, tag in ipairs({ ":Tandem", ":TandemMode", ":TandemModel", "tandem-review", "tandem-setup", "hl-TandemAdded", "tandem-api",
       ":TandemCheckpoints", ":TandemUndo", ":TandemRedo", ":TandemCompact", "tandem-checkpoints", ":TandemAdd",
       "tandem-chat-code", ":TandemSetup", ":TandemSessions", "tandem-variables", "tandem-statusline", "tandem-chat-cards",
       "tandem-keys-migration", "hl-TandemCardOk", "hl-TandemCardFailed", "tandem-preview" }) do
@@ -944,6 +947,44 @@ return function(H)
     end)
     eq("tandem: #symbol:Nope: no symbol of that name in the workspace: the language server did not answer (no language server covers .md files)", got)
     vim.fn.delete(root, "rf")
+  end)
+
+  test("models: the model option of configOptions, its labels in vim.ui.select, :TandemModel's completion", function()
+    local models = require("tandem.models")
+    local function result(current, choices, err)
+      local options = {}
+      for i, value in ipairs(choices) do
+        options[i] = { value = value, name = value == "claude-sonnet-4-5" and "Claude Sonnet 4.5" or value,
+          description = i == 1 and "the configured model" or vim.NIL }
+      end
+      return { modelsError = err, configOptions = {
+        { type = "select", id = "mode", currentValue = "default", options = { { value = "default", name = "Default" } } },
+        { type = "select", id = "model", currentValue = current, options = options },
+      } }
+    end
+    local got = models.from_result(result("gpt-4o-mini", { "scripted", "gpt-4.1", "gpt-4o-mini" }))
+    eq({ current = "gpt-4o-mini", choices = {
+      { value = "scripted", name = "scripted", description = "the configured model" },
+      { value = "gpt-4.1", name = "gpt-4.1" },
+      { value = "gpt-4o-mini", name = "gpt-4o-mini" },
+    } }, got)
+    eq("scripted — the configured model", models.label(got.choices[1], got.current))
+    eq("gpt-4o-mini  ← current", models.label(got.choices[3], got.current))
+    local anthropic = models.from_result(result("claude-sonnet-4-5", { "claude-opus-4-1", "claude-sonnet-4-5" }))
+    eq("Claude Sonnet 4.5 (claude-sonnet-4-5)  ← current", models.label(anthropic.choices[2], anthropic.current))
+    -- The session's model is always a choice; the reason a provider's list is missing is kept.
+    local short = models.from_result(result("my-finetune", { "scripted" }, "could not list the models at http://h/v1/models: HTTP 404"))
+    eq({ "my-finetune", "scripted" }, vim.tbl_map(function(c)
+      return c.value
+    end, short.choices))
+    eq("could not list the models at http://h/v1/models: HTTP 404", short.error)
+    eq(nil, models.from_result(result("m", { "m" }, vim.NIL)).error)
+    eq(nil, models.from_result({ configOptions = {} }))
+    eq(nil, models.from_result(nil))
+    -- Completion: the choices listed, else the names known; each once.
+    eq({ "gpt-4.1", "gpt-4o-mini" }, models.complete("gpt", got, { "gpt-4o-mini" }))
+    eq({ "scripted", "gpt-4.1", "gpt-4o-mini" }, models.complete("", got, {}))
+    eq({ "mine", "scripted" }, models.complete("", nil, { "mine", "scripted", "mine" }))
   end)
 
   test("errors about the configuration name the setup() option to set, and :TandemSetup", function()

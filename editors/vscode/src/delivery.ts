@@ -25,8 +25,8 @@ export class Outbox {
 
   post(message: ToPanel): void {
     if (message.type === "reset") this.backlog = [];
-    // Keep the last status/mode/review only; everything else is the transcript.
-    if (message.type === "status" || message.type === "mode" || message.type === "review") {
+    // Keep the last status/mode/models/review only; everything else is the transcript.
+    if (message.type === "status" || message.type === "mode" || message.type === "models" || message.type === "review") {
       this.backlog = this.backlog.filter((e) => e.message.type !== message.type);
     }
     this.seq += 1;

@@ -65,7 +65,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         reviews.cancelAll();
         session?.forget();
       }
-      panel.post({ type: "status", state, model: session?.modelName, ...(detail ? { detail } : {}) });
+      panel.post({ type: "status", state, ...(detail ? { detail } : {}) });
       renderStatus();
     },
   });
@@ -76,6 +76,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       post: (m) => panel.post(m),
       turnChanged: () => renderStatus(),
       modeChanged: () => renderStatus(),
+      modelChanged: () => renderStatus(),
       cancelled: () => reviews.cancelAll(),
     },
     log,
@@ -105,10 +106,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       case "ready": {
         panel.post({ type: "mode", mode: session.mode });
         session.postAttachments();
-        // Until a session names the model, show the configured one (if any).
-        const configured = vscode.workspace.getConfiguration("tandem").get<string>("provider.model", "").trim();
-        const model = session.modelName ?? (configured || undefined);
-        if (model) panel.post({ type: "status", state: sidecarState, model });
+        // Until a session names the model, the dropdown shows the configured one (if any).
+        session.postModels();
         break;
       }
       case "prompt": {
@@ -125,6 +124,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         break;
       case "setMode":
         await session.setMode(message.mode);
+        break;
+      case "setModel":
+        await session.setModel(message.model);
         break;
       case "newSession":
         await session.newSession();
@@ -243,6 +245,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         : await vscode.window.showQuickPick([...MODES], { title: "Tandem: permission mode", placeHolder: session.mode });
       if (isMode(picked)) await session.setMode(picked as ModeId);
     }),
+    vscode.commands.registerCommand("tandem.chooseModel", () => session.chooseModel()),
     vscode.commands.registerCommand("tandem.acceptHunk", (id?: unknown) => reviews.decide(typeof id === "string" ? id : undefined, true)),
     vscode.commands.registerCommand("tandem.rejectHunk", (id?: unknown) => reviews.decide(typeof id === "string" ? id : undefined, false)),
     vscode.commands.registerCommand("tandem.nextHunk", () => reviews.navigate("next")),

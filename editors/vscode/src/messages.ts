@@ -1,6 +1,7 @@
 // Messages between the panel (webview) and the extension. Everything the webview sends is checked
 // before the extension acts on it: the webview is a browser page, its messages are untrusted input.
 
+import type { ModelChoices } from "./models";
 import type { ModeId, SessionInfo, SessionUpdate, StopReason } from "./protocol";
 import { isMode } from "./protocol";
 import { webUrl } from "./mentionSyntax";
@@ -37,7 +38,8 @@ export type ToPanel =
   | { type: "notice"; text: string; level: "info" | "error" }
   | { type: "turn"; running: boolean; stopReason?: StopReason }
   | { type: "mode"; mode: ModeId }
-  | { type: "status"; state: "starting" | "ready" | "stopped" | "error"; model?: string; detail?: string }
+  | { type: "status"; state: "starting" | "ready" | "stopped" | "error"; detail?: string }
+  | { type: "models"; models: ModelChoices }
   | { type: "sessions"; sessions: SessionInfo[] }
   | { type: "review"; pending: boolean; summary?: string; diagnostics?: string; diagnosticsStatus?: string }
   | { type: "attachments"; labels: string[] }
@@ -49,6 +51,7 @@ export type FromPanel =
   | { type: "prompt"; text: string }
   | { type: "cancel" }
   | { type: "setMode"; mode: ModeId }
+  | { type: "setModel"; model: string }
   | { type: "newSession" }
   | { type: "listSessions" }
   | { type: "loadSession"; sessionId: string }
@@ -93,6 +96,11 @@ export function parseFromPanel(raw: unknown): FromPanel | undefined {
       return { type: "prompt", text: m.text };
     case "setMode":
       return isMode(m.mode) ? { type: "setMode", mode: m.mode } : undefined;
+    case "setModel":
+      // A model's name as the provider lists it (`gpt-4o-mini`, `qwen2.5-coder:7b`, `org/model`).
+      return typeof m.model === "string" && m.model.trim() !== "" && /^[^\x00-\x1f\x7f]{1,300}$/.test(m.model)
+        ? { type: "setModel", model: m.model }
+        : undefined;
     case "restoreTurn":
       return Number.isInteger(m.turn) && (m.turn as number) >= 1 && (m.turn as number) <= 1_000_000
         ? { type: "restoreTurn", turn: m.turn as number }

@@ -88,7 +88,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     <option value="plan">plan</option>
     <option value="yolo">yolo</option>
   </select>
-  <span class="model" data-testid="model"></span>
+  <select class="model" data-testid="model" title="Model" hidden></select>
   <span class="usage" data-testid="usage" hidden></span>
   <span class="spacer"></span>
   <button class="secondary" data-testid="new-session" title="Start a new session">New</button>

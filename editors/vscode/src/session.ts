@@ -1,15 +1,27 @@
 // One agent session at a time: created on the first prompt, resumable from the stored list. The
 // controller turns panel actions into tandem/session/* requests and session updates into panel
-// messages; the sidecar does the work.
+// messages; the sidecar does the work. It also keeps the model picker's state: the session's
+// model and its choices (asked in the background when a session starts or is resumed), and the
+// model the person chose last, which new sessions start with.
 
 import * as vscode from "vscode";
 
 import { isConfigError, showError } from "./errorUi";
 import type { ToPanel } from "./messages";
 import {
+  type ModelChoices,
+  type ModelPickItem,
+  configuredModel,
+  modelChoices,
+  modelPickItems,
+  singleModel,
+  withCurrent,
+} from "./models";
+import {
   type ContentBlock,
   Methods,
   type ModeId,
+  type SessionConfigOptionsResult,
   type SessionInfo,
   type SessionNewResult,
   type SessionNotification,
@@ -23,6 +35,7 @@ export interface SessionEvents {
   post(message: ToPanel): void;
   turnChanged(running: boolean): void;
   modeChanged(mode: ModeId): void;
+  modelChanged(): void;
   cancelled(): void;
 }
 
@@ -30,7 +43,18 @@ export class SessionController {
   private sessionId: string | undefined;
   private running = false;
   private _mode: ModeId;
+  /** The session's model (undefined before a session, or until a resumed one's is known). */
   private model: string | undefined;
+  /** The session's model choices, once the sidecar listed them (kept across New: same provider). */
+  private models: ModelChoices | undefined;
+  /** The model the person chose last: new sessions start with it. */
+  private picked: string | undefined;
+  /** The configOptions request in flight, for the session it is about. */
+  private loading:
+    | { sessionId: string; promise: Promise<ModelChoices | undefined>; source: vscode.CancellationTokenSource }
+    | undefined;
+  /** The session/new request in flight (a prompt and "Choose Model…" must not start two). */
+  private creating: Promise<string> | undefined;
   /** Context the person added for the next prompt ("Tandem: Add Selection to Chat"). */
   private attached: { label: string; block: ContentBlock }[] = [];
 
@@ -156,9 +180,10 @@ export class SessionController {
 
   async newSession(): Promise<void> {
     if (this.running) await this.cancel();
-    this.sessionId = undefined;
+    this.leaveSession(undefined);
     this.events.post({ type: "reset" });
     this.events.post({ type: "mode", mode: this._mode });
+    this.postModels();
   }
 
   async list(): Promise<SessionInfo[]> {
@@ -168,8 +193,9 @@ export class SessionController {
 
   async load(sessionId: string): Promise<void> {
     if (this.running) await this.cancel();
-    this.sessionId = sessionId;
+    this.leaveSession(sessionId);
     this.events.post({ type: "reset", sessionId });
+    this.postModels();
     try {
       // The sidecar replays the history as updates before it answers.
       const result = await this.sidecar.request<{ modes: { current: ModeId } }>(Methods.sessionLoad, {
@@ -181,6 +207,8 @@ export class SessionController {
         this.events.modeChanged(this._mode);
         this.events.post({ type: "mode", mode: this._mode });
       }
+      // The resumed session's model and its choices.
+      this.refreshModelsInBackground();
     } catch (err) {
       this.sessionId = undefined;
       this.events.post({ type: "notice", text: `Could not resume ${sessionId}: ${err instanceof Error ? err.message : err}`, level: "error" });
@@ -189,21 +217,174 @@ export class SessionController {
 
   /** Forget the session (the sidecar restarted: its sessions are gone from memory, not from disk). */
   forget(): void {
-    this.sessionId = undefined;
+    this.leaveSession(undefined);
+    // Its settings may have changed: the models of the provider it starts with are asked again.
+    this.models = undefined;
+    this.picked = undefined;
+    this.postModels();
     if (this.running) this.setRunning(false, "error");
   }
 
-  private async ensureSession(): Promise<string> {
-    if (this.sessionId) return this.sessionId;
+  /** The current session is `sessionId` from now on (undefined: none until the next prompt). */
+  private leaveSession(sessionId: string | undefined): void {
+    this.loading?.source.cancel();
+    this.loading = undefined;
+    this.creating = undefined;
+    this.sessionId = sessionId;
+    this.model = undefined;
+  }
+
+  private ensureSession(): Promise<string> {
+    if (this.sessionId) return Promise.resolve(this.sessionId);
+    if (this.creating) return this.creating;
+    const creating = this.createSession().finally(() => {
+      if (this.creating === creating) this.creating = undefined;
+    });
+    this.creating = creating;
+    return creating;
+  }
+
+  private async createSession(): Promise<string> {
     const result = await this.sidecar.request<SessionNewResult>(Methods.sessionNew, {
       cwd: workspaceRoot(),
       mode: this._mode,
+      ...(this.picked ? { model: this.picked } : {}),
     });
     this.sessionId = result.sessionId;
     this.model = result.model ?? undefined;
-    this.events.post({ type: "status", state: "ready", model: this.model });
+    this.events.post({ type: "status", state: "ready" });
+    this.postModels();
+    this.events.modelChanged();
     this.log(`session ${result.sessionId} (mode ${result.modes.current}, model ${result.model ?? "?"})`);
+    // The provider's models for the dropdown, while the prompt goes on.
+    this.refreshModelsInBackground();
     return result.sessionId;
+  }
+
+  // The model picker -------------------------------------------------------------------------
+
+  /** The model the dropdown shows: the session's, else the one the next session starts with. */
+  private shownModel(): string | undefined {
+    const setting = vscode.workspace.getConfiguration("tandem").get<string>("provider.model", "").trim();
+    return this.model ?? this.picked ?? configuredModel(this.models) ?? (setting || undefined);
+  }
+
+  /** Posts the dropdown's state (the panel's webview was created, a session started or changed). */
+  postModels(): void {
+    const current = this.shownModel();
+    if (current === undefined) return;
+    this.events.post({ type: "models", models: this.models ? withCurrent(this.models, current) : singleModel(current) });
+  }
+
+  /**
+   * The session's model choices from the sidecar (the provider's list may take a moment: one
+   * request per session at a time; a new session cancels the old one's).
+   */
+  private refreshModels(): Promise<ModelChoices | undefined> {
+    const sessionId = this.sessionId;
+    if (!sessionId) return Promise.resolve(undefined);
+    if (this.loading?.sessionId === sessionId) return this.loading.promise;
+    const source = new vscode.CancellationTokenSource();
+    const promise: Promise<ModelChoices | undefined> = this.sidecar
+      .request<SessionConfigOptionsResult>(Methods.sessionConfigOptions, { sessionId }, source.token)
+      .then((result) => (sessionId === this.sessionId ? this.showModels(result) : undefined))
+      .finally(() => {
+        if (this.loading?.promise === promise) this.loading = undefined;
+        source.dispose();
+      });
+    this.loading = { sessionId, promise, source };
+    return promise;
+  }
+
+  private refreshModelsInBackground(): void {
+    this.refreshModels().catch((err) => this.log(`the model list: ${errorText(err)}`));
+  }
+
+  /**
+   * Shows a configOptions / setConfigOption result. A setConfigOption result (`listed` false)
+   * asks the provider nothing: the reason its list is missing stays the one last read.
+   */
+  private showModels(result: SessionConfigOptionsResult, listed = true): ModelChoices | undefined {
+    const found = modelChoices(result);
+    if (!found) return undefined;
+    const error = listed ? found.error : this.models?.error;
+    const models: ModelChoices = { current: found.current, choices: found.choices, ...(error ? { error } : {}) };
+    if (listed && error) this.log(`the provider's models could not be listed (only the configured model is offered): ${error}`);
+    this.models = models;
+    this.model = models.current;
+    this.postModels();
+    this.events.modelChanged();
+    return models;
+  }
+
+  /**
+   * Switches the session to `model` (from its next request to the provider); before a session,
+   * the next session starts with it. A refusal is an error notification offering the model's
+   * setting, and the dropdown goes back to the model in force.
+   */
+  async setModel(model: string): Promise<boolean> {
+    if (!this.sessionId && this.creating) await this.creating.catch(() => undefined);
+    const sessionId = this.sessionId;
+    if (!sessionId) {
+      this.picked = model;
+      this.postModels();
+      this.log(`model ${model} (for the next session)`);
+      return true;
+    }
+    try {
+      const result = await this.sidecar.request<SessionConfigOptionsResult>(Methods.sessionSetConfigOption, {
+        sessionId,
+        configId: "model",
+        value: model,
+      });
+      this.picked = model;
+      if (sessionId === this.sessionId) this.showModels(result, false);
+      this.log(`session ${sessionId}: model ${model}`);
+      return true;
+    } catch (err) {
+      const text = `Could not switch to the model ${model}: ${errorText(err)}`;
+      this.log(text);
+      this.postModels();
+      void showError(text, "tandem.provider.model");
+      return false;
+    }
+  }
+
+  /** "Tandem: Choose Model…": a quick pick of the session's model choices (starts the session if none). */
+  async chooseModel(): Promise<void> {
+    const pick = vscode.window.createQuickPick<ModelPickItem>();
+    pick.title = "Tandem: model";
+    pick.placeholder = "Asking the provider for its models…";
+    pick.matchOnDescription = true;
+    pick.matchOnDetail = true;
+    pick.busy = true;
+    const chosen = new Promise<string | undefined>((resolve) => {
+      pick.onDidAccept(() => {
+        resolve(pick.selectedItems[0]?.value);
+        pick.hide();
+      });
+      pick.onDidHide(() => resolve(undefined));
+    });
+    pick.show();
+    try {
+      await this.ensureSession();
+      const models = await this.refreshModels();
+      if (!models) throw new Error("the sidecar offers no model option");
+      pick.items = modelPickItems(models);
+      pick.activeItems = pick.items.filter((item) => item.value === models.current);
+      pick.placeholder = models.error
+        ? `The provider's models could not be listed: ${models.error}`
+        : `Now ${models.current}: the next request to the provider uses the model chosen here`;
+      pick.busy = false;
+    } catch (err) {
+      pick.hide();
+      pick.dispose();
+      void showError(`Could not list the models: ${errorText(err)}`, "tandem.provider.model");
+      return;
+    }
+    const value = await chosen;
+    pick.dispose();
+    if (value !== undefined && value !== this.model) await this.setModel(value);
   }
 
   private setRunning(running: boolean, stopReason?: StopReason): void {
@@ -212,6 +393,10 @@ export class SessionController {
     this.events.turnChanged(running);
     this.events.post({ type: "turn", running, ...(stopReason ? { stopReason } : {}) });
   }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 function workspaceRoot(): string | undefined {

@@ -8,6 +8,7 @@ import { Inbox } from "../src/delivery";
 import { mentionAt } from "../src/mentionSyntax";
 import { highlight } from "./highlight";
 import type { Mention, ToPanel } from "../src/messages";
+import { type ModelChoices, modelTooltip, selectOptions } from "../src/models";
 import type { ModeId, SessionInfo } from "../src/protocol";
 import {
   type Entry,
@@ -44,7 +45,7 @@ const cancel = $<HTMLButtonElement>("cancel");
 const mode = $<HTMLSelectElement>("mode");
 const plan = $<HTMLOListElement>("plan");
 const status = $<HTMLElement>("status");
-const model = $<HTMLElement>("model");
+const model = $<HTMLSelectElement>("model");
 const sessions = $<HTMLElement>("sessions");
 const review = $<HTMLElement>("review");
 const usage = $<HTMLElement>("usage");
@@ -153,6 +154,8 @@ function chooseMention(item: Mention): void {
   prompt.focus();
 }
 mode.addEventListener("change", () => vscode.postMessage({ type: "setMode", mode: mode.value }));
+// The extension answers with the model in force: the chosen one, or the one before when refused.
+model.addEventListener("change", () => vscode.postMessage({ type: "setModel", model: model.value }));
 $("new-session").addEventListener("click", () => vscode.postMessage({ type: "newSession" }));
 $("sessions-button").addEventListener("click", () => {
   if (!sessions.hidden) {
@@ -204,8 +207,10 @@ function handle(message: ToPanel): void {
     case "mode":
       mode.value = message.mode satisfies ModeId;
       break;
+    case "models":
+      renderModels(message.models);
+      break;
     case "status":
-      model.textContent = message.model ?? "";
       if (message.state !== "ready") {
         status.textContent = message.detail ?? `Sidecar ${message.state}`;
         sidecarNote = true;
@@ -244,6 +249,24 @@ function handle(message: ToPanel): void {
       }
       break;
   }
+}
+
+/** The model dropdown: the choices by name, the current one selected; the tooltip says why a list is short. */
+function renderModels(models: ModelChoices): void {
+  model.replaceChildren(
+    ...selectOptions(models).map((o) => {
+      const option = document.createElement("option");
+      option.value = o.value;
+      option.textContent = o.label;
+      option.title = o.title;
+      option.selected = o.selected;
+      return option;
+    }),
+  );
+  model.value = models.current;
+  model.title = modelTooltip(models);
+  model.dataset.error = models.error ? "true" : "";
+  model.hidden = models.choices.length === 0;
 }
 
 function renderUsage(): void {

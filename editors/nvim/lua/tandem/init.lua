@@ -1,5 +1,5 @@
 -- Tandem for Neovim: setup(), the commands' implementations and the Lua API
--- (prompt, review, accept, reject, cancel, set_mode). A shim: the agent, the tools, the diffs
+-- (prompt, review, accept, reject, cancel, set_mode, set_model). A shim: the agent, the tools, the diffs
 -- and the hunk ids all live in the sidecar.
 local config_mod = require("tandem.config")
 local client = require("tandem.client")
@@ -14,6 +14,12 @@ local state = {
   session_id = nil,
   -- The session's mode, or the one the next session starts in.
   mode = nil,
+  -- The session's model (nil before a session).
+  model = nil,
+  -- The model chosen last (:TandemModel): new sessions start with it.
+  picked = nil,
+  -- The session's model choices (tandem.models.from_result), once the sidecar listed them.
+  models = nil,
   busy = false,
   -- The last `usage_update` of the session (the statusline's token meter).
   usage = nil,
@@ -186,6 +192,10 @@ end
 function M.on_sidecar_exit()
   state.session_id = nil
   state.usage = nil
+  state.model = nil
+  -- It may come back with other settings (:TandemSetup stops it): their models, not these.
+  state.models = nil
+  state.picked = nil
   set_busy(false)
   if review.active then
     review.finish("cancelled")
@@ -202,14 +212,16 @@ function M.request(method, params, callback)
   client.request(cfg(), handlers, method, params, callback)
 end
 
+local fetch_models
+
 local function ensure_session(callback)
   if state.session_id then
     callback(nil, state.session_id)
     return
   end
   local params = vim.empty_dict()
-  if state.mode then
-    params = { mode = state.mode }
+  if state.mode or state.picked then
+    params = { mode = state.mode, model = state.picked }
   end
   M.request("tandem/session/new", params, function(err, result)
     if err then
@@ -219,6 +231,10 @@ local function ensure_session(callback)
     state.session_id = result.sessionId
     state.usage = nil
     state.mode = result.modes and result.modes.current or state.mode
+    state.model = result.model ~= vim.NIL and result.model or nil
+    -- The provider's models, for :TandemModel's completion (quietly: a list that cannot be read
+    -- says why when :TandemModel asks).
+    fetch_models(state.session_id, function() end)
     callback(nil, state.session_id)
   end)
 end
@@ -564,6 +580,129 @@ function M.set_mode(mode, on_done)
   end)
 end
 
+-- The model ----------------------------------------------------------------------------------
+
+local models_mod = require("tandem.models")
+
+--- Asks the sidecar for session `session_id`'s model choices (the provider's list may take a
+--- moment); callback(err, models) with models as tandem.models.from_result gives them.
+fetch_models = function(session_id, callback)
+  M.request("tandem/session/configOptions", { sessionId = session_id }, function(err, result)
+    if err then
+      callback(err)
+      return
+    end
+    local models = models_mod.from_result(result)
+    if not models then
+      callback("the sidecar offers no model option")
+      return
+    end
+    if session_id == state.session_id then
+      state.models = models
+      state.model = models.current
+    end
+    callback(nil, models)
+  end)
+end
+
+--- The session's model choices (the session starts if there is none): callback(err, { current,
+--- choices = { { value, name, description? } }, error? }); `error` says why the provider's list
+--- could not be read (the choices are then the configured model and the session's).
+function M.models(callback)
+  ensure_session(function(err, session_id)
+    if err then
+      callback(err)
+      return
+    end
+    fetch_models(session_id, callback)
+  end)
+end
+
+--- Switches the session to `model` from its next request to the provider (before a session: the
+--- next session starts with it). on_done(err).
+function M.set_model(model, on_done)
+  if type(model) ~= "string" or vim.trim(model) == "" then
+    error("tandem: the model name is empty (:TandemModel without one lists the choices)", 0)
+  end
+  model = vim.trim(model)
+  local function finish(err)
+    if on_done then
+      on_done(err)
+    end
+  end
+  local session_id = state.session_id
+  if not session_id then
+    state.picked = model
+    vim.api.nvim_echo({ { "Tandem: model " .. model .. " (for the next session)" } }, false, {})
+    finish(nil)
+    return
+  end
+  M.request("tandem/session/setConfigOption", { sessionId = session_id, configId = "model", value = model },
+    function(err, result)
+      if err then
+        notify_error(string.format("tandem: could not switch to the model %s: %s", model, err))
+        finish(err)
+        return
+      end
+      state.picked = model
+      local models = models_mod.from_result(result)
+      if models and session_id == state.session_id then
+        -- No network behind this answer: the reason the provider's list is missing stays the last one read.
+        models.error = state.models and state.models.error
+        state.models = models
+        state.model = models.current
+      end
+      vim.api.nvim_echo({ { "Tandem: model " .. model } }, false, {})
+      finish(nil)
+    end)
+end
+
+--- :TandemModel without a name: vim.ui.select over the session's model choices, then set_model.
+--- opts.on_done(err) once the model is set (or nothing was chosen).
+function M.choose_model(opts)
+  opts = opts or {}
+  local function finish(err)
+    if opts.on_done then
+      opts.on_done(err)
+    end
+  end
+  M.models(function(err, models)
+    if err then
+      notify_error("tandem: could not list the models: " .. tostring(err))
+      finish(err)
+      return
+    end
+    if models.error then
+      require("tandem.notice").notify("tandem: only the configured model is offered: the provider's models could not "
+        .. "be listed: " .. models.error, vim.log.levels.WARN)
+    end
+    vim.ui.select(models.choices, {
+      prompt = "Tandem model (now: " .. models.current .. ")",
+      kind = "tandem.model",
+      format_item = function(choice)
+        return models_mod.label(choice, models.current)
+      end,
+    }, function(choice)
+      if choice and choice.value ~= models.current then
+        M.set_model(choice.value, opts.on_done)
+      else
+        finish(nil)
+      end
+    end)
+  end)
+end
+
+--- The model names :TandemModel completes `lead` with (the choices last listed; no request).
+function M.complete_model(lead)
+  local known = {}
+  for _, name in ipairs({ state.model or false, state.picked or false, (cfg().provider or {}).model or false }) do
+    if name then
+      known[#known + 1] = name
+    end
+  end
+  return models_mod.complete(lead or "", state.models, known)
+end
+
 --- The open review: { title, file, files, hunks = { { id, state, file, ... } } }, or nil.
 function M.review()
   return review.snapshot()
@@ -635,11 +774,13 @@ local function resume(choice)
   if choice.new then
     state.session_id = nil
     state.usage = nil
+    state.model = nil
     chat.note("new session")
     return
   end
   state.session_id = choice.sessionId
   state.usage = nil
+  state.model = nil
   chat.open(cfg().chat.split, false)
   -- The load replays the whole history: start from an empty chat, or it shows twice.
   chat.clear()
@@ -651,6 +792,8 @@ local function resume(choice)
       return
     end
     state.mode = loaded.modes and loaded.modes.current or state.mode
+    -- The resumed session's model (and the choices, for :TandemModel's completion).
+    fetch_models(choice.sessionId, function() end)
   end)
 end
 
@@ -734,8 +877,11 @@ function M.info()
   else
     lines[#lines + 1] = "sidecar: not running (starts on the first command)"
   end
-  lines[#lines + 1] = string.format("session: %s, mode: %s, turn running: %s", state.session_id or "none",
-    state.mode or "default", tostring(state.busy))
+  lines[#lines + 1] = string.format("session: %s, mode: %s, model: %s, turn running: %s", state.session_id or "none",
+    state.mode or "default", M.model() or "(the sidecar's configured one)", tostring(state.busy))
+  if state.models and state.models.error then
+    lines[#lines + 1] = "models: only the configured model is offered: " .. state.models.error
+  end
   if state.usage then
     lines[#lines + 1] = "tokens: " .. require("tandem.usage").format(state.usage)
   end
@@ -792,11 +938,21 @@ function M.status()
   return table.concat(parts, " ")
 end
 
---- State for scripts and tests: { session_id, mode, busy, running, client_id, usage }.
+--- The session's model; before a session, the one the next session starts with (nil when the
+--- sidecar's configuration decides).
+function M.model()
+  if state.session_id then
+    return state.model
+  end
+  return state.picked or (cfg().provider or {}).model
+end
+
+--- State for scripts and tests: { session_id, mode, model, busy, running, client_id, usage }.
 function M.state()
   return {
     session_id = state.session_id,
     mode = state.mode,
+    model = M.model(),
     busy = state.busy,
     running = client.running(),
     client_id = client.client_id,
@@ -877,6 +1033,13 @@ M.commands = {
       return
     end
     M.set_mode(args.args)
+  end),
+  TandemModel = guarded(function(args)
+    if vim.trim(args.args) == "" then
+      M.choose_model()
+      return
+    end
+    M.set_model(args.args)
   end),
   TandemSessions = guarded(function(args)
     M.sessions({ filter = args.args, delete = args.bang })

@@ -227,6 +227,7 @@ local function report(values, path, dir, doctor_lines)
   end
   lines[#lines + 1] = ""
   lines[#lines + 1] = "The sidecar reads the file when it starts: it restarts on the next command."
+  lines[#lines + 1] = "To pick another of the provider's models for a session: :TandemModel (it lists them)."
   lines[#lines + 1] = ""
   lines[#lines + 1] = "$ tandem doctor"
   vim.list_extend(lines, doctor_lines)

@@ -2,7 +2,8 @@
 // An answer with a code block gets Copy and Insert buttons: Insert puts the code at the cursor of
 // the editor the person was in, Copy puts it on the clipboard (pasted back with Ctrl+V). "Tandem:
 // Add Selection to Chat" lists the selected lines above the prompt, and the next prompt carries
-// them (tests/e2e/vscode.rs checks the request the model got). Same environment as review.mjs.
+// them (tests/e2e/vscode.rs checks the request the model got). The provider lists no models: the
+// header's model dropdown says why in its tooltip. Same environment as review.mjs.
 
 import { join } from "node:path";
 
@@ -31,6 +32,16 @@ await runInWorkbench(async (page) => {
   await page.screenshot({ path: join(OUT_DIR, "code-block.png") });
   // The scripted provider reports no usage: no token meter rather than "0".
   if (await panel.locator('[data-testid="usage"]').isVisible()) throw new Error("a token meter without any usage");
+  // The scripted provider lists no models here (404): the dropdown keeps the configured model and
+  // its tooltip says why, with no notification.
+  const dropdown = panel.locator('[data-testid="model"]');
+  await waitFor(async () => {
+    const title = (await dropdown.getAttribute("title")) ?? "";
+    return title.startsWith("The provider's models could not be listed: ") && title.includes("404") ? true : new Error(title);
+  }, 15_000, "the model list's error as the dropdown's tooltip");
+  const offered = await dropdown.locator("option").evaluateAll((all) => all.map((o) => o.value).join(","));
+  if (offered !== "scripted") throw new Error(`the dropdown offers ${offered}`);
+  if (await page.locator(".notification-toast", { hasText: "model" }).count()) throw new Error("a notification about the model list");
 
   step("Insert puts the code at the cursor of notes.txt");
   await answer.locator('[data-testid="insert-code"]').click();

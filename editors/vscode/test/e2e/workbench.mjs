@@ -148,6 +148,13 @@ export function panelFrame(page) {
   return page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
 }
 
+/** Sends `text` from the panel's prompt box and waits for the answer that contains `answer`. */
+export async function sendPrompt(panel, text, answer) {
+  await panel.locator('[data-testid="prompt"]').fill(text);
+  await panel.locator('[data-testid="send"]').click();
+  await panel.locator('[data-testid="assistant-message"]', { hasText: answer }).waitFor({ timeout: 30_000 });
+}
+
 /** Editor text as rendered: Monaco draws spaces as non-breaking ones. */
 export function plain(text) {
   return text.replace(/\u00a0/g, " ");
