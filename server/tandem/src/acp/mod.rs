@@ -26,8 +26,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tandem_agent::{Agent, AgentError};
 use tandem_protocol::{
-    ModeId, SessionListParams, SessionLoadParams, SessionNewParams, SessionPromptParams, SessionSetModeParams,
-    SessionUpdate, StopReason,
+    ModeId, SessionListParams, SessionLoadParams, SessionNewParams, SessionPromptParams, SessionSetConfigOptionParams,
+    SessionSetModeParams, SessionUpdate, StopReason,
 };
 use tandem_text::BufferCache;
 use tandem_tools::EditorClient;
@@ -449,28 +449,15 @@ impl Server {
     async fn set_config_option(&self, params: &Value) -> Result<Value, RpcError> {
         let session_id = string_param(params, "sessionId").map_err(RpcError::invalid_params)?;
         let config_id = string_param(params, "configId").map_err(RpcError::invalid_params)?;
+        let value = string_param(params, "value").map_err(RpcError::invalid_params)?;
         let ready = self.ready_of(session_id)?;
-        match config_id {
-            "mode" => {
-                let mode = parse_mode(params.get("value"))?;
-                ready
-                    .agent
-                    .set_mode(SessionSetModeParams { session_id: session_id.to_owned(), mode_id: mode })
-                    .await
-                    .map_err(agent_error)?;
-            }
-            "model" => {
-                let model = string_param(params, "value").map_err(RpcError::invalid_params)?;
-                ready.agent.set_model(session_id, model).map_err(agent_error)?;
-            }
-            other => {
-                return Err(RpcError::invalid_params(format!(
-                    "unknown config option `{other}`: use `mode` or `model`"
-                )));
-            }
-        }
-        let (mode, model) = self.session_state(&ready, session_id)?;
-        Ok(json!({ "configOptions": mapping::config_options(mode, &model, &ready.agent) }))
+        let set = SessionSetConfigOptionParams {
+            session_id: session_id.to_owned(),
+            config_id: config_id.to_owned(),
+            value: value.to_owned(),
+        };
+        let options = ready.agent.set_config_option(set).await.map_err(agent_error)?;
+        Ok(json!({ "configOptions": options.config_options }))
     }
 
     async fn session_prompt(&self, params: &Value) -> Result<Value, RpcError> {
