@@ -4,7 +4,7 @@
 //! alters come along. Ending a preview puts the servers back on the files' current text.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -162,17 +162,19 @@ impl LspProxy {
         for (file, old) in files.iter().zip(sent) {
             let before = match old {
                 None => Vec::new(),
-                Some((uri, version, rope)) => match current_diagnostics(server, file, &uri, version, deadline).await? {
-                    Some(items) => self.convert(server, items, &rope),
-                    None => {
-                        out.push(not_ready(
-                            file,
-                            &name,
-                            format!("no diagnostics for the current text within {wait:.1} s"),
-                        ));
-                        continue;
+                Some((uri, version, rope)) => {
+                    match held_diagnostics(server, &file.path, &uri, version, deadline).await? {
+                        Some(items) => self.convert(server, items, &rope),
+                        None => {
+                            out.push(not_ready(
+                                file,
+                                &name,
+                                format!("no diagnostics for the current text within {wait:.1} s"),
+                            ));
+                            continue;
+                        }
                     }
-                },
+                }
             };
             ready.push((*file, before));
         }
@@ -186,14 +188,10 @@ impl LspProxy {
         let mut changed = Vec::new();
         for (file, before, sent) in staged {
             changed.push(sent.uri.clone());
-            // The same proposal as before (a model repeating a rejected change): the server may
-            // not publish again for a text it has just analysed.
-            let known = server.remembered(&file.path, ContentHash::of(file.new_text.as_bytes()));
-            let items = match known {
+            // A proposal the server analysed before (a model repeating a rejected change) comes
+            // from the memo: the server may not publish again for a text it has just analysed.
+            let items = match held_diagnostics(server, &file.path, &sent.uri, sent.version, deadline).await? {
                 Some(items) => items,
-                None if server.wait_fresh(&file.path, &sent.uri, sent.version, deadline).await? => {
-                    server.published(&sent.uri)
-                }
                 None => {
                     out.push(not_ready(
                         file,
@@ -300,26 +298,26 @@ impl LspProxy {
     }
 }
 
-/// The server's diagnostics of `file`'s current text (sent as `version`): what it has published
-/// for that version already, else what it published for the same text when nothing else it
-/// analyses was different (a preview after a rejected change: the server is still analysing
-/// the restored text), else those it publishes by `deadline`.
-async fn current_diagnostics(
+/// The server's diagnostics of the text of `path` it holds (sent as `version`): what it has
+/// published for that version already, else what it published for the same text when nothing
+/// else it analyses was different (after a rejected change the server is still analysing the
+/// restored text; a repeated proposal it may not publish for again), else those it publishes by
+/// `deadline`.
+async fn held_diagnostics(
     server: &Server,
-    file: &PreviewFile,
+    path: &Path,
     uri: &Url,
     version: i32,
     deadline: Instant,
 ) -> Result<Option<Vec<lsp::Diagnostic>>, ServerError> {
-    if server.wait_fresh(&file.path, uri, version, Instant::now()).await? {
+    if server.wait_fresh(path, uri, version, Instant::now()).await? {
         return Ok(Some(server.published(uri)));
     }
-    let hash = file.old_text.as_deref().map(|text| ContentHash::of(text.as_bytes()));
-    if let Some(items) = hash.and_then(|hash| server.remembered(&file.path, hash)) {
-        tracing::debug!(server = %server.spec.name, path = %file.path.display(), "preview: the current text's diagnostics were remembered");
+    if let Some(items) = server.remembered(path) {
+        tracing::debug!(server = %server.spec.name, path = %path.display(), "preview: diagnostics remembered for this text");
         return Ok(Some(items));
     }
-    Ok(server.wait_fresh(&file.path, uri, version, deadline).await?.then(|| server.published(uri)))
+    Ok(server.wait_fresh(path, uri, version, deadline).await?.then(|| server.published(uri)))
 }
 
 fn not_ready(file: &PreviewFile, server: &str, reason: String) -> PreviewedFile {

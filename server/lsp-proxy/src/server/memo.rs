@@ -63,10 +63,13 @@ impl Server {
         texts.push(memo);
     }
 
-    /// The diagnostics the server published for `path` when its text hashed to `hash`, if
-    /// everything else it analyses is as it was then.
-    pub fn remembered(&self, path: &Path, hash: ContentHash) -> Option<Vec<lsp::Diagnostic>> {
-        let world = world_except(&lock(&self.docs), path, self.disk_epoch.load(Ordering::SeqCst));
+    /// The diagnostics the server published for the text of `path` it now holds, at an earlier
+    /// version, if everything else it analyses is as it was then.
+    pub fn remembered(&self, path: &Path) -> Option<Vec<lsp::Diagnostic>> {
+        let docs = lock(&self.docs);
+        let hash = docs.get(path)?.hash;
+        let world = world_except(&docs, path, self.disk_epoch.load(Ordering::SeqCst));
+        drop(docs);
         let memos = lock(&self.memo);
         let memo = memos.get(path)?.iter().find(|memo| memo.hash == hash && memo.world == world)?;
         Some(memo.items.clone())
