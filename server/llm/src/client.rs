@@ -84,6 +84,26 @@ impl Client {
         &self.http
     }
 
+    /// `builder` with the provider's authentication: OpenAI's bearer key, Anthropic's
+    /// `x-api-key` and API version.
+    pub(crate) fn authorize(&self, mut builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let key = self.settings.api_key.as_deref().filter(|key| !key.is_empty());
+        match self.settings.kind {
+            ProviderKind::OpenAi => {
+                if let Some(key) = key {
+                    builder = builder.bearer_auth(key);
+                }
+            }
+            ProviderKind::Anthropic => {
+                if let Some(key) = key {
+                    builder = builder.header("x-api-key", key);
+                }
+                builder = builder.header("anthropic-version", "2023-06-01");
+            }
+        }
+        builder
+    }
+
     /// Runs one model turn: sends `request`, calls `on_event` for each streamed event, and
     /// returns the complete response. `cancel` closes the connection and returns
     /// [`ErrorKind::Cancelled`].
@@ -160,26 +180,13 @@ impl Client {
         body: &bytes::Bytes,
         on_event: &mut (dyn FnMut(Event) + Send),
     ) -> Result<Response, Failure> {
-        let mut builder = self
+        let builder = self
             .http
             .post(url)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")
             .body(body.clone());
-        let key = self.settings.api_key.as_deref().filter(|key| !key.is_empty());
-        match self.settings.kind {
-            ProviderKind::OpenAi => {
-                if let Some(key) = key {
-                    builder = builder.bearer_auth(key);
-                }
-            }
-            ProviderKind::Anthropic => {
-                if let Some(key) = key {
-                    builder = builder.header("x-api-key", key);
-                }
-                builder = builder.header("anthropic-version", "2023-06-01");
-            }
-        }
+        let builder = self.authorize(builder);
         let stall = self.settings.timeouts.stall;
         let mut response = match timeout(stall, builder.send()).await {
             Err(_) => return Err(self.stalled("before answering")),

@@ -2,7 +2,6 @@
 //! (`data[].id`), Anthropic's `GET {base}/models` (`data[].id`, `display_name`), and, for
 //! Ollama, `GET /api/tags` (`models[].name`) when its OpenAI-compatible list is not there.
 
-use reqwest::header::HeaderMap;
 use serde_json::Value;
 use tokio::time::timeout;
 
@@ -42,7 +41,7 @@ impl Client {
 
     async fn get_json(&self, url: &str) -> Result<Value, LlmError> {
         let settings = self.settings();
-        let request = self.http().get(url).headers(auth_headers(settings));
+        let request = self.authorize(self.http().get(url));
         let failed = |kind: ErrorKind, what: String| LlmError {
             kind,
             message: format!("could not list the models at {url}: {what}"),
@@ -69,30 +68,6 @@ impl Client {
         }
         serde_json::from_slice(&body).map_err(|err| failed(ErrorKind::Protocol, format!("not JSON ({err})")))
     }
-}
-
-fn auth_headers(settings: &crate::ProviderSettings) -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    let key = settings.api_key.as_deref().filter(|key| !key.is_empty());
-    let insert = |headers: &mut HeaderMap, name: &'static str, value: String| {
-        if let Ok(value) = value.parse() {
-            headers.insert(name, value);
-        }
-    };
-    match settings.kind {
-        ProviderKind::OpenAi => {
-            if let Some(key) = key {
-                insert(&mut headers, "authorization", format!("Bearer {key}"));
-            }
-        }
-        ProviderKind::Anthropic => {
-            if let Some(key) = key {
-                insert(&mut headers, "x-api-key", key.to_owned());
-            }
-            insert(&mut headers, "anthropic-version", "2023-06-01".to_owned());
-        }
-    }
-    headers
 }
 
 fn is_ollama(base: &str) -> bool {
