@@ -342,6 +342,37 @@ fn a_symbol_variable_attaches_pyright_s_definition_and_a_url_variable_a_link_fro
     Ok(())
 }
 
+/// Starts `tests/tmux_review.lua` in `nvim` in a tmux session `review` of `width` × 30 in `root`,
+/// against this build's sidecar and the scripted `provider`; `env` adds to the script's environment.
+fn start_tmux_review(
+    tmux: &Tmux,
+    nvim: &Path,
+    root: &Path,
+    width: &str,
+    provider: &FakeProvider,
+    env: &[(&str, &str)],
+) -> Res<()> {
+    let plugin = plugin_dir();
+    let command = format!(
+        "'{}' -u NONE -i NONE --cmd 'set rtp+={}' -c 'luafile {}'",
+        nvim.display(),
+        plugin.display(),
+        plugin.join("tests/tmux_review.lua").display()
+    );
+    let status = tmux
+        .command()
+        .args(["new-session", "-d", "-x", width, "-y", "30", "-s", "review", &command])
+        .current_dir(root)
+        .env("TANDEM_TEST_BIN", tandem_bin())
+        .env("TANDEM_TEST_BASE_URL", provider.base_url())
+        .env("TANDEM_TEST_WORKSPACE", root)
+        .envs(env.iter().copied())
+        .status()
+        .map_err(|e| format!("tmux: {e}"))?;
+    assert!(status.success(), "tmux new-session: {status}");
+    Ok(())
+}
+
 #[test]
 fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() -> Res<()> {
     if Command::new("tmux").arg("-V").output().is_err() {
@@ -351,23 +382,7 @@ fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() ->
         let dir = workspace()?;
         let provider = FakeProvider::start_blocking(review_turns());
         let tmux = Tmux { socket: format!("tandem-nvim-{}-{version}", std::process::id()) };
-        let plugin = plugin_dir();
-        let command = format!(
-            "'{}' -u NONE -i NONE --cmd 'set rtp+={}' -c 'luafile {}'",
-            nvim.display(),
-            plugin.display(),
-            plugin.join("tests/tmux_review.lua").display()
-        );
-        let status = tmux
-            .command()
-            .args(["new-session", "-d", "-x", "160", "-y", "30", "-s", "review", &command])
-            .current_dir(dir.path())
-            .env("TANDEM_TEST_BIN", tandem_bin())
-            .env("TANDEM_TEST_BASE_URL", provider.base_url())
-            .env("TANDEM_TEST_WORKSPACE", dir.path())
-            .status()
-            .map_err(|e| format!("tmux: {e}"))?;
-        assert!(status.success(), "tmux new-session: {status}");
+        start_tmux_review(&tmux, &nvim, dir.path(), "160", &provider, &[])?;
 
         // The review as a person sees it: the removed lines still there (with a `-` sign), the
         // added lines under them, a label per hunk, the chat beside it.
@@ -426,26 +441,10 @@ fn the_preview_shows_in_the_review_in_a_real_neovim_in_tmux_and_goes_with_it() -
             Turn::reply("Left it."),
         ]);
         let tmux = Tmux { socket: format!("tandem-nvim-preview-{}-{version}", std::process::id()) };
-        let plugin = plugin_dir();
-        let command = format!(
-            "'{}' -u NONE -i NONE --cmd 'set rtp+={}' -c 'luafile {}'",
-            nvim.display(),
-            plugin.display(),
-            plugin.join("tests/tmux_review.lua").display()
-        );
-        let status = tmux
-            .command()
-            .args(["new-session", "-d", "-x", "200", "-y", "30", "-s", "review", &command])
-            .current_dir(&root)
-            .env("PATH", server_path())
-            .env("TANDEM_TEST_BIN", tandem_bin())
-            .env("TANDEM_TEST_BASE_URL", provider.base_url())
-            .env("TANDEM_TEST_WORKSPACE", &root)
-            .env("TANDEM_TEST_FILE", "shop/main.py")
-            .env("TANDEM_TEST_PROMPT", "return a string")
-            .status()
-            .map_err(|e| format!("tmux: {e}"))?;
-        assert!(status.success(), "tmux new-session: {status}");
+        let path = server_path();
+        let env =
+            [("PATH", path.as_str()), ("TANDEM_TEST_FILE", "shop/main.py"), ("TANDEM_TEST_PROMPT", "return a string")];
+        start_tmux_review(&tmux, &nvim, &root, "200", &provider, &env)?;
 
         // The headline above the hunk, the added line with its error, the count on the label.
         let screen = tmux.wait_for("the preview in the review", |s| {
