@@ -54,7 +54,7 @@ pub(crate) struct Args {
     multiline: Option<bool>,
 }
 
-#[derive(Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 enum OutputMode {
     /// Matching lines, with context.
@@ -99,9 +99,8 @@ struct Line {
     text: String,
 }
 
-/// What the search found in one file.
+/// What the search found in one file: its lines in content mode, only its count otherwise.
 struct FileHits {
-    path: PathBuf,
     lines: Vec<Line>,
     matches: usize,
 }
@@ -174,42 +173,50 @@ impl Sink for Collect {
     }
 }
 
-/// The files with matches, kept in path order and bounded: once the files with the smallest
-/// paths hold `keep` matching lines, the lines of files after them are dropped (the output
-/// shows matches in path order, so those would never be shown); their counts stay.
+/// The files with matches that the output can show, in path order, and the totals of all.
+///
+/// Each file is worth its matching lines in content mode and one result otherwise. Once the
+/// files with the smallest paths are worth `keep`, the files after them are dropped whole (the
+/// output lists results in path order, so those would never be shown); only the totals
+/// remember them. What is held is thus the output cap plus one file's share, however many
+/// files match and in whatever order the walker hands them over.
 struct Found {
+    mode: OutputMode,
     keep: usize,
     files: std::collections::BTreeMap<PathBuf, FileHits>,
-    /// The files that still hold lines, with how many matching lines each: the only ones
-    /// eviction looks at, so files already emptied never stop or slow it.
-    holding: std::collections::BTreeMap<PathBuf, usize>,
-    /// Matching lines held in all files.
-    kept: usize,
+    /// What the held files are worth.
+    held: usize,
+    /// Every file with a match, held or dropped.
+    total_files: usize,
+    /// Every matching line (content and count modes; files mode stops at a file's first).
+    total_matches: usize,
 }
 
 impl Found {
-    fn new(keep: usize) -> Self {
-        Self { keep, files: Default::default(), holding: Default::default(), kept: 0 }
+    fn new(mode: OutputMode, keep: usize) -> Self {
+        Self { mode, keep, files: Default::default(), held: 0, total_files: 0, total_matches: 0 }
     }
 
-    fn add(&mut self, hit: FileHits) {
-        let own = hit.lines.iter().filter(|l| l.matched).count();
-        if own > 0 {
-            self.holding.insert(hit.path.clone(), own);
-            self.kept += own;
+    fn worth(mode: OutputMode, hit: &FileHits) -> usize {
+        match mode {
+            OutputMode::Content => hit.lines.iter().filter(|l| l.matched).count(),
+            OutputMode::FilesWithMatches | OutputMode::Count => 1,
         }
-        self.files.insert(hit.path.clone(), hit);
-        // Drop the lines of the last holding file while the ones before it hold enough.
-        while let Some((path, &own)) = self.holding.last_key_value() {
-            if self.kept - own < self.keep {
+    }
+
+    fn add(&mut self, path: &Path, hit: FileHits) {
+        self.total_files += 1;
+        self.total_matches += hit.matches;
+        self.held += Self::worth(self.mode, &hit);
+        self.files.insert(path.to_path_buf(), hit);
+        // Drop the last file while the ones before it are worth enough.
+        while let Some(entry) = self.files.last_entry() {
+            let own = Self::worth(self.mode, entry.get());
+            if self.held - own < self.keep {
                 break;
             }
-            if let Some(hit) = self.files.get_mut(path) {
-                hit.lines = Vec::new();
-            }
-            self.kept -= own;
-            let path = path.clone();
-            self.holding.remove(&path);
+            entry.remove();
+            self.held -= own;
         }
     }
 }
@@ -261,7 +268,7 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         .after_context(after);
     let max = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
 
-    let hits = Mutex::new(Found::new(max));
+    let hits = Mutex::new(Found::new(mode, max));
     let search = |path: &Path, searcher: &mut Searcher| {
         let mut sink = Collect::new(mode, max, after);
         let outcome = match ctx.cache.get(path) {
@@ -269,8 +276,8 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
             None => searcher.search_path(&matcher, path, &mut sink),
         };
         if outcome.is_ok() && sink.matches > 0 {
-            let found = FileHits { path: path.to_path_buf(), lines: sink.lines, matches: sink.matches };
-            hits.lock().unwrap_or_else(|e| e.into_inner()).add(found);
+            let found = FileHits { lines: sink.lines, matches: sink.matches };
+            hits.lock().unwrap_or_else(|e| e.into_inner()).add(path, found);
         }
     };
     if target.is_dir() {
@@ -302,8 +309,7 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         search(&target, &mut searcher.build());
     }
     let found = hits.into_inner().unwrap_or_else(|e| e.into_inner());
-    let hits: Vec<FileHits> = found.files.into_values().collect();
-    Ok(format(ctx, &hits, mode, max, (before, after), pattern, &shown))
+    Ok(format(ctx, &found, max, (before, after), pattern, &shown))
 }
 
 fn build_matcher(pattern: &str, case_insensitive: Option<bool>, multiline: bool) -> Result<RegexMatcher, ToolError> {
@@ -330,22 +336,20 @@ fn build_matcher(pattern: &str, case_insensitive: Option<bool>, multiline: bool)
 
 fn format(
     ctx: &ToolContext,
-    hits: &[FileHits],
-    mode: OutputMode,
+    found: &Found,
     max: usize,
     (before, after): (usize, usize),
     pattern: &str,
     shown: &str,
 ) -> ToolOutput {
-    let total: usize = hits.iter().map(|h| h.matches).sum();
-    let files = hits.len();
+    let (mode, total, files) = (found.mode, found.total_matches, found.total_files);
     let mut out = String::new();
     let mut truncated = false;
     let with_context = before + after > 0;
     match mode {
         OutputMode::FilesWithMatches | OutputMode::Count => {
-            for hit in hits.iter().take(max) {
-                out.push_str(&ctx.workspace.display(&hit.path));
+            for (path, hit) in found.files.iter().take(max) {
+                out.push_str(&ctx.workspace.display(path));
                 if mode == OutputMode::Count {
                     out.push_str(&format!(":{}", hit.matches));
                 }
@@ -361,8 +365,8 @@ fn format(
         }
         OutputMode::Content => {
             let mut shown_matches = 0usize;
-            'files: for (i, hit) in hits.iter().enumerate() {
-                let path = ctx.workspace.display(&hit.path);
+            'files: for (i, (path, hit)) in found.files.iter().enumerate() {
+                let path = ctx.workspace.display(path);
                 let mut previous: Option<u64> = None;
                 let mut last_match = 0u64;
                 if with_context && i > 0 && !out.is_empty() {
@@ -398,7 +402,7 @@ fn format(
             }
         }
     }
-    if hits.is_empty() {
+    if files == 0 {
         out = format!("No matches for `{pattern}` in `{shown}`.");
     }
     // Files mode reads each file only to its first match: it knows files, not matches.
@@ -415,28 +419,63 @@ fn format(
 
 #[cfg(test)]
 mod found_tests {
+    use proptest::prelude::*;
+
     use super::*;
 
-    fn hit(name: &str, matched: usize) -> FileHits {
-        let lines = (0..matched).map(|n| Line { number: n as u64 + 1, matched: true, text: String::new() }).collect();
-        FileHits { path: PathBuf::from(name), lines, matches: matched }
+    fn hit(mode: OutputMode, keep: usize, matched: usize) -> FileHits {
+        let shown = if mode == OutputMode::Content { matched.min(keep) } else { 0 };
+        let lines = (0..shown).map(|n| Line { number: n as u64 + 1, matched: true, text: String::new() }).collect();
+        FileHits { lines, matches: matched }
     }
 
-    /// Whatever order the walker hands files over in, the lines held stay within the output
-    /// cap plus one file's share (here files arrive last-path-first, the worst order, and
-    /// between emptied files).
-    #[test]
-    fn the_lines_held_stay_bounded_in_any_arrival_order() {
-        let mut found = Found::new(10);
-        for i in (0..500).rev() {
-            found.add(hit(&format!("f{i:04}"), 5));
-            let held: usize = found.files.values().map(|f| f.lines.len()).sum();
-            assert!(held <= 10 + 5, "{held} lines held after f{i:04}");
-            assert_eq!(held, found.kept);
+    fn mode() -> impl Strategy<Value = OutputMode> {
+        prop_oneof![Just(OutputMode::Content), Just(OutputMode::FilesWithMatches), Just(OutputMode::Count)]
+    }
+
+    proptest! {
+        /// Whatever order the walker hands files over in, what is held stays within the output
+        /// cap plus one file's share, the totals count every file, and the files held are the
+        /// ones the output shows: those with the smallest paths, worth the cap.
+        #[test]
+        fn what_is_held_is_bounded_by_the_output_and_is_what_it_shows(
+            mode in mode(),
+            keep in 1usize..30,
+            files in proptest::collection::btree_map(0u32..5000, 1usize..40, 0..300),
+            order in any::<u64>(),
+        ) {
+            let mut arrivals: Vec<(u32, usize)> = files.iter().map(|(k, v)| (*k, *v)).collect();
+            // A shuffle of the arrival order, seeded.
+            let mut state = order | 1;
+            for i in (1..arrivals.len()).rev() {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                arrivals.swap(i, (state % (i as u64 + 1)) as usize);
+            }
+            let mut found = Found::new(mode, keep);
+            let biggest = files.values().map(|m| (*m).min(keep)).max().unwrap_or(0);
+            for (name, matched) in &arrivals {
+                found.add(Path::new(&format!("f{name:05}")), hit(mode, keep, *matched));
+                let worth: usize = found.files.values().map(|h| Found::worth(mode, h)).sum();
+                prop_assert_eq!(worth, found.held);
+                let bound = if mode == OutputMode::Content { keep + biggest } else { keep };
+                prop_assert!(found.held <= bound, "{} held, bound {}", found.held, bound);
+            }
+            prop_assert_eq!(found.total_files, files.len());
+            prop_assert_eq!(found.total_matches, files.values().sum::<usize>());
+            // The reference: every file in path order, taken until worth the cap.
+            let mut expected = Vec::new();
+            let mut worth = 0;
+            for (name, matched) in &files {
+                if worth >= keep {
+                    break;
+                }
+                expected.push(format!("f{name:05}"));
+                worth += if mode == OutputMode::Content { (*matched).min(keep) } else { 1 };
+            }
+            let held: Vec<String> = found.files.keys().map(|p| p.display().to_string()).collect();
+            prop_assert_eq!(held, expected);
         }
-        let shown: Vec<&str> =
-            found.files.values().filter(|f| !f.lines.is_empty()).filter_map(|f| f.path.to_str()).collect();
-        assert_eq!(shown, ["f0000", "f0001"]);
-        assert_eq!(found.files.values().map(|f| f.matches).sum::<usize>(), 2500);
     }
 }
