@@ -219,7 +219,7 @@ impl Agent {
         let budget = crate::context::budget(self, &model, history.stated_window);
         let system = crate::prompt::system_prompt(self.workspace.root(), &session.cwd, session.gate.mode());
         let tools = crate::turn::tool_defs(self, &session, budget);
-        let fixed = system.len() + crate::context::json_size(&tools);
+        let fixed = system.len() + tools.bytes;
         let report =
             crate::context::fit(self, &session, &mut history, fixed, budget, crate::context::Force::Person, &cancel)
                 .await;

@@ -414,7 +414,7 @@ async fn summarise(
                 text: format!("<transcript>\n{transcript}</transcript>\n\n{SUMMARY_INSTRUCTIONS}"),
             }],
         })],
-        tools: Vec::new(),
+        tools: Arc::default(),
         model: Some(session.model()),
         temperature: None,
     };

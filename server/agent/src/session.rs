@@ -96,6 +96,8 @@ pub(crate) struct Session {
     pub next_agent: AtomicU64,
     /// Tools found with `tool_search` (offered to the model from then on).
     pub loaded_tools: Mutex<std::collections::HashSet<String>>,
+    /// The tool definitions of recent requests, shared by the next ones.
+    pub(crate) tool_sets: Mutex<crate::turn::ToolSets>,
 }
 
 impl Session {
@@ -162,6 +164,7 @@ impl Session {
             subagents: Mutex::new(HashMap::new()),
             next_agent: AtomicU64::new(1),
             loaded_tools: Mutex::new(Default::default()),
+            tool_sets: Mutex::new(Default::default()),
         }
     }
 

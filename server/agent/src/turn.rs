@@ -122,14 +122,19 @@ pub(crate) async fn run(
         let model = session.model();
         let budget = context::budget(agent, &model, history.stated_window);
         let tools = tool_defs(agent, session, budget);
-        let fixed = system.len() + context::json_size(&tools);
+        let fixed = system.len() + tools.bytes;
         if context::fit(agent, session, history, fixed, budget, Force::No, cancel).await.is_none() {
             return interrupted(session, history, String::new());
         }
         let sent_bytes = history.message_bytes() + fixed;
         let request_model = model.clone();
-        let request =
-            Request { system, messages: history.messages.clone(), tools, model: Some(model), temperature: None };
+        let request = Request {
+            system,
+            messages: history.messages.clone(),
+            tools: tools.defs,
+            model: Some(model),
+            temperature: None,
+        };
         let forwarder = Forwarder::start(session);
         let mut announced: Vec<(String, String)> = Vec::new();
         // What the person saw of the answer, kept when the turn is cancelled mid-stream.
@@ -281,30 +286,64 @@ const TOOLS_SHARE: u64 = 4;
 /// The tools offered in the next request: all enabled ones, or, when deferring (configured, or
 /// because they would take more than a quarter of the window), the always-loaded ones and those found
 /// with `tool_search`.
-pub(crate) fn tool_defs(agent: &Agent, session: &Session, budget: context::Budget) -> Vec<ToolDef> {
-    let def = |tool: Arc<dyn tandem_tools::Tool>| {
-        let spec = tool.spec();
-        ToolDef {
-            name: spec.name.to_owned(),
-            description: spec.description.to_owned(),
-            parameters: spec.parameters.clone(),
-        }
-    };
-    let all: Vec<ToolDef> = session.registry.enabled().map(def).collect();
+pub(crate) fn tool_defs(agent: &Agent, session: &Session, budget: context::Budget) -> ToolSet {
+    let all: Vec<Arc<dyn tandem_tools::Tool>> = session.registry.enabled().collect();
+    let set = session.tool_sets.lock().get(&all);
     let too_big = || {
-        let tokens = context::json_size(&all) as f64 / context::DEFAULT_BYTES_PER_TOKEN;
+        let tokens = set.bytes as f64 / context::DEFAULT_BYTES_PER_TOKEN;
         tokens as u64 > budget.window / TOOLS_SHARE
     };
     if !agent.config.defer_tools && !too_big() {
-        return all;
+        return set;
     }
     let loaded = session.loaded_tools.lock().clone();
-    session
-        .registry
-        .enabled()
-        .filter(|tool| tool.spec().always_load || loaded.contains(tool.spec().name))
-        .map(def)
-        .collect()
+    let offered: Vec<_> =
+        all.into_iter().filter(|tool| tool.spec().always_load || loaded.contains(tool.spec().name)).collect();
+    session.tool_sets.lock().get(&offered)
+}
+
+/// Tool definitions as a request carries them, and their size in JSON.
+#[derive(Clone)]
+pub(crate) struct ToolSet {
+    pub(crate) defs: Arc<[ToolDef]>,
+    pub(crate) bytes: usize,
+}
+
+/// The tool sets of recent requests, so a turn shares the definitions of the last one rather
+/// than copying every schema again: the same tools (the same objects, whose specs cannot
+/// change) give the same definitions.
+#[derive(Default)]
+pub(crate) struct ToolSets {
+    /// The full set and the deferred one: a session alternates between at most these two.
+    recent: Vec<(Vec<Arc<dyn tandem_tools::Tool>>, ToolSet)>,
+}
+
+impl ToolSets {
+    fn get(&mut self, tools: &[Arc<dyn tandem_tools::Tool>]) -> ToolSet {
+        let same = |known: &[Arc<dyn tandem_tools::Tool>]| {
+            known.len() == tools.len() && known.iter().zip(tools).all(|(a, b)| Arc::ptr_eq(a, b))
+        };
+        if let Some((_, set)) = self.recent.iter().find(|(known, _)| same(known)) {
+            return set.clone();
+        }
+        let defs: Vec<ToolDef> = tools
+            .iter()
+            .map(|tool| {
+                let spec = tool.spec();
+                ToolDef {
+                    name: spec.name.to_owned(),
+                    description: spec.description.to_owned(),
+                    parameters: spec.parameters.clone(),
+                }
+            })
+            .collect();
+        let set = ToolSet { bytes: context::json_size(&defs), defs: defs.into() };
+        if self.recent.len() >= 2 {
+            self.recent.remove(0);
+        }
+        self.recent.push((tools.to_vec(), set.clone()));
+        set
+    }
 }
 
 #[cfg(test)]

@@ -145,6 +145,12 @@ impl FakeProvider {
         self.shared.requests.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
+    /// When the latest request had been read, and how many have come (without copying them all).
+    pub fn latest_received(&self) -> Option<(usize, std::time::Instant)> {
+        let requests = self.shared.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        requests.last().map(|request| (requests.len(), request.received_at))
+    }
+
     /// Appends a turn to the script.
     pub fn push(&self, turn: Turn) {
         self.shared.script.lock().unwrap_or_else(PoisonError::into_inner).push_back(turn);

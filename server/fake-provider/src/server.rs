@@ -79,6 +79,8 @@ struct Incoming {
 
 async fn serve(mut stream: TcpStream, shared: &Shared, serial: usize) {
     let Some(request) = read_request(&mut stream).await else { return };
+    // The moment the whole request is in: what follows is the fake provider's own work.
+    let received_at = std::time::Instant::now();
     if request.path.ends_with("/models") {
         serve_models(&mut stream, shared).await;
         return;
@@ -94,7 +96,7 @@ async fn serve(mut stream: TcpStream, shared: &Shared, serial: usize) {
             path: request.path.clone(),
             headers: request.headers,
             body,
-            received_at: std::time::Instant::now(),
+            received_at,
             answered_at: None,
         });
         requests.len() - 1
@@ -192,12 +194,11 @@ async fn read_request(stream: &mut TcpStream) -> Option<Incoming> {
         if length > BODY_LIMIT {
             return None;
         }
+        rest.reserve(length.saturating_sub(rest.len()));
         while rest.len() < length {
-            let n = stream.read(&mut chunk).await.ok()?;
-            if n == 0 {
+            if stream.read_buf(&mut rest).await.ok()? == 0 {
                 return None;
             }
-            rest.extend_from_slice(&chunk[..n]);
         }
         rest.truncate(length);
         rest

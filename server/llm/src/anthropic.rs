@@ -12,9 +12,12 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::assemble::Assembler;
+use bytes::Bytes;
+
+use crate::encoded::EncodeCache;
 use crate::openai::{StreamFault, snippet};
 use crate::sse::SseEvent;
-use crate::{Event, Part, ProviderSettings, Request, Role, StopReason, Usage};
+use crate::{Event, Message, Part, ProviderSettings, Request, Role, StopReason, Usage};
 
 /// Anthropic's cache breakpoint.
 #[derive(Clone, Copy, Serialize)]
@@ -102,7 +105,6 @@ struct Body<'a> {
     thinking: Option<Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     system: Vec<SystemOut<'a>>,
-    messages: Vec<MessageOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -129,30 +131,36 @@ fn block(part: &Part) -> Option<BlockOut<'_>> {
     })
 }
 
-fn messages_out(request: &Request) -> Vec<MessageOut<'_>> {
-    let mut messages = Vec::with_capacity(request.messages.len());
-    for message in &request.messages {
-        let mut blocks: Vec<BlockOut<'_>> = message.content.iter().filter_map(block).collect();
-        if blocks.is_empty() {
-            continue;
-        }
-        // Tool results must come first in a user message.
-        blocks.sort_by_key(|block| !matches!(block, BlockOut::ToolResult { .. }));
-        let role = match message.role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
-        messages.push(MessageOut { role, content: blocks });
+/// The message `message` becomes, `None` when it has no block to send; with a cache breakpoint
+/// on its last block that can carry one when `mark`.
+fn message_out(message: &Message, mark: bool) -> Option<MessageOut<'_>> {
+    let mut blocks: Vec<BlockOut<'_>> = message.content.iter().filter_map(block).collect();
+    if blocks.is_empty() {
+        return None;
     }
-    // A cache breakpoint on the latest turn: the next request reads all of this from the cache.
-    if let Some(last) = messages.last_mut() {
-        let _ = last.content.iter_mut().rev().any(BlockOut::mark);
+    // Tool results must come first in a user message.
+    blocks.sort_by_key(|block| !matches!(block, BlockOut::ToolResult { .. }));
+    if mark {
+        let _ = blocks.iter_mut().rev().any(BlockOut::mark);
     }
-    messages
+    let role = match message.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    Some(MessageOut { role, content: blocks })
 }
 
-/// The JSON body of a streamed Messages request, written in one pass.
-pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Vec<u8> {
+/// The JSON of one history message without a breakpoint; nothing when it has no block.
+fn message_json(message: &Message, out: &mut Vec<u8>) {
+    if let Some(message) = message_out(message, false) {
+        // Borrowed strings and JSON values: writing them cannot fail.
+        let _ = serde_json::to_writer(&mut *out, &message);
+    }
+}
+
+/// The JSON body of a streamed Messages request. The messages of earlier requests come from
+/// `cache`; only new ones are written, and the latest one, which carries the breakpoint.
+pub(crate) fn request_body(settings: &ProviderSettings, request: &Request, cache: &mut EncodeCache) -> Bytes {
     let model = request.model.as_deref().unwrap_or(&settings.model);
     // The configured limit, within what the model can give.
     let limit = crate::profile::resolve(settings, model).max_output;
@@ -185,13 +193,39 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Ve
         stream: true,
         thinking: thinking.map(|budget| json!({"type": "enabled", "budget_tokens": budget})),
         system,
-        messages: messages_out(request),
         // With thinking on, Anthropic accepts no temperature but the default.
         temperature: request.temperature.filter(|_| thinking.is_none()).map(crate::assemble::temperature),
         tools,
     };
-    // Borrowed strings and JSON values: writing them cannot fail.
-    serde_json::to_vec(&body).unwrap_or_default()
+    // A cache breakpoint on the latest message that sends something: the next request reads
+    // all of this from the provider's cache.
+    let latest = request.messages.iter().rposition(|message| message_out(message, false).is_some());
+    let mut out = cache.buffer();
+    crate::encoded::open_field(&body, "messages", &mut out);
+    out.push(b'[');
+    let mut first = true;
+    for (i, message) in request.messages.iter().enumerate() {
+        let mark = out.len();
+        if !first {
+            out.push(b',');
+        }
+        let before = out.len();
+        if Some(i) == latest {
+            if let Some(message) = message_out(message, true) {
+                let _ = serde_json::to_writer(&mut out, &message);
+            }
+        } else {
+            cache.write(message, &mut out, message_json);
+        }
+        if out.len() == before {
+            out.truncate(mark);
+        } else {
+            first = false;
+        }
+    }
+    out.extend_from_slice(b"]}");
+    cache.sweep();
+    Bytes::from(out)
 }
 
 /// Anthropic's smallest thinking budget.

@@ -8,6 +8,7 @@
 //! response, which closes the connection.
 
 use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
@@ -16,6 +17,7 @@ use tokio::time::{Instant, sleep, sleep_until, timeout};
 use tokio_util::sync::CancellationToken;
 
 use crate::assemble::Assembler;
+use crate::encoded::EncodeCache;
 use crate::openai::{StreamFault, snippet};
 use crate::sse::{SseEvent, SseParser};
 use crate::{
@@ -30,6 +32,8 @@ const ERROR_BODY_LIMIT: usize = 16 * 1024;
 pub struct Client {
     settings: ProviderSettings,
     http: reqwest::Client,
+    /// The JSON of messages already sent, shared by the clones of this client.
+    encoded: Arc<Mutex<EncodeCache>>,
 }
 
 /// A failed attempt: the error to report and whether another attempt may help.
@@ -71,7 +75,7 @@ impl Client {
         let http = reqwest::Client::builder().connect_timeout(settings.timeouts.connect).build().map_err(|error| {
             LlmError { kind: ErrorKind::Unreachable, message: format!("could not set up the HTTP client: {error}") }
         })?;
-        Ok(Self { settings, http })
+        Ok(Self { settings, http, encoded: Arc::default() })
     }
 
     /// The configuration this client uses.
@@ -114,12 +118,31 @@ impl Client {
         on_event: &mut (dyn FnMut(Event) + Send),
     ) -> Result<Response, LlmError> {
         let base = self.settings.base_url.trim_end_matches('/');
-        let (url, body) = match self.settings.kind {
-            ProviderKind::OpenAi => (format!("{base}/chat/completions"), openai::request_body(&self.settings, request)),
-            ProviderKind::Anthropic => (format!("{base}/messages"), anthropic::request_body(&self.settings, request)),
+        let (url, body) = {
+            let mut encoded = self.encoded.lock().unwrap_or_else(PoisonError::into_inner);
+            match self.settings.kind {
+                ProviderKind::OpenAi => {
+                    (format!("{base}/chat/completions"), openai::request_body(&self.settings, request, &mut encoded))
+                }
+                ProviderKind::Anthropic => {
+                    (format!("{base}/messages"), anthropic::request_body(&self.settings, request, &mut encoded))
+                }
+            }
         };
         // Written once; each attempt shares the bytes.
-        let body = bytes::Bytes::from(body);
+        let outcome = self.send(&url, &body, cancel, on_event).await;
+        self.encoded.lock().unwrap_or_else(PoisonError::into_inner).recycle(body);
+        outcome
+    }
+
+    /// Sends `body` to `url`, retrying as the policy says.
+    async fn send(
+        &self,
+        url: &str,
+        body: &bytes::Bytes,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<Response, LlmError> {
         let overall = self.settings.timeouts.overall;
         let deadline = Instant::now() + overall;
         let retry = self.settings.retry;
@@ -138,7 +161,7 @@ impl Client {
                     biased;
                     () = cancel.cancelled() => return Err(cancelled()),
                     () = sleep_until(deadline) => return Err(self.timed_out()),
-                    outcome = self.attempt(&url, &body, &mut report) => outcome,
+                    outcome = self.attempt(url, body, &mut report) => outcome,
                 }
             };
             let failure = match outcome {

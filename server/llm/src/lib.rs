@@ -9,6 +9,7 @@
 mod anthropic;
 mod assemble;
 mod client;
+mod encoded;
 mod models;
 mod openai;
 pub mod price;

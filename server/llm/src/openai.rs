@@ -14,6 +14,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::assemble::{Assembler, arguments_text};
+use bytes::Bytes;
+
+use crate::encoded::EncodeCache;
 use crate::sse::SseEvent;
 use crate::{Event, Message, Part, ProviderSettings, ReasoningField, Request, Role, StopReason, Usage};
 
@@ -98,7 +101,6 @@ struct FunctionDef<'a> {
 #[derive(Serialize)]
 struct Body<'a> {
     model: &'a str,
-    messages: Vec<Out<'a>>,
     stream: bool,
     stream_options: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -174,25 +176,32 @@ fn assistant_message(message: &Message) -> Option<Out<'_>> {
     Some(Out::Assistant(out))
 }
 
-/// The JSON body of a streamed Chat Completions request, written in one pass.
-pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Vec<u8> {
-    let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    if !request.system.is_empty() {
-        messages.push(Out::Plain { role: "system", content: Cow::Borrowed(&request.system) });
+/// The JSON of one history message: the Chat Completions messages it becomes (none, one, or
+/// several: each tool result is a message of its own), comma-separated.
+fn message_json(message: &Message, out: &mut Vec<u8>) {
+    let mut messages = Vec::new();
+    match message.role {
+        Role::User => user_messages(message, &mut messages),
+        Role::Assistant => messages.extend(assistant_message(message)),
     }
-    for message in &request.messages {
-        match message.role {
-            Role::User => user_messages(message, &mut messages),
-            Role::Assistant => messages.extend(assistant_message(message)),
+    for (i, message) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
         }
+        // Borrowed strings and JSON values: writing them cannot fail.
+        let _ = serde_json::to_writer(&mut *out, message);
     }
+}
+
+/// The JSON body of a streamed Chat Completions request. The messages of earlier requests come
+/// from `cache`; only new ones are written.
+pub(crate) fn request_body(settings: &ProviderSettings, request: &Request, cache: &mut EncodeCache) -> Bytes {
     let model = request.model.as_deref().unwrap_or(&settings.model);
     // The configured limit, within what the model can give.
     let limit = crate::profile::resolve(settings, model).max_output;
     let reasoning_model = is_reasoning_model(model);
     let body = Body {
         model,
-        messages,
         stream: true,
         stream_options: json!({"include_usage": true}),
         max_tokens: (!reasoning_model).then_some(limit),
@@ -212,8 +221,32 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request) -> Ve
             })
             .collect(),
     };
-    // Borrowed strings and JSON values: writing them cannot fail.
-    serde_json::to_vec(&body).unwrap_or_default()
+    let mut out = cache.buffer();
+    crate::encoded::open_field(&body, "messages", &mut out);
+    out.push(b'[');
+    let mut first = true;
+    if !request.system.is_empty() {
+        let system = Out::Plain { role: "system", content: Cow::Borrowed(&request.system) };
+        let _ = serde_json::to_writer(&mut out, &system);
+        first = false;
+    }
+    for message in &request.messages {
+        let mark = out.len();
+        if !first {
+            out.push(b',');
+        }
+        let before = out.len();
+        cache.write(message, &mut out, message_json);
+        if out.len() == before {
+            // A message that sends nothing (thinking only) takes no comma either.
+            out.truncate(mark);
+        } else {
+            first = false;
+        }
+    }
+    out.extend_from_slice(b"]}");
+    cache.sweep();
+    Bytes::from(out)
 }
 
 /// A tool call being streamed: fragments arrive under the same `index`.

@@ -212,8 +212,8 @@ pub struct Request {
     /// The conversation so far, shared with the caller's history (a request copies pointers,
     /// not messages).
     pub messages: Vec<Arc<Message>>,
-    /// Tools offered.
-    pub tools: Vec<ToolDef>,
+    /// Tools offered (shared: the same set goes with many requests).
+    pub tools: Arc<[ToolDef]>,
     /// Overrides the configured model for this request.
     pub model: Option<String>,
     /// Sampling temperature.

@@ -203,7 +203,8 @@ fn conversation() -> Request {
             name: "read".into(),
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         model: Some("other-model".into()),
         temperature: Some(0.5),
     }
@@ -331,6 +332,57 @@ async fn a_response_round_trips_into_the_next_request() {
                 assert_eq!(body["messages"][2]["content"][0]["tool_use_id"], "call_7");
             }
         }
+    }
+}
+
+/// A long history is written once and remembered (and the body buffer recycled): the provider
+/// gets the whole body with its length stated, the same on a retry and on the next request,
+/// which reuses what the first one wrote.
+#[tokio::test]
+async fn a_long_history_arrives_whole_with_its_length_on_every_attempt() {
+    for kind in KINDS {
+        let provider = FakeProvider::start(vec![Turn::status(503), Turn::reply("one"), Turn::reply("two")]).await;
+        let client = Client::new(settings(kind, &provider.base_url())).map_err(|error| error.message);
+        let Ok(client) = client else { panic!("{client:?}") };
+        let mut request = hello();
+        for i in 0..40 {
+            let id = format!("call_{i}");
+            let assistant = Message { role: Role::Assistant, content: vec![call(&id, "read", json!({"i": i}))] };
+            // Big results, with text that needs escaping.
+            let content = format!("{i}: \"quoted\"\tand\\slashed é\n").repeat(400);
+            let result =
+                Message { role: Role::User, content: vec![Part::ToolResult { call_id: id, content, is_error: false }] };
+            request.messages.push(assistant.into());
+            request.messages.push(result.into());
+        }
+        for _ in 0..2 {
+            let outcome = client.stream(&request, &CancellationToken::new(), &mut |_| {}).await;
+            assert!(outcome.is_ok(), "{kind:?}: {outcome:?}");
+        }
+        let requests = provider.requests();
+        assert_eq!(requests.len(), 3, "{kind:?}");
+        for received in &requests {
+            let header = |name: &str| received.headers.iter().find(|(key, _)| key == name).map(|(_, v)| v.clone());
+            assert_eq!(header("transfer-encoding"), None, "{kind:?}");
+            // The fake provider reads exactly this many bytes: a wrong length would not parse.
+            let length: Option<usize> = header("content-length").and_then(|v| v.parse().ok());
+            assert!(length.is_some_and(|n| n > 40 * 400 * 20), "{kind:?}: {length:?}");
+            let messages = received.body["messages"].as_array().map(Vec::len);
+            let expected = match kind {
+                // The system prompt, the greeting, then each call and its result.
+                ProviderKind::OpenAi => 2 + 80,
+                ProviderKind::Anthropic => 1 + 80,
+            };
+            assert_eq!(messages, Some(expected), "{kind:?}");
+            let last = &received.body["messages"][expected - 1];
+            let content = match kind {
+                ProviderKind::OpenAi => last["content"].as_str(),
+                ProviderKind::Anthropic => last["content"][0]["content"].as_str(),
+            };
+            assert_eq!(content.map(str::len), Some("39: \"quoted\"\tand\\slashed é\n".len() * 400), "{kind:?}");
+        }
+        assert_eq!(requests[0].body, requests[1].body, "{kind:?}: the retry");
+        assert_eq!(requests[1].body, requests[2].body, "{kind:?}: the next request");
     }
 }
 
