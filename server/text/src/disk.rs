@@ -72,13 +72,23 @@ fn not_regular(path: &Path, file_type: fs::FileType) -> TextError {
 /// `Ok(None)`: nothing exists at `path`.
 fn open_regular(path: &Path, action: &'static str) -> Result<Option<(File, fs::Metadata)>, TextError> {
     match fs::metadata(path) {
-        Ok(meta) if meta.is_file() => {}
-        Ok(meta) if meta.is_dir() => {
-            return Err(io_err(action, path)(io::Error::new(io::ErrorKind::IsADirectory, "it is a directory")));
-        }
-        Ok(meta) => return Err(not_regular(path, meta.file_type())),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(io_err(action, path)(err)),
+        Ok(meta) => open_seen(path, &meta, action),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(io_err(action, path)(err)),
+    }
+}
+
+/// [`open_regular`] with what `stat` said of `path` already in hand.
+fn open_seen(
+    path: &Path,
+    seen: &fs::Metadata,
+    action: &'static str,
+) -> Result<Option<(File, fs::Metadata)>, TextError> {
+    if seen.is_dir() {
+        return Err(io_err(action, path)(io::Error::new(io::ErrorKind::IsADirectory, "it is a directory")));
+    }
+    if !seen.is_file() {
+        return Err(not_regular(path, seen.file_type()));
     }
     let file = match OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32).open(path) {
         Ok(file) => file,
@@ -95,10 +105,13 @@ fn open_regular(path: &Path, action: &'static str) -> Result<Option<(File, fs::M
 /// Reads and decodes a file of at most `max_len` bytes. Only regular files are read: a named
 /// pipe, socket or device is refused with [`TextError::NotRegular`].
 pub fn read(path: &Path, max_len: u64) -> Result<ReadOutcome, TextError> {
-    if fs::metadata(path).is_ok_and(|meta| meta.is_dir()) {
-        return Ok(ReadOutcome::Directory);
-    }
-    let Some((mut file, meta)) = open_regular(path, "cannot read")? else { return Ok(ReadOutcome::NotFound) };
+    let seen = match fs::metadata(path) {
+        Ok(seen) if seen.is_dir() => return Ok(ReadOutcome::Directory),
+        Ok(seen) => seen,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(ReadOutcome::NotFound),
+        Err(err) => return Err(io_err("cannot read", path)(err)),
+    };
+    let Some((mut file, meta)) = open_seen(path, &seen, "cannot read")? else { return Ok(ReadOutcome::NotFound) };
     if meta.len() > max_len {
         return Ok(ReadOutcome::TooLarge { len: meta.len() });
     }

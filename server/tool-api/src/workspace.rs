@@ -115,7 +115,13 @@ impl Workspace {
         let raw_path = raw.strip_prefix("file://").unwrap_or(raw);
         let joined = if Path::new(raw_path).is_absolute() { PathBuf::from(raw_path) } else { base.join(raw_path) };
         let mut links = 0;
-        let resolved = resolve_real(&joined, &mut links).map_err(|err| match err.raw_os_error() {
+        // The root is canonical: a path under it resolves from there, without looking at the
+        // directories above it again (a `..` climbing out of it is still followed for real).
+        let resolved = match joined.strip_prefix(&self.root) {
+            Ok(rest) => resolve_from(self.root.clone(), 0, rest, &mut links).map(|(resolved, _)| resolved),
+            Err(_) => resolve_real(&joined, &mut links),
+        };
+        let resolved = resolved.map_err(|err| match err.raw_os_error() {
             Some(ELOOP) => PathError::SymlinkLoop { raw: raw.to_owned() },
             _ => PathError::Io { raw: raw.to_owned(), source: err },
         })?;
