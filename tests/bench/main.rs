@@ -19,8 +19,9 @@
 //! - P8: cold start (spawn → `initialize` response) and idle RSS; `true` spawn for reference.
 //! - A1: agent loop overhead per tool call: from the end of the provider's streamed tool call to
 //!   the next request carrying the result (scripted provider over real HTTP), at turns 1, 20 and
-//!   100 of one turn of 100 or more calls whose whole history goes with every request, and the
-//!   same tool called directly with `tandem/tools/call` for reference. Every client must send
+//!   100 of one turn of 100 or more calls whose whole history goes with every request (three
+//!   sessions of that turn, samples pooled), and the same tool called directly with
+//!   `tandem/tools/call` for reference. Every client must send
 //!   the whole history, so the peer of turn N is turn 1 plus the extra time a bare HTTP client
 //!   takes to POST turn N's bigger body to the same provider (measured in the same run,
 //!   interleaved); goal ≤ 1.25× of that: what Tandem adds does not grow with the history.
@@ -75,6 +76,8 @@ struct Plan {
     a1_calls: usize,
     /// Bare POSTs per body size, for A1's transport floor.
     a1_posts: usize,
+    /// Sessions A1 runs its scripted turn in, samples pooled.
+    a1_runs: usize,
     a2_calls: usize,
     /// Files of the generated tree of P1 and P2.
     tree_files: usize,
@@ -100,6 +103,7 @@ impl Plan {
                 p8_rss_samples: 1,
                 a1_calls: 100,
                 a1_posts: 3,
+                a1_runs: 1,
                 a2_calls: 100,
                 tree_files: 2_000,
                 big_bytes: 4 * 1024 * 1024,
@@ -118,6 +122,7 @@ impl Plan {
                 p8_rss_samples: 3,
                 a1_calls: 300,
                 a1_posts: 21,
+                a1_runs: 3,
                 a2_calls: 100,
                 tree_files: 20_000,
                 big_bytes: 50 * 1024 * 1024,
@@ -985,10 +990,16 @@ fn a1(plan: &Plan) -> Res<Vec<Row>> {
     let (_dir, root) = workspace()?;
     fs::write(root.join("small.txt"), text_of(4096, None)).map_err(|e| e.to_string())?;
     let n = plan.a1_calls;
-    let mut script: Vec<Turn> = (0..n)
-        .map(|i| Turn::new().tool_call(format!("call_{i}"), "read", json!({ "file_path": "small.txt" })))
-        .collect();
-    script.push(Turn::reply("done"));
+    // The same scripted turn, once per run: each run is a new session (a fresh history), and
+    // the samples of the runs are pooled, so a median does not hang on ten samples.
+    let runs = plan.a1_runs;
+    let mut script = Vec::new();
+    for _ in 0..runs {
+        script.extend(
+            (0..n).map(|i| Turn::new().tool_call(format!("call_{i}"), "read", json!({ "file_path": "small.txt" }))),
+        );
+        script.push(Turn::reply("done"));
+    }
     let provider = FakeProvider::start_blocking(script);
     let base = provider.base_url();
     fs::create_dir_all(root.join(".tandem")).map_err(|e| e.to_string())?;
@@ -1011,40 +1022,49 @@ fn a1(plan: &Plan) -> Res<Vec<Row>> {
         direct.push(start.elapsed());
         tool_ok(&result)?;
     }
-    let session = sidecar.request("tandem/session/new", json!({}))?["sessionId"].clone();
-    let start = Instant::now();
-    let result = sidecar.request(
-        "tandem/session/prompt",
-        json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "read it many times" }] }),
-    )?;
-    let total = start.elapsed();
-    if result["stopReason"] != "end_turn" {
-        return Err(format!("the scripted turn ended with {result}"));
+    let mut total = Duration::ZERO;
+    for _ in 0..runs {
+        let session = sidecar.request("tandem/session/new", json!({}))?["sessionId"].clone();
+        let start = Instant::now();
+        let result = sidecar.request(
+            "tandem/session/prompt",
+            json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "read it many times" }] }),
+        )?;
+        total += start.elapsed();
+        if result["stopReason"] != "end_turn" {
+            return Err(format!("the scripted turn ended with {result}"));
+        }
     }
     let requests = provider.requests();
-    if requests.len() != n + 1 {
-        return Err(format!("{} model requests, expected {}", requests.len(), n + 1));
+    if requests.len() != runs * (n + 1) {
+        return Err(format!("{} model requests, expected {}", requests.len(), runs * (n + 1)));
     }
-    let mut overhead: Vec<Duration> = requests
-        .windows(2)
-        .map(|pair| {
-            pair[0].answered_at.map_or(Duration::ZERO, |done| pair[1].received_at.saturating_duration_since(done))
-        })
-        .collect();
-    // Calls 1–10, 16–25 and 91–100 (or the last ten): the overhead at turn 1, 20 and 100 of
-    // one turn whose whole history goes with every request.
-    let at = |from: usize| -> Vec<Duration> {
-        let from = from.min(overhead.len().saturating_sub(10));
-        overhead[from..(from + 10).min(overhead.len())].to_vec()
-    };
-    let (mut first, mut twenty, mut hundred) = (at(0), at(15), at(90));
+    let (mut overhead, mut first, mut twenty, mut hundred) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for run in requests.chunks(n + 1) {
+        let gaps: Vec<Duration> = run
+            .windows(2)
+            .map(|pair| {
+                pair[0].answered_at.map_or(Duration::ZERO, |done| pair[1].received_at.saturating_duration_since(done))
+            })
+            .collect();
+        // Calls 1–10, 16–25 and 91–100 (or the last ten): the overhead at turn 1, 20 and 100
+        // of one turn whose whole history goes with every request.
+        let at = |from: usize| -> Vec<Duration> {
+            let from = from.min(gaps.len().saturating_sub(10));
+            gaps[from..(from + 10).min(gaps.len())].to_vec()
+        };
+        first.extend(at(0));
+        twenty.extend(at(15));
+        hundred.extend(at(90));
+        overhead.extend(gaps);
+    }
     let history_kb = |i: usize| requests.get(i).map_or(0, |r| r.body.to_string().len() / 1024);
-    println!("  loop, tool call → next request: {}", describe(&mut overhead));
+    println!("  loop, tool call → next request ({runs} sessions): {}", describe(&mut overhead));
     println!("    turns 1–10 (history {} KB): {}", history_kb(1), describe(&mut first));
     println!("    turns 16–25 (history {} KB): {}", history_kb(20), describe(&mut twenty));
     println!("    turns 91–100 (history {} KB): {}", history_kb(100.min(n)), describe(&mut hundred));
     println!("  direct tandem/tools/call read:  {}", describe(&mut direct));
-    println!("  whole turn: {} for {} model requests", fmt_duration(total), n + 1);
+    println!("  whole turns: {} for {} model requests", fmt_duration(total), runs * (n + 1));
     // What moving the bytes costs: a bare client POSTing each of those requests' bodies to the
     // same provider (connect, write, until the provider has read it all), interleaved.
     let bodies: Vec<Vec<u8>> = [1, 20, 100.min(n)]
