@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::assemble::Assembler;
 use bytes::Bytes;
 
-use crate::encoded::EncodeCache;
+use crate::encoded::{BodyWriter, EncodeCache};
 use crate::openai::{StreamFault, snippet};
 use crate::sse::SseEvent;
 use crate::{Event, Message, Part, ProviderSettings, Request, Role, StopReason, Usage};
@@ -200,32 +200,20 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request, cache
     // A cache breakpoint on the latest message that sends something: the next request reads
     // all of this from the provider's cache.
     let latest = request.messages.iter().rposition(|message| message_out(message, false).is_some());
-    let mut out = cache.buffer();
-    crate::encoded::open_field(&body, "messages", &mut out);
-    out.push(b'[');
-    let mut first = true;
+    let mut out = BodyWriter::open(cache, &body);
     for (i, message) in request.messages.iter().enumerate() {
-        let mark = out.len();
-        if !first {
-            out.push(b',');
-        }
-        let before = out.len();
         if Some(i) == latest {
             if let Some(message) = message_out(message, true) {
-                let _ = serde_json::to_writer(&mut out, &message);
+                // Borrowed strings and JSON values: writing them cannot fail.
+                out.item(|_, out| {
+                    let _ = serde_json::to_writer(out, &message);
+                });
             }
         } else {
-            cache.write(message, &mut out, message_json);
-        }
-        if out.len() == before {
-            out.truncate(mark);
-        } else {
-            first = false;
+            out.message(message, message_json);
         }
     }
-    out.extend_from_slice(b"]}");
-    cache.sweep();
-    Bytes::from(out)
+    out.finish()
 }
 
 /// Anthropic's smallest thinking budget.

@@ -109,19 +109,57 @@ impl EncodeCache {
     }
 }
 
-/// Writes `head` as a JSON object left open, then the key `field`, so the caller writes that
-/// field's value (and the closing `}`) itself: how the remembered messages join a body.
-pub(crate) fn open_field(head: &impl serde::Serialize, field: &str, out: &mut Vec<u8>) {
-    // Borrowed strings and JSON values: writing them cannot fail.
-    let _ = serde_json::to_writer(&mut *out, head);
-    if out.last() == Some(&b'}') {
-        out.pop();
+/// A request body being written: `head`'s fields, then a `messages` array whose items each
+/// format adds one by one (remembered ones through the cache), then the closing brackets.
+pub(crate) struct BodyWriter<'c> {
+    cache: &'c mut EncodeCache,
+    out: Vec<u8>,
+    first: bool,
+}
+
+impl<'c> BodyWriter<'c> {
+    /// Writes `head` as a JSON object left open, then `"messages":[`, into a recycled buffer.
+    pub(crate) fn open(cache: &'c mut EncodeCache, head: &impl serde::Serialize) -> Self {
+        let mut out = cache.buffer();
+        // Borrowed strings and JSON values: writing them cannot fail.
+        let _ = serde_json::to_writer(&mut out, head);
+        if out.last() == Some(&b'}') {
+            out.pop();
+        }
+        if out.last() != Some(&b'{') {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\"messages\":[");
+        Self { cache, out, first: true }
     }
-    if out.last() != Some(&b'{') {
-        out.push(b',');
+
+    /// Adds the items `write` writes (none, one, or several comma-separated): a comma goes
+    /// before them only when they are not empty.
+    pub(crate) fn item(&mut self, write: impl FnOnce(&mut EncodeCache, &mut Vec<u8>)) {
+        let mark = self.out.len();
+        if !self.first {
+            self.out.push(b',');
+        }
+        let before = self.out.len();
+        write(self.cache, &mut self.out);
+        if self.out.len() == before {
+            self.out.truncate(mark);
+        } else {
+            self.first = false;
+        }
     }
-    let _ = serde_json::to_writer(&mut *out, field);
-    out.push(b':');
+
+    /// Adds the JSON of a history message, remembered or written now by `encode`.
+    pub(crate) fn message(&mut self, message: &Arc<Message>, encode: impl FnOnce(&Message, &mut Vec<u8>)) {
+        self.item(|cache, out| cache.write(message, out, encode));
+    }
+
+    /// Closes the array and the object; forgets the messages no history holds any more.
+    pub(crate) fn finish(mut self) -> Bytes {
+        self.out.extend_from_slice(b"]}");
+        self.cache.sweep();
+        Bytes::from(self.out)
+    }
 }
 
 #[cfg(test)]

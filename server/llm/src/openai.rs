@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::assemble::{Assembler, arguments_text};
 use bytes::Bytes;
 
-use crate::encoded::EncodeCache;
+use crate::encoded::{BodyWriter, EncodeCache};
 use crate::sse::SseEvent;
 use crate::{Event, Message, Part, ProviderSettings, ReasoningField, Request, Role, StopReason, Usage};
 
@@ -221,32 +221,19 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request, cache
             })
             .collect(),
     };
-    let mut out = cache.buffer();
-    crate::encoded::open_field(&body, "messages", &mut out);
-    out.push(b'[');
-    let mut first = true;
+    let mut out = BodyWriter::open(cache, &body);
     if !request.system.is_empty() {
         let system = Out::Plain { role: "system", content: Cow::Borrowed(&request.system) };
-        let _ = serde_json::to_writer(&mut out, &system);
-        first = false;
+        // Borrowed strings: writing them cannot fail.
+        out.item(|_, out| {
+            let _ = serde_json::to_writer(out, &system);
+        });
     }
+    // A message that sends nothing (thinking only) takes no comma either.
     for message in &request.messages {
-        let mark = out.len();
-        if !first {
-            out.push(b',');
-        }
-        let before = out.len();
-        cache.write(message, &mut out, message_json);
-        if out.len() == before {
-            // A message that sends nothing (thinking only) takes no comma either.
-            out.truncate(mark);
-        } else {
-            first = false;
-        }
+        out.message(message, message_json);
     }
-    out.extend_from_slice(b"]}");
-    cache.sweep();
-    Bytes::from(out)
+    out.finish()
 }
 
 /// A tool call being streamed: fragments arrive under the same `index`.
