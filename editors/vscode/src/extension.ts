@@ -9,8 +9,9 @@ import { applyCode } from "./applyUi";
 import { askPermission, askUser } from "./ask";
 import { CheckpointsUi } from "./checkpointsUi";
 import { showError } from "./errorUi";
-import type { FromPanel, Mention } from "./messages";
+import type { FromPanel } from "./messages";
 import { typedUrls } from "./mentionSyntax";
+import { MentionQueries } from "./mentionQueries";
 import { findMentions, resolveMention, resourceFor, urlBlock } from "./mentions";
 import { PanelProvider } from "./panel";
 import { type ContentBlock, MODES, type ModeId, isMode } from "./protocol";
@@ -84,6 +85,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const terminals = new TerminalWatcher(log);
   const symbols = new SymbolSearch(sidecar, log);
+  const mentionQueries = new MentionQueries(findMentions, symbols, (query, items) => panel.post({ type: "mentions", query, items }), log);
 
   const checkpoints = new CheckpointsUi(sidecar, session, (text, level) => {
     log(text);
@@ -111,7 +113,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         break;
       }
       case "prompt": {
-        symbols.cancel();
+        mentionQueries.cancel();
         // `@https://…` typed without choosing it from the list goes along too.
         const extra = typedUrls(message.text)
           .filter((url) => !session.isAttached(url))
@@ -160,22 +162,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       case "applyCode":
         await applyCode(message.text, sidecar, reviews, (text, level) => panel.post({ type: "notice", text, level }), log);
         break;
-      case "mentionQuery": {
-        // Files and the special mentions at once; the language servers' symbols after a pause.
-        let items: Mention[] = [];
-        try {
-          items = await findMentions(message.query);
-        } catch (err) {
-          log(`@ completion failed: ${err instanceof Error ? err.message : err}`);
-        }
-        panel.post({ type: "mentions", query: message.query, items });
-        symbols.schedule(message.query, (found) =>
-          panel.post({ type: "mentions", query: message.query, items: [...items, ...found] }),
-        );
+      case "mentionQuery":
+        await mentionQueries.ask(message.query);
         break;
-      }
       case "mention": {
-        symbols.cancel();
+        mentionQueries.cancel();
         const resolved = await resolveMention(message.mention, terminals);
         if (typeof resolved === "string") void vscode.window.showWarningMessage(`Tandem: @${message.mention.label}: ${resolved}.`);
         else session.attach(resolved.label, resolved.block);

@@ -32,7 +32,8 @@ export class SymbolSearch implements vscode.Disposable {
   /** After the pause, `found` gets the symbols matching `query` (only when there are some). */
   schedule(query: string, found: (items: Mention[]) => void): void {
     this.cancel();
-    if (!wantsSymbols(query) || this.sidecar.state !== "ready") return;
+    // A sidecar still starting answers once it runs; a stopped or failed one is not started for this.
+    if (!wantsSymbols(query) || (this.sidecar.state !== "ready" && this.sidecar.state !== "starting")) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       const source = new vscode.CancellationTokenSource();
