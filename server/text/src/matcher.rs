@@ -649,8 +649,10 @@ impl<'t> Fuzzy<'t> {
 pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Match, MatchError> {
     // Exact, in the file's line endings first, then as given (files with mixed endings).
     let forms = [(ending.apply(old).into_owned(), ending.apply(new).into_owned()), (old.to_owned(), new.to_owned())];
-    for (o, n) in &forms {
-        let mut hits = text.match_indices(o.as_str()).map(|(i, _)| i);
+    // (When the file's endings change nothing, the second form is the first: one scan.)
+    for (o, n) in forms.iter().take(if forms[0] == forms[1] { 1 } else { 2 }) {
+        // memmem's vectorised search: many times faster than `str::match_indices` on big files.
+        let mut hits = memchr::memmem::find_iter(text.as_bytes(), o.as_bytes());
         if let Some(first) = hits.next() {
             let rest: Vec<usize> = hits.collect();
             if rest.is_empty() {

@@ -212,13 +212,15 @@ pub(crate) fn apply_one(
         });
     }
     let found = matcher::find(text, old, new, ending).map_err(|err| match_error(shown, text, old, err))?;
-    let mut new_text = String::with_capacity(text.len() + found.replacement.len());
+    // The text around the match is kept as it is: the edit changes nothing exactly when the
+    // replacement is what the match covers (no need to compare whole texts).
+    if found.replacement == text[found.start..found.end] {
+        return Err(already_applied(shown, found.line, found.strategy));
+    }
+    let mut new_text = String::with_capacity(text.len() - (found.end - found.start) + found.replacement.len());
     new_text.push_str(&text[..found.start]);
     new_text.push_str(&found.replacement);
     new_text.push_str(&text[found.end..]);
-    if new_text == text {
-        return Err(already_applied(shown, found.line, found.strategy));
-    }
     Ok(Applied {
         strategy: found.strategy.name(),
         similarity: found.similarity,

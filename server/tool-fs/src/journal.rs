@@ -152,7 +152,8 @@ fn commit_ops(root: &Path, ops: &[Op], steps: usize) -> Result<(), Failed> {
         entries.push(match op {
             Op::Write { format, text, .. } => Entry {
                 tmp: Some(disk::temp_path(&target, "tmp")),
-                new_hash: Some(ContentHash::of_parts(&format.encode(text.as_str())).0),
+                // Only a rollback of a kept or absent target looks at it (one pass over the text).
+                new_hash: many.then(|| ContentHash::of_parts(&format.encode(text.as_str())).0),
                 target,
                 before,
             },
@@ -278,6 +279,10 @@ fn roll_back(entries: &[Entry]) -> Vec<String> {
     for entry in entries.iter().rev() {
         if let Some(tmp) = &entry.tmp {
             remove_if_there(tmp);
+        }
+        if entry.before == Before::Untracked {
+            // A one-file commit: its rename happened whole or not at all.
+            continue;
         }
         let now = match disk::current_hash(&entry.target) {
             Ok(hash) => hash.map(|h| h.0),
