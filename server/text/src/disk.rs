@@ -4,7 +4,9 @@
 //! target, so a crash at any point leaves either the old or the new content. The file's
 //! permissions (and owner, where allowed) are carried over. The content the caller last saw is
 //! checked twice, before writing and right before the rename, so a change made meanwhile by the
-//! person or another program is never overwritten.
+//! person or another program is never overwritten. The check hashes the file again, except for
+//! a big file whose stamp (inode, size, modification and change times) is the one it had when it
+//! was read whole and settled: [`seen`] says why that is sound and when it is not trusted.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -14,6 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::format::{Decoded, decode};
 use crate::{ContentHash, TextError};
+
+mod seen;
 
 /// A file read from disk.
 #[derive(Debug)]
@@ -111,18 +115,22 @@ pub fn read(path: &Path, max_len: u64) -> Result<ReadOutcome, TextError> {
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(ReadOutcome::NotFound),
         Err(err) => return Err(io_err("cannot read", path)(err)),
     };
+    let began = std::time::SystemTime::now();
     let Some((mut file, meta)) = open_seen(path, &seen, "cannot read")? else { return Ok(ReadOutcome::NotFound) };
     if meta.len() > max_len {
         return Ok(ReadOutcome::TooLarge { len: meta.len() });
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     // One byte past the limit tells a file that grew meanwhile from one that fits.
-    Read::by_ref(&mut file).take(max_len + 1).read_to_end(&mut bytes).map_err(io_err("cannot read", path))?;
+    Read::by_ref(&mut file).take(max_len.saturating_add(1)).read_to_end(&mut bytes).map_err(io_err("cannot read", path))?;
     if bytes.len() as u64 > max_len {
         return Ok(ReadOutcome::TooLarge { len: bytes.len() as u64 });
     }
     let hash = ContentHash::of(&bytes);
     let len = bytes.len() as u64;
+    if len >= seen::MIN_LEN {
+        seen::note_read(path, &file, seen::Stamp::of(&meta), began, hash);
+    }
     Ok(ReadOutcome::File(DiskFile { hash, len, decoded: decode(bytes) }))
 }
 
@@ -142,7 +150,16 @@ pub enum Expected {
 pub fn current_hash(path: &Path) -> Result<Option<ContentHash>, TextError> {
     match open_regular(path, "cannot read")? {
         None => Ok(None),
-        Some((file, _)) => hash_of(&file, path).map(Some),
+        Some((file, meta)) => hash_known(&file, &meta, path).map(Some),
+    }
+}
+
+/// The hash of the open `file` (whose metadata is `meta`): remembered from a read under the same
+/// stamp when that can be trusted (see [`seen`]), else read and hashed.
+fn hash_known(file: &File, meta: &fs::Metadata, path: &Path) -> Result<ContentHash, TextError> {
+    match seen::known_hash(path, seen::Stamp::of(meta)) {
+        Some(hash) => Ok(hash),
+        None => hash_of(file, path),
     }
 }
 
@@ -153,7 +170,11 @@ fn hash_of(mut file: &File, path: &Path) -> Result<ContentHash, TextError> {
     loop {
         match file.read(&mut buffer) {
             Ok(0) => return Ok(ContentHash(hasher.digest())),
-            Ok(n) => hasher.update(&buffer[..n]),
+            Ok(n) => {
+                #[cfg(test)]
+                tests::HASHED.with(|hashed| hashed.set(hashed.get() + n as u64));
+                hasher.update(&buffer[..n]);
+            }
             Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
             Err(err) => return Err(io_err("cannot read", path)(err)),
         }
@@ -175,8 +196,8 @@ fn check_expected_open(path: &Path, expected: Expected) -> Result<Option<File>, 
         Expected::Absent => path.symlink_metadata().is_ok().then_some(ContentHash(0)),
         Expected::Hash(_) => match open_regular(path, "cannot read")? {
             None => None,
-            Some((file, _)) => {
-                let hash = hash_of(&file, path)?;
+            Some((file, meta)) => {
+                let hash = hash_known(&file, &meta, path)?;
                 open = Some(file);
                 Some(hash)
             }
@@ -347,6 +368,11 @@ pub fn remove(path: &Path, expected: Expected) -> Result<(), TextError> {
 mod tests {
     use super::*;
 
+    thread_local! {
+        /// Bytes this thread read to hash files again.
+        pub(super) static HASHED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
     fn tempdir() -> PathBuf {
         let dir = std::env::temp_dir().join(format!(
             "tandem-text-{}-{}",
@@ -415,5 +441,114 @@ mod tests {
         assert_eq!(fs::read_to_string(&path).ok().as_deref(), Some("100"));
         fs::remove_dir_all(&dir).ok();
         Ok(())
+    }
+
+    /// Ways another program may change a big file after Tandem read it.
+    #[derive(Clone, Debug)]
+    enum Change {
+        /// Nothing: the check must pass.
+        None,
+        /// The same bytes written over it in place.
+        SameBytes,
+        /// One byte changed in place (the size stays).
+        Byte { at: usize, xor: u8 },
+        /// Truncated and written again, as long as before, one byte different.
+        Rewritten { at: usize },
+        /// Another file of the same size renamed over it.
+        RenamedOver { at: usize },
+        /// Bytes added at the end.
+        Appended(Vec<u8>),
+        /// One byte changed, then its modification time set back to what it was.
+        Backdated { at: usize },
+    }
+
+    fn change() -> impl proptest::strategy::Strategy<Value = Change> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(Change::None),
+            Just(Change::SameBytes),
+            (any::<usize>(), 1u8..).prop_map(|(at, xor)| Change::Byte { at, xor }),
+            any::<usize>().prop_map(|at| Change::Rewritten { at }),
+            any::<usize>().prop_map(|at| Change::RenamedOver { at }),
+            proptest::collection::vec(any::<u8>(), 1..64).prop_map(Change::Appended),
+            any::<usize>().prop_map(|at| Change::Backdated { at }),
+        ]
+    }
+
+    fn flipped(bytes: &[u8], at: usize, xor: u8) -> Vec<u8> {
+        let mut out = bytes.to_vec();
+        let at = at % out.len();
+        out[at] ^= xor;
+        out
+    }
+
+    /// Applies `change` to the file at `path` holding `bytes`; returns whether its content differs.
+    fn make(path: &Path, bytes: &[u8], change: &Change) -> io::Result<bool> {
+        use std::os::unix::fs::FileExt;
+        match change {
+            Change::None => Ok(false),
+            Change::SameBytes => OpenOptions::new().write(true).open(path)?.write_all_at(bytes, 0).map(|()| false),
+            Change::Byte { at, xor } => {
+                let at = at % bytes.len();
+                OpenOptions::new().write(true).open(path)?.write_all_at(&[bytes[at] ^ xor], at as u64).map(|()| true)
+            }
+            Change::Rewritten { at } => fs::write(path, flipped(bytes, *at, 1)).map(|()| true),
+            Change::RenamedOver { at } => {
+                let other = path.with_extension("other");
+                fs::write(&other, flipped(bytes, *at, 0x20))?;
+                fs::rename(&other, path).map(|()| true)
+            }
+            Change::Appended(more) => OpenOptions::new().append(true).open(path)?.write_all(more).map(|()| true),
+            Change::Backdated { at } => {
+                let modified = fs::metadata(path)?.modified()?;
+                let at = at % bytes.len();
+                let file = OpenOptions::new().write(true).open(path)?;
+                file.write_all_at(&[bytes[at] ^ 0x40], at as u64)?;
+                file.set_modified(modified).map(|()| true)
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+
+        /// However a big file changes after it was read (at once, or once its stamp is settled
+        /// and trusted), the check before a rename over it refuses; when it did not change, the
+        /// check passes, and a settled file is checked without being read again.
+        #[test]
+        fn a_big_file_changed_after_it_was_read_is_always_refused(
+            len in seen::MIN_LEN..seen::MIN_LEN + 4096,
+            seed in proptest::prelude::any::<u8>(),
+            settled in proptest::prelude::any::<bool>(),
+            change in change(),
+        ) {
+            let dir = tempdir();
+            let path = dir.join("big.txt");
+            let bytes: Vec<u8> = (0..len).map(|i| b'a' + ((i * 7 + u64::from(seed)) % 26) as u8).collect();
+            fs::write(&path, &bytes).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            if settled {
+                std::thread::sleep(seen::MARGIN * 2);
+            }
+            let Ok(ReadOutcome::File(file)) = read(&path, u64::MAX) else { panic!("cannot read {}", path.display()) };
+            proptest::prop_assert_eq!(file.hash, ContentHash::of(&bytes));
+            let changed = make(&path, &bytes, &change).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            HASHED.with(|h| h.set(0));
+            let checked = check_expected(&path, Expected::Hash(file.hash));
+            let hashed = HASHED.with(std::cell::Cell::get);
+            if changed {
+                proptest::prop_assert!(matches!(checked, Err(TextError::Stale { .. })), "{change:?} went unseen: {checked:?}");
+            } else {
+                proptest::prop_assert!(checked.is_ok(), "{change:?}: {checked:?}");
+            }
+            // Only a file left alone since a settled read skips the second read.
+            let local = File::open(&path).ok().and_then(|f| rustix::fs::fstatfs(&f).ok()).is_some_and(|fs| fs.f_type == 0xEF53 || fs.f_type == 0x0102_1994);
+            if settled && matches!(change, Change::None) && local {
+                proptest::prop_assert_eq!(hashed, 0, "an unchanged settled file was read again");
+            }
+            if !settled {
+                proptest::prop_assert!(hashed > 0, "a file read right after it was written must be checked by its content");
+            }
+            fs::remove_dir_all(&dir).ok();
+        }
     }
 }
