@@ -12,6 +12,7 @@ mod format;
 mod hash;
 pub mod hunks;
 pub mod matcher;
+pub mod memory;
 pub mod patch;
 
 pub use cache::{BufferCache, ContentChange, EditorDocument};

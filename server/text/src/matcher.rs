@@ -745,21 +745,25 @@ pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Matc
 /// is never multiplied), in the file's line endings first, then as given.
 pub fn replace_all(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<ReplacedAll, MatchError> {
     let forms = [(ending.apply(old).into_owned(), ending.apply(new).into_owned()), (old.to_owned(), new.to_owned())];
+    // One vectorised pass finds every occurrence; the new text is then built at its final size.
     let found = forms.into_iter().find_map(|(o, n)| {
-        let count = if o.is_empty() { 0 } else { text.matches(o.as_str()).count() };
-        (count > 0).then_some((o, n, count))
+        let at: Vec<usize> =
+            if o.is_empty() { Vec::new() } else { memchr::memmem::find_iter(text.as_bytes(), o.as_bytes()).collect() };
+        (!at.is_empty()).then_some((o, n, at))
     });
-    let Some((o, n, count)) = found else {
+    let Some((o, n, at)) = found else {
         return Err(MatchError::NotFound { closest: closest(text, old) });
     };
-    let start = text.find(o.as_str()).unwrap_or(0);
-    Ok(ReplacedAll {
-        text: text.replace(o.as_str(), &n),
-        count,
-        start,
-        first_end: start + n.len(),
-        line: line_at(text, start),
-    })
+    let mut out = crate::memory::string(text.len() - at.len() * o.len() + at.len() * n.len());
+    let mut kept_from = 0;
+    for &i in &at {
+        out.push_str(&text[kept_from..i]);
+        out.push_str(&n);
+        kept_from = i + o.len();
+    }
+    out.push_str(&text[kept_from..]);
+    let start = at[0];
+    Ok(ReplacedAll { text: out, count: at.len(), start, first_end: start + n.len(), line: line_at(text, start) })
 }
 
 /// The result of [`replace_all`].

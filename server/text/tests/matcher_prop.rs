@@ -320,3 +320,28 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// `replace_all` replaces exactly what `str::replace` does (leftmost, non-overlapping, also
+    /// for needles that overlap themselves such as `aa` in `aaa`), and reports where the first
+    /// replacement is.
+    #[test]
+    fn replace_all_is_str_replace(
+        text in "[ab\n]{0,60}",
+        old in "[ab\n]{1,4}",
+        new in "[abc\n]{0,5}",
+    ) {
+        let replaced = tandem_text::matcher::replace_all(&text, &old, &new, LineEnding::Lf);
+        match text.find(old.as_str()) {
+            None => prop_assert!(replaced.is_err()),
+            Some(first) => {
+                let replaced = replaced.map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+                prop_assert_eq!(&replaced.text, &text.replace(old.as_str(), &new));
+                prop_assert_eq!(replaced.count, text.matches(old.as_str()).count());
+                prop_assert_eq!(replaced.start, first);
+                prop_assert_eq!(replaced.first_end, first + new.len());
+                prop_assert_eq!(replaced.line, text[..first].matches('\n').count() + 1);
+            }
+        }
+    }
+}

@@ -217,7 +217,7 @@ pub(crate) fn apply_one(
     if found.replacement == text[found.start..found.end] {
         return Err(already_applied(shown, found.line, found.strategy));
     }
-    let mut new_text = String::with_capacity(text.len() - (found.end - found.start) + found.replacement.len());
+    let mut new_text = tandem_text::memory::string(text.len() - (found.end - found.start) + found.replacement.len());
     new_text.push_str(&text[..found.start]);
     new_text.push_str(&found.replacement);
     new_text.push_str(&text[found.end..]);
