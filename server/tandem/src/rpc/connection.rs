@@ -19,30 +19,38 @@ pub enum Framing {
     Headers,
 }
 
+/// Room left in front of a body for its `Content-Length` header (at most 40 bytes).
+const HEADER_ROOM: usize = 48;
+
 impl Framing {
-    /// `body` as it goes on the wire, in one buffer (one write for header and body).
-    fn frame(self, body: String) -> Vec<u8> {
+    /// `message` as it goes on the wire: serialized once, straight into the buffer that is
+    /// written (header and body in one write). The frame is `bytes[start..]`.
+    fn frame(self, message: &Value) -> Result<(Vec<u8>, usize), serde_json::Error> {
         match self {
             Self::Lines => {
-                let mut bytes = body.into_bytes();
+                let mut bytes = serde_json::to_vec(message)?;
+                self.trace(&bytes);
                 bytes.push(b'\n');
-                bytes
+                Ok((bytes, 0))
             }
             Self::Headers => {
-                let header = format!("Content-Length: {}\r\n\r\n", body.len());
-                let mut bytes = Vec::with_capacity(header.len() + body.len());
-                bytes.extend_from_slice(header.as_bytes());
-                bytes.extend_from_slice(body.as_bytes());
-                bytes
+                let mut bytes = Vec::with_capacity(256);
+                bytes.resize(HEADER_ROOM, b' ');
+                serde_json::to_writer(&mut bytes, message)?;
+                self.trace(&bytes[HEADER_ROOM..]);
+                let header = format!("Content-Length: {}\r\n\r\n", bytes.len() - HEADER_ROOM);
+                let start = HEADER_ROOM - header.len();
+                bytes[start..HEADER_ROOM].copy_from_slice(header.as_bytes());
+                Ok((bytes, start))
             }
         }
     }
 
     /// Logs one outgoing message at trace level, under the door's own wire target.
-    fn trace(self, body: &str) {
+    fn trace(self, body: &[u8]) {
         match self {
-            Self::Lines => tracing::trace!(target: "tandem::acp::wire", "→ {body}"),
-            Self::Headers => tracing::trace!(target: "tandem::lsp::wire", "→ {body}"),
+            Self::Lines => tracing::trace!(target: "tandem::acp::wire", "→ {}", String::from_utf8_lossy(body)),
+            Self::Headers => tracing::trace!(target: "tandem::lsp::wire", "→ {}", String::from_utf8_lossy(body)),
         }
     }
 }
@@ -99,8 +107,8 @@ type Pending = oneshot::Sender<Result<Value, RpcError>>;
 
 /// What the writer task is given.
 enum Outgoing {
-    /// A framed message.
-    Frame(Vec<u8>),
+    /// A framed message: `bytes[start..]`.
+    Frame { bytes: Vec<u8>, start: usize },
     /// Answered once everything queued before it has been written and flushed.
     Flush(oneshot::Sender<()>),
 }
@@ -126,9 +134,14 @@ impl Connection {
     }
 
     fn send(&self, message: &Value) {
-        let body = message.to_string();
-        self.framing.trace(&body);
-        if self.out.send(Outgoing::Frame(self.framing.frame(body))).is_err() {
+        let (bytes, start) = match self.framing.frame(message) {
+            Ok(frame) => frame,
+            Err(err) => {
+                tracing::error!("cannot encode a message, dropped: {err}");
+                return;
+            }
+        };
+        if self.out.send(Outgoing::Frame { bytes, start }).is_err() {
             tracing::warn!("the client's output is closed; a message was dropped");
         }
     }
@@ -208,7 +221,7 @@ impl Drop for Forget<'_> {
 async fn write_all<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::UnboundedReceiver<Outgoing>) {
     while let Some(outgoing) = rx.recv().await {
         let written = match outgoing {
-            Outgoing::Frame(bytes) => match writer.write_all(&bytes).await {
+            Outgoing::Frame { bytes, start } => match writer.write_all(&bytes[start..]).await {
                 // Flush when nothing else is queued: one syscall for a burst of updates.
                 Ok(()) if rx.is_empty() => writer.flush().await,
                 other => other,
@@ -251,6 +264,50 @@ mod tests {
             let mut text = String::new();
             tokio::io::AsyncReadExt::read_to_string(&mut theirs, &mut text).await.ok();
             assert_eq!(text, expected, "{framing:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the messages (bodies of any length, so headers of any width, and text that
+        /// needs escaping), what is written reads back as the same messages in the same order,
+        /// in both framings.
+        #[test]
+        fn what_is_written_reads_back_whole(texts in proptest::collection::vec("(?s).{0,40}|[a-z\"\\\n]{90,1100}", 1..8)) {
+            let runtime = tokio::runtime::Builder::new_current_thread().build().map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            for framing in [Framing::Lines, Framing::Headers] {
+                let read = runtime.block_on(async {
+                    let (ours, mut theirs) = tokio::io::duplex(1 << 20);
+                    let (conn, _writer) = Connection::new(ours, framing);
+                    for (id, text) in texts.iter().enumerate() {
+                        conn.respond(json!(id), Ok(json!({ "output": text })));
+                    }
+                    conn.flush().await;
+                    drop(conn);
+                    let mut wire = Vec::new();
+                    tokio::io::AsyncReadExt::read_to_end(&mut theirs, &mut wire).await.ok();
+                    let mut bodies = Vec::new();
+                    match framing {
+                        Framing::Lines => {
+                            for line in wire.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                                bodies.push(serde_json::from_slice::<Value>(line).ok());
+                            }
+                        }
+                        Framing::Headers => {
+                            let mut reader = super::super::frames::FrameReader::new(wire.as_slice());
+                            while let Ok(super::super::frames::Frame::Body(body)) = reader.next().await {
+                                bodies.push(serde_json::from_slice::<Value>(body).ok());
+                            }
+                        }
+                    }
+                    bodies
+                });
+                let expected: Vec<Option<Value>> = texts
+                    .iter()
+                    .enumerate()
+                    .map(|(id, text)| Some(json!({ "jsonrpc": "2.0", "id": id, "result": { "output": text } })))
+                    .collect();
+                proptest::prop_assert_eq!(read, expected, "{:?}", framing);
+            }
         }
     }
 
