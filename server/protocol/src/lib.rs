@@ -187,6 +187,21 @@ pub struct ToolResult {
     pub attachments: Vec<Value>,
 }
 
+impl From<ToolResult> for Value {
+    /// The JSON that serializing the result gives, built by moving its strings and maps instead
+    /// of copying them (a `read` result carries the whole text it read).
+    fn from(result: ToolResult) -> Self {
+        let ToolResult { title, output, metadata, error, attachments } = result;
+        let mut object = Map::new();
+        object.insert("title".into(), Value::String(title));
+        object.insert("output".into(), Value::String(output));
+        object.insert("metadata".into(), Value::Object(metadata));
+        object.insert("error".into(), error.map_or(Value::Null, Value::String));
+        object.insert("attachments".into(), Value::Array(attachments));
+        Value::Object(object)
+    }
+}
+
 /// Params of `tandem/tools/list`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ToolsListParams {}

@@ -200,7 +200,7 @@ impl Backend {
         let span = tracing::info_span!("tool", name = %params.name);
         let call = ready.bench.registry.call(&params.name, params.arguments, ctx).instrument(span);
         let result = if cancellable { abortable(cancel, call).await? } else { call.await };
-        to_json(result.map_err(|err| RpcError::invalid_params(err.to_string()))?)
+        Ok(Value::from(result.map_err(|err| RpcError::invalid_params(err.to_string()))?))
     }
 
     async fn session_new(&self, params: SessionNewParams) -> Result<Value, RpcError> {
