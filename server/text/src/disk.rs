@@ -122,7 +122,10 @@ pub fn read(path: &Path, max_len: u64) -> Result<ReadOutcome, TextError> {
     }
     let mut bytes = crate::memory::buffer(usize::try_from(meta.len()).unwrap_or(0));
     // One byte past the limit tells a file that grew meanwhile from one that fits.
-    Read::by_ref(&mut file).take(max_len.saturating_add(1)).read_to_end(&mut bytes).map_err(io_err("cannot read", path))?;
+    Read::by_ref(&mut file)
+        .take(max_len.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io_err("cannot read", path))?;
     if bytes.len() as u64 > max_len {
         return Ok(ReadOutcome::TooLarge { len: bytes.len() as u64 });
     }

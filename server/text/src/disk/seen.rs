@@ -45,7 +45,8 @@ const MAX_REMEMBERED: usize = 512;
 
 /// Local file systems with nanosecond timestamps set by this kernel (`statfs` magic numbers):
 /// ext2/3/4, XFS, Btrfs, tmpfs, F2FS, overlayfs, ZFS, bcachefs.
-const LOCAL: [i64; 8] = [0xEF53, 0x5846_5342, 0x9123_683E, 0x0102_1994, 0xF2F5_2010, 0x794C_7630, 0x2FC1_2FC1, 0xCA45_1A4E];
+const LOCAL: [i64; 8] =
+    [0xEF53, 0x5846_5342, 0x9123_683E, 0x0102_1994, 0xF2F5_2010, 0x794C_7630, 0x2FC1_2FC1, 0xCA45_1A4E];
 
 /// What a file's metadata says of which file it is and when it last changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
