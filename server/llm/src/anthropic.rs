@@ -11,9 +11,9 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::assemble::Assembler;
 use bytes::Bytes;
 
+use crate::assemble::Assembler;
 use crate::encoded::{BodyWriter, EncodeCache};
 use crate::openai::{StreamFault, snippet};
 use crate::sse::SseEvent;
@@ -199,18 +199,18 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &Request, cache
     };
     // A cache breakpoint on the latest message that sends something: the next request reads
     // all of this from the provider's cache.
-    let latest = request.messages.iter().rposition(|message| message_out(message, false).is_some());
+    let latest =
+        request.messages.iter().enumerate().rev().find_map(|(i, message)| Some((i, message_out(message, true)?)));
     let mut out = BodyWriter::open(cache, &body);
     for (i, message) in request.messages.iter().enumerate() {
-        if Some(i) == latest {
-            if let Some(message) = message_out(message, true) {
+        match &latest {
+            Some((at, latest)) if *at == i => {
                 // Borrowed strings and JSON values: writing them cannot fail.
                 out.item(|_, out| {
-                    let _ = serde_json::to_writer(out, &message);
+                    let _ = serde_json::to_writer(out, latest);
                 });
             }
-        } else {
-            out.message(message, message_json);
+            _ => out.message(message, message_json),
         }
     }
     out.finish()

@@ -13,9 +13,9 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::assemble::{Assembler, arguments_text};
 use bytes::Bytes;
 
+use crate::assemble::{Assembler, arguments_text};
 use crate::encoded::{BodyWriter, EncodeCache};
 use crate::sse::SseEvent;
 use crate::{Event, Message, Part, ProviderSettings, ReasoningField, Request, Role, StopReason, Usage};

@@ -494,6 +494,16 @@ fn strip_line_numbers(text: &str) -> Option<String> {
     any.then(|| out.join("\n"))
 }
 
+/// The strings an exact match looks for, in order: `old` and `new` in the file's line endings,
+/// then as given (files with mixed endings); one form when the endings change nothing.
+fn exact_forms(old: &str, new: &str, ending: LineEnding) -> Vec<(String, String)> {
+    let mut forms = vec![(ending.apply(old).into_owned(), ending.apply(new).into_owned())];
+    if forms[0].0 != old || forms[0].1 != new {
+        forms.push((old.to_owned(), new.to_owned()));
+    }
+    forms
+}
+
 fn line_at(text: &str, byte: usize) -> usize {
     memchr::memchr_iter(b'\n', &text.as_bytes()[..byte]).count() + 1
 }
@@ -648,9 +658,7 @@ impl<'t> Fuzzy<'t> {
 /// is `ending`, and what goes there. `old` must not be empty.
 pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Match, MatchError> {
     // Exact, in the file's line endings first, then as given (files with mixed endings).
-    let forms = [(ending.apply(old).into_owned(), ending.apply(new).into_owned()), (old.to_owned(), new.to_owned())];
-    // (When the file's endings change nothing, the second form is the first: one scan.)
-    for (o, n) in forms.iter().take(if forms[0] == forms[1] { 1 } else { 2 }) {
+    for (o, n) in &exact_forms(old, new, ending) {
         // memmem's vectorised search: many times faster than `str::match_indices` on big files.
         let mut hits = memchr::memmem::find_iter(text.as_bytes(), o.as_bytes());
         if let Some(first) = hits.next() {
@@ -744,9 +752,8 @@ pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Matc
 /// Every exact occurrence of `old` replaced by `new` (`replace_all`: never fuzzy, a fuzzy match
 /// is never multiplied), in the file's line endings first, then as given.
 pub fn replace_all(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<ReplacedAll, MatchError> {
-    let forms = [(ending.apply(old).into_owned(), ending.apply(new).into_owned()), (old.to_owned(), new.to_owned())];
     // One vectorised pass finds every occurrence; the new text is then built at its final size.
-    let found = forms.into_iter().find_map(|(o, n)| {
+    let found = exact_forms(old, new, ending).into_iter().find_map(|(o, n)| {
         let at: Vec<usize> =
             if o.is_empty() { Vec::new() } else { memchr::memmem::find_iter(text.as_bytes(), o.as_bytes()).collect() };
         (!at.is_empty()).then_some((o, n, at))

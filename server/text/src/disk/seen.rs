@@ -78,8 +78,13 @@ impl Stamp {
         self.len >= MIN_LEN
             && nanos != 0
             && changed.checked_add(MARGIN).is_some_and(|settled| settled < began)
-            && rustix::fs::fstatfs(file).is_ok_and(|fs| LOCAL.contains(&fs.f_type))
+            && is_local(file)
     }
+}
+
+/// Whether `file` lies on one of the [`LOCAL`] file systems.
+pub(crate) fn is_local(file: &File) -> bool {
+    rustix::fs::fstatfs(file).is_ok_and(|fs| LOCAL.contains(&fs.f_type))
 }
 
 static SEEN: Mutex<Option<HashMap<PathBuf, (Stamp, ContentHash)>>> = Mutex::new(None);
