@@ -190,13 +190,16 @@ fn main() {
         match bench(&plan) {
             Ok(mut more) => rows.append(&mut more),
             Err(err) => {
+                // On stdout as well, beside the table, where a CI log excerpt shows it.
                 eprintln!("{id} failed: {err}");
+                println!("\n{id} FAILED: {err}");
                 failed = true;
             }
         }
     }
     print_table(&rows);
     if failed {
+        println!("\nsome benchmarks failed (see FAILED above)");
         std::process::exit(1);
     }
 }

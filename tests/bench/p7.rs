@@ -265,10 +265,14 @@ pub(crate) fn p7(plan: &Plan) -> Res<Vec<Row>> {
             |op: &str| json!({ "operation": op, "file_path": case.file, "line": case.line + 1, "column": column + 1 });
         // Warm up: start the server and let it load the project.
         let deadline = Instant::now() + Duration::from_secs(120);
+        // An error while it loads (a request timing out on a busy machine) is part of warming up.
         loop {
-            let out = call_ok(&mut sidecar, "lsp", args("references"))?;
-            if out["metadata"]["count"].as_u64().unwrap_or(0) >= 2 || Instant::now() > deadline {
+            let out = sidecar.call("lsp", args("references"))?;
+            if out["metadata"]["count"].as_u64().unwrap_or(0) >= 2 {
                 break;
+            }
+            if Instant::now() > deadline {
+                return Err(format!("{}: not warm after 120 s, the last answer was {out}", case.server));
             }
             std::thread::sleep(Duration::from_millis(200));
         }
@@ -282,7 +286,9 @@ pub(crate) fn p7(plan: &Plan) -> Res<Vec<Row>> {
             ours_refs.push(start.elapsed());
         }
         // Edit → fresh diagnostics (the edit's own work is a few ms of it).
-        let mut diag = Vec::new();
+        // A server that did not answer in time is a measured miss (the row says how many were
+        // fresh), not a broken bench: a loaded machine can slow a server past the wait.
+        let (mut diag, mut statuses) = (Vec::new(), Vec::new());
         for _ in 0..edits {
             for (old, new) in [(case.break_old, case.break_new), (case.break_new, case.break_old)] {
                 let start = Instant::now();
@@ -293,10 +299,10 @@ pub(crate) fn p7(plan: &Plan) -> Res<Vec<Row>> {
                 )?;
                 let elapsed = start.elapsed();
                 let status = &result["metadata"]["diagnostics"][case.file]["status"];
-                if status != &json!("fresh") {
-                    return Err(format!("{}: diagnostics after an edit were {status}", case.server));
+                statuses.push(status.as_str().unwrap_or("missing").to_owned());
+                if status == &json!("fresh") {
+                    diag.push(elapsed);
                 }
-                diag.push(elapsed);
             }
         }
         drop(sidecar);
@@ -316,14 +322,18 @@ pub(crate) fn p7(plan: &Plan) -> Res<Vec<Row>> {
                 pass: o.as_secs_f64() <= 1.2 * p.as_secs_f64() + 0.002,
             });
         }
+        let fresh = statuses.iter().filter(|s| *s == "fresh").count();
+        if fresh < statuses.len() {
+            println!("  {}: diagnostics after the edits were {statuses:?}", case.server);
+        }
         rows.push(Row {
             id: "P7",
-            what: format!("{} edit → fresh diagnostics", case.server),
-            ours: describe(&mut diag),
+            what: format!("{} edit → fresh diagnostics (fresh {fresh}/{})", case.server, statuses.len()),
+            ours: if diag.is_empty() { "none fresh".into() } else { describe(&mut diag) },
             peer: "—".into(),
             ratio: "—".into(),
-            goal: "reported",
-            pass: true,
+            goal: "reported, all fresh",
+            pass: fresh == statuses.len(),
         });
         println!(
             "  {}: definition median {} (direct {})",
