@@ -307,35 +307,9 @@ pub fn check_and_install(tmp: &Path, path: &Path, expected: Expected) -> Result<
     result
 }
 
-/// Drops `value` on a background thread: freeing a large buffer, or closing the last handle of
-/// a large replaced file, takes milliseconds that the caller need not wait for. Values are
-/// dropped in the order given; when the thread cannot be started they are dropped here.
+/// Drops `value` on a background thread (see [`crate::memory::release`]).
 pub fn release<T: Send + 'static>(value: T) {
-    use std::sync::mpsc::{Sender, channel};
-    use std::sync::{Mutex, OnceLock};
-    type Garbage = Box<dyn Send>;
-    static REAPER: OnceLock<Option<Mutex<Sender<Garbage>>>> = OnceLock::new();
-    let reaper = REAPER.get_or_init(|| {
-        let (send, receive) = channel::<Garbage>();
-        let spawned = std::thread::Builder::new().name("tandem-release".into()).spawn(move || {
-            for garbage in receive {
-                drop(garbage);
-            }
-        });
-        spawned.ok().map(|_| Mutex::new(send))
-    });
-    let value: Garbage = Box::new(value);
-    let value = match reaper {
-        Some(sender) => match sender.lock() {
-            Ok(sender) => match sender.send(value) {
-                Ok(()) => return,
-                Err(returned) => returned.0,
-            },
-            Err(_) => value,
-        },
-        None => value,
-    };
-    drop(value);
+    crate::memory::release(value);
 }
 
 /// Renames the staged `tmp` over `path` and syncs the directory.

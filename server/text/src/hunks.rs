@@ -20,7 +20,8 @@
 //! - The lines that both texts share at the start and at the end are stripped (byte-wise, then cut
 //!   back to a line boundary) before the Patience diff sees the rest, so a one-line change in a
 //!   50 MB file costs two `memcmp`s and a line count, not a diff of a million lines (about 12 ms
-//!   in a release build). Everything between the first and the last change is still diffed, so
+//!   in a release build); a caller that knows where its change is ([`diff_knowing`]) saves those
+//!   too. Everything between the first and the last change is still diffed, so
 //!   changes at both ends of such a file take about a second. Patience's "unique line" anchors are
 //!   computed over that middle only.
 
@@ -94,7 +95,27 @@ pub enum HunkError {
 /// The diff of `old` and `new` (Patience, [`CONTEXT`] lines of context), with headers
 /// `a/<path>` and `b/<path>`.
 pub fn diff(path: &str, old: &str, new: &str) -> StagedDiff {
-    let lines = LineDiff::new(old, new);
+    diff_knowing(path, old, new, Same::default())
+}
+
+/// What a caller that made a change already knows of it: the old and new texts agree on their
+/// first `prefix` bytes, which hold `newlines` newlines, and on their last `suffix` bytes. Zeros
+/// claim nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Same {
+    /// Bytes at the start that both texts share.
+    pub prefix: usize,
+    /// Newlines in those bytes.
+    pub newlines: usize,
+    /// Bytes at the end that both texts share.
+    pub suffix: usize,
+}
+
+/// [`diff`], the same result, without comparing or counting what `same` says: an edit in a large
+/// file need not compare megabytes it did not touch, nor count their lines again. `same` must be
+/// true (checked in debug builds).
+pub fn diff_knowing(path: &str, old: &str, new: &str, same: Same) -> StagedDiff {
+    let lines = LineDiff::new(old, new, same);
     let hunks: Vec<Hunk> = lines.groups.iter().enumerate().map(|(i, group)| lines.hunk(i, group)).collect();
     let mut unified = String::new();
     if !hunks.is_empty() {
@@ -110,7 +131,7 @@ pub fn diff(path: &str, old: &str, new: &str) -> StagedDiff {
 /// others left as they are in `old`. All ids give `new`, none gives `old`. Duplicate ids are
 /// harmless; an id that is not a hunk of this change is an error and nothing is applied.
 pub fn apply_subset(old: &str, new: &str, accepted: &[&str]) -> Result<String, HunkError> {
-    let lines = LineDiff::new(old, new);
+    let lines = LineDiff::new(old, new, Same::default());
     let mut take = vec![false; lines.groups.len()];
     for id in accepted {
         match parse_id(id).filter(|i| *i < take.len()) {
@@ -182,14 +203,24 @@ struct LineDiff<'a> {
 }
 
 impl<'a> LineDiff<'a> {
-    fn new(old: &'a str, new: &'a str) -> Self {
+    fn new(old: &'a str, new: &'a str, same: Same) -> Self {
         let (ob, nb) = (old.as_bytes(), new.as_bytes());
+        debug_assert!(
+            same.prefix <= ob.len().min(nb.len())
+                && same.suffix <= ob.len().min(nb.len())
+                && ob[..same.prefix] == nb[..same.prefix]
+                && ob[ob.len() - same.suffix..] == nb[nb.len() - same.suffix..]
+                && memchr::memchr_iter(b'\n', &ob[..same.prefix]).count() == same.newlines,
+            "a wrong hint: {same:?}"
+        );
         // The common prefix, cut back to the end of its last complete line. (A common last line
         // without newline only happens when the texts are equal, which gives no hunks anyway.)
-        let prefix = common_prefix_len(ob, nb);
+        let prefix = same.prefix + common_prefix_len(&ob[same.prefix..], &nb[same.prefix..]);
         let prefix_end = memchr::memrchr(b'\n', &ob[..prefix]).map_or(0, |i| i + 1);
         // The common suffix after that, moved forward to a point where a line starts in both.
-        let suffix = common_suffix_len(&ob[prefix_end..], &nb[prefix_end..]);
+        // What `same` says holds only as far as it does not reach back over `prefix_end`.
+        let known = same.suffix.min(ob.len() - prefix_end).min(nb.len() - prefix_end);
+        let suffix = known + common_suffix_len(&ob[prefix_end..ob.len() - known], &nb[prefix_end..nb.len() - known]);
         let (mut old_mid_end, mut new_mid_end) = (ob.len() - suffix, nb.len() - suffix);
         if !(line_starts_at(ob, old_mid_end, prefix_end) && line_starts_at(nb, new_mid_end, prefix_end)) {
             match memchr::memchr(b'\n', &ob[old_mid_end..]) {
@@ -214,7 +245,12 @@ impl<'a> LineDiff<'a> {
             after += 1;
         }
         let new_window_end = new_mid_end + (old_window_end - old_mid_end);
-        let first_line = memchr::memchr_iter(b'\n', &ob[..window_start]).count();
+        // Counted from the end of what `same` says, whichever side of it the window starts.
+        let first_line = if window_start >= same.prefix {
+            same.newlines + memchr::memchr_iter(b'\n', &ob[same.prefix..window_start]).count()
+        } else {
+            same.newlines - memchr::memchr_iter(b'\n', &ob[window_start..same.prefix]).count()
+        };
 
         let old_lines = split_lines(&old[window_start..old_window_end]);
         let new_lines = split_lines(&new[window_start..new_window_end]);
@@ -799,6 +835,22 @@ mod tests {
         #[test]
         fn any_subset_applies_exactly((a, b) in pair(), mask in any::<u64>()) {
             check_subset(&a, &b, mask)?;
+        }
+
+        /// Whatever true part of the common prefix and suffix the caller gives (overlapping,
+        /// cut inside a line or a character), the diff is the one computed without it.
+        #[test]
+        fn what_the_caller_knows_changes_nothing((a, b) in pair(), p in any::<prop::sample::Index>(), q in any::<prop::sample::Index>()) {
+            let (ab, bb) = (a.as_bytes(), b.as_bytes());
+            let lcp = ab.iter().zip(bb).take_while(|(x, y)| x == y).count();
+            let lcs = ab.iter().rev().zip(bb.iter().rev()).take_while(|(x, y)| x == y).count();
+            let prefix = p.index(lcp + 1);
+            let same = Same {
+                prefix,
+                newlines: ab[..prefix].iter().filter(|c| **c == b'\n').count(),
+                suffix: q.index(lcs + 1),
+            };
+            prop_assert_eq!(diff_knowing("f", &a, &b, same), diff("f", &a, &b), "{:?}", same);
         }
     }
 }

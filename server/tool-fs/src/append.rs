@@ -6,7 +6,10 @@ use serde::Deserialize;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
-use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, reviewed_title, snippet};
+use super::{
+    attach_diagnostics, check_fresh, commit, diff_metadata_knowing, line_of, load_shown, reviewed_title, snippet_at,
+};
+use tandem_text::hunks::Same;
 
 const DESCRIPTION: &str = "Append text to the end of a file, creating it if missing. When the file does not end with a \
     newline, one is added first so the text starts on a new line. Line endings follow the file's.";
@@ -56,11 +59,14 @@ impl TypedTool for Append {
         let separator = if loaded.text.is_empty() || loaded.text.ends_with('\n') { "" } else { "\n" };
         let addition = ending.apply(&format!("{separator}{}", args.content)).into_owned();
         let start = loaded.text.len();
-        let mut new_text = String::with_capacity(start + addition.len());
+        let mut new_text = tandem_text::memory::string(start + addition.len());
         new_text.push_str(&loaded.text);
         new_text.push_str(&addition);
-        let preview = snippet(&new_text, start, new_text.len());
-        let diff = diff_metadata(&shown, &loaded.text, &new_text);
+        // The old text is the new one's start: its lines are counted once, for both.
+        let line = line_of(&new_text, start);
+        let preview = snippet_at(&new_text, start, new_text.len(), line);
+        let same = Same { prefix: start, newlines: line - 1, suffix: 0 };
+        let diff = diff_metadata_knowing(&shown, &loaded.text, &new_text, same);
         let committed = commit(&ctx, loaded, new_text).await?;
         let mut output = format!(
             "{} `{shown}`{}:\n{preview}",

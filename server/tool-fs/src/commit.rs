@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use tandem_text::disk::{self, DiskFile, Expected, ReadOutcome};
-use tandem_text::{ContentHash, Decoded, FileFormat, Rope, char_to_position, minimal_change};
+use tandem_text::{ContentHash, Decoded, FileFormat, Rope, char_to_position, memory, minimal_change};
 use tandem_tool_api::{DocumentEdit, ToolContext, ToolError};
 
 use super::journal::{self, Failed, Op};
@@ -133,8 +133,8 @@ async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) ->
     if let Some(hash) = new_hash {
         remember(ctx, &loaded.path, hash);
     }
-    // The old text may be large: freed off the caller's path.
-    disk::release(loaded.text);
+    // The old text may be large: freed off the caller's path, or kept for the next read.
+    memory::recycle_string(loaded.text);
     Ok(committed)
 }
 

@@ -10,10 +10,14 @@ use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 
 use tandem_text::LineEnding;
+use tandem_text::hunks::Same;
 use tandem_text::matcher::{self, Closest, Difference, MatchError, Strategy};
 use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
-use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, numbered, reviewed_title, snippet};
+use super::{
+    attach_diagnostics, check_fresh, commit, diff_metadata, diff_metadata_knowing, load_shown, numbered,
+    reviewed_title, snippet, snippet_at,
+};
 
 /// At most this many occurrences are listed in an "ambiguous" error.
 const MAX_LISTED: usize = 10;
@@ -112,11 +116,13 @@ impl TypedTool for Edit {
             args.replace_all.unwrap_or(false),
             loaded.line_ending(),
         )?;
-        let mut preview = snippet(&applied.text, applied.start, applied.end);
+        // Where the change is, the edit knows: nothing before or after it is counted again.
+        let mut preview = snippet_at(&applied.text, applied.start, applied.end, applied.line);
+        let same = applied.same(loaded.text.len());
         let forgiven = applied.forgiven_json();
         let forgiven_count = applied.forgiven.len();
         let Applied { text: new_text, strategy, similarity, replacements, line, .. } = applied;
-        let mut diff = diff_metadata(&shown, &loaded.text, &new_text);
+        let mut diff = diff_metadata_knowing(&shown, &loaded.text, &new_text, same);
         let committed = commit(&ctx, loaded, new_text).await?;
         committed.show_applied(&mut preview, &mut diff);
         let how = if strategy == "exact" { String::new() } else { format!(" (matched {strategy})") };
@@ -169,6 +175,13 @@ pub(crate) struct Applied {
 }
 
 impl Applied {
+    /// What the old text (of `old_len` bytes) and the new one share: everything before the
+    /// first change, and for a single replacement everything after it.
+    pub fn same(&self, old_len: usize) -> Same {
+        let suffix = if self.replacements == 1 { self.text.len() - self.end } else { 0 };
+        Same { prefix: self.start, newlines: self.line - 1, suffix: suffix.min(old_len) }
+    }
+
     /// `forgiven` as metadata: `[{ line, file, old_string }]`.
     pub fn forgiven_json(&self) -> Value {
         Value::Array(

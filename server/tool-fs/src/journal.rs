@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use tandem_text::disk::{self, Expected};
-use tandem_text::{ContentHash, FileFormat, TextError};
+use tandem_text::{ContentHash, FileFormat, TextError, memory};
 
 /// Where the journals of the workspace at `root` live (not created).
 pub(crate) fn journal_dir(root: &Path) -> PathBuf {
@@ -122,10 +122,15 @@ pub(crate) fn commit(root: &Path, ops: Vec<Op>) -> Result<(), Failed> {
 }
 
 /// [`commit`], stopping dead (as a killed process would) after `steps` steps: for tests. The
-/// texts are freed off this thread afterwards (large ones take milliseconds).
+/// texts are recycled afterwards (see [`memory::recycle`]): freed off this thread, a large one
+/// kept a moment for the next whole-file read.
 fn commit_until(root: &Path, ops: Vec<Op>, steps: usize) -> Result<(), Failed> {
     let result = commit_ops(root, &ops, steps);
-    disk::release(ops);
+    for op in ops {
+        if let Op::Write { text, .. } = op {
+            memory::recycle_string(text);
+        }
+    }
     result
 }
 

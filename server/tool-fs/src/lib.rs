@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tandem_text::disk::{self, ReadOutcome};
+use tandem_text::hunks::Same;
 use tandem_text::{ContentHash, Decoded, FileFormat, LineEnding, Rope};
 
 pub use commit::{Change, Committed, commit_all};
@@ -270,7 +271,19 @@ const MAX_DIFF_BYTES: usize = 64 * 1024;
 /// `diff` (unified, with `a/` `b/` headers), `additions` and `deletions` of a change, for the
 /// editor to show and the model to check.
 pub fn diff_metadata(shown: &str, old: &str, new: &str) -> serde_json::Map<String, serde_json::Value> {
-    let staged = tandem_text::hunks::diff(shown, old, new);
+    diff_metadata_knowing(shown, old, new, Same::default())
+}
+
+/// [`diff_metadata`] of a change whose unchanged start and end the caller knows (see
+/// [`tandem_text::hunks::diff_knowing`]): a small change in a large file costs no compare or
+/// line count of the rest.
+pub(crate) fn diff_metadata_knowing(
+    shown: &str,
+    old: &str,
+    new: &str,
+    same: Same,
+) -> serde_json::Map<String, serde_json::Value> {
+    let staged = tandem_text::hunks::diff_knowing(shown, old, new, same);
     let (additions, deletions) = tandem_text::hunks::stats(&staged);
     let mut map = serde_json::Map::new();
     map.insert("additions".into(), additions.into());
@@ -309,10 +322,15 @@ pub(crate) fn line_of(text: &str, at: usize) -> usize {
 /// `start..end` is the changed byte range of `new_text`. Costs one newline count up to `start`
 /// (memchr), not a walk over every line: files can be large.
 pub(crate) fn snippet(new_text: &str, start: usize, end: usize) -> String {
+    snippet_at(new_text, start, end, line_of(new_text, start))
+}
+
+/// [`snippet`] when the caller knows `line`, the 1-based line of `start` (no count at all).
+pub(crate) fn snippet_at(new_text: &str, start: usize, end: usize, line: usize) -> String {
     let bytes = new_text.as_bytes();
+    debug_assert!(start <= bytes.len() && line == line_of(new_text, start), "line {line} is not that of byte {start}");
     let start = start.min(bytes.len());
     let end = end.clamp(start, bytes.len());
-    let line = line_of(new_text, start);
     let last = line + memchr::memchr_iter(b'\n', &bytes[start..end]).count() + 3;
     let first = line.saturating_sub(3).max(1);
     // The start of line `first`: back over `line - first` newlines from the start of `line`.
