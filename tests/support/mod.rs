@@ -106,7 +106,8 @@ pub struct Sidecar {
     pub ask_replies: std::collections::VecDeque<Value>,
 }
 
-fn read_message(reader: &mut impl BufRead) -> Option<Value> {
+/// One LSP-framed message from `reader` (`None` at the end of input or on a bad frame).
+pub fn read_message(reader: &mut impl BufRead) -> Option<Value> {
     let mut length = None;
     loop {
         let mut line = String::new();

@@ -109,7 +109,13 @@ fn open_seen(
 /// Reads and decodes a file of at most `max_len` bytes. Only regular files are read: a named
 /// pipe, socket or device is refused with [`TextError::NotRegular`].
 pub fn read(path: &Path, max_len: u64) -> Result<ReadOutcome, TextError> {
-    let seen = match fs::metadata(path) {
+    read_seen(path, max_len, None)
+}
+
+/// [`read`], when the caller already has `stat`'s answer for `path` (`seen`), as resolving a
+/// path gives it: not asked again.
+pub fn read_seen(path: &Path, max_len: u64, seen: Option<fs::Metadata>) -> Result<ReadOutcome, TextError> {
+    let seen = match seen.map_or_else(|| fs::metadata(path), Ok) {
         Ok(seen) if seen.is_dir() => return Ok(ReadOutcome::Directory),
         Ok(seen) => seen,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(ReadOutcome::NotFound),

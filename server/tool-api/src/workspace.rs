@@ -101,6 +101,13 @@ impl Workspace {
     /// symlink that exists, and refuses it when it ends up outside the workspace. The path
     /// itself need not exist (a file about to be created).
     pub fn resolve(&self, raw: &str, base: &Path) -> Result<PathBuf, PathError> {
+        self.resolve_seen(raw, base).map(|(resolved, _)| resolved)
+    }
+
+    /// [`Workspace::resolve`], with what resolving learnt of the last component: its metadata
+    /// when it exists (it is not a symlink: those are followed), as `stat` would give it. A
+    /// reader can use it instead of asking again.
+    pub fn resolve_seen(&self, raw: &str, base: &Path) -> Result<(PathBuf, Option<std::fs::Metadata>), PathError> {
         if raw.is_empty() {
             return Err(PathError::Empty { root: self.root.clone() });
         }
@@ -118,17 +125,17 @@ impl Workspace {
         // The root is canonical: a path under it resolves from there, without looking at the
         // directories above it again (a `..` climbing out of it is still followed for real).
         let resolved = match joined.strip_prefix(&self.root) {
-            Ok(rest) => resolve_from(self.root.clone(), 0, rest, &mut links).map(|(resolved, _)| resolved),
-            Err(_) => resolve_real(&joined, &mut links),
+            Ok(rest) => resolve_from(self.root.clone(), 0, rest, &mut links),
+            Err(_) => resolve_from(PathBuf::from("/"), 0, &joined, &mut links),
         };
-        let resolved = resolved.map_err(|err| match err.raw_os_error() {
+        let (resolved, _, seen) = resolved.map_err(|err| match err.raw_os_error() {
             Some(ELOOP) => PathError::SymlinkLoop { raw: raw.to_owned() },
             _ => PathError::Io { raw: raw.to_owned(), source: err },
         })?;
         if !self.contains(&resolved) {
             return Err(PathError::OutsideWorkspace { raw: raw.to_owned(), resolved, root: self.root.clone() });
         }
-        Ok(resolved)
+        Ok((resolved, seen))
     }
 
     /// Like [`Workspace::resolve`], and also refuses paths inside `.git` (for tools that write).
@@ -171,35 +178,37 @@ impl Workspace {
 /// name only. A `..` that climbs back to an existing directory resumes resolving on the real
 /// file system, so `missing/../link` follows `link` like any other path does. The result has
 /// no `..`, `.` or symlink in any existing component: the kernel sees exactly this path.
-fn resolve_real(path: &Path, links: &mut usize) -> io::Result<PathBuf> {
-    resolve_from(PathBuf::from("/"), 0, path, links).map(|(resolved, _)| resolved)
-}
-
-/// [`resolve_real`] from `resolved`, whose last `missing` names do not exist. Returns the
-/// result and how many of its last names do not exist.
+///
+/// Starts from `resolved` (`/` for an absolute path), whose last `missing` names do not exist.
+/// Returns the result, how many of its last names do not exist, and the metadata of its last
+/// component when it was looked at and exists.
 fn resolve_from(
     mut resolved: PathBuf,
     mut missing: usize,
     path: &Path,
     links: &mut usize,
-) -> io::Result<(PathBuf, usize)> {
+) -> io::Result<(PathBuf, usize, Option<std::fs::Metadata>)> {
+    let mut seen = None;
     for component in path.components() {
         match component {
             Component::Prefix(_) | Component::RootDir => {
                 resolved = PathBuf::from("/");
                 missing = 0;
+                seen = None;
             }
             Component::CurDir => {}
             // `resolved` holds no symlink, so its lexical parent is its real parent.
             Component::ParentDir => {
                 resolved.pop();
                 missing = missing.saturating_sub(1);
+                seen = None;
             }
             Component::Normal(name) => {
                 let candidate = resolved.join(name);
                 if missing > 0 {
                     resolved = candidate;
                     missing += 1;
+                    seen = None;
                     continue;
                 }
                 match std::fs::symlink_metadata(&candidate) {
@@ -210,20 +219,24 @@ fn resolve_from(
                         }
                         let target = std::fs::read_link(&candidate)?;
                         // A relative target is relative to the link's directory.
-                        (resolved, missing) = resolve_from(resolved, 0, &target, links)?;
+                        (resolved, missing, seen) = resolve_from(resolved, 0, &target, links)?;
                     }
-                    Ok(_) => resolved = candidate,
+                    Ok(meta) => {
+                        resolved = candidate;
+                        seen = Some(meta);
+                    }
                     // Missing, or a file used as a directory (`a.txt/b`): nothing exists below.
                     Err(err) if err.kind() == io::ErrorKind::NotFound || err.raw_os_error() == Some(ENOTDIR) => {
                         resolved = candidate;
                         missing = 1;
+                        seen = None;
                     }
                     Err(err) => return Err(err),
                 }
             }
         }
     }
-    Ok((resolved, missing))
+    Ok((resolved, missing, seen))
 }
 
 #[cfg(test)]
@@ -447,6 +460,14 @@ mod property {
                 prop_assert!(path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_))), "{raw} -> {}", path.display());
                 let seen = kernel_view(&path);
                 prop_assert_eq!(seen.as_deref(), Some(path.as_path()), "{} -> {} is not what the kernel sees", raw, path.display());
+                // What resolving says of the last component is what `stat` says of the path.
+                let (again, meta) = tree.ws.resolve_seen(&raw, &base).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(&again, &path);
+                if let Some(meta) = meta {
+                    use std::os::unix::fs::MetadataExt as _;
+                    let stat = std::fs::metadata(&path).map_err(|e| TestCaseError::fail(format!("{raw}: seen, yet {e}")))?;
+                    prop_assert_eq!((meta.dev(), meta.ino(), meta.mode()), (stat.dev(), stat.ino(), stat.mode()), "{}", raw);
+                }
             }
             // A path the kernel resolves fully is accepted exactly when it lands inside.
             let joined = if Path::new(&raw).is_absolute() { PathBuf::from(&raw) } else { base.join(&raw) };

@@ -153,6 +153,11 @@ pub(crate) async fn editor_text(
 /// left unfinished is finished first (undone), so no half-made change is ever loaded. Public for
 /// the tools above this crate that change files through [`commit_all`].
 pub fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> {
+    load_seen(ctx, path, None)
+}
+
+/// [`load`] with `stat`'s answer for `path` in hand (see [`tandem_tool_api::Workspace::resolve_seen`]).
+pub(crate) fn load_seen(ctx: &ToolContext, path: &Path, seen: Option<std::fs::Metadata>) -> Result<Loaded, ToolError> {
     journal::recover(ctx.workspace.root());
     let shown = ctx.workspace.display(path);
     if let Some(doc) = ctx.cache.get(path) {
@@ -166,7 +171,7 @@ pub fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> {
             fuzzed: Vec::new(),
         });
     }
-    match disk::read(path, MAX_FILE_BYTES)? {
+    match disk::read_seen(path, MAX_FILE_BYTES, seen)? {
         ReadOutcome::NotFound => Ok(Loaded {
             path: path.to_path_buf(),
             text: String::new(),

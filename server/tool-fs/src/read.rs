@@ -6,7 +6,7 @@ use serde::Deserialize;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
 
-use super::{Loaded, Origin, blocking_sized, load, load_shown, remember};
+use super::{Loaded, Origin, blocking_sized, load_seen, load_shown, remember};
 
 const DEFAULT_LIMIT: usize = 2000;
 /// Lines longer than this many chars are cut.
@@ -90,10 +90,10 @@ impl TypedTool for Read {
         }
         // Small files (the common case) are read inline; the size is only a hint, `load`
         // checks the file again.
-        let path = ctx.workspace.resolve(&args.file_path, &ctx.working_dir)?;
-        let size = std::fs::metadata(&path).map_or(0, |meta| meta.len());
+        let (path, seen) = ctx.workspace.resolve_seen(&args.file_path, &ctx.working_dir)?;
+        let size = seen.as_ref().map_or(0, std::fs::Metadata::len);
         blocking_sized(size, move || {
-            let loaded = load(&ctx, &path)?;
+            let loaded = load_seen(&ctx, &path, seen)?;
             render(args, &ctx, &path, loaded)
         })
         .await
@@ -136,8 +136,9 @@ fn render(args: Args, ctx: &ToolContext, path: &std::path::Path, loaded: Loaded)
     let mut last = offset - 1;
     let mut cut_lines = 0usize;
     let mut budget_hit = false;
-    for (k, line) in loaded.text[start..].lines().take(limit).enumerate() {
-        let number = (offset + k).to_string();
+    for (k, line) in lines(&loaded.text[start..]).take(limit).enumerate() {
+        let mut digits = [0u8; 20];
+        let number = decimal(offset + k, &mut digits);
         let (line, cut) = cut_line(line);
         let width = number.len().max(6) + 2 + line.len();
         if text.len() + width > MAX_OUTPUT_BYTES && last >= offset {
@@ -145,8 +146,8 @@ fn render(args: Args, ctx: &ToolContext, path: &std::path::Path, loaded: Loaded)
             break;
         }
         cut_lines += usize::from(cut);
-        text.extend(std::iter::repeat_n(' ', 6usize.saturating_sub(number.len())));
-        text.push_str(&number);
+        text.push_str(&"      "[number.len().min(6)..]);
+        text.push_str(number);
         text.push('\t');
         text.push_str(&line);
         text.push('\n');
@@ -180,6 +181,39 @@ fn render(args: Args, ctx: &ToolContext, path: &std::path::Path, loaded: Loaded)
         .with("truncated", last < total))
 }
 
+/// The lines of `text` exactly as `str::lines` gives them (split at `\n`, a `\r` before it
+/// dropped, no empty last line), found with memchr.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(at) => {
+                let line = &rest[..at];
+                rest = &rest[at + 1..];
+                Some(line.strip_suffix('\r').unwrap_or(line))
+            }
+            None => Some(std::mem::take(&mut rest)),
+        }
+    })
+}
+
+/// `n` in decimal, written into `digits`.
+fn decimal(mut n: usize, digits: &mut [u8; 20]) -> &str {
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&digits[at..]).unwrap_or_default()
+}
+
 /// "Does not exist", with similar names from the same directory.
 pub(crate) fn not_found(ctx: &ToolContext, path: &std::path::Path) -> ToolError {
     let shown = ctx.workspace.display(path);
@@ -205,4 +239,26 @@ pub(crate) fn not_found(ctx: &ToolContext, path: &std::path::Path) -> ToolError 
         format!("did you mean {}?", similar.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
     };
     ToolError::new(format!("`{shown}` does not exist; {hint}")).with("notFound", true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// The same lines as `str::lines`, whatever mix of `\n`, `\r\n` and lone `\r`.
+        #[test]
+        fn lines_are_str_lines(text in "[a\\r\\né]{0,30}") {
+            prop_assert_eq!(lines(&text).collect::<Vec<_>>(), text.lines().collect::<Vec<_>>());
+        }
+
+        #[test]
+        fn decimal_is_to_string(n in any::<usize>()) {
+            let mut digits = [0u8; 20];
+            prop_assert_eq!(decimal(n, &mut digits), n.to_string());
+        }
+    }
 }

@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
+
+use super::json_out;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
@@ -23,25 +25,25 @@ pub enum Framing {
 const HEADER_ROOM: usize = 48;
 
 impl Framing {
-    /// `message` as it goes on the wire: serialized once, straight into the buffer that is
-    /// written (header and body in one write). The frame is `bytes[start..]`.
-    fn frame(self, message: &Value) -> Result<(Vec<u8>, usize), serde_json::Error> {
+    /// `message` as it goes on the wire: serialized once ([`json_out`]), straight into the buffer
+    /// that is written (header and body in one write). The frame is `bytes[start..]`.
+    fn frame(self, message: &Value) -> (Vec<u8>, usize) {
         match self {
             Self::Lines => {
-                let mut bytes = serde_json::to_vec(message)?;
+                let mut bytes = json_out::to_vec(message);
                 self.trace(&bytes);
                 bytes.push(b'\n');
-                Ok((bytes, 0))
+                (bytes, 0)
             }
             Self::Headers => {
                 let mut bytes = Vec::with_capacity(256);
                 bytes.resize(HEADER_ROOM, b' ');
-                serde_json::to_writer(&mut bytes, message)?;
+                json_out::write(&mut bytes, message);
                 self.trace(&bytes[HEADER_ROOM..]);
                 let header = format!("Content-Length: {}\r\n\r\n", bytes.len() - HEADER_ROOM);
                 let start = HEADER_ROOM - header.len();
                 bytes[start..HEADER_ROOM].copy_from_slice(header.as_bytes());
-                Ok((bytes, start))
+                (bytes, start)
             }
         }
     }
@@ -134,13 +136,7 @@ impl Connection {
     }
 
     fn send(&self, message: &Value) {
-        let (bytes, start) = match self.framing.frame(message) {
-            Ok(frame) => frame,
-            Err(err) => {
-                tracing::error!("cannot encode a message, dropped: {err}");
-                return;
-            }
-        };
+        let (bytes, start) = self.framing.frame(message);
         if self.out.send(Outgoing::Frame { bytes, start }).is_err() {
             tracing::warn!("the client's output is closed; a message was dropped");
         }

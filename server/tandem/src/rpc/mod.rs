@@ -7,6 +7,7 @@
 
 mod connection;
 pub mod frames;
+mod json_out;
 mod message;
 pub mod ndjson;
 
