@@ -347,6 +347,46 @@ fn a_killed_server_is_restarted_and_the_next_call_works() -> Res<()> {
     Ok(())
 }
 
+/// A server still loading its project answers every query with nothing. That must reach the
+/// model as "not ready, ask again", never as "there is none"; once the server has loaded (it
+/// published the file's diagnostics), an empty answer is an answer.
+#[test]
+fn an_empty_answer_from_a_server_still_loading_is_not_ready_not_none() -> Res<()> {
+    let script = repo().join("tests/fixtures/loading_server.py");
+    let config = format!(
+        "[lsp]\nrequest_timeout_ms = 1500\n[lsp.loading]\ncommand = [\"python3\", \"{0}\"]\nextensions = [\"ldg\"]\ndiagnostics = \"first_publish\"\n[lsp.loaded]\ncommand = [\"python3\", \"{0}\", \"loaded\"]\nextensions = [\"ldd\"]\ndiagnostics = \"first_publish\"\n",
+        script.display()
+    );
+    let (_dir, root) = fixture("", &config)?;
+    std::fs::write(root.join("a.ldg"), "thing\n").map_err(|e| e.to_string())?;
+    std::fs::write(root.join("a.ldd"), "thing\n").map_err(|e| e.to_string())?;
+    let mut sidecar = start(&root)?;
+    let asks = [
+        json!({ "operation": "definition", "line": 1, "column": 1 }),
+        json!({ "operation": "references", "line": 1, "column": 1 }),
+        json!({ "operation": "hover", "line": 1, "column": 1 }),
+        json!({ "operation": "document_symbols" }),
+        json!({ "operation": "workspace_symbols", "query": "thing" }),
+    ];
+    for ask in &asks {
+        for (file, ready) in [("a.ldg", false), ("a.ldd", true)] {
+            let mut args = ask.clone();
+            args["file_path"] = json!(file);
+            let result = sidecar.call("lsp", args.clone())?;
+            let error = result["error"].as_str().unwrap_or_default();
+            let what = format!("{args} → {result}");
+            if ready {
+                check(error.is_empty(), "a loaded server's empty answer is an answer", &what)?;
+            } else {
+                check(error.contains("had not finished loading the project"), "not ready, not none", &what)?;
+                check(error.contains("try again"), "the model is told to ask again", &what)?;
+                check(result["metadata"]["kind"] == json!("timeout"), "kind timeout", &what)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn a_server_that_never_answers_times_out_and_is_cancelled() -> Res<()> {
     let log_dir = tempfile::tempdir().map_err(|e| e.to_string())?;

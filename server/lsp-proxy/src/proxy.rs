@@ -61,6 +61,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 fn intel_error(err: ServerError) -> IntelError {
     match err {
         ServerError::Timeout { .. } => IntelError::Timeout(format!("{err}; try again, or use grep")),
+        ServerError::NotReady { .. } => IntelError::Timeout(format!("{err}; try again in a moment, or use grep")),
         other => IntelError::Server(other.to_string()),
     }
 }
@@ -349,8 +350,7 @@ impl LspProxy {
         self.with_server(path, |server| async move {
             let (uri, _, rope) = server.sync(&self.cache, path)?;
             let deadline = tokio::time::Instant::now() + self.request_timeout;
-            server.wait_ready(deadline).await;
-            server.wait_analyzed(&uri, deadline).await;
+            let settled = server.loaded(&uri, deadline).await;
             let mut params = json!({
                 "textDocument": { "uri": uri },
                 "position": to_server(&rope, at, server.encoding),
@@ -359,6 +359,7 @@ impl LspProxy {
                 p.extend(e.clone());
             }
             let answer = server.ask::<R>(params).await?;
+            let answer = server.unless_unsettled(settled, R::METHOD, self.request_timeout, answer)?;
             Ok((answer, server))
         })
         .await
@@ -494,9 +495,10 @@ impl CodeIntel for LspProxy {
             .with_server(path, |server| async move {
                 let (uri, _, _) = server.sync(&self.cache, path)?;
                 let deadline = tokio::time::Instant::now() + self.request_timeout;
-                server.wait_ready(deadline).await;
-                server.wait_analyzed(&uri, deadline).await;
+                let settled = server.loaded(&uri, deadline).await;
                 let answer = server.ask::<raw::DocumentSymbol>(json!({ "textDocument": { "uri": uri } })).await?;
+                let method = <raw::DocumentSymbol as lsp::request::Request>::METHOD;
+                let answer = server.unless_unsettled(settled, method, self.request_timeout, answer)?;
                 Ok((answer, server))
             })
             .await?;
@@ -547,9 +549,10 @@ impl CodeIntel for LspProxy {
                 // until it is analysed, pyright and tsserver answer with no symbols at all.
                 let (uri, _, _) = server.sync(&self.cache, hint)?;
                 let deadline = tokio::time::Instant::now() + self.request_timeout;
-                server.wait_ready(deadline).await;
-                server.wait_analyzed(&uri, deadline).await;
+                let settled = server.loaded(&uri, deadline).await;
                 let answer = server.ask::<raw::WorkspaceSymbol>(json!({ "query": query })).await?;
+                let method = <raw::WorkspaceSymbol as lsp::request::Request>::METHOD;
+                let answer = server.unless_unsettled(settled, method, self.request_timeout, answer)?;
                 Ok((answer, server))
             })
             .await?;

@@ -48,6 +48,18 @@ pub enum ServerError {
         /// The timeout.
         secs: f64,
     },
+    /// An empty answer from a server that was still loading the project.
+    #[error(
+        "{server} answered {method} with nothing, but it had not finished loading the project after {secs:.1} s, so that says nothing yet"
+    )]
+    NotReady {
+        /// The server.
+        server: String,
+        /// The request.
+        method: &'static str,
+        /// How long it was given.
+        secs: f64,
+    },
     /// The process ended.
     #[error("{server} stopped (crashed or exited)")]
     Died {
@@ -558,12 +570,37 @@ impl Server {
     /// Waits (capped) until the server has published diagnostics for `uri` at least once: how
     /// typescript-language-server and pyright show that they loaded the file's project (before
     /// that, tsserver answers queries with nothing).
-    pub async fn wait_analyzed(&self, uri: &Url, deadline: tokio::time::Instant) {
+    pub async fn wait_analyzed(&self, uri: &Url, deadline: tokio::time::Instant) -> bool {
         if matches!(self.spec.diagnostics, DiagnosticsMode::FirstPublish | DiagnosticsMode::Versioned) {
             // Up to the request's own deadline: on a loaded machine tsserver takes longer than
             // any fixed cap, and a query before it has loaded answers nothing.
-            self.wait_until(deadline, |s| lock(&s.diagnostics).contains_key(uri)).await;
+            return self.wait_until(deadline, |s| lock(&s.diagnostics).contains_key(uri)).await;
         }
+        true
+    }
+
+    /// [`Server::wait_ready`] then [`Server::wait_analyzed`]: whether the server had loaded
+    /// what a query about `uri` needs by `deadline`.
+    pub async fn loaded(&self, uri: &Url, deadline: tokio::time::Instant) -> bool {
+        let ready = self.wait_ready(deadline).await;
+        self.wait_analyzed(uri, deadline).await && ready
+    }
+
+    /// `answer` to `method`, unless it is empty while the server had not settled (see
+    /// [`Server::loaded`]): an empty answer then says nothing ("not loaded yet" looks the same as
+    /// "there is none"), and the caller is told to ask again rather than that there is nothing.
+    pub fn unless_unsettled(
+        &self,
+        settled: bool,
+        method: &'static str,
+        waited: Duration,
+        answer: serde_json::Value,
+    ) -> Result<serde_json::Value, ServerError> {
+        let empty = answer.is_null() || answer.as_array().is_some_and(Vec::is_empty);
+        if settled || !empty {
+            return Ok(answer);
+        }
+        Err(ServerError::NotReady { server: self.spec.name.clone(), method, secs: waited.as_secs_f64() })
     }
 
     async fn wait_until(&self, deadline: tokio::time::Instant, done: impl Fn(&Shared) -> bool) -> bool {
