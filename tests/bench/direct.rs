@@ -7,11 +7,11 @@
 
 use std::io::{BufReader, Write as _};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout};
 
 use serde_json::{Value, json};
 
-use crate::support::{Res, read_message, tandem_bin};
+use crate::support::{Res, lsp_command, read_message, tandem_bin};
 
 pub(crate) struct Direct {
     child: Child,
@@ -23,17 +23,7 @@ pub(crate) struct Direct {
 impl Direct {
     /// Spawns `tandem lsp` in `root` and initializes it.
     pub(crate) fn start(root: &Path) -> Res<Self> {
-        let mut child = Command::new(tandem_bin())
-            .arg("lsp")
-            .current_dir(root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .env_remove("TANDEM_PROFILE")
-            .env("TANDEM_TRUST_WORKSPACE", "1")
-            .env("TANDEM_LOG", "warn")
-            .spawn()
-            .map_err(|e| format!("spawn {}: {e}", tandem_bin().display()))?;
+        let mut child = lsp_command(root, &[]).spawn().map_err(|e| format!("spawn {}: {e}", tandem_bin().display()))?;
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
         let mut direct = Self { child, stdin, stdout, next_id: 1 };

@@ -106,6 +106,24 @@ pub struct Sidecar {
     pub ask_replies: std::collections::VecDeque<Value>,
 }
 
+/// `tandem <args> lsp` in `root`, with piped stdin and stdout, as the tests start it.
+pub fn lsp_command(root: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(tandem_bin());
+    command
+        .args(args)
+        .arg("lsp")
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .env_remove("TANDEM_PROFILE")
+        // The fixtures' own `.tandem/config.toml` is the test's: trusted, unless a test says
+        // otherwise (`TANDEM_TRUST_WORKSPACE=0`).
+        .env("TANDEM_TRUST_WORKSPACE", "1")
+        .env("TANDEM_LOG", std::env::var("TANDEM_LOG").unwrap_or_else(|_| "warn".into()));
+    command
+}
+
 /// One LSP-framed message from `reader` (`None` at the end of input or on a bad frame).
 pub fn read_message(reader: &mut impl BufRead) -> Option<Value> {
     let mut length = None;
@@ -154,19 +172,7 @@ impl Sidecar {
 
     /// Spawns `tandem <args> lsp` in `root` with extra environment variables.
     pub fn spawn_with(root: &Path, env: &[(&str, &str)], args: &[&str]) -> Res<Self> {
-        let mut command = Command::new(tandem_bin());
-        command
-            .args(args)
-            .arg("lsp")
-            .current_dir(root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .env_remove("TANDEM_PROFILE")
-            // The fixtures' own `.tandem/config.toml` is the test's: trusted, unless a test
-            // says otherwise (`TANDEM_TRUST_WORKSPACE=0`).
-            .env("TANDEM_TRUST_WORKSPACE", "1")
-            .env("TANDEM_LOG", std::env::var("TANDEM_LOG").unwrap_or_else(|_| "warn".into()));
+        let mut command = lsp_command(root, args);
         for (key, value) in env {
             command.env(key, value);
         }

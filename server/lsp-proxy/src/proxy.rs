@@ -349,8 +349,6 @@ impl LspProxy {
         }
         self.with_server(path, |server| async move {
             let (uri, _, rope) = server.sync(&self.cache, path)?;
-            let deadline = tokio::time::Instant::now() + self.request_timeout;
-            let settled = server.loaded(&uri, deadline).await;
             let mut params = json!({
                 "textDocument": { "uri": uri },
                 "position": to_server(&rope, at, server.encoding),
@@ -358,8 +356,7 @@ impl LspProxy {
             if let (Value::Object(p), Value::Object(e)) = (&mut params, extra) {
                 p.extend(e.clone());
             }
-            let answer = server.ask::<R>(params).await?;
-            let answer = server.unless_unsettled(settled, R::METHOD, self.request_timeout, answer)?;
+            let answer = server.ask_loaded::<R>(&uri, params).await?;
             Ok((answer, server))
         })
         .await
@@ -494,11 +491,8 @@ impl CodeIntel for LspProxy {
         let (answer, server) = self
             .with_server(path, |server| async move {
                 let (uri, _, _) = server.sync(&self.cache, path)?;
-                let deadline = tokio::time::Instant::now() + self.request_timeout;
-                let settled = server.loaded(&uri, deadline).await;
-                let answer = server.ask::<raw::DocumentSymbol>(json!({ "textDocument": { "uri": uri } })).await?;
-                let method = <raw::DocumentSymbol as lsp::request::Request>::METHOD;
-                let answer = server.unless_unsettled(settled, method, self.request_timeout, answer)?;
+                let params = json!({ "textDocument": { "uri": uri } });
+                let answer = server.ask_loaded::<raw::DocumentSymbol>(&uri, params).await?;
                 Ok((answer, server))
             })
             .await?;
@@ -548,11 +542,7 @@ impl CodeIntel for LspProxy {
                 // Opening a file makes servers like typescript-language-server load the project;
                 // until it is analysed, pyright and tsserver answer with no symbols at all.
                 let (uri, _, _) = server.sync(&self.cache, hint)?;
-                let deadline = tokio::time::Instant::now() + self.request_timeout;
-                let settled = server.loaded(&uri, deadline).await;
-                let answer = server.ask::<raw::WorkspaceSymbol>(json!({ "query": query })).await?;
-                let method = <raw::WorkspaceSymbol as lsp::request::Request>::METHOD;
-                let answer = server.unless_unsettled(settled, method, self.request_timeout, answer)?;
+                let answer = server.ask_loaded::<raw::WorkspaceSymbol>(&uri, json!({ "query": query })).await?;
                 Ok((answer, server))
             })
             .await?;

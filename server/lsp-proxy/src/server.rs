@@ -579,28 +579,28 @@ impl Server {
         true
     }
 
-    /// [`Server::wait_ready`] then [`Server::wait_analyzed`]: whether the server had loaded
-    /// what a query about `uri` needs by `deadline`.
-    pub async fn loaded(&self, uri: &Url, deadline: tokio::time::Instant) -> bool {
+    /// A query about `uri`, once the server has loaded what it needs (see [`Server::wait_ready`]
+    /// and [`Server::wait_analyzed`]), waiting at most the request timeout for that. When it
+    /// had not loaded by then and answers with nothing (`null` or `[]`), that says nothing
+    /// ("not loaded yet" looks the same as "there is none"): the caller gets
+    /// [`ServerError::NotReady`], to ask again, rather than an empty answer.
+    pub async fn ask_loaded<R>(&self, uri: &Url, params: serde_json::Value) -> Result<serde_json::Value, ServerError>
+    where
+        R: Request<Params = serde_json::Value, Result = serde_json::Value>,
+    {
+        let deadline = tokio::time::Instant::now() + self.timeout;
         let ready = self.wait_ready(deadline).await;
-        self.wait_analyzed(uri, deadline).await && ready
-    }
-
-    /// `answer` to `method`, unless it is empty while the server had not settled (see
-    /// [`Server::loaded`]): an empty answer then says nothing ("not loaded yet" looks the same as
-    /// "there is none"), and the caller is told to ask again rather than that there is nothing.
-    pub fn unless_unsettled(
-        &self,
-        settled: bool,
-        method: &'static str,
-        waited: Duration,
-        answer: serde_json::Value,
-    ) -> Result<serde_json::Value, ServerError> {
+        let loaded = self.wait_analyzed(uri, deadline).await && ready;
+        let answer = self.ask::<R>(params).await?;
         let empty = answer.is_null() || answer.as_array().is_some_and(Vec::is_empty);
-        if settled || !empty {
+        if loaded || !empty {
             return Ok(answer);
         }
-        Err(ServerError::NotReady { server: self.spec.name.clone(), method, secs: waited.as_secs_f64() })
+        Err(ServerError::NotReady {
+            server: self.spec.name.clone(),
+            method: R::METHOD,
+            secs: self.timeout.as_secs_f64(),
+        })
     }
 
     async fn wait_until(&self, deadline: tokio::time::Instant, done: impl Fn(&Shared) -> bool) -> bool {

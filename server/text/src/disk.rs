@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::format::{Decoded, decode};
+use crate::memory::release;
 use crate::{ContentHash, TextError};
 
 mod seen;
@@ -311,11 +312,6 @@ pub fn check_and_install(tmp: &Path, path: &Path, expected: Expected) -> Result<
     let result = install(tmp, path);
     release(replaced);
     result
-}
-
-/// Drops `value` on a background thread (see [`crate::memory::release`]).
-pub fn release<T: Send + 'static>(value: T) {
-    crate::memory::release(value);
 }
 
 /// Renames the staged `tmp` over `path` and syncs the directory.

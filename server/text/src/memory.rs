@@ -35,7 +35,7 @@ pub fn buffer(capacity: usize) -> Vec<u8> {
     if capacity < HUGE_FROM {
         return Vec::with_capacity(capacity);
     }
-    if let Some(bytes) = take(capacity) {
+    if let Some(bytes) = pool().take(capacity) {
         return bytes;
     }
     // Rounded up to whole huge pages: an edit that makes the text a little longer then still
@@ -137,10 +137,6 @@ static POOL: Mutex<Pool> = Mutex::new(Pool { kept: Vec::new() });
 
 fn pool() -> std::sync::MutexGuard<'static, Pool> {
     POOL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn take(capacity: usize) -> Option<Vec<u8>> {
-    pool().take(capacity)
 }
 
 /// Hands `garbage` to the background thread (started on first use) to drop, or drops it here

@@ -118,7 +118,7 @@ impl TypedTool for Edit {
         )?;
         // Where the change is, the edit knows: nothing before or after it is counted again.
         let mut preview = snippet_at(&applied.text, applied.start, applied.end, applied.line);
-        let same = applied.same(loaded.text.len());
+        let same = applied.same();
         let forgiven = applied.forgiven_json();
         let forgiven_count = applied.forgiven.len();
         let Applied { text: new_text, strategy, similarity, replacements, line, .. } = applied;
@@ -175,11 +175,11 @@ pub(crate) struct Applied {
 }
 
 impl Applied {
-    /// What the old text (of `old_len` bytes) and the new one share: everything before the
-    /// first change, and for a single replacement everything after it.
-    pub fn same(&self, old_len: usize) -> Same {
+    /// What the old text and the new one share: everything before the first change, and for a
+    /// single replacement everything after it (the same bytes end both texts).
+    pub fn same(&self) -> Same {
         let suffix = if self.replacements == 1 { self.text.len() - self.end } else { 0 };
-        Same { prefix: self.start, newlines: self.line - 1, suffix: suffix.min(old_len) }
+        Same { prefix: self.start, newlines: self.line - 1, suffix }
     }
 
     /// `forgiven` as metadata: `[{ line, file, old_string }]`.

@@ -1,8 +1,8 @@
 //! Writing a JSON value as the transport sends it: byte for byte what `serde_json::to_writer`
 //! writes (compact, keys in the map's order), with a faster scan of strings. Tool results are
 //! mostly text whose lines end in `\n` and often hold a `\t` (`read`'s `cat -n` numbering), and
-//! `serde_json` looks every byte up in a table; here eight bytes are checked at once and only a
-//! word that holds a byte to escape is looked at byte by byte.
+//! `serde_json` looks every byte up in a table; here eight bytes are checked at once, and the
+//! scan stops only at a byte to escape.
 
 use serde_json::Value;
 
