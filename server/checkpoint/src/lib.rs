@@ -221,6 +221,21 @@ impl Store {
         Ok(store)
     }
 
+    /// Leaves `path` out of every snapshot when it lies inside the workspace: Tandem's own
+    /// state folder, when the workspace holds it (a workspace opened at the home directory).
+    pub fn excluding(self, path: &Path) -> Result<Self, CheckpointError> {
+        let (Ok(root), Ok(path)) = (self.root.canonicalize(), path.canonicalize()) else { return Ok(self) };
+        let Ok(relative) = path.strip_prefix(&root) else { return Ok(self) };
+        let Some(relative) = relative.to_str().filter(|r| !r.is_empty() && !r.contains('\n')) else { return Ok(self) };
+        let line = format!("/{relative}/\n");
+        let exclude = self.git.git_dir().join("info/exclude");
+        let current = std::fs::read_to_string(&exclude).unwrap_or_default();
+        if !current.lines().any(|l| format!("{l}\n") == line) {
+            std::fs::write(&exclude, format!("{current}{line}"))?;
+        }
+        Ok(self)
+    }
+
     /// Sets the size cap per file.
     pub fn with_max_file_bytes(mut self, bytes: u64) -> Self {
         self.max_file_bytes = bytes;

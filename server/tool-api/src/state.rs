@@ -110,6 +110,11 @@ pub fn state_dir(root: &Path, sub: &str) -> Result<PathBuf, StateError> {
         .mode(0o700)
         .create(&projects)
         .map_err(|source| StateError::Io { path: projects.clone(), source })?;
+    // A state home inside a repository (a workspace opened at the home directory) stays out
+    // of git; a failure only costs that.
+    if let Ok(mut ignore) = create_new(&home.join(".gitignore")) {
+        io::Write::write_all(&mut ignore, b"# Tandem's state: local to this machine.\n*\n").ok();
+    }
     let mut dir = projects.join(project_key(root));
     if real_dir(&dir)? {
         let real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
