@@ -139,7 +139,7 @@ fn checkpoints_can_be_switched_off() -> Res<()> {
     let listed = sidecar.request_raw("tandem/session/checkpoints", json!({"sessionId": session}))?;
     let message = listed.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(message.contains("checkpoints are unavailable"), "{message}");
-    assert!(!dir.path().join(".tandem/checkpoints").exists());
+    assert!(!crate::support::state_of(dir.path(), "checkpoints").exists());
     sidecar.shutdown()?;
     Ok(())
 }

@@ -200,7 +200,13 @@ fn killed_multi_file_commits_are_whole_or_absent_after_restart() -> Res<()> {
         let stray: Vec<&String> =
             names.iter().filter(|n| !expected.contains(n) && !n.starts_with(".tandem/")).collect();
         assert!(stray.is_empty(), "round {round}: files left behind: {stray:?}");
-        let state: Vec<&String> = names.iter().filter(|n| n.starts_with(".tandem/journal/")).collect();
+        let journals = tandem_tools::state::state_path(&root, "journal");
+        let state: Vec<String> = fs::read_dir(&journals)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
         assert!(state.is_empty(), "round {round}: journal left behind: {state:?}");
     }
     eprintln!(

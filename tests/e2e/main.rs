@@ -10,6 +10,7 @@ mod bad_input;
 mod cancel;
 mod checkpoints;
 mod cli;
+mod clone;
 mod commands;
 mod crash;
 mod docs;

@@ -93,6 +93,8 @@ fn workspace(mcp: &Value) -> Res<tempfile::TempDir> {
 fn start(root: &Path, env: &[(&str, &str)]) -> Res<Sidecar> {
     let mut env = env.to_vec();
     env.push(("HOME", "/nonexistent-home"));
+    let state = crate::support::state_home();
+    env.push(("TANDEM_STATE_HOME", &state));
     let mut sidecar = Sidecar::spawn(root, &env)?;
     sidecar.initialize(json!({"profile": "full"}))?;
     Ok(sidecar)
@@ -176,9 +178,10 @@ fn discovery_and_calls_over_stdio_and_streamable_http() -> Res<()> {
     assert_eq!(fan["metadata"]["failed"], json!(1));
 
     // Tracking: a readable log and a ranking snapshot.
-    let log = std::fs::read_to_string(root.join(".tandem/mcp/cli.md")).map_err(|e| e.to_string())?;
+    let log = std::fs::read_to_string(crate::support::state_of(&root, "mcp/cli.md")).map_err(|e| e.to_string())?;
     assert!(log.contains("| `mcp__everything__echo` | `{\"message\":\"over stdio\"}` | ok |"), "{log}");
-    let ranking = std::fs::read_to_string(root.join(".tandem/mcp/ranking.md")).map_err(|e| e.to_string())?;
+    let ranking =
+        std::fs::read_to_string(crate::support::state_of(&root, "mcp/ranking.md")).map_err(|e| e.to_string())?;
     assert!(ranking.contains("mcp__web__echo"), "{ranking}");
     sidecar.shutdown()?;
     Ok(())
@@ -304,13 +307,14 @@ fn header_values_come_from_the_environment_and_doctor_reports_each_server() -> R
     let conv = sidecar.call("mcp__conv-key__whoami", json!({}))?;
     assert_eq!(output(&conv), "authorization=Bearer conv-789 x-api-key=-", "{conv}");
     sidecar.shutdown()?;
-    let log = std::fs::read_to_string(dir.path().join(".tandem/mcp/cli.md")).map_err(|e| e.to_string())?;
+    let log = std::fs::read_to_string(crate::support::state_of(dir.path(), "mcp/cli.md")).map_err(|e| e.to_string())?;
     assert!(log.contains("mcp__bearer__whoami") && !log.contains("tok-123456"), "{log}");
 
     let doctor = Command::new(tandem_bin())
         .arg("doctor")
         .current_dir(dir.path())
         .env("HOME", "/nonexistent-home")
+        .env("TANDEM_STATE_HOME", crate::support::state_home())
         .env("TANDEM_TRUST_WORKSPACE", "1")
         .envs(env)
         .output()
@@ -354,6 +358,7 @@ fn an_agent_session_calls_mcp_tools_from_session_new_read_only_without_asking() 
             ("TANDEM_MODEL", "scripted"),
             ("TANDEM_MODE", "default"),
             ("HOME", "/nonexistent-home"),
+            ("TANDEM_STATE_HOME", &crate::support::state_home()),
         ],
     )?;
     sidecar.initialize(json!({}))?;
@@ -396,7 +401,7 @@ fn an_agent_session_calls_mcp_tools_from_session_new_read_only_without_asking() 
     let shown = asked[0].to_string();
     assert!(shown.contains("MCP tool `mcp__faulty__slow` of server `faulty`"), "{shown}");
     assert!(shown.contains("Always allow `mcp__faulty__slow` this session"), "{shown}");
-    let log = dir.path().join(format!(".tandem/mcp/{id}.md"));
+    let log = crate::support::state_of(dir.path(), &format!("mcp/{id}.md"));
     let log = std::fs::read_to_string(log).map_err(|e| e.to_string())?;
     assert!(log.contains("rejected by the person"), "{log}");
     sidecar.shutdown()?;
@@ -414,6 +419,7 @@ fn mcp_client(root: &Path, allow_writes: bool, calls: Value) -> Res<Value> {
     let mut child = command
         .current_dir(root)
         .env("HOME", "/nonexistent-home")
+        .env("TANDEM_STATE_HOME", crate::support::state_home())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -119,6 +119,7 @@ fn run_lua_tests(
         .env("TANDEM_TRUST_WORKSPACE", "1")
         .env("TANDEM_TEST_BASE_URL", provider.base_url())
         .env("TANDEM_TEST_WORKSPACE", dir)
+        .env("TANDEM_TEST_SESSIONS", crate::support::state_of(dir, "sessions"))
         .env("TANDEM_TEST_OUT", &out_path)
         .env("TANDEM_TEST_E2E", e2e_file)
         .env("TANDEM_LOG", "warn")

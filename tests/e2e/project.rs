@@ -103,7 +103,7 @@ fn tool_edit_of_a_python_file_reports_its_new_error() -> Res<()> {
 }
 
 /// `tandem run` from a subdirectory: the project's `AGENTS.md` reaches the model, the session
-/// works in the subdirectory and is stored in the project's `.tandem/`.
+/// works in the subdirectory and is stored as the project's, in the state directory.
 #[test]
 fn run_in_a_subdirectory_follows_the_projects_agents_md() -> Res<()> {
     use tandem_fake_provider::{FakeProvider, Turn};
@@ -119,6 +119,8 @@ fn run_in_a_subdirectory_follows_the_projects_agents_md() -> Res<()> {
         .current_dir(&sub)
         .env("HOME", home.path())
         .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("TANDEM_STATE_HOME")
         .env_remove("TANDEM_PROFILE")
         .env_remove("TANDEM_MODE")
         .env("TANDEM_TRUST_WORKSPACE", "1")
@@ -132,6 +134,8 @@ fn run_in_a_subdirectory_follows_the_projects_agents_md() -> Res<()> {
     let requests = provider.requests();
     let system = requests[0].body["messages"][0]["content"].to_string();
     assert!(system.contains("make gauntlet"), "{system}");
-    assert!(root.join(".tandem/sessions").is_dir() && !sub.join(".tandem").exists(), "sessions are the project's");
+    let sessions = home.path().join(".local/state/tandem/projects").join(tandem_tools::state::project_key(&root));
+    assert!(sessions.join("sessions").is_dir(), "sessions are the project's");
+    assert!(!root.join(".tandem/sessions").exists() && !sub.join(".tandem").exists(), "and not in the workspace");
     Ok(())
 }

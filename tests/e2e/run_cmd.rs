@@ -47,7 +47,8 @@ fn run_with_yes_streams_the_answer_and_applies_the_edit() -> Res<()> {
     assert!(stdout.contains("-one\n+two") && stdout.contains("(--yes: accepted)"), "{stdout}");
     assert!(stdout.contains("✓ Edited a.txt") && stdout.trim_end().ends_with("Done."), "{stdout}");
     // The session was stored and can be continued.
-    let sessions: Vec<_> = std::fs::read_dir(dir.path().join(".tandem/sessions")).map_err(|e| e.to_string())?.collect();
+    let sessions: Vec<_> =
+        std::fs::read_dir(crate::support::state_of(dir.path(), "sessions")).map_err(|e| e.to_string())?.collect();
     assert_eq!(sessions.len(), 1);
     Ok(())
 }
@@ -72,6 +73,7 @@ fn run_without_a_terminal_rejects_edits_with_a_reason_and_exit_status_follows_th
     assert!(result["content"].as_str().unwrap_or_default().contains("no terminal to ask on"), "{result}");
 
     // A provider error: exit 1 with the reason on stderr; bad usage: exit 2.
+    std::fs::create_dir_all(dir.path().join(".tandem")).map_err(|e| e.to_string())?;
     std::fs::write(dir.path().join(".tandem/config.toml"), "[provider]\nmax_retries = 0\n")
         .map_err(|e| e.to_string())?;
     let out = tandem_run(dir.path(), &provider, &["again"])?;
@@ -146,7 +148,7 @@ fn run_with_no_provider_listening_fails_at_once_says_so_once_and_keeps_no_sessio
     assert!(!stderr.contains("retrying") && !stderr.contains("retries"), "nothing listens, nothing to retry: {stderr}");
     assert!(!stderr.contains('\x1b'), "no colour codes when stderr is not a terminal: {stderr:?}");
     assert!(!stderr.contains("--session"), "nothing to continue: {stderr}");
-    let sessions = std::fs::read_dir(dir.path().join(".tandem/sessions")).map(|d| d.count()).unwrap_or(0);
+    let sessions = std::fs::read_dir(crate::support::state_of(dir.path(), "sessions")).map(|d| d.count()).unwrap_or(0);
     assert_eq!(sessions, 0, "a turn that never reached a model leaves no session");
     Ok(())
 }
@@ -161,7 +163,8 @@ fn run_session_last_continues_the_latest_session() -> Res<()> {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let second = provider.requests()[1].body.to_string();
     assert!(second.contains("heliotrope") && second.contains("The first answer."), "{second}");
-    let sessions = std::fs::read_dir(dir.path().join(".tandem/sessions")).map_err(|e| e.to_string())?.count();
+    let sessions =
+        std::fs::read_dir(crate::support::state_of(dir.path(), "sessions")).map_err(|e| e.to_string())?.count();
     assert_eq!(sessions, 1, "the same session went on");
     // With nothing stored, `last` says so.
     let empty = tempfile::tempdir().map_err(|e| e.to_string())?;

@@ -77,6 +77,20 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Where a `tandem` started with this process's environment keeps the state of the workspace
+/// at `root` (`sub`: `sessions`, `mcp`, ...): outside the workspace.
+#[allow(dead_code)]
+pub fn state_of(root: &Path, sub: &str) -> PathBuf {
+    tandem_tools::state::state_path(root, sub)
+}
+
+/// This process's state home, for a child whose `HOME` a test changes (as `TANDEM_STATE_HOME`,
+/// so that [`state_of`] still finds its state).
+#[allow(dead_code)]
+pub fn state_home() -> String {
+    tandem_tools::state::state_home().map(|p| p.display().to_string()).unwrap_or_default()
+}
+
 /// A missing editor (or a tool an editor test needs): an error under `TANDEM_REQUIRE_EDITORS=1`
 /// (CI sets it), else a loud skip message and `Ok`. `what` says what is missing and how to get it.
 pub fn editor_missing(what: &str) -> Res<()> {

@@ -331,7 +331,9 @@ return function(H)
   end)
 
   test("e2e: :TandemSessions {words} filters the list; :TandemSessions! deletes the chosen one after asking", function()
-    local old = workspace .. "/.tandem/sessions/old-one.jsonl"
+    -- Sessions are kept in the sidecar's state directory, outside the workspace.
+    local old = os.getenv("TANDEM_TEST_SESSIONS") .. "/old-one.jsonl"
+    vim.fn.mkdir(os.getenv("TANDEM_TEST_SESSIONS"), "p")
     vim.fn.writefile({ vim.json.encode({ type = "meta", session_id = "old-one", cwd = workspace, model = "m",
       mode = "default", created_at = "2020-01-01T00:00:00Z" }) }, old)
     local saved = vim.ui.select
@@ -363,7 +365,10 @@ return function(H)
     end)
     vim.ui.select = saved
     H.truthy(ok, err)
-    local deleted, why = tandem.delete_session(tandem.state().session_id)
+    local deleted, why
+    tandem.delete_session(tandem.state().session_id, function(d, w)
+      deleted, why = d, w
+    end)
     eq(false, deleted, "the current session is not deleted")
     H.truthy(why:find("current session", 1, true), why)
   end)

@@ -624,7 +624,10 @@ return function(H)
     H.truthy(tandem.session_matches(info, "failing FIX"))
     H.truthy(tandem.session_matches(info, "a1b 2026-11"))
     eq(false, tandem.session_matches(info, "fix parser"))
-    local ok, why = tandem.delete_session("../x")
+    local ok, why
+    tandem.delete_session("../x", function(o, w)
+      ok, why = o, w
+    end)
     eq(false, ok)
     H.truthy(why:find("not a session id", 1, true), why)
   end)

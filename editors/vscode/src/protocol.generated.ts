@@ -449,6 +449,12 @@ export type SessionConfigOptionsResult = {
   modelsError?: string | null;
 };
 
+/** `tandem/session/delete` params (the result is `{}`). */
+export type SessionDeleteParams = {
+  /** The stored session to delete. */
+  sessionId: string;
+};
+
 /** A stored session. */
 export type SessionInfo = {
   /** Working directory. */

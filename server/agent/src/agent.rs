@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tandem_llm::{Message, Part, ProviderSettings, Role};
 use tandem_protocol::{
-    ContentBlock, ModeId, SessionCompactParams, SessionCompactResult, SessionListParams, SessionListResult,
-    SessionLoadParams, SessionLoadResult, SessionNewParams, SessionNewResult, SessionPromptParams, SessionPromptResult,
-    SessionSetModeParams, SessionUpdate, ToolCall, ToolCallStatus, UsageTotals,
+    ContentBlock, ModeId, SessionCompactParams, SessionCompactResult, SessionDeleteParams, SessionListParams,
+    SessionListResult, SessionLoadParams, SessionLoadResult, SessionNewParams, SessionNewResult, SessionPromptParams,
+    SessionPromptResult, SessionSetModeParams, SessionUpdate, ToolCall, ToolCallStatus, UsageTotals,
 };
 use tandem_text::BufferCache;
 use tandem_tools::{EditorClient, Registry, Workspace};
@@ -102,7 +102,7 @@ fn new_session_id() -> String {
 }
 
 impl Agent {
-    /// An agent for `workspace`, storing sessions in `<workspace>/.tandem/sessions`.
+    /// An agent for `workspace`, storing sessions in the workspace's state directory.
     pub fn new(
         workspace: Arc<Workspace>,
         cache: Arc<BufferCache>,
@@ -253,9 +253,30 @@ impl Agent {
             // Leaving plan mode by hand ends `plan_enter`'s plan mode too.
             *session.gate.plan.lock() = None;
         }
-        self.store.append(&session.id, &Record::Mode { mode: params.mode_id }).ok();
+        if let Err(err) = self.store.append(&session.id, &Record::Mode { mode: params.mode_id }) {
+            tracing::warn!(session = session.id, "the mode change was not stored: {err}");
+        }
         self.client.update(&session.id, SessionUpdate::CurrentModeUpdate { current_mode_id: params.mode_id }).await;
         Ok(())
+    }
+
+    /// `tandem/session/delete`: deletes a stored session's file (in the state directory). A
+    /// session that is running a turn is refused; one loaded but idle is forgotten too.
+    pub fn delete(&self, params: SessionDeleteParams) -> Result<(), AgentError> {
+        let id = params.session_id;
+        if !valid_id(&id) {
+            return Err(AgentError::Invalid(format!("`{id}` is not a session id")));
+        }
+        if let Ok(session) = self.session(&id) {
+            if session.history.try_lock().is_err() {
+                return Err(AgentError::Busy(id));
+            }
+            self.sessions.lock().remove(&id);
+        }
+        if !self.store.list().iter().any(|s| s.session_id == id) {
+            return Err(AgentError::UnknownSession(id));
+        }
+        self.store.remove(&id).map_err(|e| AgentError::Invalid(format!("cannot delete session `{id}`: {e}")))
     }
 
     /// `tandem/session/list`: stored sessions, most recent first, 50 per page.
@@ -342,6 +363,14 @@ impl Agent {
                 }
             }
         }
+        // The stored mode never raises the person's current choice: a session file may say
+        // `yolo` (a session from another time, or one that did not come from this person).
+        let stored_mode = mode;
+        let mode = if stored_mode.laxness() > self.config.default_mode.laxness() {
+            self.config.default_mode
+        } else {
+            stored_mode
+        };
         // A stored directory is confined like a new session's (a session file may come from
         // anywhere); one that is gone or outside falls back to the root.
         let cwd = cwd.and_then(|dir| self.cwd(Some(&dir)).ok()).unwrap_or_else(|| self.workspace.root().to_path_buf());
@@ -371,6 +400,16 @@ impl Agent {
         self.sessions.lock().insert(id.clone(), Arc::new(session));
         for update in replay {
             self.client.update(&id, update).await;
+        }
+        if mode != stored_mode {
+            let note = format!(
+                "[This session was stored in {} mode; it continues in {} mode, your current choice. Switch modes \
+                 to go back to it.]",
+                stored_mode.as_str(),
+                mode.as_str()
+            );
+            tracing::warn!(session = id, "{note}");
+            self.client.update(&id, SessionUpdate::AgentMessageChunk { content: ContentBlock::text(note) }).await;
         }
         self.client.update(&id, SessionUpdate::CurrentModeUpdate { current_mode_id: mode }).await;
         Ok(SessionLoadResult { modes: modes_of(mode) })

@@ -50,7 +50,11 @@ impl Agent {
                 }
                 let opened = tandem_tools::state::state_dir(self.workspace.root(), "checkpoints")
                     .map_err(|e| e.to_string())
-                    .and_then(|dir| Store::open(self.workspace.root(), &dir).map_err(|e| e.to_string()));
+                    .and_then(|dir| Store::open(self.workspace.root(), &dir).map_err(|e| e.to_string()))
+                    .and_then(|store| match tandem_tools::state::state_home() {
+                        Some(home) => store.excluding(&home).map_err(|e| e.to_string()),
+                        None => Ok(store),
+                    });
                 match opened {
                     Ok(store) => Some(Arc::new(store)),
                     Err(err) => {

@@ -35,19 +35,28 @@ pub(crate) fn system_prompt(root: &Path, cwd: &Path, mode: ModeId) -> String {
         );
     }
     for name in ["AGENTS.md", "CLAUDE.md"] {
-        let Ok(text) = std::fs::read_to_string(root.join(name)) else { continue };
-        let text = text.trim();
+        // Only a regular file inside the workspace, symlinks resolved: a clone's
+        // `AGENTS.md -> ~/.ssh/id_rsa` never reaches the provider.
+        let read = match tandem_tools::shared::read_shared(root, Path::new(name), MAX_INSTRUCTIONS) {
+            Ok(Some(read)) => read,
+            Ok(None) => continue,
+            Err(err) => {
+                tracing::warn!("{err}");
+                prompt.push_str(&format!("\n({err}.)\n"));
+                continue;
+            }
+        };
+        let text = read.text.trim();
         if text.is_empty() {
             continue;
         }
-        let mut end = text.len().min(MAX_INSTRUCTIONS);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        let cut = if end < text.len() { "\n[… cut: read the file for the rest]" } else { "" };
+        let cut = if read.cut {
+            format!("\n[… cut at {MAX_INSTRUCTIONS} bytes: read {name} for the rest]")
+        } else {
+            String::new()
+        };
         prompt.push_str(&format!(
-            "\nProject instructions from {name} (follow them):\n<instructions file=\"{name}\">\n{}{cut}\n</instructions>\n",
-            &text[..end]
+            "\nProject instructions from {name} (follow them):\n<instructions file=\"{name}\">\n{text}{cut}\n</instructions>\n"
         ));
     }
     prompt
@@ -66,6 +75,31 @@ mod tests {
         assert!(prompt.contains("Always run `make check`."));
         assert!(prompt.contains("plan mode"));
         assert!(!prompt.contains("CLAUDE.md"));
+        Ok(())
+    }
+
+    #[test]
+    fn instructions_that_point_outside_never_reach_the_prompt() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path().join("ws");
+        std::fs::create_dir(&root)?;
+        std::fs::write(dir.path().join("credentials"), "aws_secret_access_key=SECRET123")?;
+        std::os::unix::fs::symlink(dir.path().join("credentials"), root.join("AGENTS.md"))?;
+        std::os::unix::fs::symlink("/proc/self/environ", root.join("CLAUDE.md"))?;
+        let prompt = system_prompt(&root, &root, ModeId::Default);
+        assert!(!prompt.contains("SECRET123"), "{prompt}");
+        assert!(!prompt.contains("<instructions"), "{prompt}");
+        assert!(prompt.contains("outside the workspace"), "{prompt}");
+        Ok(())
+    }
+
+    #[test]
+    fn long_instructions_are_cut_with_a_visible_note() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        std::fs::write(dir.path().join("AGENTS.md"), "é".repeat(MAX_INSTRUCTIONS))?;
+        let prompt = system_prompt(dir.path(), dir.path(), ModeId::Default);
+        assert!(prompt.contains("cut at"), "the note is missing");
+        assert!(prompt.len() < MAX_INSTRUCTIONS + BASE.len() + 1000);
         Ok(())
     }
 }

@@ -89,7 +89,7 @@ pub(crate) struct Session {
     pub client: Arc<dyn SessionClient>,
     /// Sub-agent depth (0 at the top).
     pub depth: u32,
-    /// Where the session is stored (`.tandem/sessions/`); `None` for a sub-agent's.
+    /// Where the session is stored (the state directory's `sessions/`); `None` for a sub-agent's.
     store: Option<Store>,
     pub todos: Mutex<Vec<Todo>>,
     pub subagents: Mutex<HashMap<String, SubAgent>>,

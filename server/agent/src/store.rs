@@ -1,5 +1,7 @@
-//! Sessions on disk: one JSON Lines file per session under `.tandem/sessions/`, appended as the
-//! session goes, so a crash loses at most the line being written (a torn last line is skipped).
+//! Sessions on disk: one JSON Lines file per session in the `sessions` folder of the
+//! workspace's state directory (outside the workspace: a repository cannot ship a session),
+//! appended as the session goes, so a crash loses at most the line being written (a torn last
+//! line is skipped).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -57,15 +59,16 @@ pub(crate) fn valid_id(id: &str) -> bool {
 }
 
 impl Store {
-    /// Session files live in `dir` (usually `<workspace>/.tandem/sessions`).
+    /// Session files live in `dir`.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self { dir: dir.into(), root: None }
     }
 
-    /// The sessions of the workspace at `root`, in its state directory (which must be a real
-    /// directory: a shipped `.tandem` symlink is refused).
+    /// The sessions of the workspace at `root`, in its state directory (outside the workspace;
+    /// never `<root>/.tandem/sessions`, which a repository could ship).
     pub fn in_workspace(root: &std::path::Path) -> Self {
-        Self { dir: root.join(tandem_tools::state::STATE_DIR).join("sessions"), root: Some(root.to_path_buf()) }
+        let dir = tandem_tools::state::state_path(root, "sessions");
+        Self { dir, root: Some(root.to_path_buf()) }
     }
 
     fn path(&self, id: &str) -> PathBuf {

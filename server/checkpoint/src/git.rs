@@ -11,19 +11,17 @@ use crate::CheckpointError;
 /// The id of git's empty tree (SHA-1, the format the shadow repository is created with).
 pub(crate) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
-/// Variables that would point git somewhere else than the shadow repository.
-const INHERITED: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_CEILING_DIRECTORIES",
-    "GIT_CONFIG",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-    "GIT_EXTERNAL_DIFF",
+/// Settings given on every command line, above any config file: no file system monitor, no
+/// hooks, no attributes file of the person's, no protocol that could fetch, no pager.
+const HERMETIC: &[&str] = &[
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.attributesFile=/dev/null",
+    "core.untrackedCache=true",
+    "core.pager=cat",
+    "protocol.allow=never",
+    "gc.auto=0",
+    "maintenance.auto=false",
 ];
 
 pub(crate) struct Git {
@@ -43,6 +41,18 @@ impl Git {
     /// Runs `git ARGS` with `input` on stdin; its stdout.
     pub(crate) fn run(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, CheckpointError> {
         let mut command = Command::new("git");
+        // No inherited `GIT_*` variable (`GIT_DIR`, `GIT_CONFIG_*`, `GIT_EXTERNAL_DIFF`, ...:
+        // none of them is the store's), removed before the store's own are set.
+        for (name, _) in std::env::vars_os() {
+            if name.as_encoded_bytes().starts_with(b"GIT_") {
+                command.env_remove(name);
+            }
+        }
+        // The store's own settings, whatever its config file says: a store is only ever one
+        // Tandem created, but should its config be changed behind its back, still nothing runs.
+        for setting in HERMETIC {
+            command.arg("-c").arg(setting);
+        }
         command
             .arg("--git-dir")
             .arg(&self.git_dir)
@@ -57,12 +67,11 @@ impl Git {
             .env("GIT_COMMITTER_NAME", "tandem")
             .env("GIT_COMMITTER_EMAIL", "checkpoints@tandem.invalid")
             .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_ATTR_NOSYSTEM", "1")
+            .env("GIT_NO_REPLACE_OBJECTS", "1")
             .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        for name in INHERITED {
-            command.env_remove(name);
-        }
         let mut child = command.spawn().map_err(CheckpointError::GitMissing)?;
         if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
             stdin.write_all(input)?;

@@ -1,6 +1,6 @@
 //! Checkpoints: snapshots of the workspace before each turn and before each tool call that can
 //! change files (commands included, whose effects cannot be predicted), kept in a shadow git
-//! repository under `.tandem/checkpoints/` that never touches the person's own `.git`; and
+//! repository in the workspace's state directory (outside the workspace) that never touches the person's own `.git`; and
 //! restore plans that bring files back to a checkpoint without overwriting what the person
 //! changed since.
 //!
@@ -158,6 +158,9 @@ pub struct Plan {
     pub skipped: Vec<String>,
 }
 
+/// The file that marks a store Tandem made.
+const OWNED: &str = "tandem-store";
+
 /// A workspace's checkpoint store.
 pub struct Store {
     root: PathBuf,
@@ -167,9 +170,27 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating when new) the store in `dir` (`.tandem/checkpoints`, a real directory the
-    /// caller made) for the workspace at `root`.
+    /// Opens (creating when new) the store in `dir` (a real directory the caller made, in the
+    /// workspace's state directory) for the workspace at `root`. A store is opened only when
+    /// Tandem created it (its [`OWNED`] mark, written last when it is made): anything else
+    /// found in `dir` — a half-made store, or one put there by someone else, with its own git
+    /// config, hooks or filters — is set aside (`dir` renamed `<dir>.foreign-<time>`), never
+    /// run, and a new store is made.
     pub fn open(root: &Path, dir: &Path) -> Result<Self, CheckpointError> {
+        let owned = dir.join(OWNED);
+        if !std::fs::symlink_metadata(&owned).is_ok_and(|m| m.is_file())
+            && std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some())
+        {
+            let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+            let mut aside = dir.as_os_str().to_owned();
+            aside.push(format!(".foreign-{stamp}"));
+            std::fs::rename(dir, &aside)?;
+            std::fs::create_dir(dir)?;
+            tracing::warn!(
+                "set aside a checkpoint store Tandem did not create ({}); a new one is made",
+                Path::new(&aside).display()
+            );
+        }
         std::fs::create_dir_all(dir.join("sessions"))?;
         let store = Self {
             root: root.to_path_buf(),
@@ -177,9 +198,9 @@ impl Store {
             git: Git::new(dir.join("git"), root.to_path_buf()),
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
         };
-        if !store.git.git_dir().join("HEAD").exists() {
+        if !owned.exists() {
             let _lock = store.lock()?;
-            if !store.git.git_dir().join("HEAD").exists() {
+            if !owned.exists() {
                 store.git.run(&["init", "-q"], None)?;
                 for (key, value) in [
                     ("core.autocrlf", "false"),
@@ -194,9 +215,25 @@ impl Store {
                 }
                 std::fs::create_dir_all(store.git.git_dir().join("info"))?;
                 std::fs::write(store.git.git_dir().join("info/exclude"), EXCLUDED)?;
+                std::fs::write(&owned, "a checkpoint store made by Tandem\n")?;
             }
         }
         Ok(store)
+    }
+
+    /// Leaves `path` out of every snapshot when it lies inside the workspace: Tandem's own
+    /// state folder, when the workspace holds it (a workspace opened at the home directory).
+    pub fn excluding(self, path: &Path) -> Result<Self, CheckpointError> {
+        let (Ok(root), Ok(path)) = (self.root.canonicalize(), path.canonicalize()) else { return Ok(self) };
+        let Ok(relative) = path.strip_prefix(&root) else { return Ok(self) };
+        let Some(relative) = relative.to_str().filter(|r| !r.is_empty() && !r.contains('\n')) else { return Ok(self) };
+        let line = format!("/{relative}/\n");
+        let exclude = self.git.git_dir().join("info/exclude");
+        let current = std::fs::read_to_string(&exclude).unwrap_or_default();
+        if !current.lines().any(|l| format!("{l}\n") == line) {
+            std::fs::write(&exclude, format!("{current}{line}"))?;
+        }
+        Ok(self)
     }
 
     /// Sets the size cap per file.

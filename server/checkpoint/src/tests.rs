@@ -272,3 +272,72 @@ fn changed_pairs_match_one_diff_per_pair_across_batches() {
         assert_eq!(files, &if i % 3 == 0 { Vec::new() } else { one.clone() }, "pair {i}");
     }
 }
+
+/// A store Tandem did not make — with a file system monitor, a hook and a clean filter that
+/// would run a program — is set aside, never run, and a store of Tandem's own is made.
+#[test]
+fn a_store_tandem_did_not_make_is_set_aside_and_never_run() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (root, state) = (dir.path().join("ws"), dir.path().join("state/checkpoints"));
+    let marker = dir.path().join("ran");
+    std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(root.join("a.txt"), "a\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(root.join(".gitattributes"), "* filter=evil\n").unwrap_or_else(|e| panic!("{e}"));
+    let git = state.join("git");
+    let status = std::process::Command::new("git").args(["init", "-q"]).arg(&git).status();
+    assert!(status.is_ok_and(|s| s.success()));
+    let script = dir.path().join("x.sh");
+    std::fs::write(&script, format!("#!/bin/sh\necho ran >> '{}'\ncat\n", marker.display()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut config = std::fs::read_to_string(git.join("config")).unwrap_or_default();
+    config.push_str(&format!(
+        "[core]\n\tfsmonitor = {0}\n[filter \"evil\"]\n\tclean = {0}\n\tsmudge = {0}\n",
+        script.display()
+    ));
+    std::fs::write(git.join("config"), config).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(git.join("hooks")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::copy(&script, git.join("hooks/reference-transaction")).unwrap_or_else(|e| panic!("{e}"));
+    let store = Store::open(&root, &state).unwrap_or_else(|e| panic!("{e}"));
+    store.snapshot("s1", Label { kind: Kind::BeforeTurn, turn: 1, call: None }, &[]).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(root.join("a.txt"), "b\n").unwrap_or_else(|e| panic!("{e}"));
+    store.snapshot("s1", Label { kind: Kind::AfterTurn, turn: 1, call: None }, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!marker.exists(), "the foreign store's git config ran");
+    let aside = std::fs::read_dir(dir.path().join("state"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("checkpoints.foreign-"));
+    assert!(aside);
+    // And should its own config be changed behind its back, still nothing runs.
+    let mut config = std::fs::read_to_string(state.join("git/config")).unwrap_or_default();
+    config.push_str(&format!("[core]\n\tfsmonitor = {}\n", script.display()));
+    std::fs::write(state.join("git/config"), config).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(state.join("git/hooks/reference-transaction"), "").ok();
+    std::fs::create_dir_all(state.join("git/hooks")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::copy(&script, state.join("git/hooks/reference-transaction")).unwrap_or_else(|e| panic!("{e}"));
+    let store = Store::open(&root, &state).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(root.join("a.txt"), "c\n").unwrap_or_else(|e| panic!("{e}"));
+    store.snapshot("s1", Label { kind: Kind::AfterTurn, turn: 1, call: None }, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!marker.exists(), "the store's changed config ran");
+}
+
+/// Tandem's state folder inside the workspace (a workspace opened at the home directory) is
+/// never snapshotted.
+#[test]
+fn the_state_folder_inside_the_workspace_is_left_out() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let root = dir.path().join("home");
+    let state = root.join(".local/state/tandem");
+    std::fs::create_dir_all(state.join("projects/x/checkpoints")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(state.join("projects/x/session.jsonl"), "{}\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(root.join("a.txt"), "a\n").unwrap_or_else(|e| panic!("{e}"));
+    let store = Store::open(&root, &state.join("projects/x/checkpoints"))
+        .and_then(|s| s.excluding(&state))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let first = store
+        .snapshot("s1", Label { kind: Kind::BeforeTurn, turn: 1, call: None }, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(store.file("s1", first.id, "a.txt").ok().flatten(), Some(b"a\n".to_vec()));
+    assert_eq!(store.file("s1", first.id, ".local/state/tandem/projects/x/session.jsonl").ok().flatten(), None);
+}

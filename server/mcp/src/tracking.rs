@@ -1,4 +1,4 @@
-//! People-readable logs of MCP use under `<workspace>/.tandem/mcp/`: one append-only Markdown
+//! People-readable logs of MCP use in the `mcp/` folder of the workspace's state directory: one append-only Markdown
 //! table per session (`<session>.md`, `cli.md` for calls without one) with each call, a summary
 //! of its arguments (secrets redacted), its status and latency, rotated to `<session>.1.md` past
 //! [`MAX_LOG_BYTES`]; and `ranking.md`, the current ranking, rewritten after each call.
@@ -85,9 +85,10 @@ fn now() -> String {
 }
 
 impl Tracker {
-    /// Logs under `<root>/.tandem/mcp`.
+    /// Logs in the `mcp` folder of the workspace's state directory (outside the workspace).
     pub fn new(root: &Path) -> Self {
-        Self { root: root.to_path_buf(), dir: root.join(tandem_tools::state::STATE_DIR).join("mcp") }
+        let dir = tandem_tools::state::state_path(root, "mcp");
+        Self { root: root.to_path_buf(), dir }
     }
 
     /// The directory.

@@ -31,6 +31,9 @@ pub mod methods {
     pub const SESSION_LIST: &str = "tandem/session/list";
     /// `tandem/session/load` (client → server request).
     pub const SESSION_LOAD: &str = "tandem/session/load";
+    /// `tandem/session/delete` (client → server request): deletes a stored session (not one
+    /// that is running).
+    pub const SESSION_DELETE: &str = "tandem/session/delete";
     /// `tandem/session/compact` (client → server request): shortens the conversation the model
     /// sees (old tool outputs elided, the rest summarised), as Tandem does by itself when the
     /// context window fills up.
@@ -148,6 +151,16 @@ impl ModeId {
             Self::AutoEdit => "auto-edit",
             Self::Plan => "plan",
             Self::Yolo => "yolo",
+        }
+    }
+
+    /// How much the mode lets through without asking, from 0 (plan: it blocks) to 3 (yolo).
+    pub fn laxness(self) -> u8 {
+        match self {
+            Self::Plan => 0,
+            Self::Default => 1,
+            Self::AutoEdit => 2,
+            Self::Yolo => 3,
         }
     }
 }
@@ -312,6 +325,7 @@ pub fn protocol_schema() -> Value {
         SessionListResult,
         SessionLoadParams,
         SessionLoadResult,
+        SessionDeleteParams,
         SessionCompactParams,
         SessionCompactResult,
         SessionConfigOptionsParams,

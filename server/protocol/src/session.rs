@@ -176,6 +176,14 @@ pub struct SessionListParams {
     pub cursor: Option<String>,
 }
 
+/// `tandem/session/delete` params (the result is `{}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDeleteParams {
+    /// The stored session to delete.
+    pub session_id: String,
+}
+
 /// A stored session.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

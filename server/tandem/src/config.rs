@@ -678,16 +678,6 @@ impl Config {
     }
 }
 
-/// What ranks a mode by how much it lets through without asking (plan asks least: it blocks).
-fn laxness(mode: ModeId) -> u8 {
-    match mode {
-        ModeId::Plan => 0,
-        ModeId::Default => 1,
-        ModeId::AutoEdit => 2,
-        ModeId::Yolo => 3,
-    }
-}
-
 /// How many tools a profile offers (custom offers only what it names, which needs trust).
 fn breadth(profile: Profile) -> u8 {
     match profile {
@@ -703,7 +693,7 @@ fn breadth(profile: Profile) -> u8 {
 /// privileges (a stricter mode, fewer tools) stay.
 fn restrict(file: &mut File, current: &Config) -> Vec<String> {
     let mut ignored = Vec::new();
-    if let Some(mode) = file.mode.filter(|m| laxness(*m) > laxness(current.mode)) {
+    if let Some(mode) = file.mode.filter(|m| ModeId::laxness(*m) > ModeId::laxness(current.mode)) {
         ignored.push(format!("mode = \"{}\"", mode.as_str()));
         file.mode = None;
     }

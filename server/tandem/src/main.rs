@@ -113,7 +113,7 @@ enum Command {
         /// Meant for unattended runs in a sandbox (a container, a scratch checkout).
         #[arg(long)]
         yes: bool,
-        /// Continue a stored session: its id (from `.tandem/sessions/`), or `last` for the
+        /// Continue a stored session: its id (`/sessions` in the interactive session lists them), or `last` for the
         /// latest.
         #[arg(long)]
         session: Option<String>,

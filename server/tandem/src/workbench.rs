@@ -155,7 +155,13 @@ impl Workbench {
     /// Opens the project at `root`.
     pub fn open(root: &Root, options: Options) -> Result<Self, WorkbenchError> {
         let (root, working_dir) = root.resolve()?;
-        let config = Config::load(&root, options.init.as_ref()).map_err(WorkbenchError::Config)?;
+        let mut config = Config::load(&root, options.init.as_ref()).map_err(WorkbenchError::Config)?;
+        // State an older version kept in the workspace: moved once when trusted, never read.
+        match tandem_tools::state::legacy::settle(&root, config.trust) {
+            Ok(Some(notice)) => config.warnings.push(notice),
+            Ok(None) => {}
+            Err(err) => config.warnings.push(format!("sessions and checkpoints cannot be kept: {err}")),
+        }
         let workspace = Workspace::new(&root, &config.allowed_paths)
             .map_err(|source| WorkbenchError::Root { root: root.clone(), source })?;
         let workspace = Arc::new(workspace);

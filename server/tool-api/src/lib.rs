@@ -14,6 +14,7 @@ mod profile;
 mod registry;
 mod schema;
 pub mod session;
+pub mod shared;
 pub mod state;
 #[cfg(feature = "testing")]
 pub mod testing;

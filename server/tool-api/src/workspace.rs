@@ -132,10 +132,16 @@ impl Workspace {
             Some(ELOOP) => PathError::SymlinkLoop { raw: raw.to_owned() },
             _ => PathError::Io { raw: raw.to_owned(), source: err },
         })?;
-        if !self.contains(&resolved) {
+        if !self.contains(&resolved) && !self.is_own_output(&resolved) {
             return Err(PathError::OutsideWorkspace { raw: raw.to_owned(), resolved, root: self.root.clone() });
         }
         Ok((resolved, seen))
+    }
+
+    /// Whether a resolved path is one of the full command outputs Tandem keeps for this
+    /// workspace (in its state directory, outside the workspace): readable, never writable.
+    fn is_own_output(&self, resolved: &Path) -> bool {
+        crate::state::state_path(&self.root, "outputs").canonicalize().is_ok_and(|dir| resolved.starts_with(dir))
     }
 
     /// Like [`Workspace::resolve`], and also refuses paths inside `.git` (for tools that write).

@@ -1,6 +1,7 @@
 //! `bash` and `bash_output`: a command in its own process group with stdin closed, a timeout
 //! that kills the whole group, output merged and capped for the model (head and tail) with the
-//! full output kept under `.tandem/outputs/`, secrets redacted; or in the background, read and
+//! full output kept in the workspace's state directory (`outputs/`, outside the workspace,
+//! readable by `read`), secrets redacted; or in the background, read and
 //! killed later by id.
 
 use std::collections::HashMap;
@@ -33,8 +34,8 @@ const MAX_LINES: usize = 2_000;
 const DESCRIPTION: &str = "Run a shell command with bash in the workspace (or working_dir inside it). stdin is \
     closed; stdout and stderr are merged. It is killed with everything it started after `timeout` seconds \
     (default 120, at most 600); processes it leaves running are stopped when it ends, so start servers and \
-    watchers with run_in_background. Long output is cut to its start and end; the full output is saved under \
-    .tandem/outputs/ and the result names the file. Secrets in the output are redacted. Destructive commands \
+    watchers with run_in_background. Long output is cut to its start and end; the full output is saved to a log \
+    file and the result names it (open it with `read`). Secrets in the output are redacted. Destructive commands \
     (rm -rf /, sudo, mkfs, curl | sh, ...) are refused. With run_in_background the command keeps running and \
     the result gives an id: read its new output and status with `bash_output`, or stop it there with kill.";
 
@@ -660,10 +661,17 @@ mod tests {
         assert_eq!(result.metadata["truncated"], json!(true));
         assert_eq!(result.metadata["bytes"], json!(10_000_000));
         assert!(result.output.len() < 40_000, "{}", result.output.len());
-        assert!(result.output.contains("omitted; the full output is in .tandem/outputs/"));
         let file = result.metadata["outputFile"].as_str().unwrap_or_default();
+        assert!(result.output.contains(&format!("omitted; the full output is in {file}")), "{}", result.output);
+        // Kept outside the workspace, in its state directory, and readable by `read`.
+        let outputs = tandem_tool_api::state::state_path(h.dir.path(), "outputs");
+        assert!(std::path::Path::new(file).starts_with(outputs.canonicalize().unwrap_or(outputs)), "{file}");
         let size = std::fs::metadata(h.dir.path().join(file)).map(|m| m.len()).unwrap_or(0);
         assert_eq!(size, 10_000_000);
+        let resolved = h.ctx.workspace.resolve(file, h.dir.path());
+        assert!(resolved.is_ok(), "the file tools may read it: {resolved:?}");
+        let written = resolved.map(|path| h.ctx.workspace.check_writable(&path));
+        assert!(matches!(written, Ok(Err(_))), "and never write it");
     }
 
     #[test]
@@ -787,7 +795,7 @@ mod tests {
         assert_eq!(result.metadata["redacted"], json!(2));
     }
 
-    /// The full logs under `.tandem/outputs/` hold what the model is shown: no raw secret, in
+    /// The full logs in the state directory hold what the model is shown: no raw secret, in
     /// the foreground (long output) or the background.
     #[test]
     fn output_logs_never_hold_a_raw_secret() {

@@ -1,5 +1,5 @@
 //! Secret redaction, before any command output is stored or shown: the model's result, the
-//! full output log under `.tandem/outputs/`, the session store and the editor's tool cards all
+//! full output log in the state directory, the session store and the editor's tool cards all
 //! get the redacted text.
 //!
 //! The rules follow the kinds of a well-kept secret-scanning rule list (gitleaks' rule set is

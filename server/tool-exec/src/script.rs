@@ -1,5 +1,5 @@
-//! `run_shell_script` and `run_python_script`: the script text is written to a file under
-//! `.tandem/scripts/` and run with bash or python3, with `bash`'s limits, so that models need not
+//! `run_shell_script` and `run_python_script`: the script text is written to a file in the
+//! workspace's state directory (`scripts/`, outside the workspace) and run with bash or python3, with `bash`'s limits, so that models need not
 //! quote a multi-line program into one command line.
 
 use async_trait::async_trait;
@@ -186,7 +186,8 @@ mod tests {
         let slow = call("run_python_script", json!({"script": "import time\ntime.sleep(30)", "timeout": 1}));
         assert_eq!(slow.metadata["timedOut"], json!(true));
         // Script files do not pile up.
-        let left = std::fs::read_dir(dir.path().join(".tandem/scripts")).map(|d| d.count()).unwrap_or(0);
-        assert_eq!(left, 0);
+        let left = std::fs::read_dir(tandem_tool_api::state::state_path(dir.path(), "scripts")).map(|d| d.count());
+        assert_eq!(left.ok(), Some(0));
+        assert!(!dir.path().join(".tandem").exists(), "nothing of Tandem's is left in the workspace");
     }
 }

@@ -1,4 +1,5 @@
-//! Crash-safe disk commits: a write-ahead journal under `.tandem/journal/`.
+//! Crash-safe disk commits: a write-ahead journal in the workspace's state directory (outside
+//! the workspace: see `tandem_tool_api::state`).
 //!
 //! A commit of several files cannot be one rename, and a process killed half-way never runs
 //! its rollback. So a commit first writes its intent (every target, its staged temporary file
@@ -24,17 +25,26 @@ use tandem_text::{ContentHash, FileFormat, TextError, memory};
 
 /// Where the journals of the workspace at `root` live (not created).
 pub(crate) fn journal_dir(root: &Path) -> PathBuf {
-    root.join(tandem_tool_api::state::STATE_DIR).join("journal")
+    tandem_tool_api::state::state_path(root, "journal")
 }
 
 /// Whether a journal entry only names files inside the workspace, with its temporary files
-/// next to its target under Tandem's temporary names. A journal found on disk may have come
-/// with a cloned repository: recovery never acts on one that reaches anywhere else.
+/// next to its target under Tandem's temporary names. Defence in depth: a journal is written
+/// only by Tandem, in the person's state directory, yet recovery never acts on one that
+/// reaches anywhere else: every existing directory on the way to a target is resolved through
+/// its symlinks and must stay inside the workspace, the target itself must not be a symlink,
+/// and nothing inside `.git` is ever a target.
 fn confined(root: &Path, entry: &Entry) -> bool {
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let plain = |path: &Path| {
         path.is_absolute()
             && path.starts_with(root)
             && path.components().all(|c| matches!(c, std::path::Component::RootDir | std::path::Component::Normal(_)))
+            && path
+                .strip_prefix(root)
+                .is_ok_and(|rel| !rel.components().any(|c| c.as_os_str() == std::ffi::OsStr::new(".git")))
+            && resolves_inside(&real_root, path)
+            && !fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink())
     };
     let beside = |path: &Path| {
         plain(path)
@@ -47,6 +57,12 @@ fn confined(root: &Path, entry: &Entry) -> bool {
             Before::Kept(pre) => beside(pre),
             Before::Absent | Before::Untracked => true,
         }
+}
+
+/// Whether the deepest existing directory above `path` resolves (through every symlink) to a
+/// directory inside `real_root`.
+fn resolves_inside(real_root: &Path, path: &Path) -> bool {
+    path.ancestors().skip(1).find_map(|dir| dir.canonicalize().ok()).is_some_and(|real| real.starts_with(real_root))
 }
 
 /// One operation of a commit.
@@ -371,9 +387,12 @@ impl Journal {
     }
 }
 
-/// Finishes every journal under the workspace's state directory that no live process holds:
-/// rolled back when it was not marked committed, cleaned up when it was. Cheap when there is
-/// none (one directory read). Returns what could not be restored, for the log.
+/// Finishes every journal of the workspace that no live process holds: rolled back when it
+/// was not marked committed, cleaned up when it was. Cheap when there is none (one directory
+/// read). Anything in the journal folder that is not a regular file is skipped without being
+/// opened; a journal that cannot be read, or that names anything outside the workspace, is set
+/// aside (renamed `*.rejected`) and reported, never acted on. Returns what could not be
+/// restored or was set aside, for the log.
 pub(crate) fn recover(root: &Path) -> Vec<String> {
     let dir = journal_dir(root);
     let Ok(names) = fs::read_dir(&dir) else { return Vec::new() };
@@ -382,7 +401,11 @@ pub(crate) fn recover(root: &Path) -> Vec<String> {
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if !name.starts_with(disk::TEMP_PREFIX) {
+        if !name.starts_with(disk::TEMP_PREFIX) || name.ends_with(REJECTED) {
+            continue;
+        }
+        // A FIFO, a device, a symlink or a folder: never opened (a FIFO would block the read).
+        if !entry.file_type().is_ok_and(|kind| kind.is_file()) {
             continue;
         }
         if let Err(problem) = recover_one(root, &path, name.ends_with(".journal")) {
@@ -393,14 +416,27 @@ pub(crate) fn recover(root: &Path) -> Vec<String> {
     problems
 }
 
+/// The suffix of a journal set aside.
+const REJECTED: &str = ".rejected";
+
+/// Renames a journal that must not be acted on out of the way, so it is reported once.
+fn set_aside(path: &Path, why: String) -> Result<(), String> {
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(REJECTED);
+    match fs::rename(path, &aside) {
+        Ok(()) => Err(format!("{why}; set aside as {}", Path::new(&aside).display())),
+        Err(err) => Err(format!("{why}; it could not be set aside ({err})")),
+    }
+}
+
 /// Finishes one journal (or removes an intent that never became one) unless its process holds it.
 fn recover_one(root: &Path, path: &Path, journal: bool) -> Result<(), String> {
-    let Ok(mut file) = OpenOptions::new().read(true).write(true).open(path) else { return Ok(()) };
+    let Ok(mut file) = tandem_tool_api::state::open_regular(path) else { return Ok(()) };
     if file.try_lock().is_err() {
         return Ok(()); // its commit is running
     }
     // Someone else may have finished it between our open and our lock.
-    let same = fs::metadata(path).ok().zip(file.metadata().ok()).is_some_and(|(a, b)| a.ino() == b.ino());
+    let same = fs::symlink_metadata(path).ok().zip(file.metadata().ok()).is_some_and(|(a, b)| a.ino() == b.ino());
     if !same {
         return Ok(());
     }
@@ -410,22 +446,29 @@ fn recover_one(root: &Path, path: &Path, journal: bool) -> Result<(), String> {
         return Ok(());
     }
     let mut text = String::new();
-    file.read_to_string(&mut text).map_err(|e| format!("cannot read the journal: {e}"))?;
+    if let Err(err) = (&mut file).take(MAX_JOURNAL_BYTES).read_to_string(&mut text) {
+        return set_aside(path, format!("an unreadable journal ({err}) was not acted on"));
+    }
     let mut lines = text.lines();
     let intent: Intent = match lines.next().map(serde_json::from_str) {
         Some(Ok(intent)) => intent,
-        _ => {
-            remove_if_there(path);
-            return Ok(());
-        }
+        Some(Err(err)) => return set_aside(path, format!("a corrupt journal ({err}) was not acted on")),
+        None => return set_aside(path, "an empty journal was not acted on".to_owned()),
     };
     if let Some(entry) = intent.entries.iter().find(|entry| !confined(root, entry)) {
-        return Err(format!(
-            "ignored: it names `{}`, outside the workspace or not a file of Tandem's; remove the journal if you did not expect it",
-            entry.target.display()
-        ));
+        return set_aside(
+            path,
+            format!(
+                "a journal naming `{}`, outside the workspace or not a file of Tandem's, was not acted on",
+                entry.target.display()
+            ),
+        );
     }
-    let committed = lines.next() == Some(COMMITTED);
+    let committed = match lines.next() {
+        None => false,
+        Some(COMMITTED) => true,
+        Some(_) => return set_aside(path, "a journal with an unknown last line was not acted on".to_owned()),
+    };
     if committed {
         finish(&intent.entries);
     } else {
@@ -442,6 +485,9 @@ fn recover_one(root: &Path, path: &Path, journal: bool) -> Result<(), String> {
     remove_if_there(path);
     Ok(())
 }
+
+/// More than any journal Tandem writes (a few hundred bytes per file of a commit).
+const MAX_JOURNAL_BYTES: u64 = 64 << 20;
 
 #[cfg(test)]
 mod tests {

@@ -83,9 +83,10 @@ impl TypedTool for MemoryWrite {
         let root = ctx.workspace.root().to_path_buf();
         blocking(move || {
             match scope {
-                // The workspace's own state directory: never through a shipped symlink.
+                // The workspace's shared `.tandem/memory`: never through a shipped symlink.
                 Scope::Project => {
-                    tandem_tool_api::state::state_dir(&root, "memory").map_err(|e| ToolError::new(e.to_string()))?;
+                    tandem_tool_api::state::workspace_dir(&root, "memory")
+                        .map_err(|e| ToolError::new(e.to_string()))?;
                 }
                 Scope::User => std::fs::create_dir_all(&dir)
                     .map_err(|e| ToolError::new(format!("cannot create {}: {e}", dir.display())))?,

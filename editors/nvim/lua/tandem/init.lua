@@ -744,26 +744,26 @@ local function session_label(item)
   return string.format("%s  %s  %s", item.updatedAt or "", item.title or "(untitled)", item.sessionId)
 end
 
---- Deletes stored session `id` (its file in the workspace's `.tandem/sessions`). Refused for the
---- session in use. Returns true, or false and why.
-function M.delete_session(id)
+--- Deletes stored session `id` (the sidecar keeps sessions in its state directory, outside the
+--- workspace). Refused for the session in use. `done(ok, err)` is called with true, or false and
+--- why.
+function M.delete_session(id, done)
+  done = done or function() end
   if type(id) ~= "string" or not id:match("^[%w_-]+$") then
-    return false, string.format("`%s` is not a session id", tostring(id))
+    return done(false, string.format("`%s` is not a session id", tostring(id)))
   end
   if id == state.session_id then
-    return false, "that is the current session (choose \"+ new session\" in :TandemSessions first)"
+    return done(false, "that is the current session (choose \"+ new session\" in :TandemSessions first)")
   end
   if not client.root then
-    return false, "the sidecar is not running"
+    return done(false, "the sidecar is not running")
   end
-  local path = client.root .. "/.tandem/sessions/" .. id .. ".jsonl"
-  if vim.fn.filereadable(path) == 0 then
-    return false, "no stored session " .. id
-  end
-  if vim.fn.delete(path) ~= 0 then
-    return false, "could not delete " .. path
-  end
-  return true
+  M.request("tandem/session/delete", { sessionId = id }, function(err)
+    if err then
+      return done(false, err)
+    end
+    done(true)
+  end)
 end
 
 local function resume(choice)
@@ -805,12 +805,13 @@ local function delete(choice)
     if answer ~= "Delete" then
       return
     end
-    local ok, why = M.delete_session(choice.sessionId)
-    if ok then
-      vim.api.nvim_echo({ { "Tandem: deleted session " .. choice.sessionId } }, true, {})
-    else
-      notify_error("tandem: " .. why)
-    end
+    M.delete_session(choice.sessionId, function(ok, why)
+      if ok then
+        vim.api.nvim_echo({ { "Tandem: deleted session " .. choice.sessionId } }, true, {})
+      else
+        notify_error("tandem: " .. why)
+      end
+    end)
   end)
 end
 

@@ -244,6 +244,10 @@
 ---@field configOptions tandem.ConfigOption[] The session's settings, the mode first.
 ---@field modelsError? string|nil Why the provider's model list could not be read (the model choices are then only the configured model and the session's).
 
+--- `tandem/session/delete` params (the result is `{}`).
+---@class tandem.SessionDeleteParams
+---@field sessionId string The stored session to delete.
+
 --- A stored session.
 ---@class tandem.SessionInfo
 ---@field cwd string Working directory.

@@ -165,6 +165,10 @@ impl Backend {
             methods::SESSION_SET_MODE => self.session_set_mode(parse(params)?).await,
             methods::SESSION_LIST => self.session_list(parse(params)?),
             methods::SESSION_LOAD => self.session_load(parse(params)?).await,
+            methods::SESSION_DELETE => {
+                self.agent()?.delete(parse(params)?).map_err(agent_error)?;
+                Ok(serde_json::json!({}))
+            }
             methods::SESSION_CHECKPOINTS => self.session_checkpoints(parse(params)?).await,
             methods::SESSION_RESTORE => self.session_restore(parse(params)?).await,
             methods::SESSION_CHECKPOINT_FILE => {
