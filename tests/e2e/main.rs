@@ -23,6 +23,7 @@ mod lsp_proxy;
 mod mcp;
 mod nvim;
 mod project;
+mod repo_programs;
 mod run_cmd;
 mod session_tools;
 mod shell;

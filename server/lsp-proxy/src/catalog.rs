@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
+use tandem_tool_api::binaries::{Binaries, Lookup, Program};
 
 /// How to know that a server's `publishDiagnostics` is about the text we last sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -43,6 +44,16 @@ pub struct ServerSpec {
     pub initialization_options: Option<Value>,
     /// How to know its diagnostics are fresh.
     pub diagnostics: DiagnosticsMode,
+    /// Queries wait until it says it is quiescent (`experimental/serverStatus`: rust-analyzer
+    /// loading the project).
+    pub quiescence: bool,
+    /// What `workspace/configuration` answers, by section (`{"rust-analyzer": {...}}`); sent
+    /// with `workspace/didChangeConfiguration` after `initialized` when not `null`.
+    pub settings: Value,
+    /// Variables set in its environment.
+    pub env: Vec<(String, String)>,
+    /// What restricted mode switched off for it (the folder is not trusted); empty otherwise.
+    pub restricted: Vec<String>,
     /// It answers navigation requests (ruff does not).
     pub navigation: bool,
     /// How to install it, for error messages and `tandem doctor`.
@@ -154,6 +165,10 @@ fn builtin(
         requires_root_marker,
         initialization_options: None,
         diagnostics,
+        quiescence: diagnostics == DiagnosticsMode::Flycheck,
+        settings: Value::Null,
+        env: Vec::new(),
+        restricted: Vec::new(),
         navigation,
         install: install.to_owned(),
         enabled: true,
@@ -254,6 +269,10 @@ pub struct Catalog {
     servers: Vec<ServerSpec>,
 }
 
+/// Folders of the workspace where projects install their tools (npm, a Python virtualenv):
+/// looked in first, once the folder is trusted.
+pub const WORKSPACE_DIRS: &[&str] = &["node_modules/.bin", ".venv/bin"];
+
 /// What the catalog found for a file.
 #[derive(Clone, Debug)]
 pub enum Choice {
@@ -262,7 +281,14 @@ pub enum Choice {
         /// The entry.
         spec: ServerSpec,
         /// The program found.
-        program: PathBuf,
+        program: Program,
+    },
+    /// The only program found is the repository's own, and the folder is not trusted.
+    InRepository {
+        /// The preferred entry found so.
+        spec: ServerSpec,
+        /// Where.
+        path: PathBuf,
     },
     /// Servers exist for the extension but none is installed.
     Missing {
@@ -306,6 +332,9 @@ impl Catalog {
             added.push(spec);
         }
         added.extend(servers);
+        for spec in &mut added {
+            spec.quiescence = spec.diagnostics == DiagnosticsMode::Flycheck;
+        }
         if let Some(empty) = added.iter().find(|s| s.command.is_empty()) {
             return Err(format!("[lsp.{}] has an empty `command`", empty.name));
         }
@@ -318,22 +347,37 @@ impl Catalog {
     }
 
     /// The server for `path`: the first enabled navigation server for its extension that is
-    /// installed (`navigation_only` false also accepts diagnostics-only servers).
-    pub fn choose(&self, path: &Path, root: &Path) -> Choice {
+    /// installed (then diagnostics-only servers). Before trust, a server found only in the
+    /// repository is never chosen ([`Choice::InRepository`] when no other is installed).
+    pub fn choose(&self, path: &Path, binaries: &Binaries) -> Choice {
         let extension = path.extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
         let candidates: Vec<&ServerSpec> =
             self.servers.iter().filter(|s| s.enabled && s.extensions.contains(&extension)).collect();
         let ordered = candidates.iter().filter(|s| s.navigation).chain(candidates.iter().filter(|s| !s.navigation));
+        let mut in_repository = None;
         for spec in ordered.clone() {
-            if let Some(program) = find_program(&spec.command[0], root) {
-                return Choice::Server { spec: (*spec).clone(), program };
+            match find(spec, binaries) {
+                Lookup::Found(program) => return Choice::Server { spec: (*spec).clone(), program },
+                Lookup::InRepository(path) => {
+                    in_repository.get_or_insert(Choice::InRepository { spec: (*spec).clone(), path });
+                }
+                Lookup::Missing => {}
             }
+        }
+        if let Some(choice) = in_repository {
+            return choice;
         }
         match ordered.into_iter().next() {
             Some(spec) => Choice::Missing { spec: (*spec).clone() },
             None => Choice::Unknown,
         }
     }
+}
+
+/// Finds `spec`'s program: a command with a `/` from the workspace root; a bare name in the
+/// workspace's [`WORKSPACE_DIRS`] (once trusted), then on `PATH`.
+pub fn find(spec: &ServerSpec, binaries: &Binaries) -> Lookup {
+    binaries.find(&spec.command[0], binaries.root(), WORKSPACE_DIRS)
 }
 
 fn apply(spec: &mut ServerSpec, o: &ServerOverride) {
@@ -361,23 +405,6 @@ fn apply(spec: &mut ServerSpec, o: &ServerOverride) {
     if let Some(enabled) = o.enabled {
         spec.enabled = enabled;
     }
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// Finds `program`: a path as is; otherwise the workspace's `node_modules/.bin` and `.venv/bin`,
-/// then `PATH`.
-pub fn find_program(program: &str, root: &Path) -> Option<PathBuf> {
-    if program.contains('/') {
-        let path = if Path::new(program).is_absolute() { PathBuf::from(program) } else { root.join(program) };
-        return is_executable(&path).then_some(path);
-    }
-    let local = [root.join("node_modules/.bin"), root.join(".venv/bin")];
-    let path_dirs = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default();
-    local.into_iter().chain(path_dirs).map(|dir| dir.join(program)).find(|p| is_executable(p))
 }
 
 /// The project root of `file` for `spec`: the nearest directory at or above the file (not above
@@ -438,14 +465,15 @@ mod tests {
         let clangd = catalog.servers().iter().find(|s| s.name == "clangd").ok_or("no clangd")?;
         assert_eq!(clangd.command[0], "/opt/clangd");
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        match catalog.choose(&dir.path().join("a.slp"), dir.path()) {
+        let binaries = Binaries::new(dir.path(), tandem_tool_api::trust::Trust::Untrusted);
+        match catalog.choose(&dir.path().join("a.slp"), &binaries) {
             Choice::Server { spec, program } => {
                 assert_eq!(spec.name, "sleepy");
-                assert!(program.ends_with("sleep"));
+                assert!(program.path.ends_with("sleep") && !program.in_workspace);
             }
             other => return Err(format!("{other:?}")),
         }
-        assert!(matches!(catalog.choose(&dir.path().join("a.xyz"), dir.path()), Choice::Unknown));
+        assert!(matches!(catalog.choose(&dir.path().join("a.xyz"), &binaries), Choice::Unknown));
         Ok(())
     }
 

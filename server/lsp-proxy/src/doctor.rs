@@ -1,9 +1,14 @@
 //! `tandem doctor`: which language servers of the catalog are installed, and how to install
-//! the missing ones.
+//! the missing ones. A program found only in the repository is reported, never run; nor is one
+//! in the workspace after trust (the doctor runs only rustup's launcher, outside it).
 
 use std::path::{Path, PathBuf};
 
-use crate::catalog::{Catalog, find_program};
+use tandem_tool_api::binaries::{Binaries, Lookup, PinState};
+use tandem_tool_api::trust::Trust;
+
+use crate::catalog::{Catalog, find};
+use crate::restricted::{kind, switched_off};
 
 /// One server's state.
 #[derive(Clone, Debug)]
@@ -12,8 +17,13 @@ pub struct DoctorLine {
     pub name: String,
     /// Extensions it serves.
     pub extensions: Vec<String>,
-    /// Where its program was found.
+    /// Where its program was found (outside the workspace, or in it once trusted).
     pub found: Option<PathBuf>,
+    /// The only program found is in the repository, and the folder is not trusted: it runs
+    /// after `tandem trust`.
+    pub in_repository: Option<PathBuf>,
+    /// What restricted mode switches off for it until the folder is trusted.
+    pub restricted: Vec<String>,
     /// The command that installs it.
     pub install: String,
     /// Switched on in the configuration.
@@ -48,18 +58,41 @@ fn launcher_only(program: &Path) -> Option<String> {
     })
 }
 
-/// Every catalog entry, found or missing, for the workspace at `root`.
-pub fn doctor(catalog: &Catalog, root: &Path) -> Vec<DoctorLine> {
+/// Every catalog entry, found or missing, for the workspace `binaries` looks programs up for.
+pub fn doctor(catalog: &Catalog, binaries: &Binaries) -> Vec<DoctorLine> {
     catalog
         .servers()
         .iter()
         .map(|spec| {
-            let found = find_program(&spec.command[0], root);
-            let problem = found.as_deref().and_then(launcher_only);
+            let (found, in_repository, problem) = match find(spec, binaries) {
+                Lookup::Found(program) if program.in_workspace => {
+                    let problem = match binaries.pin_state(&program) {
+                        PinState::Changed => Some(
+                            "changed since it was pinned when this folder was trusted; it does not start until you run `tandem trust` again".to_owned(),
+                        ),
+                        PinState::Pinned | PinState::NotYet => None,
+                    };
+                    (Some(program.path), None, problem)
+                }
+                Lookup::Found(program) => {
+                    let problem = launcher_only(&program.path);
+                    (Some(program.path), None, problem)
+                }
+                Lookup::InRepository(path) => (None, Some(path), None),
+                Lookup::Missing => (None, None, None),
+            };
+            let restricted = match binaries.trust() {
+                Trust::Untrusted => {
+                    switched_off(kind(spec, found.as_deref())).iter().map(|s| (*s).to_owned()).collect()
+                }
+                Trust::Trusted => Vec::new(),
+            };
             DoctorLine {
                 name: spec.name.clone(),
                 extensions: spec.extensions.clone(),
                 found,
+                in_repository,
+                restricted,
                 install: spec.install.clone(),
                 enabled: spec.enabled,
                 problem,

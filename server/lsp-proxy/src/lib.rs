@@ -12,11 +12,12 @@
 pub mod catalog;
 mod doctor;
 mod proxy;
+mod restricted;
 mod server;
 
 use std::path::PathBuf;
 
-pub use catalog::{Catalog, DiagnosticsMode, LspSettings, ServerOverride, ServerSpec};
+pub use catalog::{Catalog, DiagnosticsMode, LspSettings, ServerOverride, ServerSpec, WORKSPACE_DIRS};
 pub use doctor::{DoctorLine, doctor};
 pub use proxy::LspProxy;
 pub use server::ServerError;

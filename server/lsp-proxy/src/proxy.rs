@@ -12,13 +12,16 @@ use async_lsp::lsp_types::{self as lsp, Url};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tandem_text::{BufferCache, Position, PositionEncoding, Rope, char_to_position, position_to_char};
+use tandem_tool_api::binaries::{Binaries, Program};
 use tandem_tool_api::intel::{
     CallDirection, CallItem, CodeIntel, Diagnostic, DiagnosticsReport, IntelError, Location, PreviewFile,
     PreviewedFile, Severity, Symbol, TextRange, TextReplacement,
 };
+use tandem_tool_api::trust::{Trust, trust_of};
 
 use crate::ProgressEvent;
-use crate::catalog::{Catalog, Choice, LspSettings, ServerSpec, project_root};
+use crate::catalog::{Catalog, Choice, LspSettings, ServerSpec, WORKSPACE_DIRS, project_root};
+use crate::restricted;
 use crate::server::{Server, ServerError, raw};
 
 mod preview;
@@ -41,6 +44,8 @@ type SharedSlot = Arc<tokio::sync::Mutex<Slot>>;
 /// Tandem as a language client.
 pub struct LspProxy {
     workspace: PathBuf,
+    /// Where server programs may come from (the workspace's trust and pins).
+    binaries: Arc<Binaries>,
     cache: Arc<BufferCache>,
     catalog: Catalog,
     request_timeout: Duration,
@@ -168,7 +173,8 @@ fn severity(s: Option<lsp::DiagnosticSeverity>) -> Severity {
 /// does not wait for a slow start, the start goes on for the next call).
 struct Start {
     spec: ServerSpec,
-    program: PathBuf,
+    program: Program,
+    binaries: Arc<Binaries>,
     root: PathBuf,
     request_timeout: Duration,
     progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
@@ -178,7 +184,7 @@ struct Start {
 impl Start {
     /// The running server of `slot`, started or restarted (with backoff) as needed.
     async fn run(self, slot: SharedSlot) -> Result<Arc<Server>, IntelError> {
-        let Start { spec, program, root, request_timeout, progress_tx, cache } = self;
+        let Start { spec, program, binaries, root, request_timeout, progress_tx, cache } = self;
         let mut slot = slot.lock().await;
         if let Some(server) = &slot.server {
             if server.alive() {
@@ -201,7 +207,12 @@ impl Start {
             slot.restarts.push(now);
             slot.server = None;
         }
-        let server = Server::start(spec, &program, root, request_timeout, progress_tx).await.map_err(intel_error)?;
+        // Checked at every start: a program in the workspace runs only while the folder is
+        // trusted and its content is the one pinned.
+        binaries.check(&program).map_err(|err| IntelError::NoServer(err.to_string()))?;
+        let path = binaries.child_path();
+        let server =
+            Server::start(spec, &program.path, root, request_timeout, progress_tx, path).await.map_err(intel_error)?;
         server.reopen(&cache, &slot.open);
         slot.server = Some(Arc::clone(&server));
         Ok(server)
@@ -234,8 +245,10 @@ impl LspProxy {
         if settings.diagnostics_from_editor == Some(true) {
             tracing::warn!("[lsp] diagnostics_from_editor is not implemented yet; using Tandem's own servers");
         }
+        let binaries = Arc::new(Binaries::new(&workspace, trust_of(&workspace)));
         Ok(Self {
             workspace,
+            binaries,
             cache,
             catalog: Catalog::new(settings)?,
             request_timeout: Duration::from_millis(settings.request_timeout_ms.unwrap_or(20_000)),
@@ -256,6 +269,14 @@ impl LspProxy {
         self
     }
 
+    /// Looks server programs up (and checks them) with `binaries` instead of this process's
+    /// `PATH`, the workspace's trust and the person's pins.
+    #[must_use]
+    pub fn with_binaries(mut self, binaries: Binaries) -> Self {
+        self.binaries = Arc::new(binaries);
+        self
+    }
+
     /// The catalog in force.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
@@ -263,19 +284,41 @@ impl LspProxy {
 
     /// Which server serves `path`, and its root. `Ok(None)`: no server covers it (or its
     /// project marker is missing), quietly.
-    fn choose(&self, path: &Path) -> Result<Option<(ServerSpec, PathBuf, PathBuf)>, IntelError> {
+    /// Before trust the server is restricted ([`restricted`]).
+    fn choose(&self, path: &Path) -> Result<Option<(ServerSpec, Program, PathBuf)>, IntelError> {
         let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_owned();
-        match self.catalog.choose(path, &self.workspace) {
+        let trust = self.binaries.trust();
+        match self.catalog.choose(path, &self.binaries) {
             Choice::Unknown => Err(IntelError::NoServer(format!(
                 "no language server for {} files; configure one in .tandem/config.toml [lsp.<name>] with `command` and `extensions`",
                 if extension.is_empty() { "extension-less".to_owned() } else { format!(".{extension}") }
             ))),
             Choice::Missing { spec } => Err(IntelError::NoServer(format!(
-                "{} not found on PATH (nor in node_modules/.bin or .venv/bin); install with {}, or configure another server in .tandem/config.toml [lsp.<name>]",
-                spec.command[0], spec.install
+                "{} not found on PATH{}; install with {}, or configure another server in .tandem/config.toml [lsp.<name>]",
+                spec.command[0],
+                match trust {
+                    Trust::Trusted => format!(" (nor in {})", WORKSPACE_DIRS.join(" or ")),
+                    Trust::Untrusted => String::new(),
+                },
+                spec.install
             ))),
-            Choice::Server { spec, program } => match project_root(&spec, path, &self.workspace) {
-                Some(root) => Ok(Some((spec, program, root))),
+            Choice::InRepository { spec, path: found } => Err(IntelError::NoServer(format!(
+                "{} was found only in the repository (`{}`), and this folder is not trusted, so Tandem does not run it: a cloned repository's programs run only after `tandem trust`. If you trust this repository, run `tandem trust` in {}; otherwise install {} outside it ({})",
+                spec.command[0],
+                found.strip_prefix(&self.workspace).unwrap_or(&found).display(),
+                self.workspace.display(),
+                spec.name,
+                spec.install
+            ))),
+            Choice::Server { mut spec, program } => match project_root(&spec, path, &self.workspace) {
+                Some(root) => {
+                    match trust {
+                        Trust::Untrusted => restricted::restrict(&mut spec, &program.path, &root, &self.binaries)
+                            .map_err(IntelError::NoServer)?,
+                        Trust::Trusted => restricted::trusted_settings(&mut spec, &program.path),
+                    }
+                    Ok(Some((spec, program, root)))
+                }
                 None => Ok(None),
             },
         }
@@ -300,10 +343,11 @@ impl LspProxy {
     }
 
     /// What starting `spec` for `root` takes.
-    fn start(&self, spec: ServerSpec, program: PathBuf, root: PathBuf) -> Start {
+    fn start(&self, spec: ServerSpec, program: Program, root: PathBuf) -> Start {
         Start {
             spec,
             program,
+            binaries: Arc::clone(&self.binaries),
             root,
             request_timeout: self.request_timeout,
             progress_tx: self.progress_tx.clone(),
@@ -681,6 +725,17 @@ impl CodeIntel for LspProxy {
 
     async fn end_preview(&self, paths: &[PathBuf]) {
         self.end_preview_files(paths);
+    }
+
+    fn restrictions(&self, path: &Path) -> Option<String> {
+        let (spec, _, _) = self.choose(path).ok()??;
+        (!spec.restricted.is_empty()).then(|| {
+            format!(
+                "{} runs restricted until `tandem trust`, because this folder is not trusted and these would run the repository's code: {} off",
+                spec.name,
+                spec.restricted.join(", ")
+            )
+        })
     }
 
     async fn diagnostics_after_write(&self, paths: &[PathBuf]) -> Vec<(PathBuf, DiagnosticsReport)> {

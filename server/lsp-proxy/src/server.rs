@@ -152,6 +152,8 @@ pub struct Shared {
     alive: AtomicBool,
     changed: watch::Sender<u64>,
     progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
+    /// What `workspace/configuration` answers ([`ServerSpec::settings`]).
+    settings: Value,
 }
 
 impl Shared {
@@ -277,9 +279,10 @@ fn router(shared: Arc<Shared>) -> Router<Arc<Shared>> {
         .request::<req::WorkDoneProgressCreate, _>(|_, _| async { Ok(()) })
         .request::<req::RegisterCapability, _>(|_, _| async { Ok(()) })
         .request::<req::UnregisterCapability, _>(|_, _| async { Ok(()) })
-        .request::<req::WorkspaceConfiguration, _>(|_, params| {
-            let n = params.items.len();
-            async move { Ok(vec![Value::Null; n]) }
+        .request::<req::WorkspaceConfiguration, _>(|s, params| {
+            let answers: Vec<Value> =
+                params.items.iter().map(|item| crate::restricted::section(&s.settings, item.section.as_deref())).collect();
+            async move { Ok(answers) }
         })
         .request::<req::ApplyWorkspaceEdit, _>(|_, _| async {
             Ok(lsp::ApplyWorkspaceEditResponse {
@@ -311,16 +314,23 @@ fn poll_once<F: std::future::Future + ?Sized>(fut: Pin<&mut F>) -> Poll<F::Outpu
 }
 
 impl Server {
-    /// Starts `program` for `spec` in `root` and initializes it.
+    /// Starts `program` for `spec` in `root` and initializes it; `path`, when given, is the
+    /// `PATH` it gets.
     pub async fn start(
         spec: ServerSpec,
         program: &Path,
         root: PathBuf,
         timeout: Duration,
         progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
+        path: Option<std::ffi::OsString>,
     ) -> Result<Arc<Self>, ServerError> {
         let name = spec.name.clone();
-        let mut child = tokio::process::Command::new(program)
+        let mut command = tokio::process::Command::new(program);
+        if let Some(path) = path {
+            command.env("PATH", path);
+        }
+        let mut child = command
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
             .args(&spec.command[1..])
             .current_dir(&root)
             .stdin(Stdio::piped())
@@ -359,6 +369,7 @@ impl Server {
             alive: AtomicBool::new(true),
             changed,
             progress_tx,
+            settings: spec.settings.clone(),
         });
         let loop_shared = Arc::clone(&shared);
         let (main_loop, socket) = MainLoop::new_client(|_socket| router(loop_shared));
@@ -444,6 +455,14 @@ impl Server {
         self.socket
             .notify::<notif::Initialized>(lsp::InitializedParams {})
             .map_err(|_| ServerError::Died { server: self.spec.name.clone() })?;
+        // Servers that take settings pushed (pylsp) get them before any document.
+        if !self.spec.settings.is_null() {
+            self.socket
+                .notify::<notif::DidChangeConfiguration>(lsp::DidChangeConfigurationParams {
+                    settings: self.spec.settings.clone(),
+                })
+                .map_err(|_| ServerError::Died { server: self.spec.name.clone() })?;
+        }
         tracing::info!(server = %self.spec.name, ?encoding, "initialized");
         Ok((encoding, capabilities))
     }
@@ -561,7 +580,7 @@ impl Server {
     /// Waits until the server is ready for queries (rust-analyzer: quiescent), at most until
     /// `deadline`. Returns whether it is.
     pub async fn wait_ready(&self, deadline: tokio::time::Instant) -> bool {
-        if self.spec.diagnostics != DiagnosticsMode::Flycheck {
+        if !self.spec.quiescence {
             return true;
         }
         self.wait_until(deadline, |s| s.quiescent.load(Ordering::SeqCst)).await

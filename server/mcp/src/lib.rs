@@ -24,7 +24,7 @@ pub use config::{McpConfig, ServerConfig, Startup, Transport};
 pub use error::McpError;
 pub use manager::McpManager;
 pub use serve::{ServeError, TandemServer};
-pub use server::{Health, McpServer, RemoteTool};
+pub use server::{Health, McpServer, RemoteTool, stdio_binaries};
 pub use tool::{Dispatcher, McpTool};
 pub use tracking::CallRecord;
 

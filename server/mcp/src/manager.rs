@@ -155,7 +155,13 @@ impl McpManager {
     pub async fn ready(&self, wait: Duration) {
         self.start();
         let servers: Vec<_> = self.servers().into_iter().filter(|s| s.config.enabled).collect();
-        let all = futures_util::future::join_all(servers.iter().map(|s| s.connection(&self.root)));
+        // A first attempt that fails at once (a program refused, not found) is said at once,
+        // not only once the background attempt has recorded it.
+        let all = futures_util::future::join_all(servers.iter().map(|s| async move {
+            if let Err(failure) = s.connection(&self.root).await {
+                s.set_error(Some(failure.message));
+            }
+        }));
         if tokio::time::timeout(wait, all).await.is_err() {
             tracing::warn!(
                 "some MCP servers are still connecting after {}s; their tools join when ready",

@@ -16,6 +16,8 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Semaphore, mpsc};
 
+use tandem_tools::binaries::{Binaries, BinaryError, Lookup};
+
 use crate::config::{ServerConfig, Transport};
 use crate::resilience::{Breaker, BreakerConfig, CircuitState, FailureClass};
 
@@ -134,6 +136,17 @@ fn classify(err: &ServiceError) -> Failure {
             Failure::new(FailureClass::Server, format!("no answer within {}s", timeout.as_secs_f64()), true)
         }
         other => Failure::new(FailureClass::Server, other.to_string(), true),
+    }
+}
+
+/// How the program of a stdio server for the workspace at `root` is found and checked: the
+/// folder's trust and the person's pins, and the `PATH` the server is given (its configured
+/// `PATH`, else Tandem's).
+pub fn stdio_binaries(root: &Path, env: &std::collections::BTreeMap<String, crate::config::Secret>) -> Binaries {
+    let binaries = Binaries::new(root, tandem_tools::trust::trust_of(root));
+    match env.get("PATH") {
+        Some(path) => binaries.with_search_path(std::ffi::OsStr::new(path.expose())),
+        None => binaries,
     }
 }
 
@@ -308,10 +321,34 @@ impl McpServer {
         let handler = Handler { server: self.name().to_owned(), changed: self.changed.clone() };
         match &self.config.transport {
             Transport::Stdio { command, args, env, cwd } => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args)
-                    .envs(env.iter().map(|(k, v)| (k, v.expose())))
-                    .current_dir(cwd.as_deref().map_or_else(|| root.to_path_buf(), |c| root.join(c)))
+                let dir = cwd.as_deref().map_or_else(|| root.to_path_buf(), |c| root.join(c));
+                // A program in the workspace runs only once the folder is trusted, and only as
+                // pinned; the server's `PATH` then leaves the workspace out too.
+                let binaries = stdio_binaries(root, env);
+                let program = match binaries.find(command, &dir, &[]) {
+                    Lookup::Found(program) => program,
+                    Lookup::InRepository(path) => {
+                        let err = BinaryError::Untrusted { path, root: binaries.root().to_path_buf() };
+                        return Err(Failure::new(FailureClass::Client, err.to_string(), false));
+                    }
+                    Lookup::Missing => {
+                        return Err(Failure::new(
+                            FailureClass::Transient,
+                            format!(
+                                "cannot start `{command}`: not found (on PATH, or as a path from {})",
+                                dir.display()
+                            ),
+                            false,
+                        ));
+                    }
+                };
+                binaries.check(&program).map_err(|err| Failure::new(FailureClass::Client, err.to_string(), false))?;
+                let mut cmd = tokio::process::Command::new(&program.path);
+                cmd.args(args).envs(env.iter().map(|(k, v)| (k, v.expose())));
+                if let Some(path) = binaries.child_path() {
+                    cmd.env("PATH", path);
+                }
+                cmd.current_dir(&dir)
                     // A group of its own: whatever the server starts is stopped with it, and
                     // tandem's exit stops the group even if the server ignores the shutdown.
                     .process_group(0)

@@ -24,27 +24,41 @@ pub async fn run(root: Option<std::path::PathBuf>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let catalog = match Config::load(&cwd, None).map_err(|e| format!("{e:#}")).and_then(|c| Catalog::new(&c.lsp)) {
+    let loaded = Config::load(&cwd, None).map_err(|e| format!("{e:#}"));
+    let catalog = match loaded.and_then(|c| Catalog::new(&c.lsp).map(|catalog| (catalog, c.trust))) {
         Ok(catalog) => catalog,
         Err(err) => {
             eprintln!("tandem: {err}");
             return ExitCode::from(2);
         }
     };
+    let (catalog, trust) = catalog;
     let mut out = String::from("Language servers (configure in .tandem/config.toml [lsp.<name>]):\n");
-    let lines = doctor(&catalog, &cwd);
+    // Programs are looked up, never run (but rustup's launcher outside the workspace).
+    let lines = doctor(&catalog, &tandem_tools::binaries::Binaries::new(&cwd, trust));
     let missing = lines.iter().filter(|l| l.enabled && (l.found.is_none() || l.problem.is_some())).count();
     for line in &lines {
         let extensions = line.extensions.iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" ");
+        let restricted = match line.restricted.as_slice() {
+            [] => String::new(),
+            off => format!("; restricted until `tandem trust`: {} off", off.join(", ")),
+        };
         let state = match (&line.found, line.enabled) {
             (_, false) => "disabled".to_owned(),
+            (None, true) if line.in_repository.is_some() => format!(
+                "untrusted {}: found in the repository; runs after `tandem trust`",
+                line.in_repository
+                    .as_deref()
+                    .map(|p| p.strip_prefix(&cwd).unwrap_or(p).display().to_string())
+                    .unwrap_or_default()
+            ),
             (Some(path), true) if line.problem.is_some() => format!(
                 "broken   {}: {}; fix with: {}",
                 path.display(),
                 line.problem.as_deref().unwrap_or_default(),
                 line.install
             ),
-            (Some(path), true) => format!("found    {}", path.display()),
+            (Some(path), true) => format!("found    {}{restricted}", path.display()),
             (None, true) => format!("missing  install with: {}", line.install),
         };
         out.push_str(&format!("  {:<28} {:<34} {state}\n", line.name, extensions));

@@ -1,8 +1,11 @@
-//! `tandem trust [PATH] [--revoke]`: the person says they trust a folder's own settings.
+//! `tandem trust [PATH] [--revoke]`: the person says they trust a folder's own settings and
+//! programs. Trusting pins the programs of the folder that Tandem would start (language
+//! servers, MCP servers) as they are now; trusting again pins them anew; revoking drops the pins.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use tandem_tools::binaries::{Binaries, Lookup, unpin_under};
 use tandem_tools::trust::{Trust, grant_in, revoke_in, trust_of, user_config_dir};
 
 /// Trusts (or stops trusting) `path`, default the current directory, and says what that
@@ -26,6 +29,21 @@ pub fn run(path: Option<PathBuf>, revoke: bool) -> ExitCode {
         eprintln!("tandem trust: cannot update {}: {err}", dir.join("trusted-folders").display());
         return ExitCode::FAILURE;
     }
+    let pinned = if revoke {
+        if let Err(err) = unpin_under(&dir, &folder) {
+            eprintln!("tandem trust: cannot update {}: {err}", dir.join(tandem_tools::binaries::PIN_FILE).display());
+            return ExitCode::FAILURE;
+        }
+        Vec::new()
+    } else {
+        match pin_programs(&folder, &dir) {
+            Ok(pinned) => pinned,
+            Err(err) => {
+                eprintln!("tandem trust: {err}");
+                return ExitCode::FAILURE;
+            }
+        }
+    };
     let out = &mut std::io::stderr();
     let line = match (revoke, trust_of(&folder)) {
         (true, Trust::Untrusted) => format!("{} is no longer trusted.", folder.display()),
@@ -42,5 +60,46 @@ pub fn run(path: Option<PathBuf>, revoke: bool) -> ExitCode {
         ),
     };
     std::io::Write::write_all(out, format!("{line}\n").as_bytes()).ok();
+    if !pinned.is_empty() {
+        let names: Vec<String> =
+            pinned.iter().map(|p| p.strip_prefix(&folder).unwrap_or(p).display().to_string()).collect();
+        let text = format!(
+            "Pinned its programs as they are now: {}. One that changes later does not start until you run `tandem trust` again.\n",
+            names.join(", ")
+        );
+        std::io::Write::write_all(out, text.as_bytes()).ok();
+    }
     ExitCode::SUCCESS
+}
+
+/// Pins every program in `folder` that Tandem would start there now that it is trusted: the
+/// language servers of its catalog and its MCP stdio servers. Returns what was pinned.
+fn pin_programs(folder: &Path, config_dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let binaries = Binaries::new(folder, Trust::Trusted).with_pins_in(config_dir.to_path_buf());
+    let mut programs = Vec::new();
+    let mut add = |lookup: Lookup| {
+        if let Lookup::Found(program) = lookup
+            && program.in_workspace
+            && !programs.contains(&program.path)
+        {
+            programs.push(program.path);
+        }
+    };
+    if let Ok(config) = crate::config::Config::load(folder, None)
+        && let Ok(catalog) = tandem_lsp_proxy::Catalog::new(&config.lsp)
+    {
+        for spec in catalog.servers().iter().filter(|s| s.enabled) {
+            add(tandem_lsp_proxy::catalog::find(spec, &binaries));
+        }
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mcp = tandem_mcp::McpConfig::load(folder, home.as_deref(), &|name| std::env::var(name).ok(), Trust::Trusted);
+    for server in mcp.servers.values() {
+        if let tandem_mcp::Transport::Stdio { command, env, cwd, .. } = &server.transport {
+            let dir = cwd.as_deref().map_or_else(|| folder.to_path_buf(), |c| folder.join(c));
+            let binaries = tandem_mcp::stdio_binaries(folder, env).with_pins_in(config_dir.to_path_buf());
+            add(binaries.find(command, &dir, &[]));
+        }
+    }
+    binaries.pin(&programs).map_err(|err| err.to_string())
 }

@@ -248,4 +248,9 @@ pub trait CodeIntel: Send + Sync {
     /// (the editor's buffer, else the disk), and a document the preview opened is closed unless
     /// the change was committed. A rejected change leaves no trace in the servers.
     async fn end_preview(&self, _paths: &[PathBuf]) {}
+    /// What the server for `path` runs without, and why (restricted mode, in a folder the
+    /// person has not trusted); `None` when it runs unrestricted, or no server serves the file.
+    fn restrictions(&self, _path: &Path) -> Option<String> {
+        None
+    }
 }

@@ -8,6 +8,7 @@
 //! `tandem` binary and the agent implement them.
 
 pub mod approval;
+pub mod binaries;
 mod editor;
 pub mod intel;
 mod profile;

@@ -380,6 +380,27 @@ impl TypedTool for Lsp {
     }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        // Said with every answer, and every error, about a file whose server runs restricted.
+        let restricted = match (&ctx.intel, &args.file_path) {
+            (Some(intel), Some(raw)) => {
+                ctx.workspace.resolve(raw, &ctx.working_dir).ok().and_then(|path| intel.restrictions(&path))
+            }
+            _ => None,
+        };
+        let result = self.answer(args, ctx).await;
+        let Some(note) = restricted else { return result };
+        match result {
+            Ok(mut output) => {
+                output.output.push_str(&format!("\n\n({note})"));
+                Ok(output.with("restricted", note))
+            }
+            Err(err) => Err(ToolError { message: format!("{} ({note})", err.message), ..err }.with("restricted", note)),
+        }
+    }
+}
+
+impl Lsp {
+    async fn answer(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let Some(intel) = ctx.intel.clone() else {
             return Err(ToolError::new(
                 "no language servers are available in this session (they run in `tandem lsp`); use grep and read instead",

@@ -14,6 +14,8 @@ use tandem_tool_api::intel::{Diagnostic, PreviewFile, PreviewReport, PreviewedFi
 use tokio::time::Instant;
 
 use super::{LspProxy, diagnostic, from_server, lock};
+use tandem_tool_api::binaries::Program;
+
 use crate::catalog::{DiagnosticsMode, ServerSpec};
 use crate::server::{Published, Server, ServerError};
 
@@ -35,7 +37,7 @@ pub(super) struct Previewed {
 /// The files of one server, and how to reach it.
 struct Group<'a> {
     spec: ServerSpec,
-    program: PathBuf,
+    program: Program,
     root: PathBuf,
     files: Vec<&'a PreviewFile>,
 }
