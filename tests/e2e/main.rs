@@ -22,6 +22,7 @@ mod lsp_proxy;
 mod mcp;
 mod nvim;
 mod project;
+mod restore_safety;
 mod run_cmd;
 mod session_tools;
 mod shell;
