@@ -41,7 +41,7 @@ pub(super) fn c1(plan: &Plan) -> Res<Vec<Row>> {
     let state = ours.join(".tandem/checkpoints");
     fs::create_dir_all(&state).map_err(|e| e.to_string())?;
     let store = Store::open(&ours, &state).map_err(|e| e.to_string())?;
-    let label = |turn| Label { kind: Kind::BeforeTool, turn, call: None };
+    let label = |turn| Label::new(Kind::BeforeTool, turn);
     let cold = Instant::now();
     let first = store.snapshot("bench", label(0), &[]).map_err(|e| e.to_string())?;
     let cold = cold.elapsed();

@@ -64,11 +64,12 @@ fn a_turn_is_restored_exactly_the_persons_edit_is_kept_redo_works_and_survives_a
     assert_eq!((read(&root, "a.txt"), buffer(&sidecar)), (Some("a1\n".into()), "b1\n".into()));
     assert_eq!(read(&root, "made.txt").as_deref(), Some("made\n"));
 
-    // The checkpoints: the turn's start, one before each changing call, its end.
+    // The checkpoints: the turn's start, one before and one after each changing call, its end.
     let listed = sidecar.request("tandem/session/checkpoints", json!({"sessionId": session}))?;
     let kinds: Vec<&str> =
         listed["checkpoints"].as_array().into_iter().flatten().filter_map(|c| c["kind"].as_str()).collect();
-    assert_eq!(kinds, ["beforeTurn", "beforeTool", "beforeTool", "beforeTool", "beforeTool", "afterTurn"]);
+    let call = ["beforeTool", "afterTool"];
+    assert_eq!(kinds, [&["beforeTurn"][..], &call, &call, &call, &call, &["afterTurn"]].concat());
 
     // The person edits c.txt by hand after the turn.
     std::fs::write(root.join("c.txt"), "c1 and mine\n").map_err(|e| e.to_string())?;
@@ -176,8 +177,14 @@ fn a_checkpoint_lists_the_files_changed_after_it_and_gives_a_file_s_text_at_it()
     let list = listed["checkpoints"].as_array().cloned().unwrap_or_default();
     let summary: Vec<(String, Vec<&str>)> =
         list.iter().map(|c| (c["kind"].as_str().unwrap_or_default().to_owned(), strings(&c["files"]))).collect();
-    let expected =
-        [("beforeTurn", vec![]), ("beforeTool", vec!["a.txt"]), ("beforeTool", vec!["new.txt"]), ("afterTurn", vec![])];
+    let expected = [
+        ("beforeTurn", vec![]),
+        ("beforeTool", vec!["a.txt"]),
+        ("afterTool", vec![]),
+        ("beforeTool", vec!["new.txt"]),
+        ("afterTool", vec![]),
+        ("afterTurn", vec![]),
+    ];
     let expected: Vec<(String, Vec<&str>)> = expected.into_iter().map(|(k, f)| (k.to_owned(), f)).collect();
     assert_eq!(summary, expected, "{listed:#}");
 
@@ -187,7 +194,7 @@ fn a_checkpoint_lists_the_files_changed_after_it_and_gives_a_file_s_text_at_it()
             json!({"sessionId": session, "checkpointId": id, "path": path}),
         )
     };
-    let (first, last) = (&list[0]["id"], &list[3]["id"]);
+    let (first, last) = (&list[0]["id"], &list[5]["id"]);
     assert_eq!(file(&mut sidecar, first, "a.txt")?.map_err(|e| e.to_string())?, json!({"content": "a0\n"}));
     assert_eq!(file(&mut sidecar, last, "a.txt")?.map_err(|e| e.to_string())?, json!({"content": "a1\n"}));
     // An absolute path inside the workspace works too; a file the checkpoint does not hold has no content.

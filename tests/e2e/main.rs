@@ -24,6 +24,7 @@ mod mcp;
 mod nvim;
 mod project;
 mod repo_programs;
+mod restore_safety;
 mod run_cmd;
 mod session_tools;
 mod shell;

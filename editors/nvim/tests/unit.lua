@@ -758,19 +758,23 @@ return function(H)
     H.truthy(line:find("^#2  turn 1  ") and line:find("before edit c2", 1, true) and line:find("changed: calc.py, new.txt", 1, true), line)
     H.truthy(cp.describe(list, 1):find("start of turn  (changed: calc.py, new.txt)", 1, true), cp.describe(list, 1))
     H.truthy(cp.describe(list, 5):find("(no changes)", 1, true), cp.describe(list, 5))
+    local after = vim.tbl_extend("force", list[2], { kind = "afterTool", files = {} })
+    H.truthy(cp.describe({ after }, 1):find("after edit c2", 1, true), cp.describe({ after }, 1))
     H.truthy(cp.local_time("2025-05-04T10:12:03Z"):find("%d%d:12:03$"), cp.local_time("2025-05-04T10:12:03Z"))
     eq("not a time", cp.local_time("not a time"))
 
     local lines, plain = cp.plan_lines("Undo turn 1", {
       restored = { "calc.py", "util.py" }, conflicts = { "util.py" }, skipped = { "big.bin" },
+      notCovered = { "build/out.log" },
       diff = "--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-x\n+y\n",
     })
     eq({ "calc.py" }, plain)
     eq("# Undo turn 1", lines[1])
     eq("Restores (1): calc.py", lines[3])
     eq("CONFLICT, changed by you since (1), kept unless you include them: util.py", lines[4])
-    eq("Not restored (too large or not text): big.bin", lines[5])
-    eq("--- a/calc.py", lines[7])
+    eq("Not restored (too large, not text, or now a symbolic link): big.bin", lines[5])
+    eq("Not covered by undo (changed by the agent, left out of checkpoints): build/out.log", lines[6])
+    eq("--- a/calc.py", lines[8])
     local choices = cp.choices(plain, { "util.py" })
     eq({ "Restore 1 file(s), keep your changes", "Restore 2 file(s), your changes to util.py too", "Cancel" },
       vim.tbl_map(function(c)

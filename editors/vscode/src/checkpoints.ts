@@ -7,6 +7,7 @@ import type { CheckpointInfo, SessionCompactResult, SessionRestoreResult } from 
 const KINDS: Record<CheckpointInfo["kind"], string> = {
   beforeTurn: "Start of turn",
   beforeTool: "Before",
+  afterTool: "After",
   afterTurn: "End of turn",
   beforeRestore: "Before a restore",
   afterRestore: "After a restore",
@@ -47,9 +48,11 @@ export function localTime(rfc3339: string, now: Date = new Date()): string {
   return `${t.getFullYear()}-${pad(t.getMonth() + 1)}-${pad(t.getDate())} ${time}`;
 }
 
-/** What a checkpoint is, in words: "Start of turn 2", "Before edit (c2)". */
+/** What a checkpoint is, in words: "Start of turn 2", "Before edit (c2)", "After edit (c2)". */
 export function kindLabel(c: CheckpointInfo): string {
-  if (c.kind === "beforeTool") return `Before ${c.tool ?? "tool"}${c.toolCallId ? ` (${c.toolCallId})` : ""}`;
+  if (c.kind === "beforeTool" || c.kind === "afterTool") {
+    return `${KINDS[c.kind]} ${c.tool ?? "tool"}${c.toolCallId ? ` (${c.toolCallId})` : ""}`;
+  }
   if (c.kind === "beforeTurn" || c.kind === "afterTurn") return `${KINDS[c.kind]} ${c.turn}`;
   return KINDS[c.kind];
 }
@@ -92,7 +95,12 @@ export function planQuestion(title: string, plan: SessionRestoreResult): PlanQue
   if (plan.conflicts.length > 0) {
     lines.push(`Conflict: changed by you since, kept unless you include them: ${plan.conflicts.join(", ")}`);
   }
-  if (plan.skipped.length > 0) lines.push(`Not restored (too large or not text): ${plan.skipped.join(", ")}`);
+  if (plan.skipped.length > 0) {
+    lines.push(`Not restored (too large, not text, or now a symbolic link): ${plan.skipped.join(", ")}`);
+  }
+  if ((plan.notCovered ?? []).length > 0) {
+    lines.push(`Not covered by undo (changed by the agent, left out of checkpoints): ${(plan.notCovered ?? []).join(", ")}`);
+  }
   const choices: PlanQuestion["choices"] = [];
   if (plain.length > 0) choices.push({ title: `Restore ${plain.length} File(s)`, includeConflicts: false });
   if (plan.conflicts.length > 0) {

@@ -62,7 +62,7 @@ export type CheckpointInfo = {
   time: string;
   /** Its tool. */
   tool?: string | null;
-  /** The tool call about to run (`beforeTool`). */
+  /** The tool call about to run or that ended (`beforeTool`, `afterTool`). */
   toolCallId?: string | null;
   /** The session's turn (from 1). */
   turn: number;
@@ -72,8 +72,13 @@ export type CheckpointInfo = {
 export type CheckpointKind =
   /** A turn started. */
   | "beforeTurn"
-  /** A tool call that can change files started. */
+  /**
+   * A tool call that can change files started (again once the person allowed a command:
+   * what changed while they were asked is theirs).
+   */
   | "beforeTool"
+  /** A tool call that can change files ended. */
+  | "afterTool"
   /** A turn ended. */
   | "afterTurn"
   /** A restore started (restoring this one is a redo). */
@@ -580,11 +585,20 @@ export type SessionRestoreResult = {
   diff: string;
   /** What the restore did, in words (the review's outcome included). */
   message: string;
+  /**
+   * Files the agent changed or removed after the checkpoint that checkpoints leave out (over
+   * the size cap, ignored): not covered by undo, so no restore can bring them back.
+   */
+  notCovered?: string[];
   /** The checkpoint holding the state before this restore: restoring it is the redo. */
   redoCheckpointId?: number | null;
   /** Files restored (or, with `dryRun`, that would be). */
   restored: string[];
-  /** Files the checkpoint does not hold (over the size cap) or that are not text. */
+  /**
+   * Files not restored: the checkpoint does not hold them (over the size cap), they are not
+   * text, or they are now a symbolic link or inside one (a restore never reads or writes
+   * through a link).
+   */
   skipped: string[];
 };
 

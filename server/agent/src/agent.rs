@@ -197,9 +197,9 @@ impl Agent {
         if session.depth == 0 {
             crate::trust::ask_once(self, &session.id).await;
         }
-        self.snapshot(&session, tandem_checkpoint::Kind::BeforeTurn, None).await;
+        self.snapshot(&session, tandem_checkpoint::Kind::BeforeTurn, None, None).await;
         let result = crate::turn::run(self, &session, &mut history, params.prompt, &cancel).await;
-        self.snapshot(&session, tandem_checkpoint::Kind::AfterTurn, None).await;
+        self.snapshot(&session, tandem_checkpoint::Kind::AfterTurn, None, None).await;
         drop(history);
         *session.cancel.lock() = None;
         Ok(result)

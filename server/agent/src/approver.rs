@@ -14,12 +14,20 @@
 //!
 //! Commands the classifier knows are read-only never ask; refused ones never run (the tool
 //! refuses them before asking).
+//!
+//! A change that would overwrite or delete a file checkpoints leave out (over the size cap,
+//! ignored) cannot be undone: it asks in every mode but yolo, even under an "always" rule, and
+//! the request says "not covered by undo" and names the files. So does a command that names
+//! such a file or directory. Once the person allows a command, its checkpoint window opens again:
+//! what they changed while they were asked is theirs, not the command's.
 
 use parking_lot::Mutex;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tandem_protocol::{
     ContentBlock, DiagnosticsPreview, HunkInfo, ModeId, PermissionOption, PermissionOptionKind, PermissionOutcome,
@@ -136,6 +144,13 @@ fn covered(prefix: &str, command: &str) -> bool {
     simple && (command == prefix || command.starts_with(&format!("{prefix} ")))
 }
 
+mod undo;
+
+use undo::{not_covered_text, titled};
+
+/// Starts a call's checkpoint window again (a new snapshot before it runs).
+pub(crate) type Reopen = Box<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
+
 /// The approver of one tool call.
 pub struct CallApprover {
     gate: Arc<SessionGate>,
@@ -147,6 +162,10 @@ pub struct CallApprover {
     raw_input: Value,
     /// The diffs that were applied, for the call's final update.
     applied: Mutex<Vec<ToolCallContent>>,
+    /// The session's checkpoint store and the workspace root: which files undo leaves out.
+    undo: Option<(Arc<tandem_checkpoint::Store>, PathBuf)>,
+    /// For a call whose effects are unknown (a command): run once the person allowed it.
+    reopen: Option<Reopen>,
 }
 
 impl CallApprover {
@@ -160,7 +179,37 @@ impl CallApprover {
         kind: ToolKind,
         raw_input: Value,
     ) -> Self {
-        Self { gate, client, cancel, tool_call_id, title, kind, raw_input, applied: Mutex::new(Vec::new()) }
+        Self {
+            gate,
+            client,
+            cancel,
+            tool_call_id,
+            title,
+            kind,
+            raw_input,
+            applied: Mutex::new(Vec::new()),
+            undo: None,
+            reopen: None,
+        }
+    }
+
+    /// Checks changes against the checkpoint `store` of the workspace at `root`: a file it
+    /// leaves out is named, and always asked about (yolo aside).
+    pub(crate) fn with_undo(mut self, store: Option<Arc<tandem_checkpoint::Store>>, root: PathBuf) -> Self {
+        self.undo = store.map(|store| (store, root));
+        self
+    }
+
+    /// Runs `reopen` once the person allowed the call.
+    pub(crate) fn with_reopen(mut self, reopen: Reopen) -> Self {
+        self.reopen = Some(reopen);
+        self
+    }
+
+    async fn allowed(&self) {
+        if let Some(reopen) = &self.reopen {
+            reopen().await;
+        }
     }
 
     /// The diffs this call applied (after the review: only accepted hunks).
@@ -214,6 +263,7 @@ impl CallApprover {
 
     async fn ask(
         &self,
+        title: String,
         content: Vec<ToolCallContent>,
         options: Vec<PermissionOption>,
         diagnostics: Option<DiagnosticsPreview>,
@@ -222,7 +272,7 @@ impl CallApprover {
             session_id: self.gate.session_id.clone(),
             tool_call: ToolCallUpdate {
                 tool_call_id: self.tool_call_id.clone(),
-                title: Some(self.title.clone()),
+                title: Some(title),
                 kind: Some(self.kind),
                 status: Some(ToolCallStatus::Pending),
                 locations: locations_of(&content),
@@ -300,21 +350,35 @@ impl Approver for CallApprover {
     }
 
     async fn review_changes(&self, files: &[StagedFile], preview: Option<&DiagnosticsPreview>) -> ChangeDecision {
-        if let Some(decision) = self.answer_without_asking(files) {
-            if matches!(decision, ChangeDecision::Accept { .. }) {
-                self.record(files, None);
+        // What this change would overwrite or delete beyond undo's reach (yolo never asks;
+        // plan mode changes only its plan file).
+        let not_covered = match self.gate.mode() {
+            ModeId::Yolo | ModeId::Plan => Vec::new(),
+            ModeId::Default | ModeId::AutoEdit => {
+                self.not_covered(files.iter().filter(|f| f.old_text.is_some()).map(|f| f.path.clone()).collect()).await
             }
-            return decision;
+        };
+        if let Some(decision) = self.answer_without_asking(files) {
+            let accept = matches!(decision, ChangeDecision::Accept { .. });
+            if !accept || not_covered.is_empty() {
+                if accept {
+                    self.record(files, None);
+                }
+                return decision;
+            }
         }
-        let content: Vec<ToolCallContent> =
-            files.iter().map(|f| diff_content(f, f.new_text.clone().unwrap_or_default(), true)).collect();
+        let mut content = Vec::new();
+        if !not_covered.is_empty() {
+            content.push(ToolCallContent::Content { content: ContentBlock::text(not_covered_text(&not_covered)) });
+        }
+        content.extend(files.iter().map(|f| diff_content(f, f.new_text.clone().unwrap_or_default(), true)));
         let options = vec![
             option("allow_once", "Accept", PermissionOptionKind::AllowOnce),
             option("allow_always", "Always allow edits this session", PermissionOptionKind::AllowAlways),
             option("reject_once", "Reject", PermissionOptionKind::RejectOnce),
             option("reject_always", "Reject all edits this session", PermissionOptionKind::RejectAlways),
         ];
-        match self.ask(content, options, preview.cloned()).await {
+        match self.ask(titled(&self.title, &not_covered), content, options, preview.cloned()).await {
             None | Some(PermissionOutcome::Cancelled) => ChangeDecision::Cancelled,
             Some(PermissionOutcome::Selected { option_id, accepted_hunks, message }) => match option_id.as_str() {
                 "allow_once" | "allow_always" => {
@@ -345,7 +409,9 @@ impl Approver for CallApprover {
             return CommandDecision::Reject { reason: Some("the session is in plan mode (read-only)".into()) };
         }
         let command = check.command.trim();
-        if !check.destroys_data && self.gate.rules().allow_commands.iter().any(|prefix| covered(prefix, command)) {
+        let not_covered = self.not_covered(self.named_paths(command, &check.working_dir)).await;
+        let loses = check.destroys_data || !not_covered.is_empty();
+        if !loses && self.gate.rules().allow_commands.iter().any(|prefix| covered(prefix, command)) {
             return CommandDecision::Allow;
         }
         if self.gate.rules().reject_commands.iter().any(|prefix| covered(prefix, command)) {
@@ -355,16 +421,19 @@ impl Approver for CallApprover {
         }
         // Auto-edit runs what would ask in the workspace-write sandbox, as the person chose a
         // mode that lets the agent change the workspace; data loss still asks.
-        if self.gate.mode() == ModeId::AutoEdit && check.sandboxable {
+        if self.gate.mode() == ModeId::AutoEdit && check.sandboxable && not_covered.is_empty() {
             return CommandDecision::RunSandboxed;
         }
         let prefix = command_prefix(command);
         let background = if check.background { " (in the background)" } else { "" };
-        let text = format!("$ {command}\n\nin `{}`{background}\nneeds approval: {why}", check.working_dir);
+        let mut text = format!("$ {command}\n\nin `{}`{background}\nneeds approval: {why}", check.working_dir);
+        if !not_covered.is_empty() {
+            text.push_str(&format!("\n\n{}", not_covered_text(&not_covered)));
+        }
         let content = vec![ToolCallContent::Content { content: ContentBlock::text(text) }];
         let mut options = vec![option("allow_once", "Run", PermissionOptionKind::AllowOnce)];
         // Data loss is confirmed each time: no "always" for it.
-        if !check.destroys_data && !prefix.is_empty() && covered(&prefix, command) {
+        if !loses && !prefix.is_empty() && covered(&prefix, command) {
             options.push(option(
                 "allow_always",
                 format!("Always allow `{prefix}` this session"),
@@ -379,7 +448,7 @@ impl Approver for CallApprover {
                 PermissionOptionKind::RejectAlways,
             ));
         }
-        match self.ask(content, options, None).await {
+        let decision = match self.ask(titled(&self.title, &not_covered), content, options, None).await {
             None | Some(PermissionOutcome::Cancelled) => CommandDecision::Cancelled,
             Some(PermissionOutcome::Selected { option_id, message, .. }) => match option_id.as_str() {
                 "allow_once" => CommandDecision::Allow,
@@ -393,7 +462,11 @@ impl Approver for CallApprover {
                 }
                 _ => CommandDecision::Reject { reason: message },
             },
+        };
+        if decision == CommandDecision::Allow {
+            self.allowed().await;
         }
+        decision
     }
 
     async fn confirm_tool(&self, check: &ToolCheck) -> CommandDecision {
@@ -425,7 +498,7 @@ impl Approver for CallApprover {
             ),
             option("reject_once", "Don't run", PermissionOptionKind::RejectOnce),
         ];
-        match self.ask(content, options, None).await {
+        let decision = match self.ask(self.title.clone(), content, options, None).await {
             None | Some(PermissionOutcome::Cancelled) => CommandDecision::Cancelled,
             Some(PermissionOutcome::Selected { option_id, message, .. }) => match option_id.as_str() {
                 "allow_once" => CommandDecision::Allow,
@@ -435,7 +508,11 @@ impl Approver for CallApprover {
                 }
                 _ => CommandDecision::Reject { reason: message },
             },
+        };
+        if decision == CommandDecision::Allow {
+            self.allowed().await;
         }
+        decision
     }
 }
 

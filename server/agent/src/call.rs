@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::approver::CallApprover;
+use crate::checkpoints::CallWindow;
 use crate::limits::{OutputKind, cap_output, short};
 use crate::session::{History, Session};
 use crate::store::Record;
@@ -179,7 +180,9 @@ async fn run_call(
         ..Default::default()
     };
     agent.client.update(&session.id, SessionUpdate::ToolCallUpdate(running)).await;
-    let approver = Arc::new(CallApprover::new(
+    // What it may change can be undone: commands included, whose effects nobody can predict.
+    let window = CallWindow::of(&call.tool_call_id, spec);
+    let approver = CallApprover::new(
         Arc::clone(&session.gate),
         Arc::clone(&session.client),
         cancel.clone(),
@@ -187,14 +190,16 @@ async fn run_call(
         title.clone(),
         kind,
         call.arguments.clone(),
-    ));
-    let ctx = tool_context(agent, session, call, Arc::clone(&approver), cancel);
-    // What it may change can be undone: commands included, whose effects nobody can predict.
-    if !spec.effect.is_read_only() {
-        let at = Some((call.tool_call_id.clone(), spec.name.to_owned()));
-        agent.snapshot(session, tandem_checkpoint::Kind::BeforeTool, at).await;
+    );
+    let approver = Arc::new(agent.undo_aware(approver, session, window.as_ref()));
+    let mut ctx = tool_context(agent, session, call, Arc::clone(&approver), cancel);
+    if let Some(window) = &window {
+        agent.open_window(session, window, &mut ctx).await;
     }
     let result = invoke(session, spec, &title, call, ctx, cancel).await;
+    if let Some(window) = window {
+        agent.close_window(session, window).await;
+    }
     report(session, call, &result, approver.take_applied(), kind).await;
     outcome(spec, &result, failures.get(&failure_key(call)).copied().unwrap_or(0))
 }

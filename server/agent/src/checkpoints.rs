@@ -1,20 +1,23 @@
-//! Checkpoints of a session: a snapshot before each turn and each tool call that can change
-//! files, and one at each turn's end; `tandem/session/checkpoints` lists them and
+//! Checkpoints of a session: a snapshot before each turn, around each tool call that can change
+//! files (with what the call's commits wrote, so that what the person changed meanwhile is
+//! told apart), and at each turn's end; `tandem/session/checkpoints` lists them and
 //! `tandem/session/restore` goes back to one, through the same review and commit path as any
-//! change, then tells the model what was undone.
+//! change, then tells the model what was undone. A restore never reads, shows or writes through
+//! a file that is now a symbolic link (or under one), and names the files the agent changed
+//! that checkpoints leave out.
 //!
 //! Snapshots are the top-level session's (a sub-agent's tool calls join its parent's chain).
 //! A failed snapshot is logged and the turn goes on: checkpoints must never stop work.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tandem_checkpoint::{Checkpoint, Kind, Label, Store, Target};
+use tandem_checkpoint::{Checkpoint, Effects, FileWrite, Kind, Label, LeftOut, Store, Target};
 use tandem_protocol::{
     CheckpointInfo, CheckpointKind, SessionCheckpointFileParams, SessionCheckpointFileResult, SessionCheckpointsParams,
     SessionCheckpointsResult, SessionRestoreParams, SessionRestoreResult, ToolKind,
 };
-use tandem_tools::{RestoreFile, ToolContext};
+use tandem_tools::{RestoreFile, ToolContext, WriteLog, Written};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, AgentError};
@@ -51,7 +54,7 @@ fn checkpoint_error(err: tandem_checkpoint::CheckpointError) -> AgentError {
 impl Agent {
     /// The workspace's checkpoint store, opened on first use; `None` when it cannot be (no git,
     /// no usable `.tandem`), logged once.
-    fn checkpoint_store(&self) -> Option<Arc<Store>> {
+    pub(crate) fn checkpoint_store(&self) -> Option<Arc<Store>> {
         self.checkpoints
             .get_or_init(|| {
                 if std::env::var("TANDEM_CHECKPOINTS").is_ok_and(|v| v == "off" || v == "0") {
@@ -76,23 +79,30 @@ impl Agent {
             .clone()
     }
 
-    /// Takes a snapshot for `session` (nothing for a session that is not stored).
+    /// The checkpoint store `session`'s snapshots go to (none for a session that is not stored).
+    pub(crate) fn session_store(&self, session: &Session) -> Option<Arc<Store>> {
+        if !session.is_stored() && session.depth == 0 {
+            return None;
+        }
+        self.checkpoint_store()
+    }
+
+    /// Takes a snapshot for `session` (nothing for a session that is not stored); `effects`
+    /// for one that closes a tool call's or a restore's window.
     pub(crate) async fn snapshot(
         &self,
         session: &Session,
         kind: Kind,
         call: Option<(String, String)>,
+        effects: Option<Effects>,
     ) -> Option<Checkpoint> {
-        if !session.is_stored() && session.depth == 0 {
-            return None;
-        }
-        let store = self.checkpoint_store()?;
+        let store = self.session_store(session)?;
         let id = top(&session.id).to_owned();
         let buffers: Vec<(PathBuf, String)> = self.cache.documents();
         let snapshot = tokio::task::spawn_blocking(move || {
             let turn = store.list(&id)?.last().map_or(0, |c| c.turn);
             let turn = if kind == Kind::BeforeTurn { turn + 1 } else { turn.max(1) };
-            store.snapshot(&id, Label { kind, turn, call }, &buffers)
+            store.snapshot(&id, Label { kind, turn, call, effects }, &buffers)
         })
         .await;
         match snapshot {
@@ -106,6 +116,52 @@ impl Agent {
                 None
             }
         }
+    }
+
+    /// `approver` checking changes against `session`'s checkpoints when the call has a
+    /// `window`, and opening a command's window again once the person allowed it.
+    pub(crate) fn undo_aware(
+        &self,
+        approver: CallApprover,
+        session: &Arc<Session>,
+        window: Option<&CallWindow>,
+    ) -> CallApprover {
+        let Some(window) = window else { return approver };
+        let approver = approver.with_undo(self.session_store(session), self.workspace.root().to_path_buf());
+        if window.exact {
+            return approver;
+        }
+        let (me, session, at) = (self.me.clone(), Arc::clone(session), window.at.clone());
+        approver.with_reopen(Box::new(move || {
+            let (me, session, at) = (me.clone(), Arc::clone(&session), at.clone());
+            Box::pin(async move {
+                if let Some(agent) = me.upgrade() {
+                    agent.snapshot(&session, Kind::BeforeTool, Some(at), None).await;
+                }
+            })
+        }))
+    }
+
+    /// Opens a call's window: a snapshot before it, and the write log its commits fill.
+    pub(crate) async fn open_window(&self, session: &Session, window: &CallWindow, ctx: &mut ToolContext) {
+        ctx.writes = Some(Arc::clone(&window.writes));
+        self.snapshot(session, Kind::BeforeTool, Some(window.at.clone()), None).await;
+    }
+
+    /// Closes a call's window: a snapshot after it, with what it wrote. A file tool that wrote
+    /// nothing closes none: its window would explain no change (an `lsp` query costs one
+    /// snapshot, not two).
+    pub(crate) async fn close_window(&self, session: &Session, window: CallWindow) {
+        let effects = if window.exact {
+            let writes = file_writes(self.workspace.root(), window.writes.take());
+            if writes.is_empty() {
+                return;
+            }
+            Effects::Writes(writes)
+        } else {
+            Effects::Unknown
+        };
+        self.snapshot(session, Kind::AfterTool, Some(window.at), Some(effects)).await;
     }
 
     /// `tandem/session/checkpoints`.
@@ -156,7 +212,7 @@ impl Agent {
             _ => return Err(AgentError::Invalid("give exactly one of checkpointId, turn and toolCallId".into())),
         };
         let store = self.checkpoint_store().ok_or_else(unavailable)?;
-        let now = self.snapshot(&session, Kind::BeforeRestore, None).await.ok_or_else(|| {
+        let now = self.snapshot(&session, Kind::BeforeRestore, None, None).await.ok_or_else(|| {
             AgentError::Invalid(
                 "cannot take a snapshot of the current state, so nothing was restored (see the log)".into(),
             )
@@ -174,17 +230,24 @@ impl Agent {
         if params.include_conflicts {
             files.extend(plan.conflicts.iter().cloned());
         }
+        // A file that is now a link, or under one, is neither read (its diff would show what
+        // the link points at, maybe outside the workspace) nor written through.
+        let (linked, files): (Vec<_>, Vec<_>) = files.into_iter().partition(|f| through_link(&self.workspace, &f.path));
         let diff = plan_diff(&root, &files);
+        let mut skipped = plan.skipped.clone();
+        skipped.extend(linked.into_iter().map(|f| f.path));
         let mut result = SessionRestoreResult {
             restored: files.iter().map(|f| f.path.clone()).collect(),
             conflicts,
-            skipped: plan.skipped.clone(),
+            skipped,
             diff,
             message: String::new(),
             redo_checkpoint_id: Some(now.id),
+            not_covered: plan.not_covered.clone(),
         };
         if params.dry_run {
             result.message = format!("{} file(s) would be restored.", result.restored.len());
+            result.message.push_str(&not_covered_note(&result.not_covered));
             return Ok(result);
         }
         let label = match (&params.tool_call_id, plan.target.kind) {
@@ -207,16 +270,21 @@ impl Agent {
         ctx.working_dir = session.cwd.clone();
         ctx.editor = self.editor.clone();
         ctx.approver = Some(approver as Arc<dyn tandem_tools::Approver>);
+        let writes = Arc::new(WriteLog::default());
+        ctx.writes = Some(Arc::clone(&writes));
         let restore: Vec<RestoreFile> =
             files.into_iter().map(|f| RestoreFile { path: root.join(&f.path), content: f.content }).collect();
         let outcome = tandem_tools::restore_files(&ctx, restore).await;
-        self.snapshot(&session, Kind::AfterRestore, None).await;
+        let effects = Effects::Writes(file_writes(&root, writes.take()));
+        self.snapshot(&session, Kind::AfterRestore, None, Some(effects)).await;
         let (message, ok) = match outcome {
             Ok(output) => {
-                if let Some(not_text) = output.metadata.get("notText").and_then(|v| v.as_array()) {
-                    result.skipped.extend(not_text.iter().filter_map(|v| v.as_str().map(str::to_owned)));
-                    result.restored.retain(|p| !result.skipped.contains(p));
+                for key in ["notText", "linked"] {
+                    if let Some(left) = output.metadata.get(key).and_then(|v| v.as_array()) {
+                        result.skipped.extend(left.iter().filter_map(|v| v.as_str().map(str::to_owned)));
+                    }
                 }
+                result.restored.retain(|p| !result.skipped.contains(p));
                 (output.output, true)
             }
             Err(err) => (err.message, false),
@@ -224,7 +292,7 @@ impl Agent {
         if !ok {
             result.restored.clear();
         }
-        result.message = message;
+        result.message = message + &not_covered_note(&result.not_covered);
         // The model's picture of the files must stay true: it learns what was undone.
         let mut note = format!("{RESTORE_NOTE}{label}.");
         if !result.restored.is_empty() {
@@ -232,6 +300,12 @@ impl Agent {
         }
         if !result.conflicts.is_empty() && !params.include_conflicts {
             note.push_str(&format!(" Left as the person changed them: {}.", result.conflicts.join(", ")));
+        }
+        if !result.not_covered.is_empty() {
+            note.push_str(&format!(
+                " Changed by you earlier but not covered by undo (left out of checkpoints), so not restored: {}.",
+                result.not_covered.join(", ")
+            ));
         }
         if !ok {
             note.push_str(&format!(" The restore did not happen: {}.", result.message));
@@ -283,6 +357,29 @@ impl Agent {
     }
 }
 
+/// The checkpoint window of a tool call that can change files: from a snapshot before it to one
+/// after it that says what it changed.
+pub(crate) struct CallWindow {
+    /// The call's id and its tool.
+    at: (String, String),
+    /// Its effects are its commits' writes (file tools, memories), not unknown (commands,
+    /// outside tools).
+    exact: bool,
+    /// What its commits wrote.
+    writes: Arc<WriteLog>,
+}
+
+impl CallWindow {
+    /// The window of call `id` of a tool described by `spec`; none for a tool that only reads.
+    pub(crate) fn of(id: &str, spec: &tandem_tools::ToolSpec) -> Option<Self> {
+        (!spec.effect.is_read_only()).then(|| Self {
+            at: (id.to_owned(), spec.name.to_owned()),
+            exact: matches!(spec.effect, tandem_tools::Effect::Files | tandem_tools::Effect::State),
+            writes: Arc::default(),
+        })
+    }
+}
+
 /// A restore's outcome in a few lines, for a chat or a terminal.
 pub fn describe_restore(result: &SessionRestoreResult) -> String {
     let mut text = result.message.clone();
@@ -293,9 +390,53 @@ pub fn describe_restore(result: &SessionRestoreResult) -> String {
         ));
     }
     if !result.skipped.is_empty() {
-        text.push_str(&format!("\nNot restored (too large or not text): {}", result.skipped.join(", ")));
+        text.push_str(&format!(
+            "\nNot restored (too large, not text, or now a symbolic link): {}",
+            result.skipped.join(", ")
+        ));
     }
     text
+}
+
+/// The line naming the files no restore can bring back, for a restore's message.
+fn not_covered_note(files: &[String]) -> String {
+    if files.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nNot covered by undo (the agent changed them, but checkpoints leave them out: too large or ignored): {}",
+        files.join(", ")
+    )
+}
+
+/// Whether `path` (workspace-relative) now leads through a symbolic link: itself, or a
+/// directory above it. A restore neither reads nor writes such a file.
+fn through_link(workspace: &tandem_tools::Workspace, path: &str) -> bool {
+    let literal = workspace.root().join(path);
+    literal.to_str().is_none_or(|raw| workspace.resolve(raw, workspace.root()).map_or(true, |real| real != literal))
+}
+
+/// A call's or a restore's writes as the checkpoint store records them: workspace-relative
+/// paths (writes elsewhere are never in a snapshot), the same content hashes.
+pub(crate) fn file_writes(root: &Path, writes: Vec<Written>) -> Vec<FileWrite> {
+    writes
+        .into_iter()
+        .filter_map(|w| {
+            let relative = w.path.strip_prefix(root).ok()?;
+            let names: Option<Vec<&str>> = relative.components().map(|c| c.as_os_str().to_str()).collect();
+            Some(FileWrite { path: names?.join("/"), before: w.before.map(|h| h.0), after: w.after.map(|h| h.0) })
+        })
+        .collect()
+}
+
+/// Why a file is not covered by undo, in words.
+pub(crate) fn left_out_reason(why: LeftOut) -> String {
+    match why {
+        LeftOut::TooLarge => {
+            format!("over the {} MB checkpoint limit", tandem_checkpoint::DEFAULT_MAX_FILE_BYTES / (1024 * 1024))
+        }
+        LeftOut::Ignored => "ignored: .gitignore or a default exclude".to_owned(),
+    }
 }
 
 /// `path` (workspace-relative or absolute inside `root`) as the checkpoint store names it:
@@ -328,6 +469,7 @@ fn info(checkpoint: &Checkpoint) -> CheckpointInfo {
         kind: match checkpoint.kind {
             Kind::BeforeTurn => CheckpointKind::BeforeTurn,
             Kind::BeforeTool => CheckpointKind::BeforeTool,
+            Kind::AfterTool => CheckpointKind::AfterTool,
             Kind::AfterTurn => CheckpointKind::AfterTurn,
             Kind::BeforeRestore => CheckpointKind::BeforeRestore,
             Kind::AfterRestore => CheckpointKind::AfterRestore,
@@ -358,4 +500,25 @@ fn plan_diff(root: &std::path::Path, files: &[tandem_checkpoint::Restored]) -> S
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_reach_the_store_relative_with_the_hash_snapshots_are_checked_with() {
+        let bytes = b"fn main() {}\n";
+        assert_eq!(tandem_checkpoint::content_hash(bytes), tandem_text::ContentHash::of(bytes).0);
+        let root = Path::new("/ws");
+        let hash = Some(tandem_text::ContentHash::of(bytes));
+        let writes = vec![
+            Written { path: PathBuf::from("/ws/src/main.rs"), before: None, after: hash },
+            Written { path: PathBuf::from("/elsewhere/x.rs"), before: hash, after: None },
+        ];
+        assert_eq!(
+            file_writes(root, writes),
+            [FileWrite { path: "src/main.rs".into(), before: None, after: hash.map(|h| h.0) }]
+        );
+    }
 }

@@ -40,6 +40,17 @@ impl Git {
 
     /// Runs `git ARGS` with `input` on stdin; its stdout.
     pub(crate) fn run(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, CheckpointError> {
+        self.run_allowing(args, input, 0)
+    }
+
+    /// [`Git::run`], where exit status `also_ok` is an answer too (`check-ignore`: 1 when
+    /// nothing is ignored).
+    pub(crate) fn run_allowing(
+        &self,
+        args: &[&str],
+        input: Option<&[u8]>,
+        also_ok: i32,
+    ) -> Result<Vec<u8>, CheckpointError> {
         let mut command = Command::new("git");
         // No inherited `GIT_*` variable (`GIT_DIR`, `GIT_CONFIG_*`, `GIT_EXTERNAL_DIFF`, ...:
         // none of them is the store's), removed before the store's own are set.
@@ -77,7 +88,7 @@ impl Git {
             stdin.write_all(input)?;
         }
         let output = child.wait_with_output()?;
-        if !output.status.success() {
+        if !output.status.success() && output.status.code() != Some(also_ok) {
             return Err(CheckpointError::Git {
                 command: args.first().copied().unwrap_or_default().to_owned(),
                 stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
@@ -126,14 +137,117 @@ impl Git {
         Ok(out)
     }
 
-    /// A file's content in a tree; `None` when the tree does not hold it.
+    /// A file's content in a tree; `None` when the tree holds no file there (nothing, or a
+    /// directory).
     pub(crate) fn blob(&self, tree: &str, path: &str) -> Result<Option<Vec<u8>>, CheckpointError> {
-        let listed = self.run(&["ls-tree", "-z", tree, "--", path], None)?;
-        if listed.is_empty() {
-            return Ok(None);
-        }
-        self.run(&["cat-file", "blob", &format!("{tree}:{path}")], None).map(Some)
+        Ok(self.contents(&[(tree, path)])?.pop().flatten())
     }
+
+    /// For each `(tree, path)`, the file's content there; `None` when the tree holds no file
+    /// there. One `git cat-file --batch` per [`BATCH_INPUT_BYTES`] of names.
+    pub(crate) fn contents(&self, files: &[(&str, &str)]) -> Result<Vec<Option<Vec<u8>>>, CheckpointError> {
+        let mut out = Vec::with_capacity(files.len());
+        for batch in batches(files) {
+            let (names, asked) = batch_input(batch);
+            let stdout = if names.is_empty() { Vec::new() } else { self.run(&["cat-file", "--batch"], Some(&names))? };
+            let mut rest = stdout.as_slice();
+            for ask in asked {
+                if !ask {
+                    out.push(None);
+                    continue;
+                }
+                let (header, after) = split_line(rest).ok_or_else(unexpected_batch)?;
+                rest = after;
+                match found(header) {
+                    Some((kind, size)) => {
+                        let content = rest.get(..size).ok_or_else(unexpected_batch)?;
+                        out.push((kind == "blob").then(|| content.to_vec()));
+                        // The content, then a newline.
+                        rest = rest.get(size + 1..).ok_or_else(unexpected_batch)?;
+                    }
+                    None => out.push(None),
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// For each `(tree, path)`, whether the tree holds a file there. One `git cat-file
+    /// --batch-check` per [`BATCH_INPUT_BYTES`] of names.
+    pub(crate) fn holds(&self, files: &[(&str, &str)]) -> Result<Vec<bool>, CheckpointError> {
+        let mut out = Vec::with_capacity(files.len());
+        for batch in batches(files) {
+            let (names, asked) = batch_input(batch);
+            let stdout =
+                if names.is_empty() { Vec::new() } else { self.run(&["cat-file", "--batch-check"], Some(&names))? };
+            let mut lines = stdout.split(|&b| b == b'\n');
+            for ask in asked {
+                let held =
+                    ask && found(lines.next().ok_or_else(unexpected_batch)?).is_some_and(|(kind, _)| kind == "blob");
+                out.push(held);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Input per `cat-file --batch` call: far under a pipe's 64 KiB, so writing it all never waits
+/// for git's output (which may be large) to be read.
+const BATCH_INPUT_BYTES: usize = 32 * 1024;
+
+/// `files` in runs whose names fit [`BATCH_INPUT_BYTES`].
+fn batches<'a>(files: &'a [(&'a str, &'a str)]) -> impl Iterator<Item = &'a [(&'a str, &'a str)]> {
+    let mut rest = files;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut bytes = 0;
+        let mut take = 0;
+        while take < rest.len()
+            && (take == 0 || bytes + rest[take].0.len() + rest[take].1.len() + 2 <= BATCH_INPUT_BYTES)
+        {
+            bytes += rest[take].0.len() + rest[take].1.len() + 2;
+            take += 1;
+        }
+        let (batch, after) = rest.split_at(take);
+        rest = after;
+        Some(batch)
+    })
+}
+
+/// The `tree:path` lines of a batch, and which entries were asked (a name with a newline
+/// cannot be: it counts as not held).
+fn batch_input(batch: &[(&str, &str)]) -> (Vec<u8>, Vec<bool>) {
+    let mut names = Vec::new();
+    let mut asked = Vec::with_capacity(batch.len());
+    for (tree, path) in batch {
+        let ok = !path.contains('\n') && !path.is_empty();
+        if ok {
+            names.extend_from_slice(format!("{tree}:{path}\n").as_bytes());
+        }
+        asked.push(ok);
+    }
+    (names, asked)
+}
+
+/// A `cat-file` header line's type and size, or `None` for `<name> missing` (and the like).
+fn found(header: &[u8]) -> Option<(&str, usize)> {
+    let header = std::str::from_utf8(header).ok()?;
+    let mut fields = header.split(' ');
+    let (id, kind, size) = (fields.next()?, fields.next()?, fields.next()?);
+    let is_id = id.len() >= 40 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    (is_id && fields.next().is_none()).then_some(())?;
+    Some((kind, size.parse().ok()?))
+}
+
+fn split_line(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let end = bytes.iter().position(|&b| b == b'\n')?;
+    Some((&bytes[..end], &bytes[end + 1..]))
+}
+
+fn unexpected_batch() -> CheckpointError {
+    CheckpointError::Git { command: "cat-file".into(), stderr: "unexpected output for --batch".into() }
 }
 
 /// Pairs per `diff-tree --stdin`: their input (at most 130 bytes a line, SHA-256 ids included)

@@ -1,4 +1,4 @@
-//! Checkpoints: snapshots of the workspace before each turn and before each tool call that can
+//! Checkpoints: snapshots of the workspace before each turn and around each tool call that can
 //! change files (commands included, whose effects cannot be predicted), kept in a shadow git
 //! repository in the workspace's state directory (outside the workspace) that never touches the person's own `.git`; and
 //! restore plans that bring files back to a checkpoint without overwriting what the person
@@ -10,14 +10,21 @@
 //! call is hermetic (see `git.rs`). Files over a size cap are left out and listed; so are
 //! ignored files, nested repositories' contents, and anything in `.git` or `.tandem`.
 //!
-//! **Who changed what:** a snapshot's [`Kind`] says whether the agent or the person had the
-//! workspace until the next one. Between a turn's start and its end the agent was working; from
-//! a turn's end to the next snapshot, the person was. A restore plan treats a file the person
-//! changed after the checkpoint as a [`Conflict`], never as something to overwrite.
+//! **Who changed what:** Tandem changes files only inside a *window*: from the snapshot that
+//! starts a tool call ([`Kind::BeforeTool`], taken again once the person allowed a command) or
+//! a restore to the one that ends it ([`Kind::AfterTool`], [`Kind::AfterRestore`]), which says
+//! what Tandem knows it did ([`Effects`]). A command's effects are unknown, so whatever changed
+//! in its window is its own; a file tool's and a restore's are exact (every write, with the hash
+//! of what it replaced and what it left), so a change in their window that the writes do not
+//! explain is the person's. Every change outside a window is the person's: between turns,
+//! between the agent's calls while the model thinks, while a command waits for approval. A
+//! restore plan treats a file the person changed after the checkpoint as a [`Conflict`], never
+//! as something to overwrite.
 
 mod git;
+mod large;
+mod plan;
 
-use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -65,23 +72,60 @@ pub enum CheckpointError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Kind {
-    /// A turn starts (the agent works until the turn's end).
+    /// A turn starts.
     BeforeTurn,
-    /// A tool call that can change files starts.
+    /// A tool call that can change files starts (its window opens; taken again when the
+    /// person allowed a command, so the wait is not part of it).
     BeforeTool,
-    /// A turn ended (the person has the workspace until the next snapshot).
+    /// A tool call ended (its window closes; the snapshot carries its [`Effects`]).
+    AfterTool,
+    /// A turn ended.
     AfterTurn,
-    /// A restore starts (the state it replaces: what a redo brings back).
+    /// A restore starts (the state it replaces: what a redo brings back; its window opens).
     BeforeRestore,
-    /// A restore ended (the person has the workspace again).
+    /// A restore ended (its window closes; the snapshot carries its [`Effects`]).
     AfterRestore,
 }
 
-impl Kind {
-    /// Whether the person, not the agent, had the workspace from this snapshot to the next.
-    pub fn hands_back(self) -> bool {
-        matches!(self, Kind::AfterTurn | Kind::AfterRestore)
-    }
+/// What Tandem knows it changed in a window (a tool call, a restore), given on the snapshot
+/// that closes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Effects {
+    /// Unknown (a command, an outside server's tool): whatever changed in the window is the
+    /// call's.
+    Unknown,
+    /// Exactly these writes, in order: a change in the window they do not explain is the
+    /// person's.
+    Writes(Vec<FileWrite>),
+}
+
+/// One file Tandem wrote or removed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileWrite {
+    /// Workspace-relative, `/`-separated.
+    pub path: String,
+    /// [`content_hash`] of what it replaced; `None`: nothing was there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<u64>,
+    /// [`content_hash`] of what it left; `None`: the file was removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<u64>,
+}
+
+/// The hash [`FileWrite`]s carry: xxh3-64 of the bytes, the same as `tandem_text::ContentHash`.
+pub fn content_hash(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}
+
+/// Why a file is left out of snapshots, so that undo cannot bring it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeftOut {
+    /// Larger than the size cap.
+    TooLarge,
+    /// Ignored (`.gitignore`, the default excludes, or once over the cap).
+    Ignored,
 }
 
 /// One snapshot of a session.
@@ -109,6 +153,14 @@ pub struct Checkpoint {
     /// Files left out because they are larger than the cap (workspace-relative).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
+    /// On a snapshot that closes a window ([`Kind::AfterTool`], [`Kind::AfterRestore`]): what
+    /// Tandem knows it changed in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effects: Option<Effects>,
+    /// Files left out for their size that changed (or went) since the previous snapshot: what
+    /// a restore cannot bring back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub large_changed: Vec<String>,
 }
 
 /// What a new snapshot is of.
@@ -118,8 +170,17 @@ pub struct Label {
     pub kind: Kind,
     /// The turn.
     pub turn: u64,
-    /// The tool call about to run, and its tool.
+    /// The tool call about to run (or that ended), and its tool.
     pub call: Option<(String, String)>,
+    /// For [`Kind::AfterTool`] and [`Kind::AfterRestore`]: what Tandem knows it changed.
+    pub effects: Option<Effects>,
+}
+
+impl Label {
+    /// A label without a call.
+    pub fn new(kind: Kind, turn: u64) -> Self {
+        Self { kind, turn, call: None, effects: None }
+    }
 }
 
 /// What a restore goes back to.
@@ -156,6 +217,9 @@ pub struct Plan {
     pub conflicts: Vec<Conflict>,
     /// Files the target's snapshot left out (over the size cap): not restored.
     pub skipped: Vec<String>,
+    /// Files Tandem changed or removed after the target that snapshots leave out (over the size
+    /// cap, ignored): no restore can bring them back.
+    pub not_covered: Vec<String>,
 }
 
 /// The file that marks a store Tandem made.
@@ -326,6 +390,7 @@ impl Store {
                 commit
             }
         };
+        let large_changed = large::update(&self.dir, &self.root, &ref_name(session), &skipped)?;
         let (tool_call_id, tool) = label.call.map_or((None, None), |(id, tool)| (Some(id), Some(tool)));
         let checkpoint = Checkpoint {
             id: previous.last().map_or(1, |p| p.id + 1),
@@ -337,6 +402,8 @@ impl Store {
             tree,
             time_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
             skipped,
+            effects: label.effects,
+            large_changed,
         };
         let mut line = serde_json::to_string(&checkpoint).map_err(io::Error::other)?;
         line.push('\n');
@@ -373,68 +440,6 @@ impl Store {
         Ok(large)
     }
 
-    /// What restoring `target` would do, given `now`: a snapshot taken just before (a
-    /// [`Kind::BeforeRestore`], the session's last).
-    pub fn plan(&self, session: &str, target: &Target, now: &Checkpoint) -> Result<Plan, CheckpointError> {
-        let list = self.list(session)?;
-        let unknown = |what: String| CheckpointError::Unknown { what };
-        let (start, end) = match target {
-            Target::Checkpoint(id) => {
-                (list.iter().position(|c| c.id == *id).ok_or_else(|| unknown(format!("{id}")))?, None)
-            }
-            Target::Turn(turn) => (
-                list.iter()
-                    .position(|c| c.turn == *turn && c.kind == Kind::BeforeTurn)
-                    .ok_or_else(|| unknown(format!("for turn {turn}")))?,
-                None,
-            ),
-            Target::Call(id) => {
-                let at = list
-                    .iter()
-                    .position(|c| c.tool_call_id.as_deref() == Some(id))
-                    .ok_or_else(|| unknown(format!("for tool call `{id}`")))?;
-                (at, Some(at + 1))
-            }
-        };
-        let target = list[start].clone();
-        // The files to bring back: all that differ from the target now, or (for one call)
-        // those the call changed.
-        let candidates = match end {
-            None => self.git.changed(&target.tree, &now.tree)?,
-            Some(next) => {
-                let after = list.get(next).map_or(now.tree.as_str(), |c| c.tree.as_str());
-                self.git.changed(&target.tree, after)?
-            }
-        };
-        // Who changed them since: the person, in every stretch that began by handing back.
-        let mut by_person = BTreeSet::new();
-        let stretches = list[start..].iter().zip(list[start + 1..].iter().chain(std::iter::once(now)));
-        for (from, to) in stretches {
-            let last_before_now = to.id == now.id && from.id != now.id;
-            // A snapshot that was not followed by a hand-back before `now` (a turn cut off by
-            // a crash) counts as the person's too: never overwrite on a guess.
-            if from.kind.hands_back() || (last_before_now && !matches!(from.kind, Kind::BeforeRestore)) {
-                by_person.extend(self.git.changed(&from.tree, &to.tree)?);
-            }
-        }
-        // For one call, what changed after it (by anyone) is not the call's to undo.
-        if let Some(next) = end
-            && let Some(after) = list.get(next)
-        {
-            by_person.extend(self.git.changed(&after.tree, &now.tree)?);
-        }
-        let (mut files, mut conflicts) = (Vec::new(), Vec::new());
-        for path in candidates {
-            let restored = Restored { content: self.git.blob(&target.tree, &path)?, path };
-            if by_person.contains(&restored.path) {
-                conflicts.push(restored);
-            } else {
-                files.push(restored);
-            }
-        }
-        Ok(Plan { skipped: target.skipped.clone(), target, files, conflicts })
-    }
-
     /// For each checkpoint of `list` (a session's, oldest first), the files that changed between
     /// it and the next one; none for the last. One git call for up to 400 checkpoints.
     pub fn changes(&self, list: &[Checkpoint]) -> Result<Vec<Vec<String>>, CheckpointError> {
@@ -455,6 +460,46 @@ impl Store {
         self.git.blob(&checkpoint.tree, path)
     }
 
+    /// Which of `paths` (workspace-relative, `/`-separated) exist but are left out of snapshots,
+    /// and why: what a change to them could not be undone for. A directory is named when it is
+    /// ignored, and so are the files over the cap under it.
+    pub fn left_out(&self, paths: &[String]) -> Result<Vec<(String, LeftOut)>, CheckpointError> {
+        let mut out = Vec::new();
+        let mut ask = Vec::new();
+        let large = large::paths(&self.dir);
+        for path in paths {
+            // Under a link nothing is in a snapshot (git holds the link), and git refuses the name.
+            let through_link =
+                Path::new(path).ancestors().skip(1).filter(|dir| !dir.as_os_str().is_empty()).any(|dir| {
+                    std::fs::symlink_metadata(self.root.join(dir)).is_ok_and(|m| m.file_type().is_symlink())
+                });
+            if through_link {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(self.root.join(path)) else { continue };
+            if meta.is_file() && meta.len() > self.max_file_bytes {
+                out.push((path.clone(), LeftOut::TooLarge));
+                continue;
+            }
+            if meta.is_dir() {
+                let under = format!("{path}/");
+                out.extend(large.iter().filter(|p| p.starts_with(&under)).map(|p| (p.clone(), LeftOut::TooLarge)));
+            }
+            ask.push(path.as_str());
+        }
+        if !ask.is_empty() {
+            let mut input = Vec::new();
+            for path in &ask {
+                input.extend_from_slice(path.as_bytes());
+                input.push(0);
+            }
+            // Exit status 1: none of them is ignored.
+            let ignored = self.git.run_allowing(&["check-ignore", "-z", "--stdin"], Some(&input), 1)?;
+            out.extend(split_nul(&ignored).into_iter().map(|path| (path, LeftOut::Ignored)));
+        }
+        Ok(out)
+    }
+
     /// Removes the checkpoints of all but the `keep` most recently used sessions.
     pub fn prune(&self, keep: usize) -> Result<usize, CheckpointError> {
         let _lock = self.lock()?;
@@ -467,6 +512,7 @@ impl Store {
         for (_, path) in &logs[..old] {
             if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
                 self.git.run(&["update-ref", "-d", &format!("refs/sessions/{stem}")], None).ok();
+                std::fs::remove_file(large::stamps_path(&self.dir, stem)).ok();
             }
             std::fs::remove_file(path)?;
         }

@@ -20,8 +20,11 @@ pub struct SessionCheckpointsParams {
 pub enum CheckpointKind {
     /// A turn started.
     BeforeTurn,
-    /// A tool call that can change files started.
+    /// A tool call that can change files started (again once the person allowed a command:
+    /// what changed while they were asked is theirs).
     BeforeTool,
+    /// A tool call that can change files ended.
+    AfterTool,
     /// A turn ended.
     AfterTurn,
     /// A restore started (restoring this one is a redo).
@@ -40,7 +43,7 @@ pub struct CheckpointInfo {
     pub kind: CheckpointKind,
     /// The session's turn (from 1).
     pub turn: u64,
-    /// The tool call about to run (`beforeTool`).
+    /// The tool call about to run or that ended (`beforeTool`, `afterTool`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
     /// Its tool.
@@ -96,8 +99,14 @@ pub struct SessionRestoreResult {
     pub restored: Vec<String>,
     /// Files the person changed after the checkpoint: left alone unless `includeConflicts`.
     pub conflicts: Vec<String>,
-    /// Files the checkpoint does not hold (over the size cap) or that are not text.
+    /// Files not restored: the checkpoint does not hold them (over the size cap), they are not
+    /// text, or they are now a symbolic link or inside one (a restore never reads or writes
+    /// through a link).
     pub skipped: Vec<String>,
+    /// Files the agent changed or removed after the checkpoint that checkpoints leave out (over
+    /// the size cap, ignored): not covered by undo, so no restore can bring them back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_covered: Vec<String>,
     /// The change as a unified diff (current → restored).
     pub diff: String,
     /// What the restore did, in words (the review's outcome included).

@@ -22,6 +22,7 @@ pub mod testing;
 mod tool;
 pub mod trust;
 mod workspace;
+mod writes;
 
 pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
 pub use editor::{CommandOutcome, CommandRun, DocumentEdit, EditorClient};
@@ -35,3 +36,4 @@ pub use session::{
 };
 pub use tool::{Effect, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, parse_args};
 pub use workspace::{PathError, Workspace};
+pub use writes::{WriteLog, Written};

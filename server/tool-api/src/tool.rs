@@ -218,6 +218,9 @@ pub struct ToolContext {
     pub host: Option<Arc<dyn crate::session::SessionHost>>,
     /// The registry the call came through (for `tool_search`).
     pub registry: Option<Arc<crate::Registry>>,
+    /// Where the commit path records what this call wrote (checkpoints tell the agent's changes
+    /// from the person's by it); `None`: nobody keeps it (the person's own calls).
+    pub writes: Option<Arc<crate::WriteLog>>,
 }
 
 impl ToolContext {
@@ -239,6 +242,7 @@ impl ToolContext {
             approver: None,
             host: None,
             registry: None,
+            writes: None,
         }
     }
 }

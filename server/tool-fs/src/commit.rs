@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use tandem_text::disk::{self, DiskFile, Expected, ReadOutcome};
 use tandem_text::{ContentHash, Decoded, FileFormat, Rope, char_to_position, memory, minimal_change};
-use tandem_tool_api::{DocumentEdit, ToolContext, ToolError};
+use tandem_tool_api::{DocumentEdit, ToolContext, ToolError, Written};
 
 use super::journal::{self, Failed, Op};
 use super::lock::lock_paths;
@@ -109,27 +109,42 @@ async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) ->
     let new_hash = ctx.session_id.is_some().then(|| ContentHash::of(new_text.as_bytes()));
     let path = loaded.path.clone();
     let client = ctx.editor.clone().filter(|editor| editor.writes_files());
-    let committed = match (loaded.origin, client) {
+    // What the file held and holds, as a snapshot sees it (an open document's text, else the
+    // disk's bytes), for the call's write log.
+    let before = match &loaded.origin {
+        Origin::Editor { .. } => Some(loaded.hash),
+        Origin::Disk { disk_hash, .. } | Origin::Client { disk_hash, .. } => Some(*disk_hash),
+        Origin::Missing => None,
+    };
+    let (committed, after) = match (loaded.origin, client) {
         (Origin::Editor { version, rope }, _) => {
-            commit_to_editor(ctx, &path, version, &rope, &loaded.text, new_text).await?
+            let after = ContentHash::of(new_text.as_bytes());
+            (commit_to_editor(ctx, &path, version, &rope, &loaded.text, new_text).await?, after)
         }
         (origin, Some(editor)) => {
-            commit_to_client(ctx, editor.as_ref(), &path, &origin, loaded.hash, &new_text).await?
+            let bom = matches!(origin, Origin::Disk { format, .. } | Origin::Client { format, .. } if format.bom);
+            let after = ContentHash::of_parts(&FileFormat { bom, ..FileFormat::default() }.encode(&new_text));
+            (commit_to_client(ctx, editor.as_ref(), &path, &origin, loaded.hash, &new_text).await?, after)
         }
         (Origin::Disk { format, disk_hash } | Origin::Client { format, disk_hash }, None) => {
             let root = ctx.workspace.root().to_path_buf();
+            let after = ContentHash::of_parts(&format.encode(&new_text));
             let op = Op::Write { path, format, text: new_text, expected: Expected::Hash(disk_hash), mode_from: None };
             blocking(move || journal::commit(&root, vec![op]).map_err(|failed| failed.error.into())).await?;
-            Committed::new("disk", Vec::new())
+            (Committed::new("disk", Vec::new()), after)
         }
         (Origin::Missing, None) => {
             let root = ctx.workspace.root().to_path_buf();
             let format = FileFormat::default();
+            let after = ContentHash::of(new_text.as_bytes());
             let op = Op::Write { path, format, text: new_text, expected: Expected::Absent, mode_from: None };
             blocking(move || journal::commit(&root, vec![op]).map_err(|failed| failed.error.into())).await?;
-            Committed::new("disk", Vec::new())
+            (Committed::new("disk", Vec::new()), after)
         }
     };
+    if let Some(log) = &ctx.writes {
+        log.record(Written { path: loaded.path.clone(), before, after: Some(after) });
+    }
     if let Some(hash) = new_hash {
         remember(ctx, &loaded.path, hash);
     }
@@ -432,6 +447,24 @@ async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) 
         }
     }
     let disk_count = disk_ops.len();
+    let mut disk_writes = Vec::new();
+    if ctx.writes.is_some() {
+        for (path, before, change) in &disk_ops {
+            let before_hash = before.as_ref().map(|(_, hash, _)| *hash);
+            let format = before.as_ref().map(|(format, _, _)| *format).unwrap_or_default();
+            let written = |text: &str| Some(ContentHash::of_parts(&format.encode(text)));
+            match change {
+                Change::Write(text) => {
+                    disk_writes.push(Written { path: path.clone(), before: before_hash, after: written(text) });
+                }
+                Change::Delete => disk_writes.push(Written { path: path.clone(), before: before_hash, after: None }),
+                Change::Move { to, text } => {
+                    disk_writes.push(Written { path: to.clone(), before: None, after: written(text) });
+                    disk_writes.push(Written { path: path.clone(), before: before_hash, after: None });
+                }
+            }
+        }
+    }
     let root = ctx.workspace.root().to_path_buf();
     let done = if disk_ops.is_empty() { Vec::new() } else { blocking(move || disk_phase(&root, disk_ops)).await? };
     let mut committed: Vec<Committed> = (0..disk_count).map(|_| Committed::new("disk", Vec::new())).collect();
@@ -478,6 +511,11 @@ async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) 
                 };
                 return Err(ToolError::new(message));
             }
+        }
+    }
+    if let Some(log) = &ctx.writes {
+        for written in disk_writes {
+            log.record(written);
         }
     }
     for (path, hash) in stamps {

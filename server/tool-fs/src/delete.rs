@@ -68,8 +68,15 @@ impl TypedTool for Delete {
             }
             Target::Symlink(path) => {
                 confirm(&ctx, &format!("deletes the symbolic link `{shown}` (its target is untouched)")).await?;
+                // A snapshot holds a link as the text of its target.
+                let before = std::fs::read_link(&path)
+                    .ok()
+                    .map(|target| tandem_text::ContentHash::of(target.as_os_str().as_encoded_bytes()));
                 std::fs::remove_file(&path)
                     .map_err(|err| ToolError::new(format!("cannot delete the link `{shown}`: {err}")))?;
+                if let Some(log) = &ctx.writes {
+                    log.record(tandem_tool_api::Written { path: path.clone(), before, after: None });
+                }
                 Ok(ToolOutput::new(
                     format!("Deleted {shown}"),
                     format!("Deleted the symbolic link `{shown}` (its target is untouched)."),

@@ -2,7 +2,8 @@
 //! same path a change takes. Each file is loaded as the person sees it (editor buffer first),
 //! the whole restore is reviewed per file and per hunk as the session's mode says, and it is
 //! committed all-or-nothing: through the editor for open documents (so its undo still works),
-//! atomically on disk for the rest.
+//! atomically on disk for the rest. A file that is now a symbolic link (or under one) is left
+//! alone: a restore never reads or writes through a link.
 
 use std::path::PathBuf;
 
@@ -24,9 +25,17 @@ pub struct RestoreFile {
 pub async fn restore_files(ctx: &ToolContext, files: Vec<RestoreFile>) -> Result<ToolOutput, ToolError> {
     let mut changes = Vec::new();
     let mut not_text = Vec::new();
+    let mut linked = Vec::new();
     for file in files {
         ctx.workspace.check_writable(&file.path)?;
         let shown = ctx.workspace.display(&file.path);
+        // A path that now leads through a symbolic link (itself, or a directory above it) is
+        // neither read nor written: the link may point out of the workspace.
+        let resolved = file.path.to_str().map(|raw| ctx.workspace.resolve(raw, ctx.workspace.root()));
+        if !matches!(resolved, Some(Ok(ref real)) if *real == file.path) {
+            linked.push(shown);
+            continue;
+        }
         let loaded = match load(ctx, &file.path) {
             Ok(loaded) => loaded,
             Err(err) if err.metadata.get("binary").is_some() => {
@@ -58,5 +67,11 @@ pub async fn restore_files(ctx: &ToolContext, files: Vec<RestoreFile>) -> Result
     if !not_text.is_empty() {
         output.push_str(&format!("\nNot restored (not text): {}", not_text.join(", ")));
     }
-    Ok(ToolOutput::new(format!("Restored {count} file(s)"), output).with("notText", not_text))
+    if !linked.is_empty() {
+        output.push_str(&format!(
+            "\nNot restored (now a symbolic link, or inside one, which a restore never reads or writes through): {}",
+            linked.join(", ")
+        ));
+    }
+    Ok(ToolOutput::new(format!("Restored {count} file(s)"), output).with("notText", not_text).with("linked", linked))
 }

@@ -793,3 +793,78 @@ fn a_file_with_a_byte_order_mark_keeps_it_when_written_through_the_editor() {
     let writes = editor.writes.lock().unwrap_or_else(|e| e.into_inner()).clone();
     assert_eq!(writes.first().map(|(_, text)| text.as_str()), Some("\u{feff}ONE\n"));
 }
+
+/// Every commit records what it wrote: for each file, the hash of the bytes it replaced and of
+/// the bytes it left (BOM and CRLF included, as a snapshot holds them), `None` for none.
+#[test]
+fn the_write_log_holds_the_hashes_of_the_bytes_replaced_and_left() {
+    use tandem_text::ContentHash;
+    let fixture = "
+        //- gone.txt
+        bye
+        //- old_name.txt
+        moving
+        //- win.txt
+        \u{feff}one<CR>
+        two<CR>
+    ";
+    let mut h = Harness::new(fixture, crate::all());
+    let log = std::sync::Arc::new(tandem_tool_api::WriteLog::default());
+    h.ctx.writes = Some(std::sync::Arc::clone(&log));
+    std::os::unix::fs::symlink("gone.txt", h.root().join("link")).unwrap_or_else(|e| panic!("{e}"));
+    let hash = |path: &str| std::fs::read(h.root().join(path)).ok().map(|bytes| ContentHash::of(&bytes));
+    let (win, old, gone) = (hash("win.txt"), hash("old_name.txt"), hash("gone.txt"));
+    let patch = "diff --git a/old_name.txt b/new_name.txt
+similarity index 100%
+rename from old_name.txt
+rename to new_name.txt
+diff --git a/gone.txt b/gone.txt
+deleted file mode 100644
+--- a/gone.txt
++++ /dev/null
+@@ -1 +0,0 @@
+-bye
+";
+    for (name, args) in [
+        ("write", json!({"file_path": "win.txt", "content": "uno\ndos\n"})),
+        ("write", json!({"file_path": "new.txt", "content": "fresh\n"})),
+        ("apply_patch", json!({"patch": patch})),
+        ("delete", json!({"file_path": "link"})),
+    ] {
+        assert_eq!(h.call(name, args).error, None, "{name}");
+    }
+    let at = |path: &str| h.root().join(path);
+    let written = |path: &str, before, after| tandem_tool_api::Written { path: at(path), before, after };
+    assert_eq!(
+        log.take(),
+        [
+            written("win.txt", win, hash("win.txt")),
+            written("new.txt", None, hash("new.txt")),
+            written("new_name.txt", None, hash("new_name.txt")),
+            written("old_name.txt", old, None),
+            written("gone.txt", gone, None),
+            written("link", Some(ContentHash::of(b"gone.txt")), None),
+        ]
+    );
+    assert_eq!(hash("new_name.txt"), old);
+}
+
+/// A restore neither reads nor writes through a file that is now a link, or under one.
+#[test]
+fn a_restore_leaves_links_alone_and_names_them() {
+    let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(outside.path().join("secret.txt"), "OUTSIDE\n").unwrap_or_else(|e| panic!("{e}"));
+    let h = Harness::new("//- plain.txt\nnow\n", crate::all());
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), h.root().join("link.txt"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(outside.path(), h.root().join("dir")).unwrap_or_else(|e| panic!("{e}"));
+    let files = ["plain.txt", "link.txt", "dir/secret.txt"]
+        .map(|p| crate::RestoreFile { path: h.root().join(p), content: Some(b"then\n".to_vec()) });
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap_or_else(|e| panic!("{e}"));
+    let output =
+        runtime.block_on(crate::restore_files(&h.ctx, files.into())).unwrap_or_else(|e| panic!("{}", e.message));
+    assert_eq!(output.metadata["linked"], json!(["link.txt", "dir/secret.txt"]), "{}", output.output);
+    assert!(!output.output.contains("OUTSIDE"), "{}", output.output);
+    assert_eq!(std::fs::read_to_string(h.root().join("plain.txt")).unwrap_or_default(), "then\n");
+    assert_eq!(std::fs::read_to_string(outside.path().join("secret.txt")).unwrap_or_default(), "OUTSIDE\n");
+}

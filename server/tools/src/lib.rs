@@ -21,7 +21,8 @@ pub use tandem_tool_api::{
     CommandOutcome, CommandRun, DocumentEdit, EditorClient, Effect, PathError, PlanDecision, PlanState, Profile,
     Question, QuestionOption, Registry, SessionHost, StagedFile, SubAgentRequest, SubAgentState, SubAgentStatus, Todo,
     TodoStatus, Tool, ToolCheck, ToolConfig, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, WebConfig,
-    Workspace, approval, binaries, intel, schema_for, session, shared, state, trust, validate_arguments,
+    Workspace, WriteLog, Written, approval, binaries, intel, schema_for, session, shared, state, trust,
+    validate_arguments,
 };
 pub use tandem_tool_exec as exec;
 pub use tandem_tool_fs::{RestoreFile, restore_files};

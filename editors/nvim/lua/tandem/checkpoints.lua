@@ -11,6 +11,7 @@ local M = {
 local KINDS = {
   beforeTurn = "start of turn",
   beforeTool = "before",
+  afterTool = "after",
   afterTurn = "end of turn",
   beforeRestore = "before a restore",
   afterRestore = "after a restore",
@@ -73,8 +74,8 @@ end
 function M.describe(list, i)
   local c = list[i]
   local what = KINDS[c.kind] or tostring(c.kind)
-  if c.kind == "beforeTool" then
-    what = string.format("before %s %s", c.tool or "tool", c.toolCallId or "")
+  if c.kind == "beforeTool" or c.kind == "afterTool" then
+    what = string.format("%s %s %s", KINDS[c.kind], c.tool or "tool", c.toolCallId or "")
   end
   local files = M.span_files(list, i)
   local changed = #files > 0 and ("changed: " .. table.concat(files, ", ")) or "no changes"
@@ -102,7 +103,11 @@ function M.plan_lines(title, plan)
       #plan.conflicts, table.concat(plan.conflicts, ", "))
   end
   if #(plan.skipped or {}) > 0 then
-    lines[#lines + 1] = "Not restored (too large or not text): " .. table.concat(plan.skipped, ", ")
+    lines[#lines + 1] = "Not restored (too large, not text, or now a symbolic link): " .. table.concat(plan.skipped, ", ")
+  end
+  if #(plan.notCovered or {}) > 0 then
+    lines[#lines + 1] = "Not covered by undo (changed by the agent, left out of checkpoints): "
+      .. table.concat(plan.notCovered, ", ")
   end
   lines[#lines + 1] = ""
   for _, line in ipairs(vim.split(plan.diff or "", "\n", { plain = true })) do

@@ -38,11 +38,11 @@
 ---@field skipped? string[] Files the snapshot left out (over the size cap).
 ---@field time string When, RFC 3339.
 ---@field tool? string|nil Its tool.
----@field toolCallId? string|nil The tool call about to run (`beforeTool`).
+---@field toolCallId? string|nil The tool call about to run or that ended (`beforeTool`, `afterTool`).
 ---@field turn integer The session's turn (from 1).
 
 --- What was about to happen when a checkpoint was taken.
----@alias tandem.CheckpointKind "beforeTurn"|"beforeTool"|"afterTurn"|"beforeRestore"|"afterRestore"
+---@alias tandem.CheckpointKind "beforeTurn"|"beforeTool"|"afterTool"|"afterTurn"|"beforeRestore"|"afterRestore"
 
 --- A choice of a [`ConfigOption`].
 ---@class tandem.ConfigChoice
@@ -323,9 +323,10 @@
 ---@field conflicts string[] Files the person changed after the checkpoint: left alone unless `includeConflicts`.
 ---@field diff string The change as a unified diff (current → restored).
 ---@field message string What the restore did, in words (the review's outcome included).
+---@field notCovered? string[] Files the agent changed or removed after the checkpoint that checkpoints leave out (over the size cap, ignored): not covered by undo, so no restore can bring them back.
 ---@field redoCheckpointId? integer|nil The checkpoint holding the state before this restore: restoring it is the redo.
 ---@field restored string[] Files restored (or, with `dryRun`, that would be).
----@field skipped string[] Files the checkpoint does not hold (over the size cap) or that are not text.
+---@field skipped string[] Files not restored: the checkpoint does not hold them (over the size cap), they are not text, or they are now a symbolic link or inside one (a restore never reads or writes through a link).
 
 --- `tandem/session/setConfigOption` params.
 ---@class tandem.SessionSetConfigOptionParams

@@ -42,6 +42,7 @@ test("a checkpoint's row: id and kind, turn and local time, the files", () => {
   assert.equal(describeCheckpoint(LIST, 4, now).detail, "no changes");
   assert.equal(kindLabel(LIST[0]!), "Start of turn 1");
   assert.equal(kindLabel(LIST[3]!), "End of turn 1");
+  assert.equal(kindLabel({ ...LIST[1]!, kind: "afterTool" }), "After edit (c2)");
   assert.match(localTime("2025-05-04T10:12:03Z", new Date("2030-01-01T00:00:00Z")), /^2025-05-0\d \d\d:\d\d:03$/);
   assert.equal(localTime("not a time"), "not a time");
 });
@@ -51,6 +52,7 @@ test("the plan as a question: the person's changes are named and need their own 
     restored: ["calc.py", "util.py"],
     conflicts: ["util.py"],
     skipped: ["big.bin"],
+    notCovered: ["build/out.log"],
     diff: "",
     message: "2 file(s) would be restored.",
   };
@@ -59,7 +61,7 @@ test("the plan as a question: the person's changes are named and need their own 
   assert.deepEqual(q.plain, ["calc.py"]);
   assert.equal(
     q.detail,
-    "Restores: calc.py\nConflict: changed by you since, kept unless you include them: util.py\nNot restored (too large or not text): big.bin",
+    "Restores: calc.py\nConflict: changed by you since, kept unless you include them: util.py\nNot restored (too large, not text, or now a symbolic link): big.bin\nNot covered by undo (changed by the agent, left out of checkpoints): build/out.log",
   );
   assert.deepEqual(q.choices, [
     { title: "Restore 1 File(s)", includeConflicts: false },
