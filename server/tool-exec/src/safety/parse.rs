@@ -262,8 +262,12 @@ impl Walk<'_> {
                     .take_while(|c| "<>&|".contains(*c))
                     .collect()
             });
-        let target =
-            node.child_by_field_name("destination").map(|d| self.word(d)).unwrap_or_else(|| Word::Lit(String::new()));
+        // A here-string (`<<< "$(…)"`) has no destination field: its word is the last child.
+        let target = node
+            .child_by_field_name("destination")
+            .or_else(|| Self::children(node).into_iter().rev().find(|c| c.kind() != "file_descriptor"))
+            .map(|d| self.word(d))
+            .unwrap_or_else(|| Word::Lit(String::new()));
         Redirect { op, target }
     }
 
