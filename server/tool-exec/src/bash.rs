@@ -183,6 +183,16 @@ pub(super) async fn confirm(
         (Verdict::Safe | Verdict::Refused { .. }, _) => (None, false),
     };
     let unasked = if needs_approval.is_none() && read_only_sandbox { Confinement::ReadOnly } else { Confinement::None };
+    if matches!(verdict, Verdict::Safe) && needs_approval.is_none() {
+        if read_only_sandbox {
+            tracing::info!(command, "safe: auto-approved as read-only; runs in the read-only sandbox");
+        } else {
+            tracing::info!(
+                command,
+                "safe: auto-approved as read-only on the classifier alone: no sandbox enforces it (sandbox off)"
+            );
+        }
+    }
     // The person at the shell (`tandem tool`) ran it themselves.
     let Some(approver) = &ctx.approver else { return Ok(unasked) };
     let sandboxable = needs_approval.is_some()
@@ -430,12 +440,14 @@ fn mark_sandbox(mut out: ToolOutput, confinement: &Confinement) -> ToolOutput {
 fn sandbox_note(confinement: &Confinement) -> String {
     let limits = match confinement {
         Confinement::WorkspaceWrite(_) if super::sandbox::write_settings().network => {
-            "it could write only inside the workspace and temporary directories (.git and .tandem read-only)"
+            "it could write only the workspace's existing files, below its existing directories and in the temporary directories (nothing new directly in the workspace root; .git, .tandem, .mcp.json, .vscode, .idea, .devcontainer and .envrc read-only), and could not connect to unix sockets"
         }
         Confinement::WorkspaceWrite(_) => {
-            "it could write only inside the workspace and temporary directories (.git and .tandem read-only), with no network"
+            "it could write only the workspace's existing files, below its existing directories and in the temporary directories (nothing new directly in the workspace root; .git, .tandem, .mcp.json, .vscode, .idea, .devcontainer and .envrc read-only), with no network and no unix sockets"
         }
-        Confinement::ReadOnly | Confinement::None => "it could not write files or use the network",
+        Confinement::ReadOnly | Confinement::None => {
+            "it could not write files, use the network or connect to unix sockets"
+        }
     };
     format!(
         "\n\n(it ran in the {} sandbox: {limits}. If it failed for that reason, run it again with \"sandbox\": false, which asks the person)",
