@@ -3,7 +3,8 @@
 //! (`curl … | sh`, `wget -O- … | tee f | bash`), passed to one through a substitution
 //! (`sh <(curl …)`, `bash -c "$(curl …)"`, `python -c "$(wget -O- …)"`, `eval "$(curl …)"`,
 //! `source <(curl …)`, `bash <<< "$(curl …)"`), and saved to a file that a later command runs
-//! (`curl -o f … && sh f`, `wget URL && bash install.sh`, `curl … > f; ./f`).
+//! (`curl -o f … && sh f`, `wget URL && bash install.sh`, `curl … > f; ./f`), or cloned and
+//! run from the clone (`git clone URL && ./repo/install.sh`, `… && cd repo && sh install.sh`).
 
 use super::parse::{Simple, Word};
 use super::programs;
@@ -130,6 +131,19 @@ pub(super) fn runs_downloaded(commands: &[Simple]) -> Option<String> {
             }
         }
     }
+    let clones: Vec<String> = (0..commands.len())
+        .filter(|i| base(program(*i)) == "git")
+        .filter_map(|i| cloned_dir(&resolved[i].args))
+        .collect();
+    let entered = commands.iter().zip(&resolved).any(|(_, r)| {
+        r.program.as_deref() == Some("cd")
+            && r.args.first().is_some_and(|d| clones.iter().any(|c| c == d.text().trim_end_matches('/')))
+    });
+    let in_clone = |path: &str| {
+        let path = path.strip_prefix("./").unwrap_or(path);
+        clones.iter().any(|c| path.strip_prefix(c.as_str()).is_some_and(|rest| rest.starts_with('/')))
+            || (entered && !path.starts_with('/') && !path.starts_with('-'))
+    };
     let unknown_file = fetched.iter().any(Option::is_none);
     let names: Vec<String> = fetched.into_iter().flatten().collect();
     for (i, command) in commands.iter().enumerate() {
@@ -153,7 +167,13 @@ pub(super) fn runs_downloaded(commands: &[Simple]) -> Option<String> {
         let runs_file = |file: &str| names.iter().any(|n| n == base(file));
         let operand_run =
             runs_code && resolved[i].args.iter().filter(|a| !a.text().starts_with('-')).any(|a| runs_file(a.text()));
-        let path_run = name.contains('/') && (runs_file(name) || unknown_file);
+        let path_run = name.contains('/') && (runs_file(name) || unknown_file || in_clone(name));
+        let clone_run = runs_code
+            && !clones.is_empty()
+            && resolved[i].args.iter().find(|a| !a.text().starts_with('-')).is_some_and(|a| in_clone(a.text()));
+        if clone_run {
+            return Some(REASON.to_owned());
+        }
         if !fetchers.contains(&i)
             && (operand_run || path_run || (runs_code && unknown_file && !resolved[i].args.is_empty()))
         {
@@ -161,4 +181,48 @@ pub(super) fn runs_downloaded(commands: &[Simple]) -> Option<String> {
         }
     }
     None
+}
+
+/// The directory `git clone [options] URL [DIR]` makes, by name.
+fn cloned_dir(args: &[Word]) -> Option<String> {
+    const VALUED: &[&str] = &[
+        "-b",
+        "--branch",
+        "--depth",
+        "-o",
+        "--origin",
+        "-c",
+        "--config",
+        "--reference",
+        "--separate-git-dir",
+        "-u",
+        "--upload-pack",
+        "-j",
+        "--jobs",
+        "--filter",
+        "--template",
+        "--shallow-since",
+        "--shallow-exclude",
+    ];
+    let texts: Vec<&str> = args.iter().map(Word::text).collect();
+    let at = texts.iter().position(|t| *t == "clone")?;
+    let mut operands = Vec::new();
+    let mut i = at + 1;
+    while let Some(text) = texts.get(i) {
+        i += 1;
+        if VALUED.contains(text) {
+            i += 1;
+        } else if !text.starts_with('-') {
+            operands.push(*text);
+        }
+    }
+    let url = operands.first()?;
+    let dir = match operands.get(1) {
+        Some(dir) => (*dir).to_owned(),
+        None => {
+            let name = url.trim_end_matches('/').rsplit(['/', ':']).next().unwrap_or(url);
+            name.strip_suffix(".git").unwrap_or(name).to_owned()
+        }
+    };
+    Some(dir.trim_end_matches('/').to_owned())
 }

@@ -247,7 +247,7 @@ fn command_verdict(command: &Simple, stdin: &[Word], depth: usize) -> Verdict {
         if program.contains('/') {
             verdicts.push(ask(&format!("it runs `{program}`, a program from a path rather than a known command")));
         } else if resolved.script.is_none()
-            && let Some(reason) = programs::not_read_only(program, &resolved.args)
+            && let Some(reason) = programs::not_read_only(program, &with_input(&resolved))
         {
             verdicts.push(ask(&reason));
         }
@@ -268,6 +268,16 @@ fn command_verdict(command: &Simple, stdin: &[Word], depth: usize) -> Verdict {
         verdicts.push(ask(&reason));
     }
     combine(verdicts)
+}
+
+/// The arguments a command runs with: with `xargs`, also words from its input, which may be any
+/// option.
+fn with_input(resolved: &programs::Resolved) -> Vec<Word> {
+    let mut args = resolved.args.clone();
+    if resolved.from_stdin {
+        args.push(Word::Dyn("(words from standard input)".to_owned()));
+    }
+    args
 }
 
 /// A line the grammar cannot read: still refuse what is plainly destructive in it, else ask.
