@@ -142,12 +142,27 @@ pub(super) fn read(spec: &Spec, args: &[Word]) -> (Vec<Item>, usize) {
     (items, args.len())
 }
 
-/// The operands among `items`.
+/// The operands among `items` (a dynamic word that can only be an operand counts).
 pub(super) fn operands(items: &[Item]) -> impl Iterator<Item = &str> {
     items.iter().filter_map(|item| match item {
         Item::Operand(text) => Some(text.as_str()),
+        Item::Dynamic(text) if operand_like(text) => Some(text.as_str()),
         _ => None,
     })
+}
+
+/// Whether a word only known when it runs (its raw text) can only be an operand: what it
+/// expands to starts with a known character that is not `-` (`src/$name`, `"$HOME/x"`), or it
+/// is a process substitution (`<(…)`, a `/dev/fd` path).
+pub(super) fn operand_like(raw: &str) -> bool {
+    let text = raw.trim_start_matches('"');
+    let path_variable = ["$HOME", "${HOME}", "$PWD", "${PWD}", "$TMPDIR", "${TMPDIR}"]
+        .iter()
+        .any(|v| text.strip_prefix(v).is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', '"'])));
+    text.starts_with("<(")
+        || text.starts_with(">(")
+        || path_variable
+        || text.starts_with(|c: char| c.is_ascii_alphanumeric() || "/._~".contains(c))
 }
 
 #[cfg(test)]

@@ -164,6 +164,12 @@ const WHOLE: &[&str] = &[
     "sort [-]o out in.txt",
     "git log $(echo --output=out)",
     "sort $'-o' out in.txt",
+    "sort \"$X\" in.txt",
+    "sort ${X} in.txt",
+    "uniq in.txt \"src/$name\"",
+    "xxd in.bin \"$HOME/out\"",
+    "sed \"s/$a/b/e\" in.txt",
+    "git diff \"$OPT\"",
     "sort -\\o out in.txt",
     "sort \"-o\"out in.txt",
 ];
@@ -284,6 +290,13 @@ const STILL_SAFE: &[&str] = &[
     "wc -l src/*.rs",
     "sed -n 1p src/*.rs",
     "command -v git",
+    "sort -u <(git ls-files)",
+    "sort \"$HOME/names.txt\"",
+    "uniq -c \"src/$name\"",
+    "sed -n 1p \"$HOME/a.txt\"",
+    "find \"$HOME/src\" -name x",
+    "git log -- \"src/$file\"",
+    "xxd \"$HOME/a.bin\"",
 ];
 
 /// Every form in which `--long` / `-s` with `value` can be written: the full name, each prefix

@@ -50,7 +50,7 @@ fn abbreviates(arg: &str, long: &str) -> bool {
 
 /// Why `git args` is not read-only; `None` when it only reads.
 pub(super) fn check(args: &[Word]) -> Option<String> {
-    if let Some(dynamic) = args.iter().find(|a| a.lit().is_none()) {
+    if let Some(dynamic) = args.iter().find(|a| a.lit().is_none() && !super::getopt::operand_like(a.text())) {
         return Some(format!("`git` has an argument only known when it runs (`{}`)", dynamic.text()));
     }
     let texts: Vec<&str> = args.iter().map(Word::text).collect();

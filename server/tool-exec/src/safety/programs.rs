@@ -4,7 +4,7 @@
 //! manual. Options are read the way the program reads them (`getopt.rs`). A program that is
 //! not in the table is not read-only.
 
-use super::getopt::{Arg, Item, Opt, Spec, operands, read};
+use super::getopt::{Arg, Item, Opt, Spec, operand_like, operands, read};
 use super::parse::Word;
 
 /// A command with its wrappers taken off.
@@ -737,9 +737,10 @@ fn tabled(
     let (items, _) = read(spec, args);
     for item in &items {
         match item {
-            Item::Dynamic(text) => {
+            Item::Dynamic(text) if !operand_like(text) => {
                 return Err(format!("`{program}` has an argument only known when it runs (`{text}`)"));
             }
+            Item::Dynamic(_) => {}
             Item::Opt(Opt::Unknown(option), _) => {
                 return Err(format!("`{program}` has an option that is not known (`{option}`)"));
             }
@@ -865,6 +866,10 @@ fn xxd(args: &[Word]) -> Option<String> {
     while let Some(word) = args.get(i) {
         i += 1;
         let Some(text) = word.lit() else {
+            if operand_like(word.text()) {
+                operands += 1;
+                continue;
+            }
             return Some(format!("`xxd` has an argument only known when it runs (`{}`)", word.text()));
         };
         if options && text == "--" {
@@ -891,6 +896,9 @@ fn tree(args: &[Word]) -> Option<String> {
     while let Some(word) = args.get(i) {
         i += 1;
         let Some(text) = word.lit() else {
+            if operand_like(word.text()) {
+                continue;
+            }
             return Some(format!("`tree` has an argument only known when it runs (`{}`)", word.text()));
         };
         if text == "--" {
@@ -975,7 +983,7 @@ fn rg(args: &[Word]) -> Option<String> {
         ("search-zip", "runs decompression programs (-z)"),
         ("hostname-bin", "runs another program (--hostname-bin)"),
     ];
-    if let Some(dynamic) = args.iter().find(|a| a.lit().is_none()) {
+    if let Some(dynamic) = args.iter().find(|a| a.lit().is_none() && !operand_like(a.text())) {
         return Some(format!("`rg` has an argument only known when it runs (`{}`)", dynamic.text()));
     }
     for text in args.iter().map(Word::text).take_while(|t| *t != "--") {
@@ -996,7 +1004,7 @@ fn rg(args: &[Word]) -> Option<String> {
 
 /// `find`: the actions that run programs, write files or delete.
 fn find(args: &[Word]) -> Option<String> {
-    if let Some(dynamic) = args.iter().find(|a| a.lit().is_none()) {
+    if let Some(dynamic) = args.iter().find(|a| a.lit().is_none() && !operand_like(a.text())) {
         return Some(format!("`find` has an argument only known when it runs (`{}`)", dynamic.text()));
     }
     args.iter()

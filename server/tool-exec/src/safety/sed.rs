@@ -3,7 +3,7 @@
 //! `e` and `w` flags of `s`) are found wherever they are: after an address, a `!`, inside a
 //! block, in a second `-e`. Anything the parser does not know makes the script "not read-only".
 
-use super::getopt::{Arg, Item, Opt, Spec, read};
+use super::getopt::{Arg, Item, Opt, Spec, operand_like, read};
 use super::parse::Word;
 
 const SPEC: Spec = Spec {
@@ -50,7 +50,11 @@ pub(super) fn check(args: &[Word]) -> Option<String> {
     let mut first_operand_is_script = true;
     for item in &items {
         match item {
-            Item::Dynamic(text) => return Some(format!("`sed` has an argument only known when it runs (`{text}`)")),
+            // A file name may be dynamic, the script may not.
+            Item::Dynamic(text) if first_operand_is_script || !operand_like(text) => {
+                return Some(format!("`sed` has an argument only known when it runs (`{text}`)"));
+            }
+            Item::Dynamic(_) => {}
             Item::Opt(Opt::Unknown(name), _) => {
                 return Some(format!("`sed` has an option that is not known (`{name}`)"));
             }
