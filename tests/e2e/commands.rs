@@ -296,7 +296,8 @@ fn a_sandboxed_command_cannot_reach_a_unix_socket_outside() -> Res<()> {
 /// command: in a folder without `.git`, `git init . && git config core.fsmonitor …` fails and
 /// the person's next `git status` runs nothing; `.mcp.json`, `.vscode/tasks.json`, `.envrc`,
 /// `.idea/`, `.devcontainer/` and `.tandem/` cannot be created, and where they exist they stay
-/// read-only. Writes elsewhere in the workspace still land.
+/// read-only. Writes elsewhere in the workspace still land, and so do temporary files (this
+/// workspace is in a temporary directory, which is then not writable: `TMPDIR` names another).
 #[test]
 fn a_sandboxed_command_cannot_plant_what_runs_later() -> Res<()> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -316,14 +317,25 @@ fn a_sandboxed_command_cannot_plant_what_runs_later() -> Res<()> {
          mkdir .tandem 2>/dev/null; echo tandem=$?; \
          ln -s src .vscode 2>/dev/null; echo link=$?; \
          mkdir src/x && mv src/x .git 2>/dev/null; echo moved=$?; \
-         echo x > src/ok.txt; echo src=$?",
+         echo x > src/ok.txt; echo src=$?; \
+         t=$(mktemp) && echo x > \"$t\" && rm \"$t\"; echo mktemp=$?",
         monitor = monitor.display()
     );
     let out = tandem(&root, &["sandbox", "--workspace-write", &root_arg, "--", "bash", "-c", &script], &[])?;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    for expected in
-        ["git=1", "mcp=1", "vscode=1", "envrc=1", "idea=1", "devcontainer=1", "tandem=1", "link=1", "moved=1", "src=0"]
-    {
+    for expected in [
+        "git=1",
+        "mcp=1",
+        "vscode=1",
+        "envrc=1",
+        "idea=1",
+        "devcontainer=1",
+        "tandem=1",
+        "link=1",
+        "moved=1",
+        "src=0",
+        "mktemp=0",
+    ] {
         assert!(stdout.contains(expected), "{expected} in {stdout} ({})", String::from_utf8_lossy(&out.stderr));
     }
     for planted in [".git", ".mcp.json", ".vscode", ".envrc", ".idea", ".devcontainer", ".tandem"] {
