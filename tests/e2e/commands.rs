@@ -362,5 +362,20 @@ fn a_sandboxed_command_cannot_plant_what_runs_later() -> Res<()> {
     }
     assert_eq!(std::fs::read_to_string(root.join(".mcp.json")).map_err(|e| e.to_string())?, "{}");
     assert!(!root.join(".vscode/tasks.json").exists() && root.join(".envrc").exists());
+
+    // The hooks directory the repository's configuration names (husky's) stays as it is too.
+    std::fs::create_dir_all(root.join(".git")).map_err(|e| e.to_string())?;
+    std::fs::write(root.join(".git/config"), "[core]\n\thooksPath = src/hooks\n").map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(root.join("src/hooks")).map_err(|e| e.to_string())?;
+    let script =
+        "echo 'touch pwned' > src/hooks/pre-commit 2>/dev/null; echo hook=$?; echo x > src/fine.txt; echo src=$?";
+    let out = tandem(&root, &["sandbox", "--workspace-write", &root_arg, "--", "bash", "-c", script], &[])?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("hook=1") && stdout.contains("src=0"),
+        "{stdout} ({})",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!root.join("src/hooks/pre-commit").exists());
     Ok(())
 }

@@ -3,13 +3,14 @@
 //! hidden): restricts itself, then runs the program, which inherits the restriction with all
 //! its children.
 //!
-//! - `read-only`: Landlock only. The whole file system readable, writes only to `/dev/null` and
-//!   the like, no TCP bind or connect.
+//! - `read-only`: Landlock. The whole file system readable, writes only to `/dev/null` and the
+//!   like, no TCP bind or connect.
 //! - `workspace-write`: writes under ROOT and the temporary directories only. What other
 //!   programs run later, outside the sandbox, stays as it is ([`PROTECTED`]: `.git`, `.tandem`,
-//!   `.mcp.json`, `.vscode`, `.idea`, `.devcontainer`, `.envrc`): a command must not plant a git
-//!   hook or `core.fsmonitor`, an MCP server, an editor task or a direnv script, nor raise its
-//!   own session's privileges through Tandem's settings. Those that exist are bind-mounted
+//!   `.mcp.json`, `.vscode`, `.idea`, `.devcontainer`, `.envrc`, and the hooks directory that the
+//!   repository's `core.hooksPath` names inside ROOT): a command must not plant a git hook or
+//!   `core.fsmonitor`, an MCP server, an editor task or a direnv script, nor raise its own
+//!   session's privileges through Tandem's settings. Those that exist are bind-mounted
 //!   read-only: Landlock cannot carve a read-only hole in a writable tree, so the launcher first
 //!   enters a user and mount namespace of its own (mapped to the same uid, so files keep their
 //!   owner). Those that do not exist cannot be created because nothing new can be created
@@ -205,14 +206,34 @@ fn isolate(root: &Path, network: bool) -> Result<(), String> {
     write("setgroups", "deny".to_owned())?;
     write("uid_map", format!("{uid} {uid} 1"))?;
     write("gid_map", format!("{gid} {gid} 1"))?;
-    for name in PROTECTED {
-        let path = root.join(name);
+    for path in PROTECTED.iter().map(|name| root.join(name)).chain(hooks_path(root)) {
         if path.symlink_metadata().is_err() {
             continue;
         }
         read_only_mount(&path).map_err(|err| format!("cannot make {} read-only: {err}", path.display()))?;
     }
     Ok(())
+}
+
+/// The hooks directory the repository's own configuration names (`core.hooksPath`, as husky
+/// sets it: `.husky/_`), when it is inside `root`: its hooks run on the person's next commit.
+fn hooks_path(root: &Path) -> Option<PathBuf> {
+    let config = std::fs::read_to_string(root.join(".git/config")).ok()?;
+    let mut in_core = false;
+    let mut found = None;
+    for line in config.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_core = line.trim_start_matches('[').trim_start().to_ascii_lowercase().starts_with("core");
+        } else if in_core
+            && let Some((key, value)) = line.split_once('=')
+            && key.trim().eq_ignore_ascii_case("hookspath")
+        {
+            found = Some(value.trim().trim_matches('"').to_owned());
+        }
+    }
+    let path = root.join(found?);
+    let path = path.canonicalize().ok()?;
+    (path.starts_with(root) && path != root).then_some(path)
 }
 
 /// Bind-mounts `path` on itself, then remounts it read-only, keeping the flags the kernel locks
