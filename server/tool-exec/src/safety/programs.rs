@@ -247,7 +247,10 @@ pub(super) fn resolve(words: &[Word]) -> Resolved {
         };
         match base {
             "env" if !name.contains('/') || name == "/usr/bin/env" => {
-                let (items, end) = wrapper(&ENV, &[], &mut resolved);
+                // In another directory, `git` finds another repository (a bare one runs its
+                // own `core.fsmonitor`).
+                let doors = [(Some('C'), "chdir", "runs the command in another directory (-C)")];
+                let (items, end) = wrapper(&ENV, &doors, &mut resolved);
                 i = end;
                 while let Some((var, _)) = words.get(i).and_then(Word::lit).and_then(|w| w.split_once('=')) {
                     resolved.assignments.push(var.to_owned());
