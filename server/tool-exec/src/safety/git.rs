@@ -20,7 +20,6 @@ const HARMLESS_GLOBAL: &[&str] = &[
     "--no-lazy-fetch",
     "--no-advice",
     "--version",
-    "--help",
     "--html-path",
     "--man-path",
     "--info-path",
@@ -89,6 +88,8 @@ pub(super) fn check(args: &[Word]) -> Option<String> {
         }
         "stash" if positional.first().is_some_and(|p| matches!(*p, "list" | "show")) => None,
         "config" => config(options, &positional),
+        // `git --version`, `git --help`: they print.
+        "" if at > 0 => None,
         "" => Some("`git` without a subcommand".to_owned()),
         _ => Some(format!("`git {sub}` may change the repository")),
     }
