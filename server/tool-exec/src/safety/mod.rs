@@ -18,6 +18,7 @@ mod git;
 mod parse;
 mod programs;
 mod sed;
+mod tables;
 
 use parse::{Simple, Word};
 
