@@ -172,6 +172,8 @@ const WHOLE: &[&str] = &[
     "xxd in.bin \"$HOME/out\"",
     "sed \"s/$a/b/e\" in.txt",
     "git diff \"$OPT\"",
+    "cat < /dev/tcp/127.0.0.1/9",
+    "nohup ls",
     "sort -\\o out in.txt",
     "sort \"-o\"out in.txt",
 ];

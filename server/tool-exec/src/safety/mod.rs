@@ -268,6 +268,15 @@ fn command_verdict(command: &Simple, stdin: &[Word], depth: usize) -> Verdict {
     if let Some(reason) = writes_through_redirect(command) {
         verdicts.push(ask(&reason));
     }
+    // bash opens a connection for `/dev/tcp/HOST/PORT` and `/dev/udp/…` itself.
+    if let Some(socket) = command
+        .redirects
+        .iter()
+        .map(|r| r.target.text())
+        .find(|t| t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/"))
+    {
+        verdicts.push(ask(&format!("it opens a network connection (`{socket}`)")));
+    }
     combine(verdicts)
 }
 

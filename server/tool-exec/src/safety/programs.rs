@@ -120,7 +120,11 @@ pub(super) fn resolve(words: &[Word]) -> Resolved {
             "ionice" => i = wrapper(&IONICE, &[], &mut resolved).1,
             "stdbuf" => i = wrapper(&STDBUF, &[], &mut resolved).1,
             "setsid" => i = wrapper(&SETSID, &[], &mut resolved).1,
-            "nohup" | "builtin" | "busybox" => i += 1,
+            "nohup" => {
+                resolved.asks.push("`nohup` writes nohup.out when its output is a terminal".to_owned());
+                i += 1;
+            }
+            "builtin" | "busybox" => i += 1,
             "time" => {
                 i = wrapper(&TIME, &[(Some('o'), "output", "writes its report to a file (-o)")], &mut resolved).1;
             }
