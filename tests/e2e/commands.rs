@@ -351,13 +351,15 @@ fn a_sandboxed_command_cannot_plant_what_runs_later() -> Res<()> {
     std::fs::create_dir_all(root.join(".vscode")).map_err(|e| e.to_string())?;
     std::fs::write(root.join(".mcp.json"), "{}").map_err(|e| e.to_string())?;
     std::fs::write(root.join(".envrc"), "").map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(root.join(".claude")).map_err(|e| e.to_string())?;
     let script = "echo x > .vscode/tasks.json 2>/dev/null; echo tasks=$?; \
                   echo x > .mcp.json 2>/dev/null; echo mcp=$?; \
                   echo x > src/new.json && mv src/new.json .mcp.json 2>/dev/null; echo replaced=$?; \
-                  rm -f .envrc 2>/dev/null; echo removed=$?";
+                  rm -f .envrc 2>/dev/null; echo removed=$?; \
+                  echo '{}' > .claude/settings.json 2>/dev/null; echo claude=$?";
     let out = tandem(&root, &["sandbox", "--workspace-write", &root_arg, "--", "bash", "-c", script], &[])?;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    for expected in ["tasks=1", "mcp=1", "replaced=1", "removed=1"] {
+    for expected in ["tasks=1", "mcp=1", "replaced=1", "removed=1", "claude=1"] {
         assert!(stdout.contains(expected), "{expected} in {stdout} ({})", String::from_utf8_lossy(&out.stderr));
     }
     assert_eq!(std::fs::read_to_string(root.join(".mcp.json")).map_err(|e| e.to_string())?, "{}");

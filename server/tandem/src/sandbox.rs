@@ -51,7 +51,23 @@ const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev
 const TEMP_DIRS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
 /// Names below the workspace root that other programs run or load later, outside the sandbox:
 /// read-only under `workspace-write`, and never created there.
-pub const PROTECTED: &[&str] = &[".git", ".tandem", ".mcp.json", ".vscode", ".idea", ".devcontainer", ".envrc"];
+pub const PROTECTED: &[&str] = &[
+    ".git",
+    ".tandem",
+    ".mcp.json",
+    ".vscode",
+    ".idea",
+    ".devcontainer",
+    ".envrc",
+    // Other editors' and agents' workspace settings that start programs on open.
+    ".zed",
+    ".helix",
+    ".nvim.lua",
+    ".nvimrc",
+    ".exrc",
+    ".claude",
+    ".cursor",
+];
 
 /// What a sandboxed command may do.
 #[derive(Clone, Debug, PartialEq, Eq)]
