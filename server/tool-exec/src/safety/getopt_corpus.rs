@@ -310,7 +310,7 @@ const STILL_SAFE: &[&str] = &[
 /// Every form in which `--long` / `-s` with `value` can be written: the full name, each prefix
 /// that is unique or ambiguous, `=` and a separate word, glued and clustered short forms, and
 /// quoting variants.
-fn forms(long: &str, short: Option<char>, value: &str) -> Vec<String> {
+fn forms(long: &str, short: Option<char>, value: &str, flag: Option<char>) -> Vec<String> {
     let quoted = shell_quote(value);
     let mut out = Vec::new();
     if !long.is_empty() {
@@ -330,13 +330,21 @@ fn forms(long: &str, short: Option<char>, value: &str) -> Vec<String> {
     if let Some(s) = short {
         if value.is_empty() {
             out.push(format!("-{s}"));
-            out.push(format!("-n{s}"));
             out.push(format!("'-{s}'"));
         } else {
             out.push(format!("-{s} {quoted}"));
             out.push(format!("-{s}{quoted}"));
             out.push(format!("-{s}'{}'", value.replace('\'', "")));
             out.push(format!("\"-{s}\" {quoted}"));
+        }
+        // Clustered behind a harmless flag of the same program.
+        if let Some(f) = flag {
+            if value.is_empty() {
+                out.push(format!("-{f}{s}"));
+            } else {
+                out.push(format!("-{f}{s} {quoted}"));
+                out.push(format!("-{f}{s}{quoted}"));
+            }
         }
     }
     out
@@ -358,11 +366,20 @@ fn is_safe(command: &str) -> bool {
 fn no_door_is_auto_approved_in_any_form() {
     let mut commands: Vec<String> = WHOLE.iter().map(|c| (*c).to_owned()).collect();
     for (program, long, short, value, after) in DOORS {
-        for form in forms(long, *short, value) {
-            // A cluster with `-n` is only meaningful where `n` is a harmless flag of the program.
-            if form.starts_with("-n") && !matches!(*program, "sed" | "git grep" | "less") {
-                continue;
-            }
+        // A flag of the program that changes nothing, to cluster the option behind.
+        let flag = match *program {
+            "env" => Some('i'),
+            "sed" | "git grep" => Some('n'),
+            "sort" | "date" => Some('u'),
+            "hostname" => Some('s'),
+            "file" => Some('b'),
+            "less" => Some('N'),
+            "rg" => Some('i'),
+            "tree" => Some('a'),
+            "tar -tf a.tar" => Some('v'),
+            _ => None,
+        };
+        for form in forms(long, *short, value, flag) {
             commands.push(format!("{program} {form} {after}").trim().to_owned());
         }
     }
