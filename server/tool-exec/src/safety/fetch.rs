@@ -167,16 +167,18 @@ pub(super) fn runs_downloaded(commands: &[Simple]) -> Option<String> {
         let runs_file = |file: &str| names.iter().any(|n| n == base(file));
         let operand_run =
             runs_code && resolved[i].args.iter().filter(|a| !a.text().starts_with('-')).any(|a| runs_file(a.text()));
-        let path_run = name.contains('/') && (runs_file(name) || unknown_file || in_clone(name));
+        let path_run = name.contains('/') && (runs_file(name) || in_clone(name));
+        // Saved under a name only known when it runs, and run under one: `sh "$f"`.
+        let dynamic_run = runs_code
+            && unknown_file
+            && resolved[i].args.iter().any(|a| a.lit().is_none() && !a.text().starts_with('-'));
         let clone_run = runs_code
             && !clones.is_empty()
             && resolved[i].args.iter().find(|a| !a.text().starts_with('-')).is_some_and(|a| in_clone(a.text()));
         if clone_run {
             return Some(REASON.to_owned());
         }
-        if !fetchers.contains(&i)
-            && (operand_run || path_run || (runs_code && unknown_file && !resolved[i].args.is_empty()))
-        {
+        if !fetchers.contains(&i) && (operand_run || path_run || dynamic_run) {
             return Some(REASON.to_owned());
         }
     }
