@@ -861,7 +861,7 @@ fn rss_kib(pid: u32) -> Res<u64> {
 /// bash -c true` against `bash -c true`, interleaved.
 fn p9(plan: &Plan) -> Res<Vec<Row>> {
     println!(
-        "\nP9: sandbox start-up per command (launcher: Landlock; workspace-write adds user, mount and network namespaces) vs a plain spawn"
+        "\nP9: sandbox start-up per command (launcher: Landlock and seccomp; workspace-write adds user, mount and network namespaces) vs a plain spawn"
     );
     let launcher = support::tandem_bin().with_file_name("tandem-sandbox");
     let (_dir, root) = workspace()?;

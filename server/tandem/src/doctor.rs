@@ -66,13 +66,13 @@ pub async fn run(root: Option<std::path::PathBuf>) -> ExitCode {
     out.push_str(&format!("{} found, {missing} missing\n\n", lines.len() - missing));
     use tandem_tools::exec::sandbox::{Sandbox, current};
     out.push_str(&match current() {
-        Sandbox::Launcher(_) => "Sandbox: Landlock (files and TCP): read-only commands run sandboxed without asking\n\n".to_owned(),
-        Sandbox::Unavailable(why) => format!("Sandbox: unavailable ({why}): read-only commands ask first; `[exec] sandbox = \"off\"` runs them unsandboxed without asking\n\n"),
-        Sandbox::Off => "Sandbox: off ([exec] sandbox = \"off\" or TANDEM_SANDBOX=off): read-only commands run unsandboxed without asking\n\n".to_owned(),
+        Sandbox::Launcher(_) => "Sandbox: Landlock (files and TCP) and seccomp (no unix sockets): read-only commands run sandboxed without asking\n\n".to_owned(),
+        Sandbox::Unavailable(why) => format!("Sandbox: unavailable ({why}): read-only commands ask first; with `[exec] sandbox = \"off\"` they would run unsandboxed without asking, and auto-approval would rest on the classifier alone\n\n"),
+        Sandbox::Off => "Sandbox: off ([exec] sandbox = \"off\" or TANDEM_SANDBOX=off): read-only commands run unsandboxed without asking: auto-approval rests on the classifier alone, and nothing stops a command it misjudges\n\n".to_owned(),
     });
     if !matches!(current(), Sandbox::Off) {
         out.push_str(&match tandem_tools::exec::sandbox::workspace_write_available() {
-            Ok(()) => "Workspace-write sandbox: available: in auto-edit mode, commands that would ask run in it without asking (writes only in the workspace and temp, .git and .tandem read-only, no network unless [exec] network = true)\n\n".to_owned(),
+            Ok(()) => "Workspace-write sandbox: available: in auto-edit mode, commands that would ask run in it without asking (writes only to existing files and below existing directories of the workspace, and temp; nothing new in the workspace root; .git, .tandem, .mcp.json, .vscode, .idea, .devcontainer, .envrc read-only; no unix sockets; no network unless [exec] network = true)\n\n".to_owned(),
             Err(why) => format!("Workspace-write sandbox: unavailable ({why}): in auto-edit mode, commands ask\n\n"),
         });
     }

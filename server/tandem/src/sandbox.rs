@@ -3,15 +3,32 @@
 //! hidden): restricts itself, then runs the program, which inherits the restriction with all
 //! its children.
 //!
-//! - `read-only`: Landlock only. The whole file system readable, writes only to `/dev/null` and
-//!   the like, no TCP bind or connect.
-//! - `workspace-write`: writes under ROOT and the temporary directories only. `.git` and
-//!   `.tandem` below ROOT stay read-only (a command must not plant a git hook or raise its own
-//!   session's privileges through Tandem's settings): Landlock cannot carve a read-only hole in
-//!   a writable tree, so the launcher first enters a user and mount namespace of its own (mapped
-//!   to the same uid, so files keep their owner) and bind-mounts those two read-only. Without
-//!   `--network` it also enters an empty network namespace (no interface but a loopback that is
-//!   down, so no TCP, UDP or DNS) and Landlock denies TCP too.
+//! - `read-only`: Landlock. The whole file system readable, writes only to `/dev/null` and the
+//!   like, no TCP bind or connect.
+//! - `workspace-write`: writes under ROOT and the temporary directories only. What other
+//!   programs run later, outside the sandbox, stays as it is ([`PROTECTED`]: `.git`, `.tandem`,
+//!   `.mcp.json`, `.vscode`, `.idea`, `.devcontainer`, `.envrc`, and the hooks directory that the
+//!   repository's `core.hooksPath` names inside ROOT): a command must not plant a git hook or
+//!   `core.fsmonitor`, an MCP server, an editor task or a direnv script, nor raise its own
+//!   session's privileges through Tandem's settings. Those that exist are bind-mounted
+//!   read-only: Landlock cannot carve a read-only hole in a writable tree, so the launcher first
+//!   enters a user and mount namespace of its own (mapped to the same uid, so files keep their
+//!   owner). Those that do not exist cannot be created because nothing new can be created
+//!   directly in ROOT: Landlock grants rights per directory tree, never per name, and a mount
+//!   needs an existing file to cover, so ROOT itself gets every right but creating (files in it
+//!   can be written, renamed within and removed), and each directory already in it gets every
+//!   right. Placeholders on disk would show in the person's tree and race with their tools. A
+//!   temporary directory that holds ROOT is not writable (its rights would reach ROOT); `TMPDIR`
+//!   then points to one that is. Without `--network` it also enters an empty network namespace
+//!   (no interface but a loopback that is down, so no TCP, UDP or DNS) and Landlock denies TCP
+//!   too.
+//!
+//! Under both policies a seccomp filter (built by `seccompiler`, never hand-written BPF) refuses
+//! to create a unix-domain socket, and io_uring, which could create one without the `socket`
+//! system call: Landlock governs a pathname socket only as a file, so `connect(2)` to
+//! docker.sock, the D-Bus session bus or an ssh agent is not a write it refuses, and seccomp
+//! cannot read the path a `connect` names. `socketpair(2)` (a pipe between a process and its
+//! children) still works; abstract sockets are already scoped by Landlock.
 //!
 //! [`probe`] tells whether this kernel can enforce the read-only policy; the tools probe the
 //! write policy by running the launcher once.
@@ -32,8 +49,25 @@ const NEEDED: ABI = ABI::V4;
 const WRITABLE_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 /// Temporary directories a `workspace-write` command may write to (with `$TMPDIR`).
 const TEMP_DIRS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
-/// Names below the workspace root that stay read-only under `workspace-write`.
-pub const PROTECTED: &[&str] = &[".git", ".tandem"];
+/// Names below the workspace root that other programs run or load later, outside the sandbox:
+/// read-only under `workspace-write`, and never created there.
+pub const PROTECTED: &[&str] = &[
+    ".git",
+    ".tandem",
+    ".mcp.json",
+    ".vscode",
+    ".idea",
+    ".devcontainer",
+    ".envrc",
+    // Other editors' and agents' workspace settings that start programs on open.
+    ".zed",
+    ".helix",
+    ".nvim.lua",
+    ".nvimrc",
+    ".exrc",
+    ".claude",
+    ".cursor",
+];
 
 /// What a sandboxed command may do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,13 +124,68 @@ fn restrict(policy: &Policy, level: CompatLevel) -> Result<RestrictionStatus, Ru
     match policy {
         Policy::ReadOnly => ruleset.restrict_self(),
         Policy::WorkspaceWrite { root, .. } => {
-            let temp = std::env::var_os("TMPDIR").map(PathBuf::from);
-            let writable = TEMP_DIRS.iter().map(PathBuf::from).chain(temp).chain([root.clone()]);
+            let creating = AccessFs::MakeChar
+                | AccessFs::MakeDir
+                | AccessFs::MakeReg
+                | AccessFs::MakeSock
+                | AccessFs::MakeFifo
+                | AccessFs::MakeBlock
+                | AccessFs::MakeSym
+                | AccessFs::Refer;
+            // The directories already in the root, not what they link to, nor the protected.
+            let children = std::fs::read_dir(root)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+                .filter(|entry| !PROTECTED.iter().any(|name| entry.file_name() == *name))
+                .map(|entry| entry.path());
             ruleset
-                .add_rules(path_beneath_rules(writable.filter(|p| p.exists()), AccessFs::from_all(abi)))?
+                .add_rules(path_beneath_rules(writable_temp_dirs(root), AccessFs::from_all(abi)))?
+                .add_rules(path_beneath_rules([root], AccessFs::from_all(abi) & !creating))?
+                .add_rules(path_beneath_rules(children, AccessFs::from_all(abi)))?
                 .restrict_self()
         }
     }
+}
+
+/// The temporary directories a `workspace-write` command may write to: those that exist and
+/// do not hold `root` (their rights would reach it).
+fn writable_temp_dirs(root: &Path) -> Vec<PathBuf> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let temp = std::env::var_os("TMPDIR").map(PathBuf::from);
+    TEMP_DIRS
+        .iter()
+        .map(PathBuf::from)
+        .chain(temp)
+        .filter_map(|dir| dir.canonicalize().ok())
+        .filter(|dir| !root.starts_with(dir))
+        .collect()
+}
+
+/// Refuses, for this process and what it runs, to create a unix-domain socket (and io_uring,
+/// which could create one without `socket(2)`). Needs `no_new_privs`, which Landlock sets.
+fn forbid_unix_sockets() -> Result<(), String> {
+    use seccompiler::{SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule};
+    let arch = std::env::consts::ARCH.try_into().map_err(|err| format!("seccomp: {err}"))?;
+    let unix = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, libc::AF_UNIX as u64)
+        .and_then(|domain| SeccompRule::new(vec![domain]))
+        .map_err(|err| format!("seccomp: {err}"))?;
+    let mut rules = std::collections::BTreeMap::new();
+    rules.insert(libc::SYS_socket, vec![unix.clone()]);
+    rules.insert(libc::SYS_io_uring_setup, vec![]);
+    // The x32 numbers of the same calls, which an x86-64 filter sees under the same
+    // architecture.
+    #[cfg(target_arch = "x86_64")]
+    {
+        const X32: i64 = 0x4000_0000;
+        rules.insert(libc::SYS_socket | X32, vec![unix]);
+        rules.insert(libc::SYS_io_uring_setup | X32, vec![]);
+    }
+    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EACCES as u32), arch)
+        .map_err(|err| format!("seccomp: {err}"))?;
+    let program: seccompiler::BpfProgram = filter.try_into().map_err(|err| format!("seccomp: {err}"))?;
+    seccompiler::apply_filter(&program).map_err(|err| format!("seccomp: {err}"))
 }
 
 /// Whether this kernel can enforce the read-only sandbox (files and TCP); the reason if not.
@@ -133,14 +222,34 @@ fn isolate(root: &Path, network: bool) -> Result<(), String> {
     write("setgroups", "deny".to_owned())?;
     write("uid_map", format!("{uid} {uid} 1"))?;
     write("gid_map", format!("{gid} {gid} 1"))?;
-    for name in PROTECTED {
-        let path = root.join(name);
+    for path in PROTECTED.iter().map(|name| root.join(name)).chain(hooks_path(root)) {
         if path.symlink_metadata().is_err() {
             continue;
         }
         read_only_mount(&path).map_err(|err| format!("cannot make {} read-only: {err}", path.display()))?;
     }
     Ok(())
+}
+
+/// The hooks directory the repository's own configuration names (`core.hooksPath`, as husky
+/// sets it: `.husky/_`), when it is inside `root`: its hooks run on the person's next commit.
+fn hooks_path(root: &Path) -> Option<PathBuf> {
+    let config = std::fs::read_to_string(root.join(".git/config")).ok()?;
+    let mut in_core = false;
+    let mut found = None;
+    for line in config.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_core = line.trim_start_matches('[').trim_start().to_ascii_lowercase().starts_with("core");
+        } else if in_core
+            && let Some((key, value)) = line.split_once('=')
+            && key.trim().eq_ignore_ascii_case("hookspath")
+        {
+            found = Some(value.trim().trim_matches('"').to_owned());
+        }
+    }
+    let path = root.join(found?);
+    let path = path.canonicalize().ok()?;
+    (path.starts_with(root) && path != root).then_some(path)
 }
 
 /// Bind-mounts `path` on itself, then remounts it read-only, keeping the flags the kernel locks
@@ -189,7 +298,24 @@ pub fn run(policy: &Policy, argv: &[OsString]) -> ExitCode {
             return ExitCode::from(126);
         }
     }
-    let err = std::process::Command::new(program).args(args).exec();
+    if let Err(err) = forbid_unix_sockets() {
+        eprintln!("tandem sandbox: cannot set up the sandbox: {err}; not running the command");
+        return ExitCode::from(126);
+    }
+    let mut command = std::process::Command::new(program);
+    command.args(args);
+    // Where the usual temporary directory holds the workspace, it is not writable: point
+    // `TMPDIR` to one that is.
+    if let Policy::WorkspaceWrite { root, .. } = policy {
+        let temp = std::env::var_os("TMPDIR").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+        let writable = writable_temp_dirs(root);
+        if !temp.canonicalize().is_ok_and(|temp| writable.contains(&temp))
+            && let Some(other) = writable.first()
+        {
+            command.env("TMPDIR", other);
+        }
+    }
+    let err = command.exec();
     eprintln!("tandem sandbox: cannot run {}: {err}", program.to_string_lossy());
     ExitCode::from(127)
 }

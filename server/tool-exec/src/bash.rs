@@ -153,6 +153,35 @@ pub(crate) fn cap(text: &str, full_log: &str) -> (String, bool) {
     )
 }
 
+/// A read-only `git` command asks when it would run in another repository than the
+/// workspace's: a working directory outside the workspace, or inside a nested or bare
+/// repository below it (one the model may have made), whose configuration (`core.fsmonitor`,
+/// hooks, a pager) runs programs. `git -C` / `--git-dir` already ask in the classifier.
+pub(super) fn in_other_repository(verdict: Verdict, command: &str, dir: &Path, root: &Path) -> Verdict {
+    if verdict != Verdict::Safe || !command.contains("git") {
+        return verdict;
+    }
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let (dir, root) = (canonical(dir), canonical(root));
+    let other = match dir.strip_prefix(&root) {
+        Err(_) => true,
+        Ok(below) => below.ancestors().filter(|a| !a.as_os_str().is_empty()).any(|a| {
+            let path = root.join(a);
+            path.join(".git").symlink_metadata().is_ok()
+                || (path.join("HEAD").is_file() && path.join("objects").is_dir() && path.join("refs").is_dir())
+                || a.components().any(|c| c.as_os_str() == ".git")
+        }),
+    };
+    if other {
+        Verdict::NeedsApproval {
+            reason: "it runs `git` in a directory outside the workspace's repository (a nested or bare repository, or outside the workspace), whose configuration can run programs".to_owned(),
+            destroys_data: false,
+        }
+    } else {
+        verdict
+    }
+}
+
 /// Asks the session's approver (if any) before `command` runs in `dir`, and says what it runs
 /// under: the read-only sandbox when it only reads, the workspace-write sandbox when the
 /// approver let it run there without asking, else nothing (the person approved it).
@@ -184,6 +213,16 @@ pub(super) async fn confirm(
         (Verdict::Safe | Verdict::Refused { .. }, _) => (None, false),
     };
     let unasked = if needs_approval.is_none() && read_only_sandbox { Confinement::ReadOnly } else { Confinement::None };
+    if matches!(verdict, Verdict::Safe) && needs_approval.is_none() {
+        if read_only_sandbox {
+            tracing::info!(command, "safe: auto-approved as read-only; runs in the read-only sandbox");
+        } else {
+            tracing::info!(
+                command,
+                "safe: auto-approved as read-only on the classifier alone: no sandbox enforces it (sandbox off)"
+            );
+        }
+    }
     // The person at the shell (`tandem tool`) ran it themselves.
     let Some(approver) = &ctx.approver else { return Ok(unasked) };
     let sandboxable = needs_approval.is_some()
@@ -244,6 +283,7 @@ impl TypedTool for Bash {
         if !dir.is_dir() {
             return Err(ToolError::new(format!("working_dir `{}` is not a directory", ctx.workspace.display(&dir))));
         }
+        let verdict = in_other_repository(verdict, &args.command, &dir, ctx.workspace.root());
         let background = args.run_in_background.unwrap_or(false);
         let leave_sandbox = args.sandbox == Some(false);
         let confinement = confirm(&ctx, &args.command, &dir, &verdict, background, leave_sandbox).await?;
@@ -431,12 +471,14 @@ fn mark_sandbox(mut out: ToolOutput, confinement: &Confinement) -> ToolOutput {
 fn sandbox_note(confinement: &Confinement) -> String {
     let limits = match confinement {
         Confinement::WorkspaceWrite(_) if super::sandbox::write_settings().network => {
-            "it could write only inside the workspace and temporary directories (.git and .tandem read-only)"
+            "it could write only the workspace's existing files, below its existing directories and in the temporary directories (nothing new directly in the workspace root; .git, .tandem, .mcp.json, .vscode, .idea, .devcontainer and .envrc read-only), and could not connect to unix sockets"
         }
         Confinement::WorkspaceWrite(_) => {
-            "it could write only inside the workspace and temporary directories (.git and .tandem read-only), with no network"
+            "it could write only the workspace's existing files, below its existing directories and in the temporary directories (nothing new directly in the workspace root; .git, .tandem, .mcp.json, .vscode, .idea, .devcontainer and .envrc read-only), with no network and no unix sockets"
         }
-        Confinement::ReadOnly | Confinement::None => "it could not write files or use the network",
+        Confinement::ReadOnly | Confinement::None => {
+            "it could not write files, use the network or connect to unix sockets"
+        }
     };
     format!(
         "\n\n(it ran in the {} sandbox: {limits}. If it failed for that reason, run it again with \"sandbox\": false, which asks the person)",
@@ -617,6 +659,38 @@ mod tests {
 
     use tandem_tool_api::{Registry, ToolConfig, ToolContext, Workspace};
 
+    /// A read-only git command asks when its working directory is another repository: a
+    /// nested one, a bare one, inside `.git`, or outside the workspace.
+    #[test]
+    fn git_in_another_repository_asks() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path();
+        for sub in [".git/hooks", "src/deep", "nested/.git", "evil.git/objects", "evil.git/refs"] {
+            std::fs::create_dir_all(root.join(sub))?;
+        }
+        std::fs::write(root.join("evil.git/HEAD"), "ref: refs/heads/main\n")?;
+        let outside = tempfile::tempdir()?;
+        let verdict = |command: &str, at: &std::path::Path| match super::in_other_repository(
+            super::Verdict::Safe,
+            command,
+            at,
+            root,
+        ) {
+            super::Verdict::Safe => "safe",
+            _ => "ask",
+        };
+        let got: Vec<&str> = vec![
+            verdict("git status", root),
+            verdict("git status", &root.join("src/deep")),
+            verdict("ls", &root.join("nested")),
+            verdict("git status", &root.join("nested")),
+            verdict("git status", &root.join("evil.git")),
+            verdict("git log", &root.join(".git/hooks")),
+            verdict("git status", outside.path()),
+        ];
+        assert_eq!(got, ["safe", "safe", "safe", "ask", "ask", "ask", "ask"]);
+        Ok(())
+    }
     struct Harness {
         dir: tempfile::TempDir,
         runtime: tokio::runtime::Runtime,

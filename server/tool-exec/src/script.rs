@@ -108,6 +108,7 @@ impl TypedTool for Script {
                 Verdict::NeedsApproval { reason: "a Python script can do anything".to_owned(), destroys_data: false }
             }
         };
+        let verdict = super::bash::in_other_repository(verdict, &args.script, &dir, ctx.workspace.root());
         let confinement = super::bash::confirm(&ctx, &shown, &dir, &verdict, false, false).await?;
         if let Language::Shell = self.language {
             // Run as the command line itself (its arguments set as `$1`…): what was classified

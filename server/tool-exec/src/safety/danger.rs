@@ -213,17 +213,3 @@ pub(super) fn data_loss(program: &str, args: &[Word]) -> Option<String> {
         _ => None,
     }
 }
-
-/// Programs that run code they are given on standard input or as a file.
-pub(super) fn interpreter(program: &str) -> bool {
-    let base = program.rsplit('/').next().unwrap_or(program);
-    matches!(
-        base,
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "fish" | "python" | "python3" | "perl" | "ruby" | "node" | "php"
-    )
-}
-
-/// Programs that download.
-pub(super) fn downloader(text: &str) -> bool {
-    text.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| matches!(w, "curl" | "wget" | "fetch" | "aria2c"))
-}

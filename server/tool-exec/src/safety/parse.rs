@@ -262,8 +262,12 @@ impl Walk<'_> {
                     .take_while(|c| "<>&|".contains(*c))
                     .collect()
             });
-        let target =
-            node.child_by_field_name("destination").map(|d| self.word(d)).unwrap_or_else(|| Word::Lit(String::new()));
+        // A here-string (`<<< "$(…)"`) has no destination field: its word is the last child.
+        let target = node
+            .child_by_field_name("destination")
+            .or_else(|| Self::children(node).into_iter().rev().find(|c| c.kind() != "file_descriptor"))
+            .map(|d| self.word(d))
+            .unwrap_or_else(|| Word::Lit(String::new()));
         Redirect { op, target }
     }
 
@@ -271,6 +275,9 @@ impl Walk<'_> {
     fn word(&self, node: Node<'_>) -> Word {
         let text = self.text(node);
         match node.kind() {
+            // A glob or brace expansion at the start of a word expands to names that may
+            // begin with `-` (a file named `-o` makes `sort *` write): not known until it runs.
+            "word" if expands_at_start(&text, &text) => Word::Dyn(text),
             "word" | "number" => Word::Lit(unescape(&text)),
             "raw_string" => Word::Lit(text.trim_start_matches('\'').trim_end_matches('\'').to_owned()),
             "string" => {
@@ -289,7 +296,14 @@ impl Walk<'_> {
                 }
             }
             "concatenation" => {
-                let parts: Vec<Word> = Self::children(node).into_iter().map(|p| self.word(p)).collect();
+                let children = Self::children(node);
+                if children
+                    .first()
+                    .is_some_and(|first| first.kind() == "word" && expands_at_start(&self.text(*first), &text))
+                {
+                    return Word::Dyn(text);
+                }
+                let parts: Vec<Word> = children.into_iter().map(|p| self.word(p)).collect();
                 if parts.iter().all(|p| p.lit().is_some()) {
                     Word::Lit(parts.iter().map(Word::text).collect())
                 } else {
@@ -299,6 +313,14 @@ impl Walk<'_> {
             _ => Word::Dyn(text),
         }
     }
+}
+
+/// Whether a word whose unquoted start is `first` (all of it: `whole`) begins with a glob or a
+/// brace expansion.
+fn expands_at_start(first: &str, whole: &str) -> bool {
+    first.starts_with(['*', '?'])
+        || (first.starts_with('[') && whole.len() > 1 && whole.contains(']'))
+        || (first.starts_with('{') && (whole.contains(',') || whole.contains("..")))
 }
 
 /// Removes backslash escapes from an unquoted word.

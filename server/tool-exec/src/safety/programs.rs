@@ -1,8 +1,15 @@
-//! The data table of programs: the wrappers that run another program (seen through), and for
-//! each program known to read only, the flags and arguments that would make it write or run
-//! something else. A program that is not in the table is not read-only.
+//! The data table of programs: the wrappers that run another program (seen through, their
+//! options read from their own tables), and for each program known to read only, the options
+//! and operands that would make it write or run something else, each from the program's
+//! manual. Options are read the way the program reads them (`getopt.rs`). A program that is
+//! not in the table is not read-only.
 
+use super::getopt::{Item, Opt, Spec, operand_like, operands, read};
 use super::parse::Word;
+use super::tables::{
+    COMMAND, DATE, ENV, EXEC, FILE, HOSTNAME, IONICE, LESS, NICE, RG, SETSID, SHELL, SORT, STDBUF, TIME, TIMEOUT, UNIQ,
+    XARGS,
+};
 
 /// A command with its wrappers taken off.
 #[derive(Debug, Default)]
@@ -15,8 +22,32 @@ pub(super) struct Resolved {
     pub assignments: Vec<String>,
     /// The arguments also come from standard input (`xargs`).
     pub from_stdin: bool,
-    /// A script the command runs (`sh -c '...'`), classified like a command line.
+    /// A script the command runs (`sh -c '...'`, `env -S '...'`), classified like a command
+    /// line.
     pub script: Option<Word>,
+    /// Why a wrapper itself is not read-only (`env -S`, `time -o`, `bash -i`).
+    pub asks: Vec<String>,
+}
+
+/// What a wrapper's options say: unknown or dynamic words, and the options that make the
+/// wrapper itself run or write something.
+fn wrapper_asks(name: &str, items: &[Item], doors: &[(Option<char>, &str, &str)], resolved: &mut Resolved) {
+    for item in items {
+        match item {
+            Item::Dynamic(text) => {
+                resolved.asks.push(format!("`{name}` has an argument only known when it runs (`{text}`)"))
+            }
+            Item::Opt(Opt::Unknown(option), _) => {
+                resolved.asks.push(format!("`{name}` has an option that is not known (`{option}`)"))
+            }
+            Item::Opt(opt, _) => {
+                if let Some((_, _, why)) = doors.iter().find(|(short, long, _)| opt.is(*short, long)) {
+                    resolved.asks.push(format!("`{name}` {why}"));
+                }
+            }
+            Item::Operand(_) => {}
+        }
+    }
 }
 
 /// Takes `env`, `timeout`, `nice`, `xargs`, `busybox`, ... off `words`.
@@ -30,32 +61,42 @@ pub(super) fn resolve(words: &[Word]) -> Resolved {
             return resolved;
         };
         let base = name.rsplit('/').next().unwrap_or(name);
-        let skip_with_values = |options: &[&str], i: &mut usize| {
-            // Options of a wrapper, some of which take a value; stops at the first other word.
-            while let Some(w) = words.get(*i).and_then(Word::lit) {
-                if options.contains(&w) {
-                    *i += 2;
-                } else if w.starts_with('-') && w.len() > 1 {
-                    *i += 1;
-                } else {
-                    break;
-                }
-            }
+        let rest = &words[i + 1..];
+        let wrapper = |spec: &Spec, doors: &[(Option<char>, &str, &str)], resolved: &mut Resolved| {
+            let (items, end) = read(spec, rest);
+            wrapper_asks(base, &items, doors, resolved);
+            (items, i + 1 + end)
         };
         match base {
             "env" if !name.contains('/') || name == "/usr/bin/env" => {
-                i += 1;
-                while let Some(w) = words.get(i).and_then(Word::lit) {
-                    if matches!(w, "-u" | "--unset" | "-C" | "--chdir" | "-S" | "--split-string") {
-                        i += 2;
-                    } else if w.starts_with('-') {
-                        i += 1;
-                    } else if let Some((var, _)) = w.split_once('=') {
-                        resolved.assignments.push(var.to_owned());
-                        i += 1;
-                    } else {
-                        break;
+                // In another directory, `git` finds another repository (a bare one runs its
+                // own `core.fsmonitor`).
+                let doors = [(Some('C'), "chdir", "runs the command in another directory (-C)")];
+                let (items, end) = wrapper(&ENV, &doors, &mut resolved);
+                i = end;
+                while let Some((var, _)) = words.get(i).and_then(Word::lit).and_then(|w| w.split_once('=')) {
+                    resolved.assignments.push(var.to_owned());
+                    i += 1;
+                }
+                let split = items.iter().find_map(|item| match item {
+                    Item::Opt(opt, value) if opt.is(Some('S'), "split-string") => Some(value.clone()),
+                    _ => None,
+                });
+                if let Some(split) = split {
+                    // `env -S 'cmd args' more`: the string, split, then the operands.
+                    resolved.asks.push("`env -S` splits a string into a command of its own".to_owned());
+                    resolved.program = Some("env".to_owned());
+                    resolved.script = split.and_then(|s| {
+                        words[i..]
+                            .iter()
+                            .map(|w| w.lit().map(shell_quote))
+                            .collect::<Option<Vec<_>>>()
+                            .map(|more| Word::Lit(std::iter::once(s).chain(more).collect::<Vec<_>>().join(" ")))
+                    });
+                    if resolved.script.is_none() {
+                        resolved.script = Some(Word::Dyn("env -S".to_owned()));
                     }
+                    return resolved;
                 }
                 if i >= words.len() {
                     resolved.program = Some("env".to_owned());
@@ -63,31 +104,44 @@ pub(super) fn resolve(words: &[Word]) -> Resolved {
                 }
             }
             "timeout" => {
-                i += 1;
-                skip_with_values(&["-s", "--signal", "-k", "--kill-after"], &mut i);
-                i += 1; // the duration
+                let (_, end) = wrapper(&TIMEOUT, &[], &mut resolved);
+                i = end + 1; // the duration
             }
             "nice" => {
-                i += 1;
-                skip_with_values(&["-n", "--adjustment"], &mut i);
+                // The old form, `nice -10 command`.
+                if rest.first().and_then(Word::lit).is_some_and(|w| {
+                    w.len() > 1 && w.trim_start_matches('-').chars().all(|c| c.is_ascii_digit()) && w.starts_with('-')
+                }) {
+                    i += 2;
+                } else {
+                    i = wrapper(&NICE, &[], &mut resolved).1;
+                }
             }
-            "ionice" => {
+            "ionice" => i = wrapper(&IONICE, &[], &mut resolved).1,
+            "stdbuf" => i = wrapper(&STDBUF, &[], &mut resolved).1,
+            "setsid" => i = wrapper(&SETSID, &[], &mut resolved).1,
+            "nohup" => {
+                resolved.asks.push("`nohup` writes nohup.out when its output is a terminal".to_owned());
                 i += 1;
-                skip_with_values(&["-c", "-n", "-p", "-P", "-u"], &mut i);
             }
-            "stdbuf" => {
-                i += 1;
-                skip_with_values(&["-i", "-o", "-e"], &mut i);
+            "builtin" | "busybox" => i += 1,
+            "time" => {
+                i = wrapper(&TIME, &[(Some('o'), "output", "writes its report to a file (-o)")], &mut resolved).1;
             }
-            "nohup" | "setsid" | "builtin" => i += 1,
-            "time" | "command" | "exec" => {
-                i += 1;
-                skip_with_values(&["-a"], &mut i);
+            "exec" => i = wrapper(&EXEC, &[], &mut resolved).1,
+            "command" => {
+                let (items, end) = wrapper(&COMMAND, &[], &mut resolved);
+                // `command -v x` only says what `x` is.
+                if items.iter().any(|item| matches!(item, Item::Opt(Opt::Short('v' | 'V'), _))) {
+                    resolved.program = Some("command".to_owned());
+                    return resolved;
+                }
+                i = end;
             }
-            "busybox" => i += 1,
             "xargs" => {
-                i += 1;
-                skip_with_values(&["-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s"], &mut i);
+                let doors =
+                    [(None, "process-slot-var", "sets a variable in the commands it runs (--process-slot-var)")];
+                i = wrapper(&XARGS, &doors, &mut resolved).1;
                 resolved.from_stdin = true;
                 if i >= words.len() {
                     resolved.program = Some("echo".to_owned());
@@ -97,27 +151,48 @@ pub(super) fn resolve(words: &[Word]) -> Resolved {
             "sh" | "bash" | "dash" | "zsh" | "ksh"
                 if !name.contains('/') || name.starts_with("/bin/") || name.starts_with("/usr/bin/") =>
             {
-                let args = &words[i + 1..];
-                if let Some(at) = args.iter().position(|a| {
-                    a.lit().is_some_and(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
-                }) {
-                    resolved.program = Some(base.to_owned());
-                    resolved.script = args.get(at + 1).cloned();
-                    resolved.args = args.to_vec();
-                    return resolved;
-                }
+                // `+x` turns an option off: the same letters, for what they do here.
+                let plussed: Vec<Word> = rest
+                    .iter()
+                    .map(|w| match w.lit().and_then(|t| t.strip_prefix('+')) {
+                        Some(letters) if !letters.is_empty() => Word::Lit(format!("-{letters}")),
+                        _ => w.clone(),
+                    })
+                    .collect();
+                let (items, end) = read(&SHELL, &plussed);
+                let doors = [
+                    (Some('i'), "", "runs as an interactive shell, which runs start-up files"),
+                    (Some('l'), "login", "runs as a login shell, which runs start-up files"),
+                    (Some('s'), "", "reads commands from its input"),
+                    (None, "rcfile", "runs a start-up file (--rcfile)"),
+                    (None, "init-file", "runs a start-up file (--init-file)"),
+                    (None, "debugger", "loads a debugger"),
+                ];
+                wrapper_asks(base, &items, &doors, &mut resolved);
                 resolved.program = Some(base.to_owned());
-                resolved.args = args.to_vec();
+                resolved.args = rest.to_vec();
+                if items.iter().any(|item| matches!(item, Item::Opt(Opt::Short('c'), _))) {
+                    resolved.script = Some(rest.get(end).cloned().unwrap_or(Word::Lit(String::new())));
+                }
                 return resolved;
             }
             _ => {
                 resolved.program = Some(name.to_owned());
-                resolved.args = words[i + 1..].to_vec();
+                resolved.args = rest.to_vec();
                 return resolved;
             }
         }
     }
     resolved
+}
+
+/// `word` as a shell word that reads back as itself.
+fn shell_quote(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "./=_-:,+@%".contains(c)) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// Variables that change nothing but formatting, and may be set on a read-only command.
@@ -126,75 +201,111 @@ pub(super) fn harmless_variable(name: &str) -> bool {
         || name.starts_with("LC_")
 }
 
-fn lits(args: &[Word]) -> impl Iterator<Item = &str> {
-    args.iter().map(Word::text)
-}
-
-/// A short-option cluster (`-ni`) holds `flag`.
-fn cluster_has(arg: &str, flag: char) -> bool {
-    arg.starts_with('-') && !arg.starts_with("--") && arg.chars().skip(1).any(|c| c == flag)
-}
-
-fn has_long(args: &[Word], long: &str) -> bool {
-    lits(args).any(|a| a == long || a.strip_prefix(long).is_some_and(|rest| rest.starts_with('=')))
+/// Reads `args` with `spec` and finds what makes `program` not read-only: a dynamic word (it
+/// may be any option), an option the table does not know, or one of `doors`.
+fn tabled(
+    program: &str,
+    spec: &Spec,
+    args: &[Word],
+    doors: &[(Option<char>, &str, &str)],
+) -> Result<Vec<Item>, String> {
+    let (items, _) = read(spec, args);
+    for item in &items {
+        match item {
+            Item::Dynamic(text) if !operand_like(text) => {
+                return Err(format!("`{program}` has an argument only known when it runs (`{text}`)"));
+            }
+            Item::Dynamic(_) => {}
+            Item::Opt(Opt::Unknown(option), _) => {
+                return Err(format!("`{program}` has an option that is not known (`{option}`)"));
+            }
+            Item::Opt(opt, _) => {
+                if let Some((_, _, why)) = doors.iter().find(|(short, long, _)| opt.is(*short, long)) {
+                    return Err(format!("`{program}` {why}"));
+                }
+            }
+            Item::Operand(_) => {}
+        }
+    }
+    Ok(items)
 }
 
 /// Why `program` with `args` is not read-only; `None` when it only reads.
 pub(super) fn not_read_only(program: &str, args: &[Word]) -> Option<String> {
     let why = |what: &str| Some(format!("`{program}` {what}"));
-    let positional: Vec<&str> = lits(args).filter(|a| !a.starts_with('-')).collect();
     match program {
-        "ls" | "cat" | "head" | "tail" | "wc" | "pwd" | "echo" | "printf" | "which" | "type" | "stat" | "du" | "df"
-        | "grep" | "egrep" | "fgrep" | "cut" | "diff" | "cmp" | "whoami" | "uname" | "id" | "basename" | "dirname"
+        // No option or operand of these writes a file or runs another program.
+        "ls" | "cat" | "head" | "tail" | "wc" | "pwd" | "echo" | "which" | "type" | "stat" | "du" | "df" | "grep"
+        | "egrep" | "fgrep" | "cut" | "diff" | "cmp" | "whoami" | "uname" | "id" | "basename" | "dirname"
         | "realpath" | "readlink" | "true" | "false" | "nl" | "tac" | "rev" | "md5sum" | "sha256sum" | "sha1sum"
-        | "sha512sum" | "b2sum" | "cksum" | "column" | "jq" | "less" | "more" | "test" | "[" | "env" | "printenv"
-        | "comm" | "paste" | "fold" | "expand" | "unexpand" | "od" | "hexdump" | "xxd" | "strings" | "seq" | "tr"
-        | "nproc" | "uptime" | "free" | "locale" | "getconf" => None,
+        | "sha512sum" | "b2sum" | "cksum" | "column" | "jq" | "more" | "test" | "[" | "env" | "printenv" | "comm"
+        | "paste" | "fold" | "expand" | "unexpand" | "od" | "hexdump" | "strings" | "seq" | "tr" | "nproc"
+        | "uptime" | "free" | "locale" | "getconf" | "command" => None,
         // Shell builtins that change only the shell itself (`set -- a b` sets `$1`, `$2`).
         "set" | "shift" | ":" => None,
-        "tree" if lits(args).any(|a| a == "-o" || a.starts_with("-o")) => why("writes its listing to a file (-o)"),
-        "tree" => None,
-        "file" if lits(args).any(|a| cluster_has(a, 'C') || a == "--compile") => why("compiles a magic file (-C)"),
-        "file" => None,
-        "hostname"
-            if positional.is_empty()
-                && lits(args).all(|a| a.starts_with('-') && !matches!(a, "-F" | "--file" | "-b" | "--boot")) =>
-        {
-            None
+        // `printf -v NAME` sets a shell variable (`PATH`, for the commands after it).
+        "printf" => match args.first() {
+            Some(Word::Dyn(text)) => why(&format!("has a format only known when it runs (`{text}`)")),
+            Some(Word::Lit(first)) if first.starts_with("-v") => why("sets a shell variable (-v)"),
+            _ => None,
+        },
+        "sort" => {
+            let doors = [
+                (Some('o'), "output", "writes to a file (-o)"),
+                (None, "compress-program", "runs another program (--compress-program)"),
+            ];
+            tabled(program, &SORT, args, &doors).err()
         }
-        "hostname" => why("sets the host name"),
-        "date"
-            if lits(args)
-                .any(|a| cluster_has(a, 's') || a.starts_with("--set") || a == "-f" || a.starts_with("--file")) =>
-        {
-            why("sets the clock (-s/--set)")
+        "uniq" => match tabled(program, &UNIQ, args, &[]) {
+            Err(why) => Some(why),
+            Ok(items) if operands(&items).count() >= 2 => why("writes its second file argument"),
+            Ok(_) => None,
+        },
+        "date" => match tabled(program, &DATE, args, &[(Some('s'), "set", "sets the clock (-s/--set)")]) {
+            Err(why) => Some(why),
+            Ok(items) if operands(&items).any(|o| !o.starts_with('+')) => why("sets the clock"),
+            Ok(_) => None,
+        },
+        "hostname" => {
+            let doors =
+                [(Some('F'), "file", "sets the host name from a file"), (Some('b'), "boot", "sets the host name")];
+            match tabled(program, &HOSTNAME, args, &doors) {
+                Err(why) => Some(why),
+                Ok(items) if operands(&items).next().is_some() => why("sets the host name"),
+                Ok(_) => None,
+            }
         }
-        "date" if positional.iter().all(|a| a.starts_with('+')) => None,
-        "date" => why("sets the clock"),
-        "sort" if lits(args).any(|a| cluster_has(a, 'o') || a.starts_with("--output")) => why("writes to a file (-o)"),
-        "sort" if has_long(args, "--compress-program") => why("runs another program (--compress-program)"),
-        "sort" => None,
-        "uniq" if positional.len() >= 2 => why("writes its second file argument"),
-        "uniq" => None,
-        "rg" if has_long(args, "--pre") || has_long(args, "--pre-glob") => {
-            why("runs another program on each file (--pre)")
+        "file" => {
+            let doors = [
+                (Some('C'), "compile", "compiles a magic file (-C)"),
+                (Some('p'), "preserve-date", "sets the files' access times back (-p)"),
+            ];
+            tabled(program, &FILE, args, &doors).err()
         }
-        "rg" if lits(args).any(|a| a == "--search-zip" || cluster_has(a, 'z')) => {
-            why("runs decompression programs (-z)")
+        "less" => {
+            let doors = [
+                (Some('o'), "log-file", "copies its input to a file (-o)"),
+                (Some('O'), "LOG-FILE", "copies its input to a file (-O)"),
+                (Some('k'), "lesskey-file", "reads key bindings, which can set LESSOPEN (-k)"),
+                (None, "lesskey-src", "reads key bindings, which can set LESSOPEN"),
+                (None, "lesskey-content", "reads key bindings, which can set LESSOPEN"),
+            ];
+            match tabled(program, &LESS, args, &doors) {
+                Err(why) => Some(why),
+                Ok(items) => operands(&items)
+                    .filter_map(|o| o.strip_prefix('+'))
+                    .find(|command| !less_start_command_reads(command))
+                    .map(|command| format!("`less +{command}` runs a command of its own at start")),
+            }
         }
-        "rg" => None,
-        "find" => lits(args)
-            .find(|a| {
-                matches!(
-                    *a,
-                    "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete" | "-fprint" | "-fprint0" | "-fprintf" | "-fls"
-                )
-            })
-            .map(|a| format!("`find {a}` writes, deletes or runs other programs")),
-        "sed" => sed(args),
-        "git" => git(args),
+        "xxd" => xxd(args),
+        "tree" => tree(args),
+        "rg" => rg(args),
+        "find" => find(args),
+        "sed" => super::sed::check(args),
+        "git" => super::git::check(args),
         // `cargo tree`/`metadata` may update Cargo.lock and the registry index.
-        "cargo" if positional.is_empty() && lits(args).any(|a| a == "--version" || a == "-V") => None,
+        "cargo" if args.iter().all(|a| matches!(a.text(), "--version" | "-V")) && !args.is_empty() => None,
         "cargo" => why("builds and runs code, and may update Cargo.lock"),
         // Reads, but over the network, which read-only commands do not reach.
         "aws" => {
@@ -209,143 +320,129 @@ pub(super) fn not_read_only(program: &str, args: &[Word]) -> Option<String> {
     }
 }
 
-/// `sed` reads only when it edits no file in place and its script only prints and substitutes
-/// (no `w`, `W`, `r`, `R`, `e` commands, no `s///w` or `s///e` flags).
-fn sed(args: &[Word]) -> Option<String> {
-    let mut scripts = Vec::new();
+/// `less +COMMAND`: a line number, a search, or going to the end or following.
+fn less_start_command_reads(command: &str) -> bool {
+    let command = command.trim_start_matches('+');
+    command.is_empty()
+        || command.chars().all(|c| c.is_ascii_digit())
+        || command.starts_with('/')
+        || command.starts_with('?')
+        || matches!(command, "G" | "g" | "F" | "N" | "n")
+}
+
+/// `xxd [options] [infile [outfile]]`: a second operand is written. Its own option parser:
+/// `-c 8`, `-c8`, `-cols 8`, and `--` ends the options.
+fn xxd(args: &[Word]) -> Option<String> {
+    const VALUES: &[(&str, &str)] =
+        &[("c", "ols"), ("g", "roupsize"), ("l", "en"), ("n", "ame"), ("o", "ffset"), ("s", "eek"), ("R", "")];
+    let mut operands = 0;
+    let mut options = true;
     let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        let text = arg.text();
-        if text == "--in-place"
-            || text.starts_with("--in-place=")
-            || (cluster_has(text, 'i') && !text.starts_with("--"))
-        {
-            return Some("`sed` edits files in place (-i)".to_owned());
-        }
-        if text == "-e" || text == "--expression" {
-            scripts.extend(args.get(i + 1).cloned());
-            i += 2;
-            continue;
-        }
-        if text == "-f" || text.starts_with("--file") || cluster_has(text, 'f') {
-            return Some("`sed` runs a script file (-f) that is not checked".to_owned());
-        }
-        if !text.starts_with('-') && scripts.is_empty() {
-            scripts.push(arg.clone());
-        }
+    while let Some(word) = args.get(i) {
         i += 1;
+        let Some(text) = word.lit() else {
+            if operand_like(word.text()) {
+                operands += 1;
+                continue;
+            }
+            return Some(format!("`xxd` has an argument only known when it runs (`{}`)", word.text()));
+        };
+        if options && text == "--" {
+            options = false;
+        } else if options && text.len() > 1 && text.starts_with('-') {
+            let takes_next = VALUES.iter().any(|(letter, long)| {
+                text[1..]
+                    .strip_prefix(letter)
+                    .is_some_and(|rest| rest.is_empty() || (!long.is_empty() && long.starts_with(rest)))
+            });
+            i += usize::from(takes_next);
+        } else {
+            operands += 1;
+        }
     }
-    for script in &scripts {
-        let Some(script) = script.lit() else { return Some("`sed` has a script that is not known".to_owned()) };
-        if !sed_script_reads_only(script) {
-            return Some("`sed` writes files or runs commands from its script (w, r, e)".to_owned());
+    (operands >= 2).then(|| "`xxd` writes its second file argument".to_owned())
+}
+
+/// `tree -o FILE` writes its listing; `-R` (with `-H`) writes `00Tree.html` in each directory.
+/// Its own parser: every letter of a cluster is an option, and `-L`, `-P`, `-I`, `-H`, `-T`
+/// take the next word.
+fn tree(args: &[Word]) -> Option<String> {
+    let mut i = 0;
+    while let Some(word) = args.get(i) {
+        i += 1;
+        let Some(text) = word.lit() else {
+            if operand_like(word.text()) {
+                continue;
+            }
+            return Some(format!("`tree` has an argument only known when it runs (`{}`)", word.text()));
+        };
+        if text == "--" {
+            break;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            if ["output", "outfile"].iter().any(|o| o.starts_with(long.split('=').next().unwrap_or(long))) {
+                return Some("`tree` writes its listing to a file".to_owned());
+            }
+            if !long.contains('=')
+                && ["charset", "filelimit", "timefmt", "sort", "hintro", "houtro", "infofile", "gitfile"]
+                    .contains(&long)
+            {
+                i += 1;
+            }
+        } else if let Some(letters) = text.strip_prefix('-') {
+            for c in letters.chars() {
+                match c {
+                    'o' => return Some("`tree` writes its listing to a file (-o)".to_owned()),
+                    'R' => return Some("`tree -R` writes a listing file in each directory".to_owned()),
+                    'L' | 'P' | 'I' | 'H' | 'T' => i += 1,
+                    _ => {}
+                }
+            }
         }
     }
     None
 }
 
-/// Whether a sed script only prints, deletes and substitutes in its output.
-fn sed_script_reads_only(script: &str) -> bool {
-    let mut chars = script.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            's' | 'y' => {
-                let Some(delimiter) = chars.next() else { return false };
-                // Pattern and replacement (`y` has two parts too).
-                for _ in 0..2 {
-                    loop {
-                        match chars.next() {
-                            None => return false,
-                            Some('\\') => {
-                                chars.next();
-                            }
-                            Some(c) if c == delimiter => break,
-                            Some(_) => {}
-                        }
-                    }
-                }
-                if c == 's' {
-                    while let Some(flag) = chars.peek().copied() {
-                        match flag {
-                            'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => {
-                                chars.next();
-                            }
-                            'w' | 'W' | 'e' => return false,
-                            _ => break,
-                        }
-                    }
-                }
-            }
-            // Commands that write or read other files, or run a command.
-            'w' | 'W' | 'r' | 'R' | 'e' => return false,
-            // `a`, `i`, `c` take text to the end of the line.
-            'a' | 'i' | 'c' => {
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        break;
-                    }
-                }
-            }
-            // Labels and branches name a label.
-            ':' | 'b' | 't' | 'T' => {
-                for c in chars.by_ref() {
-                    if c == ';' || c == '\n' {
-                        break;
-                    }
-                }
-            }
-            _ => {}
+/// ripgrep: `--pre` runs a program on each file, `-z` runs decompressors, `--hostname-bin`
+/// runs a program. Long names are matched by prefix, whatever rg itself accepts.
+fn rg(args: &[Word]) -> Option<String> {
+    const DOORS: &[(&str, &str)] = &[
+        ("pre", "runs another program on each file (--pre)"),
+        ("pre-glob", "runs another program on each file (--pre)"),
+        ("search-zip", "runs decompression programs (-z)"),
+        ("hostname-bin", "runs another program (--hostname-bin)"),
+    ];
+    if let Some(dynamic) = args.iter().find(|a| a.lit().is_none() && !operand_like(a.text())) {
+        return Some(format!("`rg` has an argument only known when it runs (`{}`)", dynamic.text()));
+    }
+    for text in args.iter().map(Word::text).take_while(|t| *t != "--") {
+        let Some(long) = text.strip_prefix("--") else { continue };
+        let name = long.split_once('=').map_or(long, |(name, _)| name);
+        if let Some((_, why)) = DOORS.iter().find(|(door, _)| !name.is_empty() && door.starts_with(name)) {
+            return Some(format!("`rg` {why}"));
         }
     }
-    true
+    let shorts: Vec<Word> = args.iter().filter(|a| !a.text().starts_with("--")).cloned().collect();
+    let (items, _) = read(&RG, &shorts);
+    items.iter().find_map(|item| match item {
+        Item::Opt(Opt::Short('z'), _) => Some("`rg` runs decompression programs (-z)".to_owned()),
+        Item::Opt(Opt::Unknown(option), _) => Some(format!("`rg` has an option that is not known (`{option}`)")),
+        _ => None,
+    })
 }
 
-/// Git subcommands that only read, and the options that would make them write or run
-/// something.
-fn git(args: &[Word]) -> Option<String> {
-    let mut i = 0;
-    // Global options before the subcommand.
-    while let Some(arg) = args.get(i).map(Word::text) {
-        match arg {
-            "-c" | "--config-env" | "--exec-path" => {
-                return Some("`git -c` changes its configuration (it can run programs)".to_owned());
-            }
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
-            a if a.starts_with("--exec-path=") || a.starts_with("--config-env=") => {
-                return Some("`git` with another configuration or exec path can run programs".to_owned());
-            }
-            a if a.starts_with('-') => i += 1,
-            _ => break,
-        }
+/// `find`: the actions that run programs, write files or delete.
+fn find(args: &[Word]) -> Option<String> {
+    if let Some(dynamic) = args.iter().find(|a| a.lit().is_none() && !operand_like(a.text())) {
+        return Some(format!("`find` has an argument only known when it runs (`{}`)", dynamic.text()));
     }
-    let sub = args.get(i).map(Word::text).unwrap_or_default();
-    let rest = &args[(i + 1).min(args.len())..];
-    let positional: Vec<&str> = lits(rest).filter(|a| !a.starts_with('-')).collect();
-    if has_long(rest, "--output") || lits(rest).any(|a| a == "-o" && sub == "grep") {
-        return Some(format!("`git {sub} --output` writes a file"));
-    }
-    if has_long(rest, "--ext-diff") {
-        return Some(format!("`git {sub} --ext-diff` runs an external diff program"));
-    }
-    match sub {
-        "status" | "log" | "diff" | "show" | "blame" | "ls-files" | "rev-parse" | "describe" | "shortlog"
-        | "cat-file" | "ls-tree" | "rev-list" | "merge-base" | "name-rev" | "whatchanged" | "annotate"
-        | "count-objects" | "cherry" | "version" => None,
-        "grep" if has_long(rest, "--open-files-in-pager") || lits(rest).any(|a| a.starts_with("-O")) => {
-            Some("`git grep -O` runs a pager program".to_owned())
-        }
-        "grep" => None,
-        "reflog" if positional.first().is_none_or(|p| *p == "show") => None,
-        "branch" | "tag" | "remote"
-            if positional.is_empty()
-                && lits(rest)
-                    .all(|a| matches!(a, "-v" | "-vv" | "-a" | "-r" | "--list" | "-l" | "--all" | "--verbose")) =>
-        {
-            None
-        }
-        "stash" if positional.first().is_some_and(|p| matches!(*p, "list" | "show")) => None,
-        "config" if lits(rest).any(|a| matches!(a, "--get" | "--list" | "-l" | "--get-all" | "--get-regexp")) => None,
-        "" => Some("`git` without a subcommand".to_owned()),
-        _ => Some(format!("`git {sub}` may change the repository")),
-    }
+    args.iter()
+        .map(Word::text)
+        .find(|a| {
+            matches!(
+                *a,
+                "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete" | "-fprint" | "-fprint0" | "-fprintf" | "-fls"
+            )
+        })
+        .map(|a| format!("`find {a}` writes, deletes or runs other programs"))
 }
