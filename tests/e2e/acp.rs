@@ -423,6 +423,38 @@ fn acp_cancel_then_list_load_and_resume_in_new_processes() -> Res<()> {
     assert_eq!(agents, ["Resumed and answering."]);
     let history = provider.requests()[3].body["messages"].to_string();
     assert!(history.contains("still there?") && history.contains("Loaded and answering."), "{history}");
+
+    // A slash command is replayed as the person typed it; unknown sessions are -32002 (ACP's
+    // "resource not found") on every session method.
+    let fourth = run_client(
+        &root,
+        &provider,
+        json!({
+            "caps": { "fs": true, "terminal": true },
+            "steps": [
+                { "op": "resume", "session": session },
+                { "op": "prompt", "text": "/undo" },
+                { "op": "raw", "method": "session/load", "params": { "sessionId": "nope", "cwd": root, "mcpServers": [] } },
+                { "op": "raw", "method": "session/resume", "params": { "sessionId": "nope", "cwd": root, "mcpServers": [] } },
+                { "op": "raw", "method": "session/set_mode", "params": { "sessionId": "nope", "modeId": "plan" } },
+                { "op": "raw", "method": "session/cancel", "params": { "sessionId": "nope" } },
+            ],
+        }),
+    )?;
+    let results = &fourth["results"];
+    assert_eq!(results[1]["ok"]["stopReason"], "end_turn", "{results:#}");
+    for i in 2..6 {
+        assert_eq!(results[i]["error"]["code"], -32002, "{results:#}");
+    }
+    let fifth = run_client(
+        &root,
+        &provider,
+        json!({ "caps": { "fs": true, "terminal": true }, "steps": [{ "op": "load", "session": session }] }),
+    )?;
+    let users: Vec<&str> =
+        updates(&fifth, "user_message_chunk").iter().filter_map(|u| u["content"]["text"].as_str()).collect();
+    assert_eq!(users.last(), Some(&"/undo"), "{users:?}");
+    assert!(users.iter().all(|t| !t.starts_with('[')), "Tandem's notes are not the person's words: {users:?}");
     Ok(())
 }
 

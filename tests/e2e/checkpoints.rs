@@ -106,6 +106,15 @@ fn a_turn_is_restored_exactly_the_persons_edit_is_kept_redo_works_and_survives_a
     // After a restart: load the session, undo turn 1 again.
     let mut sidecar = spawn(&root, &provider)?;
     sidecar.request("tandem/session/load", json!({"sessionId": session}))?;
+    // The replay shows what the person typed, never Tandem's note to the model as theirs.
+    let users: Vec<String> = sidecar
+        .session_updates()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "user_message_chunk")
+        .filter_map(|u| u["content"]["text"].as_str().map(str::to_owned))
+        .collect();
+    assert!(users.iter().any(|t| t == "and now?"), "{users:?}");
+    assert!(users.iter().all(|t| !t.contains("The person restored")), "a note replayed as the person's: {users:?}");
     let again = sidecar.request("tandem/session/restore", json!({"sessionId": session, "turn": 1}))?;
     assert!(strings(&again["restored"]).contains(&"a.txt"), "{again:#}");
     assert_eq!((read(&root, "a.txt"), read(&root, "made.txt")), (Some("a0\n".into()), None));

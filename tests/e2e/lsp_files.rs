@@ -263,8 +263,8 @@ fn write_append_delete_list_round_trip() -> Res<()> {
     ok(&appended)?;
     assert_eq!(read(&root.join("a/b/c.txt")), "hello\nworld\n");
     let listing = sidecar.call("list", json!({ "recursive": true }))?;
-    // `.tandem/` holds the commit journal's directory (its own `.gitignore` keeps it out of git).
-    assert_eq!(listing["output"], json!(".gitignore\n.tandem/\na/\na/b/\na/b/c.txt"));
+    // Nothing of Tandem's own (its journal included) is written into the workspace.
+    assert_eq!(listing["output"], json!(".gitignore\na/\na/b/\na/b/c.txt"));
     let pattern = sidecar.call("list_files", json!({ "path": "a", "pattern": "*.txt", "recursive": true }))?;
     assert_eq!(pattern["output"], json!("a/b/c.txt"));
     let not_empty = sidecar.call("delete", json!({ "file_path": "a/b" }))?;

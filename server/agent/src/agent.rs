@@ -279,6 +279,13 @@ impl Agent {
         self.store.remove(&id).map_err(|e| AgentError::Invalid(format!("cannot delete session `{id}`: {e}")))
     }
 
+    /// Stores a command the person typed that the front door answered itself (`/undo 3`), so
+    /// that loading the session shows it where it was typed.
+    pub fn record_command(&self, session_id: &str, text: &str) -> Result<(), AgentError> {
+        self.session(session_id)?.record(&Record::Command { text: text.to_owned() });
+        Ok(())
+    }
+
     /// `tandem/session/list`: stored sessions, most recent first, 50 per page.
     pub fn list(&self, params: SessionListParams) -> Result<SessionListResult, AgentError> {
         const PAGE: usize = 50;
@@ -305,6 +312,9 @@ impl Agent {
         {
             return Err(AgentError::Busy(session.id.clone()));
         }
+        if !self.store.exists(&params.session_id) {
+            return Err(AgentError::UnknownSession(params.session_id));
+        }
         let records = self.store.read(&params.session_id).map_err(AgentError::Invalid)?;
         let (mut mode, mut cwd, mut model) = (self.config.default_mode, None, self.config.provider.model.clone());
         let mut messages = Vec::new();
@@ -325,8 +335,12 @@ impl Agent {
                 // keeps everything.
                 Record::Compaction { messages: compacted, .. } => messages = compacted,
                 Record::Usage { totals: stored } => totals = stored,
+                Record::Note { message } => messages.push(message),
+                Record::Command { text } => {
+                    replay.push(SessionUpdate::UserMessageChunk { content: ContentBlock::text(&text) })
+                }
                 Record::Message { message } => {
-                    if crate::turn::is_interruption(&message) {
+                    if crate::turn::is_interruption(&message) || crate::checkpoints::is_restore_note(&message) {
                         // Said to the model, not by the person: not replayed.
                     } else if message.role == Role::User {
                         for part in &message.content {

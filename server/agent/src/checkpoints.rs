@@ -25,6 +25,16 @@ use crate::approver::CallApprover;
 use crate::session::Session;
 use crate::store::{Record, rfc3339};
 
+/// How a restore's note to the model begins.
+const RESTORE_NOTE: &str = "[The person restored the workspace to ";
+
+/// Whether `message` is a restore's note to the model (stored as a plain message by older
+/// versions): never replayed as the person's words.
+pub(crate) fn is_restore_note(message: &tandem_llm::Message) -> bool {
+    message.role == tandem_llm::Role::User
+        && matches!(message.content.as_slice(), [tandem_llm::Part::Text { text }] if text.starts_with(RESTORE_NOTE))
+}
+
 /// The top-level session a session's snapshots belong to (`s1.a2` → `s1`).
 fn top(session_id: &str) -> &str {
     session_id.split('.').next().unwrap_or(session_id)
@@ -284,7 +294,7 @@ impl Agent {
         }
         result.message = message + &not_covered_note(&result.not_covered);
         // The model's picture of the files must stay true: it learns what was undone.
-        let mut note = format!("[The person restored the workspace to {label}.");
+        let mut note = format!("{RESTORE_NOTE}{label}.");
         if !result.restored.is_empty() {
             note.push_str(&format!(" Restored: {}.", result.restored.join(", ")));
         }
@@ -303,7 +313,7 @@ impl Agent {
         note.push_str(" Read files again before changing them.]");
         let message =
             tandem_llm::Message { role: tandem_llm::Role::User, content: vec![tandem_llm::Part::Text { text: note }] };
-        session.record(&Record::Message { message: message.clone() });
+        session.record(&Record::Note { message: message.clone() });
         history.messages.push(std::sync::Arc::new(message));
         Ok(result)
     }

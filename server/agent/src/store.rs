@@ -34,6 +34,12 @@ pub(crate) enum Record {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         locations: Vec<tandem_protocol::ToolCallLocation>,
     },
+    /// A message Tandem wrote to the model (what a restore undid, say): in the conversation the
+    /// model sees, never replayed as the person's words.
+    Note { message: tandem_llm::Message },
+    /// A command the person typed that the front door answered without the model (`/undo 3`):
+    /// replayed as they typed it, not part of the conversation.
+    Command { text: String },
     /// The mode changed.
     Mode { mode: ModeId },
     /// The task list changed.
@@ -88,6 +94,11 @@ impl Store {
         let mut file = tandem_tools::state::open_append(&self.path(id))?;
         // One write call per record: a crash leaves a whole line or a torn last line.
         file.write_all(&line)
+    }
+
+    /// Whether session `id` is stored (a valid id whose file is there).
+    pub(crate) fn exists(&self, id: &str) -> bool {
+        valid_id(id) && std::fs::symlink_metadata(self.path(id)).is_ok()
     }
 
     /// Deletes the file of session `id` (a session that never reached a model, say).

@@ -209,10 +209,11 @@ async fn write_out(
 ) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let mut lines = tokio::io::BufReader::new(from_sdk).lines();
+    let mut typed = false;
     loop {
         let line = tokio::select! {
             line = lines.next_line() => match line {
-                Ok(Some(line)) => line,
+                Ok(Some(line)) => with_result_type(line, &mut typed),
                 _ => break,
             },
             Some(error) = errors.recv() => error,
@@ -221,6 +222,31 @@ async fn write_out(
             break;
         }
     }
+}
+
+/// The first protocol version whose results must say what they are (`resultType`).
+const RESULT_TYPE_SINCE: &str = "2026-07-28";
+
+/// Adds `"resultType": "complete"` to a result that lacks it, once the protocol negotiated
+/// (`typed`, learnt from the `initialize` result going out) requires it on every result: the
+/// SDK sets it on some results but not on `tools/call`'s, and clients of that version reject a
+/// result without it.
+fn with_result_type(line: String, typed: &mut bool) -> String {
+    if !line.contains("\"result\"") {
+        return line;
+    }
+    let Ok(mut message) = serde_json::from_str::<Value>(&line) else { return line };
+    let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) else { return line };
+    if let Some(version) = result.get("protocolVersion").and_then(Value::as_str)
+        && result.contains_key("capabilities")
+    {
+        *typed = version >= RESULT_TYPE_SINCE;
+    }
+    if !*typed || result.contains_key("resultType") {
+        return line;
+    }
+    result.insert("resultType".to_owned(), Value::from("complete"));
+    message.to_string()
 }
 
 impl ServerHandler for TandemServer {
@@ -285,5 +311,40 @@ impl ServerHandler for TandemServer {
         let result: CallToolResult = serde_json::from_value(value)
             .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}"), None))?;
         Ok(CallToolResponse::Complete(result))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(lines: &[Value]) -> Vec<Value> {
+        let mut typed = false;
+        lines
+            .iter()
+            .map(|l| serde_json::from_str(&with_result_type(l.to_string(), &mut typed)).unwrap_or(Value::Null))
+            .collect()
+    }
+
+    #[test]
+    fn every_result_says_complete_from_2026_07_28_on() {
+        let init = |version: &str| {
+            json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": version, "capabilities": {}, "serverInfo": {"name": "tandem"}}})
+        };
+        let call = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "\"result\": x"}], "isError": true}});
+        let listed = json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": [], "resultType": "complete"}});
+        let error = json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "no"}});
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+        let new = sent(&[init("2026-07-28"), call.clone(), listed.clone(), error.clone(), note.clone()]);
+        assert_eq!(new[0]["result"]["resultType"], "complete");
+        assert_eq!(new[1]["result"]["resultType"], "complete", "an error result too");
+        assert_eq!(new[1]["result"]["content"], call["result"]["content"]);
+        assert_eq!(new[2], listed);
+        assert_eq!(new[3], error);
+        assert_eq!(new[4], note);
+        // Older versions get exactly what the SDK wrote.
+        let old = sent(&[init("2025-06-18"), call.clone()]);
+        assert!(old[0]["result"].get("resultType").is_none());
+        assert_eq!(old[1], call);
     }
 }

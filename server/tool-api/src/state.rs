@@ -115,7 +115,7 @@ pub fn state_dir(root: &Path, sub: &str) -> Result<PathBuf, StateError> {
     if let Ok(mut ignore) = create_new(&home.join(".gitignore")) {
         io::Write::write_all(&mut ignore, b"# Tandem's state: local to this machine.\n*\n").ok();
     }
-    let mut dir = projects.join(project_key(root));
+    let dir = projects.join(project_key(root));
     if real_dir(&dir)? {
         let real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
         let note = format!("{}\n", real.display());
@@ -125,22 +125,20 @@ pub fn state_dir(root: &Path, sub: &str) -> Result<PathBuf, StateError> {
             tracing::warn!("cannot write {}: {err}", dir.join("root").display());
         }
     }
-    for component in Path::new(sub).components() {
-        let Component::Normal(name) = component else {
-            return Err(StateError::BadName(sub.to_owned()));
-        };
-        dir.push(name);
-        real_dir(&dir)?;
-    }
-    Ok(dir)
+    below(dir, sub)
 }
 
 /// `<root>/.tandem/<sub>` for the shareable files a repository may carry (`memory`), each
 /// directory created when missing and refused when it is a symlink or not a directory, so
 /// nothing Tandem writes there lands outside the workspace. Never used for state.
 pub fn workspace_dir(root: &Path, sub: &str) -> Result<PathBuf, StateError> {
-    let mut dir = root.join(STATE_DIR);
+    let dir = root.join(STATE_DIR);
     real_dir(&dir)?;
+    below(dir, sub)
+}
+
+/// `dir/sub`, each directory below `dir` made a real directory ([`real_dir`]).
+fn below(mut dir: PathBuf, sub: &str) -> Result<PathBuf, StateError> {
     for component in Path::new(sub).components() {
         let Component::Normal(name) = component else {
             return Err(StateError::BadName(sub.to_owned()));

@@ -479,23 +479,36 @@ async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) 
                 applied.push((path, old_text, text, existed));
             }
             Err(err) => {
-                // Undo the editor edits before it, then the disk changes.
+                // Undo the editor edits before it, then the disk changes; what could not be
+                // undone is named, never reported as restored.
+                let mut problems = Vec::new();
                 for (path, old, new, existed) in applied.into_iter().rev() {
+                    let shown = ctx.workspace.display(&path);
                     if let Some(doc) = ctx.cache.get(&path) {
-                        commit_to_editor(ctx, &path, doc.version, &doc.rope, &new, old).await.ok();
+                        if let Err(err) = commit_to_editor(ctx, &path, doc.version, &doc.rope, &new, old).await {
+                            problems.push(format!("{shown} keeps the new text in the editor: {}", err.message));
+                        }
                     } else if let Some(editor) = ctx.editor.as_ref().filter(|editor| editor.writes_files()) {
-                        if existed {
-                            editor.write_file(ctx.session_id.as_deref(), &path, &old).await.ok();
+                        let undone = if existed {
+                            editor.write_file(ctx.session_id.as_deref(), &path, &old).await
                         } else {
-                            disk::remove(&path, Expected::Any).ok();
+                            disk::remove(&path, Expected::Any).map_err(|e| e.to_string())
+                        };
+                        if let Err(err) = undone {
+                            problems.push(format!("{shown} keeps the new text: {err}"));
                         }
                     }
                 }
-                let problems = blocking(move || Ok(undo(done))).await?;
-                let mut message = format!("{}; nothing was changed: the other files were restored", err.message);
-                if !problems.is_empty() {
-                    message.push_str(&format!(" (except: {})", problems.join("; ")));
-                }
+                problems.extend(blocking(move || Ok(undo(done))).await?);
+                let message = if problems.is_empty() {
+                    format!("{}; nothing was changed: the other files were restored", err.message)
+                } else {
+                    format!(
+                        "{}; the other files could not all be restored: {}. Read them before going on",
+                        err.message,
+                        problems.join("; ")
+                    )
+                };
                 return Err(ToolError::new(message));
             }
         }

@@ -239,7 +239,9 @@ fn apply(ops: &[Op], entries: &[Entry], crash: &mut impl FnMut() -> bool) -> Res
             if let Some(from) = mode_from
                 && let Ok(meta) = fs::metadata(from)
             {
-                fs::set_permissions(tmp, meta.permissions()).ok();
+                // A moved file keeps its permissions, or the move fails (as a single write does).
+                fs::set_permissions(tmp, meta.permissions())
+                    .map_err(io_error("cannot give the moved file its permissions", tmp))?;
             }
         }
         if let Before::Kept(pre) = &entry.before {

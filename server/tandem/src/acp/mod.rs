@@ -235,6 +235,12 @@ impl Server {
             "session/load" => self.session_load(params, false).await,
             "session/resume" => self.session_load(params, true).await,
             "session/list" => self.session_list(params).await,
+            // A notification in ACP; sent as a request, it gets an answer.
+            "session/cancel" => {
+                let session_id = string_param(params, "sessionId").map_err(RpcError::invalid_params)?;
+                self.ready_of(session_id)?.agent.cancel(session_id);
+                Ok(json!({}))
+            }
             "session/prompt" => self.session_prompt(params).await,
             "session/set_mode" => {
                 let session_id = string_param(params, "sessionId").map_err(RpcError::invalid_params)?;
@@ -510,6 +516,10 @@ impl Server {
         let text = text.trim();
         let (command, argument) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
         let argument = argument.trim();
+        if matches!(command, "/mode" | "/model" | "/undo" | "/redo" | "/compact") {
+            // Shown where it was typed when the session is loaded again.
+            ready.agent.record_command(session_id, text).map_err(agent_error)?;
+        }
         match command {
             "/mode" => {
                 let mode = parse_mode(Some(&Value::String(argument.to_owned())))?;
