@@ -3,8 +3,9 @@
 //!
 //! Order (strictest first): exact → line-number prefixes stripped (`read` output pasted back) →
 //! trailing whitespace ignored → indentation ignored → whitespace-normalized → escape-normalized
-//! (`\n`, `\t`, `\"` written literally) → Unicode punctuation normalized → blank lines dropped or
-//! added → block anchor (first and last lines anchor, the middle scored).
+//! (`\n`, `\t`, `\"` written literally; decoded per kind, only the kinds the match needs, and
+//! `new_string` as `old_string`: [`escapes`]) → Unicode punctuation normalized → blank lines
+//! dropped or added → block anchor (first and last lines anchor, the middle scored).
 //!
 //! The rule: fuzzy stages forgive formatting, never content. A fuzzy stage only *locates* a
 //! block; what is written there is a three-way apply ([`merge`]): the model's change
@@ -23,6 +24,7 @@
 //! anchors to be distinctive lines (not `}`, `end`, blank, ...), a block within a size guard of
 //! `old_string`, and a similarity of at least [`BLOCK_ANCHOR_THRESHOLD`].
 
+mod escapes;
 mod frame;
 mod merge;
 
@@ -49,7 +51,8 @@ pub enum Strategy {
     IndentationFlexible,
     /// Lines equal once runs of whitespace are collapsed.
     WhitespaceNormalized,
-    /// `old_string` had escape sequences (`\n`, `\t`, `\"`) where the file has the characters.
+    /// `old_string` had escape sequences (`\n`, `\t`, `\"`) where the file has the characters;
+    /// the kinds it needed decoded were decoded in `new_string` too, no others.
     EscapeNormalized,
     /// Lines equal once typographic punctuation is mapped to ASCII.
     UnicodeNormalized,
@@ -60,6 +63,21 @@ pub enum Strategy {
 }
 
 impl Strategy {
+    /// The stage's place in the chain, strictest first.
+    fn rank(self) -> usize {
+        match self {
+            Self::Exact => 0,
+            Self::LineNumbers => 1,
+            Self::TrailingWhitespace => 2,
+            Self::IndentationFlexible => 3,
+            Self::WhitespaceNormalized => 4,
+            Self::EscapeNormalized => 5,
+            Self::UnicodeNormalized => 6,
+            Self::BlankLines => 7,
+            Self::BlockAnchor => 8,
+        }
+    }
+
     /// The name reported in `metadata.strategy`.
     pub fn name(self) -> &'static str {
         match self {
@@ -261,30 +279,6 @@ fn ascii_punctuation(line: &str) -> Cow<'_, str> {
 /// typographic punctuation). Two lines with different keys differ in content.
 fn key(line: &str) -> String {
     collapse_whitespace(&ascii_only(line)).into_owned()
-}
-
-/// `\n`, `\t`, `\r`, `\"`, `\'`, `\\` and `` \` `` written as escapes, turned into the characters.
-fn unescape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.peek().copied() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some(q @ ('"' | '\'' | '\\' | '`')) => out.push(q),
-            _ => {
-                out.push('\\');
-                continue;
-            }
-        }
-        chars.next();
-    }
-    out
 }
 
 /// Lines too common to anchor a block: closing brackets, keywords that end blocks, blank.
@@ -657,6 +651,25 @@ impl<'t> Fuzzy<'t> {
 /// Finds the one place `old` (with `new` its replacement) belongs in `text`, whose line ending
 /// is `ending`, and what goes there. `old` must not be empty.
 pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Match, MatchError> {
+    match locate(text, old, new, ending, Chain::Full) {
+        Err(MatchError::NotFound { .. }) => Err(MatchError::NotFound { closest: closest(text, old) }),
+        found => found,
+    }
+}
+
+/// How much of the chain runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Chain {
+    /// All of it.
+    Full,
+    /// For one reading of `old_string`'s escapes (the escape-normalized stage): the stages that
+    /// forgive formatting only. Escapes left in the reading are the code's, and a reading that
+    /// matches only with content forgiven (the block anchor) is not how `old_string` was meant.
+    Reading,
+}
+
+/// [`find`] without the closest block on `NotFound`.
+fn locate(text: &str, old: &str, new: &str, ending: LineEnding, chain: Chain) -> Result<Match, MatchError> {
     // Exact, in the file's line endings first, then as given (files with mixed endings).
     for (o, n) in &exact_forms(old, new, ending) {
         // memmem's vectorised search: many times faster than `str::match_indices` on big files.
@@ -687,7 +700,7 @@ pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Matc
 
     if let Some(stripped) = strip_line_numbers(old) {
         let new = strip_line_numbers(new).unwrap_or_else(|| new.to_owned());
-        return match find(text, &stripped, &new, ending) {
+        return match locate(text, &stripped, &new, ending, chain) {
             Ok(found) => Ok(Match { strategy: Strategy::LineNumbers, ..found }),
             Err(err) => Err(err),
         };
@@ -715,18 +728,11 @@ pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Matc
     ];
     for (strategy, normalize) in stages {
         // Escapes come before Unicode punctuation, as the chain's order says.
-        if strategy == Strategy::UnicodeNormalized {
-            let unescaped = unescape(old);
-            if unescaped != old {
-                match find(text, &unescaped, &unescape(new), ending) {
-                    Ok(found) => return Ok(Match { strategy: Strategy::EscapeNormalized, ..found }),
-                    Err(MatchError::NotFound { .. }) => {}
-                    Err(MatchError::Ambiguous { lines, .. }) => {
-                        return Err(MatchError::Ambiguous { strategy: Strategy::EscapeNormalized, lines });
-                    }
-                    Err(err) => return Err(err),
-                }
-            }
+        if strategy == Strategy::UnicodeNormalized
+            && chain == Chain::Full
+            && let Some(found) = escapes::find(text, old, new, ending)?
+        {
+            return Ok(found);
         }
         let candidates = line_candidates(&fuzzy.lines, &fuzzy.needle, normalize);
         if let Some(found) = fuzzy.decide(candidates, strategy)? {
@@ -742,11 +748,14 @@ pub fn find(text: &str, old: &str, new: &str, ending: LineEnding) -> Result<Matc
     if let Some((line, strategy)) = fuzzy.holds_new() {
         return Err(MatchError::AlreadyApplied { strategy, line });
     }
+    if chain == Chain::Reading {
+        return Err(MatchError::NotFound { closest: None });
+    }
     let anchored = anchor_candidates(&fuzzy.lines, &fuzzy.needle);
     if let Some(found) = fuzzy.decide(anchored, Strategy::BlockAnchor)? {
         return Ok(found);
     }
-    Err(MatchError::NotFound { closest: closest(text, old) })
+    Err(MatchError::NotFound { closest: None })
 }
 
 /// Every exact occurrence of `old` replaced by `new` (`replace_all`: never fuzzy, a fuzzy match

@@ -7,7 +7,10 @@
 //! line dropped (from `old_string` or from both; apart from the drifted share when it is the line
 //! right next to the change, where inserted lines may go before it or after it), `\n` escapes, typographic quotes, `read`'s line numbers; a misremembered
 //! identifier (in `old_string` only, in both strings, on a line the edit keeps); the edit already
-//! applied; `old_string` twice in the file; `replace_all`.
+//! applied; `old_string` twice in the file; `replace_all`. Last, escaped strings over code with
+//! backslashes of its own: `\n` escapes where the code has `\\`, `\n` or `\"` in its literals,
+//! and both strings escaped as a JSON string is; these may be refused (a `\n` can be the code's
+//! or a line break) and are reported apart.
 //!
 //! The expected file is the old version with exactly that hunk changed to the new version's
 //! text. Each case ends correct, refused, or WRONG (written, but neither the original nor the
@@ -231,6 +234,10 @@ enum Kind {
     Unclear,
     /// Must be refused, or end exactly as intended.
     MustFail,
+    /// Escaped strings over code with escapes of its own (`"\\n"`, `'\\''`): a `\\n` the model
+    /// sent may be a line break or the code's, so some can only be refused. Correct or refused,
+    /// and reported apart from the drifted share.
+    Escaped,
 }
 
 type Make = fn(&Change, &mut Lcg) -> Option<Case>;
@@ -365,6 +372,37 @@ fn escapes(change: &Change, _: &mut Lcg) -> Option<Case> {
         return None;
     }
     case(change, old.replace('\n', "\\n"), new.replace('\n', "\\n"))
+}
+
+/// `\n` escapes where the code has backslashes of its own, which must stay as they are.
+fn escapes_over_backslashes(change: &Change, _: &mut Lcg) -> Option<Case> {
+    let (old, new) = (change.old_string(), change.new_string());
+    if !old.contains('\\') && !new.contains('\\') {
+        return None;
+    }
+    case(change, old.replace('\n', "\\n"), new.replace('\n', "\\n"))
+}
+
+/// Both strings escaped as the body of a JSON string (`\\`, `\"`, `\n`, `\t`): escaped twice.
+fn json_escaped(change: &Change, _: &mut Lcg) -> Option<Case> {
+    let escape = |text: &str| {
+        let mut out = String::with_capacity(text.len() * 2);
+        for c in text.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '"' => out.push_str("\\\""),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                c => out.push(c),
+            }
+        }
+        out
+    };
+    let (old, new) = (change.old_string(), change.new_string());
+    if !old.contains(['\\', '"', '\t']) && !new.contains(['\\', '"', '\t']) {
+        return None;
+    }
+    case(change, escape(&old), escape(&new))
 }
 
 fn curly(text: &str) -> String {
@@ -583,7 +621,7 @@ fn real_edits_land_exactly_or_are_refused() {
         say("\nedit corpus: SKIPPED: no usable source files\n");
         return;
     }
-    let variants: [(&str, Kind, Make); 21] = [
+    let variants: [(&str, Kind, Make); 23] = [
         ("exact", Kind::Exact, exact),
         ("CRLF file", Kind::Drifted, crlf),
         ("trailing whitespace", Kind::Drifted, trailing),
@@ -605,6 +643,9 @@ fn real_edits_land_exactly_or_are_refused() {
         ("already, drifted", Kind::MustFail, already_applied_drifted),
         ("ambiguous", Kind::MustFail, ambiguous),
         ("replace_all", Kind::Exact, replace_all),
+        // Last, so that the variants above draw the same cases as without them.
+        ("\\n escapes, code has \\", Kind::Escaped, escapes_over_backslashes),
+        ("JSON-escaped", Kind::Escaped, json_escaped),
     ];
     let mut report = format!("\nedit corpus: {} changes from {source}\n", changes.len());
     report.push_str(&format!("  {:<22} {:>6} {:>8} {:>8} {:>6}\n", "variant", "cases", "correct", "refused", "WRONG"));
@@ -612,6 +653,7 @@ fn real_edits_land_exactly_or_are_refused() {
     let mut failures = Vec::new();
     let (mut drifted, mut drifted_correct) = (0, 0);
     let (mut unclear, mut unclear_correct) = (0, 0);
+    let (mut escaped, mut escaped_correct) = (0, 0);
     for (name, kind, make) in &variants {
         let mut tally = Tally::default();
         let mut tries = 0;
@@ -624,7 +666,7 @@ fn real_edits_land_exactly_or_are_refused() {
                 (_, None) => {
                     tally.refused += 1;
                     match kind {
-                        Kind::MustFail | Kind::Unclear => true,
+                        Kind::MustFail | Kind::Unclear | Kind::Escaped => true,
                         _ => {
                             if std::env::var("TANDEM_EDIT_CORPUS_SHOW").is_ok_and(|v| v == *name) && tally.refused <= 3
                             {
@@ -662,6 +704,7 @@ fn real_edits_land_exactly_or_are_refused() {
             match kind {
                 Kind::Drifted => (drifted, drifted_correct) = (drifted + 1, drifted_correct + correct),
                 Kind::Unclear => (unclear, unclear_correct) = (unclear + 1, unclear_correct + correct),
+                Kind::Escaped => (escaped, escaped_correct) = (escaped + 1, escaped_correct + correct),
                 _ => {}
             }
             if *kind == Kind::Exact && !ok && failures.len() < 12 {
@@ -686,6 +729,10 @@ fn real_edits_land_exactly_or_are_refused() {
         "  with the blank line dropped next to the change too: {} of {} ({all:.1}%; the rest refused)\n",
         drifted_correct + unclear_correct,
         drifted + unclear
+    ));
+    report.push_str(&format!(
+        "  escaped over the code's own escapes: {escaped_correct} of {escaped} ({:.1}%; the rest refused)\n",
+        escaped_correct as f64 * 100.0 / escaped.max(1) as f64
     ));
     for failure in &failures {
         report.push_str(&format!("  e.g. {failure}\n"));

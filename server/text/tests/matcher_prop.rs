@@ -7,6 +7,12 @@
 //! And, on code-like texts of few line shapes (`}`, `#[test]`, ... repeat, so an edit's diff can
 //! be read several ways): a blank line dropped from old_string only or from both strings lands
 //! where it was or the edit is refused; an edit the file already holds is refused.
+//!
+//! And, on code whose string literals hold escapes of their own (`\\`, `\n`, `\"`, `\t`), with
+//! an edit escaped the ways models mangle them (line breaks as `\n`, tabs as `\t`, quotes as
+//! `\"`, or all of it as a JSON string): the edit changes only the lines it replaces, everything
+//! else byte for byte as it was, or is refused; and where the escaping can be undone (a JSON
+//! string, or line breaks in code without a `\n` of its own), it lands exactly as intended.
 
 use proptest::prelude::*;
 use tandem_text::LineEnding;
@@ -342,6 +348,135 @@ proptest! {
                 prop_assert_eq!(replaced.first_end, first + new.len());
                 prop_assert_eq!(replaced.line, text[..first].matches('\n').count() + 1);
             }
+        }
+    }
+}
+
+/// String-literal contents, each piece whole: plain text or one escape of the code's own.
+const PIECES: &[&str] = &["a", "b c", r"\\", r"\n", r#"\""#, r"\t", "'", "{x}"];
+const NAMES: &[&str] = &["x", "value", "out", "sep"];
+
+/// A line of code, indented by spaces or a tab, with a string literal or without.
+fn escaped_line((indent, shape, name, pieces): &(usize, usize, usize, Vec<usize>)) -> String {
+    let content: String = pieces.iter().map(|&p| PIECES[p % PIECES.len()]).collect();
+    let name = NAMES[name % NAMES.len()];
+    let indent = ["", "    ", "\t", "        "][indent % 4];
+    let body = match shape % 5 {
+        0 => format!("let {name} = \"{content}\";"),
+        1 => format!("println!(\"{content}\");"),
+        2 => format!("call({name});"),
+        3 => "}".to_owned(),
+        _ => format!("if {name} == \"{content}\" {{"),
+    };
+    format!("{indent}{body}")
+}
+
+fn escaped_lines() -> impl Strategy<Value = (usize, usize, usize, Vec<usize>)> {
+    (0usize..4, 0usize..5, 0usize..NAMES.len(), prop::collection::vec(0usize..PIECES.len(), 0..4))
+}
+
+/// How a model mangles the strings of an edit.
+#[derive(Clone, Copy, Debug)]
+enum Mangle {
+    /// Line breaks written `\n` (the rest as the file has it).
+    LineBreaks,
+    /// Line breaks `\n`, tabs `\t`.
+    LineBreaksAndTabs,
+    /// Line breaks `\n`, quotes `\"` (backslashes as they are: this cannot always be undone).
+    LineBreaksAndQuotes,
+    /// Escaped as the body of a JSON string: `\\`, `\"`, `\n`, `\t`.
+    Json,
+}
+
+fn mangle(text: &str, how: Mangle) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    for c in text.chars() {
+        match (how, c) {
+            (_, '\n') => out.push_str(r"\n"),
+            (Mangle::LineBreaksAndTabs | Mangle::Json, '\t') => out.push_str(r"\t"),
+            (Mangle::LineBreaksAndQuotes | Mangle::Json, '"') => out.push_str(r#"\""#),
+            (Mangle::Json, '\\') => out.push_str(r"\\"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The characters a JSON string escapes that `text` holds.
+fn json_escaped(text: &str) -> Vec<char> {
+    ['\n', '\t', '"', '\\'].into_iter().filter(|c| text.contains(*c)).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, max_global_rejects: 1_000_000, ..ProptestConfig::default() })]
+
+    /// An escaped edit changes only the lines it replaces, or is refused; where its escapes can
+    /// be undone, it lands exactly.
+    #[test]
+    fn escaped_edits_change_only_the_lines_they_replace(
+        source in prop::collection::vec(escaped_lines(), 6..24),
+        start in 0usize..24,
+        size in 2usize..5,
+        at in 0usize..5,
+        kind in 0usize..3,
+        line in escaped_lines(),
+        how in prop_oneof![
+            Just(Mangle::LineBreaks),
+            Just(Mangle::LineBreaksAndTabs),
+            Just(Mangle::LineBreaksAndQuotes),
+            Just(Mangle::Json),
+        ],
+    ) {
+        let text_lines: Vec<String> = source.iter().map(escaped_line).collect();
+        prop_assume!(size < text_lines.len());
+        let start = start % (text_lines.len() - size);
+        let block: Vec<String> = text_lines[start..start + size].to_vec();
+        let text = join(&text_lines);
+        let old_exact = join(&block);
+        prop_assume!(text.matches(&old_exact).count() == 1);
+        let at = at % size;
+        let new_line = escaped_line(&line);
+        // 0: a line inserted at `at`, 1: line `at` replaced, 2: line `at` removed.
+        let mut edited = block.clone();
+        let kept_after = match kind {
+            0 => {
+                edited.insert(at, new_line.clone());
+                at
+            }
+            1 => {
+                edited[at] = new_line.clone();
+                at + 1
+            }
+            _ => {
+                edited.remove(at);
+                at + 1
+            }
+        };
+        let new_exact = join(&edited);
+        let (old, new) = (mangle(&old_exact, how), mangle(&new_exact, how));
+        prop_assume!(old != new && !text.contains(&old));
+        let begin = text.find(&old_exact).unwrap_or(0);
+        let (before, after) = (&text[..begin], &text[begin + old_exact.len()..]);
+        let Ok(m) = find(&text, &old, &new, LineEnding::Lf) else { return Ok(()) };
+        let got = format!("{}{}{}", &text[..m.start], m.replacement, &text[m.end..]);
+        let why = format!("{how:?} {}; text {text:?} old_string {old:?} new_string {new:?} got {got:?}", m.strategy);
+        // Everything but the lines the edit replaces, byte for byte as it was.
+        let (head, tail) = (join(&block[..at]), join(&block[kept_after..]));
+        prop_assert!(got.starts_with(&format!("{before}{head}")), "changed above the edit: {}", why);
+        prop_assert!(got.ends_with(&format!("{tail}{after}")), "changed below the edit: {}", why);
+        prop_assert!(got.len() >= before.len() + head.len() + tail.len() + after.len(), "{}", why);
+        let added = if kind == 2 { "" } else { new_line.as_str() };
+        let undoable = match how {
+            Mangle::Json => json_escaped(&format!("{added}\n")).iter().all(|c| json_escaped(&old_exact).contains(c)),
+            Mangle::LineBreaks => !old_exact.contains(r"\n") && !added.contains(r"\n"),
+            Mangle::LineBreaksAndTabs => {
+                !old_exact.contains(r"\n") && !added.contains(r"\n") && !old_exact.contains(r"\t") && !added.contains(r"\t")
+                    && (!added.contains('\t') || old_exact.contains('\t'))
+            }
+            Mangle::LineBreaksAndQuotes => false,
+        };
+        if undoable {
+            prop_assert_eq!(&got, &format!("{before}{new_exact}{after}"), "{}", why);
         }
     }
 }

@@ -283,6 +283,51 @@ fn git_diff_of_a_crlf_file() {
     );
 }
 
+/// A CSV added with CRLF lines (most of the patch's lines end in `\r`): written with CRLF, as
+/// `git apply` writes it.
+#[test]
+fn git_diff_adding_a_crlf_file() {
+    check_fixture(
+        "git_new_crlf_file",
+        expect![[r#"
+        unified, strip 1
+        create bench/raw.csv (mode - → 100644)
+          hunk 1: exact, offset 0, at new line 1
+            |benchmark,engine,duration␍
+            |linux_literal,rg,0.12␍
+            |linux_literal,grep,0.31␍
+            |linux_re,rg,0.20␍
+            |linux_re,grep,1.02␍
+            |subtitles,rg,0.05␍
+            |subtitles,grep,0.44␍
+            |unicode,rg,0.09␍
+            |unicode,grep,0.71␍
+    "#]],
+    );
+}
+
+/// Every line of an LF file replaced by itself in CRLF: the file becomes CRLF.
+#[test]
+fn git_diff_converting_a_file_to_crlf() -> Result<(), PatchError> {
+    let (diff, files) = fixture("git_to_crlf");
+    let before = &files["docs/make.bat"];
+    let parsed = patch::parse(&diff)?;
+    let applied = patch::apply(&parsed.files[0], before)?;
+    assert_eq!(applied.text, before.replace('\n', "\r\n"));
+    Ok(())
+}
+
+/// And back: every line of a CRLF file replaced by itself in LF: the file becomes LF.
+#[test]
+fn git_diff_converting_a_file_to_lf() -> Result<(), PatchError> {
+    let (diff, files) = fixture("git_to_lf");
+    let before = &files["docs/make.bat"];
+    let parsed = patch::parse(&diff)?;
+    let applied = patch::apply(&parsed.files[0], before)?;
+    assert_eq!(applied.text, before.replace("\r\n", "\n"));
+    Ok(())
+}
+
 #[test]
 fn git_quoted_path() {
     check_fixture(
@@ -380,6 +425,50 @@ fn crlf_patch_on_an_lf_file_keeps_lf() {
             |one
             |2
             |three
+    "#]],
+    );
+}
+
+/// Lines a faithful patch adds in LF next to the LF lines of a mostly CRLF file stay LF (the
+/// patch's context carries the file's line endings exactly, so its added lines' are meant).
+#[test]
+fn lf_lines_added_among_lf_lines_of_a_crlf_file_stay_lf() {
+    let diff = "--- a/w.txt\n+++ b/w.txt\n@@ -2,2 +2,3 @@\n b\n+new\n c\n";
+    check(
+        diff,
+        &[("w.txt", "a\r\nb\nc\nd\r\ne\r\n")],
+        expect![[r#"
+        unified, strip 1
+        modify w.txt
+          hunk 1: exact, offset 0, at new line 2
+            |a␍
+            |b
+            |new
+            |c
+            |d␍
+            |e␍
+    "#]],
+    );
+}
+
+/// A patch with CRLF lines added to an LF file, its headers in LF (git's diff of such a change;
+/// half or more of its lines end in `\r`): the added lines are CRLF, the context stays LF.
+#[test]
+fn crlf_lines_added_by_a_mostly_crlf_patch_keep_crlf() {
+    let diff = "--- a/w.txt\n+++ b/w.txt\n@@ -1,1 +1,6 @@\n one\n+two\r\n+three\r\n+four\r\n+five\r\n+six\r\n";
+    check(
+        diff,
+        &[("w.txt", "one\n")],
+        expect![[r#"
+        unified, strip 1
+        modify w.txt
+          hunk 1: exact, offset 0, at new line 1
+            |one
+            |two␍
+            |three␍
+            |four␍
+            |five␍
+            |six␍
     "#]],
     );
 }
@@ -1032,6 +1121,58 @@ fn begin_patch_on_a_crlf_file() {
             |2␍
             |2.5␍
             |three␍
+    "#]],
+    );
+}
+
+#[test]
+fn begin_patch_adding_a_crlf_file() {
+    let diff = "*** Begin Patch\n*** Add File: data.csv\n+a,b\r\n+1,2\r\n+3,4\r\n*** End Patch\n";
+    check(
+        diff,
+        &[],
+        expect![[r#"
+        begin patch, strip 0
+        create data.csv
+          hunk 1: exact, offset 0, at new line 1
+            |a,b␍
+            |1,2␍
+            |3,4␍
+    "#]],
+    );
+}
+
+#[test]
+fn begin_patch_converting_lines_to_crlf() {
+    let diff = "*** Begin Patch\n*** Update File: run.bat\n@@\n-@echo off\n-cargo build\n+@echo off\r\n+cargo build\r\n*** End Patch\n";
+    check(
+        diff,
+        &[("run.bat", "@echo off\ncargo build\n")],
+        expect![[r#"
+        begin patch, strip 0
+        modify run.bat
+          hunk 1: context, offset 0, at new line 1
+            |@echo off␍
+            |cargo build␍
+    "#]],
+    );
+}
+
+/// A `*** Begin Patch` written wholly in CRLF (pasted on Windows, its markers too) carries no
+/// line endings of its own: the file keeps its own.
+#[test]
+fn begin_patch_pasted_in_crlf_on_an_lf_file() {
+    let diff = "*** Begin Patch\r\n*** Update File: w.txt\r\n@@\r\n one\r\n-two\r\n+2\r\n*** End Patch\r\n";
+    check(
+        diff,
+        &[("w.txt", "one\ntwo\nthree\n")],
+        expect![[r#"
+        begin patch, strip 0
+        modify w.txt
+          hunk 1: context, offset 0, at new line 1
+            |one
+            |2
+            |three
     "#]],
     );
 }

@@ -8,6 +8,11 @@
 //! changed since), where every tool must refuse. A result is compared byte for byte with the
 //! post-image (changed alike where the variant changed the pre-image).
 //!
+//! Line endings have cases of their own, made from real files of the registry, whose patches
+//! carry carriage returns: a CRLF file added, an LF file converted to CRLF and a CRLF file
+//! converted to LF. Where the patch was made, `git apply` must write the post-image for them,
+//! and so must we: our bytes are then `git apply`'s.
+//!
 //! The table and the time per patch (ours against `git apply`, process spawn included) are
 //! written straight to stderr, so they show without `--nocapture`. The test fails when we write
 //! anything WRONG, pass fewer than 98% of all variants, or pass fewer than GNU patch. Without git
@@ -37,7 +42,35 @@ struct Case {
     name: String,
     pre: Option<String>,
     post: Option<String>,
+    /// For the line-ending cases, which change of line endings it is.
+    shape: Option<Shape>,
 }
+
+/// The line-ending cases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Shape {
+    /// A CRLF file is added.
+    AddsCrlf,
+    /// An LF file becomes CRLF.
+    ToCrlf,
+    /// A CRLF file becomes LF.
+    ToLf,
+}
+
+impl Shape {
+    const ALL: [Shape; 3] = [Self::AddsCrlf, Self::ToCrlf, Self::ToLf];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::AddsCrlf => "adds a CRLF file",
+            Self::ToCrlf => "converts LF to CRLF",
+            Self::ToLf => "converts CRLF to LF",
+        }
+    }
+}
+
+/// Line-ending cases of each shape (at most).
+const PER_SHAPE: usize = 8;
 
 /// The variants, in report order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -144,6 +177,11 @@ impl Tool {
 #[derive(Default)]
 struct Results {
     tallies: BTreeMap<(Variant, Tool), Tally>,
+    /// The line-ending cases, all variants together.
+    shapes: BTreeMap<(Shape, Tool), Tally>,
+    /// Line-ending cases where the patch was made (`-U3`, `-U1`, `-U0`) that a tool did not
+    /// write as the post-image.
+    shape_misses: Vec<String>,
     failures: BTreeMap<(Variant, Tool), Vec<String>>,
     strategies: BTreeMap<&'static str, usize>,
     tandem_time: Duration,
@@ -153,7 +191,17 @@ struct Results {
 }
 
 impl Results {
-    fn record(&mut self, key: (Variant, Tool), label: &str, outcome: Outcome) {
+    fn record(&mut self, key: (Variant, Tool), case: &Case, outcome: Outcome) {
+        let label = &case.label;
+        if let Some(shape) = case.shape {
+            self.shapes.entry((shape, key.1)).or_default().add(&outcome);
+            let made_here = matches!(key.0, Variant::U3 | Variant::U1 | Variant::U0);
+            let wrong = matches!(outcome, Outcome::Wrong) && key.1 == Tool::Tandem;
+            if wrong || made_here && !matches!(outcome, Outcome::Ok) && key.1 != Tool::Gnu {
+                self.shape_misses.push(format!("{} at {}: {label}", key.1.name(), key.0.name()));
+            }
+            return;
+        }
         self.tallies.entry(key).or_default().add(&outcome);
         let detail = match outcome {
             Outcome::Ok => return,
@@ -238,12 +286,17 @@ fn version_key(version: &str) -> Option<(Vec<u64>, String)> {
     numbers.filter(|n| n.len() == 3).map(|n| (n, pre.to_owned()))
 }
 
-/// Consecutive versions of every crate with more than one version in the registry.
-fn registry_pairs() -> (String, Vec<(PathBuf, PathBuf)>) {
+/// `~/.cargo/registry/src` (or under `CARGO_HOME`).
+fn registry_src() -> Option<PathBuf> {
     let cargo_home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
-    let Some(src) = cargo_home.map(|home| home.join("registry").join("src")) else {
+    cargo_home.map(|home| home.join("registry").join("src"))
+}
+
+/// Consecutive versions of every crate with more than one version in the registry.
+fn registry_pairs() -> (String, Vec<(PathBuf, PathBuf)>) {
+    let Some(src) = registry_src() else {
         return ("no CARGO_HOME or HOME".to_owned(), Vec::new());
     };
     let mut versions: BTreeMap<String, Vec<(Vec<u64>, String, PathBuf)>> = BTreeMap::new();
@@ -295,10 +348,93 @@ fn registry_cases(pairs: &[(PathBuf, PathBuf)]) -> Vec<Case> {
             }
             let name = relative.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let label = format!("{old_name}→{new_name}/{}", relative.display());
-            cases.push(Case { label, name, pre, post });
+            cases.push(Case { label, name, pre, post, shape: None });
         }
     }
     cases
+}
+
+/// The line-ending cases, from real files of the registry: CRLF files (every line break a
+/// `\r\n`; at most two of a crate) added and converted to LF; LF files spread evenly over the
+/// registry converted to CRLF. Only the first bytes of a file are read to tell its line endings.
+fn line_ending_cases() -> Vec<Case> {
+    let Some(src) = registry_src() else { return Vec::new() };
+    let mut crates = Vec::new();
+    for index in std::fs::read_dir(&src).into_iter().flatten().flatten() {
+        crates.extend(std::fs::read_dir(index.path()).into_iter().flatten().flatten().map(|krate| krate.path()));
+    }
+    crates.sort();
+    let files: Vec<(usize, PathBuf)> = crates
+        .iter()
+        .enumerate()
+        .flat_map(|(k, root)| files_under(root).into_iter().map(move |relative| (k, root.join(relative))))
+        .collect();
+    let mut crlf_per_crate: BTreeMap<usize, usize> = BTreeMap::new();
+    let head = |path: &Path| -> Option<Vec<u8>> {
+        use std::io::Read as _;
+        let mut head = vec![0; 4096];
+        let read = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+        head.truncate(read);
+        Some(head)
+    };
+    let label = |path: &Path| path.strip_prefix(&src).unwrap_or(path).display().to_string();
+    let name = |path: &Path| path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut cases = Vec::new();
+    let (mut crlf, mut lf) = (0, 0);
+    let lf_step = (files.len() / PER_SHAPE).max(1);
+    for (i, (krate, path)) in files.iter().enumerate() {
+        let wanted_lf = i % lf_step == lf_step / 2 && lf < PER_SHAPE;
+        let wanted_crlf = crlf < PER_SHAPE && crlf_per_crate.get(krate).is_none_or(|n| *n < 2);
+        if !wanted_lf && !wanted_crlf {
+            continue;
+        }
+        let Some(head) = head(path) else { continue };
+        let has_cr = has_crlf(&head);
+        if !(has_cr && wanted_crlf || !has_cr && wanted_lf) {
+            continue;
+        }
+        let Some(text) = read_text(path) else { continue };
+        let lines = text.matches('\n').count();
+        if !(3..=400).contains(&lines) {
+            continue;
+        }
+        if has_cr {
+            if text.matches("\r\n").count() != lines {
+                continue;
+            }
+            crlf += 1;
+            *crlf_per_crate.entry(*krate).or_default() += 1;
+            let to_lf = text.replace("\r\n", "\n");
+            cases.push(Case {
+                label: format!("{} (added)", label(path)),
+                name: name(path),
+                pre: None,
+                post: Some(text.clone()),
+                shape: Some(Shape::AddsCrlf),
+            });
+            cases.push(Case {
+                label: format!("{} (to LF)", label(path)),
+                name: name(path),
+                pre: Some(text),
+                post: Some(to_lf),
+                shape: Some(Shape::ToLf),
+            });
+        } else if !text.contains('\r') {
+            lf += 1;
+            cases.push(Case {
+                label: format!("{} (to CRLF)", label(path)),
+                name: name(path),
+                post: Some(text.replace('\n', "\r\n")),
+                pre: Some(text),
+                shape: Some(Shape::ToCrlf),
+            });
+        }
+    }
+    cases
+}
+
+fn has_crlf(bytes: &[u8]) -> bool {
+    bytes.windows(2).any(|pair| pair == b"\r\n")
 }
 
 /// Modified files of the last commits of a git repository on the machine (not this one: its
@@ -349,6 +485,7 @@ fn git_history_cases() -> (String, Vec<Case>) {
                         name,
                         pre: Some(pre),
                         post: Some(post),
+                        shape: None,
                     });
                 }
             }
@@ -664,6 +801,52 @@ fn apply_external(
     Ok(if !trial.must_fail && result == trial.expected { Outcome::Ok } else { Outcome::Wrong })
 }
 
+/// Makes the case's patches with `git diff` in `tmp` and applies every variant with each tool.
+fn run_case(case: &Case, tmp: &Path, gnu: bool, rng: &mut u64, results: &mut Results) -> Result<(), String> {
+    let (old_dir, new_dir, work) = (tmp.join("old"), tmp.join("new"), tmp.join("work"));
+    for dir in [&old_dir, &new_dir] {
+        std::fs::remove_dir_all(dir).ok();
+        std::fs::create_dir_all(dir).map_err(|e| format!("mkdir: {e}"))?;
+    }
+    let side = |dir: &Path, text: &Option<String>| -> Result<String, String> {
+        match text {
+            Some(text) => {
+                let path = dir.join(&case.name);
+                std::fs::write(&path, text).map_err(|e| format!("write {}: {e}", path.display()))?;
+                Ok(format!("{}/{}", dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(), case.name))
+            }
+            None => Ok("/dev/null".to_owned()),
+        }
+    };
+    let (old_arg, new_arg) = (side(&old_dir, &case.pre)?, side(&new_dir, &case.post)?);
+    let mut diffs: BTreeMap<usize, String> = BTreeMap::new();
+    for context in [3, 1, 0] {
+        let output = run(Command::new("git")
+            .current_dir(tmp)
+            .args(["diff", "--no-index", "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/"])
+            .arg(format!("-U{context}"))
+            .args([&old_arg, &new_arg]))?;
+        if output.status.code() != Some(1) {
+            return Err(format!("git diff failed on {}: {}", case.label, String::from_utf8_lossy(&output.stderr)));
+        }
+        let diff = String::from_utf8(output.stdout).map_err(|e| format!("{}: diff is not UTF-8: {e}", case.label))?;
+        diffs.insert(context, diff);
+    }
+    for variant in Variant::ALL {
+        let diff = &diffs[&variant.context()];
+        let Some(trial) = trial(variant, case, diff, rng) else { continue };
+        let outcome = apply_tandem(&trial, case.post.is_none(), results);
+        results.record((variant, Tool::Tandem), case, outcome);
+        let git = apply_external(Tool::Git, &work, case, &trial, variant.context(), results)?;
+        results.record((variant, Tool::Git), case, git);
+        if gnu {
+            let gnu = apply_external(Tool::Gnu, &work, case, &trial, variant.context(), results)?;
+            results.record((variant, Tool::Gnu), case, gnu);
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn real_changes_apply_like_git_apply_and_gnu_patch() -> Result<(), String> {
     let Some(git_version) = tool_version("git") else {
@@ -686,10 +869,16 @@ fn real_changes_apply_like_git_apply_and_gnu_patch() -> Result<(), String> {
         return Ok(());
     }
     let (total, cases) = sample(cases);
-    let started = Instant::now();
     let tmp = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
-    let (old_dir, new_dir, work) = (tmp.path().join("old"), tmp.path().join("new"), tmp.path().join("work"));
     let mut results = Results::default();
+    // The line-ending cases first, on their own random numbers and outside the time budget, so
+    // that the sample of the registry runs as it would without them.
+    let line_cases = line_ending_cases();
+    let mut rng = 0x1e_u64;
+    for case in &line_cases {
+        run_case(case, tmp.path(), gnu, &mut rng, &mut results)?;
+    }
+    let started = Instant::now();
     let mut rng = 0x5eed_u64;
     let mut done = 0;
     for case in &cases {
@@ -697,47 +886,7 @@ fn real_changes_apply_like_git_apply_and_gnu_patch() -> Result<(), String> {
             break;
         }
         done += 1;
-        for dir in [&old_dir, &new_dir] {
-            std::fs::remove_dir_all(dir).ok();
-            std::fs::create_dir_all(dir).map_err(|e| format!("mkdir: {e}"))?;
-        }
-        let side = |dir: &Path, text: &Option<String>| -> Result<String, String> {
-            match text {
-                Some(text) => {
-                    let path = dir.join(&case.name);
-                    std::fs::write(&path, text).map_err(|e| format!("write {}: {e}", path.display()))?;
-                    Ok(format!("{}/{}", dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(), case.name))
-                }
-                None => Ok("/dev/null".to_owned()),
-            }
-        };
-        let (old_arg, new_arg) = (side(&old_dir, &case.pre)?, side(&new_dir, &case.post)?);
-        let mut diffs: BTreeMap<usize, String> = BTreeMap::new();
-        for context in [3, 1, 0] {
-            let output = run(Command::new("git")
-                .current_dir(tmp.path())
-                .args(["diff", "--no-index", "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/"])
-                .arg(format!("-U{context}"))
-                .args([&old_arg, &new_arg]))?;
-            if output.status.code() != Some(1) {
-                return Err(format!("git diff failed on {}: {}", case.label, String::from_utf8_lossy(&output.stderr)));
-            }
-            let diff =
-                String::from_utf8(output.stdout).map_err(|e| format!("{}: diff is not UTF-8: {e}", case.label))?;
-            diffs.insert(context, diff);
-        }
-        for variant in Variant::ALL {
-            let diff = &diffs[&variant.context()];
-            let Some(trial) = trial(variant, case, diff, &mut rng) else { continue };
-            let outcome = apply_tandem(&trial, case.post.is_none(), &mut results);
-            results.record((variant, Tool::Tandem), &case.label, outcome);
-            let git = apply_external(Tool::Git, &work, case, &trial, variant.context(), &mut results)?;
-            results.record((variant, Tool::Git), &case.label, git);
-            if gnu {
-                let gnu = apply_external(Tool::Gnu, &work, case, &trial, variant.context(), &mut results)?;
-                results.record((variant, Tool::Gnu), &case.label, gnu);
-            }
-        }
+        run_case(case, tmp.path(), gnu, &mut rng, &mut results)?;
     }
 
     let mut report = String::new();
@@ -794,6 +943,23 @@ fn real_changes_apply_like_git_apply_and_gnu_patch() -> Result<(), String> {
         if gnu { format!("{} ({:.1}%)", theirs.show(), share(theirs)) } else { "-".to_owned() }
     )
     .ok();
+    if line_cases.is_empty() {
+        writeln!(report, "  line endings: no registry file to make the cases from").ok();
+    } else {
+        writeln!(report, "  line endings ({} real files of the registry, every variant):", line_cases.len()).ok();
+        for shape in Shape::ALL {
+            let cell = |tool| results.shapes.get(&(shape, tool)).copied().unwrap_or_default().show();
+            let gnu_cell = if gnu { cell(Tool::Gnu) } else { "-".to_owned() };
+            writeln!(
+                report,
+                "  {:<26} {:>16} {:>16} {gnu_cell:>16}",
+                shape.name(),
+                cell(Tool::Tandem),
+                cell(Tool::Git)
+            )
+            .ok();
+        }
+    }
     let strategies: Vec<String> = results.strategies.iter().map(|(name, count)| format!("{name} {count}")).collect();
     writeln!(report, "  hunks placed by tandem: {}", strategies.join(", ")).ok();
     let per = |time: Duration, runs: u32| time.as_secs_f64() * 1000.0 / f64::from(runs.max(1));
@@ -815,6 +981,15 @@ fn real_changes_apply_like_git_apply_and_gnu_patch() -> Result<(), String> {
 
     if ours.wrong > 0 {
         return Err(format!("tandem wrote {} wrong result(s); see the report above", ours.wrong));
+    }
+    // Where the patch was made, a change of line endings is written as the post-image by git
+    // apply and by us alike, and nowhere do we write one wrong.
+    if !results.shape_misses.is_empty() {
+        return Err(format!(
+            "line endings: {} application(s) not the post-image (or, for tandem, wrong at any variant), e.g.:\n{}",
+            results.shape_misses.len(),
+            results.shape_misses[..results.shape_misses.len().min(10)].join("\n")
+        ));
     }
     // Patches applied where they were made must reproduce the post-image exactly.
     for variant in [Variant::U3, Variant::U1, Variant::U0] {

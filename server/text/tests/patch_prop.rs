@@ -1,6 +1,7 @@
 //! Property tests of `tandem_text::patch`: a diff made by `similar` applies back exactly, in
 //! either line ending; a `*** Begin Patch` made from the same diff is applied exactly or refused
-//! as ambiguous, never placed wrong.
+//! as ambiguous, never placed wrong; a patch whose lines carry their own line endings (LF and
+//! CRLF mixed at random) writes exactly those bytes.
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -140,8 +141,86 @@ fn check_begin_patch(a: &str, b: &str) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// A text whose lines end in `\n` or `\r\n` at random, its last line with or without one; the
+/// second text made from it by a few local edits whose lines end either way too (a line that
+/// only changes its ending among them).
+fn mixed_endings_pair() -> impl Strategy<Value = (String, String)> {
+    let line = prop::sample::select(vec!["a", "b", "c", "", " a", "x", "}"]);
+    let ending = prop::sample::select(vec!["\n", "\r\n"]);
+    let lines = prop::collection::vec((line.clone(), ending.clone()), 0..14);
+    let edits = prop::collection::vec((any::<prop::sample::Index>(), 0..4u8, line, ending), 1..5);
+    (lines, edits, any::<bool>(), any::<bool>()).prop_map(|(lines, edits, a_final, b_final)| {
+        let join = |lines: &[(&str, &str)], final_newline: bool| {
+            let mut text = String::new();
+            for (i, (line, ending)) in lines.iter().enumerate() {
+                text.push_str(line);
+                if i + 1 < lines.len() || final_newline {
+                    text.push_str(ending);
+                }
+            }
+            text
+        };
+        let mut edited = lines.clone();
+        for (at, kind, line, ending) in edits {
+            let at = at.index(edited.len() + 1);
+            match kind {
+                0 => edited.insert(at, (line, ending)),
+                1 if at < edited.len() => edited[at] = (line, ending),
+                2 if at < edited.len() => edited[at].1 = ending,
+                _ if at < edited.len() => {
+                    edited.remove(at);
+                }
+                _ => {}
+            }
+        }
+        (join(&lines, a_final), join(&edited, b_final))
+    })
+}
+
+/// Diffs whose lines carry their own line endings apply to exactly the other text: every
+/// added line is written with the bytes the patch gives it. Without context (`-U0`), a hunk
+/// that only adds lines has nothing to show whether the patch kept its carriage returns; a
+/// patch with none at all on a mostly CRLF file is read as one that lost them (a model's
+/// patch), and its added lines take the file's CRLF.
+fn check_own_endings(a: &str, b: &str) -> Result<(), TestCaseError> {
+    if a == b {
+        return Ok(());
+    }
+    let crlf_file = tandem_text::LineEnding::detect(a) == tandem_text::LineEnding::Crlf;
+    for radius in [0, 1, 3] {
+        let diff = unified(a, b, radius);
+        if radius == 0 && crlf_file && !diff.contains('\r') {
+            continue;
+        }
+        prop_assert_eq!(apply_unified(&diff, a)?, b, "radius {}:\n{}", radius, diff.replace('\r', "␍"));
+    }
+    if a.ends_with('\n') && b.ends_with('\n') {
+        for radius in [1, 3] {
+            let text = begin_patch(a, b, radius, false);
+            let parsed = patch::parse(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            prop_assert_eq!(parsed.files.len(), 1);
+            match patch::apply(&parsed.files[0], a) {
+                Ok(applied) => prop_assert_eq!(applied.text, b, "begin patch:\n{}", text.replace('\r', "␍")),
+                Err(PatchError::Ambiguous { .. }) => {}
+                Err(err) => return Err(TestCaseError::fail(format!("{err}\n{text}"))),
+            }
+        }
+    }
+    // The same lines as a new file.
+    if !b.is_empty() {
+        let diff = unified("", b, 3).replace("--- a/f", "--- /dev/null");
+        prop_assert_eq!(apply_unified(&diff, "")?, b, "new file:\n{}", diff.replace('\r', "␍"));
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    #[test]
+    fn patches_write_their_own_line_endings((a, b) in mixed_endings_pair()) {
+        check_own_endings(&a, &b)?;
+    }
 
     #[test]
     fn similar_diffs_apply_exactly((a, b) in pair(any::<bool>())) {

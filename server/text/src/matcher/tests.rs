@@ -195,6 +195,106 @@ fn escapes_unicode_and_line_numbers() {
     );
 }
 
+const QUOTING: &str = r#"fn shell_quote(negated: &str) -> String {
+    let mut out = String::from("'");
+    out.push_str(negated);
+    out.push('\'');
+    println!("quoted \"{out}\"\tdone");
+    out
+}
+"#;
+
+/// The model wrote line breaks as `\n` and copied a Rust literal's `\\` as the file has it:
+/// only the line breaks are decoded, the backslashes stay as written.
+#[test]
+fn escapes_decode_only_line_breaks_when_only_they_were_needed() {
+    check(
+        QUOTING,
+        r#"let mut out = String::from("'");\n    out.push_str(negated);"#,
+        r#"let mut out = String::from("'");\n    out.push_str(&negated.replace("'", "\\\\'"));"#,
+        expect![[r#"
+            escape-normalized at line 2 (similarity 1.00)
+            fn shell_quote(negated: &str) -> String {
+                let mut out = String::from("'");
+                out.push_str(&negated.replace("'", "\\\\'"));
+                out.push('\'');
+                println!("quoted \"{out}\"\tdone");
+                out
+            }
+        "#]],
+    );
+    // The file's own `\"` and `\t` in `old_string` are not decoded: they match as they are.
+    check(
+        QUOTING,
+        r#"out.push('\'');\n    println!("quoted \"{out}\"\tdone");"#,
+        r#"out.push('\'');\n    println!("quoted \"{out}\"\tdone!");"#,
+        expect![[r#"
+            escape-normalized at line 4 (similarity 1.00)
+            fn shell_quote(negated: &str) -> String {
+                let mut out = String::from("'");
+                out.push_str(negated);
+                out.push('\'');
+                println!("quoted \"{out}\"\tdone!");
+                out
+            }
+        "#]],
+    );
+}
+
+/// Escaped as a JSON string is escaped (`\\`, `\"`, `\n`): every kind `old_string` needed is
+/// decoded in `new_string` too.
+#[test]
+fn escapes_decode_every_kind_old_string_needed() {
+    let text = "fn sep() -> &'static str {\n    let sep = \"\\\\\";\n    sep\n}\n";
+    check(
+        text,
+        r#"let sep = \"\\\\\";\n    sep"#,
+        r#"let sep = \"\\\\\";\n    let _ = \"\\n\";\n    sep"#,
+        expect![[r#"
+            escape-normalized at line 2 (similarity 1.00)
+            fn sep() -> &'static str {
+                let sep = "\\";
+                let _ = "\n";
+                sep
+            }
+        "#]],
+    );
+    // A line of `new_string` written as the file has it stays so, though `old_string` needed
+    // `\\` decoded.
+    check(
+        text,
+        r#"let sep = \"\\\\\";\n    sep"#,
+        r#"let sep = "\\";\n    sep.trim()"#,
+        expect![[r#"
+            escape-normalized at line 2 (similarity 1.00)
+            fn sep() -> &'static str {
+                let sep = "\\";
+                sep.trim()
+            }
+        "#]],
+    );
+}
+
+/// The code's own `\n` read as a line break too: no reading matches but by the block anchor,
+/// which forgives content, so the edit is refused rather than placed by a wrong reading.
+#[test]
+fn escapes_read_only_with_content_forgiven_are_refused() {
+    let text = "let x = \"\";\nlet x = \"\";\n\t}\nif x == \"\\n\" {\n}\nlet x = \"\";\n";
+    check(
+        text,
+        r#"let x = "";\n\t}\nif x == "\n" {\n}\n"#,
+        r#"let x = "";\n\t}\nif x == "\n" {\nlet x = "";\n}\n"#,
+        expect!["not found; closest lines 4-4 (0.53)"],
+    );
+}
+
+/// Two readings of the escapes place the edit at two places: refused.
+#[test]
+fn escapes_read_two_ways_are_ambiguous() {
+    let text = "a(\"x\");\nb();\na(\\\"x\\\");\nb();\n";
+    check(text, r#"a(\"x\");\nb();"#, r#"a(\"y\");\nb();"#, expect!["ambiguous (escape-normalized) at lines [1, 3]"]);
+}
+
 #[test]
 fn blank_lines_dropped_or_added() {
     check(

@@ -1,9 +1,14 @@
 //! Applying one file's hunks to its text: placing each hunk, then splicing it in.
 //!
 //! Lines the patch does not touch are copied byte for byte, context lines included (so a hunk
-//! placed ignoring whitespace keeps the file's own whitespace). Added lines get the file's line
-//! ending, except a line the patch itself ends in `\r\n` inside a `\n` patch (git's diff of one
-//! CRLF line in an LF file), which keeps it.
+//! placed ignoring whitespace keeps the file's own whitespace). Added lines are the patch's
+//! bytes, line ending included: a line the patch ends in `\r\n` is written so, a line it ends in
+//! `\n` too (a new CRLF file, a file converted to CRLF or back to LF, are written as `git apply`
+//! writes them). Only a patch that has lost its carriage returns is not taken at its word: a
+//! hunk whose context or removed lines lack the `\r` of the CRLF lines they were placed on (a
+//! model's patch, or one pasted through an editor), or, for a hunk without such lines, a patch
+//! with no `\r` at all on a mostly CRLF file. Its added lines without a `\r` get the file's line
+//! ending.
 
 use std::borrow::Cow;
 
@@ -67,6 +72,9 @@ pub fn apply(file: &FilePatch, old_text: &str) -> Result<Applied, PatchError> {
     let mut out = Out { text: String::with_capacity(old_text.len() + 256), eol, open: false, lines: 0 };
     let mut cursor = 0;
     let mut shift: isize = 0;
+    let carries_cr = file.hunks.iter().flat_map(|hunk| &hunk.lines).any(|line| match line {
+        HunkLine::Context(text) | HunkLine::Remove(text) | HunkLine::Add(text) => text.ends_with('\r'),
+    });
     let mut reports = Vec::with_capacity(file.hunks.len());
     for (index, hunk) in file.hunks.iter().enumerate() {
         let place = Place { path: &path, number: index + 1, view: &view, lo: cursor };
@@ -81,7 +89,19 @@ pub fn apply(file: &FilePatch, old_text: &str) -> Result<Applied, PatchError> {
         // A fuzzed hunk's dropped trailing lines are the file's, newline or not.
         let ends_hunk = placed.lines.as_ptr_range().end == hunk.lines.as_ptr_range().end;
         let last_new = placed.lines.iter().rposition(|line| !matches!(line, HunkLine::Remove(_))).filter(|_| ends_hunk);
+        // Whether the patch kept its carriage returns here: its old lines against the file's.
+        let (mut lost, mut seen) = (false, false);
         let mut old_index = placed.at;
+        for line in placed.lines {
+            if let HunkLine::Context(text) | HunkLine::Remove(text) = line {
+                let end = lines[old_index].end;
+                lost |= end == "\r\n" && !text.ends_with('\r');
+                seen |= !end.is_empty();
+                old_index += 1;
+            }
+        }
+        let added_eol = if lost || !seen && !carries_cr { eol } else { "\n" };
+        old_index = placed.at;
         for (i, line) in placed.lines.iter().enumerate() {
             match line {
                 HunkLine::Context(_) => {
@@ -99,7 +119,7 @@ pub fn apply(file: &FilePatch, old_text: &str) -> Result<Applied, PatchError> {
                     }
                     let (text, end) = match text.strip_suffix('\r') {
                         Some(text) => (text, "\r\n"),
-                        None => (text.as_str(), eol),
+                        None => (text.as_str(), added_eol),
                     };
                     out.push(text, end);
                 }

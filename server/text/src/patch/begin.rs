@@ -24,7 +24,8 @@ const SECTION_HELP: &str = "expected `*** Add File: <path>`, `*** Update File: <
                             or `*** End Patch` (every line of an added file starts with `+`; every line of an \
                             update hunk starts with ` `, `-`, `+` or `@@`)";
 
-/// Parses the sections from line index `body` (just after `*** Begin Patch`). Lines have no `\r`.
+/// Parses the sections from line index `body` (just after `*** Begin Patch`). A line's trailing
+/// `\r` is its own (see `split_patch_lines`): markers ignore it, hunk lines keep it.
 pub(super) fn parse(lines: &[&str], body: usize) -> Result<Vec<FilePatch>, PatchError> {
     let mut files = Vec::new();
     let mut at = body;
@@ -87,9 +88,9 @@ fn add_file(lines: &[&str], marker: usize, path: String, files: &mut Vec<FilePat
         let line = lines[at];
         if let Some(text) = line.strip_prefix('+') {
             content.push(HunkLine::Add(text.to_owned()));
-        } else if line.is_empty() && lines[at..].iter().find(|l| !l.is_empty()).is_some_and(|l| l.starts_with('+')) {
+        } else if blank(line) && lines[at..].iter().find(|l| !blank(l)).is_some_and(|l| l.starts_with('+')) {
             // A blank line without its `+`, inside the content.
-            content.push(HunkLine::Add(String::new()));
+            content.push(HunkLine::Add(line.to_owned()));
         } else {
             break;
         }
@@ -180,14 +181,15 @@ fn update_file(lines: &[&str], marker: usize, path: String, files: &mut Vec<File
             Some(b' ') => HunkLine::Context(raw[1..].to_owned()),
             Some(b'-') => HunkLine::Remove(raw[1..].to_owned()),
             Some(b'+') => HunkLine::Add(raw[1..].to_owned()),
-            None => HunkLine::Context(String::new()),
+            // A blank context line without its space.
+            _ if blank(raw) => HunkLine::Context(raw.to_owned()),
             // `\ No newline at end of file`, carried over from unified diffs: this format
             // cannot say it, and the file keeps its final newline (or lack of one).
             Some(b'\\') => {
                 at += 1;
                 continue;
             }
-            Some(_) => {
+            _ => {
                 return Err(PatchError::Parse {
                     line: at + 1,
                     message: format!(
@@ -199,7 +201,7 @@ fn update_file(lines: &[&str], marker: usize, path: String, files: &mut Vec<File
             }
         };
         let chunk = current.get_or_insert_with(|| Chunk::new(at + 1));
-        chunk.bare_tail = if raw.is_empty() { chunk.bare_tail + 1 } else { 0 };
+        chunk.bare_tail = if blank(raw) { chunk.bare_tail + 1 } else { 0 };
         chunk.lines.push(line);
         at += 1;
     }
@@ -256,6 +258,11 @@ fn anchor_text(rest: &str) -> Option<String> {
     }
     text = text.strip_suffix("@@").map_or(text, str::trim_end);
     (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// An empty patch line (its `\r`, if any, aside).
+fn blank(line: &str) -> bool {
+    line.is_empty() || line == "\r"
 }
 
 fn shorten(text: &str) -> String {

@@ -116,7 +116,8 @@ pub struct Hunk {
     /// Where the hunk belongs.
     pub location: Location,
     /// Its lines, in order. Texts have no line terminator; a text ending in `\r` came from a
-    /// line that ended in `\r\n` inside an otherwise `\n` patch, and is written back that way.
+    /// line that ended in `\r\n` (in a patch not itself written in CRLF), and an added one is
+    /// written back that way.
     pub lines: Vec<HunkLine>,
     /// The old side's last line has no final newline (`\ No newline at end of file`).
     pub old_no_newline: bool,
@@ -192,7 +193,6 @@ pub fn parse(text: &str) -> Result<Patch, PatchError> {
     let lines = split_patch_lines(text);
     match detect_format(&lines) {
         Some(Detected::BeginPatch { body }) => {
-            let lines: Vec<&str> = lines.iter().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
             Ok(Patch { format: PatchFormat::BeginPatch, files: begin::parse(&lines, body)? })
         }
         Some(Detected::ContextDiff { line }) => Err(PatchError::Parse {
@@ -242,15 +242,24 @@ pub fn detect_strip(patch: &Patch, exists: &dyn Fn(&str) -> bool) -> usize {
     counts.iter().position(|&c| c == best).unwrap_or(0)
 }
 
-/// The patch's lines, without their `\n`. A patch whose lines mostly end in `\r\n` (pasted on
-/// Windows) loses every `\r`; in a `\n` patch a `\r` is content (git's diff of a CRLF line).
+/// The patch's lines, without their `\n`. A `\r` before it belongs to the line (git's diff of a
+/// CRLF line, an added CRLF file), unless the patch itself was written in CRLF (pasted on
+/// Windows): then the lines no tool writes with a `\r` (`diff …`, `index …`, `@@ … @@`, the
+/// `***` markers) mostly end in one, and every line loses one `\r`. A patch without such lines
+/// loses them when most of its lines end in one.
 fn split_patch_lines(text: &str) -> Vec<&str> {
     let mut lines: Vec<&str> = text.split('\n').collect();
     if text.ends_with('\n') || text.is_empty() {
         lines.pop();
     }
-    let crlf = lines.iter().filter(|l| l.ends_with('\r')).count();
-    if crlf * 2 > lines.len() {
+    let structural = |line: &&&str| ["@@", "diff ", "index ", "***"].iter().any(|p| line.starts_with(p));
+    let markers: Vec<&&str> = lines.iter().filter(structural).collect();
+    let (total, crlf) = if markers.is_empty() {
+        (lines.len(), lines.iter().filter(|l| l.ends_with('\r')).count())
+    } else {
+        (markers.len(), markers.iter().filter(|l| l.ends_with('\r')).count())
+    };
+    if crlf * 2 > total {
         for line in &mut lines {
             *line = line.strip_suffix('\r').unwrap_or(line);
         }

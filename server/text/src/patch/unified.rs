@@ -214,12 +214,15 @@ impl<'a> Parser<'a> {
                     break;
                 }
             }
+            // An empty line: a blank context line without its space (its `\r` is kept, see
+            // `split_patch_lines`).
+            let bare = raw.is_empty() || raw == "\r";
             let (line, old_side, new_side) = match raw.as_bytes().first() {
                 Some(b' ') => (HunkLine::Context(raw[1..].to_owned()), true, true),
                 Some(b'-') => (HunkLine::Remove(raw[1..].to_owned()), true, false),
                 Some(b'+') => (HunkLine::Add(raw[1..].to_owned()), false, true),
-                None => (HunkLine::Context(String::new()), true, true),
-                Some(_) => break,
+                _ if bare => (HunkLine::Context(raw.to_owned()), true, true),
+                _ => break,
             };
             if old_side && old_no_newline || new_side && new_no_newline {
                 return Err(self.error(
@@ -228,7 +231,7 @@ impl<'a> Parser<'a> {
                      file's last line only",
                 ));
             }
-            bare_tail = if raw.is_empty() { bare_tail + 1 } else { 0 };
+            bare_tail = if bare { bare_tail + 1 } else { 0 };
             old += usize::from(old_side);
             new += usize::from(new_side);
             lines.push(line);
