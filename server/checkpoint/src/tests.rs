@@ -443,9 +443,13 @@ fn a_store_tandem_did_not_make_is_set_aside_and_never_run() {
     std::fs::create_dir_all(git.join("hooks")).unwrap_or_else(|e| panic!("{e}"));
     std::fs::copy(&script, git.join("hooks/reference-transaction")).unwrap_or_else(|e| panic!("{e}"));
     let store = Store::open(&root, &state).unwrap_or_else(|e| panic!("{e}"));
-    store.snapshot("s1", Label { kind: Kind::BeforeTurn, turn: 1, call: None, effects: None }, &[]).unwrap_or_else(|e| panic!("{e}"));
+    store
+        .snapshot("s1", Label { kind: Kind::BeforeTurn, turn: 1, call: None, effects: None }, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(root.join("a.txt"), "b\n").unwrap_or_else(|e| panic!("{e}"));
-    store.snapshot("s1", Label { kind: Kind::AfterTurn, turn: 1, call: None, effects: None }, &[]).unwrap_or_else(|e| panic!("{e}"));
+    store
+        .snapshot("s1", Label { kind: Kind::AfterTurn, turn: 1, call: None, effects: None }, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(!marker.exists(), "the foreign store's git config ran");
     let aside = std::fs::read_dir(dir.path().join("state"))
         .unwrap_or_else(|e| panic!("{e}"))
@@ -461,7 +465,9 @@ fn a_store_tandem_did_not_make_is_set_aside_and_never_run() {
     std::fs::copy(&script, state.join("git/hooks/reference-transaction")).unwrap_or_else(|e| panic!("{e}"));
     let store = Store::open(&root, &state).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(root.join("a.txt"), "c\n").unwrap_or_else(|e| panic!("{e}"));
-    store.snapshot("s1", Label { kind: Kind::AfterTurn, turn: 1, call: None, effects: None }, &[]).unwrap_or_else(|e| panic!("{e}"));
+    store
+        .snapshot("s1", Label { kind: Kind::AfterTurn, turn: 1, call: None, effects: None }, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(!marker.exists(), "the store's changed config ran");
 }
 

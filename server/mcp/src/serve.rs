@@ -328,9 +328,7 @@ mod tests {
 
     #[test]
     fn every_result_says_complete_from_2026_07_28_on() {
-        let init = |version: &str| {
-            json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": version, "capabilities": {}, "serverInfo": {"name": "tandem"}}})
-        };
+        let init = |version: &str| json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": version, "capabilities": {}, "serverInfo": {"name": "tandem"}}});
         let call = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "\"result\": x"}], "isError": true}});
         let listed = json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": [], "resultType": "complete"}});
         let error = json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "no"}});
