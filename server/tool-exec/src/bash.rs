@@ -81,6 +81,8 @@ struct Job {
     started: Instant,
     /// `Some(exit code)` once it ended (-1: killed by a signal).
     exit: Arc<Mutex<Option<i32>>>,
+    /// Why the log is incomplete, when writing it failed.
+    log_error: Arc<Mutex<Option<String>>>,
 }
 
 static JOBS: LazyLock<Mutex<HashMap<String, Job>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
@@ -299,27 +301,35 @@ impl TypedTool for Bash {
         let pgid = group.detach();
         let exit = Arc::new(Mutex::new(None));
         let job_exit = Arc::clone(&exit);
+        let log_error = Arc::new(Mutex::new(None));
+        let job_log_error = Arc::clone(&log_error);
         tokio::spawn(async move {
             // The log is what `bash_output` shows and the model may read: redacted as it is written.
             let mut redactor = StreamRedactor::default();
             let mut buffer = vec![0u8; 64 * 1024];
+            let mut written = Ok(());
             while let Ok(n) = stdout.read(&mut buffer).await {
                 if n == 0 {
                     break;
                 }
-                if file.write_all(redactor.push(&buffer[..n]).as_bytes()).await.is_err() {
+                written = file.write_all(redactor.push(&buffer[..n]).as_bytes()).await;
+                if written.is_err() {
                     break;
                 }
             }
-            file.write_all(redactor.finish().as_bytes()).await.ok();
-            file.flush().await.ok();
+            if written.is_ok() {
+                written = file.write_all(redactor.finish().as_bytes()).await;
+            }
+            if let Err(err) = written.and(file.flush().await) {
+                *job_log_error.lock().unwrap_or_else(PoisonError::into_inner) = Some(err.to_string());
+            }
             let code = child.wait().await.ok().map_or(-1, |s| s.code().unwrap_or(-1));
             *job_exit.lock().unwrap_or_else(PoisonError::into_inner) = Some(code);
             super::group::forget_if_gone(pgid);
         });
         jobs().insert(
             id.clone(),
-            Job { command: args.command.clone(), log, read: 0, pgid, started: Instant::now(), exit },
+            Job { command: args.command.clone(), log, read: 0, pgid, started: Instant::now(), exit, log_error },
         );
         Ok(ToolOutput::new(
             format!("Started in the background: {id}"),
@@ -542,7 +552,7 @@ async fn wait_for_output(
         file.write_all(redacted.text.as_bytes())
             .await
             .map_err(|e| ToolError::new(format!("cannot write {shown_log}: {e}")))?;
-        file.flush().await.ok();
+        file.flush().await.map_err(|e| ToolError::new(format!("cannot write {shown_log}: {e}")))?;
         out = out.with("outputFile", shown_log);
     } else {
         // Short output needs no file.
@@ -595,7 +605,7 @@ impl TypedTool for BashOutput {
     }
 
     async fn run(&self, args: OutputArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let (log, from, pgid, command, started, exit) = {
+        let (log, from, pgid, command, started, exit, log_error) = {
             let table = jobs();
             let Some(job) = table.get(&args.id) else {
                 let known: Vec<&String> = table.keys().collect();
@@ -609,7 +619,8 @@ impl TypedTool for BashOutput {
                     }
                 )));
             };
-            (job.log.clone(), job.read, job.pgid, job.command.clone(), job.started, Arc::clone(&job.exit))
+            let log_error = job.log_error.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            (job.log.clone(), job.read, job.pgid, job.command.clone(), job.started, Arc::clone(&job.exit), log_error)
         };
         if args.kill.unwrap_or(false) {
             kill_group(pgid);
@@ -635,19 +646,21 @@ impl TypedTool for BashOutput {
             Some(-1) => "killed".to_owned(),
             Some(code) => format!("exited with {code}"),
         };
-        Ok(ToolOutput::new(
-            format!("{}: {status}", args.id),
-            format!(
-                "`{command}` is {status} ({}s). New output:\n{}",
-                started.elapsed().as_secs(),
-                if text.is_empty() { "(none)".to_owned() } else { text }
-            ),
-        )
-        .with("id", args.id)
-        .with("status", status)
-        .with("exitCode", code.map_or(Value::Null, Value::from))
-        .with("redacted", redacted.count)
-        .with("outputFile", shown_log))
+        let mut output = format!(
+            "`{command}` is {status} ({}s). New output:\n{}",
+            started.elapsed().as_secs(),
+            if text.is_empty() { "(none)".to_owned() } else { text }
+        );
+        if let Some(err) = &log_error {
+            output.push_str(&format!("\n\n(the output log is incomplete: writing it failed: {err})"));
+        }
+        Ok(ToolOutput::new(format!("{}: {status}", args.id), output)
+            .with("logError", log_error.map_or(Value::Null, Value::from))
+            .with("id", args.id)
+            .with("status", status)
+            .with("exitCode", code.map_or(Value::Null, Value::from))
+            .with("redacted", redacted.count)
+            .with("outputFile", shown_log))
     }
 }
 
