@@ -97,26 +97,35 @@ fn journal_claiming(target: &Path, content: &[u8]) -> String {
     format!("{}\n", json!({ "entries": [{ "target": target, "tmp": null, "before": "absent", "new_hash": hash }] }))
 }
 
-#[test]
-fn a_shipped_journal_never_deletes_anything_through_any_door() -> Res<()> {
-    let c = Clone::new()?;
+/// A file outside the workspace behind `<root>/link`, and in `journals` the journals that
+/// would delete it (through the link) and `.git/HEAD`, and a FIFO that would hang a reader.
+/// Returns the outside file.
+fn plant_journals(c: &Clone, journals: &Path) -> Res<PathBuf> {
     let victim = c.outside.join("victim.txt");
     fs::write(&victim, "the person's file\n").map_err(|e| e.to_string())?;
     symlink(&c.outside, c.root.join("link")).map_err(|e| e.to_string())?;
     c.write("a.txt", "a\n")?;
     c.write(".git/HEAD", "ref: refs/heads/main\n")?;
-    let journal = journal_claiming(&c.root.join("link/victim.txt"), b"the person's file\n");
-    c.write(".tandem/journal/.tandem-0123456789abcdef.journal", &journal)?;
-    c.write(
-        ".tandem/journal/.tandem-1111111111111111.journal",
-        &journal_claiming(&c.root.join(".git/HEAD"), b"ref: refs/heads/main\n"),
-    )?;
-    // A FIFO in the journal folder must not hang anything either.
+    fs::create_dir_all(journals).map_err(|e| e.to_string())?;
+    let planted = [
+        ("0123456789abcdef", journal_claiming(&c.root.join("link/victim.txt"), b"the person's file\n")),
+        ("1111111111111111", journal_claiming(&c.root.join(".git/HEAD"), b"ref: refs/heads/main\n")),
+    ];
+    for (name, journal) in planted {
+        fs::write(journals.join(format!(".tandem-{name}.journal")), journal).map_err(|e| e.to_string())?;
+    }
     let status = Command::new("mkfifo")
-        .arg(c.root.join(".tandem/journal/.tandem-2222222222222222.journal"))
+        .arg(journals.join(".tandem-2222222222222222.journal"))
         .status()
         .map_err(|e| e.to_string())?;
     assert!(status.success());
+    Ok(victim)
+}
+
+#[test]
+fn a_shipped_journal_never_deletes_anything_through_any_door() -> Res<()> {
+    let c = Clone::new()?;
+    let victim = plant_journals(&c, &c.root.join(".tandem/journal"))?;
     let out = c.tool("read", &json!({ "file_path": "a.txt" }))?;
     assert!(out.status.success(), "{}", text(&out));
     let out = c.tool("edit", &json!({ "file_path": "a.txt", "old_string": "a", "new_string": "b" }))?;
@@ -131,27 +140,9 @@ fn a_journal_in_the_state_directory_is_still_confined() -> Res<()> {
     // Defence in depth: even where only Tandem writes, a journal naming a path through a
     // symlink out of the workspace, or into `.git`, is set aside, not acted on.
     let c = Clone::new()?;
-    let victim = c.outside.join("victim.txt");
-    fs::write(&victim, "the person's file\n").map_err(|e| e.to_string())?;
-    symlink(&c.outside, c.root.join("link")).map_err(|e| e.to_string())?;
-    c.write("a.txt", "a\n")?;
-    c.write(".git/HEAD", "ref: refs/heads/main\n")?;
     let journals = c.state_of("journal");
-    fs::create_dir_all(&journals).map_err(|e| e.to_string())?;
-    let first = journals.join(".tandem-0123456789abcdef.journal");
-    fs::write(&first, journal_claiming(&c.root.join("link/victim.txt"), b"the person's file\n"))
-        .map_err(|e| e.to_string())?;
-    fs::write(
-        journals.join(".tandem-1111111111111111.journal"),
-        journal_claiming(&c.root.join(".git/HEAD"), b"ref: refs/heads/main\n"),
-    )
-    .map_err(|e| e.to_string())?;
+    let victim = plant_journals(&c, &journals)?;
     fs::write(journals.join(".tandem-3333333333333333.journal"), "{not json\n").map_err(|e| e.to_string())?;
-    let status = Command::new("mkfifo")
-        .arg(journals.join(".tandem-2222222222222222.journal"))
-        .status()
-        .map_err(|e| e.to_string())?;
-    assert!(status.success());
     let out = c.tool("read", &json!({ "file_path": "a.txt" }))?;
     assert!(out.status.success(), "{}", text(&out));
     assert!(victim.exists(), "recovery followed a symlink out of the workspace");

@@ -273,7 +273,7 @@ impl Agent {
             }
             self.sessions.lock().remove(&id);
         }
-        if !self.store.list().iter().any(|s| s.session_id == id) {
+        if !self.store.exists(&id) {
             return Err(AgentError::UnknownSession(id));
         }
         self.store.remove(&id).map_err(|e| AgentError::Invalid(format!("cannot delete session `{id}`: {e}")))

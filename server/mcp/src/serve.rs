@@ -209,7 +209,7 @@ async fn write_out(
 ) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let mut lines = tokio::io::BufReader::new(from_sdk).lines();
-    let mut typed = false;
+    let mut typed = None;
     loop {
         let line = tokio::select! {
             line = lines.next_line() => match line {
@@ -228,11 +228,12 @@ async fn write_out(
 const RESULT_TYPE_SINCE: &str = "2026-07-28";
 
 /// Adds `"resultType": "complete"` to a result that lacks it, once the protocol negotiated
-/// (`typed`, learnt from the `initialize` result going out) requires it on every result: the
+/// (`typed`: unknown until the `initialize` result goes out) requires it on every result: the
 /// SDK sets it on some results but not on `tools/call`'s, and clients of that version reject a
 /// result without it.
-fn with_result_type(line: String, typed: &mut bool) -> String {
-    if !line.contains("\"result\"") {
+fn with_result_type(line: String, typed: &mut Option<bool>) -> String {
+    // Once an older version was negotiated, nothing is looked at again.
+    if *typed == Some(false) || !line.contains("\"result\"") {
         return line;
     }
     let Ok(mut message) = serde_json::from_str::<Value>(&line) else { return line };
@@ -240,9 +241,9 @@ fn with_result_type(line: String, typed: &mut bool) -> String {
     if let Some(version) = result.get("protocolVersion").and_then(Value::as_str)
         && result.contains_key("capabilities")
     {
-        *typed = version >= RESULT_TYPE_SINCE;
+        *typed = Some(version >= RESULT_TYPE_SINCE);
     }
-    if !*typed || result.contains_key("resultType") {
+    if *typed != Some(true) || result.contains_key("resultType") {
         return line;
     }
     result.insert("resultType".to_owned(), Value::from("complete"));
@@ -319,7 +320,7 @@ mod tests {
     use super::*;
 
     fn sent(lines: &[Value]) -> Vec<Value> {
-        let mut typed = false;
+        let mut typed = None;
         lines
             .iter()
             .map(|l| serde_json::from_str(&with_result_type(l.to_string(), &mut typed)).unwrap_or(Value::Null))

@@ -76,8 +76,29 @@ pub fn state_home() -> Option<PathBuf> {
 
 /// The name of a workspace's folder under `projects/`: the last name of its real path (for
 /// people looking) and a hash of the whole path (so two `app` folders never share one).
+///
+/// Journal recovery asks for it before every read and commit, so each root's key is resolved
+/// once per process (the real path of a workspace root does not change while it is open).
 pub fn project_key(root: &Path) -> String {
-    let real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    static KEYS: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<PathBuf, String>>> =
+        std::sync::LazyLock::new(Default::default);
+    let keys = || KEYS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(key) = keys().get(root) {
+        return key.clone();
+    }
+    match root.canonicalize() {
+        Ok(real) => {
+            let key = key_of(&real);
+            keys().insert(root.to_path_buf(), key.clone());
+            key
+        }
+        // Not there (yet): not remembered, so the key follows once it exists.
+        Err(_) => key_of(root),
+    }
+}
+
+/// [`project_key`] of a real path.
+fn key_of(real: &Path) -> String {
     let bytes = real.as_os_str().as_encoded_bytes();
     // FNV-1a, 64 bits: stable across versions and platforms, which a key on disk must be.
     let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
@@ -105,6 +126,11 @@ pub fn project_dir(root: &Path) -> Option<PathBuf> {
 pub fn state_dir(root: &Path, sub: &str) -> Result<PathBuf, StateError> {
     let home = state_home().ok_or(StateError::NoHome)?;
     let projects = home.join("projects");
+    let dir = projects.join(project_key(root));
+    // The project's folder is there after its first use: only then is anything created.
+    if std::fs::symlink_metadata(&dir).is_ok_and(|meta| meta.is_dir()) {
+        return below(dir, sub);
+    }
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -115,7 +141,6 @@ pub fn state_dir(root: &Path, sub: &str) -> Result<PathBuf, StateError> {
     if let Ok(mut ignore) = create_new(&home.join(".gitignore")) {
         io::Write::write_all(&mut ignore, b"# Tandem's state: local to this machine.\n*\n").ok();
     }
-    let dir = projects.join(project_key(root));
     if real_dir(&dir)? {
         let real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
         let note = format!("{}\n", real.display());

@@ -34,8 +34,7 @@ pub(crate) fn journal_dir(root: &Path) -> PathBuf {
 /// reaches anywhere else: every existing directory on the way to a target is resolved through
 /// its symlinks and must stay inside the workspace, the target itself must not be a symlink,
 /// and nothing inside `.git` is ever a target.
-fn confined(root: &Path, entry: &Entry) -> bool {
-    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+fn confined(root: &Path, real_root: &Path, entry: &Entry) -> bool {
     let plain = |path: &Path| {
         path.is_absolute()
             && path.starts_with(root)
@@ -43,7 +42,7 @@ fn confined(root: &Path, entry: &Entry) -> bool {
             && path
                 .strip_prefix(root)
                 .is_ok_and(|rel| !rel.components().any(|c| c.as_os_str() == std::ffi::OsStr::new(".git")))
-            && resolves_inside(&real_root, path)
+            && resolves_inside(real_root, path)
             && !fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink())
     };
     let beside = |path: &Path| {
@@ -457,7 +456,8 @@ fn recover_one(root: &Path, path: &Path, journal: bool) -> Result<(), String> {
         Some(Err(err)) => return set_aside(path, format!("a corrupt journal ({err}) was not acted on")),
         None => return set_aside(path, "an empty journal was not acted on".to_owned()),
     };
-    if let Some(entry) = intent.entries.iter().find(|entry| !confined(root, entry)) {
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    if let Some(entry) = intent.entries.iter().find(|entry| !confined(root, &real_root, entry)) {
         return set_aside(
             path,
             format!(
