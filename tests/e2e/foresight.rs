@@ -174,6 +174,54 @@ fn a_rename_that_breaks_a_caller_shows_the_callers_error_and_a_rejection_leaves_
     Ok(())
 }
 
+/// The rename of `Counter.increment`, previewed with `config` and nothing open in the servers:
+/// the preview, and whether `shop/main.py` (which calls it) has no errors after the rejection.
+fn rename_with_the_caller_closed(config: &str) -> Res<(Value, PathBuf, String)> {
+    let (dir, root) = project(config)?;
+    let rename =
+        json!({ "file_path": "shop/counter.py", "old_string": "def increment(self)", "new_string": "def bump(self)" });
+    let provider =
+        FakeProvider::start_blocking(vec![Turn::new().tool_call("call_1", "edit", rename), Turn::reply("Left it.")]);
+    let mut sidecar = sidecar(&root, &provider)?;
+    sidecar.permission_replies.push_back(PermissionReply::select("reject_once"));
+    let session = session(&mut sidecar)?;
+    prompt(&mut sidecar, &session, "rename increment to bump")?;
+    let asks = sidecar.requests_of("tandem/session/requestPermission");
+    let preview = asks.first().map(|ask| ask["diagnostics"].clone()).ok_or("no permission request")?;
+    let after = diagnostics(&mut sidecar, "shop/main.py")?;
+    sidecar.shutdown()?;
+    drop(dir);
+    Ok((preview, root, after))
+}
+
+#[test]
+fn a_rename_that_breaks_a_caller_nobody_has_open_shows_the_callers_error() -> Res<()> {
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    let (preview, root, after) = rename_with_the_caller_closed(PREVIEW)?;
+    let files = preview["files"].as_array().cloned().unwrap_or_default();
+    let caller = files
+        .iter()
+        .find(|f| f["path"] == json!(root.join("shop/main.py")))
+        .ok_or_else(|| format!("the closed caller is not in the preview: {preview:#}"))?;
+    assert_eq!(caller["changed"], false, "{preview:#}");
+    let broken = caller["introduced"].as_array().cloned().unwrap_or_default();
+    assert!(broken.iter().any(|d| d["message"].as_str().is_some_and(|m| m.contains("increment"))), "{preview:#}");
+    assert!(preview["summary"].as_str().is_some_and(|s| s.contains("shop/main.py:")), "{preview:#}");
+    // The preview closed what it opened, and the rejected rename left no trace in the server.
+    assert!(after.contains("no errors"), "{after}");
+    Ok(())
+}
+
+#[test]
+fn with_no_preview_files_only_the_changed_file_is_previewed() -> Res<()> {
+    require("pyright-langserver", "npm install (package.json devDependencies)")?;
+    let (preview, root, _) = rename_with_the_caller_closed(&format!("{PREVIEW}preview_files = 0\n"))?;
+    let files = preview["files"].as_array().cloned().unwrap_or_default();
+    assert!(files.iter().all(|f| f["path"] != json!(root.join("shop/main.py"))), "{preview:#}");
+    assert!(files.iter().any(|f| f["path"] == json!(root.join("shop/counter.py"))), "{preview:#}");
+    Ok(())
+}
+
 #[test]
 fn a_file_no_server_serves_is_asked_about_at_once_without_a_preview() -> Res<()> {
     require("pyright-langserver", "npm install (package.json devDependencies)")?;

@@ -126,6 +126,10 @@ pub struct LspSettings {
     /// Take diagnostics from the editor's own language servers instead (designed, not yet
     /// implemented: the editor shims will push them; until then this is ignored with a warning).
     pub diagnostics_from_editor: Option<bool>,
+    /// Let rust-analyzer run `cargo check` on save for its diagnostics in a trusted folder
+    /// (default true; it builds into the project's `target/`). Off: rust-analyzer's own
+    /// diagnostics only, as in an untrusted folder.
+    pub cargo_check: Option<bool>,
     /// `[lsp.<name>]` server entries.
     #[serde(flatten)]
     pub servers: BTreeMap<String, ServerOverride>,
@@ -138,6 +142,7 @@ impl LspSettings {
         self.diagnostics_wait_ms = other.diagnostics_wait_ms.or(self.diagnostics_wait_ms);
         self.request_timeout_ms = other.request_timeout_ms.or(self.request_timeout_ms);
         self.diagnostics_from_editor = other.diagnostics_from_editor.or(self.diagnostics_from_editor);
+        self.cargo_check = other.cargo_check.or(self.cargo_check);
         self.servers.extend(other.servers);
     }
 }

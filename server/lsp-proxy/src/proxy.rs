@@ -51,6 +51,10 @@ pub struct LspProxy {
     request_timeout: Duration,
     diagnostics_wait: Duration,
     diagnostics_after_edit: bool,
+    /// rust-analyzer may run `cargo check` for its diagnostics in a trusted folder.
+    cargo_check: bool,
+    /// How many files that reference a change a preview looks at besides the changed ones.
+    preview_files: usize,
     slots: Mutex<HashMap<(String, PathBuf), SharedSlot>>,
     progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
     /// How long a preview waits for the servers; zero: no previews.
@@ -254,6 +258,8 @@ impl LspProxy {
             request_timeout: Duration::from_millis(settings.request_timeout_ms.unwrap_or(20_000)),
             diagnostics_wait: Duration::from_millis(settings.diagnostics_wait_ms.unwrap_or(10_000)),
             diagnostics_after_edit: settings.diagnostics_after_edit.unwrap_or(true),
+            cargo_check: settings.cargo_check.unwrap_or(true),
+            preview_files: preview::DEFAULT_FILES,
             slots: Mutex::new(HashMap::new()),
             progress_tx,
             preview_wait: preview::DEFAULT_WAIT,
@@ -266,6 +272,14 @@ impl LspProxy {
     #[must_use]
     pub fn with_preview_wait(mut self, wait: Duration) -> Self {
         self.preview_wait = wait;
+        self
+    }
+
+    /// Sets how many files that reference what a change touches (and are not open) a preview
+    /// opens in the servers besides the changed ones (`[review] preview_files`); zero: none.
+    #[must_use]
+    pub fn with_preview_files(mut self, files: usize) -> Self {
+        self.preview_files = files;
         self
     }
 
@@ -315,7 +329,7 @@ impl LspProxy {
                     match trust {
                         Trust::Untrusted => restricted::restrict(&mut spec, &program.path, &root, &self.binaries)
                             .map_err(IntelError::NoServer)?,
-                        Trust::Trusted => restricted::trusted_settings(&mut spec, &program.path),
+                        Trust::Trusted => restricted::trusted_settings(&mut spec, &program.path, self.cargo_check),
                     }
                     Ok(Some((spec, program, root)))
                 }
@@ -462,7 +476,7 @@ impl LspProxy {
                         diagnostic(d, range)
                     })
                     .collect();
-                DiagnosticsReport::Fresh { server: name, diagnostics }
+                DiagnosticsReport::Fresh { server: restricted::described(&server.spec), diagnostics }
             }
             Ok(None) => DiagnosticsReport::NotReady {
                 server: name,

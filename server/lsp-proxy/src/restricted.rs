@@ -217,12 +217,34 @@ pub(crate) fn restrict(
 }
 
 /// What `workspace/configuration` answers for a trusted server: rust-analyzer's own section is
-/// its `initializationOptions`, so both say the same.
-pub(crate) fn trusted_settings(spec: &mut ServerSpec, program: &Path) {
-    if kind(spec, Some(program)) == Kind::RustAnalyzer
-        && let Some(options) = &spec.initialization_options
-    {
+/// its `initializationOptions`, so both say the same. Without `cargo_check` rust-analyzer runs
+/// no `cargo check` on save, and its diagnostics are its own, published per document.
+pub(crate) fn trusted_settings(spec: &mut ServerSpec, program: &Path, cargo_check: bool) {
+    if kind(spec, Some(program)) != Kind::RustAnalyzer {
+        return;
+    }
+    if !cargo_check {
+        let options = merged(spec.initialization_options.take(), json!({ "checkOnSave": false }));
+        spec.initialization_options = Some(options);
+        if spec.diagnostics == DiagnosticsMode::Flycheck {
+            spec.diagnostics = DiagnosticsMode::FirstPublish;
+        }
+    }
+    if let Some(options) = &spec.initialization_options {
         spec.settings = json!({ "rust-analyzer": options });
+    }
+}
+
+/// The name a report of `spec`'s diagnostics gives: a server whose diagnostics come from a
+/// build (rust-analyzer's `cargo check`) says so, since that build writes to the project.
+pub(crate) fn described(spec: &ServerSpec) -> String {
+    if spec.diagnostics == DiagnosticsMode::Flycheck {
+        format!(
+            "{}, which ran `cargo check`: it builds into the project's target folder; `[lsp] cargo_check = false` turns that off",
+            spec.name
+        )
+    } else {
+        spec.name.clone()
     }
 }
 

@@ -89,6 +89,8 @@ struct ExecSection {
 struct ReviewSection {
     /// How long the language servers get to say what a change under review would break.
     preview_timeout_ms: Option<u64>,
+    /// How many files that reference what a change touches the preview also looks at.
+    preview_files: Option<usize>,
     /// What the preview is for: "ask" (shown to the person), "fix-first" (a change that
     /// introduces errors goes back to the model once first) or "off" (no preview).
     precheck: Option<Precheck>,
@@ -181,6 +183,10 @@ pub struct Config {
     /// `[review] preview_timeout_ms`: how long the language servers get to preview a change
     /// under review (`None`: the proxy's default; 0: no previews).
     pub preview_timeout_ms: Option<u64>,
+    /// `[review] preview_files`: how many files that reference what a change touches (callers,
+    /// importers) a preview opens in the language servers besides the changed ones (`None`: the
+    /// proxy's default; 0: none).
+    pub preview_files: Option<usize>,
     /// `[review] precheck`.
     pub precheck: Precheck,
     /// Provider timeouts and limits.
@@ -268,9 +274,10 @@ fn lsp_setting_keys() -> &'static [&'static str] {
         diagnostics_wait_ms: _,
         request_timeout_ms: _,
         diagnostics_from_editor: _,
+        cargo_check: _,
         servers: _,
     } = tandem_lsp_proxy::LspSettings::default();
-    &["diagnostics_after_edit", "diagnostics_wait_ms", "request_timeout_ms", "diagnostics_from_editor"]
+    &["diagnostics_after_edit", "diagnostics_wait_ms", "request_timeout_ms", "diagnostics_from_editor", "cargo_check"]
 }
 
 /// A table of the configuration file and the keys it takes.
@@ -518,6 +525,7 @@ impl Config {
         self.allowed_paths.extend(file.workspace.allowed_paths);
         self.lsp.merge(file.lsp);
         self.preview_timeout_ms = file.review.preview_timeout_ms.or(self.preview_timeout_ms);
+        self.preview_files = file.review.preview_files.or(self.preview_files);
         self.precheck = file.review.precheck.unwrap_or(self.precheck);
         if let Some(allow) = file.web.allow_private {
             self.tools.web.allow_private = allow;
@@ -918,7 +926,7 @@ mod tests {
 
     #[test]
     fn every_known_key_loads() -> anyhow::Result<()> {
-        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\ninput_price = 3.0\noutput_price = 15.0\ncache_read_price = 0.3\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[review]\npreview_timeout_ms = 1500\nprecheck = \"fix-first\"\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n";
+        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\ninput_price = 3.0\noutput_price = 15.0\ncache_read_price = 0.3\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[review]\npreview_timeout_ms = 1500\npreview_files = 3\nprecheck = \"fix-first\"\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\ncargo_check = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n";
         assert_eq!(load_error(text)?, "");
         // And the test above names every key the types accept: none is missing from it.
         for (table, key) in all_keys() {

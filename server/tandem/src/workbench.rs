@@ -175,10 +175,15 @@ impl Workbench {
         let preview_ms = if no_previews { Some(0) } else { config.preview_timeout_ms };
         let intel =
             match LspProxy::new(workspace.root().to_path_buf(), Arc::clone(&cache), &config.lsp, options.progress) {
-                Ok(proxy) => Some(Arc::new(match preview_ms {
-                    Some(ms) => proxy.with_preview_wait(std::time::Duration::from_millis(ms)),
-                    None => proxy,
-                })),
+                Ok(mut proxy) => {
+                    if let Some(ms) = preview_ms {
+                        proxy = proxy.with_preview_wait(std::time::Duration::from_millis(ms));
+                    }
+                    if let Some(files) = config.preview_files {
+                        proxy = proxy.with_preview_files(files);
+                    }
+                    Some(Arc::new(proxy))
+                }
                 Err(err) => {
                     tracing::error!("language servers are off: {err}");
                     None

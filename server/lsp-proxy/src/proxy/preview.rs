@@ -1,9 +1,12 @@
 //! Previews of staged changes: each file's current text, then its staged text, handed to the
 //! servers that serve it as new document versions, with the same freshness waits as after an
 //! edit, all under one deadline; the other documents whose published diagnostics the change
-//! alters come along. Ending a preview puts the servers back on the files' current text.
+//! alters come along. Files that reference what the change touches are opened in the servers
+//! for the preview (see [`related`]), so that a caller the change breaks shows even when nobody
+//! has it open. Ending a preview puts the servers back on the files' current text and closes
+//! what it opened.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,15 +17,23 @@ use tandem_tool_api::intel::{Diagnostic, PreviewFile, PreviewReport, PreviewedFi
 use tokio::time::Instant;
 
 use super::{LspProxy, diagnostic, from_server, lock};
+use serde_json::json;
 use tandem_tool_api::binaries::Program;
 
 use crate::catalog::{DiagnosticsMode, ServerSpec};
-use crate::server::{Published, Server, ServerError};
+use crate::server::{Published, Server, ServerError, raw};
+
+mod related;
 
 /// How long a preview waits for the servers unless configured.
 pub(super) const DEFAULT_WAIT: Duration = Duration::from_millis(1500);
+/// How many referencing files a preview opens unless configured.
+pub(super) const DEFAULT_FILES: usize = 20;
 /// Quiet spell after the changed files' diagnostics, for other documents' to follow.
 const OTHERS_QUIET: Duration = Duration::from_millis(150);
+/// The same when the preview opened referencing files: their analysis follows the changed
+/// files', and a loaded machine is slower.
+const RELATED_QUIET: Duration = Duration::from_millis(400);
 
 /// A document a preview handed staged text to.
 pub(super) struct Previewed {
@@ -32,6 +43,9 @@ pub(super) struct Previewed {
     /// What the server had published for the other documents whose diagnostics the preview
     /// changed (kept with the group's first file).
     others: Vec<(Url, Option<Published>)>,
+    /// The referencing files the preview opened in the server (kept with the group's first
+    /// file), closed when it ends.
+    opened: Vec<PathBuf>,
 }
 
 /// The files of one server, and how to reach it.
@@ -105,9 +119,10 @@ impl LspProxy {
                 server: Arc::clone(&server),
                 was_open,
                 others: Vec::new(),
+                opened: Vec::new(),
             });
         }
-        match self.before_and_after(&server, &group.files, deadline).await {
+        match self.before_and_after(&server, &group.files, &group.root, deadline).await {
             Ok((previewed, others)) => {
                 let mut previews = lock(&self.previews);
                 if let Some(first) = paths.first().and_then(|path| previews.get_mut(path)) {
@@ -149,6 +164,7 @@ impl LspProxy {
         &self,
         server: &Arc<Server>,
         files: &[&PreviewFile],
+        root: &Path,
         deadline: Instant,
     ) -> Result<(Vec<PreviewedFile>, Vec<(Url, Option<Published>)>), ServerError> {
         let name = server.spec.name.clone();
@@ -180,6 +196,15 @@ impl LspProxy {
             };
             ready.push((*file, before));
         }
+        // The files that reference what changes, with their diagnostics of the current text.
+        let current: Vec<&PreviewFile> = ready.iter().map(|(file, _)| *file).collect();
+        let opened = self.open_related(server, &current, root, deadline).await;
+        let quiet = if opened.is_empty() { OTHERS_QUIET } else { RELATED_QUIET };
+        if let Some(first) = files.first()
+            && let Some(previewed) = lock(&self.previews).get_mut(&first.path)
+        {
+            previewed.opened.clone_from(&opened);
+        }
         // The staged text.
         let (seq, published) = server.published_now();
         let mut staged = Vec::new();
@@ -207,7 +232,7 @@ impl LspProxy {
             let report = PreviewReport::Ready { server: name.clone(), before, after };
             out.push(PreviewedFile { path: file.path.clone(), changed: true, report });
         }
-        let (others, records) = self.others(server, seq, &published, &changed, deadline).await;
+        let (others, records) = self.others(server, seq, &published, &changed, quiet, deadline).await;
         out.extend(others);
         Ok((out, records))
     }
@@ -221,12 +246,13 @@ impl LspProxy {
         seq: u64,
         published: &HashMap<Url, Published>,
         changed: &[Url],
+        quiet: Duration,
         deadline: Instant,
     ) -> (Vec<PreviewedFile>, Vec<(Url, Option<Published>)>) {
         if server.open_paths().len() <= changed.len() {
             return (Vec::new(), Vec::new());
         }
-        server.settle(OTHERS_QUIET, deadline).await;
+        server.settle(quiet, deadline).await;
         let mut ropes = self.ropes(server.encoding);
         let mut out = Vec::new();
         let mut records = Vec::new();
@@ -251,6 +277,71 @@ impl LspProxy {
             records.push((uri.clone(), published.get(&uri).cloned()));
         }
         (out, records)
+    }
+
+    /// Opens in `server` the files under `root` that reference what `files` change and that it
+    /// does not have open (at most `[review] preview_files`), and waits for their diagnostics
+    /// of the current text, within half the time left: what the change would break in them is
+    /// then what the server publishes for them after the staged text. Returns the files it
+    /// opened; one whose diagnostics did not come in time is closed again (its "before" would
+    /// be unknown).
+    async fn open_related(
+        &self,
+        server: &Arc<Server>,
+        files: &[&PreviewFile],
+        root: &Path,
+        deadline: Instant,
+    ) -> Vec<PathBuf> {
+        if self.preview_files == 0 {
+            return Vec::new();
+        }
+        let now = Instant::now();
+        let phase = now + deadline.saturating_duration_since(now) / 2;
+        let mut skip: HashSet<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+        skip.extend(server.open_paths());
+        let mut related: Vec<PathBuf> = Vec::new();
+        for file in files {
+            let left = self.preview_files.saturating_sub(related.len());
+            let (Some(old), true) = (&file.old_text, left > 0) else { continue };
+            let Some(lines) = related::changed_lines(old, &file.new_text) else { continue };
+            let Ok(uri) = Url::from_file_path(&file.path) else { continue };
+            let mut by_references = None;
+            if server.supports("textDocument/documentSymbol") {
+                let params = json!({ "textDocument": { "uri": uri } });
+                let wait = phase.saturating_duration_since(Instant::now());
+                if let Ok(answer) = server.request::<raw::DocumentSymbol>(params, wait).await {
+                    let file_lines = u32::try_from(old.lines().count()).unwrap_or(u32::MAX);
+                    let positions = related::touched_symbols(&answer, lines, file_lines);
+                    by_references = related::references(server, &uri, &positions, root, &skip, left, phase).await;
+                }
+            }
+            let found = match by_references {
+                Some(found) if !found.is_empty() => found,
+                _ => {
+                    let stem = file.path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+                    related::importers(root, stem, &server.spec.extensions, &skip, left, phase)
+                }
+            };
+            skip.extend(found.iter().cloned());
+            related.extend(found);
+        }
+        let mut sent = Vec::new();
+        for path in related {
+            match server.sync(&self.cache, &path) {
+                Ok((uri, version, _)) => sent.push((path, uri, version)),
+                Err(err) => tracing::debug!(server = %server.spec.name, path = %path.display(), "not previewed: {err}"),
+            }
+        }
+        let mut opened = Vec::new();
+        for (path, uri, version) in sent {
+            if server.wait_fresh(&path, &uri, version, phase).await.unwrap_or(false) {
+                opened.push(path);
+            } else {
+                server.close(&path);
+            }
+        }
+        tracing::debug!(server = %server.spec.name, files = opened.len(), "preview: referencing files opened");
+        opened
     }
 
     /// A server's diagnostics of a text that is not (yet) the file's, over that text.
@@ -295,6 +386,9 @@ impl LspProxy {
                 }
                 // Opened by the preview and not committed, or gone: the server forgets it.
                 _ => server.close(&path),
+            }
+            for path in &previewed.opened {
+                server.close(path);
             }
         }
     }
