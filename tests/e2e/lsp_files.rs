@@ -361,3 +361,41 @@ fn multiedit_and_apply_patch_span_editor_buffers_and_disk() -> Res<()> {
     assert_eq!(read(&root.join("closed.rs")), "fn b3() {}\n");
     Ok(())
 }
+
+#[test]
+fn a_rollback_the_editor_refuses_is_never_reported_as_restored() -> Res<()> {
+    let (_dir, root) = workspace()?;
+    write(&root.join("one.rs"), "fn one() {}\n")?;
+    write(&root.join("two.rs"), "fn two() {}\n")?;
+    let (mut sidecar, _) = Sidecar::start(&root, Value::Null)?;
+    sidecar.save_answer = SaveAnswer::Save;
+    sidecar.open("one.rs", "fn one() {}\n")?;
+    sidecar.open("two.rs", "fn two() {}\n")?;
+    // The first file's edit is applied, the second's refused, and so is the undo of the first.
+    sidecar.apply_answers.extend([true, false, false]);
+    let failed = sidecar.call(
+        "multiedit",
+        json!({ "edits": [
+            { "file_path": "one.rs", "old_string": "fn one()", "new_string": "fn uno()" },
+            { "file_path": "two.rs", "old_string": "fn two()", "new_string": "fn dos()" }
+        ]}),
+    )?;
+    let message = error(&failed);
+    assert!(!message.contains("were restored"), "told restored though the undo failed: {message}");
+    assert!(message.contains("could not all be restored") && message.contains("one.rs"), "{message}");
+    assert_eq!(sidecar.docs[&sidecar.uri("one.rs")].text, "fn uno() {}\n", "the editor kept the first edit");
+    assert_eq!(sidecar.docs[&sidecar.uri("two.rs")].text, "fn two() {}\n");
+    // With the undo applied, the same failure restores the first file and says so.
+    sidecar.apply_answers.extend([true, false, true]);
+    let failed = sidecar.call(
+        "multiedit",
+        json!({ "edits": [
+            { "file_path": "one.rs", "old_string": "fn uno()", "new_string": "fn eins()" },
+            { "file_path": "two.rs", "old_string": "fn two()", "new_string": "fn zwei()" }
+        ]}),
+    )?;
+    let message = error(&failed);
+    assert!(message.contains("the other files were restored"), "{message}");
+    assert_eq!(sidecar.docs[&sidecar.uri("one.rs")].text, "fn uno() {}\n");
+    Ok(())
+}

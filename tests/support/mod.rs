@@ -118,6 +118,9 @@ pub struct Sidecar {
     pub permission_replies: std::collections::VecDeque<PermissionReply>,
     /// Results for `tandem/session/askUser`, used in order (none left: MethodNotFound).
     pub ask_replies: std::collections::VecDeque<Value>,
+    /// Whether to apply each `workspace/applyEdit`, used in order (`false`: refused unapplied;
+    /// none left: applied).
+    pub apply_answers: std::collections::VecDeque<bool>,
 }
 
 /// `tandem <args> lsp` in `root`, with piped stdin and stdout, as the tests start it.
@@ -214,6 +217,7 @@ impl Sidecar {
             root: root.to_path_buf(),
             permission_replies: Default::default(),
             ask_replies: Default::default(),
+            apply_answers: Default::default(),
         })
     }
 
@@ -383,7 +387,8 @@ impl Sidecar {
                 }
             },
             "workspace/applyEdit" => {
-                json!({ "jsonrpc": "2.0", "id": id, "result": { "applied": self.apply_workspace_edit(&params)? } })
+                let applied = self.apply_answers.pop_front().unwrap_or(true) && self.apply_workspace_edit(&params)?;
+                json!({ "jsonrpc": "2.0", "id": id, "result": { "applied": applied } })
             }
             "tandem/document/save" => match self.save_answer {
                 SaveAnswer::Unsupported => {

@@ -304,23 +304,7 @@ impl TypedTool for Bash {
         let log_error = Arc::new(Mutex::new(None));
         let job_log_error = Arc::clone(&log_error);
         tokio::spawn(async move {
-            // The log is what `bash_output` shows and the model may read: redacted as it is written.
-            let mut redactor = StreamRedactor::default();
-            let mut buffer = vec![0u8; 64 * 1024];
-            let mut written = Ok(());
-            while let Ok(n) = stdout.read(&mut buffer).await {
-                if n == 0 {
-                    break;
-                }
-                written = file.write_all(redactor.push(&buffer[..n]).as_bytes()).await;
-                if written.is_err() {
-                    break;
-                }
-            }
-            if written.is_ok() {
-                written = file.write_all(redactor.finish().as_bytes()).await;
-            }
-            if let Err(err) = written.and(file.flush().await) {
+            if let Err(err) = copy_redacted(&mut stdout, &mut file).await {
                 *job_log_error.lock().unwrap_or_else(PoisonError::into_inner) = Some(err.to_string());
             }
             let code = child.wait().await.ok().map_or(-1, |s| s.code().unwrap_or(-1));
@@ -664,8 +648,31 @@ impl TypedTool for BashOutput {
     }
 }
 
+/// Copies a background command's output to its log, redacted as it is written (the log is what
+/// `bash_output` shows and the model may read), to the end of the output. A write that fails
+/// (the last chunk and the flush included) ends the copy with its error, for `bash_output` to
+/// report; the command itself runs on.
+async fn copy_redacted(
+    from: &mut (impl tokio::io::AsyncRead + Unpin),
+    to: &mut (impl tokio::io::AsyncWrite + Unpin),
+) -> std::io::Result<()> {
+    let mut redactor = StreamRedactor::default();
+    let mut buffer = vec![0u8; 64 * 1024];
+    while let Ok(n) = from.read(&mut buffer).await {
+        if n == 0 {
+            break;
+        }
+        to.write_all(redactor.push(&buffer[..n]).as_bytes()).await?;
+    }
+    to.write_all(redactor.finish().as_bytes()).await?;
+    to.flush().await
+}
+
 #[cfg(test)]
 mod tests {
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
     use serde_json::json;
     use tandem_protocol::ToolResult;
     use tandem_text::BufferCache;
@@ -915,5 +922,49 @@ mod tests {
             assert!(!log.contains(raw), "{raw} in the background log: {log}");
         }
         assert_eq!(log.matches("[REDACTED:").count(), 3, "{log}");
+    }
+
+    /// A log that takes `room` bytes and then fails, and whose flush fails when `flush_fails`.
+    struct Log {
+        room: usize,
+        got: Vec<u8>,
+        flush_fails: bool,
+    }
+
+    impl tokio::io::AsyncWrite for Log {
+        fn poll_write(mut self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+            if self.got.len() + buf.len() > self.room {
+                return Poll::Ready(Err(std::io::Error::other("no space left on device")));
+            }
+            self.got.extend_from_slice(buf);
+            Poll::Ready(Ok(buf.len()))
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(if self.flush_fails { Err(std::io::Error::other("flush failed")) } else { Ok(()) })
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// A background log that could not be written whole is an error, never a silent cut: not
+    /// the streamed part, not the last chunk the redactor held back, not the flush.
+    #[tokio::test]
+    async fn a_log_that_cannot_be_written_whole_is_an_error() {
+        let output = b"line one\nline two\nno newline at the end";
+        let mut redactor = super::StreamRedactor::default();
+        let streamed = redactor.push(output).len();
+        let whole = streamed + redactor.finish().len();
+        assert!(streamed < whole, "the redactor holds back an unfinished line");
+        for (room, flush_fails, ok) in
+            [(whole, false, true), (whole, true, false), (streamed, false, false), (0, false, false)]
+        {
+            let mut log = Log { room, got: Vec::new(), flush_fails };
+            let result = super::copy_redacted(&mut &output[..], &mut log).await;
+            assert_eq!(result.is_ok(), ok, "room {room}, flush fails {flush_fails}: {result:?}");
+            if ok {
+                assert_eq!(log.got, output);
+            }
+        }
     }
 }

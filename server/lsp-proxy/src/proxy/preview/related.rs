@@ -104,7 +104,8 @@ pub(super) async fn references(
         let Ok(answer) = server.request::<raw::References>(params, left).await else { continue };
         answered = true;
         for location in answer.as_array().into_iter().flatten() {
-            let Some(path) = location["uri"].as_str().and_then(|u| Url::parse(u).ok()).and_then(|u| u.to_file_path().ok())
+            let Some(path) =
+                location["uri"].as_str().and_then(|u| Url::parse(u).ok()).and_then(|u| u.to_file_path().ok())
             else {
                 continue;
             };
@@ -232,7 +233,8 @@ mod tests {
 
     #[test]
     fn the_innermost_symbols_on_the_changed_lines_come_first_and_the_module_never() {
-        let range = |a: u32, b: u32| json!({ "start": { "line": a, "character": 0 }, "end": { "line": b, "character": 0 } });
+        let range =
+            |a: u32, b: u32| json!({ "start": { "line": a, "character": 0 }, "end": { "line": b, "character": 0 } });
         let answer = json!([
             { "name": "module", "range": range(0, 40), "selectionRange": range(0, 0) },
             { "name": "Counter", "range": range(2, 10), "selectionRange": range(2, 2), "children": [
