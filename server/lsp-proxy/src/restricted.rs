@@ -321,6 +321,27 @@ mod tests {
     }
 
     #[test]
+    fn a_trusted_rust_analyzer_checks_with_cargo_unless_told_not_to_and_says_so() {
+        let program = Path::new("/usr/bin/rust-analyzer");
+        let mut checking = spec("rust-analyzer");
+        trusted_settings(&mut checking, program, true);
+        assert_eq!(checking.diagnostics, DiagnosticsMode::Flycheck);
+        assert!(described(&checking).contains("`cargo check`") && described(&checking).contains("cargo_check = false"));
+        let mut own = spec("rust-analyzer");
+        own.initialization_options = Some(json!({ "cargo": { "features": "all" } }));
+        trusted_settings(&mut own, program, false);
+        assert_eq!(own.diagnostics, DiagnosticsMode::FirstPublish);
+        let options = own.initialization_options.clone().unwrap_or_default();
+        assert_eq!((&options["checkOnSave"], &options["cargo"]["features"]), (&json!(false), &json!("all")));
+        assert_eq!(own.settings["rust-analyzer"], options);
+        assert_eq!(described(&own), "rust-analyzer");
+        // Other servers are left as they are.
+        let mut pyright = spec("pyright");
+        trusted_settings(&mut pyright, Path::new("/usr/bin/pyright-langserver"), false);
+        assert_eq!(described(&pyright), "pyright");
+    }
+
+    #[test]
     fn rust_analyzer_runs_no_build_scripts_proc_macros_or_checks() -> Result<(), String> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let binaries = Binaries::new(dir.path(), Trust::Untrusted);
