@@ -715,6 +715,8 @@ export type ToolCall = {
   title: string;
   /** Id, unique in the session. */
   toolCallId: string;
+  /** The tool's name, for a call of a tool (not for Tandem's own cards). */
+  toolName?: string | null;
 };
 
 /** Content of a tool call. */

@@ -39,6 +39,8 @@ pub struct AgentConfig {
     /// `[review] precheck = "fix-first"`: a change the language servers say introduces errors
     /// goes back to the model once before the person is asked.
     pub fix_first: bool,
+    /// Text added at the end of the system prompt (`tandem run --append-system-prompt`).
+    pub append_system_prompt: Option<String>,
 }
 
 impl AgentConfig {
@@ -52,6 +54,7 @@ impl AgentConfig {
             defer_tools: false,
             untrusted_settings: Vec::new(),
             fix_first: false,
+            append_system_prompt: None,
         }
     }
 }
@@ -217,7 +220,8 @@ impl Agent {
         *session.cancel.lock() = Some(cancel.clone());
         let model = session.model();
         let budget = crate::context::budget(self, &model, history.stated_window);
-        let system = crate::prompt::system_prompt(self.workspace.root(), &session.cwd, session.gate.mode());
+        let mut system = crate::prompt::system_prompt(self.workspace.root(), &session.cwd, session.gate.mode());
+        crate::prompt::append(&mut system, self.config.append_system_prompt.as_deref());
         let tools = crate::turn::tool_defs(self, &session, budget);
         let fixed = system.len() + tools.bytes;
         let report =
@@ -373,6 +377,7 @@ impl Agent {
                         content,
                         locations,
                         raw_input: Some(raw_input),
+                        tool_name: None,
                     }));
                 }
             }

@@ -85,6 +85,7 @@ pub(crate) fn announce(session: &Session, id: &str, name: &str, arguments: &Valu
         content: Vec::new(),
         locations,
         raw_input: Some(arguments.clone()),
+        tool_name: Some(name.to_owned()),
     })
 }
 

@@ -261,6 +261,7 @@ async fn announce(session: &Session, report: &Report, budget: Budget) {
         content: vec![ToolCallContent::Content { content: ContentBlock::text(text) }],
         locations: Vec::new(),
         raw_input: None,
+        tool_name: None,
     });
     session.client.update(&session.id, update).await;
 }

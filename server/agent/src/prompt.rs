@@ -62,6 +62,14 @@ pub(crate) fn system_prompt(root: &Path, cwd: &Path, mode: ModeId) -> String {
     prompt
 }
 
+/// Adds the person's own text (`--append-system-prompt`) at the end of `system`.
+pub(crate) fn append(system: &mut String, extra: Option<&str>) {
+    if let Some(extra) = extra.filter(|e| !e.trim().is_empty()) {
+        system.push_str("\n\n");
+        system.push_str(extra);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,6 +33,7 @@ pub(crate) async fn ask_once(agent: &Agent, session_id: &str) {
         content: content.clone(),
         locations: Vec::new(),
         raw_input: None,
+        tool_name: None,
     };
     agent.client.update(session_id, SessionUpdate::ToolCall(card)).await;
     let params = RequestPermissionParams {

@@ -119,6 +119,7 @@ pub(crate) async fn run(
             system.push('\n');
             system.push_str(memories);
         }
+        crate::prompt::append(&mut system, agent.config.append_system_prompt.as_deref());
         let model = session.model();
         let budget = context::budget(agent, &model, history.stated_window);
         let tools = tool_defs(agent, session, budget);

@@ -444,6 +444,9 @@ pub struct ToolCall {
     /// The arguments as the model sent them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_input: Option<Value>,
+    /// The tool's name, for a call of a tool (not for Tandem's own cards).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
 }
 
 /// Changed fields of a tool call; absent fields are unchanged.

@@ -10,10 +10,12 @@ mod mcp_cmd;
 mod rpc;
 mod run;
 mod sandbox;
+mod sessions_cmd;
 mod stdio;
 mod tool_cmd;
 mod trust_cmd;
 mod workbench;
+mod worktree;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -117,6 +119,37 @@ enum Command {
         /// latest.
         #[arg(long)]
         session: Option<String>,
+        /// What stdout carries: `text` (for people), `json` (one result object at the end) or
+        /// `stream-json` (one JSON object per line as things happen, the result last). In the
+        /// JSON formats nothing else reaches stdout, and nothing is asked: approve with --yes,
+        /// a mode or permission rules.
+        #[arg(long, value_enum, default_value = "text")]
+        output_format: run::OutputFormat,
+        /// Model requests allowed in the turn before it stops (exit status 3).
+        #[arg(long, value_name = "N")]
+        max_turns: Option<u32>,
+        /// Text added at the end of the system prompt.
+        #[arg(long, value_name = "TEXT")]
+        append_system_prompt: Option<String>,
+        /// Work in the git worktree NAME (on the branch `tandem/NAME`, created or reused outside
+        /// the working tree; `tandem worktrees` lists them), so that runs side by side do not
+        /// touch each other or the checkout.
+        #[arg(long, value_name = "NAME")]
+        worktree: Option<String>,
+    },
+    /// The agents' git worktrees of the current directory's project (`tandem run --worktree`):
+    /// lists them with their branches and sessions; `remove NAME` removes one.
+    Worktrees {
+        #[command(subcommand)]
+        action: Option<WorktreesAction>,
+        /// Print a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The stored sessions of the current directory's project: list, export, import.
+    Sessions {
+        #[command(subcommand)]
+        action: SessionsAction,
     },
     /// Serve Tandem's tools to MCP clients over stdio (newline-delimited JSON-RPC), in the current
     /// directory's workspace. Changes and commands that are not read-only are refused unless
@@ -125,6 +158,42 @@ enum Command {
         /// Let MCP clients change files and run any command the safety classifier does not refuse.
         #[arg(long)]
         allow_writes: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum WorktreesAction {
+    /// Remove the worktree NAME (its branch stays unless it is merged).
+    Remove {
+        /// The worktree's name.
+        name: String,
+        /// Also when it has uncommitted changes (they are lost).
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum SessionsAction {
+    /// List the stored sessions, most recent first.
+    List {
+        /// Print a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a session: the prompts, tool calls (inputs and outputs), answers, usage and cost.
+    Export {
+        /// The session's id, or `last`.
+        id: String,
+        /// `markdown` for people, `json` for scripts and `tandem sessions import`.
+        #[arg(long, value_enum, default_value = "markdown")]
+        format: sessions_cmd::Format,
+    },
+    /// Store an exported JSON session (`-`: from stdin) to continue it with `tandem run --session ID`;
+    /// prints its id.
+    Import {
+        /// The file `tandem sessions export ID --format json` wrote.
+        file: PathBuf,
     },
 }
 
@@ -223,9 +292,40 @@ fn main() -> ExitCode {
                 }
             },
             Command::Tools { json } => tool_cmd::list(root, json).await,
-            Command::Run { prompt, mode, model, yes, session } => {
-                run::run(run::RunArgs { root, prompt, mode, model, yes, session }).await
+            Command::Run {
+                prompt,
+                mode,
+                model,
+                yes,
+                session,
+                output_format,
+                max_turns,
+                append_system_prompt,
+                worktree,
+            } => {
+                run::run(run::RunArgs {
+                    root,
+                    prompt,
+                    mode,
+                    model,
+                    yes,
+                    session,
+                    output_format,
+                    max_turns,
+                    append_system_prompt,
+                    worktree,
+                })
+                .await
             }
+            Command::Worktrees { action: None, json } => worktree::list(root, json),
+            Command::Worktrees { action: Some(WorktreesAction::Remove { name, force }), .. } => {
+                worktree::remove(root, &name, force)
+            }
+            Command::Sessions { action } => match action {
+                SessionsAction::List { json } => sessions_cmd::list(root, json),
+                SessionsAction::Export { id, format } => sessions_cmd::export(root, &id, format),
+                SessionsAction::Import { file } => sessions_cmd::import(root, &file),
+            },
             Command::Mcp { allow_writes } => mcp_cmd::serve(root, allow_writes).await,
             Command::Doctor => doctor::run(root).await,
             Command::Trust { path, revoke } => trust_cmd::run(path, revoke),

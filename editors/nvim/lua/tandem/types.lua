@@ -402,6 +402,7 @@
 ---@field status tandem.ToolCallStatus Status.
 ---@field title string One line for people.
 ---@field toolCallId string Id, unique in the session.
+---@field toolName? string|nil The tool's name, for a call of a tool (not for Tandem's own cards).
 
 --- Text or other content.
 ---@class tandem.ToolCallContent.content

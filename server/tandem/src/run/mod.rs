@@ -3,9 +3,12 @@
 //! calls show as cards, approvals are asked on the terminal (`/dev/tty`) with one key, the
 //! diff in colour and per-hunk choices.
 
+mod events;
 mod keys;
 mod repl;
 mod terminal;
+
+pub use events::OutputFormat;
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
@@ -31,6 +34,14 @@ pub struct RunArgs {
     pub yes: bool,
     /// Resume this stored session (`last`: the latest).
     pub session: Option<String>,
+    /// What stdout carries.
+    pub output_format: OutputFormat,
+    /// Model requests per turn.
+    pub max_turns: Option<u32>,
+    /// Added at the end of the system prompt.
+    pub append_system_prompt: Option<String>,
+    /// Work in this agent worktree.
+    pub worktree: Option<String>,
 }
 
 /// Exit status when a change or command needed an approval (or a question an answer) and no
@@ -60,16 +71,29 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     match &prompt {
         Some(text) if text.trim().is_empty() => anyhow::bail!("the prompt is empty"),
+        None if args.output_format != OutputFormat::Text => {
+            anyhow::bail!("--output-format json and stream-json need a prompt (`-` reads it from stdin)")
+        }
         None if !std::io::stdin().is_terminal() || !keys::available() => anyhow::bail!(
             "no prompt, and no terminal for an interactive session: give the prompt (`tandem run \"what to do\"`, \
              or `-` to read it from stdin)"
         ),
         _ => {}
     }
-    let mut bench = Workbench::open(
-        &Root::from_cli(args.root.clone())?,
-        Options { mcp: Mcp::Sessions, no_previews: args.yes, ..Options::default() },
-    )?;
+    let mut root = Root::from_cli(args.root.clone())?;
+    if let Some(name) = &args.worktree {
+        let worktree = crate::worktree::prepare(&root, name)?;
+        eprintln!(
+            "tandem: working in worktree {} at {} (branch {}{})",
+            worktree.name,
+            worktree.path.display(),
+            worktree.branch,
+            if worktree.created { ", new" } else { "" }
+        );
+        root = Root::Given { root: worktree.path.clone(), cwd: None };
+    }
+    let mut bench =
+        Workbench::open(&root, Options { mcp: Mcp::Sessions, no_previews: args.yes, ..Options::default() })?;
     let outcome = match Run::start(&mut bench, &args).await {
         Ok(mut run) => match prompt {
             Some(prompt) => run.once(prompt).await,
@@ -111,8 +135,14 @@ impl Run {
         if let Some(mode) = args.mode {
             agent_config.default_mode = mode;
         }
+        if let Some(max_turns) = args.max_turns {
+            agent_config.max_turns = max_turns.max(1);
+        }
+        agent_config.append_system_prompt.clone_from(&args.append_system_prompt);
+        let model = agent_config.provider.model.clone();
+        let mode = agent_config.default_mode;
         bench.mcp_ready(std::time::Duration::from_secs(10)).await;
-        let terminal = Arc::new(Terminal::new(args.yes));
+        let terminal = Arc::new(Terminal::new(args.yes, args.output_format));
         let agent = bench.agent(None, Arc::clone(&terminal) as Arc<dyn SessionClient>, agent_config)?;
         let store = Store::in_workspace(bench.workspace.root());
         let cwd = bench.working_dir.display().to_string();
@@ -120,6 +150,11 @@ impl Run {
         match &args.session {
             Some(id) => run.resume(id, args.mode).await?,
             None => run.fresh(args.mode)?,
+        }
+        if let Some(events) = &run.terminal.events {
+            let mut tools: Vec<String> = bench.registry.enabled().map(|t| t.spec().name.to_owned()).collect();
+            tools.sort();
+            events.init(&run.session, &model, mode.as_str(), &run.cwd, tools);
         }
         Ok(run)
     }
@@ -188,7 +223,9 @@ impl Run {
         self.terminal.quiet();
         let result = result?;
         self.kept |= self.terminal.heard();
-        out("\n");
+        if self.terminal.events.is_none() {
+            out("\n");
+        }
         if !self.kept {
             // Nothing to continue: no file, and no advice to continue it.
             if let Err(err) = self.store.remove(&self.session) {
@@ -209,7 +246,7 @@ impl Run {
             }
             StopReason::EndTurn => ExitCode::SUCCESS,
             StopReason::Error => {
-                eprintln!("tandem: {}", result.error.unwrap_or_default());
+                eprintln!("tandem: {}", result.error.as_deref().unwrap_or_default());
                 ExitCode::FAILURE
             }
             StopReason::MaxTurns => {
@@ -223,6 +260,15 @@ impl Run {
             }
             StopReason::Cancelled => ExitCode::from(130),
         };
+        if let Some(events) = &self.terminal.events {
+            let error = match result.stop_reason {
+                StopReason::EndTurn if self.terminal.unanswered() => {
+                    Some("an approval or a question was needed and nobody could answer it")
+                }
+                _ => result.error.as_deref(),
+            };
+            events.result(result.stop_reason, error);
+        }
         Ok((code, stop))
     }
 

@@ -93,10 +93,14 @@ pub(super) struct Terminal {
     /// The spinner on stderr, while waiting (only when stderr is a terminal).
     spinner: Mutex<Option<indicatif::ProgressBar>>,
     spins: bool,
+    /// A JSON run (`--output-format json|stream-json`): updates become events, and nothing
+    /// else reaches stdout.
+    pub(super) events: Option<super::events::Events>,
 }
 
 impl Terminal {
-    pub(super) fn new(yes: bool) -> Self {
+    pub(super) fn new(yes: bool, format: super::events::OutputFormat) -> Self {
+        let events = (format != super::events::OutputFormat::Text).then(|| super::events::Events::new(format));
         Self {
             style: Style::for_stream(std::io::stdout().is_terminal()),
             err_style: Style::for_stream(std::io::stderr().is_terminal()),
@@ -107,7 +111,8 @@ impl Terminal {
             heard: AtomicBool::new(false),
             unanswered: AtomicBool::new(false),
             spinner: Mutex::new(None),
-            spins: std::io::stderr().is_terminal(),
+            spins: std::io::stderr().is_terminal() && events.is_none(),
+            events,
         }
     }
 
@@ -115,6 +120,9 @@ impl Terminal {
     pub(super) fn begin_turn(&self) {
         self.heard.store(false, Ordering::Relaxed);
         self.unanswered.store(false, Ordering::Relaxed);
+        if let Some(events) = &self.events {
+            events.begin();
+        }
         self.wait("thinking");
     }
 
@@ -247,6 +255,20 @@ fn shown_path(path: &str) -> String {
 #[async_trait]
 impl SessionClient for Terminal {
     async fn update(&self, _session_id: &str, update: SessionUpdate) {
+        if let Some(events) = &self.events {
+            match &update {
+                SessionUpdate::UsageUpdate(usage) => {
+                    self.heard.store(true, Ordering::Relaxed);
+                    *self.usage.lock() = Some(*usage);
+                }
+                SessionUpdate::AgentMessageChunk { .. }
+                | SessionUpdate::AgentThoughtChunk { .. }
+                | SessionUpdate::ToolCall(_) => self.heard.store(true, Ordering::Relaxed),
+                _ => {}
+            }
+            events.update(update);
+            return;
+        }
         match update {
             SessionUpdate::AgentMessageChunk { content: ContentBlock::Text { text } } => {
                 self.heard.store(true, Ordering::Relaxed);
@@ -286,6 +308,11 @@ impl SessionClient for Terminal {
     }
 
     async fn ask_user(&self, params: AskUserParams) -> std::result::Result<AskUserResult, ClientError> {
+        if let Some(events) = &self.events {
+            let title = params.questions.first().map(|q| q.question.clone()).unwrap_or_default();
+            events.denied(&title, "a JSON run asks no questions");
+            return Err(self.nobody("a question"));
+        }
         let _turn = self.asking.lock().await;
         self.quiet();
         let mut answers = Vec::new();
@@ -328,6 +355,17 @@ impl SessionClient for Terminal {
         &self,
         params: RequestPermissionParams,
     ) -> std::result::Result<RequestPermissionResult, ClientError> {
+        if let Some(events) = &self.events {
+            let title = params.tool_call.title.clone().unwrap_or_default();
+            let allow = params.options.iter().find(|o| o.kind == PermissionOptionKind::AllowOnce);
+            return match allow {
+                Some(allow) if self.yes => Ok(selected(&allow.option_id, None)),
+                _ => {
+                    events.denied(&title, "a JSON run asks nothing: approve with --yes, a mode or permission rules");
+                    Err(self.nobody("this approval"))
+                }
+            };
+        }
         let _turn = self.asking.lock().await;
         self.quiet();
         let title = params.tool_call.title.clone().unwrap_or_default();
