@@ -29,6 +29,7 @@ mod restore_safety;
 mod run_cmd;
 mod session_tools;
 mod shell;
+mod telemetry;
 mod tmux;
 mod trust;
 mod vscode;

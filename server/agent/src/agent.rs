@@ -10,7 +10,7 @@ use tandem_llm::{Message, Part, ProviderSettings, Role};
 use tandem_protocol::{
     ContentBlock, ModeId, SessionCompactParams, SessionCompactResult, SessionDeleteParams, SessionListParams,
     SessionListResult, SessionLoadParams, SessionLoadResult, SessionNewParams, SessionNewResult, SessionPromptParams,
-    SessionPromptResult, SessionSetModeParams, SessionUpdate, ToolCall, ToolCallStatus, UsageTotals,
+    SessionPromptResult, SessionSetModeParams, SessionUpdate, StopReason, ToolCall, ToolCallStatus, UsageTotals,
 };
 use tandem_text::BufferCache;
 use tandem_tools::{EditorClient, Registry, Workspace};
@@ -201,7 +201,20 @@ impl Agent {
             crate::trust::ask_once(self, &session.id).await;
         }
         self.snapshot(&session, tandem_checkpoint::Kind::BeforeTurn, None, None).await;
-        let result = crate::turn::run(self, &session, &mut history, params.prompt, &cancel).await;
+        let prompt_text: String = params
+            .prompt
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let span = crate::otel::turn(&session.id, &session.model(), session.depth, &prompt_text);
+        let run = crate::turn::run(self, &session, &mut history, params.prompt, &cancel);
+        let result = tracing::Instrument::instrument(run, span.clone()).await;
+        let stop = serde_json::to_value(result.stop_reason).ok().and_then(|v| v.as_str().map(str::to_owned));
+        crate::otel::end_turn(&span, stop.as_deref().unwrap_or_default(), result.stop_reason == StopReason::Error);
         self.snapshot(&session, tandem_checkpoint::Kind::AfterTurn, None, None).await;
         drop(history);
         *session.cancel.lock() = None;

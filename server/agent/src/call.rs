@@ -115,9 +115,17 @@ pub(crate) async fn run_calls(
             }
             continue;
         }
-        let outcomes = futures_util::future::join_all(
-            current.iter().map(|call| run_call(agent, session, &history.failures, call, cancel)),
-        )
+        let outcomes = futures_util::future::join_all(current.iter().map(|call| {
+            let span = crate::otel::tool(&call.name, &call.tool_call_id, &call.arguments);
+            let failures = &history.failures;
+            async move {
+                let outcome =
+                    tracing::Instrument::instrument(run_call(agent, session, failures, call, cancel), span.clone())
+                        .await;
+                crate::otel::tool_done(&span, outcome.failed);
+                outcome
+            }
+        }))
         .await;
         for (call, outcome) in current.into_iter().zip(outcomes) {
             let key = failure_key(&call);

@@ -20,6 +20,7 @@ mod host;
 mod limits;
 mod modes;
 mod options;
+pub mod otel;
 mod prompt;
 mod session;
 mod store;

@@ -158,8 +158,18 @@ pub(crate) async fn run(
             }
             Event::ToolCallStarted { .. } | Event::Usage(_) => {}
         };
-        let outcome = agent.llm.stream(&request, cancel, &mut on_event).await;
+        let span = crate::otel::request(&request_model);
+        let outcome =
+            tracing::Instrument::instrument(agent.llm.stream(&request, cancel, &mut on_event), span.clone()).await;
         forwarder.finish().await;
+        match &outcome {
+            Ok(response) => {
+                let price = price_of(agent, &request_model);
+                crate::otel::used(&span, &response.usage, price.map(|p| p.cost(&response.usage)));
+            }
+            Err(err) => crate::otel::failed(&span, &err.message),
+        }
+        drop(span);
         let response = match outcome {
             Ok(response) => response,
             Err(err) if err.kind == ErrorKind::Cancelled => return interrupted(session, history, streamed),

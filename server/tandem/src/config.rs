@@ -165,6 +165,33 @@ struct File {
     /// `[lsp]` and `[lsp.<name>]`: language servers (see tandem-lsp-proxy's catalog).
     #[serde(default)]
     lsp: tandem_lsp_proxy::LspSettings,
+    /// `[telemetry]`: OpenTelemetry export (read from the person's own file only).
+    #[serde(default)]
+    telemetry: TelemetrySettings,
+}
+
+/// `[telemetry]`: where traces go (OTLP over HTTP), when the standard `OTEL_EXPORTER_OTLP_*`
+/// variables do not say. Only the person's own configuration counts: a repository's would send
+/// what the agent does to an address of its choosing.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetrySettings {
+    /// The collector's base URL (`http://localhost:4318`; `/v1/traces` is added), or the full
+    /// traces URL.
+    pub endpoint: Option<String>,
+    /// `http/protobuf` (default) or `http/json`.
+    pub protocol: Option<String>,
+    /// Headers sent with each export (an API key, say).
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// Put prompts and tool inputs in the spans (default false: names, counts and timings only).
+    pub log_content: Option<bool>,
+}
+
+/// The person's own `[telemetry]` (default when there is none or the file cannot be read: the
+/// file's errors are reported when a workspace is opened).
+pub fn person_telemetry() -> TelemetrySettings {
+    user_config_path().and_then(|path| read_file(&path).ok().flatten()).map(|file| file.telemetry).unwrap_or_default()
 }
 
 /// The configuration in force.
@@ -295,7 +322,7 @@ enum Table {
 
 impl Table {
     /// Every table, in the order the documentation and suggestions use.
-    const ALL: [Table; 11] = [
+    const ALL: [Table; 12] = [
         Table::Top,
         Table::Section("tools"),
         Table::Groups,
@@ -307,6 +334,7 @@ impl Table {
         Table::Section("review"),
         Table::Section("lsp"),
         Table::LspServer,
+        Table::Section("telemetry"),
     ];
 
     /// How the file writes it: `[tools]`, `[lsp.<name>]`; the top level has no header.
@@ -335,6 +363,7 @@ impl Table {
             Table::Section("web") => keys_of::<WebSection>().to_vec(),
             Table::Section("review") => keys_of::<ReviewSection>().to_vec(),
             Table::Section("lsp") => lsp_setting_keys().to_vec(),
+            Table::Section("telemetry") => keys_of::<TelemetrySettings>().to_vec(),
             Table::Section(_) => Vec::new(),
             Table::Groups => ToolGroup::ALL.iter().map(|g| g.as_str()).collect(),
             Table::LspServer => keys_of::<tandem_lsp_proxy::ServerOverride>().to_vec(),
@@ -476,6 +505,13 @@ impl Config {
         }
         let path = root.join(".tandem").join("config.toml");
         if let Some(mut file) = read_file(&path)? {
+            if file.telemetry != TelemetrySettings::default() {
+                config.warnings.push(format!(
+                    "[telemetry] in {} is ignored: telemetry is set in your own configuration (~/.config/tandem/config.toml) or with the OTEL_EXPORTER_OTLP_* variables, never by a project",
+                    path.display()
+                ));
+                file.telemetry = TelemetrySettings::default();
+            }
             if config.trust == Trust::Untrusted {
                 config.untrusted_ignored = restrict(&mut file, &config);
                 if !config.untrusted_ignored.is_empty() {

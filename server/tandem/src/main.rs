@@ -12,6 +12,7 @@ mod run;
 mod sandbox;
 mod sessions_cmd;
 mod stdio;
+mod telemetry;
 mod tool_cmd;
 mod trust_cmd;
 mod workbench;
@@ -217,24 +218,45 @@ fn tool_usage(asked: bool) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn init_logging(log_file: Option<&PathBuf>, level: &str) -> anyhow::Result<()> {
+fn init_logging(log_file: Option<&PathBuf>, level: &str) -> anyhow::Result<Option<telemetry::Telemetry>> {
     use std::io::IsTerminal as _;
-    use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::{EnvFilter, Layer as _};
     let filter = EnvFilter::try_from_env("TANDEM_LOG").unwrap_or_else(|_| EnvFilter::new(level));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(true);
-    match log_file {
+    // Never stdout: it carries protocol messages only.
+    let log = match log_file {
         Some(path) => {
             let file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-            builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
+            tracing_subscriber::fmt::layer()
+                .with_target(true)
+                .with_ansi(false)
+                .with_writer(std::sync::Mutex::new(file))
+                .with_filter(filter)
+                .boxed()
         }
-        // Never stdout: it carries protocol messages only.
         None => {
             // Colour only for a person at a terminal (and never with NO_COLOR).
             let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            builder.with_ansi(ansi).with_writer(std::io::stderr).init();
+            tracing_subscriber::fmt::layer()
+                .with_target(true)
+                .with_ansi(ansi)
+                .with_writer(std::io::stderr)
+                .with_filter(filter)
+                .boxed()
+        }
+    };
+    let registry = tracing_subscriber::registry().with(log);
+    match telemetry::layer(&config::person_telemetry()) {
+        Some((otel, telemetry)) => {
+            registry.with(otel).init();
+            Ok(Some(telemetry))
+        }
+        None => {
+            registry.init();
+            Ok(None)
         }
     }
-    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -262,10 +284,13 @@ fn main() -> ExitCode {
     // In a terminal agent the person reads errors in its own words; warnings (retries) would
     // only interleave with the answer. TANDEM_LOG still shows them.
     let level = if matches!(cli.command, Command::Run { .. }) { "error" } else { "warn" };
-    if let Err(err) = init_logging(cli.log_file.as_ref(), level) {
-        eprintln!("tandem: cannot open the log file: {err:#}");
-        return ExitCode::from(2);
-    }
+    let telemetry = match init_logging(cli.log_file.as_ref(), level) {
+        Ok(telemetry) => telemetry,
+        Err(err) => {
+            eprintln!("tandem: cannot open the log file: {err:#}");
+            return ExitCode::from(2);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -334,6 +359,10 @@ fn main() -> ExitCode {
     });
     // Commands still running (cancelled, or in the background) do not outlive tandem.
     tandem_tools::exec::stop_all();
+    // The last spans go out before the process ends.
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
     // Do not wait for the thread blocked reading stdin: after `exit` the client may keep it open.
     runtime.shutdown_background();
     code
