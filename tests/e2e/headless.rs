@@ -375,3 +375,55 @@ fn an_exported_session_imports_and_continues() -> Res<()> {
     );
     Ok(())
 }
+
+/// The command line of the CI recipe in `docs/ci.md`, run as written (through `sh`), against
+/// the scripted provider: it exits 0 and writes the result object the recipe's next step reads.
+#[test]
+fn the_ci_recipes_command_line_works_as_written() -> Res<()> {
+    let recipe = std::fs::read_to_string(repo_root().join("docs/ci.md")).map_err(|e| e.to_string())?;
+    let mut command = String::new();
+    let mut lines = recipe.lines().map(str::trim).skip_while(|line| !line.starts_with("tandem run "));
+    for line in lines.by_ref() {
+        command.push_str(line.trim_end_matches('\\'));
+        command.push(' ');
+        if !line.ends_with('\\') {
+            break;
+        }
+    }
+    assert!(command.contains("--output-format json") && command.contains("> /tmp/result.json"), "{command}");
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let diff = dir.path().join("change.diff");
+    let result = dir.path().join("result.json");
+    std::fs::write(&diff, "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n").map_err(|e| e.to_string())?;
+    let command = command
+        .replace("/tmp/change.diff", diff.to_str().unwrap_or_default())
+        .replace("/tmp/result.json", result.to_str().unwrap_or_default());
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("c1", "read", json!({ "file_path": diff.to_str().unwrap_or_default() })),
+        Turn::reply("Looks fine."),
+    ]);
+    let bin = tandem_bin();
+    let path = format!(
+        "{}:{}",
+        bin.parent().map(|p| p.display().to_string()).unwrap_or_default(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(dir.path())
+        .env("PATH", path)
+        .env("TANDEM_TRUST_WORKSPACE", "1")
+        .env("TANDEM_PROVIDER", "openai")
+        .env("TANDEM_MODEL", "scripted")
+        .env("TANDEM_BASE_URL", provider.base_url())
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    assert_eq!(out.status.code(), Some(0), "{command}\n{}", String::from_utf8_lossy(&out.stderr));
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&result).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    // What the recipe's next step reads.
+    assert_eq!((&written["is_error"], &written["result"]), (&json!(false), &json!("Looks fine.")), "{written:#}");
+    assert!(written.get("stop_reason").is_some());
+    check_all(&[written])
+}

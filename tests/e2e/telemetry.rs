@@ -12,10 +12,13 @@ use tandem_fake_provider::{FakeProvider, Turn};
 
 use crate::support::{Res, tandem_bin};
 
+/// A request the receiver got: path, content type, body.
+type Post = (String, String, Vec<u8>);
+
 /// An OTLP/HTTP receiver: every POST's path, content type and body.
 struct Receiver {
     url: String,
-    posts: Arc<Mutex<Vec<(String, String, Vec<u8>)>>>,
+    posts: Arc<Mutex<Vec<Post>>>,
 }
 
 impl Receiver {
@@ -65,7 +68,7 @@ impl Receiver {
         Ok(Self { url, posts })
     }
 
-    fn posts(&self) -> Vec<(String, String, Vec<u8>)> {
+    fn posts(&self) -> Vec<Post> {
         self.posts.lock().map(|p| p.clone()).unwrap_or_default()
     }
 }
@@ -97,7 +100,7 @@ fn script() -> FakeProvider {
 }
 
 /// Every span of JSON exports: (name, attributes as key → value).
-fn spans(posts: &[(String, String, Vec<u8>)]) -> Vec<(String, serde_json::Map<String, Value>)> {
+fn spans(posts: &[Post]) -> Vec<(String, serde_json::Map<String, Value>)> {
     let mut found = Vec::new();
     for (_, _, body) in posts {
         let Ok(export) = serde_json::from_slice::<Value>(body) else { continue };

@@ -12,6 +12,7 @@ mod run;
 mod sandbox;
 mod sessions_cmd;
 mod stdio;
+mod stdout;
 mod telemetry;
 mod tool_cmd;
 mod trust_cmd;

@@ -51,17 +51,17 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
             let (store, _) = store_of(root)?;
             let sessions = store.list();
             if json {
-                println!("{}", serde_json::to_string(&sessions)?);
+                crate::stdout::line(&serde_json::to_string(&sessions)?);
             } else if sessions.is_empty() {
-                println!("no stored sessions in this project");
+                crate::stdout::line("no stored sessions in this project");
             } else {
                 for s in sessions {
-                    println!(
+                    crate::stdout::line(&format!(
                         "{}  {}  {}",
                         s.session_id,
                         s.updated_at.unwrap_or_default(),
                         s.title.unwrap_or_else(|| "(no prompt)".to_owned())
-                    );
+                    ));
                 }
             }
             Ok(())
@@ -78,8 +78,8 @@ pub fn export(root: Option<PathBuf>, id: &str, format: Format) -> ExitCode {
             let id = resolve(&store, id)?;
             let export = store.export(&id).map_err(anyhow::Error::msg)?;
             match format {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&export)?),
-                Format::Markdown => print!("{}", tandem_agent::export_markdown(&export)),
+                Format::Json => crate::stdout::line(&serde_json::to_string_pretty(&export)?),
+                Format::Markdown => crate::stdout::text(&tandem_agent::export_markdown(&export)),
             }
             Ok(())
         })(),
@@ -103,7 +103,7 @@ pub fn import(root: Option<PathBuf>, file: &Path) -> ExitCode {
                 bail!("{} is not an exported session", file.display());
             }
             let id = store.import(&export, &root).map_err(anyhow::Error::msg)?;
-            println!("{id}");
+            crate::stdout::line(&id);
             eprintln!("tandem: imported as session {id}; continue it with `tandem run --session {id}`");
             Ok(())
         })(),

@@ -174,19 +174,19 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
             }));
         }
         if json {
-            println!("{}", serde_json::Value::Array(rows));
+            crate::stdout::line(&serde_json::Value::Array(rows).to_string());
         } else if rows.is_empty() {
-            println!("no agent worktrees (`tandem run --worktree NAME` makes one)");
+            crate::stdout::line("no agent worktrees (`tandem run --worktree NAME` makes one)");
         } else {
             for row in rows {
-                println!(
+                crate::stdout::line(&format!(
                     "{}  {}  {}  {} session(s){}",
                     row["name"].as_str().unwrap_or_default(),
                     row["branch"].as_str().unwrap_or_default(),
                     row["path"].as_str().unwrap_or_default(),
                     row["sessions"],
                     row["last_session"].as_str().map(|s| format!(", last {s}")).unwrap_or_default()
-                );
+                ));
             }
         }
         Ok(())
@@ -220,10 +220,10 @@ pub fn remove(root: Option<PathBuf>, name: &str, force: bool) -> ExitCode {
         let mut delete = git(&main);
         delete.args(["branch", "-d", &branch]);
         match output(delete, "delete its branch") {
-            Ok(_) => println!("removed worktree {name} and its merged branch {branch}"),
-            Err(_) => println!(
+            Ok(_) => crate::stdout::line(&format!("removed worktree {name} and its merged branch {branch}")),
+            Err(_) => crate::stdout::line(&format!(
                 "removed worktree {name}; its branch {branch} has commits that are not merged and stays (`git branch -D {branch}` deletes it)"
-            ),
+            )),
         }
         Ok(())
     };

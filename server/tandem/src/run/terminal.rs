@@ -462,7 +462,7 @@ mod tests {
     }
 
     fn plain() -> Terminal {
-        let mut terminal = Terminal::new(false);
+        let mut terminal = Terminal::new(false, super::super::events::OutputFormat::Text);
         terminal.style = Style { color: false };
         terminal.spins = false;
         terminal
