@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::{Res, tandem_bin};
 
@@ -228,5 +228,49 @@ fn doctor_reports_a_launcher_only_rust_analyzer() -> Res<()> {
     let line = text.lines().find(|l| l.trim_start().starts_with("rust-analyzer")).unwrap_or_default();
     assert!(line.contains("broken") && line.contains("launcher only"), "{text}");
     assert!(line.contains("Unknown binary") && line.contains("rustup component add rust-analyzer"), "{line}");
+    Ok(())
+}
+
+#[test]
+fn bash_in_text_shows_a_failed_commands_exit_status_and_exits_with_it() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (code, stdout, stderr) =
+        run_raw(dir.path(), &["tool", "bash", r#"{"command": "echo out; exit 3"}"#, "--text"])?;
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert_eq!(stdout, "out\n");
+    assert!(stderr.contains("exit status 3"), "{stderr}");
+    let (code, stdout, _) = run_raw(dir.path(), &["tool", "bash", r#"{"command": "echo fine"}"#, "--text"])?;
+    assert_eq!((code, stdout.as_str()), (0, "fine\n"));
+    // In JSON the status is `exitCode`, and the call itself succeeded.
+    let (code, value, _) = run(dir.path(), &["tool", "bash", r#"{"command": "exit 4"}"#, "--json"])?;
+    assert_eq!((code, &value["metadata"]["exitCode"]), (0, &json!(4)));
+    Ok(())
+}
+
+#[test]
+fn trust_in_a_subdirectory_trusts_the_project_run_uses_and_takes_root() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join(".git")).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(project.join("src/deep")).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dir.path().join("other")).map_err(|e| e.to_string())?;
+    let config = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let trust = |cwd: &std::path::Path, args: &[&str]| -> Res<String> {
+        let out = Command::new(tandem_bin())
+            .args(args)
+            .current_dir(cwd)
+            .env("XDG_CONFIG_HOME", config.path())
+            .env_remove("TANDEM_TRUST_WORKSPACE")
+            .output()
+            .map_err(|e| e.to_string())?;
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        std::fs::read_to_string(config.path().join("tandem/trusted-folders")).map_err(|e| e.to_string())
+    };
+    let listed = trust(&project.join("src/deep"), &["trust"])?;
+    let canonical = project.canonicalize().map_err(|e| e.to_string())?;
+    assert_eq!(listed.trim(), canonical.display().to_string(), "{listed}");
+    let other = dir.path().join("other").canonicalize().map_err(|e| e.to_string())?;
+    let listed = trust(&project, &["--root", other.to_str().unwrap_or_default(), "trust"])?;
+    assert!(listed.lines().any(|l| l.trim() == other.display().to_string()), "--root was ignored: {listed}");
     Ok(())
 }

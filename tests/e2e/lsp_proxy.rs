@@ -124,6 +124,15 @@ fn scenario(lang: &Lang, root: &Path, sidecar: &mut Sidecar) -> Res<()> {
     )?;
     check(out.contains(&format!("{}:{}:", lang.use_file, lang.use_line)), "the resolved position is echoed", &out)?;
     check(out.contains(lang.def_line_text), "definition finds the method", &out)?;
+    // The same position as LSP's `character` (1-based, as `column`), which models send too.
+    let text = std::fs::read_to_string(root.join(lang.use_file)).map_err(|e| e.to_string())?;
+    let line = text.lines().nth(lang.use_line as usize - 1).unwrap_or_default();
+    let character = line.find(lang.callee).map_or(0, |at| line[..at].chars().count() + 1);
+    let out = lsp(
+        sidecar,
+        json!({ "operation": "definition", "file_path": lang.use_file, "line": lang.use_line, "character": character }),
+    )?;
+    check(out.contains(lang.def_line_text), "definition by line + character finds the method", &out)?;
 
     // references, by name path.
     let deadline = Instant::now() + Duration::from_secs(60);

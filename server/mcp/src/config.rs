@@ -120,8 +120,10 @@ impl McpConfig {
             match trust {
                 Trust::Trusted => files.push(own),
                 Trust::Untrusted if own.exists() => config.warnings.push(format!(
-                    "{}: ignored, because this folder is not trusted and its MCP servers would start programs. If you trust this repository, run `tandem trust` in it (or set TANDEM_TRUST_WORKSPACE=1), then restart Tandem",
-                    own.display()
+                    "{}: ignored, because {} is not trusted and its MCP servers would start programs. If you trust this repository, run `tandem trust {}` (or set TANDEM_TRUST_WORKSPACE=1), then restart Tandem",
+                    own.display(),
+                    workspace.display(),
+                    workspace.display()
                 )),
                 Trust::Untrusted => {}
             }

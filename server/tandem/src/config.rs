@@ -515,7 +515,7 @@ impl Config {
             if config.trust == Trust::Untrusted {
                 config.untrusted_ignored = restrict(&mut file, &config);
                 if !config.untrusted_ignored.is_empty() {
-                    config.warnings.push(untrusted_notice(&config.untrusted_ignored));
+                    config.warnings.push(untrusted_notice(root, &config.untrusted_ignored));
                 }
             }
             config.merge(file, &path)?;
@@ -802,10 +802,12 @@ fn restrict(file: &mut File, current: &Config) -> Vec<String> {
 }
 
 /// The notice for settings ignored in an untrusted workspace.
-pub fn untrusted_notice(ignored: &[String]) -> String {
+pub fn untrusted_notice(root: &Path, ignored: &[String]) -> String {
     format!(
-        "this folder is not trusted, so these settings from its .tandem/config.toml were ignored: {}. If you trust this repository, run `tandem trust` in it (or set TANDEM_TRUST_WORKSPACE=1), then restart Tandem",
-        ignored.join(", ")
+        "{} is not trusted, so these settings from its .tandem/config.toml were ignored: {}. If you trust this repository, run `tandem trust {}` (or set TANDEM_TRUST_WORKSPACE=1), then restart Tandem",
+        root.display(),
+        ignored.join(", "),
+        root.display()
     )
 }
 

@@ -51,8 +51,9 @@ enum Command {
     Acp,
     /// Run one tool in the current directory's workspace and print its result: its output on a
     /// terminal, JSON when piped (`--text` / `--json` choose). Exit status: 0 on success, 1 when
-    /// the result has an error, 2 on bad usage. `tandem tool <name> --help` shows the tool's
-    /// arguments.
+    /// the result has an error, 2 on bad usage; in text, a command that ran and exited non-zero
+    /// (`bash`) gives its own exit status, and says it on stderr (in JSON it is `exitCode`).
+    /// `tandem tool <name> --help` shows the tool's arguments.
     // The tool's own `--help` replaces clap's: it describes the tool, not this command.
     #[command(disable_help_flag = true)]
     Tool {
@@ -87,7 +88,8 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         args: Vec<std::ffi::OsString>,
     },
-    /// Trust a folder (default: the current directory), so that its own settings
+    /// Trust a folder (default: the project `tandem run` would use here: the nearest folder
+    /// above holding `.git` or `.tandem`, else the current directory), so that its own settings
     /// (`.tandem/config.toml`, `.mcp.json`) may raise privileges: a laxer mode, more tools,
     /// extra roots, programs to start, another model provider. Kept in
     /// `~/.config/tandem/trusted-folders`.
@@ -354,7 +356,7 @@ fn main() -> ExitCode {
             },
             Command::Mcp { allow_writes } => mcp_cmd::serve(root, allow_writes).await,
             Command::Doctor => doctor::run(root).await,
-            Command::Trust { path, revoke } => trust_cmd::run(path, revoke),
+            Command::Trust { path, revoke } => trust_cmd::run(path.or(root), revoke),
             Command::Sandbox { .. } => ExitCode::from(2),
         }
     });

@@ -93,9 +93,24 @@ pub async fn run(root: Option<PathBuf>, name: &str, arguments: Option<&str>, out
             };
             let failed = result.error.is_some();
             let code = if text { print_result_text(&result) } else { print_json(&result) };
-            if failed { ExitCode::from(1) } else { code }
+            match command_status(&result) {
+                // In text, a command's failure is the command's exit status, as from a shell.
+                Some(status) if text && !failed => {
+                    eprintln!("{}: exit status {status}", result.title);
+                    ExitCode::from(status)
+                }
+                _ if failed => ExitCode::from(1),
+                _ => code,
+            }
         }
     }
+}
+
+/// A command's non-zero exit status (`bash` and the script tools' `exitCode`), as a process
+/// exit status: 1–255 as it is, anything else (a signal's negative code) 1.
+fn command_status(result: &ToolResult) -> Option<u8> {
+    let code = result.metadata.get("exitCode").and_then(serde_json::Value::as_i64)?;
+    (code != 0).then(|| u8::try_from(code).ok().filter(|c| *c != 0).unwrap_or(1))
 }
 
 /// A result as a person reads it: the output on stdout, the error on stderr.

@@ -8,13 +8,20 @@ use std::process::ExitCode;
 use tandem_tools::binaries::{Binaries, Lookup, unpin_under};
 use tandem_tools::trust::{Trust, grant_in, revoke_in, trust_of, user_config_dir};
 
-/// Trusts (or stops trusting) `path`, default the current directory, and says what that
-/// changes.
+/// Trusts (or stops trusting) `path`, default the project around the current directory (as
+/// `tandem run` finds it), and says what that changes.
 pub fn run(path: Option<PathBuf>, revoke: bool) -> ExitCode {
-    let folder = match path.map_or_else(std::env::current_dir, Ok).and_then(|p| p.canonicalize()) {
+    let folder = match path {
+        Some(path) => path.canonicalize().map_err(|err| format!("cannot find {}: {err}", path.display())),
+        None => crate::workbench::Root::from_cli(None)
+            .and_then(|root| root.resolve())
+            .map(|(root, _)| root)
+            .map_err(|err| format!("cannot find the project: {err}")),
+    };
+    let folder = match folder {
         Ok(folder) => folder,
         Err(err) => {
-            eprintln!("tandem trust: cannot find the folder: {err}");
+            eprintln!("tandem trust: {err}");
             return ExitCode::from(2);
         }
     };

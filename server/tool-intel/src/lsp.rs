@@ -70,6 +70,8 @@ pub(crate) struct Args {
     line: Option<u32>,
     /// 1-based column (in characters) on `line`.
     column: Option<u32>,
+    /// The same as `column` (1-based), under LSP's name for it.
+    character: Option<u32>,
     /// A name path like `Type/method` resolved in `file_path`; with `line`, a piece of text on
     /// that line whose start is the position.
     symbol: Option<String>,
@@ -193,7 +195,7 @@ async fn resolve_position(
 ) -> Result<At, ToolError> {
     let shown = ctx.workspace.display(path);
     let rope = texts.rope(path).await.ok_or_else(|| ToolError::new(format!("`{shown}` does not exist")))?;
-    let position = match (args.line, args.column, args.symbol.as_deref()) {
+    let position = match (args.line, args.column.or(args.character), args.symbol.as_deref()) {
         (Some(line), Some(column), _) => {
             let (line0, col0) = (line.saturating_sub(1), column.saturating_sub(1));
             if line == 0 || line0 as usize >= rope.len_lines() {
