@@ -1,7 +1,9 @@
 //! `glob`: files whose path matches a glob pattern, by path (or newest first when asked: that
 //! costs a `stat` per matching file, which the walk itself does not need).
 
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
@@ -112,8 +114,11 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
 
     let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
     let errors = Mutex::new(0usize);
+    // Every path the walk yields starts with `dir` and a separator: the relative path is the
+    // rest of its bytes (no `strip_prefix`, which compares component by component).
+    let skip = dir.as_os_str().len() + usize::from(!dir.as_os_str().as_bytes().ends_with(b"/"));
     super::walker(&dir).build_parallel().run(|| {
-        let (dir, matcher, found, errors) = (&dir, &matcher, &found, &errors);
+        let (matcher, found, errors) = (&matcher, &found, &errors);
         let mut local = Batch { items: Vec::new(), into: found };
         Box::new(move |entry| {
             let entry = match entry {
@@ -126,7 +131,8 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            let relative = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+            let bytes = entry.path().as_os_str().as_bytes();
+            let relative = Path::new(OsStr::from_bytes(bytes.get(skip..).unwrap_or(bytes)));
             if matcher.is_match(relative) {
                 // Only the newest-first order needs the modification time (a `stat` per file).
                 let mtime = if by_time {
@@ -144,17 +150,21 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         })
     });
     let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
-    if !by_time {
-        found.sort_by(|a, b| a.1.cmp(&b.1));
-    }
     let errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
-    // Newest first (all times are equal without `modified`); equal times by path, so the output
-    // is deterministic.
-    if by_time {
-        found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    }
-
+    // By path (the bytes of the path: one `memcmp`, not a walk over components), or newest first
+    // with equal times by path, so the output is deterministic. Only the `max` shown are put in
+    // order: the rest are counted, never sorted.
+    let order = |a: &(SystemTime, PathBuf), b: &(SystemTime, PathBuf)| {
+        let by_path = a.1.as_os_str().as_bytes().cmp(b.1.as_os_str().as_bytes());
+        if by_time { b.0.cmp(&a.0).then(by_path) } else { by_path }
+    };
     let total = found.len();
+    if total > max {
+        found.select_nth_unstable_by(max, order);
+        found.truncate(max);
+    }
+    found.sort_unstable_by(order);
+
     let mut output = if total == 0 {
         format!("No files matching `{pattern}` in `{shown}`.")
     } else {

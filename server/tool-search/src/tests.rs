@@ -490,4 +490,37 @@ mod bounded {
             prop_assert_eq!(Some(per_file as u64), all.metadata["matches"].as_u64().or(Some(0)).filter(|n| *n > 0).or(if per_file == 0 { Some(0) } else { None }));
         }
     }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// `glob` shows the first `max_results` of every match in byte order of the relative
+        /// path (folders and names with `-`, `.`, `_` and digits, which sort differently by
+        /// component and by byte), and counts them all.
+        #[test]
+        fn a_bounded_glob_shows_the_first_matches_in_path_order(
+            paths in proptest::collection::btree_set("[ab][-._0-9a]{0,2}(/[ab][-._0-9]{0,2}){0,2}", 1..40),
+            max in 1usize..20,
+        ) {
+            let harness = Harness::new("//- .keep\n", crate::all());
+            let mut made = Vec::new();
+            for path in &paths {
+                let full = harness.root().join(path);
+                // A path that is a prefix folder of another cannot also be a file.
+                if std::fs::create_dir_all(full.parent().unwrap_or(harness.root())).is_err() || full.is_dir() {
+                    continue;
+                }
+                if std::fs::write(&full, "x").is_ok() {
+                    made.push(path.clone());
+                }
+            }
+            made.retain(|p| harness.root().join(p).is_file());
+            let mut expected: Vec<&str> = made.iter().map(String::as_str).collect();
+            expected.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            let result = harness.call("glob", json!({"pattern": "**/*", "max_results": max}));
+            let shown: Vec<&str> = result.output.lines().filter(|l| !l.starts_with('…')).collect();
+            prop_assert_eq!(shown, expected.iter().take(max).copied().collect::<Vec<_>>());
+            prop_assert_eq!(result.metadata["total"].as_u64(), Some(expected.len() as u64));
+        }
+    }
 }
