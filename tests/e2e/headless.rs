@@ -11,12 +11,17 @@ use tandem_fake_provider::{FakeProvider, Turn};
 
 use crate::support::{Res, repo_root, tandem_bin};
 
+/// `tandem ARGS` in `dir` against `provider`, with its own state home and configuration beside
+/// `dir` (a worktree goes to the state home; trust of one is written to the configuration).
 fn tandem(dir: &Path, provider: Option<&FakeProvider>, args: &[&str]) -> Command {
+    let beside = |what: &str| format!("{}.{what}", dir.display());
     let mut command = Command::new("setsid");
     command
         .arg(tandem_bin())
         .args(args)
         .current_dir(dir)
+        .env("TANDEM_STATE_HOME", beside("state"))
+        .env("XDG_CONFIG_HOME", beside("config"))
         .env_remove("TANDEM_MODE")
         .env("TANDEM_TRUST_WORKSPACE", "1")
         .env("TANDEM_PROVIDER", "openai")

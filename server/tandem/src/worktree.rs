@@ -14,7 +14,7 @@ use std::process::{Command, ExitCode, Stdio};
 use anyhow::{Context as _, bail};
 use tandem_agent::Store;
 use tandem_tools::state::state_dir;
-use tandem_tools::trust::{Trust, grant_in, trust_of, user_config_dir};
+use tandem_tools::trust::{Trust, grant_in, trust_in, user_config_dir};
 
 use crate::workbench::Root;
 
@@ -124,8 +124,10 @@ pub fn prepare(root: &Root, name: &str) -> anyhow::Result<Worktree> {
     }
     output(add, &format!("create the worktree {name}"))?;
     let path = path.canonicalize()?;
-    if trust_of(&main) == Trust::Trusted
-        && let Some(config) = user_config_dir()
+    // Trusted because the person listed the project (not for one process, by the variable): the
+    // worktree is listed too.
+    if let Some(config) = user_config_dir()
+        && trust_in(&config, &main) == Trust::Trusted
     {
         grant_in(&config, &path).with_context(|| format!("cannot trust the worktree {}", path.display()))?;
     }

@@ -417,6 +417,20 @@ pub(crate) fn recover(root: &Path) -> Vec<String> {
     problems
 }
 
+/// [`recover`], the first time this process loads a file of the workspace at `root`: a commit
+/// a killed process left unfinished is finished before anything of it is read. Later loads do
+/// not look again (a probe per read costs a system call or more on every read); every commit
+/// still recovers first, so a journal found then is finished before the files are touched.
+pub(crate) fn recover_once(root: &Path) {
+    static DONE: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut done = DONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if done.iter().any(|seen| seen == root) {
+        return;
+    }
+    recover(root);
+    done.push(root.to_path_buf());
+}
+
 /// The suffix of a journal set aside.
 const REJECTED: &str = ".rejected";
 

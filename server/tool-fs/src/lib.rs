@@ -150,7 +150,8 @@ pub(crate) async fn editor_text(
 }
 
 /// Loads `path`: the editor's buffer when open, else the disk. A commit that a killed process
-/// left unfinished is finished first (undone), so no half-made change is ever loaded. Public for
+/// left unfinished is finished first (undone) — on the first load of the workspace in this
+/// process, and before every commit —, so no half-made change is ever loaded. Public for
 /// the tools above this crate that change files through [`commit_all`].
 pub fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> {
     load_seen(ctx, path, None)
@@ -158,7 +159,7 @@ pub fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> {
 
 /// [`load`] with `stat`'s answer for `path` in hand (see [`tandem_tool_api::Workspace::resolve_seen`]).
 pub(crate) fn load_seen(ctx: &ToolContext, path: &Path, seen: Option<std::fs::Metadata>) -> Result<Loaded, ToolError> {
-    journal::recover(ctx.workspace.root());
+    journal::recover_once(ctx.workspace.root());
     let shown = ctx.workspace.display(path);
     if let Some(doc) = ctx.cache.get(path) {
         let text = doc.rope.to_string();
