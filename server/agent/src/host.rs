@@ -18,14 +18,14 @@ use tandem_tools::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::Agent;
+use crate::client::{ClientError, SessionClient};
+use crate::env::Env;
 use crate::session::{History, Session, SubAgent};
 use crate::store::Record;
-use crate::{ClientError, SessionClient};
 
 /// The host of one tool call.
 pub(crate) struct Host {
-    pub agent: std::sync::Weak<Agent>,
+    pub env: std::sync::Weak<Env>,
     pub session: Arc<Session>,
     pub cancel: CancellationToken,
     pub tool_call_id: String,
@@ -154,8 +154,8 @@ impl SessionHost for Host {
     }
 
     async fn run_agent(&self, request: SubAgentRequest) -> Result<SubAgentStatus, String> {
-        let agent = self.agent.upgrade().ok_or("the agent is shutting down")?;
-        run_subagent(agent, Arc::clone(&self.session), request, self.cancel.clone()).await
+        let env = self.env.upgrade().ok_or("the agent is shutting down")?;
+        run_subagent(env, Arc::clone(&self.session), request, self.cancel.clone()).await
     }
 
     fn agent_status(&self, id: &str) -> Option<SubAgentStatus> {
@@ -263,7 +263,7 @@ fn final_answer(history: &History) -> String {
 
 /// Runs (or starts) a sub-agent of `parent`.
 pub(crate) async fn run_subagent(
-    agent: Arc<Agent>,
+    env: Arc<Env>,
     parent: Arc<Session>,
     request: SubAgentRequest,
     cancel: CancellationToken,
@@ -271,7 +271,7 @@ pub(crate) async fn run_subagent(
     let n = parent.next_agent.fetch_add(1, Ordering::Relaxed);
     let id = format!("{}a{n}", parent.call_prefix);
     let tool_calls = Arc::new(AtomicU64::new(0));
-    let may_nest = request.depth < agent.config.max_agent_depth;
+    let may_nest = request.depth < env.config.max_agent_depth;
     let registry = Arc::new(child_registry(&parent.registry, request.agent_type, may_nest));
     let root_session = parent.gate.session_id.clone();
     let client = Arc::new(ChildClient {
@@ -291,7 +291,7 @@ pub(crate) async fn run_subagent(
         let state = Arc::clone(&state);
         async move {
             let mut history = child.history.lock().await;
-            let result = crate::turn::run(&agent, &child, &mut history, prompt, &cancel).await;
+            let result = crate::turn::run(&env, &child, &mut history, prompt, &cancel).await;
             let answer = final_answer(&history);
             let outcome = match result.stop_reason {
                 tandem_protocol::StopReason::EndTurn if !answer.trim().is_empty() => SubAgentState::Completed(answer),

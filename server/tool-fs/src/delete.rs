@@ -127,7 +127,7 @@ async fn confirm(ctx: &ToolContext, what: &str) -> Result<(), ToolError> {
         hint: "",
         untouched: "nothing was deleted",
     };
-    confirm_whole(ctx, &check, declined).await
+    confirm_whole(ctx.approver.as_deref(), &check, declined).await
 }
 
 fn inspect(args: &Args, ctx: &ToolContext) -> Result<Target, ToolError> {
