@@ -13,8 +13,8 @@ use tandem_protocol::{
     ToolCallStatus, ToolCallUpdate, ToolGroup, ToolKind,
 };
 use tandem_tools::{
-    AgentType, AskOutcome, PlanDecision, PlanState, Question, Registry, SessionHost, SubAgentRequest, SubAgentState,
-    SubAgentStatus, Todo,
+    AgentType, AskOutcome, HostError, PlanDecision, PlanState, Question, Registry, SessionHost, SubAgentRequest,
+    SubAgentState, SubAgentStatus, Todo,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -97,14 +97,14 @@ impl SessionHost for Host {
         self.session.gate.plan_state()
     }
 
-    async fn enter_plan(&self, reason: String, plan_file: PathBuf) -> Result<ModeId, String> {
+    async fn enter_plan(&self, reason: String, plan_file: PathBuf) -> Result<ModeId, HostError> {
         let previous = self.session.gate.mode();
         *self.session.gate.plan.lock() = Some(PlanState { reason, plan_file, previous });
         self.set_mode(ModeId::Plan).await;
         Ok(previous)
     }
 
-    async fn exit_plan(&self, summary: String, plan: Option<String>) -> Result<PlanDecision, String> {
+    async fn exit_plan(&self, summary: String, plan: Option<String>) -> Result<PlanDecision, HostError> {
         let mut content = vec![ToolCallContent::Content { content: ContentBlock::text(summary) }];
         if let Some(plan) = plan {
             content.push(ToolCallContent::Content { content: ContentBlock::text(plan) });
@@ -135,7 +135,7 @@ impl SessionHost for Host {
         };
         let answer = tokio::select! {
             () = self.cancel.cancelled() => return Ok(PlanDecision::Cancelled),
-            answer = self.session.client.request_permission(params) => answer.map_err(|err| err.to_string())?,
+            answer = self.session.client.request_permission(params) => answer.map_err(|err| HostError::CannotAsk(err.to_string()))?,
         };
         match answer.outcome {
             PermissionOutcome::Cancelled => Ok(PlanDecision::Cancelled),
@@ -153,9 +153,9 @@ impl SessionHost for Host {
         }
     }
 
-    async fn run_agent(&self, request: SubAgentRequest) -> Result<SubAgentStatus, String> {
-        let env = self.env.upgrade().ok_or("the agent is shutting down")?;
-        run_subagent(env, Arc::clone(&self.session), request, self.cancel.clone()).await
+    async fn run_agent(&self, request: SubAgentRequest) -> Result<SubAgentStatus, HostError> {
+        let env = self.env.upgrade().ok_or(HostError::ShuttingDown)?;
+        Ok(run_subagent(env, Arc::clone(&self.session), request, self.cancel.clone()).await)
     }
 
     fn agent_status(&self, id: &str) -> Option<SubAgentStatus> {
@@ -267,7 +267,7 @@ pub(crate) async fn run_subagent(
     parent: Arc<Session>,
     request: SubAgentRequest,
     cancel: CancellationToken,
-) -> Result<SubAgentStatus, String> {
+) -> SubAgentStatus {
     let n = parent.next_agent.fetch_add(1, Ordering::Relaxed);
     let id = format!("{}a{n}", parent.call_prefix);
     let tool_calls = Arc::new(AtomicU64::new(0));
@@ -318,8 +318,8 @@ pub(crate) async fn run_subagent(
     };
     if request.background {
         tokio::spawn(work);
-        return Ok(status(SubAgentState::Running));
+        return status(SubAgentState::Running);
     }
     let outcome = work.await;
-    Ok(status(outcome))
+    status(outcome)
 }

@@ -207,7 +207,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn records_round_trip_and_a_torn_line_is_skipped() -> Result<(), String> {
+    fn records_round_trip_and_a_torn_line_is_skipped() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let store = Store::new(dir.path().join("sessions"));
         let meta = Record::Meta {

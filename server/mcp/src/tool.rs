@@ -171,7 +171,7 @@ mod tests {
     /// the ranking scores equally may come in either order: `tool_search` does not promise an
     /// order for ties).
     #[tokio::test]
-    async fn mcp_ranking_and_tool_search_order_the_same_tools_alike() -> Result<(), String> {
+    async fn mcp_ranking_and_tool_search_order_the_same_tools_alike() -> Result<(), Box<dyn std::error::Error>> {
         let tags = ["files".to_owned(), "disk".to_owned()];
         for query in ["reading files", "write a file", "list directory", "search pattern", "disk"] {
             for tags in [&[][..], &tags[..]] {

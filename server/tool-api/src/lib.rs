@@ -27,14 +27,14 @@ mod workspace;
 mod writes;
 
 pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
-pub use editor::{CommandOutcome, CommandRun, DocumentEdit, EditorClient};
+pub use editor::{CommandOutcome, CommandRun, DocumentEdit, EditorClient, EditorError};
 pub use intel::CodeIntel;
 pub use output::{ToolError, ToolOutput};
 pub use profile::{Profile, ToolConfig, WebConfig};
 pub use registry::{CallError, Registry};
-pub use schema::{schema_for, validate_arguments};
+pub use schema::{InvalidArguments, schema_for, validate_arguments};
 pub use session::{
-    AgentType, AskOutcome, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
+    AgentType, AskOutcome, HostError, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
     SubAgentState, SubAgentStatus, Todo, TodoStatus,
 };
 pub use spec::{Effect, ToolSpec};

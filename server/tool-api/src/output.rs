@@ -65,3 +65,15 @@ impl From<crate::PathError> for ToolError {
         Self::new(err.to_string())
     }
 }
+
+impl From<crate::editor::EditorError> for ToolError {
+    fn from(err: crate::editor::EditorError) -> Self {
+        Self::new(err.to_string())
+    }
+}
+
+impl From<crate::session::HostError> for ToolError {
+    fn from(err: crate::session::HostError) -> Self {
+        Self::new(err.to_string())
+    }
+}

@@ -74,7 +74,7 @@ impl TypedTool for PlanEnter {
         };
         let shown = ctx.workspace.display(&plan_file);
         let reason = args.reason.unwrap_or_else(|| "plan before changing code".to_owned());
-        let previous = host.enter_plan(reason.clone(), plan_file).await.map_err(ToolError::new)?;
+        let previous = host.enter_plan(reason.clone(), plan_file).await?;
         Ok(ToolOutput::new(
             "Plan mode",
             format!(
@@ -168,7 +168,7 @@ impl TypedTool for PlanExit {
         }
         let plan_file = host.plan_state().map_or_else(|| default_plan_file(ctx.workspace.root()), |s| s.plan_file);
         let plan = std::fs::read_to_string(&plan_file).ok().filter(|p| !p.trim().is_empty());
-        match host.exit_plan(args.summary, plan.clone()).await.map_err(ToolError::new)? {
+        match host.exit_plan(args.summary, plan.clone()).await? {
             PlanDecision::Approved { restored } => Ok(ToolOutput::new(
                 "Plan approved",
                 format!(

@@ -86,7 +86,7 @@ impl TypedTool for AgentTool {
         }
         let agent_type = args.agent_type.unwrap_or(AgentType::General);
         let request = SubAgentRequest { prompt: args.prompt, agent_type, background: args.run_in_background, depth };
-        let status = host.run_agent(request).await.map_err(ToolError::new)?;
+        let status = host.run_agent(request).await?;
         let (title, output) = render(&status);
         let result = ToolOutput::new(title, output)
             .with("agentId", status.id.clone())
