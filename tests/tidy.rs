@@ -5,6 +5,9 @@
 //!   (lines and paths that mention `test` are left out, as the measure
 //!   always was: `grep -rn "Result<[^>]*, String>" server --include=*.rs | grep -v test`), and none in the traits
 //!   every door implements (`EditorClient`, `SessionHost`).
+//! - A tool's spec is derived: tools declare `TypedTool::DECL` and `Args`; only the tool API's
+//!   `Typed` holds a spec, and only a tool whose spec comes from elsewhere (an MCP server's)
+//!   implements `Tool::spec` by hand; `schema_for::<…>()` is called by the tool API alone.
 
 use std::path::{Path, PathBuf};
 
@@ -89,4 +92,37 @@ fn a_string_result_is_found_where_the_error_type_is_string() {
     assert!(is_string_result("fn f() -> Result<(), String> {"));
     assert!(!is_string_result("fn f() -> Result<String, EditorError> {"));
     assert!(!is_string_result("fn f() -> Result<Map<String, Value>, Invalid> {"));
+}
+
+/// The files that may implement `Tool::spec` or call `schema_for` by hand.
+const SPEC_HOLDERS: [&str; 2] = ["server/tool-api/src/tool.rs", "server/mcp/src/tool.rs"];
+
+#[test]
+fn every_tool_spec_is_derived_from_its_declaration() -> Res<()> {
+    let root = repo_root();
+    let mut files = Vec::new();
+    rust_files(&root.join("server"), &mut files)?;
+    let mut found = Vec::new();
+    for file in files {
+        let shown = file.strip_prefix(&root).unwrap_or(&file).display().to_string();
+        if SPEC_HOLDERS.contains(&shown.as_str()) || shown.ends_with("tool-api/src/schema.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).map_err(|e| format!("{shown}: {e}"))?;
+        for (n, line) in text.lines().enumerate() {
+            if line.contains("fn spec(&self) -> &ToolSpec")
+                || line.contains(" schema_for::<")
+                || line.contains("(schema_for::<")
+            {
+                found.push(format!("{shown}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a tool's spec is derived from `TypedTool::DECL` and its `Args` (register it with `typed`), never \
+         written by hand:\n{}",
+        found.join("\n")
+    );
+    Ok(())
 }

@@ -13,7 +13,7 @@ use tandem_protocol::{
     SessionPromptResult, SessionSetModeParams, SessionUpdate, ToolCall, ToolCallStatus, UsageTotals,
 };
 use tandem_text::BufferCache;
-use tandem_tools::{EditorClient, Registry, Workspace};
+use tandem_tool_api::{EditorClient, Registry, Workspace};
 use tokio_util::sync::CancellationToken;
 
 use crate::SessionClient;
@@ -46,7 +46,7 @@ impl Agent {
         cache: Arc<BufferCache>,
         registry: Arc<Registry>,
         editor: Option<Arc<dyn EditorClient>>,
-        intel: Option<Arc<dyn tandem_tools::CodeIntel>>,
+        intel: Option<Arc<dyn tandem_tool_api::CodeIntel>>,
         client: Arc<dyn SessionClient>,
         config: AgentConfig,
     ) -> Result<Arc<Self>, AgentError> {

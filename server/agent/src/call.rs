@@ -12,7 +12,7 @@ use tandem_protocol::{
     ContentBlock, ModeId, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
     ToolGroup, ToolKind, ToolResult,
 };
-use tandem_tools::{Tool, ToolContext, ToolSpec};
+use tandem_tool_api::{Tool, ToolContext, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
 use crate::approver::CallApprover;
@@ -284,7 +284,7 @@ fn tool_context(
     ctx.user_confirmed = false;
     ctx.editor = env.editor.clone();
     ctx.intel = env.intel.clone();
-    ctx.approver = Some(approver as Arc<dyn tandem_tools::Approver>);
+    ctx.approver = Some(approver as Arc<dyn tandem_tool_api::Approver>);
     ctx.agent_depth = session.depth;
     ctx.max_agent_depth = env.config.max_agent_depth;
     ctx.registry = Some(Arc::clone(&session.registry));

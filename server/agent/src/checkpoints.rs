@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tandem_checkpoint::{Checkpoint, Effects, FileWrite, Kind, Label, Store};
-use tandem_tools::{ToolContext, WriteLog, Written};
+use tandem_tool_api::{ToolContext, WriteLog, Written};
 
 use crate::approver::CallApprover;
 use crate::env::Env;
@@ -40,10 +40,10 @@ impl Env {
                     tracing::info!("checkpoints are off (TANDEM_CHECKPOINTS)");
                     return None;
                 }
-                let opened = tandem_tools::state::state_dir(self.workspace.root(), "checkpoints")
+                let opened = tandem_tool_api::state::state_dir(self.workspace.root(), "checkpoints")
                     .map_err(|e| e.to_string())
                     .and_then(|dir| Store::open(self.workspace.root(), &dir).map_err(|e| e.to_string()))
-                    .and_then(|store| match tandem_tools::state::state_home() {
+                    .and_then(|store| match tandem_tool_api::state::state_home() {
                         Some(home) => store.excluding(&home).map_err(|e| e.to_string()),
                         None => Ok(store),
                     });
@@ -158,10 +158,10 @@ pub(crate) struct CallWindow {
 
 impl CallWindow {
     /// The window of call `id` of a tool described by `spec`; none for a tool that only reads.
-    pub(crate) fn of(id: &str, spec: &tandem_tools::ToolSpec) -> Option<Self> {
+    pub(crate) fn of(id: &str, spec: &tandem_tool_api::ToolSpec) -> Option<Self> {
         (!spec.effect.is_read_only()).then(|| Self {
             at: (id.to_owned(), spec.name.to_owned()),
-            exact: matches!(spec.effect, tandem_tools::Effect::Files | tandem_tools::Effect::State),
+            exact: matches!(spec.effect, tandem_tool_api::Effect::Files | tandem_tool_api::Effect::State),
             writes: Arc::default(),
         })
     }

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock, Weak};
 
 use tandem_llm::ProviderSettings;
 use tandem_text::BufferCache;
-use tandem_tools::{CodeIntel, EditorClient, Registry, Workspace};
+use tandem_tool_api::{CodeIntel, EditorClient, Registry, Workspace};
 
 use crate::SessionClient;
 use crate::config::AgentConfig;

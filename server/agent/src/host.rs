@@ -12,7 +12,7 @@ use tandem_protocol::{
     PermissionOutcome, RequestPermissionParams, RequestPermissionResult, SessionUpdate, ToolCallContent,
     ToolCallStatus, ToolCallUpdate, ToolGroup, ToolKind,
 };
-use tandem_tools::{
+use tandem_tool_api::{
     AgentType, AskOutcome, HostError, PlanDecision, PlanState, Question, Registry, SessionHost, SubAgentRequest,
     SubAgentState, SubAgentStatus, Todo,
 };
@@ -205,7 +205,7 @@ impl SessionClient for ChildClient {
 
 /// The tools a sub-agent of `kind` gets from its parent's.
 fn child_registry(parent: &Registry, kind: AgentType, may_nest: bool) -> Registry {
-    let read_only = |spec: &tandem_tools::ToolSpec| {
+    let read_only = |spec: &tandem_tool_api::ToolSpec| {
         !spec.can_write && matches!(spec.group, ToolGroup::Fs | ToolGroup::Search | ToolGroup::Web | ToolGroup::Lsp)
             || spec.name == "memory_read"
     };

@@ -6,7 +6,7 @@
 //! approvals → results → model, until the model stops, the turn limit, or a cancel.
 //!
 //! Nothing reaches a file the person did not approve: every tool call gets a per-call
-//! [`Approver`](tandem_tools::Approver) that applies the session's mode and rules and asks through
+//! [`Approver`](tandem_tool_api::Approver) that applies the session's mode and rules and asks through
 //! the client ([`approver`]).
 
 mod agent;

@@ -17,12 +17,12 @@ pub(crate) struct ToolSet {
 #[derive(Default)]
 pub(crate) struct ToolSets {
     /// The full set and the deferred one: a session alternates between at most these two.
-    recent: Vec<(Vec<Arc<dyn tandem_tools::Tool>>, ToolSet)>,
+    recent: Vec<(Vec<Arc<dyn tandem_tool_api::Tool>>, ToolSet)>,
 }
 
 impl ToolSets {
-    pub(crate) fn get(&mut self, tools: &[Arc<dyn tandem_tools::Tool>]) -> ToolSet {
-        let same = |known: &[Arc<dyn tandem_tools::Tool>]| {
+    pub(crate) fn get(&mut self, tools: &[Arc<dyn tandem_tool_api::Tool>]) -> ToolSet {
+        let same = |known: &[Arc<dyn tandem_tool_api::Tool>]| {
             known.len() == tools.len() && known.iter().zip(tools).all(|(a, b)| Arc::ptr_eq(a, b))
         };
         if let Some((_, set)) = self.recent.iter().find(|(known, _)| same(known)) {

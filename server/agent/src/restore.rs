@@ -11,7 +11,8 @@ use tandem_protocol::{
     CheckpointInfo, CheckpointKind, SessionCheckpointFileParams, SessionCheckpointFileResult, SessionCheckpointsParams,
     SessionCheckpointsResult, SessionRestoreParams, SessionRestoreResult, ToolKind,
 };
-use tandem_tools::{RestoreFile, ToolContext, WriteLog};
+use tandem_tool_api::{ToolContext, WriteLog};
+use tandem_tool_fs::RestoreFile;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
@@ -138,12 +139,12 @@ impl Agent {
         ctx.session_id = Some(session.id.clone());
         ctx.working_dir = session.cwd.clone();
         ctx.editor = self.env.editor.clone();
-        ctx.approver = Some(approver as Arc<dyn tandem_tools::Approver>);
+        ctx.approver = Some(approver as Arc<dyn tandem_tool_api::Approver>);
         let writes = Arc::new(WriteLog::default());
         ctx.writes = Some(Arc::clone(&writes));
         let restore: Vec<RestoreFile> =
             files.into_iter().map(|f| RestoreFile { path: root.join(&f.path), content: f.content }).collect();
-        let outcome = tandem_tools::restore_files(&ctx, restore).await;
+        let outcome = tandem_tool_fs::restore_files(&ctx, restore).await;
         let effects = Effects::Writes(file_writes(&root, writes.take()));
         self.env.snapshot(&session, Kind::AfterRestore, None, Some(effects)).await;
         let (message, ok) = match outcome {
@@ -257,7 +258,7 @@ fn not_covered_note(files: &[String]) -> String {
 
 /// Whether `path` (workspace-relative) now leads through a symbolic link: itself, or a
 /// directory above it. A restore neither reads nor writes such a file.
-fn through_link(workspace: &tandem_tools::Workspace, path: &str) -> bool {
+fn through_link(workspace: &tandem_tool_api::Workspace, path: &str) -> bool {
     let literal = workspace.root().join(path);
     literal.to_str().is_none_or(|raw| workspace.resolve(raw, workspace.root()).map_or(true, |real| real != literal))
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicU64;
 use parking_lot::Mutex;
 use tandem_llm::{Message, Part, Role};
 use tandem_protocol::{ModeId, PlanEntry, SessionUpdate, UsageTotals};
-use tandem_tools::{AgentType, Registry, SubAgentState, Todo, TodoStatus};
+use tandem_tool_api::{AgentType, Registry, SubAgentState, Todo, TodoStatus};
 use tokio_util::sync::CancellationToken;
 
 use crate::SessionClient;

@@ -64,7 +64,7 @@ pub(crate) async fn ask_once(env: &Env, session_id: &str) {
         Ok(result) if matches!(&result.outcome, PermissionOutcome::Selected { option_id, .. } if option_id == "allow_always")
     );
     let (status, said) = if trusted {
-        match tandem_tools::trust::user_config_dir().map(|dir| tandem_tools::trust::grant_in(&dir, &root)) {
+        match tandem_tool_api::trust::user_config_dir().map(|dir| tandem_tool_api::trust::grant_in(&dir, &root)) {
             Some(Ok(list)) => (
                 ToolCallStatus::Completed,
                 format!("Trusted {} (kept in {}). Its settings apply when Tandem restarts: reload the editor window.", root.display(), list.display()),

@@ -75,7 +75,7 @@ pub(crate) async fn run(
     cancel: &CancellationToken,
 ) -> SessionPromptResult {
     let prompt_words = add_prompt(session, history, prompt);
-    let memories = tandem_tools::memory::session_brief(env.workspace.root(), &prompt_words);
+    let memories = tandem_tool_memory::session_brief(env.workspace.root(), &prompt_words);
     // A provider that says the request does not fit gets one compaction and a retry per turn.
     let mut overflow_retried = false;
     for _ in 0..env.config.max_turns {
@@ -299,7 +299,7 @@ const TOOLS_SHARE: u64 = 4;
 /// because they would take more than a quarter of the window), the always-loaded ones and those found
 /// with `tool_search`.
 pub(crate) fn tool_defs(defer_tools: bool, session: &Session, budget: context::Budget) -> ToolSet {
-    let all: Vec<Arc<dyn tandem_tools::Tool>> = session.registry.enabled().collect();
+    let all: Vec<Arc<dyn tandem_tool_api::Tool>> = session.registry.enabled().collect();
     let set = session.tool_sets.lock().get(&all);
     let too_big = || {
         let tokens = set.bytes as f64 / crate::tokens::DEFAULT_BYTES_PER_TOKEN;

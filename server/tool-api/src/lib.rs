@@ -37,7 +37,7 @@ pub use session::{
     AgentType, AskOutcome, HostError, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
     SubAgentState, SubAgentStatus, Todo, TodoStatus,
 };
-pub use spec::{Effect, ToolSpec};
-pub use tool::{Tool, ToolContext, TypedTool, parse_args};
+pub use spec::{Decl, Effect, ToolSpec};
+pub use tool::{Tool, ToolContext, TypedTool, parse_args, typed};
 pub use workspace::{PathError, Workspace};
 pub use writes::{WriteLog, Written};

@@ -78,16 +78,41 @@ impl Effect {
 }
 
 impl ToolSpec {
+    /// A tool that changes nothing, may run concurrently and asks nobody (see [`Decl::new`]),
+    /// for tools whose spec is only known at run time (an MCP server's).
+    pub fn new(name: &'static str, group: ToolGroup, description: &'static str, parameters: Value) -> Self {
+        Decl::new(name, group, description).spec(parameters)
+    }
+}
+
+/// What a tool declares once, as a constant ([`TypedTool::DECL`](crate::TypedTool::DECL)):
+/// its name, group, description and effects. Its [`ToolSpec`] is derived from this and the
+/// schema of its argument type, never written by hand.
+#[derive(Clone, Copy, Debug)]
+pub struct Decl {
+    name: &'static str,
+    aliases: &'static [&'static str],
+    keywords: &'static [&'static str],
+    description: &'static str,
+    group: ToolGroup,
+    can_write: bool,
+    concurrency_safe: bool,
+    strict: bool,
+    always_load: bool,
+    effect: Effect,
+    destructive: bool,
+}
+
+impl Decl {
     /// A tool that changes nothing, may run concurrently and asks nobody; the setters below
     /// change that. Its effect starts from its group: web tools read the network; plan,
     /// question and sub-agent tools change only the session; the rest read.
-    pub fn new(name: &'static str, group: ToolGroup, description: &'static str, parameters: Value) -> Self {
+    pub const fn new(name: &'static str, group: ToolGroup, description: &'static str) -> Self {
         Self {
             name,
             aliases: &[],
             keywords: &[],
             description,
-            parameters,
             group,
             can_write: false,
             concurrency_safe: true,
@@ -102,58 +127,87 @@ impl ToolSpec {
         }
     }
 
+    /// The canonical name.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The spec of a tool so declared whose arguments have the schema `parameters`.
+    pub fn spec(self, parameters: Value) -> ToolSpec {
+        ToolSpec {
+            name: self.name,
+            aliases: self.aliases,
+            keywords: self.keywords,
+            description: self.description,
+            parameters,
+            group: self.group,
+            can_write: self.can_write,
+            concurrency_safe: self.concurrency_safe,
+            strict: self.strict,
+            always_load: self.always_load,
+            effect: self.effect,
+            destructive: self.destructive,
+        }
+    }
+
     /// Other names that resolve to the tool.
-    pub fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
+    pub const fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
         self.aliases = aliases;
         self
     }
 
     /// Words for tool search.
-    pub fn keywords(mut self, keywords: &'static [&'static str]) -> Self {
+    pub const fn keywords(mut self, keywords: &'static [&'static str]) -> Self {
         self.keywords = keywords;
         self
     }
 
     /// The tool changes workspace files through the commit path (which asks with the diff).
-    pub fn writes(self) -> Self {
+    pub const fn writes(self) -> Self {
         self.with_effect(Effect::Files)
     }
 
     /// The tool runs commands (each checked, and asked about, before it runs).
-    pub fn runs_commands(self) -> Self {
+    pub const fn runs_commands(self) -> Self {
         self.with_effect(Effect::Commands)
     }
 
     /// The tool changes state that later sessions read (the registry asks before the call).
-    pub fn changes_state(self) -> Self {
+    pub const fn changes_state(self) -> Self {
         self.with_effect(Effect::State)
     }
 
     /// A tool of an outside server that may change things (its client asks before the call).
-    pub fn external(self) -> Self {
+    pub const fn external(self) -> Self {
         self.with_effect(Effect::External)
     }
 
     /// The tool reads from the network.
-    pub fn network(mut self) -> Self {
+    pub const fn network(mut self) -> Self {
         self.effect = Effect::Network;
         self
     }
 
     /// The tool changes only the session's own state.
-    pub fn session_only(mut self) -> Self {
+    pub const fn session_only(mut self) -> Self {
         self.effect = Effect::Session;
         self
     }
 
     /// Its changes only add (a new memory, text appended): MCP's `destructiveHint: false`.
-    pub fn additive(mut self) -> Self {
+    pub const fn additive(mut self) -> Self {
         self.destructive = false;
         self
     }
 
+    /// The tool runs alone, though it changes nothing itself (it may call tools that do).
+    pub const fn exclusive(mut self) -> Self {
+        self.concurrency_safe = false;
+        self
+    }
+
     /// A changing effect: the tool runs alone, and may destroy unless marked [`Self::additive`].
-    fn with_effect(mut self, effect: Effect) -> Self {
+    const fn with_effect(mut self, effect: Effect) -> Self {
         self.effect = effect;
         self.can_write = true;
         self.concurrency_safe = false;
@@ -162,13 +216,13 @@ impl ToolSpec {
     }
 
     /// Always offered to the model.
-    pub fn always_load(mut self) -> Self {
+    pub const fn always_load(mut self) -> Self {
         self.always_load = true;
         self
     }
 
     /// Unknown arguments are an error.
-    pub fn strict(mut self) -> Self {
+    pub const fn strict(mut self) -> Self {
         self.strict = true;
         self
     }

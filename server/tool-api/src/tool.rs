@@ -10,7 +10,8 @@ use serde_json::Value;
 use tandem_text::BufferCache;
 
 use crate::output::{ToolError, ToolOutput};
-use crate::spec::ToolSpec;
+use crate::schema::schema_for;
+use crate::spec::{Decl, ToolSpec};
 use crate::{CodeIntel, EditorClient, Workspace};
 
 /// The context of one call.
@@ -89,29 +90,47 @@ pub trait Tool: Send + Sync + 'static {
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
 }
 
-/// A tool with typed arguments. Implementations live one per file. Every `TypedTool` is a
-/// [`Tool`] (one blanket impl): its `call` deserializes the validated arguments once into
-/// [`TypedTool::Args`] ([`parse_args`]) and hands them to [`TypedTool::run`].
+/// A tool with typed arguments. Implementations live one per file and declare, once, what the
+/// tool is ([`TypedTool::DECL`]) and what it takes ([`TypedTool::Args`]); their
+/// [`ToolSpec`] is derived from the two ([`TypedTool::spec`]), and [`typed`] makes one the
+/// [`Tool`] the registry holds, whose `call` deserializes the validated arguments once
+/// ([`parse_args`]) and hands them to [`TypedTool::run`].
 #[async_trait]
-pub trait TypedTool: Send + Sync + 'static {
-    /// The argument struct: `spec().parameters` is its schema ([`schema_for`](crate::schema_for)).
+pub trait TypedTool: Send + Sync + Sized + 'static {
+    /// Name, group, description and effects.
+    const DECL: Decl;
+    /// The argument struct: `spec().parameters` is its schema ([`schema_for`]).
     type Args: DeserializeOwned + JsonSchema + Send;
-    /// The tool's fixed description.
-    fn spec(&self) -> &ToolSpec;
     /// Runs the tool with its arguments.
     async fn run(&self, args: Self::Args, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// The spec: [`TypedTool::DECL`] with the schema of [`TypedTool::Args`].
+    fn spec() -> ToolSpec {
+        Self::DECL.spec(schema_for::<Self::Args>())
+    }
+}
+
+/// A [`TypedTool`] with its derived spec: the [`Tool`] the registry holds ([`typed`]).
+struct Typed<T> {
+    spec: ToolSpec,
+    tool: T,
 }
 
 #[async_trait]
-impl<T: TypedTool> Tool for T {
+impl<T: TypedTool> Tool for Typed<T> {
     fn spec(&self) -> &ToolSpec {
-        TypedTool::spec(self)
+        &self.spec
     }
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args = parse_args(args)?;
-        self.run(args, ctx).await
+        self.tool.run(args, ctx).await
     }
+}
+
+/// `tool` as the registry holds it, its spec derived once.
+pub fn typed<T: TypedTool>(tool: T) -> Arc<dyn Tool> {
+    Arc::new(Typed { spec: T::spec(), tool })
 }
 
 /// Deserializes validated arguments into a tool's argument struct: what every [`TypedTool`]'s
@@ -126,7 +145,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::schema_for;
     use tandem_protocol::ToolGroup;
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -135,15 +153,12 @@ mod tests {
         name: String,
     }
 
-    struct Greet(ToolSpec);
+    struct Greet;
 
     #[async_trait]
     impl TypedTool for Greet {
+        const DECL: Decl = Decl::new("greet", ToolGroup::Fs, "Greets.");
         type Args = Args;
-
-        fn spec(&self) -> &ToolSpec {
-            &self.0
-        }
 
         async fn run(&self, args: Args, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
             Ok(ToolOutput::new("Greeted", format!("hello {}", args.name)))
@@ -158,8 +173,7 @@ mod tests {
     fn a_typed_tool_is_a_tool_that_gets_its_arguments_parsed() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let ctx = ToolContext::new(Arc::new(Workspace::new(dir.path(), &[])?), Arc::new(BufferCache::new()));
-        let tool: Arc<dyn Tool> =
-            Arc::new(Greet(ToolSpec::new("greet", ToolGroup::Fs, "Greets.", schema_for::<Args>())));
+        let tool = typed(Greet);
         assert_eq!(tool.spec().name, "greet");
         let out = call(tool.as_ref(), json!({"name": "Ada"}), ctx.clone()).map_err(|e| e.message)?;
         assert_eq!(out.output, "hello Ada");

@@ -3,7 +3,7 @@
 use std::io;
 
 use tandem_tool_api::approval::{Declined, confirm_whole};
-use tandem_tool_api::{ToolCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolCheck, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::{Change, Origin, blocking, check_fresh, commit_all, load};
 use async_trait::async_trait;
@@ -21,28 +21,15 @@ pub(crate) struct Args {
     file_path: String,
 }
 
-pub(crate) struct Delete {
-    spec: ToolSpec,
-}
-
-impl Delete {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("delete", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["delete_file", "remove", "rm"])
-                .keywords(&["remove", "unlink", "file", "directory"])
-                .writes(),
-        }
-    }
-}
+pub(crate) struct Delete;
 
 #[async_trait]
 impl TypedTool for Delete {
+    const DECL: Decl = Decl::new("delete", ToolGroup::Fs, DESCRIPTION)
+        .aliases(&["delete_file", "remove", "rm"])
+        .keywords(&["remove", "unlink", "file", "directory"])
+        .writes();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let target = {

@@ -11,7 +11,7 @@ use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 use tandem_tool_fs::blocking;
 
 /// Files shown when the call does not say.
@@ -45,27 +45,14 @@ enum SortBy {
     Modified,
 }
 
-pub(crate) struct Glob {
-    spec: ToolSpec,
-}
-
-impl Glob {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("glob", ToolGroup::Search, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["find_files"])
-                .keywords(&["find", "files", "pattern", "names", "paths"]),
-        }
-    }
-}
+pub(crate) struct Glob;
 
 #[async_trait]
 impl TypedTool for Glob {
+    const DECL: Decl = Decl::new("glob", ToolGroup::Search, DESCRIPTION)
+        .aliases(&["find_files"])
+        .keywords(&["find", "files", "pattern", "names", "paths"]);
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         blocking(move || run(args, &ctx)).await

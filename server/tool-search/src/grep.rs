@@ -12,7 +12,7 @@ use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 use tandem_tool_fs::blocking;
 
 /// Results shown when the call does not say.
@@ -65,27 +65,14 @@ enum OutputMode {
     Count,
 }
 
-pub(crate) struct Grep {
-    spec: ToolSpec,
-}
-
-impl Grep {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("grep", ToolGroup::Search, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["search"])
-                .keywords(&["search", "regex", "find", "content", "text", "ripgrep"]),
-        }
-    }
-}
+pub(crate) struct Grep;
 
 #[async_trait]
 impl TypedTool for Grep {
+    const DECL: Decl = Decl::new("grep", ToolGroup::Search, DESCRIPTION)
+        .aliases(&["search"])
+        .keywords(&["search", "regex", "find", "content", "text", "ripgrep"]);
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         blocking(move || run(args, &ctx)).await

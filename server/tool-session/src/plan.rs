@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::{ModeId, ToolGroup};
 use tandem_tool_api::session::PlanDecision;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::{default_plan_file, host};
 
@@ -38,27 +38,14 @@ pub(crate) struct ExitArgs {
     summary: String,
 }
 
-pub(crate) struct PlanEnter {
-    spec: ToolSpec,
-}
-
-impl PlanEnter {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("plan_enter", ToolGroup::Plan, ENTER, schema_for::<EnterArgs>())
-                .aliases(&["enter_plan_mode", "EnterPlanMode"])
-                .keywords(&["plan", "mode", "read-only", "design"]),
-        }
-    }
-}
+pub(crate) struct PlanEnter;
 
 #[async_trait]
 impl TypedTool for PlanEnter {
+    const DECL: Decl = Decl::new("plan_enter", ToolGroup::Plan, ENTER)
+        .aliases(&["enter_plan_mode", "EnterPlanMode"])
+        .keywords(&["plan", "mode", "read-only", "design"]);
     type Args = EnterArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: EnterArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "plan_enter")?;
@@ -89,26 +76,12 @@ impl TypedTool for PlanEnter {
     }
 }
 
-pub(crate) struct PlanStatus {
-    spec: ToolSpec,
-}
-
-impl PlanStatus {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("plan_status", ToolGroup::Plan, STATUS, schema_for::<StatusArgs>())
-                .keywords(&["plan", "mode"]),
-        }
-    }
-}
+pub(crate) struct PlanStatus;
 
 #[async_trait]
 impl TypedTool for PlanStatus {
+    const DECL: Decl = Decl::new("plan_status", ToolGroup::Plan, STATUS).keywords(&["plan", "mode"]);
     type Args = StatusArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, _args: StatusArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "plan_status")?;
@@ -139,27 +112,14 @@ impl TypedTool for PlanStatus {
     }
 }
 
-pub(crate) struct PlanExit {
-    spec: ToolSpec,
-}
-
-impl PlanExit {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("plan_exit", ToolGroup::Plan, EXIT, schema_for::<ExitArgs>())
-                .aliases(&["exit_plan_mode", "ExitPlanMode"])
-                .keywords(&["plan", "approve", "mode"]),
-        }
-    }
-}
+pub(crate) struct PlanExit;
 
 #[async_trait]
 impl TypedTool for PlanExit {
+    const DECL: Decl = Decl::new("plan_exit", ToolGroup::Plan, EXIT)
+        .aliases(&["exit_plan_mode", "ExitPlanMode"])
+        .keywords(&["plan", "approve", "mode"]);
     type Args = ExitArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: ExitArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "plan_exit")?;

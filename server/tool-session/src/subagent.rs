@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::session::{AgentType, SubAgentRequest, SubAgentState, SubAgentStatus};
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::host;
 
@@ -50,27 +50,14 @@ fn render(status: &SubAgentStatus) -> (String, String) {
     }
 }
 
-pub(crate) struct AgentTool {
-    spec: ToolSpec,
-}
-
-impl AgentTool {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("agent", ToolGroup::Agent, AGENT, schema_for::<AgentArgs>())
-                .aliases(&["task", "Task", "subagent", "spawn_agent"])
-                .keywords(&["delegate", "parallel", "explore", "research", "sub-agent"]),
-        }
-    }
-}
+pub(crate) struct AgentTool;
 
 #[async_trait]
 impl TypedTool for AgentTool {
+    const DECL: Decl = Decl::new("agent", ToolGroup::Agent, AGENT)
+        .aliases(&["task", "Task", "subagent", "spawn_agent"])
+        .keywords(&["delegate", "parallel", "explore", "research", "sub-agent"]);
     type Args = AgentArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: AgentArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "agent")?;
@@ -99,27 +86,16 @@ impl TypedTool for AgentTool {
     }
 }
 
-pub(crate) struct AgentStatusTool {
-    spec: ToolSpec,
-}
-
-impl AgentStatusTool {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("agent_status", ToolGroup::Agent, STATUS, schema_for::<StatusArgs>())
-                .aliases(&["task_status"])
-                .keywords(&["sub-agent", "background", "result"]),
-        }
-    }
-}
+pub(crate) struct AgentStatusTool;
 
 #[async_trait]
 impl TypedTool for AgentStatusTool {
+    const DECL: Decl = Decl::new("agent_status", ToolGroup::Agent, STATUS).aliases(&["task_status"]).keywords(&[
+        "sub-agent",
+        "background",
+        "result",
+    ]);
     type Args = StatusArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: StatusArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "agent_status")?;

@@ -4,12 +4,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::json;
 use tandem_protocol::ToolGroup;
 use tandem_text::BufferCache;
 
 use crate::{
-    CallError, Profile, Registry, Tool, ToolConfig, ToolContext, ToolError, ToolOutput, ToolSpec, Workspace, schema_for,
+    CallError, Decl, Profile, Registry, Tool, ToolConfig, ToolContext, ToolError, ToolOutput, TypedTool, Workspace,
+    typed,
 };
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -19,21 +20,20 @@ struct Args {
     value: Option<u32>,
 }
 
-struct Panics(ToolSpec);
+struct Panics;
 
 #[async_trait]
-impl Tool for Panics {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: Value, _: ToolContext) -> Result<ToolOutput, ToolError> {
+impl TypedTool for Panics {
+    const DECL: Decl = Decl::new("explode", ToolGroup::Exec, "Panics.").aliases(&["kaboom"]).writes().strict();
+    type Args = Args;
+
+    async fn run(&self, _: Args, _: ToolContext) -> Result<ToolOutput, ToolError> {
         panic!("boom")
     }
 }
 
 fn panics() -> Arc<dyn Tool> {
-    let spec = ToolSpec::new("explode", ToolGroup::Exec, "Panics.", schema_for::<Args>());
-    Arc::new(Panics(spec.aliases(&["kaboom"]).writes().strict()))
+    typed(Panics)
 }
 
 fn ctx(dir: &std::path::Path) -> ToolContext {
