@@ -77,6 +77,17 @@ impl Agent {
         self.sessions.lock().get(id).cloned().ok_or_else(|| AgentError::UnknownSession(id.to_owned()))
     }
 
+    /// A stored session of this workspace, with the configured review precheck.
+    fn top_session(&self, id: String, cwd: PathBuf, model: String, mode: ModeId) -> Session {
+        let env = &self.env;
+        let session =
+            Session::top(id, cwd, model, mode, Arc::clone(&env.registry), Arc::clone(&env.client), env.store.clone());
+        if env.config.fix_first {
+            session.gate.fix_first();
+        }
+        session
+    }
+
     fn cwd(&self, cwd: Option<&str>) -> Result<PathBuf, AgentError> {
         let root = self.env.workspace.root().to_path_buf();
         let Some(raw) = cwd else { return Ok(root) };
@@ -103,18 +114,7 @@ impl Agent {
         if let Err(err) = self.env.store.append(&id, &meta) {
             tracing::warn!(session = id, "cannot store the session (it works, but cannot be resumed): {err}");
         }
-        let session = Session::top(
-            id.clone(),
-            cwd,
-            model.clone(),
-            mode,
-            Arc::clone(&self.env.registry),
-            Arc::clone(&self.env.client),
-            self.env.store.clone(),
-        );
-        if self.env.config.fix_first {
-            session.gate.fix_first();
-        }
+        let session = self.top_session(id.clone(), cwd, model.clone(), mode);
         self.sessions.lock().insert(id.clone(), Arc::new(session));
         tracing::info!(session = id, mode = mode.as_str(), "session/new");
         Ok(SessionNewResult { session_id: id, modes: modes_of(mode), model: Some(model) })
@@ -337,18 +337,7 @@ impl Agent {
         // A turn that ended in a crash may leave tool calls without results: close them.
         close_dangling_calls(&mut messages);
         let id = params.session_id.clone();
-        let mut session = Session::top(
-            id.clone(),
-            cwd,
-            model,
-            mode,
-            Arc::clone(&self.env.registry),
-            Arc::clone(&self.env.client),
-            self.env.store.clone(),
-        );
-        if self.env.config.fix_first {
-            session.gate.fix_first();
-        }
+        let mut session = self.top_session(id.clone(), cwd, model, mode);
         let total_tokens = totals.input_tokens + totals.output_tokens;
         let messages = messages.into_iter().map(Arc::new).collect();
         session.history = tokio::sync::Mutex::new(History { messages, totals, total_tokens, ..History::default() });

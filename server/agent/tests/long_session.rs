@@ -80,18 +80,12 @@ fn start_agent(root: &Path, provider: &FakeProvider, window: u32, client: Arc<Re
 /// Every built-in tool, as the binary offers them (files, README generation, search, commands,
 /// language servers, the web, the session, memories).
 fn builtin() -> Registry {
+    use {tandem_tool_exec as exec, tandem_tool_fs as fs, tandem_tool_intel as intel, tandem_tool_memory as memory};
+    use {tandem_tool_readme as readme, tandem_tool_search as search, tandem_tool_session as session};
     let config = ToolConfig::default();
-    let tools = tandem_tool_fs::all()
-        .into_iter()
-        .chain(tandem_tool_readme::all())
-        .chain(tandem_tool_search::all())
-        .chain(tandem_tool_exec::all())
-        .chain(tandem_tool_intel::all())
-        .chain(tandem_tool_web::all(&config.web))
-        .chain(tandem_tool_session::all())
-        .chain(tandem_tool_memory::all())
-        .collect();
-    Registry::new(tools, config)
+    let families = [fs::all(), readme::all(), search::all(), exec::all(), intel::all()];
+    let rest = [tandem_tool_web::all(&config.web), session::all(), memory::all()];
+    Registry::new(families.into_iter().chain(rest).flatten().collect(), config)
 }
 
 fn start_agent_of(

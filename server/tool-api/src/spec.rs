@@ -182,12 +182,6 @@ impl Decl {
         self.with_effect(Effect::External)
     }
 
-    /// The tool reads from the network.
-    pub const fn network(mut self) -> Self {
-        self.effect = Effect::Network;
-        self
-    }
-
     /// The tool changes only the session's own state.
     pub const fn session_only(mut self) -> Self {
         self.effect = Effect::Session;

@@ -95,14 +95,17 @@ pub trait Tool: Send + Sync + 'static {
 /// [`ToolSpec`] is derived from the two ([`TypedTool::spec`]), and [`typed`] makes one the
 /// [`Tool`] the registry holds, whose `call` deserializes the validated arguments once
 /// ([`parse_args`]) and hands them to [`TypedTool::run`].
-#[async_trait]
 pub trait TypedTool: Send + Sync + Sized + 'static {
     /// Name, group, description and effects.
     const DECL: Decl;
     /// The argument struct: `spec().parameters` is its schema ([`schema_for`]).
     type Args: DeserializeOwned + JsonSchema + Send;
-    /// Runs the tool with its arguments.
-    async fn run(&self, args: Self::Args, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+    /// Runs the tool with its arguments (written `async fn run`).
+    fn run(
+        &self,
+        args: Self::Args,
+        ctx: ToolContext,
+    ) -> impl std::future::Future<Output = Result<ToolOutput, ToolError>> + Send;
 
     /// The spec: [`TypedTool::DECL`] with the schema of [`TypedTool::Args`].
     fn spec() -> ToolSpec {
@@ -155,7 +158,6 @@ mod tests {
 
     struct Greet;
 
-    #[async_trait]
     impl TypedTool for Greet {
         const DECL: Decl = Decl::new("greet", ToolGroup::Fs, "Greets.");
         type Args = Args;

@@ -10,7 +10,6 @@ use std::process::Stdio;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -248,7 +247,6 @@ pub(super) async fn confirm(
     }
 }
 
-#[async_trait]
 impl TypedTool for Bash {
     const DECL: Decl = Decl::new("bash", ToolGroup::Exec, DESCRIPTION)
         .aliases(&["run_command", "shell", "execute_command"])
@@ -570,7 +568,6 @@ const OUTPUT_DESCRIPTION: &str = "Read the new output and the status of a comman
 
 pub(crate) struct BashOutput;
 
-#[async_trait]
 impl TypedTool for BashOutput {
     const DECL: Decl = Decl::new("bash_output", ToolGroup::Exec, OUTPUT_DESCRIPTION)
         .aliases(&["command_status", "kill_shell"])

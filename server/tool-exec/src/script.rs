@@ -2,7 +2,6 @@
 //! workspace's state directory (`scripts/`, outside the workspace) and run with bash or python3, with `bash`'s limits, so that models need not
 //! quote a multi-line program into one command line.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -38,7 +37,6 @@ pub(crate) struct ShellScript;
 /// `run_python_script`.
 pub(crate) struct PythonScript;
 
-#[async_trait]
 impl TypedTool for ShellScript {
     const DECL: Decl = Decl::new(
         "run_shell_script",
@@ -56,7 +54,6 @@ impl TypedTool for ShellScript {
     }
 }
 
-#[async_trait]
 impl TypedTool for PythonScript {
     const DECL: Decl = Decl::new(
         "run_python_script",

@@ -1,6 +1,5 @@
 //! `append`: adds text at the end of a file (created if missing), on a line of its own.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -24,7 +23,6 @@ pub(crate) struct Args {
 
 pub(crate) struct Append;
 
-#[async_trait]
 impl TypedTool for Append {
     const DECL: Decl = Decl::new("append", ToolGroup::Fs, DESCRIPTION)
         .aliases(&["append_file", "append_to_file"])

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -44,7 +43,6 @@ struct Staged {
     notes: Vec<String>,
 }
 
-#[async_trait]
 impl TypedTool for ApplyPatch {
     const DECL: Decl = Decl::new("apply_patch", ToolGroup::Fs, DESCRIPTION)
         .aliases(&["patch", "apply_diff"])

@@ -6,7 +6,6 @@ use tandem_tool_api::approval::{Declined, confirm_whole};
 use tandem_tool_api::{Decl, ToolCheck, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::{Change, Origin, blocking, check_fresh, commit_all, load};
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -23,7 +22,6 @@ pub(crate) struct Args {
 
 pub(crate) struct Delete;
 
-#[async_trait]
 impl TypedTool for Delete {
     const DECL: Decl = Decl::new("delete", ToolGroup::Fs, DESCRIPTION)
         .aliases(&["delete_file", "remove", "rm"])

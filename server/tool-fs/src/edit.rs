@@ -3,7 +3,6 @@
 //! (never content). When the string is not found, found more than once, differs from the file on
 //! a line the edit changes, or is already applied, the error says where to look.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -47,7 +46,6 @@ pub(crate) struct Args {
 
 pub(crate) struct Edit;
 
-#[async_trait]
 impl TypedTool for Edit {
     const DECL: Decl = Decl::new("edit", ToolGroup::Fs, DESCRIPTION)
         .aliases(&["edit_file", "str_replace", "replace"])

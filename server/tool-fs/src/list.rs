@@ -1,6 +1,5 @@
 //! `list`: the entries of a directory (or its whole tree), respecting .gitignore.
 
-use async_trait::async_trait;
 use globset::{Glob, GlobMatcher};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -29,7 +28,6 @@ pub(crate) struct Args {
 
 pub(crate) struct List;
 
-#[async_trait]
 impl TypedTool for List {
     const DECL: Decl = Decl::new("list", ToolGroup::Fs, DESCRIPTION)
         .aliases(&["list_files", "ls", "list_directory"])

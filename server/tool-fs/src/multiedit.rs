@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -51,7 +50,6 @@ struct Staged {
     report: Vec<String>,
 }
 
-#[async_trait]
 impl TypedTool for MultiEdit {
     const DECL: Decl = Decl::new("multiedit", ToolGroup::Fs, DESCRIPTION)
         .aliases(&["multi_edit", "edit_files", "batch_edit"])

@@ -1,6 +1,5 @@
 //! `read`: a file's lines in `cat -n` style, the editor's unsaved text when it is open.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -60,7 +59,6 @@ pub fn cut_line_at(line: &str, max: usize) -> (std::borrow::Cow<'_, str>, bool) 
     }
 }
 
-#[async_trait]
 impl TypedTool for Read {
     const DECL: Decl = Decl::new("read", ToolGroup::Fs, DESCRIPTION)
         .aliases(&["read_file", "view", "cat"])

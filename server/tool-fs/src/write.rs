@@ -1,7 +1,6 @@
 //! `write`: creates or replaces a whole file (parents created), keeping its BOM, line endings
 //! and permissions.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -23,7 +22,6 @@ pub(crate) struct Args {
 
 pub(crate) struct Write;
 
-#[async_trait]
 impl TypedTool for Write {
     const DECL: Decl = Decl::new("write", ToolGroup::Fs, DESCRIPTION)
         .aliases(&["write_file", "create_file", "create"])

@@ -11,7 +11,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -358,7 +357,6 @@ fn render_all_diagnostics(ctx: &ToolContext, path: &Path, report: &DiagnosticsRe
     (text, meta)
 }
 
-#[async_trait]
 impl TypedTool for Lsp {
     const DECL: Decl = Decl::new("lsp", ToolGroup::Lsp, DESCRIPTION)
         .aliases(&["language_server", "code_intel"])

@@ -1,6 +1,5 @@
 //! `memory_delete`: forgets a memory by id (or a unique prefix of it).
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -18,7 +17,6 @@ pub(crate) struct Args {
 
 pub(crate) struct MemoryDelete;
 
-#[async_trait]
 impl TypedTool for MemoryDelete {
     const DECL: Decl = Decl::new("memory_delete", ToolGroup::Memory, DESCRIPTION)
         .aliases(&["forget", "delete_memory"])

@@ -1,6 +1,5 @@
 //! `memory_read`: lists or searches the memories.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -24,7 +23,6 @@ pub(crate) struct Args {
 
 pub(crate) struct MemoryRead;
 
-#[async_trait]
 impl TypedTool for MemoryRead {
     const DECL: Decl = Decl::new("memory_read", ToolGroup::Memory, DESCRIPTION)
         .aliases(&["recall", "read_memory", "search_memory"])

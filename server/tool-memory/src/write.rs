@@ -1,6 +1,5 @@
 //! `memory_write`: keeps a note for later sessions.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -34,7 +33,6 @@ pub(crate) struct Args {
 
 pub(crate) struct MemoryWrite;
 
-#[async_trait]
 impl TypedTool for MemoryWrite {
     const DECL: Decl = Decl::new("memory_write", ToolGroup::Memory, DESCRIPTION)
         .aliases(&["remember", "save_memory"])

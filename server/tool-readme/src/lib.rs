@@ -12,7 +12,6 @@ mod outline;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -57,7 +56,6 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![typed(GenerateReadme)]
 }
 
-#[async_trait]
 impl TypedTool for GenerateReadme {
     const DECL: Decl = Decl::new("generate_readme", ToolGroup::Fs, DESCRIPTION)
         .aliases(&["generate_readmes", "readme"])

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use async_trait::async_trait;
 use globset::GlobBuilder;
 use ignore::WalkState;
 use schemars::JsonSchema;
@@ -47,7 +46,6 @@ enum SortBy {
 
 pub(crate) struct Glob;
 
-#[async_trait]
 impl TypedTool for Glob {
     const DECL: Decl = Decl::new("glob", ToolGroup::Search, DESCRIPTION)
         .aliases(&["find_files"])

@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use async_trait::async_trait;
 use globset::{GlobBuilder, GlobMatcher};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -67,7 +66,6 @@ enum OutputMode {
 
 pub(crate) struct Grep;
 
-#[async_trait]
 impl TypedTool for Grep {
     const DECL: Decl = Decl::new("grep", ToolGroup::Search, DESCRIPTION)
         .aliases(&["search"])

@@ -2,7 +2,6 @@
 //! it stands, `plan_exit` asks the person to approve the plan (approval restores the mode the
 //! session had before).
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::{ModeId, ToolGroup};
@@ -40,7 +39,6 @@ pub(crate) struct ExitArgs {
 
 pub(crate) struct PlanEnter;
 
-#[async_trait]
 impl TypedTool for PlanEnter {
     const DECL: Decl = Decl::new("plan_enter", ToolGroup::Plan, ENTER)
         .aliases(&["enter_plan_mode", "EnterPlanMode"])
@@ -78,7 +76,6 @@ impl TypedTool for PlanEnter {
 
 pub(crate) struct PlanStatus;
 
-#[async_trait]
 impl TypedTool for PlanStatus {
     const DECL: Decl = Decl::new("plan_status", ToolGroup::Plan, STATUS).keywords(&["plan", "mode"]);
     type Args = StatusArgs;
@@ -114,7 +111,6 @@ impl TypedTool for PlanStatus {
 
 pub(crate) struct PlanExit;
 
-#[async_trait]
 impl TypedTool for PlanExit {
     const DECL: Decl = Decl::new("plan_exit", ToolGroup::Plan, EXIT)
         .aliases(&["exit_plan_mode", "ExitPlanMode"])

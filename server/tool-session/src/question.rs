@@ -1,7 +1,6 @@
 //! `question` (several structured questions) and `ask_user` (one question): ask the person
 //! and return their answers.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -66,7 +65,6 @@ async fn ask(ctx: &ToolContext, tool: &str, questions: Vec<Q>) -> Result<Vec<Vec
 
 pub(crate) struct Question;
 
-#[async_trait]
 impl TypedTool for Question {
     const DECL: Decl = Decl::new("question", ToolGroup::Interact, QUESTION)
         .aliases(&["AskUserQuestion", "ask_questions"])
@@ -88,7 +86,6 @@ impl TypedTool for Question {
 
 pub(crate) struct AskUser;
 
-#[async_trait]
 impl TypedTool for AskUser {
     const DECL: Decl = Decl::new("ask_user", ToolGroup::Interact, ASK_USER)
         .aliases(&["ask", "ask_followup_question"])

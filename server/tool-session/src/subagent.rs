@@ -1,6 +1,5 @@
 //! `agent` / `agent_status`: sub-agents with their own context and a filtered tool set.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -52,7 +51,6 @@ fn render(status: &SubAgentStatus) -> (String, String) {
 
 pub(crate) struct AgentTool;
 
-#[async_trait]
 impl TypedTool for AgentTool {
     const DECL: Decl = Decl::new("agent", ToolGroup::Agent, AGENT)
         .aliases(&["task", "Task", "subagent", "spawn_agent"])
@@ -88,7 +86,6 @@ impl TypedTool for AgentTool {
 
 pub(crate) struct AgentStatusTool;
 
-#[async_trait]
 impl TypedTool for AgentStatusTool {
     const DECL: Decl = Decl::new("agent_status", ToolGroup::Agent, STATUS).aliases(&["task_status"]).keywords(&[
         "sub-agent",

@@ -1,6 +1,5 @@
 //! `todowrite` / `todoread`: the session's task list, shown in the editor as the plan.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -44,7 +43,6 @@ fn render(todos: &[Todo]) -> String {
         .join("\n")
 }
 
-#[async_trait]
 impl TypedTool for TodoWrite {
     const DECL: Decl = Decl::new("todowrite", ToolGroup::Plan, WRITE)
         .aliases(&["todo_write", "TodoWrite", "update_todos", "update_plan"])
@@ -79,7 +77,6 @@ impl TypedTool for TodoWrite {
 
 pub(crate) struct TodoRead;
 
-#[async_trait]
 impl TypedTool for TodoRead {
     const DECL: Decl = Decl::new("todoread", ToolGroup::Plan, READ)
         .aliases(&["todo_read", "TodoRead", "read_todos"])

@@ -2,7 +2,6 @@
 //! descriptions), or picks them by name with `select:a,b`; found tools join the tool list the
 //! model is offered.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -29,7 +28,6 @@ fn describe(spec: &ToolSpec) -> Value {
     json!({ "name": spec.name, "description": spec.description, "parameters": spec.parameters })
 }
 
-#[async_trait]
 impl TypedTool for ToolSearch {
     const DECL: Decl = Decl::new("tool_search", ToolGroup::Search, DESCRIPTION)
         .aliases(&["search_tools", "find_tool"])

@@ -2,7 +2,6 @@
 //! refused. The host is resolved and checked before every connection (and every redirect hop);
 //! the connection goes to the checked address.
 
-use async_trait::async_trait;
 use reqwest::Url;
 use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use schemars::JsonSchema;
@@ -48,7 +47,6 @@ impl WebFetch {
     }
 }
 
-#[async_trait]
 impl TypedTool for WebFetch {
     const DECL: Decl = Decl::new("webfetch", ToolGroup::Web, DESCRIPTION)
         .aliases(&["web_fetch", "fetch", "fetch_url", "read_url"])

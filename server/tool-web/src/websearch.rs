@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 
-use async_trait::async_trait;
 use reqwest::Url;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -122,7 +121,6 @@ impl WebSearch {
     }
 }
 
-#[async_trait]
 impl TypedTool for WebSearch {
     const DECL: Decl = Decl::new("websearch", ToolGroup::Web, DESCRIPTION)
         .aliases(&["web_search", "search_web"])

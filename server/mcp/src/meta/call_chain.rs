@@ -2,7 +2,6 @@
 
 use std::fmt::Write as _;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -33,7 +32,6 @@ impl CallChain {
     }
 }
 
-#[async_trait]
 impl TypedTool for CallChain {
     // It may call tools that write: it runs alone (approval is per call).
     const DECL: Decl = Decl::new("mcp_call_chain", ToolGroup::Mcp, DESCRIPTION).exclusive();

@@ -3,7 +3,6 @@
 use std::fmt::Write as _;
 
 use super::{Client, upgrade};
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -39,7 +38,6 @@ impl Discover {
     }
 }
 
-#[async_trait]
 impl TypedTool for Discover {
     const DECL: Decl =
         Decl::new("mcp_discover", ToolGroup::Mcp, DESCRIPTION).keywords(&["mcp", "tools", "search", "servers"]);

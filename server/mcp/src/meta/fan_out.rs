@@ -3,7 +3,6 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -30,7 +29,6 @@ impl FanOut {
     }
 }
 
-#[async_trait]
 impl TypedTool for FanOut {
     // It may call tools that write: it runs alone (approval is per call).
     const DECL: Decl = Decl::new(

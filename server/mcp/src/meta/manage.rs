@@ -2,7 +2,6 @@
 
 use std::fmt::Write as _;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -40,7 +39,6 @@ impl Manage {
     }
 }
 
-#[async_trait]
 impl TypedTool for Manage {
     const DECL: Decl = Decl::new("mcp_server_manage", ToolGroup::Mcp, DESCRIPTION).writes();
     type Args = ManageArgs;

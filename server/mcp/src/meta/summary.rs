@@ -3,7 +3,6 @@
 use std::fmt::Write as _;
 
 use super::{Client, upgrade};
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
@@ -24,7 +23,6 @@ impl Summary {
     }
 }
 
-#[async_trait]
 impl TypedTool for Summary {
     const DECL: Decl = Decl::new(
         "mcp_session_summary",
