@@ -2,7 +2,9 @@
 //! `server/` from bottom to top, and a crate may depend only on crates of lower layers (normal,
 //! build and dev dependencies alike, `[target.…]` tables included). This test reads that list
 //! and every `server/*/Cargo.toml`, and fails on a dependency on the same or a higher layer, on a
-//! crate missing from the list, and on a listed name that is no crate.
+//! crate missing from the list, and on a listed name that is no crate; and when a crate other
+//! than the binary depends on the `tools` facade (libraries name the tool API and the families
+//! they need).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -169,6 +171,28 @@ fn the_check_names_the_crate_the_dependency_and_both_layers() -> Res<()> {
             "`new` (server/new) is missing from ARCHITECTURE.md's Layers: add it to the lowest layer above \
              everything it depends on",
         ]
+    );
+    Ok(())
+}
+
+/// The crates that may depend on the `tools` facade: the binary, which offers every tool.
+const FACADE_USERS: [&str; 1] = ["tandem"];
+
+#[test]
+fn only_the_binary_depends_on_the_tools_facade() -> Res<()> {
+    let crates = crates(&repo_root().join("server"))?;
+    let found: Vec<String> = crates
+        .iter()
+        .filter(|c| !FACADE_USERS.contains(&c.name.as_str()))
+        .flat_map(|c| {
+            c.deps.iter().filter(|(_, dep)| dep == "tools").map(move |(kind, _)| format!("`{}` in [{kind}]", c.name))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "these crates depend on the `tools` facade; depend on `tool-api` and the tool families they need \
+         instead (ARCHITECTURE.md, Layers): {}",
+        found.join(", ")
     );
     Ok(())
 }

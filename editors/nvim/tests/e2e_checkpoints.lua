@@ -91,7 +91,7 @@ return function(H)
   end)
 
   test("e2e :TandemCheckpoints: the list, the plan with the person's change as a conflict, restore keeps it", function()
-    local shown = restore_with("TandemCheckpoints", "Restore to checkpoint #1", function(kind, items, labels)
+    local shown = restore_with("TandemCheckpoints", "Restore to checkpoint #1", function(kind, items)
       if kind == "tandem.checkpoints" then
         return #items -- the oldest: the session's start
       end

@@ -168,7 +168,7 @@ return function(H)
     eq({ "h1", "h2" }, reply.outcome.acceptedHunks)
     vim.cmd("bwipeout! " .. vim.fn.bufnr(path))
 
-    path, params = review_fixture()
+    params = select(2, review_fixture())
     reply = nil
     review.start(params, function(r)
       reply = r

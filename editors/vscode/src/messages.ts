@@ -98,6 +98,7 @@ export function parseFromPanel(raw: unknown): FromPanel | undefined {
       return isMode(m.mode) ? { type: "setMode", mode: m.mode } : undefined;
     case "setModel":
       // A model's name as the provider lists it (`gpt-4o-mini`, `qwen2.5-coder:7b`, `org/model`).
+      // eslint-disable-next-line no-control-regex -- control characters are what it refuses
       return typeof m.model === "string" && m.model.trim() !== "" && /^[^\x00-\x1f\x7f]{1,300}$/.test(m.model)
         ? { type: "setModel", model: m.model }
         : undefined;

@@ -81,7 +81,7 @@ export function place(diagnostics: PreviewDiagnostic[], text: string | undefined
   return diagnostics.map((d) => {
     const line = clampLine(d.line);
     let endLine = clampLine(d.endLine);
-    let character = column(line, d.column);
+    const character = column(line, d.column);
     let endCharacter = column(endLine, d.endColumn);
     if (endLine < line || (endLine === line && endCharacter < character)) {
       endLine = line;

@@ -81,7 +81,7 @@ export class Sidecar implements vscode.Disposable {
       const message = `The tandem sidecar did not start: ${err instanceof Error ? err.message : String(err)}`;
       this.output.appendLine(message);
       this.setState("error", message);
-      throw new Error(message);
+      throw new Error(message, { cause: err });
     }
   }
 

@@ -59,6 +59,8 @@ export class ExecutionLog<K> {
  * own OSC 633 marks) removed, `\r\n` as `\n`, and a line rewritten with `\r` (a progress bar)
  * kept as it ended.
  */
+// Escapes and control characters are what these expressions strip.
+/* eslint-disable no-control-regex */
 export function plainTerminalText(text: string): string {
   const stripped = text
     // OSC … BEL or ST (titles, shell integration marks, hyperlinks).
@@ -73,6 +75,7 @@ export function plainTerminalText(text: string): string {
     .join("\n")
     .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, "");
 }
+/* eslint-enable no-control-regex */
 
 function status(e: Execution): string {
   return !e.done ? "still running" : e.exitCode === undefined ? "finished" : `exit code ${e.exitCode}`;

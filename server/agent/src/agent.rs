@@ -6,92 +6,27 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tandem_llm::{Message, Part, ProviderSettings, Role};
+use tandem_llm::{Message, Part, Role};
 use tandem_protocol::{
     ContentBlock, ModeId, SessionCompactParams, SessionCompactResult, SessionDeleteParams, SessionListParams,
     SessionListResult, SessionLoadParams, SessionLoadResult, SessionNewParams, SessionNewResult, SessionPromptParams,
     SessionPromptResult, SessionSetModeParams, SessionUpdate, StopReason, ToolCall, ToolCallStatus, UsageTotals,
 };
 use tandem_text::BufferCache;
-use tandem_tools::{EditorClient, Registry, Workspace};
+use tandem_tool_api::{EditorClient, Registry, Workspace};
 use tokio_util::sync::CancellationToken;
 
+use crate::SessionClient;
+use crate::config::{AgentConfig, AgentError};
+use crate::env::Env;
+use crate::modes::modes_of;
 use crate::session::{History, Session};
 use crate::store::{Record, Store, rfc3339, valid_id};
-use crate::{SessionClient, modes_of};
 
-/// How the agent runs.
-#[derive(Clone, Debug)]
-pub struct AgentConfig {
-    /// The model provider.
-    pub provider: ProviderSettings,
-    /// Mode of new sessions.
-    pub default_mode: ModeId,
-    /// Model turns per prompt before the turn ends with `max_turns`.
-    pub max_turns: u32,
-    /// How deep sub-agents may nest.
-    pub max_agent_depth: u32,
-    /// Offer only `always_load` tools (and those found with `tool_search`) to the model.
-    pub defer_tools: bool,
-    /// The workspace's own settings that were ignored because the folder is not trusted; when
-    /// there are any, the first prompt asks the person whether to trust the folder.
-    pub untrusted_settings: Vec<String>,
-    /// `[review] precheck = "fix-first"`: a change the language servers say introduces errors
-    /// goes back to the model once before the person is asked.
-    pub fix_first: bool,
-    /// Text added at the end of the system prompt (`tandem run --append-system-prompt`).
-    pub append_system_prompt: Option<String>,
-}
-
-impl AgentConfig {
-    /// Defaults around `provider`.
-    pub fn new(provider: ProviderSettings) -> Self {
-        Self {
-            provider,
-            default_mode: ModeId::Default,
-            max_turns: 50,
-            max_agent_depth: 2,
-            defer_tools: false,
-            untrusted_settings: Vec::new(),
-            fix_first: false,
-            append_system_prompt: None,
-        }
-    }
-}
-
-/// A request the agent cannot serve.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum AgentError {
-    /// No such session.
-    #[error("no session `{0}`: create one with tandem/session/new, or list stored ones with tandem/session/list")]
-    UnknownSession(String),
-    /// A turn is running.
-    #[error("session `{0}` is already running a turn; wait for it to end or send tandem/session/cancel")]
-    Busy(String),
-    /// Bad parameters.
-    #[error("{0}")]
-    Invalid(String),
-}
-
-/// The sessions of one workspace, and everything a turn needs.
+/// The sessions of one workspace, and the environment their turns run in.
 pub struct Agent {
-    pub(crate) workspace: Arc<Workspace>,
-    pub(crate) cache: Arc<BufferCache>,
-    pub(crate) registry: Arc<Registry>,
-    pub(crate) editor: Option<Arc<dyn EditorClient>>,
-    /// Language servers (the `lsp` tool and diagnostics after edits), when running.
-    pub(crate) intel: Option<Arc<dyn tandem_tools::CodeIntel>>,
-    pub(crate) client: Arc<dyn SessionClient>,
-    pub(crate) llm: tandem_llm::Client,
-    pub(crate) config: AgentConfig,
-    pub(crate) store: Store,
+    pub(crate) env: Arc<Env>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
-    /// This agent, for the tasks it spawns (background sub-agents).
-    pub(crate) me: std::sync::Weak<Agent>,
-    /// The person was asked to trust the folder (once per process).
-    pub(crate) trust_asked: std::sync::atomic::AtomicBool,
-    /// The workspace's checkpoint store, opened on first use (`None`: unavailable).
-    pub(crate) checkpoints: std::sync::OnceLock<Option<Arc<tandem_checkpoint::Store>>>,
     /// The provider's model list, once read ([`Agent::provider_models`]).
     pub(crate) models: tokio::sync::Mutex<Option<Vec<tandem_llm::ModelInfo>>>,
 }
@@ -111,7 +46,7 @@ impl Agent {
         cache: Arc<BufferCache>,
         registry: Arc<Registry>,
         editor: Option<Arc<dyn EditorClient>>,
-        intel: Option<Arc<dyn tandem_tools::CodeIntel>>,
+        intel: Option<Arc<dyn tandem_tool_api::CodeIntel>>,
         client: Arc<dyn SessionClient>,
         config: AgentConfig,
     ) -> Result<Arc<Self>, AgentError> {
@@ -121,7 +56,7 @@ impl Agent {
             tracing::warn!("{notice}");
         }
         let store = Store::in_workspace(workspace.root());
-        Ok(Arc::new_cyclic(|me| Self {
+        let env = Arc::new_cyclic(|me| Env {
             workspace,
             cache,
             registry,
@@ -131,22 +66,32 @@ impl Agent {
             llm,
             config,
             store,
-            sessions: Mutex::new(HashMap::new()),
             me: me.clone(),
             trust_asked: std::sync::atomic::AtomicBool::new(false),
             checkpoints: std::sync::OnceLock::new(),
-            models: tokio::sync::Mutex::new(None),
-        }))
+        });
+        Ok(Arc::new(Self { env, sessions: Mutex::new(HashMap::new()), models: tokio::sync::Mutex::new(None) }))
     }
 
     pub(crate) fn session(&self, id: &str) -> Result<Arc<Session>, AgentError> {
         self.sessions.lock().get(id).cloned().ok_or_else(|| AgentError::UnknownSession(id.to_owned()))
     }
 
+    /// A stored session of this workspace, with the configured review precheck.
+    fn top_session(&self, id: String, cwd: PathBuf, model: String, mode: ModeId) -> Session {
+        let env = &self.env;
+        let session =
+            Session::top(id, cwd, model, mode, Arc::clone(&env.registry), Arc::clone(&env.client), env.store.clone());
+        if env.config.fix_first {
+            session.gate.fix_first();
+        }
+        session
+    }
+
     fn cwd(&self, cwd: Option<&str>) -> Result<PathBuf, AgentError> {
-        let root = self.workspace.root().to_path_buf();
+        let root = self.env.workspace.root().to_path_buf();
         let Some(raw) = cwd else { return Ok(root) };
-        let dir = self.workspace.resolve(raw, &root).map_err(|e| AgentError::Invalid(format!("cwd: {e}")))?;
+        let dir = self.env.workspace.resolve(raw, &root).map_err(|e| AgentError::Invalid(format!("cwd: {e}")))?;
         if !dir.is_dir() {
             return Err(AgentError::Invalid(format!("cwd `{raw}` is not a directory")));
         }
@@ -156,8 +101,8 @@ impl Agent {
     /// `tandem/session/new`.
     pub fn new_session(&self, params: SessionNewParams) -> Result<SessionNewResult, AgentError> {
         let cwd = self.cwd(params.cwd.as_deref())?;
-        let mode = params.mode.unwrap_or(self.config.default_mode);
-        let model = params.model.unwrap_or_else(|| self.config.provider.model.clone());
+        let mode = params.mode.unwrap_or(self.env.config.default_mode);
+        let model = params.model.unwrap_or_else(|| self.env.config.provider.model.clone());
         let id = new_session_id();
         let meta = Record::Meta {
             session_id: id.clone(),
@@ -166,21 +111,10 @@ impl Agent {
             mode,
             created_at: rfc3339(std::time::SystemTime::now()),
         };
-        if let Err(err) = self.store.append(&id, &meta) {
+        if let Err(err) = self.env.store.append(&id, &meta) {
             tracing::warn!(session = id, "cannot store the session (it works, but cannot be resumed): {err}");
         }
-        let session = Session::top(
-            id.clone(),
-            cwd,
-            model.clone(),
-            mode,
-            Arc::clone(&self.registry),
-            Arc::clone(&self.client),
-            self.store.clone(),
-        );
-        if self.config.fix_first {
-            session.gate.fix_first();
-        }
+        let session = self.top_session(id.clone(), cwd, model.clone(), mode);
         self.sessions.lock().insert(id.clone(), Arc::new(session));
         tracing::info!(session = id, mode = mode.as_str(), "session/new");
         Ok(SessionNewResult { session_id: id, modes: modes_of(mode), model: Some(model) })
@@ -198,9 +132,9 @@ impl Agent {
         let cancel = CancellationToken::new();
         *session.cancel.lock() = Some(cancel.clone());
         if session.depth == 0 {
-            crate::trust::ask_once(self, &session.id).await;
+            crate::trust::ask_once(&self.env, &session.id).await;
         }
-        self.snapshot(&session, tandem_checkpoint::Kind::BeforeTurn, None, None).await;
+        self.env.snapshot(&session, tandem_checkpoint::Kind::BeforeTurn, None, None).await;
         let prompt_text: String = params
             .prompt
             .iter()
@@ -211,11 +145,11 @@ impl Agent {
             .collect::<Vec<_>>()
             .join("\n");
         let span = crate::otel::turn(&session.id, &session.model(), session.depth, &prompt_text);
-        let run = crate::turn::run(self, &session, &mut history, params.prompt, &cancel);
+        let run = crate::turn::run(&self.env, &session, &mut history, params.prompt, &cancel);
         let result = tracing::Instrument::instrument(run, span.clone()).await;
         let stop = serde_json::to_value(result.stop_reason).ok().and_then(|v| v.as_str().map(str::to_owned));
         crate::otel::end_turn(&span, stop.as_deref().unwrap_or_default(), result.stop_reason == StopReason::Error);
-        self.snapshot(&session, tandem_checkpoint::Kind::AfterTurn, None, None).await;
+        self.env.snapshot(&session, tandem_checkpoint::Kind::AfterTurn, None, None).await;
         drop(history);
         *session.cancel.lock() = None;
         Ok(result)
@@ -232,14 +166,21 @@ impl Agent {
         let cancel = CancellationToken::new();
         *session.cancel.lock() = Some(cancel.clone());
         let model = session.model();
-        let budget = crate::context::budget(self, &model, history.stated_window);
-        let mut system = crate::prompt::system_prompt(self.workspace.root(), &session.cwd, session.gate.mode());
-        crate::prompt::append(&mut system, self.config.append_system_prompt.as_deref());
-        let tools = crate::turn::tool_defs(self, &session, budget);
+        let budget = crate::context::budget(self.env.provider(), &model, history.stated_window);
+        let mut system = crate::prompt::system_prompt(self.env.workspace.root(), &session.cwd, session.gate.mode());
+        crate::prompt::append(&mut system, self.env.config.append_system_prompt.as_deref());
+        let tools = crate::turn::tool_defs(self.env.config.defer_tools, &session, budget);
         let fixed = system.len() + tools.bytes;
-        let report =
-            crate::context::fit(self, &session, &mut history, fixed, budget, crate::context::Force::Person, &cancel)
-                .await;
+        let report = crate::context::fit(
+            &self.env,
+            &session,
+            &mut history,
+            fixed,
+            budget,
+            crate::context::Force::Person,
+            &cancel,
+        )
+        .await;
         *session.cancel.lock() = None;
         let report = report.ok_or_else(|| AgentError::Invalid("the compaction was cancelled".into()))?;
         Ok(SessionCompactResult {
@@ -270,10 +211,10 @@ impl Agent {
             // Leaving plan mode by hand ends `plan_enter`'s plan mode too.
             *session.gate.plan.lock() = None;
         }
-        if let Err(err) = self.store.append(&session.id, &Record::Mode { mode: params.mode_id }) {
+        if let Err(err) = self.env.store.append(&session.id, &Record::Mode { mode: params.mode_id }) {
             tracing::warn!(session = session.id, "the mode change was not stored: {err}");
         }
-        self.client.update(&session.id, SessionUpdate::CurrentModeUpdate { current_mode_id: params.mode_id }).await;
+        self.env.client.update(&session.id, SessionUpdate::CurrentModeUpdate { current_mode_id: params.mode_id }).await;
         Ok(())
     }
 
@@ -290,10 +231,10 @@ impl Agent {
             }
             self.sessions.lock().remove(&id);
         }
-        if !self.store.exists(&id) {
+        if !self.env.store.exists(&id) {
             return Err(AgentError::UnknownSession(id));
         }
-        self.store.remove(&id).map_err(|e| AgentError::Invalid(format!("cannot delete session `{id}`: {e}")))
+        self.env.store.remove(&id).map_err(|e| AgentError::Invalid(format!("cannot delete session `{id}`: {e}")))
     }
 
     /// Stores a command the person typed that the front door answered itself (`/undo 3`), so
@@ -306,7 +247,7 @@ impl Agent {
     /// `tandem/session/list`: stored sessions, most recent first, 50 per page.
     pub fn list(&self, params: SessionListParams) -> Result<SessionListResult, AgentError> {
         const PAGE: usize = 50;
-        let mut sessions = self.store.list();
+        let mut sessions = self.env.store.list();
         if let Some(cwd) = &params.cwd {
             sessions.retain(|s| &s.cwd == cwd);
         }
@@ -329,11 +270,12 @@ impl Agent {
         {
             return Err(AgentError::Busy(session.id.clone()));
         }
-        if !self.store.exists(&params.session_id) {
+        if !self.env.store.exists(&params.session_id) {
             return Err(AgentError::UnknownSession(params.session_id));
         }
-        let records = self.store.read(&params.session_id).map_err(AgentError::Invalid)?;
-        let (mut mode, mut cwd, mut model) = (self.config.default_mode, None, self.config.provider.model.clone());
+        let records = self.env.store.read(&params.session_id).map_err(AgentError::Invalid)?;
+        let (mut mode, mut cwd, mut model) =
+            (self.env.config.default_mode, None, self.env.config.provider.model.clone());
         let mut messages = Vec::new();
         let mut replay = Vec::new();
         let mut calls = 0u64;
@@ -357,7 +299,7 @@ impl Agent {
                     replay.push(SessionUpdate::UserMessageChunk { content: ContentBlock::text(&text) })
                 }
                 Record::Message { message } => {
-                    if crate::turn::is_interruption(&message) || crate::checkpoints::is_restore_note(&message) {
+                    if crate::session::is_interruption(&message) || crate::checkpoints::is_restore_note(&message) {
                         // Said to the model, not by the person: not replayed.
                     } else if message.role == Role::User {
                         for part in &message.content {
@@ -398,29 +340,19 @@ impl Agent {
         // The stored mode never raises the person's current choice: a session file may say
         // `yolo` (a session from another time, or one that did not come from this person).
         let stored_mode = mode;
-        let mode = if stored_mode.laxness() > self.config.default_mode.laxness() {
-            self.config.default_mode
+        let mode = if stored_mode.laxness() > self.env.config.default_mode.laxness() {
+            self.env.config.default_mode
         } else {
             stored_mode
         };
         // A stored directory is confined like a new session's (a session file may come from
         // anywhere); one that is gone or outside falls back to the root.
-        let cwd = cwd.and_then(|dir| self.cwd(Some(&dir)).ok()).unwrap_or_else(|| self.workspace.root().to_path_buf());
+        let cwd =
+            cwd.and_then(|dir| self.cwd(Some(&dir)).ok()).unwrap_or_else(|| self.env.workspace.root().to_path_buf());
         // A turn that ended in a crash may leave tool calls without results: close them.
         close_dangling_calls(&mut messages);
         let id = params.session_id.clone();
-        let mut session = Session::top(
-            id.clone(),
-            cwd,
-            model,
-            mode,
-            Arc::clone(&self.registry),
-            Arc::clone(&self.client),
-            self.store.clone(),
-        );
-        if self.config.fix_first {
-            session.gate.fix_first();
-        }
+        let mut session = self.top_session(id.clone(), cwd, model, mode);
         let total_tokens = totals.input_tokens + totals.output_tokens;
         let messages = messages.into_iter().map(Arc::new).collect();
         session.history = tokio::sync::Mutex::new(History { messages, totals, total_tokens, ..History::default() });
@@ -431,7 +363,7 @@ impl Agent {
         session.todos = Mutex::new(todos);
         self.sessions.lock().insert(id.clone(), Arc::new(session));
         for update in replay {
-            self.client.update(&id, update).await;
+            self.env.client.update(&id, update).await;
         }
         if mode != stored_mode {
             let note = format!(
@@ -441,9 +373,9 @@ impl Agent {
                 mode.as_str()
             );
             tracing::warn!(session = id, "{note}");
-            self.client.update(&id, SessionUpdate::AgentMessageChunk { content: ContentBlock::text(note) }).await;
+            self.env.client.update(&id, SessionUpdate::AgentMessageChunk { content: ContentBlock::text(note) }).await;
         }
-        self.client.update(&id, SessionUpdate::CurrentModeUpdate { current_mode_id: mode }).await;
+        self.env.client.update(&id, SessionUpdate::CurrentModeUpdate { current_mode_id: mode }).await;
         Ok(SessionLoadResult { modes: modes_of(mode) })
     }
 
@@ -467,7 +399,7 @@ impl Agent {
 
     /// The configured model (of new sessions).
     pub fn default_model(&self) -> &str {
-        &self.config.provider.model
+        &self.env.config.provider.model
     }
 
     /// The session's mode (for front doors that show it).

@@ -33,7 +33,7 @@ use tandem_protocol::{
     ContentBlock, DiagnosticsPreview, HunkInfo, ModeId, PermissionOption, PermissionOptionKind, PermissionOutcome,
     RequestPermissionParams, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
 };
-use tandem_tools::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
+use tandem_tool_api::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
 use tokio_util::sync::CancellationToken;
 
 use crate::SessionClient;
@@ -66,7 +66,7 @@ pub struct SessionGate {
     /// "Always" rules.
     pub rules: Mutex<Rules>,
     /// Plan mode entered with `plan_enter` (its plan file may be written).
-    pub plan: Mutex<Option<tandem_tools::PlanState>>,
+    pub plan: Mutex<Option<tandem_tool_api::PlanState>>,
     /// With `[review] precheck = "fix-first"`: the sets of files whose change went back to the
     /// model once already (`None`: changes go to the person at once).
     pub sent_back: Mutex<Option<std::collections::HashSet<String>>>,
@@ -102,7 +102,7 @@ impl SessionGate {
     }
 
     /// The plan state of `plan_enter`.
-    pub fn plan_state(&self) -> Option<tandem_tools::PlanState> {
+    pub fn plan_state(&self) -> Option<tandem_tool_api::PlanState> {
         self.plan.lock().clone()
     }
 

@@ -12,12 +12,12 @@ use tandem_protocol::{
     ContentBlock, ModeId, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
     ToolGroup, ToolKind, ToolResult,
 };
-use tandem_tools::{Tool, ToolContext, ToolSpec};
+use tandem_tool_api::{Tool, ToolContext, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::Agent;
 use crate::approver::CallApprover;
 use crate::checkpoints::CallWindow;
+use crate::env::Env;
 use crate::limits::{OutputKind, cap_output, short};
 use crate::session::{History, Session};
 use crate::store::Record;
@@ -92,7 +92,7 @@ pub(crate) fn announce(session: &Session, id: &str, name: &str, arguments: &Valu
 /// Runs the calls of one model turn: runs of concurrency-safe calls in parallel, the others
 /// one at a time, in order. Returns one result per call, in order.
 pub(crate) async fn run_calls(
-    agent: &Agent,
+    env: &Env,
     session: &Arc<Session>,
     history: &mut History,
     calls: Vec<PlannedCall>,
@@ -120,8 +120,7 @@ pub(crate) async fn run_calls(
             let failures = &history.failures;
             async move {
                 let outcome =
-                    tracing::Instrument::instrument(run_call(agent, session, failures, call, cancel), span.clone())
-                        .await;
+                    tracing::Instrument::instrument(run_call(env, session, failures, call, cancel), span.clone()).await;
                 crate::otel::tool_done(&span, outcome.failed);
                 outcome
             }
@@ -170,13 +169,13 @@ pub(crate) struct CallOutcome {
 
 /// Runs one call: checked, announced as running, run with its approver, reported, stored.
 async fn run_call(
-    agent: &Agent,
+    env: &Env,
     session: &Arc<Session>,
     failures: &HashMap<String, u32>,
     call: &PlannedCall,
     cancel: &CancellationToken,
 ) -> CallOutcome {
-    let tool = match admit(agent, session, failures, call) {
+    let tool = match admit(env, session, failures, call) {
         Ok(tool) => tool,
         Err(refusal) => return refuse(session, call, refusal).await,
     };
@@ -188,7 +187,7 @@ async fn run_call(
         status: Some(ToolCallStatus::InProgress),
         ..Default::default()
     };
-    agent.client.update(&session.id, SessionUpdate::ToolCallUpdate(running)).await;
+    env.client.update(&session.id, SessionUpdate::ToolCallUpdate(running)).await;
     // What it may change can be undone: commands included, whose effects nobody can predict.
     let window = CallWindow::of(&call.tool_call_id, spec);
     let approver = CallApprover::new(
@@ -200,14 +199,14 @@ async fn run_call(
         kind,
         call.arguments.clone(),
     );
-    let approver = Arc::new(agent.undo_aware(approver, session, window.as_ref()));
-    let mut ctx = tool_context(agent, session, call, Arc::clone(&approver), cancel);
+    let approver = Arc::new(env.undo_aware(approver, session, window.as_ref()));
+    let mut ctx = tool_context(env, session, call, Arc::clone(&approver), cancel);
     if let Some(window) = &window {
-        agent.open_window(session, window, &mut ctx).await;
+        env.open_window(session, window, &mut ctx).await;
     }
     let result = invoke(session, spec, &title, call, ctx, cancel).await;
     if let Some(window) = window {
-        agent.close_window(session, window).await;
+        env.close_window(session, window).await;
     }
     report(session, call, &result, approver.take_applied(), kind).await;
     outcome(spec, &result, failures.get(&failure_key(call)).copied().unwrap_or(0))
@@ -217,13 +216,13 @@ async fn run_call(
 /// not have, arguments that are not JSON, a changing tool in plan mode, a call that already
 /// failed too often.
 fn admit(
-    agent: &Agent,
+    env: &Env,
     session: &Session,
     failures: &HashMap<String, u32>,
     call: &PlannedCall,
 ) -> Result<Arc<dyn Tool>, String> {
     let Some(tool) = session.registry.find(&call.name) else {
-        if let Some(elsewhere) = agent.registry.find(&call.name) {
+        if let Some(elsewhere) = env.registry.find(&call.name) {
             return Err(format!(
                 "`{}` is not available to this sub-agent (its tool set is limited to its task); use the tools in your list, and say in your answer what is left for the caller to do",
                 elsewhere.spec().name
@@ -245,7 +244,7 @@ fn admit(
             .arguments
             .get("file_path")
             .and_then(Value::as_str)
-            .and_then(|raw| agent.workspace.resolve_writable(raw, &session.cwd).ok())
+            .and_then(|raw| env.workspace.resolve_writable(raw, &session.cwd).ok())
             .is_some_and(|path| session.gate.is_plan_file(&path));
     if session.gate.mode() == ModeId::Plan && !spec.effect.is_read_only() && !plan_file_write {
         return Err(format!(
@@ -280,25 +279,25 @@ async fn refuse(session: &Session, call: &PlannedCall, message: String) -> CallO
 /// The context of a session's call: not the person's authority (it asks through `approver`),
 /// in the session's directory, with the session's services.
 fn tool_context(
-    agent: &Agent,
+    env: &Env,
     session: &Arc<Session>,
     call: &PlannedCall,
     approver: Arc<CallApprover>,
     cancel: &CancellationToken,
 ) -> ToolContext {
-    let mut ctx = ToolContext::new(Arc::clone(&agent.workspace), Arc::clone(&agent.cache));
+    let mut ctx = ToolContext::new(Arc::clone(&env.workspace), Arc::clone(&env.cache));
     ctx.session_id = Some(session.id.clone());
     ctx.tool_call_id = Some(call.tool_call_id.clone());
     ctx.working_dir = session.cwd.clone();
     ctx.user_confirmed = false;
-    ctx.editor = agent.editor.clone();
-    ctx.intel = agent.intel.clone();
-    ctx.approver = Some(approver as Arc<dyn tandem_tools::Approver>);
+    ctx.editor = env.editor.clone();
+    ctx.intel = env.intel.clone();
+    ctx.approver = Some(approver as Arc<dyn tandem_tool_api::Approver>);
     ctx.agent_depth = session.depth;
-    ctx.max_agent_depth = agent.config.max_agent_depth;
+    ctx.max_agent_depth = env.config.max_agent_depth;
     ctx.registry = Some(Arc::clone(&session.registry));
     ctx.host = Some(Arc::new(crate::host::Host {
-        agent: agent.me.clone(),
+        env: env.me.clone(),
         session: Arc::clone(session),
         cancel: cancel.clone(),
         tool_call_id: call.tool_call_id.clone(),

@@ -18,13 +18,11 @@ use tandem_llm::{ErrorKind, Message, Part, Request, Role};
 use tandem_protocol::{ContentBlock, SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolKind};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::Agent;
+use crate::env::Env;
 use crate::session::{History, Session};
 use crate::store::Record;
+use crate::tokens::json_size;
 
-/// Bytes per token before the provider has reported any counts: low, so a first estimate
-/// errs on the large side.
-pub(crate) const DEFAULT_BYTES_PER_TOKEN: f64 = 3.0;
 /// Tool outputs of this many of the latest assistant turns are never elided.
 const KEEP_TURNS: usize = 2;
 /// Tool outputs shorter than this are kept (a stub would save nothing).
@@ -57,8 +55,8 @@ pub(crate) struct Budget {
 
 /// The budget of `model` under the agent's provider settings, within the window the provider
 /// stated (`stated`) when it said a request was too long.
-pub(crate) fn budget(agent: &Agent, model: &str, stated: Option<u64>) -> Budget {
-    let resolved = tandem_llm::profile::resolve(&agent.config.provider, model);
+pub(crate) fn budget(provider: &tandem_llm::ProviderSettings, model: &str, stated: Option<u64>) -> Budget {
+    let resolved = tandem_llm::profile::resolve(provider, model);
     let profile = u64::from(resolved.profile.context_window);
     let window = stated.map_or(profile, |stated| stated.min(profile));
     let margin = (window / 20).max(256);
@@ -94,29 +92,6 @@ pub(crate) fn stated_window(message: &str) -> Option<u64> {
         (Some(n), _) => Some(n),
         (None, [(_, only)]) => Some(*only),
         _ => None,
-    }
-}
-
-/// Counts bytes without keeping them.
-struct Counter(usize);
-
-impl std::io::Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The size of `value` as JSON, without building the text.
-pub(crate) fn json_size<T: serde::Serialize + ?Sized>(value: &T) -> usize {
-    let mut counter = Counter(0);
-    match serde_json::to_writer(&mut counter, value) {
-        Ok(()) => counter.0,
-        Err(_) => 0,
     }
 }
 
@@ -197,7 +172,7 @@ pub(crate) enum Force {
 /// can be. A summary no smaller than the turns it would replace is not used. `None` when
 /// cancelled.
 pub(crate) async fn fit(
-    agent: &Agent,
+    env: &Env,
     session: &Session,
     history: &mut History,
     fixed: usize,
@@ -214,7 +189,7 @@ pub(crate) async fn fit(
     report.elided = elide(&mut messages, KEEP_TURNS);
     history.replace(messages);
     if force != Force::No || history.estimate(fixed) > budget.limit {
-        report.summarized = summarise(agent, session, history, fixed, budget, force, cancel).await?;
+        report.summarized = summarise(env, session, history, fixed, budget, force, cancel).await?;
     }
     if history.estimate(fixed) > budget.limit {
         report.cut = squeeze(history, fixed, budget);
@@ -389,7 +364,7 @@ fn tail_start(history: &mut History, budget: Budget) -> Option<usize> {
 /// Replaces the turns before the recent ones with the model's summary of them. `Some(false)`
 /// when there was nothing to summarise, `None` when cancelled.
 async fn summarise(
-    agent: &Agent,
+    env: &Env,
     session: &Session,
     history: &mut History,
     fixed: usize,
@@ -419,9 +394,9 @@ async fn summarise(
         model: Some(session.model()),
         temperature: None,
     };
-    let summary = match agent.llm.stream(&request, cancel, &mut |_| {}).await {
+    let summary = match env.llm.stream(&request, cancel, &mut |_| {}).await {
         Ok(response) => {
-            history.add_usage(&response.usage, crate::turn::price_of(agent, &session.model()));
+            history.add_usage(&response.usage, env.price_of(&session.model()));
             let text: String = response
                 .message
                 .content
@@ -471,7 +446,7 @@ fn last_answer(history: &History) -> Option<usize> {
 
 /// The text of the last message the person wrote in `messages` (not a tool result, not a note).
 fn latest_request(messages: &[Arc<Message>]) -> Option<String> {
-    messages.iter().rev().filter(|m| m.role == Role::User && !crate::turn::is_interruption(m)).find_map(|m| {
+    messages.iter().rev().filter(|m| m.role == Role::User && !crate::session::is_interruption(m)).find_map(|m| {
         let text: Vec<&str> = m
             .content
             .iter()
@@ -588,6 +563,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::tokens::DEFAULT_BYTES_PER_TOKEN;
 
     fn call(id: &str, path: &str) -> Arc<Message> {
         Arc::new(Message {

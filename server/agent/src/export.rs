@@ -15,11 +15,36 @@ pub const EXPORT_FORMAT: &str = "tandem-session";
 /// Tool output longer than this is folded in Markdown (in `<details>`).
 const FOLD: usize = 1_500;
 
+/// Why a session could not be exported or imported.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The stored session could not be read (no such session, a bad id, an unreadable file).
+    #[error("{0}")]
+    Read(String),
+    /// What was given is not an exported session.
+    #[error("not an exported Tandem session: {0}")]
+    NotAnExport(String),
+    /// A record of the export is not one Tandem writes.
+    #[error("record {index} of the export is not valid: {message}")]
+    BadRecord {
+        /// 1-based.
+        index: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Every id the import could take is in use.
+    #[error("session `{0}` and its numbered copies exist already")]
+    NoFreeId(String),
+    /// The imported session could not be stored.
+    #[error("cannot store the imported session: {0}")]
+    Write(#[from] std::io::Error),
+}
+
 impl Store {
     /// Session `id` as an export: its header, a transcript (prompts, answers, tool calls with
     /// their inputs and outputs), the usage and cost, and the records themselves.
-    pub fn export(&self, id: &str) -> Result<Value, String> {
-        let records = self.read(id)?;
+    pub fn export(&self, id: &str) -> Result<Value, ExportError> {
+        let records = self.read(id).map_err(ExportError::Read)?;
         let mut meta = Map::new();
         let mut transcript: Vec<Value> = Vec::new();
         let mut usage = UsageTotals::default();
@@ -66,27 +91,27 @@ impl Store {
     /// Stores an export (of [`Store::export`]) as a session of the workspace at `cwd`, under
     /// its own id when that is free, else a new one; returns the id. Every record must be one
     /// Tandem writes; nothing is stored otherwise.
-    pub fn import(&self, export: &Value, cwd: &Path) -> Result<String, String> {
+    pub fn import(&self, export: &Value, cwd: &Path) -> Result<String, ExportError> {
         if export["format"] != EXPORT_FORMAT {
-            return Err(format!("not an exported Tandem session (its \"format\" is not \"{EXPORT_FORMAT}\")"));
+            return Err(ExportError::NotAnExport(format!("its \"format\" is not \"{EXPORT_FORMAT}\"")));
         }
         let Some(raw) = export["records"].as_array() else {
-            return Err("the export has no \"records\" (export it with --format json)".to_owned());
+            return Err(ExportError::NotAnExport("it has no \"records\" (export it with --format json)".to_owned()));
         };
         let mut records = Vec::with_capacity(raw.len());
         for (n, value) in raw.iter().enumerate() {
-            let record: Record =
-                serde_json::from_value(value.clone()).map_err(|err| format!("record {} is not valid: {err}", n + 1))?;
+            let record: Record = serde_json::from_value(value.clone())
+                .map_err(|err| ExportError::BadRecord { index: n + 1, message: err.to_string() })?;
             records.push(record);
         }
         let Some(Record::Meta { session_id, .. }) = records.first() else {
-            return Err("the export's first record is not a session header".to_owned());
+            return Err(ExportError::NotAnExport("its first record is not a session header".to_owned()));
         };
         let base = if valid_id(session_id) { session_id.clone() } else { "imported".to_owned() };
         let id = (0..1000)
             .map(|n| if n == 0 { base.clone() } else { format!("{base}-{n}") })
             .find(|id| !self.exists(id))
-            .ok_or_else(|| format!("session `{base}` and its numbered copies exist already"))?;
+            .ok_or_else(|| ExportError::NoFreeId(base.clone()))?;
         if let Some(Record::Meta { session_id, cwd: dir, .. }) = records.first_mut() {
             session_id.clone_from(&id);
             *dir = cwd.display().to_string();
@@ -94,7 +119,7 @@ impl Store {
         for record in &records {
             if let Err(err) = self.append(&id, record) {
                 self.remove(&id).ok();
-                return Err(format!("cannot store the imported session: {err}"));
+                return Err(ExportError::Write(err));
             }
         }
         Ok(id)
@@ -182,7 +207,7 @@ mod tests {
 
     use super::*;
 
-    fn store_with_a_session(dir: &Path) -> Result<Store, String> {
+    fn store_with_a_session(dir: &Path) -> Result<Store, Box<dyn std::error::Error>> {
         let store = Store::new(dir.join("sessions"));
         let records = [
             Record::Meta {
@@ -227,14 +252,14 @@ mod tests {
             },
         ];
         for record in &records {
-            store.append("s1", record).map_err(|e| e.to_string())?;
+            store.append("s1", record)?;
         }
         Ok(store)
     }
 
     #[test]
-    fn an_export_imports_as_the_same_session_under_a_free_id() -> Result<(), String> {
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    fn an_export_imports_as_the_same_session_under_a_free_id() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
         let store = store_with_a_session(dir.path())?;
         let export = store.export("s1")?;
         let kinds: Vec<&str> =
@@ -259,8 +284,8 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_export_stores_nothing() -> Result<(), String> {
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    fn a_bad_export_stores_nothing() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
         let store = Store::new(dir.path().join("sessions"));
         assert!(store.import(&json!({ "format": "other" }), Path::new("/w")).is_err());
         let bad = json!({ "format": EXPORT_FORMAT, "records": [{ "type": "meta", "session_id": "s" }] });

@@ -12,20 +12,20 @@ use tandem_protocol::{
     PermissionOutcome, RequestPermissionParams, RequestPermissionResult, SessionUpdate, ToolCallContent,
     ToolCallStatus, ToolCallUpdate, ToolGroup, ToolKind,
 };
-use tandem_tools::{
-    AgentType, AskOutcome, PlanDecision, PlanState, Question, Registry, SessionHost, SubAgentRequest, SubAgentState,
-    SubAgentStatus, Todo,
+use tandem_tool_api::{
+    AgentType, AskOutcome, HostError, PlanDecision, PlanState, Question, Registry, SessionHost, SubAgentRequest,
+    SubAgentState, SubAgentStatus, Todo,
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::Agent;
+use crate::client::{ClientError, SessionClient};
+use crate::env::Env;
 use crate::session::{History, Session, SubAgent};
 use crate::store::Record;
-use crate::{ClientError, SessionClient};
 
 /// The host of one tool call.
 pub(crate) struct Host {
-    pub agent: std::sync::Weak<Agent>,
+    pub env: std::sync::Weak<Env>,
     pub session: Arc<Session>,
     pub cancel: CancellationToken,
     pub tool_call_id: String,
@@ -97,14 +97,14 @@ impl SessionHost for Host {
         self.session.gate.plan_state()
     }
 
-    async fn enter_plan(&self, reason: String, plan_file: PathBuf) -> Result<ModeId, String> {
+    async fn enter_plan(&self, reason: String, plan_file: PathBuf) -> Result<ModeId, HostError> {
         let previous = self.session.gate.mode();
         *self.session.gate.plan.lock() = Some(PlanState { reason, plan_file, previous });
         self.set_mode(ModeId::Plan).await;
         Ok(previous)
     }
 
-    async fn exit_plan(&self, summary: String, plan: Option<String>) -> Result<PlanDecision, String> {
+    async fn exit_plan(&self, summary: String, plan: Option<String>) -> Result<PlanDecision, HostError> {
         let mut content = vec![ToolCallContent::Content { content: ContentBlock::text(summary) }];
         if let Some(plan) = plan {
             content.push(ToolCallContent::Content { content: ContentBlock::text(plan) });
@@ -135,7 +135,7 @@ impl SessionHost for Host {
         };
         let answer = tokio::select! {
             () = self.cancel.cancelled() => return Ok(PlanDecision::Cancelled),
-            answer = self.session.client.request_permission(params) => answer.map_err(|err| err.to_string())?,
+            answer = self.session.client.request_permission(params) => answer.map_err(|err| HostError::CannotAsk(err.to_string()))?,
         };
         match answer.outcome {
             PermissionOutcome::Cancelled => Ok(PlanDecision::Cancelled),
@@ -153,9 +153,9 @@ impl SessionHost for Host {
         }
     }
 
-    async fn run_agent(&self, request: SubAgentRequest) -> Result<SubAgentStatus, String> {
-        let agent = self.agent.upgrade().ok_or("the agent is shutting down")?;
-        run_subagent(agent, Arc::clone(&self.session), request, self.cancel.clone()).await
+    async fn run_agent(&self, request: SubAgentRequest) -> Result<SubAgentStatus, HostError> {
+        let env = self.env.upgrade().ok_or(HostError::ShuttingDown)?;
+        Ok(run_subagent(env, Arc::clone(&self.session), request, self.cancel.clone()).await)
     }
 
     fn agent_status(&self, id: &str) -> Option<SubAgentStatus> {
@@ -205,7 +205,7 @@ impl SessionClient for ChildClient {
 
 /// The tools a sub-agent of `kind` gets from its parent's.
 fn child_registry(parent: &Registry, kind: AgentType, may_nest: bool) -> Registry {
-    let read_only = |spec: &tandem_tools::ToolSpec| {
+    let read_only = |spec: &tandem_tool_api::ToolSpec| {
         !spec.can_write && matches!(spec.group, ToolGroup::Fs | ToolGroup::Search | ToolGroup::Web | ToolGroup::Lsp)
             || spec.name == "memory_read"
     };
@@ -263,15 +263,15 @@ fn final_answer(history: &History) -> String {
 
 /// Runs (or starts) a sub-agent of `parent`.
 pub(crate) async fn run_subagent(
-    agent: Arc<Agent>,
+    env: Arc<Env>,
     parent: Arc<Session>,
     request: SubAgentRequest,
     cancel: CancellationToken,
-) -> Result<SubAgentStatus, String> {
+) -> SubAgentStatus {
     let n = parent.next_agent.fetch_add(1, Ordering::Relaxed);
     let id = format!("{}a{n}", parent.call_prefix);
     let tool_calls = Arc::new(AtomicU64::new(0));
-    let may_nest = request.depth < agent.config.max_agent_depth;
+    let may_nest = request.depth < env.config.max_agent_depth;
     let registry = Arc::new(child_registry(&parent.registry, request.agent_type, may_nest));
     let root_session = parent.gate.session_id.clone();
     let client = Arc::new(ChildClient {
@@ -291,7 +291,7 @@ pub(crate) async fn run_subagent(
         let state = Arc::clone(&state);
         async move {
             let mut history = child.history.lock().await;
-            let result = crate::turn::run(&agent, &child, &mut history, prompt, &cancel).await;
+            let result = crate::turn::run(&env, &child, &mut history, prompt, &cancel).await;
             let answer = final_answer(&history);
             let outcome = match result.stop_reason {
                 tandem_protocol::StopReason::EndTurn if !answer.trim().is_empty() => SubAgentState::Completed(answer),
@@ -318,8 +318,8 @@ pub(crate) async fn run_subagent(
     };
     if request.background {
         tokio::spawn(work);
-        return Ok(status(SubAgentState::Running));
+        return status(SubAgentState::Running);
     }
     let outcome = work.await;
-    Ok(status(outcome))
+    status(outcome)
 }

@@ -6,7 +6,7 @@
 //! approvals → results → model, until the model stops, the turn limit, or a cancel.
 //!
 //! Nothing reaches a file the person did not approve: every tool call gets a per-call
-//! [`Approver`](tandem_tools::Approver) that applies the session's mode and rules and asks through
+//! [`Approver`](tandem_tool_api::Approver) that applies the session's mode and rules and asks through
 //! the client ([`approver`]).
 
 mod agent;
@@ -14,24 +14,30 @@ pub mod approver;
 mod call;
 mod checkpoints;
 mod client;
+mod config;
 mod context;
+mod env;
 mod export;
 mod host;
 mod limits;
 mod modes;
+mod offer;
 mod options;
 pub mod otel;
 mod prompt;
+mod restore;
 mod session;
 mod store;
+mod tokens;
 mod trust;
 mod turn;
 
-pub use agent::{Agent, AgentConfig, AgentError};
-pub use checkpoints::describe_restore;
+pub use agent::Agent;
 pub use client::{ClientError, SessionClient};
-pub use export::{EXPORT_FORMAT, markdown as export_markdown};
+pub use config::{AgentConfig, AgentError};
+pub use export::{EXPORT_FORMAT, ExportError, markdown as export_markdown};
 pub use limits::{OutputKind, cap_output};
 pub use modes::{mode_infos, modes_of};
 pub use options::options as config_options;
+pub use restore::describe_restore;
 pub use store::Store;

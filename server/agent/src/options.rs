@@ -7,7 +7,8 @@ use tandem_protocol::{
     ConfigChoice, ConfigOption, ModeId, SessionConfigOptionsResult, SessionSetConfigOptionParams, SessionSetModeParams,
 };
 
-use crate::agent::{Agent, AgentError};
+use crate::agent::Agent;
+use crate::config::AgentError;
 use crate::modes::mode_infos;
 
 impl Agent {
@@ -17,7 +18,7 @@ impl Agent {
         if let Some(models) = kept.as_ref() {
             return Ok(models.clone());
         }
-        let models = self.llm.list_models().await.map_err(|err| err.message)?;
+        let models = self.env.llm.list_models().await.map_err(|err| err.message)?;
         *kept = Some(models.clone());
         Ok(models)
     }

@@ -37,7 +37,7 @@ pub(crate) fn system_prompt(root: &Path, cwd: &Path, mode: ModeId) -> String {
     for name in ["AGENTS.md", "CLAUDE.md"] {
         // Only a regular file inside the workspace, symlinks resolved: a clone's
         // `AGENTS.md -> ~/.ssh/id_rsa` never reaches the provider.
-        let read = match tandem_tools::shared::read_shared(root, Path::new(name), MAX_INSTRUCTIONS) {
+        let read = match tandem_tool_api::shared::read_shared(root, Path::new(name), MAX_INSTRUCTIONS) {
             Ok(Some(read)) => read,
             Ok(None) => continue,
             Err(err) => {

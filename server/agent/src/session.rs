@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use parking_lot::Mutex;
-use tandem_llm::Message;
+use tandem_llm::{Message, Part, Role};
 use tandem_protocol::{ModeId, PlanEntry, SessionUpdate, UsageTotals};
-use tandem_tools::{AgentType, Registry, SubAgentState, Todo, TodoStatus};
+use tandem_tool_api::{AgentType, Registry, SubAgentState, Todo, TodoStatus};
 use tokio_util::sync::CancellationToken;
 
 use crate::SessionClient;
@@ -44,7 +44,7 @@ impl Default for History {
             total_tokens: 0,
             totals: UsageTotals::default(),
             sizes: Vec::new(),
-            bytes_per_token: crate::context::DEFAULT_BYTES_PER_TOKEN,
+            bytes_per_token: crate::tokens::DEFAULT_BYTES_PER_TOKEN,
             stated_window: None,
         }
     }
@@ -74,7 +74,7 @@ pub(crate) struct Session {
     pub id: String,
     pub gate: Arc<SessionGate>,
     pub cwd: PathBuf,
-    /// The model its turns use (changed with [`Agent::set_model`]).
+    /// The model its turns use (changed with [`Agent::set_model`](crate::Agent::set_model)).
     pub model: Mutex<String>,
     /// Held for the whole of a turn: one turn at a time.
     pub history: tokio::sync::Mutex<History>,
@@ -97,7 +97,7 @@ pub(crate) struct Session {
     /// Tools found with `tool_search` (offered to the model from then on).
     pub loaded_tools: Mutex<std::collections::HashSet<String>>,
     /// The tool definitions of recent requests, shared by the next ones.
-    pub(crate) tool_sets: Mutex<crate::turn::ToolSets>,
+    pub(crate) tool_sets: Mutex<crate::offer::ToolSets>,
 }
 
 impl Session {
@@ -198,4 +198,12 @@ pub(crate) fn plan_update(todos: &[Todo]) -> SessionUpdate {
             })
             .collect(),
     }
+}
+
+/// What the model is told, as a message of the person, where they cancelled a turn.
+pub(crate) const INTERRUPTED: &str = "[The person interrupted this turn: it was cancelled, and whatever was running was stopped. Do not carry on with it unless they ask you to.]";
+
+/// Whether `message` is the note that a turn was interrupted.
+pub(crate) fn is_interruption(message: &Message) -> bool {
+    message.role == Role::User && matches!(message.content.as_slice(), [Part::Text { text }] if text == INTERRUPTED)
 }

@@ -43,7 +43,7 @@ pub(crate) enum Record {
     /// The mode changed.
     Mode { mode: ModeId },
     /// The task list changed.
-    Todos { todos: Vec<tandem_tools::Todo> },
+    Todos { todos: Vec<tandem_tool_api::Todo> },
     /// The conversation was compacted: from here on the model sees `messages` (the prompts,
     /// answers and calls before it stay in the file for replay).
     Compaction { messages: Vec<tandem_llm::Message>, tokens_before: u64, tokens_after: u64, summarized: bool },
@@ -73,7 +73,7 @@ impl Store {
     /// The sessions of the workspace at `root`, in its state directory (outside the workspace;
     /// never `<root>/.tandem/sessions`, which a repository could ship).
     pub fn in_workspace(root: &std::path::Path) -> Self {
-        let dir = tandem_tools::state::state_path(root, "sessions");
+        let dir = tandem_tool_api::state::state_path(root, "sessions");
         Self { dir, root: Some(root.to_path_buf()) }
     }
 
@@ -85,13 +85,13 @@ impl Store {
     pub(crate) fn append(&self, id: &str, record: &Record) -> std::io::Result<()> {
         match &self.root {
             Some(root) => {
-                tandem_tools::state::state_dir(root, "sessions").map_err(std::io::Error::other)?;
+                tandem_tool_api::state::state_dir(root, "sessions").map_err(std::io::Error::other)?;
             }
             None => std::fs::create_dir_all(&self.dir)?,
         }
         let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        let mut file = tandem_tools::state::open_append(&self.path(id))?;
+        let mut file = tandem_tool_api::state::open_append(&self.path(id))?;
         // One write call per record: a crash leaves a whole line or a torn last line.
         file.write_all(&line)
     }
@@ -207,7 +207,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn records_round_trip_and_a_torn_line_is_skipped() -> Result<(), String> {
+    fn records_round_trip_and_a_torn_line_is_skipped() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let store = Store::new(dir.path().join("sessions"));
         let meta = Record::Meta {

@@ -8,21 +8,21 @@ use tandem_protocol::{
     ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
 };
 
-use crate::agent::Agent;
+use crate::env::Env;
 
 /// The id of the prompt's tool call card.
 const CARD: &str = "tandem-trust-folder";
 
 /// Asks once per process, before the first turn of `session_id`, when settings were ignored.
-pub(crate) async fn ask_once(agent: &Agent, session_id: &str) {
-    if agent.config.untrusted_settings.is_empty() || agent.trust_asked.swap(true, std::sync::atomic::Ordering::SeqCst) {
+pub(crate) async fn ask_once(env: &Env, session_id: &str) {
+    if env.config.untrusted_settings.is_empty() || env.trust_asked.swap(true, std::sync::atomic::Ordering::SeqCst) {
         return;
     }
-    let root = agent.workspace.root().to_path_buf();
+    let root = env.workspace.root().to_path_buf();
     let title = format!("Trust the settings of {}?", root.display());
     let text = format!(
         "This folder is not trusted, so these settings from its own configuration were ignored: {}.\n\nTrust it only if you trust the repository: its settings can start programs and change what runs without asking. (Same as `tandem trust` in the folder.)",
-        agent.config.untrusted_settings.join(", ")
+        env.config.untrusted_settings.join(", ")
     );
     let content = vec![ToolCallContent::Content { content: ContentBlock::text(text) }];
     let card = ToolCall {
@@ -35,7 +35,7 @@ pub(crate) async fn ask_once(agent: &Agent, session_id: &str) {
         raw_input: None,
         tool_name: None,
     };
-    agent.client.update(session_id, SessionUpdate::ToolCall(card)).await;
+    env.client.update(session_id, SessionUpdate::ToolCall(card)).await;
     let params = RequestPermissionParams {
         session_id: session_id.to_owned(),
         tool_call: ToolCallUpdate {
@@ -61,11 +61,11 @@ pub(crate) async fn ask_once(agent: &Agent, session_id: &str) {
         diagnostics: None,
     };
     let trusted = matches!(
-        agent.client.request_permission(params).await,
+        env.client.request_permission(params).await,
         Ok(result) if matches!(&result.outcome, PermissionOutcome::Selected { option_id, .. } if option_id == "allow_always")
     );
     let (status, said) = if trusted {
-        match tandem_tools::trust::user_config_dir().map(|dir| tandem_tools::trust::grant_in(&dir, &root)) {
+        match tandem_tool_api::trust::user_config_dir().map(|dir| tandem_tool_api::trust::grant_in(&dir, &root)) {
             Some(Ok(list)) => (
                 ToolCallStatus::Completed,
                 format!("Trusted {} (kept in {}). Its settings apply when Tandem restarts: reload the editor window.", root.display(), list.display()),
@@ -82,5 +82,5 @@ pub(crate) async fn ask_once(agent: &Agent, session_id: &str) {
         content: Some(vec![ToolCallContent::Content { content: ContentBlock::text(said) }]),
         ..Default::default()
     };
-    agent.client.update(session_id, SessionUpdate::ToolCallUpdate(done)).await;
+    env.client.update(session_id, SessionUpdate::ToolCallUpdate(done)).await;
 }

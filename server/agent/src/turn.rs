@@ -3,24 +3,17 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use tandem_llm::{ErrorKind, Event, Message, Part, Request, Role, StopReason as ModelStop, ToolDef};
+use tandem_llm::{ErrorKind, Event, Message, Part, Request, Role, StopReason as ModelStop};
 use tandem_protocol::{ContentBlock, SessionPromptResult, SessionUpdate, StopReason, Usage};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::Agent;
 use crate::call::{PlannedCall, announce, run_calls};
 use crate::context::{self, Force};
-use crate::session::{History, Session};
+use crate::env::Env;
+use crate::offer::ToolSet;
+use crate::session::{History, INTERRUPTED, Session, is_interruption};
 use crate::store::Record;
-
-/// What the model is told, as a message of the person, where they cancelled a turn.
-pub(crate) const INTERRUPTED: &str = "[The person interrupted this turn: it was cancelled, and whatever was running was stopped. Do not carry on with it unless they ask you to.]";
-
-/// Whether `message` is the note that a turn was interrupted.
-pub(crate) fn is_interruption(message: &Message) -> bool {
-    message.role == Role::User && matches!(message.content.as_slice(), [Part::Text { text }] if text == INTERRUPTED)
-}
 
 fn prompt_text(blocks: Vec<ContentBlock>) -> Vec<Part> {
     blocks
@@ -75,16 +68,96 @@ impl Forwarder {
 
 /// Runs one turn of `session` for `prompt`.
 pub(crate) async fn run(
-    agent: &Agent,
+    env: &Env,
     session: &Arc<Session>,
     history: &mut History,
     prompt: Vec<ContentBlock>,
     cancel: &CancellationToken,
 ) -> SessionPromptResult {
+    let prompt_words = add_prompt(session, history, prompt);
+    let memories = tandem_tool_memory::session_brief(env.workspace.root(), &prompt_words);
+    // A provider that says the request does not fit gets one compaction and a retry per turn.
+    let mut overflow_retried = false;
+    for _ in 0..env.config.max_turns {
+        if cancel.is_cancelled() {
+            return interrupted(session, history, String::new());
+        }
+        let mut system = crate::prompt::system_prompt(env.workspace.root(), &session.cwd, session.gate.mode());
+        if let Some(memories) = &memories {
+            system.push('\n');
+            system.push_str(memories);
+        }
+        crate::prompt::append(&mut system, env.config.append_system_prompt.as_deref());
+        let model = session.model();
+        let budget = context::budget(env.provider(), &model, history.stated_window);
+        let tools = tool_defs(env.config.defer_tools, session, budget);
+        let fixed = system.len() + tools.bytes;
+        if context::fit(env, session, history, fixed, budget, Force::No, cancel).await.is_none() {
+            return interrupted(session, history, String::new());
+        }
+        let sent_bytes = history.message_bytes() + fixed;
+        let request = Request {
+            system,
+            messages: history.messages.clone(),
+            tools: tools.defs,
+            model: Some(model.clone()),
+            temperature: None,
+        };
+        let (outcome, announced, streamed) = stream(env, session, &request, cancel).await;
+        let response = match outcome {
+            Ok(response) => response,
+            Err(err) if err.kind == ErrorKind::Cancelled => return interrupted(session, history, streamed),
+            Err(err) if err.kind == ErrorKind::ContextTooLong && !overflow_retried => {
+                overflow_retried = true;
+                tracing::warn!(session = session.id, "{err}; compacting and trying again");
+                // The estimate was too low for this provider: count more tokens per byte; and a
+                // window it states (smaller than the profile's) holds from now on.
+                history.bytes_per_token = (history.bytes_per_token * 0.75).max(1.0);
+                history.stated_window = context::stated_window(&err.message).or(history.stated_window);
+                let budget = context::budget(env.provider(), &model, history.stated_window);
+                if context::fit(env, session, history, fixed, budget, Force::Provider, cancel).await.is_none() {
+                    return interrupted(session, history, String::new());
+                }
+                continue;
+            }
+            Err(err) => {
+                // The client gets the error with the result; the log keeps it for the record.
+                tracing::warn!(session = session.id, "model turn failed: {err}");
+                return SessionPromptResult { stop_reason: StopReason::Error, error: Some(err.message) };
+            }
+        };
+        history.calibrate(sent_bytes, response.usage.input_tokens);
+        history.add_usage(&response.usage, env.price_of(&model));
+        session.record(&Record::Usage { totals: history.totals });
+        session.client.update(&session.id, usage_update(history, &response.usage, budget)).await;
+        let message = response.message;
+        session.record(&Record::Message { message: message.clone() });
+        let calls = planned_calls(session, &message, &announced).await;
+        history.messages.push(Arc::new(message));
+        if calls.is_empty() {
+            return match response.stop {
+                ModelStop::Refusal => stop(StopReason::Refusal),
+                ModelStop::MaxTokens => cut_short(env.provider(), session, &model).await,
+                _ => stop(StopReason::EndTurn),
+            };
+        }
+        let results = run_calls(env, session, history, calls, cancel).await;
+        let message = Message { role: Role::User, content: results };
+        session.record(&Record::Message { message: message.clone() });
+        history.messages.push(Arc::new(message));
+        if cancel.is_cancelled() {
+            return interrupted(session, history, String::new());
+        }
+    }
+    stop(StopReason::MaxTurns)
+}
+
+/// Adds the person's prompt to the history and the store; returns its words (what memories
+/// are matched against). Two user messages in a row (after an error) become one; a cancelled
+/// turn stays its own, closed by the note that the person interrupted it.
+fn add_prompt(session: &Session, history: &mut History, prompt: Vec<ContentBlock>) -> String {
     let user = Message { role: Role::User, content: prompt_text(prompt) };
     session.record(&Record::Message { message: user.clone() });
-    // Two user messages in a row (after an error) become one; a cancelled turn stays its own,
-    // closed by the note that the person interrupted it.
     match history.messages.last_mut() {
         Some(last) if last.role == Role::User && !is_interruption(last) => {
             Arc::make_mut(last).content.extend(user.content);
@@ -92,7 +165,7 @@ pub(crate) async fn run(
         }
         _ => history.messages.push(Arc::new(user)),
     }
-    let prompt_words: String = history
+    history
         .messages
         .last()
         .map(|m| {
@@ -105,137 +178,81 @@ pub(crate) async fn run(
                 .collect::<Vec<_>>()
                 .join(" ")
         })
-        .unwrap_or_default();
-    let memories = tandem_tools::memory::session_brief(agent.workspace.root(), &prompt_words);
-    // A provider that says the request does not fit gets one compaction and a retry per turn.
-    let mut overflow_retried = false;
-    for _ in 0..agent.config.max_turns {
-        if cancel.is_cancelled() {
-            return interrupted(session, history, String::new());
+        .unwrap_or_default()
+}
+
+/// One model request, its events forwarded in order as session updates. Returns the outcome,
+/// the tool calls announced while streaming (the provider's id, ours), and the text the
+/// person saw (kept when the turn is cancelled mid-stream).
+async fn stream(
+    env: &Env,
+    session: &Session,
+    request: &Request,
+    cancel: &CancellationToken,
+) -> (Result<tandem_llm::Response, tandem_llm::LlmError>, Vec<(String, String)>, String) {
+    let forwarder = Forwarder::start(session);
+    let mut announced: Vec<(String, String)> = Vec::new();
+    let mut streamed = String::new();
+    let mut on_event = |event: Event| match event {
+        Event::TextDelta(text) => {
+            streamed.push_str(&text);
+            forwarder.tx.send(SessionUpdate::AgentMessageChunk { content: ContentBlock::text(text) }).ok();
         }
-        let mode = session.gate.mode();
-        let mut system = crate::prompt::system_prompt(agent.workspace.root(), &session.cwd, mode);
-        if let Some(memories) = &memories {
-            system.push('\n');
-            system.push_str(memories);
+        Event::ThinkingDelta(text) => {
+            forwarder.tx.send(SessionUpdate::AgentThoughtChunk { content: ContentBlock::text(text) }).ok();
         }
-        crate::prompt::append(&mut system, agent.config.append_system_prompt.as_deref());
-        let model = session.model();
-        let budget = context::budget(agent, &model, history.stated_window);
-        let tools = tool_defs(agent, session, budget);
-        let fixed = system.len() + tools.bytes;
-        if context::fit(agent, session, history, fixed, budget, Force::No, cancel).await.is_none() {
-            return interrupted(session, history, String::new());
+        Event::ToolCallReady { id, name, arguments } => {
+            let ours = next_call_id(session);
+            forwarder.tx.send(announce(session, &ours, &name, &arguments)).ok();
+            announced.push((id, ours));
         }
-        let sent_bytes = history.message_bytes() + fixed;
-        let request_model = model.clone();
-        let request = Request {
-            system,
-            messages: history.messages.clone(),
-            tools: tools.defs,
-            model: Some(model),
-            temperature: None,
-        };
-        let forwarder = Forwarder::start(session);
-        let mut announced: Vec<(String, String)> = Vec::new();
-        // What the person saw of the answer, kept when the turn is cancelled mid-stream.
-        let mut streamed = String::new();
-        let mut on_event = |event: Event| match event {
-            Event::TextDelta(text) => {
-                streamed.push_str(&text);
-                forwarder.tx.send(SessionUpdate::AgentMessageChunk { content: ContentBlock::text(text) }).ok();
-            }
-            Event::ThinkingDelta(text) => {
-                forwarder.tx.send(SessionUpdate::AgentThoughtChunk { content: ContentBlock::text(text) }).ok();
-            }
-            Event::ToolCallReady { id, name, arguments } => {
-                let ours = format!("{}c{}", session.call_prefix, session.next_call.fetch_add(1, Ordering::Relaxed));
-                forwarder.tx.send(announce(session, &ours, &name, &arguments)).ok();
-                announced.push((id, ours));
-            }
-            Event::Retrying { attempt, delay, reason } => {
-                tracing::debug!(session = session.id, attempt, ?delay, "model request failed, retrying: {reason}");
-            }
-            Event::ToolCallStarted { .. } | Event::Usage(_) => {}
-        };
-        let span = crate::otel::request(&request_model);
-        let outcome =
-            tracing::Instrument::instrument(agent.llm.stream(&request, cancel, &mut on_event), span.clone()).await;
-        forwarder.finish().await;
-        match &outcome {
-            Ok(response) => {
-                let price = price_of(agent, &request_model);
-                crate::otel::used(&span, &response.usage, price.map(|p| p.cost(&response.usage)));
-            }
-            Err(err) => crate::otel::failed(&span, &err.message),
+        Event::Retrying { attempt, delay, reason } => {
+            tracing::debug!(session = session.id, attempt, ?delay, "model request failed, retrying: {reason}");
         }
-        drop(span);
-        let response = match outcome {
-            Ok(response) => response,
-            Err(err) if err.kind == ErrorKind::Cancelled => return interrupted(session, history, streamed),
-            Err(err) if err.kind == ErrorKind::ContextTooLong && !overflow_retried => {
-                overflow_retried = true;
-                tracing::warn!(session = session.id, "{err}; compacting and trying again");
-                // The estimate was too low for this provider: count more tokens per byte; and a
-                // window it states (smaller than the profile's) holds from now on.
-                history.bytes_per_token = (history.bytes_per_token * 0.75).max(1.0);
-                history.stated_window = context::stated_window(&err.message).or(history.stated_window);
-                let budget = context::budget(agent, &request_model, history.stated_window);
-                if context::fit(agent, session, history, fixed, budget, Force::Provider, cancel).await.is_none() {
-                    return interrupted(session, history, String::new());
+        Event::ToolCallStarted { .. } | Event::Usage(_) => {}
+    };
+    let model = request.model.clone().unwrap_or_default();
+    let span = crate::otel::request(&model);
+    let outcome = tracing::Instrument::instrument(env.llm.stream(request, cancel, &mut on_event), span.clone()).await;
+    forwarder.finish().await;
+    match &outcome {
+        Ok(response) => {
+            let cost = env.price_of(&model).map(|price| price.cost(&response.usage));
+            crate::otel::used(&span, &response.usage, cost);
+        }
+        Err(err) => crate::otel::failed(&span, &err.message),
+    }
+    (outcome, announced, streamed)
+}
+
+/// Our id for the session's next tool call.
+fn next_call_id(session: &Session) -> String {
+    format!("{}c{}", session.call_prefix, session.next_call.fetch_add(1, Ordering::Relaxed))
+}
+
+/// The tool calls of the model's answer, each under the id it was announced with (announced
+/// now if streaming did not).
+async fn planned_calls(session: &Session, message: &Message, announced: &[(String, String)]) -> Vec<PlannedCall> {
+    let mut calls = Vec::new();
+    for part in &message.content {
+        if let Part::ToolCall { id, name, arguments, .. } = part {
+            let ours = match announced.iter().find(|(provider, _)| provider == id) {
+                Some((_, ours)) => ours.clone(),
+                None => {
+                    let ours = next_call_id(session);
+                    session.client.update(&session.id, announce(session, &ours, name, arguments)).await;
+                    ours
                 }
-                continue;
-            }
-            Err(err) => {
-                // The client gets the error with the result; the log keeps it for the record.
-                tracing::warn!(session = session.id, "model turn failed: {err}");
-                return SessionPromptResult { stop_reason: StopReason::Error, error: Some(err.message) };
-            }
-        };
-        history.calibrate(sent_bytes, response.usage.input_tokens);
-        history.add_usage(&response.usage, price_of(agent, &request_model));
-        session.record(&Record::Usage { totals: history.totals });
-        session.client.update(&session.id, usage_update(history, &response.usage, budget)).await;
-        let message = response.message;
-        session.record(&Record::Message { message: message.clone() });
-        let mut calls = Vec::new();
-        for part in &message.content {
-            if let Part::ToolCall { id, name, arguments, .. } = part {
-                let ours = match announced.iter().find(|(provider, _)| provider == id) {
-                    Some((_, ours)) => ours.clone(),
-                    None => {
-                        let ours =
-                            format!("{}c{}", session.call_prefix, session.next_call.fetch_add(1, Ordering::Relaxed));
-                        let update = announce(session, &ours, name, arguments);
-                        session.client.update(&session.id, update).await;
-                        ours
-                    }
-                };
-                calls.push(PlannedCall {
-                    tool_call_id: ours,
-                    provider_id: id.clone(),
-                    name: name.clone(),
-                    arguments: arguments.clone(),
-                });
-            }
-        }
-        history.messages.push(Arc::new(message));
-        if calls.is_empty() {
-            return match response.stop {
-                ModelStop::Refusal => stop(StopReason::Refusal),
-                ModelStop::MaxTokens => cut_short(agent, session, &request_model).await,
-                _ => stop(StopReason::EndTurn),
             };
-        }
-        let results = run_calls(agent, session, history, calls, cancel).await;
-        let message = Message { role: Role::User, content: results };
-        session.record(&Record::Message { message: message.clone() });
-        history.messages.push(Arc::new(message));
-        if cancel.is_cancelled() {
-            return interrupted(session, history, String::new());
+            calls.push(PlannedCall {
+                tool_call_id: ours,
+                provider_id: id.clone(),
+                name: name.clone(),
+                arguments: arguments.clone(),
+            });
         }
     }
-    stop(StopReason::MaxTurns)
+    calls
 }
 
 /// Ends a cancelled turn in the history: the part of the answer that was streamed (if any),
@@ -258,10 +275,10 @@ fn interrupted(session: &Session, history: &mut History, streamed: String) -> Se
 
 /// The answer reached the output token limit: the person is told, with how to go on, and the
 /// turn ends as `max_tokens` rather than as a finished answer.
-async fn cut_short(agent: &Agent, session: &Session, model: &str) -> SessionPromptResult {
+async fn cut_short(provider: &tandem_llm::ProviderSettings, session: &Session, model: &str) -> SessionPromptResult {
     let note = format!(
         "\n\n[The answer was cut: it reached the output limit of {} tokens. Say \"continue\" to have the model go on, or raise `max_output_tokens` under [provider] in .tandem/config.toml.]",
-        tandem_llm::profile::resolve(&agent.config.provider, model).max_output
+        tandem_llm::profile::resolve(provider, model).max_output
     );
     session.client.update(&session.id, SessionUpdate::AgentMessageChunk { content: ContentBlock::text(note) }).await;
     stop(StopReason::MaxTokens)
@@ -269,12 +286,6 @@ async fn cut_short(agent: &Agent, session: &Session, model: &str) -> SessionProm
 
 fn stop(stop_reason: StopReason) -> SessionPromptResult {
     SessionPromptResult { stop_reason, error: None }
-}
-
-/// The price of `model`: the configured one for the configured model, else the price table's.
-pub(crate) fn price_of(agent: &Agent, model: &str) -> Option<tandem_llm::price::Price> {
-    let settings = &agent.config.provider;
-    settings.price.filter(|_| settings.model == model).or_else(|| tandem_llm::price::lookup(model))
 }
 
 /// The `usage_update` after a model turn: its counts, the window, the session's totals.
@@ -297,64 +308,20 @@ const TOOLS_SHARE: u64 = 4;
 /// The tools offered in the next request: all enabled ones, or, when deferring (configured, or
 /// because they would take more than a quarter of the window), the always-loaded ones and those found
 /// with `tool_search`.
-pub(crate) fn tool_defs(agent: &Agent, session: &Session, budget: context::Budget) -> ToolSet {
-    let all: Vec<Arc<dyn tandem_tools::Tool>> = session.registry.enabled().collect();
+pub(crate) fn tool_defs(defer_tools: bool, session: &Session, budget: context::Budget) -> ToolSet {
+    let all: Vec<Arc<dyn tandem_tool_api::Tool>> = session.registry.enabled().collect();
     let set = session.tool_sets.lock().get(&all);
     let too_big = || {
-        let tokens = set.bytes as f64 / context::DEFAULT_BYTES_PER_TOKEN;
+        let tokens = set.bytes as f64 / crate::tokens::DEFAULT_BYTES_PER_TOKEN;
         tokens as u64 > budget.window / TOOLS_SHARE
     };
-    if !agent.config.defer_tools && !too_big() {
+    if !defer_tools && !too_big() {
         return set;
     }
     let loaded = session.loaded_tools.lock().clone();
     let offered: Vec<_> =
         all.into_iter().filter(|tool| tool.spec().always_load || loaded.contains(tool.spec().name)).collect();
     session.tool_sets.lock().get(&offered)
-}
-
-/// Tool definitions as a request carries them, and their size in JSON.
-#[derive(Clone)]
-pub(crate) struct ToolSet {
-    pub(crate) defs: Arc<[ToolDef]>,
-    pub(crate) bytes: usize,
-}
-
-/// The tool sets of recent requests, so a turn shares the definitions of the last one rather
-/// than copying every schema again: the same tools (the same objects, whose specs cannot
-/// change) give the same definitions.
-#[derive(Default)]
-pub(crate) struct ToolSets {
-    /// The full set and the deferred one: a session alternates between at most these two.
-    recent: Vec<(Vec<Arc<dyn tandem_tools::Tool>>, ToolSet)>,
-}
-
-impl ToolSets {
-    fn get(&mut self, tools: &[Arc<dyn tandem_tools::Tool>]) -> ToolSet {
-        let same = |known: &[Arc<dyn tandem_tools::Tool>]| {
-            known.len() == tools.len() && known.iter().zip(tools).all(|(a, b)| Arc::ptr_eq(a, b))
-        };
-        if let Some((_, set)) = self.recent.iter().find(|(known, _)| same(known)) {
-            return set.clone();
-        }
-        let defs: Vec<ToolDef> = tools
-            .iter()
-            .map(|tool| {
-                let spec = tool.spec();
-                ToolDef {
-                    name: spec.name.to_owned(),
-                    description: spec.description.to_owned(),
-                    parameters: spec.parameters.clone(),
-                }
-            })
-            .collect();
-        let set = ToolSet { bytes: context::json_size(&defs), defs: defs.into() };
-        if self.recent.len() >= 2 {
-            self.recent.remove(0);
-        }
-        self.recent.push((tools.to_vec(), set.clone()));
-        set
-    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use tandem_protocol::{
     SessionLoadParams, SessionNewParams, SessionPromptParams, SessionUpdate, StopReason,
 };
 use tandem_text::BufferCache;
-use tandem_tools::{ToolConfig, Workspace};
+use tandem_tool_api::{Registry, ToolConfig, Workspace};
 
 /// The window of the scripted model, and the tokenizer the fake provider plays: 4 bytes a token.
 const WINDOW: u32 = 8_192;
@@ -77,6 +77,17 @@ fn start_agent(root: &Path, provider: &FakeProvider, window: u32, client: Arc<Re
     start_agent_of(ProviderKind::OpenAi, root, provider, window, client)
 }
 
+/// Every built-in tool, as the binary offers them (files, README generation, search, commands,
+/// language servers, the web, the session, memories).
+fn builtin() -> Registry {
+    use {tandem_tool_exec as exec, tandem_tool_fs as fs, tandem_tool_intel as intel, tandem_tool_memory as memory};
+    use {tandem_tool_readme as readme, tandem_tool_search as search, tandem_tool_session as session};
+    let config = ToolConfig::default();
+    let families = [fs::all(), readme::all(), search::all(), exec::all(), intel::all()];
+    let rest = [tandem_tool_web::all(&config.web), session::all(), memory::all()];
+    Registry::new(families.into_iter().chain(rest).flatten().collect(), config)
+}
+
 fn start_agent_of(
     kind: ProviderKind,
     root: &Path,
@@ -85,7 +96,7 @@ fn start_agent_of(
     client: Arc<Recorder>,
 ) -> Arc<Agent> {
     let workspace = Workspace::new(root, &[]).unwrap_or_else(|e| panic!("{e}"));
-    let registry = tandem_tools::builtin(ToolConfig::default());
+    let registry = builtin();
     let mut config = AgentConfig::new(provider_settings(kind, &provider.base_url(), window));
     config.max_turns = 200;
     Agent::new(

@@ -458,7 +458,7 @@ mod tests {
     }
 
     #[test]
-    fn configured_servers_override_and_extend_the_builtins() -> Result<(), String> {
+    fn configured_servers_override_and_extend_the_builtins() -> Result<(), Box<dyn std::error::Error>> {
         let s = settings(
             "[lsp]\ndiagnostics_wait_ms = 500\n[lsp.pyright]\nenabled = false\n[lsp.sleepy]\ncommand = \"sleep 1000\"\nextensions = [\"slp\"]\n[lsp.clangd]\ncommand = [\"/opt/clangd\", \"--log=verbose\"]\n",
         );
@@ -476,7 +476,7 @@ mod tests {
                 assert_eq!(spec.name, "sleepy");
                 assert!(program.path.ends_with("sleep") && !program.in_workspace);
             }
-            other => return Err(format!("{other:?}")),
+            other => return Err(format!("{other:?}").into()),
         }
         assert!(matches!(catalog.choose(&dir.path().join("a.xyz"), &binaries), Choice::Unknown));
         Ok(())
@@ -489,7 +489,7 @@ mod tests {
     }
 
     #[test]
-    fn cargo_roots_prefer_the_workspace() -> Result<(), String> {
+    fn cargo_roots_prefer_the_workspace() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let ws = dir.path();
         std::fs::create_dir_all(ws.join("crates/a/src")).map_err(|e| e.to_string())?;

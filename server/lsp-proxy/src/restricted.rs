@@ -342,7 +342,7 @@ mod tests {
     }
 
     #[test]
-    fn rust_analyzer_runs_no_build_scripts_proc_macros_or_checks() -> Result<(), String> {
+    fn rust_analyzer_runs_no_build_scripts_proc_macros_or_checks() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let binaries = Binaries::new(dir.path(), Trust::Untrusted);
         let mut ra = spec("rust-analyzer");
@@ -430,7 +430,7 @@ mod tests {
     }
 
     #[test]
-    fn every_other_server_is_restricted_where_it_has_something_to_restrict() -> Result<(), String> {
+    fn every_other_server_is_restricted_where_it_has_something_to_restrict() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let binaries = Binaries::new(dir.path(), Trust::Untrusted);
         let mut clangd = spec("clangd");

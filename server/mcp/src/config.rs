@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use tandem_tools::trust::Trust;
+use tandem_tool_api::trust::Trust;
 
 use serde_json::Value;
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Map, Value};
-use tandem_tools::{CommandDecision, ToolCheck, ToolContext, ToolError, ToolOutput};
+use tandem_tool_api::{CommandDecision, ToolCheck, ToolContext, ToolError, ToolOutput};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::resilience::{Admission, FailureClass, backoff};
@@ -302,7 +302,7 @@ impl<'a> Call<'a> {
         let ms = self.elapsed_ms();
         let tool = self.tool();
         self.server.count(true);
-        let text = tandem_tools::exec::redact::redact(&result_text(result)).text;
+        let text = tandem_tool_exec::redact::redact(&result_text(result)).text;
         if result.get("isError").and_then(Value::as_bool).unwrap_or(false) {
             self.finish("tool error", false, ms);
             let mut error = ToolError::new(format!("`{tool}` reported an error: {text}"));

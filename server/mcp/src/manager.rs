@@ -12,7 +12,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tandem_tools::{Registry, Tool, ToolContext, ToolError, ToolOutput};
+use tandem_tool_api::{Registry, Tool, ToolContext, ToolError, ToolOutput};
 use tokio::sync::mpsc;
 
 use crate::config::{McpConfig, ServerConfig, Startup};
@@ -100,7 +100,7 @@ impl McpManager {
     /// A manager for the workspace's configuration files (and the environment).
     pub fn from_workspace(root: &Path, registry: Arc<Registry>, manage_tool: bool) -> Arc<Self> {
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let trust = tandem_tools::trust::trust_of(root);
+        let trust = tandem_tool_api::trust::trust_of(root);
         let config = McpConfig::load(root, home.as_deref(), &|name| std::env::var(name).ok(), trust);
         Self::new(root, registry, config, manage_tool)
     }

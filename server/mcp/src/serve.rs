@@ -14,7 +14,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tandem_protocol::{DiagnosticsPreview, ToolGroup};
-use tandem_tools::{
+use tandem_tool_api::{
     Approver, ChangeDecision, CommandCheck, CommandDecision, Effect, Registry, StagedFile, ToolContext,
 };
 
@@ -47,7 +47,7 @@ impl Approver for ServeApprover {
 /// MCP tool annotations, from the tool's declared effect. `destructiveHint` and
 /// `idempotentHint` only mean something for a tool that is not read-only (MCP spec).
 /// `tandem tools --json` prints the same, so the command line and MCP clients agree.
-pub fn annotations(spec: &tandem_tools::ToolSpec) -> Value {
+pub fn annotations(spec: &tandem_tool_api::ToolSpec) -> Value {
     let read_only = spec.effect.is_read_only();
     let open_world = matches!(spec.effect, Effect::Network | Effect::Commands | Effect::External);
     if read_only {

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Semaphore, mpsc};
 
-use tandem_tools::binaries::{Binaries, BinaryError, Lookup};
+use tandem_tool_api::binaries::{Binaries, BinaryError, Lookup};
 
 use crate::config::{ServerConfig, Transport};
 use crate::resilience::{Breaker, BreakerConfig, CircuitState, FailureClass};
@@ -143,7 +143,7 @@ fn classify(err: &ServiceError) -> Failure {
 /// folder's trust and the person's pins, and the `PATH` the server is given (its configured
 /// `PATH`, else Tandem's).
 pub fn stdio_binaries(root: &Path, env: &std::collections::BTreeMap<String, crate::config::Secret>) -> Binaries {
-    let binaries = Binaries::new(root, tandem_tools::trust::trust_of(root));
+    let binaries = Binaries::new(root, tandem_tool_api::trust::trust_of(root));
     match env.get("PATH") {
         Some(path) => binaries.with_search_path(std::ffi::OsStr::new(path.expose())),
         None => binaries,
@@ -358,7 +358,7 @@ impl McpServer {
                         Failure::new(FailureClass::Transient, format!("cannot start `{command}`: {e}"), false)
                     })?;
                 if let Some(pgid) = transport.id() {
-                    tandem_tools::exec::track_group(pgid as i32);
+                    tandem_tool_exec::track_group(pgid as i32);
                 }
                 if let Some(stderr) = stderr {
                     let (server, tail) = (self.name().to_owned(), Arc::clone(&self.stderr));
@@ -415,7 +415,7 @@ impl McpServer {
     /// Ends the connection and waits until it is closed. For a child process that is the MCP
     /// stdio shutdown: its stdin closed, a wait, SIGTERM, a wait, SIGKILL (the SDK's
     /// `graceful_shutdown`, run when the service stops). What is left of its process group is
-    /// stopped when tandem exits ([`tandem_tools::exec::stop_all`]).
+    /// stopped when tandem exits ([`tandem_tool_exec::stop_all`]).
     pub async fn disconnect(&self) {
         let Some(service) = self.service.lock().await.take() else { return };
         match std::sync::Arc::try_unwrap(service) {

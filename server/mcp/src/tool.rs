@@ -8,7 +8,7 @@ use std::sync::{Arc, Weak};
 use async_trait::async_trait;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use tandem_tool_api::{Decl, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::server::{McpServer, RemoteTool};
 
@@ -74,10 +74,8 @@ impl McpTool {
             map.entry("type").or_insert_with(|| Value::String("object".into()));
             map.entry("properties").or_insert_with(|| Value::Object(Default::default()));
         }
-        let mut spec = ToolSpec::new(intern(&remote.exposed), ToolGroup::Mcp, intern(&description), parameters);
-        if !remote.read_only {
-            spec = spec.external();
-        }
+        let decl = Decl::new(intern(&remote.exposed), ToolGroup::Mcp, intern(&description));
+        let spec = if remote.read_only { decl } else { decl.external() }.spec(parameters);
         Self { spec, server: server.to_owned(), remote, dispatcher }
     }
 }
@@ -108,7 +106,7 @@ mod tests {
 
     use serde_json::json;
     use tandem_text::BufferCache;
-    use tandem_tools::{ToolConfig, Workspace};
+    use tandem_tool_api::{Registry, ToolConfig, Workspace};
 
     use super::*;
     use crate::ranking::{Doc, Ranker};
@@ -144,10 +142,8 @@ mod tests {
     /// `tool_search`'s order for `query` over the same MCP tools (the built-in tools switched
     /// off, so both rank the same set).
     async fn tool_search_order(query: &str, tags: &[String]) -> Result<Vec<String>, String> {
-        let builtin = tandem_tools::builtin(ToolConfig::default());
-        let others: Vec<String> =
-            builtin.enabled().map(|t| t.spec().name.to_owned()).filter(|n| n != "tool_search").collect();
-        let registry = Arc::new(tandem_tools::builtin(ToolConfig { disabled: others, ..ToolConfig::default() }));
+        let tool_search = tandem_tool_session::all().into_iter().filter(|t| t.spec().name == "tool_search");
+        let registry = Arc::new(Registry::new(tool_search.collect(), ToolConfig::default()));
         let tools = fs_tools()
             .into_iter()
             .map(|t| Arc::new(McpTool::new(Weak::<crate::McpManager>::new(), "fs", tags, t)) as Arc<dyn Tool>);
@@ -171,7 +167,7 @@ mod tests {
     /// the ranking scores equally may come in either order: `tool_search` does not promise an
     /// order for ties).
     #[tokio::test]
-    async fn mcp_ranking_and_tool_search_order_the_same_tools_alike() -> Result<(), String> {
+    async fn mcp_ranking_and_tool_search_order_the_same_tools_alike() -> Result<(), Box<dyn std::error::Error>> {
         let tags = ["files".to_owned(), "disk".to_owned()];
         for query in ["reading files", "write a file", "list directory", "search pattern", "disk"] {
             for tags in [&[][..], &tags[..]] {

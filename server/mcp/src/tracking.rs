@@ -70,7 +70,7 @@ pub fn summarize(arguments: &Value) -> String {
             other => other.clone(),
         }
     }
-    let text = tandem_tools::exec::redact::redact(&mask(arguments).to_string()).text;
+    let text = tandem_tool_exec::redact::redact(&mask(arguments).to_string()).text;
     let text = text.replace('|', "\\|").replace('\n', " ");
     match text.char_indices().nth(160) {
         Some((at, _)) => format!("{}…", &text[..at]),
@@ -87,7 +87,7 @@ fn now() -> String {
 impl Tracker {
     /// Logs in the `mcp` folder of the workspace's state directory (outside the workspace).
     pub fn new(root: &Path) -> Self {
-        let dir = tandem_tools::state::state_path(root, "mcp");
+        let dir = tandem_tool_api::state::state_path(root, "mcp");
         Self { root: root.to_path_buf(), dir }
     }
 
@@ -115,7 +115,7 @@ impl Tracker {
 
     /// The log directory, a real directory inside the workspace's state directory.
     fn ensure_dir(&self) -> std::io::Result<()> {
-        tandem_tools::state::state_dir(&self.root, "mcp").map(drop).map_err(std::io::Error::other)
+        tandem_tool_api::state::state_dir(&self.root, "mcp").map(drop).map_err(std::io::Error::other)
     }
 
     fn append(&self, entry: &Entry<'_>) -> std::io::Result<()> {
@@ -125,7 +125,7 @@ impl Tracker {
             std::fs::rename(&path, path.with_extension("1.md"))?;
         }
         let fresh = !path.exists();
-        let mut file = tandem_tools::state::open_append(&path)?;
+        let mut file = tandem_tool_api::state::open_append(&path)?;
         let mut text = String::new();
         if fresh {
             text.push_str(&format!(
@@ -169,7 +169,7 @@ impl Tracker {
             // Replaced, never written through: a shipped symlink would point elsewhere.
             std::fs::remove_file(&path)
                 .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })?;
-            std::io::Write::write_all(&mut tandem_tools::state::create_new(&path)?, text.as_bytes())
+            std::io::Write::write_all(&mut tandem_tool_api::state::create_new(&path)?, text.as_bytes())
         });
         if let Err(err) = write {
             tracing::warn!("cannot write the MCP ranking snapshot: {err}");

@@ -211,6 +211,7 @@ impl Workbench {
         let mut ctx = ToolContext::new(Arc::clone(&self.workspace), Arc::clone(&self.cache));
         ctx.working_dir = self.working_dir.clone();
         ctx.intel = self.code_intel();
+        ctx.registry = Some(Arc::clone(&self.registry));
         ctx
     }
 

@@ -164,24 +164,24 @@ pub struct Declined<'a> {
 /// deleted link): `Ok` when it may go ahead, else the error for the model. Public for the tool
 /// crates; the registry's gate uses it for [`Effect::State`](crate::Effect::State).
 pub async fn confirm_whole(
-    ctx: &crate::ToolContext,
+    approver: Option<&dyn Approver>,
     check: &ToolCheck,
     declined: Declined<'_>,
-) -> Result<(), crate::ToolError> {
-    let Some(approver) = &ctx.approver else { return Ok(()) };
+) -> Result<(), crate::output::ToolError> {
+    let Some(approver) = approver else { return Ok(()) };
     match approver.confirm_tool(check).await {
         CommandDecision::Allow => Ok(()),
         CommandDecision::Reject { reason } => {
             let said = reason.map(|r| format!(" They said: {r}")).unwrap_or_default();
             let hint = if declined.hint.is_empty() { String::new() } else { format!(" {}", declined.hint) };
-            Err(crate::ToolError::new(format!("{}{said}{hint}", declined.rejected)).with("rejected", true))
+            Err(crate::output::ToolError::new(format!("{}{said}{hint}", declined.rejected)).with("rejected", true))
         }
         // Only a command can run in a sandbox: fail closed if an approver offers it here.
-        CommandDecision::RunSandboxed => Err(crate::ToolError::new(format!(
+        CommandDecision::RunSandboxed => Err(crate::output::ToolError::new(format!(
             "this call cannot run in a sandbox and was not approved; {}",
             declined.untouched
         ))),
-        CommandDecision::Cancelled => Err(crate::ToolError::new(format!(
+        CommandDecision::Cancelled => Err(crate::output::ToolError::new(format!(
             "cancelled: the turn ended before the person answered; {}",
             declined.untouched
         ))

@@ -23,15 +23,72 @@ pub struct DocumentEdit {
     pub new_text: String,
 }
 
+/// Why the editor did not do what a tool asked. The message is the model's (callers add what
+/// they were doing); the variants are what a caller can handle.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EditorError {
+    /// The editor did not answer in time.
+    #[error("the {peer} did not answer {method} within {seconds}s")]
+    Timeout {
+        /// Who was asked: "editor", or "client" (ACP).
+        peer: &'static str,
+        /// The request.
+        method: String,
+        /// How long it was waited for.
+        seconds: u64,
+    },
+    /// The connection to the editor is gone: nothing more can be asked.
+    #[error("the editor disconnected before it answered {method}")]
+    StreamClosed {
+        /// The request.
+        method: String,
+    },
+    /// The editor does not implement the request.
+    #[error("the client does not implement {method}")]
+    NotImplemented {
+        /// The request.
+        method: String,
+    },
+    /// The editor answered with an error.
+    #[error("{message}")]
+    Rejected {
+        /// The request.
+        method: String,
+        /// What it said.
+        message: String,
+    },
+    /// The editor does not serve this at all (its capabilities say so).
+    #[error("{0}")]
+    Unsupported(String),
+    /// The request needs an agent session (ACP scopes files and terminals by session).
+    #[error("a {what} outside a session")]
+    NoSession {
+        /// "file read", "file write", "command".
+        what: &'static str,
+    },
+    /// A path the editor cannot be told about.
+    #[error("cannot make a URI of {}", .0.display())]
+    NotOpen(PathBuf),
+    /// The editor's answer lacks what the request needs.
+    #[error("{method} answered without `{field}`")]
+    InvalidAnswer {
+        /// The request.
+        method: String,
+        /// The missing field.
+        field: &'static str,
+    },
+}
+
 /// The editor, as seen by tools.
 #[async_trait]
 pub trait EditorClient: Send + Sync {
     /// The position encoding negotiated with the editor.
     fn position_encoding(&self) -> PositionEncoding;
     /// Asks the editor to apply `edit` to its buffer (undoable there). `Ok(false)`: refused.
-    async fn apply_edit(&self, edit: DocumentEdit) -> Result<bool, String>;
+    async fn apply_edit(&self, edit: DocumentEdit) -> Result<bool, EditorError>;
     /// Asks the editor to save the document. `Ok(false)`: it cannot; the server writes instead.
-    async fn save(&self, path: &Path) -> Result<bool, String>;
+    async fn save(&self, path: &Path) -> Result<bool, EditorError>;
 
     /// Whether files that are not in the buffer cache are read through [`read_file`]
     /// (so unsaved changes in the editor are seen). Default: no.
@@ -42,9 +99,9 @@ pub trait EditorClient: Send + Sync {
     }
     /// The editor's text of `path` (its unsaved buffer when open, else the file), for the
     /// agent session `session_id` (ACP scopes file access by session).
-    async fn read_file(&self, session_id: Option<&str>, path: &Path) -> Result<String, String> {
+    async fn read_file(&self, session_id: Option<&str>, path: &Path) -> Result<String, EditorError> {
         let _ = session_id;
-        Err(format!("the editor does not serve reads of {}", path.display()))
+        Err(EditorError::Unsupported(format!("the editor does not serve reads of {}", path.display())))
     }
     /// Whether every write of a file that is not in the buffer cache goes through
     /// [`write_file`] (so the editor's review records it). Default: no.
@@ -54,9 +111,9 @@ pub trait EditorClient: Send + Sync {
         false
     }
     /// Replaces the whole text of `path` (creating it), in the editor and on disk.
-    async fn write_file(&self, session_id: Option<&str>, path: &Path, text: &str) -> Result<(), String> {
+    async fn write_file(&self, session_id: Option<&str>, path: &Path, text: &str) -> Result<(), EditorError> {
         let _ = (session_id, text);
-        Err(format!("the editor does not serve writes of {}", path.display()))
+        Err(EditorError::Unsupported(format!("the editor does not serve writes of {}", path.display())))
     }
     /// Whether `bash` runs its foreground commands in the editor's terminals ([`run_command`]).
     ///
@@ -65,8 +122,8 @@ pub trait EditorClient: Send + Sync {
         false
     }
     /// Runs a command in a terminal of the editor, to its end or `timeout` (then it is killed).
-    async fn run_command(&self, run: CommandRun) -> Result<CommandOutcome, String> {
-        Err(format!("the editor cannot run `{}`", run.command))
+    async fn run_command(&self, run: CommandRun) -> Result<CommandOutcome, EditorError> {
+        Err(EditorError::Unsupported(format!("the editor cannot run `{}`", run.command)))
     }
 }
 

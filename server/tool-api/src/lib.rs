@@ -11,11 +11,13 @@ pub mod approval;
 pub mod binaries;
 mod editor;
 pub mod intel;
+mod output;
 mod profile;
 mod registry;
 mod schema;
 pub mod session;
 pub mod shared;
+mod spec;
 pub mod state;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -25,15 +27,17 @@ mod workspace;
 mod writes;
 
 pub use approval::{Approver, ChangeDecision, CommandCheck, CommandDecision, StagedFile, ToolCheck};
-pub use editor::{CommandOutcome, CommandRun, DocumentEdit, EditorClient};
+pub use editor::{CommandOutcome, CommandRun, DocumentEdit, EditorClient, EditorError};
 pub use intel::CodeIntel;
+pub use output::{ToolError, ToolOutput};
 pub use profile::{Profile, ToolConfig, WebConfig};
 pub use registry::{CallError, Registry};
-pub use schema::{schema_for, validate_arguments};
+pub use schema::{InvalidArguments, schema_for, validate_arguments};
 pub use session::{
-    AgentType, AskOutcome, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
+    AgentType, AskOutcome, HostError, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
     SubAgentState, SubAgentStatus, Todo, TodoStatus,
 };
-pub use tool::{Effect, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, parse_args};
+pub use spec::{Decl, Effect, ToolSpec};
+pub use tool::{Tool, ToolContext, TypedTool, parse_args, typed};
 pub use workspace::{PathError, Workspace};
 pub use writes::{WriteLog, Written};

@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use tandem_protocol::ToolGroup;
 
-use crate::ToolSpec;
+use crate::spec::ToolSpec;
 
 /// A named starting set of tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

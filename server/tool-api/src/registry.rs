@@ -240,7 +240,7 @@ async fn gate(spec: &ToolSpec, arguments: &Value, ctx: &ToolContext) -> Result<(
     let rejected = format!("`{}` was not allowed to run ({}); nothing was changed.", spec.name, spec.effect.reason());
     let declined =
         Declined { rejected: &rejected, hint: "Do not retry it unchanged", untouched: "nothing was changed" };
-    confirm_whole(ctx, &check, declined).await
+    confirm_whole(ctx.approver.as_deref(), &check, declined).await
 }
 
 /// Similarity in 0..=1 from the longest common subsequence of the two names.

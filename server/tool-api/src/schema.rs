@@ -54,10 +54,16 @@ pub struct Validated {
     pub ignored: Vec<String>,
 }
 
+/// Why arguments do not fit a tool's schema: what the model is told, naming the argument
+/// (`` `edits[1].old_string`: missing required argument ``).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidArguments(pub String);
+
 /// Validates `args` against `schema`. Coerces what models often get wrong but mean clearly:
 /// numbers and booleans sent as strings, arrays and objects sent as JSON text. Unknown
 /// properties are an error when `strict`, else dropped and listed.
-pub fn validate_arguments(schema: &Value, args: Value, strict: bool) -> Result<Validated, String> {
+pub fn validate_arguments(schema: &Value, args: Value, strict: bool) -> Result<Validated, InvalidArguments> {
     let args = match args {
         Value::Null => Value::Object(Map::new()),
         other => other,
@@ -112,7 +118,13 @@ fn at(path: &str) -> String {
     if path.is_empty() { "arguments".to_owned() } else { format!("`{path}`") }
 }
 
-fn check(schema: &Value, value: Value, path: &str, strict: bool, ignored: &mut Vec<String>) -> Result<Value, String> {
+fn check(
+    schema: &Value,
+    value: Value,
+    path: &str,
+    strict: bool,
+    ignored: &mut Vec<String>,
+) -> Result<Value, InvalidArguments> {
     let Value::Object(schema) = schema else { return Ok(value) };
     let mut value = value;
 
@@ -136,11 +148,11 @@ fn check(schema: &Value, value: Value, path: &str, strict: bool, ignored: &mut V
                 .filter_map(|a| a.get("const").or_else(|| a.get("enum")))
                 .map(|v| v.to_string())
                 .collect();
-            return Err(if allowed.is_empty() {
+            return Err(InvalidArguments(if allowed.is_empty() {
                 format!("{}: {} does not match any allowed form", at(path), show(&value))
             } else {
                 format!("{}: {} is not one of {}", at(path), show(&value), allowed.join(", "))
-            });
+            }));
         }
     }
 
@@ -154,13 +166,13 @@ fn check(schema: &Value, value: Value, path: &str, strict: bool, ignored: &mut V
             match types.iter().find_map(|t| coerce(&value, t)) {
                 Some(coerced) => value = coerced,
                 None => {
-                    return Err(format!(
+                    return Err(InvalidArguments(format!(
                         "{}: expected {}, got {} {}",
                         at(path),
                         types.join(" or "),
                         type_name(&value),
                         show(&value)
-                    ));
+                    )));
                 }
             }
         }
@@ -176,24 +188,24 @@ fn check(schema: &Value, value: Value, path: &str, strict: bool, ignored: &mut V
         && !allowed.contains(&value)
     {
         let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
-        return Err(format!("{}: {} is not one of {}", at(path), show(&value), list.join(", ")));
+        return Err(InvalidArguments(format!("{}: {} is not one of {}", at(path), show(&value), list.join(", "))));
     }
     if let Some(constant) = schema.get("const")
         && constant != &value
     {
-        return Err(format!("{}: expected {constant}, got {}", at(path), show(&value)));
+        return Err(InvalidArguments(format!("{}: expected {constant}, got {}", at(path), show(&value))));
     }
 
     if let Some(n) = value.as_f64() {
         if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
             && n < min
         {
-            return Err(format!("{}: {n} is less than the minimum {min}", at(path)));
+            return Err(InvalidArguments(format!("{}: {n} is less than the minimum {min}", at(path))));
         }
         if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
             && n > max
         {
-            return Err(format!("{}: {n} is more than the maximum {max}", at(path)));
+            return Err(InvalidArguments(format!("{}: {n} is more than the maximum {max}", at(path))));
         }
     }
 
@@ -203,7 +215,11 @@ fn check(schema: &Value, value: Value, path: &str, strict: bool, ignored: &mut V
             if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
                 && (items.len() as u64) < min
             {
-                return Err(format!("{}: needs at least {min} item(s), got {}", at(path), items.len()));
+                return Err(InvalidArguments(format!(
+                    "{}: needs at least {min} item(s), got {}",
+                    at(path),
+                    items.len()
+                )));
             }
             let Some(item_schema) = schema.get("items") else { return Ok(Value::Array(items)) };
             items
@@ -223,14 +239,14 @@ fn check_object(
     path: &str,
     strict: bool,
     ignored: &mut Vec<String>,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, InvalidArguments> {
     let empty = Map::new();
     let properties = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
     let join = |key: &str| if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") };
     if let Some(required) = schema.get("required").and_then(Value::as_array) {
         for key in required.iter().filter_map(Value::as_str) {
             if object.get(key).is_none_or(Value::is_null) {
-                return Err(format!("`{}`: missing required argument", join(key)));
+                return Err(InvalidArguments(format!("`{}`: missing required argument", join(key))));
             }
         }
     }
@@ -241,12 +257,12 @@ fn check_object(
     if !unknown.is_empty() {
         if strict {
             let known: Vec<&String> = properties.keys().collect();
-            return Err(format!(
+            return Err(InvalidArguments(format!(
                 "unknown argument(s) {} at {}; allowed: {}",
                 unknown.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "),
                 at(path),
                 known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
-            ));
+            )));
         }
         for key in unknown {
             object.remove(&key);
@@ -295,7 +311,7 @@ mod tests {
         Count,
     }
 
-    fn validate(args: Value, strict: bool) -> Result<Value, String> {
+    fn validate(args: Value, strict: bool) -> Result<Value, InvalidArguments> {
         validate_arguments(&schema_for::<Args>(), args, strict).map(|v| v.value)
     }
 
@@ -317,7 +333,8 @@ mod tests {
             json!({"file_path": "a", "mode": "lines"}),
             json!({"file_path": "a", "bogus": 1}),
         ];
-        let messages: Vec<String> = cases.into_iter().map(|c| validate(c, true).err().unwrap_or_default()).collect();
+        let messages: Vec<String> =
+            cases.into_iter().map(|c| validate(c, true).err().map(|e| e.0).unwrap_or_default()).collect();
         expect_test::expect![[r#"
             `file_path`: missing required argument
             `file_path`: expected string, got integer 3

@@ -175,6 +175,18 @@ pub struct SubAgentStatus {
     pub tool_calls: usize,
 }
 
+/// Why the session could not do what a session tool asked.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostError {
+    /// The agent is shutting down: no new work starts.
+    #[error("the agent is shutting down")]
+    ShuttingDown,
+    /// The person could not be asked (the client cannot ask, or it is gone).
+    #[error("{0}")]
+    CannotAsk(String),
+}
+
 /// The session, as the session tools see it. Implemented by the agent loop.
 #[async_trait]
 pub trait SessionHost: Send + Sync {
@@ -189,11 +201,11 @@ pub trait SessionHost: Send + Sync {
     /// Plan mode, when the session is in it through `plan_enter`.
     fn plan_state(&self) -> Option<PlanState>;
     /// Switches to plan mode; returns the mode it left.
-    async fn enter_plan(&self, reason: String, plan_file: PathBuf) -> Result<ModeId, String>;
+    async fn enter_plan(&self, reason: String, plan_file: PathBuf) -> Result<ModeId, HostError>;
     /// Asks the person to approve the plan; approval restores the previous mode.
-    async fn exit_plan(&self, summary: String, plan: Option<String>) -> Result<PlanDecision, String>;
+    async fn exit_plan(&self, summary: String, plan: Option<String>) -> Result<PlanDecision, HostError>;
     /// Runs a sub-agent (or starts it, when `background`).
-    async fn run_agent(&self, request: SubAgentRequest) -> Result<SubAgentStatus, String>;
+    async fn run_agent(&self, request: SubAgentRequest) -> Result<SubAgentStatus, HostError>;
     /// A sub-agent's state.
     fn agent_status(&self, id: &str) -> Option<SubAgentStatus>;
     /// Makes tools part of the tool list the model is offered from now on (after `tool_search`).

@@ -6,181 +6,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
-use tandem_protocol::ToolGroup;
+use serde_json::Value;
 use tandem_text::BufferCache;
 
+use crate::output::{ToolError, ToolOutput};
+use crate::schema::schema_for;
+use crate::spec::{Decl, ToolSpec};
 use crate::{CodeIntel, EditorClient, Workspace};
-
-/// Everything the registry and the editor need to know about a tool, fixed at construction.
-#[derive(Clone, Debug)]
-pub struct ToolSpec {
-    /// Canonical name.
-    pub name: &'static str,
-    /// Names models already know (`read_file`, ...).
-    pub aliases: &'static [&'static str],
-    /// Words for tool search.
-    pub keywords: &'static [&'static str],
-    /// What it does and when to use it, for the model.
-    pub description: &'static str,
-    /// JSON Schema of the arguments.
-    pub parameters: Value,
-    /// Its group (what profiles switch).
-    pub group: ToolGroup,
-    /// It changes files or state.
-    pub can_write: bool,
-    /// It may run concurrently with other calls.
-    pub concurrency_safe: bool,
-    /// Unknown arguments are an error (otherwise they are ignored and reported).
-    pub strict: bool,
-    /// Always offered to the model, even when tool search hides others.
-    pub always_load: bool,
-    /// What it may change: the gate (the registry, the commit path, the command check) and the
-    /// MCP annotations read it.
-    pub effect: Effect,
-    /// Its changes may destroy or overwrite (as opposed to only adding).
-    pub destructive: bool,
-}
-
-/// What a tool may change, declared once in its [`ToolSpec`]. Every effect but the first three
-/// goes through the gate: the person's approval (unless the session's mode says otherwise),
-/// blocked in plan mode, refused by a read-only `tandem mcp`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Effect {
-    /// Reads the workspace and changes nothing.
-    Read,
-    /// Reads from the network (web fetch and search) and changes nothing.
-    Network,
-    /// Changes only the session's own state (todo list, plan mode, questions, sub-agents, its
-    /// background jobs).
-    Session,
-    /// Changes workspace files. The change is staged and goes through the commit path, which
-    /// shows it to the person as a diff before anything is written.
-    Files,
-    /// Runs commands. Each command is checked (refused, read-only, or asks) before it runs.
-    Commands,
-    /// Changes state outside the workspace's files that later sessions read (memories). The
-    /// registry asks before the call.
-    State,
-    /// A tool of an outside (MCP) server that does not declare itself read-only: the MCP
-    /// client asks before the call.
-    External,
-}
-
-impl Effect {
-    /// It changes nothing outside the session.
-    pub fn is_read_only(self) -> bool {
-        matches!(self, Self::Read | Self::Network | Self::Session)
-    }
-
-    /// Why the person is asked, in a few words.
-    pub fn reason(self) -> &'static str {
-        match self {
-            Self::Read | Self::Network | Self::Session => "changes nothing",
-            Self::Files => "changes files",
-            Self::Commands => "runs commands",
-            Self::State => "changes what later sessions remember",
-            Self::External => "the server does not mark this tool read-only, so it may change things",
-        }
-    }
-}
-
-impl ToolSpec {
-    /// A tool that changes nothing, may run concurrently and asks nobody; the setters below
-    /// change that. Its effect starts from its group: web tools read the network; plan,
-    /// question and sub-agent tools change only the session; the rest read.
-    pub fn new(name: &'static str, group: ToolGroup, description: &'static str, parameters: Value) -> Self {
-        Self {
-            name,
-            aliases: &[],
-            keywords: &[],
-            description,
-            parameters,
-            group,
-            can_write: false,
-            concurrency_safe: true,
-            strict: false,
-            always_load: false,
-            effect: match group {
-                ToolGroup::Web => Effect::Network,
-                ToolGroup::Plan | ToolGroup::Interact | ToolGroup::Agent => Effect::Session,
-                _ => Effect::Read,
-            },
-            destructive: false,
-        }
-    }
-
-    /// Other names that resolve to the tool.
-    pub fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
-        self.aliases = aliases;
-        self
-    }
-
-    /// Words for tool search.
-    pub fn keywords(mut self, keywords: &'static [&'static str]) -> Self {
-        self.keywords = keywords;
-        self
-    }
-
-    /// The tool changes workspace files through the commit path (which asks with the diff).
-    pub fn writes(self) -> Self {
-        self.with_effect(Effect::Files)
-    }
-
-    /// The tool runs commands (each checked, and asked about, before it runs).
-    pub fn runs_commands(self) -> Self {
-        self.with_effect(Effect::Commands)
-    }
-
-    /// The tool changes state that later sessions read (the registry asks before the call).
-    pub fn changes_state(self) -> Self {
-        self.with_effect(Effect::State)
-    }
-
-    /// A tool of an outside server that may change things (its client asks before the call).
-    pub fn external(self) -> Self {
-        self.with_effect(Effect::External)
-    }
-
-    /// The tool reads from the network.
-    pub fn network(mut self) -> Self {
-        self.effect = Effect::Network;
-        self
-    }
-
-    /// The tool changes only the session's own state.
-    pub fn session_only(mut self) -> Self {
-        self.effect = Effect::Session;
-        self
-    }
-
-    /// Its changes only add (a new memory, text appended): MCP's `destructiveHint: false`.
-    pub fn additive(mut self) -> Self {
-        self.destructive = false;
-        self
-    }
-
-    /// A changing effect: the tool runs alone, and may destroy unless marked [`Self::additive`].
-    fn with_effect(mut self, effect: Effect) -> Self {
-        self.effect = effect;
-        self.can_write = true;
-        self.concurrency_safe = false;
-        self.destructive = true;
-        self
-    }
-
-    /// Always offered to the model.
-    pub fn always_load(mut self) -> Self {
-        self.always_load = true;
-        self
-    }
-
-    /// Unknown arguments are an error.
-    pub fn strict(mut self) -> Self {
-        self.strict = true;
-        self
-    }
-}
 
 /// The context of one call.
 #[derive(Clone)]
@@ -247,70 +79,6 @@ impl ToolContext {
     }
 }
 
-/// A successful call.
-#[derive(Clone, Debug, Default)]
-pub struct ToolOutput {
-    /// One line saying what happened.
-    pub title: String,
-    /// The text the model sees.
-    pub output: String,
-    /// Structured details.
-    pub metadata: Map<String, Value>,
-}
-
-impl ToolOutput {
-    /// An output with a title and text.
-    pub fn new(title: impl Into<String>, output: impl Into<String>) -> Self {
-        Self { title: title.into(), output: output.into(), metadata: Map::new() }
-    }
-
-    /// Adds a metadata entry.
-    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.metadata.insert(key.to_owned(), value.into());
-        self
-    }
-
-    /// Adds several metadata entries.
-    pub fn with_all(mut self, entries: Map<String, Value>) -> Self {
-        self.metadata.extend(entries);
-        self
-    }
-}
-
-/// A failed call: a message the model can act on (what failed, why, what to do next).
-#[derive(Clone, Debug, Default)]
-pub struct ToolError {
-    /// The message.
-    pub message: String,
-    /// Structured details.
-    pub metadata: Map<String, Value>,
-}
-
-impl ToolError {
-    /// An error with a message.
-    pub fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into(), metadata: Map::new() }
-    }
-
-    /// Adds a metadata entry.
-    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.metadata.insert(key.to_owned(), value.into());
-        self
-    }
-}
-
-impl From<tandem_text::TextError> for ToolError {
-    fn from(err: tandem_text::TextError) -> Self {
-        Self::new(err.to_string())
-    }
-}
-
-impl From<crate::PathError> for ToolError {
-    fn from(err: crate::PathError) -> Self {
-        Self::new(err.to_string())
-    }
-}
-
 /// A tool, as the registry holds it (`Arc<dyn Tool>`): `call` gets arguments already validated
 /// against `spec().parameters`. The built-in tools implement [`TypedTool`], which comes with this
 /// trait; a tool whose arguments have no fixed type (an MCP server's) implements it directly.
@@ -322,29 +90,50 @@ pub trait Tool: Send + Sync + 'static {
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
 }
 
-/// A tool with typed arguments. Implementations live one per file. Every `TypedTool` is a
-/// [`Tool`] (one blanket impl): its `call` deserializes the validated arguments once into
-/// [`TypedTool::Args`] ([`parse_args`]) and hands them to [`TypedTool::run`].
-#[async_trait]
-pub trait TypedTool: Send + Sync + 'static {
-    /// The argument struct: `spec().parameters` is its schema ([`schema_for`](crate::schema_for)).
+/// A tool with typed arguments. Implementations live one per file and declare, once, what the
+/// tool is ([`TypedTool::DECL`]) and what it takes ([`TypedTool::Args`]); their
+/// [`ToolSpec`] is derived from the two ([`TypedTool::spec`]), and [`typed`] makes one the
+/// [`Tool`] the registry holds, whose `call` deserializes the validated arguments once
+/// ([`parse_args`]) and hands them to [`TypedTool::run`].
+pub trait TypedTool: Send + Sync + Sized + 'static {
+    /// Name, group, description and effects.
+    const DECL: Decl;
+    /// The argument struct: `spec().parameters` is its schema ([`schema_for`]).
     type Args: DeserializeOwned + JsonSchema + Send;
-    /// The tool's fixed description.
-    fn spec(&self) -> &ToolSpec;
-    /// Runs the tool with its arguments.
-    async fn run(&self, args: Self::Args, ctx: ToolContext) -> Result<ToolOutput, ToolError>;
+    /// Runs the tool with its arguments (written `async fn run`).
+    fn run(
+        &self,
+        args: Self::Args,
+        ctx: ToolContext,
+    ) -> impl std::future::Future<Output = Result<ToolOutput, ToolError>> + Send;
+
+    /// The spec: [`TypedTool::DECL`] with the schema of [`TypedTool::Args`].
+    fn spec() -> ToolSpec {
+        Self::DECL.spec(schema_for::<Self::Args>())
+    }
+}
+
+/// A [`TypedTool`] with its derived spec: the [`Tool`] the registry holds ([`typed`]).
+struct Typed<T> {
+    spec: ToolSpec,
+    tool: T,
 }
 
 #[async_trait]
-impl<T: TypedTool> Tool for T {
+impl<T: TypedTool> Tool for Typed<T> {
     fn spec(&self) -> &ToolSpec {
-        TypedTool::spec(self)
+        &self.spec
     }
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let args = parse_args(args)?;
-        self.run(args, ctx).await
+        self.tool.run(args, ctx).await
     }
+}
+
+/// `tool` as the registry holds it, its spec derived once.
+pub fn typed<T: TypedTool>(tool: T) -> Arc<dyn Tool> {
+    Arc::new(Typed { spec: T::spec(), tool })
 }
 
 /// Deserializes validated arguments into a tool's argument struct: what every [`TypedTool`]'s
@@ -359,7 +148,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::schema_for;
+    use tandem_protocol::ToolGroup;
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     struct Args {
@@ -367,15 +156,11 @@ mod tests {
         name: String,
     }
 
-    struct Greet(ToolSpec);
+    struct Greet;
 
-    #[async_trait]
     impl TypedTool for Greet {
+        const DECL: Decl = Decl::new("greet", ToolGroup::Fs, "Greets.");
         type Args = Args;
-
-        fn spec(&self) -> &ToolSpec {
-            &self.0
-        }
 
         async fn run(&self, args: Args, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
             Ok(ToolOutput::new("Greeted", format!("hello {}", args.name)))
@@ -390,8 +175,7 @@ mod tests {
     fn a_typed_tool_is_a_tool_that_gets_its_arguments_parsed() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let ctx = ToolContext::new(Arc::new(Workspace::new(dir.path(), &[])?), Arc::new(BufferCache::new()));
-        let tool: Arc<dyn Tool> =
-            Arc::new(Greet(ToolSpec::new("greet", ToolGroup::Fs, "Greets.", schema_for::<Args>())));
+        let tool = typed(Greet);
         assert_eq!(tool.spec().name, "greet");
         let out = call(tool.as_ref(), json!({"name": "Ada"}), ctx.clone()).map_err(|e| e.message)?;
         assert_eq!(out.output, "hello Ada");

@@ -10,13 +10,12 @@ use std::process::Stdio;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::approval::{CommandCheck, CommandDecision};
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::group::Group;
@@ -55,21 +54,7 @@ pub(crate) struct Args {
     sandbox: Option<bool>,
 }
 
-pub(crate) struct Bash {
-    spec: ToolSpec,
-}
-
-impl Bash {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("bash", ToolGroup::Exec, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["run_command", "shell", "execute_command"])
-                .keywords(&["command", "terminal", "build", "test", "run", "execute"])
-                .runs_commands()
-                .always_load(),
-        }
-    }
-}
+pub(crate) struct Bash;
 
 /// A background command.
 struct Job {
@@ -262,13 +247,13 @@ pub(super) async fn confirm(
     }
 }
 
-#[async_trait]
 impl TypedTool for Bash {
+    const DECL: Decl = Decl::new("bash", ToolGroup::Exec, DESCRIPTION)
+        .aliases(&["run_command", "shell", "execute_command"])
+        .keywords(&["command", "terminal", "build", "test", "run", "execute"])
+        .runs_commands()
+        .always_load();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let verdict = classify(&args.command);
@@ -565,28 +550,14 @@ pub(crate) struct OutputArgs {
 const OUTPUT_DESCRIPTION: &str = "Read the new output and the status of a command started by `bash` with \
     run_in_background (only what was printed since the last read), or stop it with kill.";
 
-pub(crate) struct BashOutput {
-    spec: ToolSpec,
-}
+pub(crate) struct BashOutput;
 
-impl BashOutput {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("bash_output", ToolGroup::Exec, OUTPUT_DESCRIPTION, schema_for::<OutputArgs>())
-                .aliases(&["command_status", "kill_shell"])
-                .keywords(&["background", "job", "status", "kill", "logs"])
-                .session_only(),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for BashOutput {
+    const DECL: Decl = Decl::new("bash_output", ToolGroup::Exec, OUTPUT_DESCRIPTION)
+        .aliases(&["command_status", "kill_shell"])
+        .keywords(&["background", "job", "status", "kill", "logs"])
+        .session_only();
     type Args = OutputArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: OutputArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let (log, from, pgid, command, started, exit, log_error) = {

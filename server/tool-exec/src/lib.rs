@@ -13,14 +13,9 @@ pub use group::{GRACE, stop_all, track_group};
 
 use std::sync::Arc;
 
-use tandem_tool_api::Tool;
+use tandem_tool_api::{Tool, typed};
 
 /// The command tools.
 pub fn all() -> Vec<Arc<dyn Tool>> {
-    vec![
-        Arc::new(bash::Bash::new()),
-        Arc::new(bash::BashOutput::new()),
-        Arc::new(script::Script::shell()),
-        Arc::new(script::Script::python()),
-    ]
+    vec![typed(bash::Bash), typed(bash::BashOutput), typed(script::ShellScript), typed(script::PythonScript)]
 }

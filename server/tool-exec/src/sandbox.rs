@@ -87,7 +87,7 @@ impl Confinement {
 
 static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
 static WRITE: OnceLock<WriteSettings> = OnceLock::new();
-static WRITE_PROBE: OnceLock<Result<(), String>> = OnceLock::new();
+static WRITE_PROBE: OnceLock<Result<(), WriteUnavailable>> = OnceLock::new();
 
 /// Sets the sandbox for this process (once; later calls are ignored).
 pub fn install(sandbox: Sandbox, write: WriteSettings) {
@@ -106,19 +106,36 @@ pub fn write_settings() -> WriteSettings {
     WRITE.get().copied().unwrap_or_default()
 }
 
+/// Why the `workspace-write` sandbox cannot be used (for `tandem doctor`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WriteUnavailable {
+    /// The settings turn it off.
+    #[error("switched off ([exec] sandbox = \"read-only\" or \"off\")")]
+    SwitchedOff,
+    /// The read-only sandbox it builds on is unavailable.
+    #[error("the read-only sandbox, which it builds on, is unavailable")]
+    NoReadOnly,
+    /// The probe could not run.
+    #[error("{0}")]
+    Probe(String),
+    /// The launcher refused to set it up (what it said).
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// Whether a command that would ask may run in the `workspace-write` sandbox instead: enabled,
 /// and the kernel enforces it (probed once, by running the launcher on `true`).
-pub fn workspace_write_available() -> Result<(), String> {
+pub fn workspace_write_available() -> Result<(), WriteUnavailable> {
     if !write_settings().enabled {
-        return Err("switched off ([exec] sandbox = \"read-only\" or \"off\")".to_owned());
+        return Err(WriteUnavailable::SwitchedOff);
     }
     WRITE_PROBE.get_or_init(probe_write).clone()
 }
 
-fn probe_write() -> Result<(), String> {
-    let dir = tempfile::tempdir().map_err(|err| format!("cannot probe the sandbox: {err}"))?;
+fn probe_write() -> Result<(), WriteUnavailable> {
+    let dir = tempfile::tempdir().map_err(|err| WriteUnavailable::Probe(format!("cannot probe the sandbox: {err}")))?;
     let Some((launcher, args)) = Confinement::WorkspaceWrite(dir.path().to_path_buf()).launcher_argv() else {
-        return Err("the read-only sandbox, which it builds on, is unavailable".to_owned());
+        return Err(WriteUnavailable::NoReadOnly);
     };
     let output = std::process::Command::new(launcher)
         .args(args)
@@ -127,6 +144,10 @@ fn probe_write() -> Result<(), String> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
-        .map_err(|err| format!("cannot start the sandbox launcher: {err}"))?;
-    if output.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&output.stderr).trim().to_owned()) }
+        .map_err(|err| WriteUnavailable::Probe(format!("cannot start the sandbox launcher: {err}")))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(WriteUnavailable::Refused(String::from_utf8_lossy(&output.stderr).trim().to_owned()))
+    }
 }

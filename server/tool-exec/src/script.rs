@@ -2,11 +2,10 @@
 //! workspace's state directory (`scripts/`, outside the workspace) and run with bash or python3, with `bash`'s limits, so that models need not
 //! quote a multi-line program into one command line.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::bash::run_foreground;
 use super::safety::{Verdict, classify};
@@ -32,42 +31,43 @@ enum Language {
     Python,
 }
 
-pub(crate) struct Script {
-    spec: ToolSpec,
-    language: Language,
+/// `run_shell_script`.
+pub(crate) struct ShellScript;
+
+/// `run_python_script`.
+pub(crate) struct PythonScript;
+
+impl TypedTool for ShellScript {
+    const DECL: Decl = Decl::new(
+        "run_shell_script",
+        ToolGroup::Exec,
+        "Run a multi-line bash script (written to a file, then run with bash), with the same limits as \
+         `bash`: timeout, capped output with the full log kept, secrets redacted, destructive commands refused.",
+    )
+    .aliases(&["shell_script"])
+    .keywords(&["script", "bash", "multi-line"])
+    .runs_commands();
+    type Args = Args;
+
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        run_script(Language::Shell, args, ctx).await
+    }
 }
 
-impl Script {
-    pub fn shell() -> Self {
-        Self {
-            spec: ToolSpec::new(
-                "run_shell_script",
-                ToolGroup::Exec,
-                "Run a multi-line bash script (written to a file, then run with bash), with the same limits as \
-                 `bash`: timeout, capped output with the full log kept, secrets redacted, destructive commands refused.",
-                schema_for::<Args>(),
-            )
-            .aliases(&["shell_script"])
-            .keywords(&["script", "bash", "multi-line"])
-            .runs_commands(),
-            language: Language::Shell,
-        }
-    }
+impl TypedTool for PythonScript {
+    const DECL: Decl = Decl::new(
+        "run_python_script",
+        ToolGroup::Exec,
+        "Run a Python 3 script (written to a file, then run with python3), with the same limits as `bash`: \
+         timeout, capped output with the full log kept, secrets redacted.",
+    )
+    .aliases(&["python"])
+    .keywords(&["script", "python", "analysis"])
+    .runs_commands();
+    type Args = Args;
 
-    pub fn python() -> Self {
-        Self {
-            spec: ToolSpec::new(
-                "run_python_script",
-                ToolGroup::Exec,
-                "Run a Python 3 script (written to a file, then run with python3), with the same limits as `bash`: \
-                 timeout, capped output with the full log kept, secrets redacted.",
-                schema_for::<Args>(),
-            )
-            .aliases(&["python"])
-            .keywords(&["script", "python", "analysis"])
-            .runs_commands(),
-            language: Language::Python,
-        }
+    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        run_script(Language::Python, args, ctx).await
     }
 }
 
@@ -76,80 +76,71 @@ fn quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
 }
 
-#[async_trait]
-impl TypedTool for Script {
-    type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+/// Runs `args.script` as a `language` script.
+async fn run_script(language: Language, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    if args.script.trim().is_empty() {
+        return Err(ToolError::new("`script` is empty"));
     }
-
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        if args.script.trim().is_empty() {
-            return Err(ToolError::new("`script` is empty"));
-        }
-        if let Language::Shell = self.language
-            && let Verdict::Refused { reason } = classify(&args.script)
-        {
-            return Err(ToolError::new(format!("this script is refused: {reason}")).with("refused", true));
-        }
-        let dir = match &args.working_dir {
-            Some(raw) => ctx.workspace.resolve(raw, &ctx.working_dir)?,
-            None => ctx.working_dir.clone(),
-        };
-        let shown = match self.language {
-            Language::Shell => args.script.clone(),
-            Language::Python => format!("python3 <<'EOF'\n{}\nEOF", args.script.trim_end()),
-        };
-        let verdict = match (&self.language, classify(&args.script)) {
-            (Language::Shell, Verdict::Refused { reason }) => Verdict::NeedsApproval { reason, destroys_data: false },
-            (Language::Shell, verdict) => verdict,
-            (Language::Python, _) => {
-                Verdict::NeedsApproval { reason: "a Python script can do anything".to_owned(), destroys_data: false }
-            }
-        };
-        let verdict = super::bash::in_other_repository(verdict, &args.script, &dir, ctx.workspace.root());
-        let confinement = super::bash::confirm(&ctx, &shown, &dir, &verdict, false, false).await?;
-        if let Language::Shell = self.language {
-            // Run as the command line itself (its arguments set as `$1`…): what was classified
-            // is exactly what runs, in the read-only sandbox when it only reads.
-            let mut command = String::new();
-            if !args.args.is_empty() {
-                command.push_str("set --");
-                for arg in &args.args {
-                    command.push(' ');
-                    command.push_str(&quote(arg));
-                }
-                command.push('\n');
-            }
-            command.push_str(&args.script);
-            let title = format!("bash script ({} lines)", args.script.lines().count());
-            return run_foreground(&ctx, &command, &title, &dir, args.timeout, &confinement).await;
-        }
-        let scripts = tandem_tool_api::state::state_dir(ctx.workspace.root(), "scripts")
-            .map_err(|e| ToolError::new(e.to_string()))?;
-        let (interpreter, extension) = match self.language {
-            Language::Shell => ("bash", "sh"),
-            Language::Python => ("python3", "py"),
-        };
-        let file = tempfile::Builder::new()
-            .prefix("script-")
-            .suffix(&format!(".{extension}"))
-            .tempfile_in(&scripts)
-            .map_err(|e| ToolError::new(format!("cannot create the script file: {e}")))?;
-        std::fs::write(file.path(), &args.script)
-            .map_err(|e| ToolError::new(format!("cannot write the script: {e}")))?;
-        let mut command = format!("{interpreter} {}", quote(&file.path().display().to_string()));
-        for arg in &args.args {
-            command.push(' ');
-            command.push_str(&quote(arg));
-        }
-        let title = format!("{interpreter} script ({} lines)", args.script.lines().count());
-        // The temporary file is removed when `file` drops, after the run.
-        let result = run_foreground(&ctx, &command, &title, &dir, args.timeout, &confinement).await;
-        drop(file);
-        result
+    if let Language::Shell = language
+        && let Verdict::Refused { reason } = classify(&args.script)
+    {
+        return Err(ToolError::new(format!("this script is refused: {reason}")).with("refused", true));
     }
+    let dir = match &args.working_dir {
+        Some(raw) => ctx.workspace.resolve(raw, &ctx.working_dir)?,
+        None => ctx.working_dir.clone(),
+    };
+    let shown = match language {
+        Language::Shell => args.script.clone(),
+        Language::Python => format!("python3 <<'EOF'\n{}\nEOF", args.script.trim_end()),
+    };
+    let verdict = match (&language, classify(&args.script)) {
+        (Language::Shell, Verdict::Refused { reason }) => Verdict::NeedsApproval { reason, destroys_data: false },
+        (Language::Shell, verdict) => verdict,
+        (Language::Python, _) => {
+            Verdict::NeedsApproval { reason: "a Python script can do anything".to_owned(), destroys_data: false }
+        }
+    };
+    let verdict = super::bash::in_other_repository(verdict, &args.script, &dir, ctx.workspace.root());
+    let confinement = super::bash::confirm(&ctx, &shown, &dir, &verdict, false, false).await?;
+    if let Language::Shell = language {
+        // Run as the command line itself (its arguments set as `$1`…): what was classified
+        // is exactly what runs, in the read-only sandbox when it only reads.
+        let mut command = String::new();
+        if !args.args.is_empty() {
+            command.push_str("set --");
+            for arg in &args.args {
+                command.push(' ');
+                command.push_str(&quote(arg));
+            }
+            command.push('\n');
+        }
+        command.push_str(&args.script);
+        let title = format!("bash script ({} lines)", args.script.lines().count());
+        return run_foreground(&ctx, &command, &title, &dir, args.timeout, &confinement).await;
+    }
+    let scripts = tandem_tool_api::state::state_dir(ctx.workspace.root(), "scripts")
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    let (interpreter, extension) = match language {
+        Language::Shell => ("bash", "sh"),
+        Language::Python => ("python3", "py"),
+    };
+    let file = tempfile::Builder::new()
+        .prefix("script-")
+        .suffix(&format!(".{extension}"))
+        .tempfile_in(&scripts)
+        .map_err(|e| ToolError::new(format!("cannot create the script file: {e}")))?;
+    std::fs::write(file.path(), &args.script).map_err(|e| ToolError::new(format!("cannot write the script: {e}")))?;
+    let mut command = format!("{interpreter} {}", quote(&file.path().display().to_string()));
+    for arg in &args.args {
+        command.push(' ');
+        command.push_str(&quote(arg));
+    }
+    let title = format!("{interpreter} script ({} lines)", args.script.lines().count());
+    // The temporary file is removed when `file` drops, after the run.
+    let result = run_foreground(&ctx, &command, &title, &dir, args.timeout, &confinement).await;
+    drop(file);
+    result
 }
 
 #[cfg(test)]

@@ -1,10 +1,9 @@
 //! `append`: adds text at the end of a file (created if missing), on a line of its own.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::{
     attach_diagnostics, check_fresh, commit, diff_metadata_knowing, line_of, load_shown, reviewed_title, snippet_at,
@@ -22,29 +21,15 @@ pub(crate) struct Args {
     content: String,
 }
 
-pub(crate) struct Append {
-    spec: ToolSpec,
-}
+pub(crate) struct Append;
 
-impl Append {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("append", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["append_file", "append_to_file"])
-                .keywords(&["add", "end", "log", "file"])
-                .writes()
-                .additive(),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for Append {
+    const DECL: Decl = Decl::new("append", ToolGroup::Fs, DESCRIPTION)
+        .aliases(&["append_file", "append_to_file"])
+        .keywords(&["add", "end", "log", "file"])
+        .writes()
+        .additive();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.content.is_empty() {

@@ -3,13 +3,12 @@
 
 use std::path::PathBuf;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 use tandem_text::patch::{self, FilePatch, PatchFormat};
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::{Change, Committed, Loaded, check_fresh, commit_all, diff_metadata, load_shown, reviewed_title};
 
@@ -31,20 +30,7 @@ pub(crate) struct Args {
     strip: Option<usize>,
 }
 
-pub(crate) struct ApplyPatch {
-    spec: ToolSpec,
-}
-
-impl ApplyPatch {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("apply_patch", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["patch", "apply_diff"])
-                .keywords(&["diff", "unified", "git", "begin patch", "hunks"])
-                .writes(),
-        }
-    }
-}
+pub(crate) struct ApplyPatch;
 
 /// One file's staged result.
 struct Staged {
@@ -57,13 +43,12 @@ struct Staged {
     notes: Vec<String>,
 }
 
-#[async_trait]
 impl TypedTool for ApplyPatch {
+    const DECL: Decl = Decl::new("apply_patch", ToolGroup::Fs, DESCRIPTION)
+        .aliases(&["patch", "apply_diff"])
+        .keywords(&["diff", "unified", "git", "begin patch", "hunks"])
+        .writes();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let parsed = patch::parse(&args.patch).map_err(|err| ToolError::new(format!("{err}. No file was changed.")))?;

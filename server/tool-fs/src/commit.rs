@@ -490,7 +490,7 @@ async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) 
                         }
                     } else if let Some(editor) = ctx.editor.as_ref().filter(|editor| editor.writes_files()) {
                         let undone = if existed {
-                            editor.write_file(ctx.session_id.as_deref(), &path, &old).await
+                            editor.write_file(ctx.session_id.as_deref(), &path, &old).await.map_err(|e| e.to_string())
                         } else {
                             disk::remove(&path, Expected::Any).map_err(|e| e.to_string())
                         };

@@ -3,10 +3,9 @@
 use std::io;
 
 use tandem_tool_api::approval::{Declined, confirm_whole};
-use tandem_tool_api::{ToolCheck, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolCheck, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::{Change, Origin, blocking, check_fresh, commit_all, load};
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -21,28 +20,14 @@ pub(crate) struct Args {
     file_path: String,
 }
 
-pub(crate) struct Delete {
-    spec: ToolSpec,
-}
+pub(crate) struct Delete;
 
-impl Delete {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("delete", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["delete_file", "remove", "rm"])
-                .keywords(&["remove", "unlink", "file", "directory"])
-                .writes(),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for Delete {
+    const DECL: Decl = Decl::new("delete", ToolGroup::Fs, DESCRIPTION)
+        .aliases(&["delete_file", "remove", "rm"])
+        .keywords(&["remove", "unlink", "file", "directory"])
+        .writes();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let target = {
@@ -127,7 +112,7 @@ async fn confirm(ctx: &ToolContext, what: &str) -> Result<(), ToolError> {
         hint: "",
         untouched: "nothing was deleted",
     };
-    confirm_whole(ctx, &check, declined).await
+    confirm_whole(ctx.approver.as_deref(), &check, declined).await
 }
 
 fn inspect(args: &Args, ctx: &ToolContext) -> Result<Target, ToolError> {

@@ -3,7 +3,6 @@
 //! (never content). When the string is not found, found more than once, differs from the file on
 //! a line the edit changes, or is already applied, the error says where to look.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -12,7 +11,7 @@ use tandem_protocol::ToolGroup;
 use tandem_text::LineEnding;
 use tandem_text::hunks::Same;
 use tandem_text::matcher::{self, Closest, Difference, MatchError, Strategy};
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::{
     attach_diagnostics, check_fresh, commit, diff_metadata, diff_metadata_knowing, load_shown, numbered,
@@ -45,29 +44,15 @@ pub(crate) struct Args {
     replace_all: Option<bool>,
 }
 
-pub(crate) struct Edit {
-    spec: ToolSpec,
-}
+pub(crate) struct Edit;
 
-impl Edit {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("edit", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["edit_file", "str_replace", "replace"])
-                .keywords(&["modify", "change", "replace", "fix", "update"])
-                .writes()
-                .always_load(),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for Edit {
+    const DECL: Decl = Decl::new("edit", ToolGroup::Fs, DESCRIPTION)
+        .aliases(&["edit_file", "str_replace", "replace"])
+        .keywords(&["modify", "change", "replace", "fix", "update"])
+        .writes()
+        .always_load();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.old_string == args.new_string {

@@ -411,7 +411,7 @@ pub(crate) fn recover(root: &Path) -> Vec<String> {
         }
         if let Err(problem) = recover_one(root, &path, name.ends_with(".journal")) {
             tracing::warn!(journal = %path.display(), "{problem}");
-            problems.push(problem);
+            problems.push(problem.to_string());
         }
     }
     problems
@@ -434,18 +434,32 @@ pub(crate) fn recover_once(root: &Path) {
 /// The suffix of a journal set aside.
 const REJECTED: &str = ".rejected";
 
+/// Why a journal was not finished: it was set aside, or its rollback was incomplete.
+#[derive(Debug, thiserror::Error)]
+enum Unrecovered {
+    /// Not acted on, and renamed out of the way so it is reported once.
+    #[error("{why}; set aside as {}", .aside.display())]
+    SetAside { why: String, aside: PathBuf },
+    /// Not acted on, and it could not be renamed.
+    #[error("{why}; it could not be set aside ({err})")]
+    Stuck { why: String, err: std::io::Error },
+    /// Its rollback failed for some files: the journal is kept for the next try.
+    #[error("an interrupted commit could not be undone everywhere: {}; the journal is kept", .problems.join("; "))]
+    RollBack { problems: Vec<String> },
+}
+
 /// Renames a journal that must not be acted on out of the way, so it is reported once.
-fn set_aside(path: &Path, why: String) -> Result<(), String> {
+fn set_aside(path: &Path, why: String) -> Result<(), Unrecovered> {
     let mut aside = path.as_os_str().to_owned();
     aside.push(REJECTED);
     match fs::rename(path, &aside) {
-        Ok(()) => Err(format!("{why}; set aside as {}", Path::new(&aside).display())),
-        Err(err) => Err(format!("{why}; it could not be set aside ({err})")),
+        Ok(()) => Err(Unrecovered::SetAside { why, aside: PathBuf::from(aside) }),
+        Err(err) => Err(Unrecovered::Stuck { why, err }),
     }
 }
 
 /// Finishes one journal (or removes an intent that never became one) unless its process holds it.
-fn recover_one(root: &Path, path: &Path, journal: bool) -> Result<(), String> {
+fn recover_one(root: &Path, path: &Path, journal: bool) -> Result<(), Unrecovered> {
     let Ok(mut file) = tandem_tool_api::state::open_regular(path) else { return Ok(()) };
     if file.try_lock().is_err() {
         return Ok(()); // its commit is running
@@ -490,10 +504,7 @@ fn recover_one(root: &Path, path: &Path, journal: bool) -> Result<(), String> {
     } else {
         let problems = roll_back(&intent.entries);
         if !problems.is_empty() {
-            return Err(format!(
-                "an interrupted commit could not be undone everywhere: {}; the journal is kept",
-                problems.join("; ")
-            ));
+            return Err(Unrecovered::RollBack { problems });
         }
         let targets: Vec<String> = intent.entries.iter().map(|e| e.target.display().to_string()).collect();
         tracing::info!("rolled back an interrupted commit of {}", targets.join(", "));

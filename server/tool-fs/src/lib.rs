@@ -35,7 +35,7 @@ pub use diagnostics::{attach_diagnostics, render_report};
 pub use read::cut_line_at;
 pub use restore::{RestoreFile, restore_files};
 
-use tandem_tool_api::{Tool, ToolContext, ToolError};
+use tandem_tool_api::{Tool, ToolContext, ToolError, typed};
 
 /// Largest file the tools load whole.
 pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
@@ -45,14 +45,14 @@ const EDITOR_ECHO_TIMEOUT: Duration = Duration::from_secs(3);
 /// Every file tool.
 pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![
-        Arc::new(read::Read::new()),
-        Arc::new(write::Write::new()),
-        Arc::new(edit::Edit::new()),
-        Arc::new(multiedit::MultiEdit::new()),
-        Arc::new(apply_patch::ApplyPatch::new()),
-        Arc::new(append::Append::new()),
-        Arc::new(delete::Delete::new()),
-        Arc::new(list::List::new()),
+        typed(read::Read),
+        typed(write::Write),
+        typed(edit::Edit),
+        typed(multiedit::MultiEdit),
+        typed(apply_patch::ApplyPatch),
+        typed(append::Append),
+        typed(delete::Delete),
+        typed(list::List),
     ]
 }
 

@@ -1,11 +1,10 @@
 //! `list`: the entries of a directory (or its whole tree), respecting .gitignore.
 
-use async_trait::async_trait;
 use globset::{Glob, GlobMatcher};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::blocking;
 
@@ -27,27 +26,13 @@ pub(crate) struct Args {
     recursive: Option<bool>,
 }
 
-pub(crate) struct List {
-    spec: ToolSpec,
-}
+pub(crate) struct List;
 
-impl List {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("list", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["list_files", "ls", "list_directory"])
-                .keywords(&["directory", "folder", "tree", "files"]),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for List {
+    const DECL: Decl = Decl::new("list", ToolGroup::Fs, DESCRIPTION)
+        .aliases(&["list_files", "ls", "list_directory"])
+        .keywords(&["directory", "folder", "tree", "files"]);
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         blocking(move || run(args, &ctx)).await

@@ -3,12 +3,11 @@
 
 use std::path::PathBuf;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::edit::apply_one;
 use super::{Change, Committed, Loaded, check_fresh, commit_all, diff_metadata, load_shown, reviewed_title, snippet};
@@ -41,20 +40,7 @@ pub(crate) struct Args {
     file_path: Option<String>,
 }
 
-pub(crate) struct MultiEdit {
-    spec: ToolSpec,
-}
-
-impl MultiEdit {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("multiedit", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["multi_edit", "edit_files", "batch_edit"])
-                .keywords(&["edits", "refactor", "rename", "several", "atomic"])
-                .writes(),
-        }
-    }
-}
+pub(crate) struct MultiEdit;
 
 /// One file's staged state.
 struct Staged {
@@ -64,13 +50,12 @@ struct Staged {
     report: Vec<String>,
 }
 
-#[async_trait]
 impl TypedTool for MultiEdit {
+    const DECL: Decl = Decl::new("multiedit", ToolGroup::Fs, DESCRIPTION)
+        .aliases(&["multi_edit", "edit_files", "batch_edit"])
+        .keywords(&["edits", "refactor", "rename", "several", "atomic"])
+        .writes();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let total = args.edits.len();

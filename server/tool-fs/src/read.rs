@@ -1,10 +1,9 @@
 //! `read`: a file's lines in `cat -n` style, the editor's unsaved text when it is open.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::{Loaded, Origin, blocking_sized, load_seen, load_shown, remember};
 
@@ -31,20 +30,7 @@ pub(crate) struct Args {
     limit: Option<usize>,
 }
 
-pub(crate) struct Read {
-    spec: ToolSpec,
-}
-
-impl Read {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("read", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["read_file", "view", "cat"])
-                .keywords(&["open", "show", "file", "contents", "lines"])
-                .always_load(),
-        }
-    }
-}
+pub(crate) struct Read;
 
 /// The number of lines as `str::lines` counts them, with memchr.
 pub(crate) fn count_lines(text: &str) -> usize {
@@ -73,13 +59,12 @@ pub fn cut_line_at(line: &str, max: usize) -> (std::borrow::Cow<'_, str>, bool) 
     }
 }
 
-#[async_trait]
 impl TypedTool for Read {
+    const DECL: Decl = Decl::new("read", ToolGroup::Fs, DESCRIPTION)
+        .aliases(&["read_file", "view", "cat"])
+        .keywords(&["open", "show", "file", "contents", "lines"])
+        .always_load();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if ctx.editor.as_ref().is_some_and(|editor| editor.reads_files()) {

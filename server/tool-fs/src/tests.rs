@@ -724,29 +724,39 @@ impl tandem_tool_api::EditorClient for FileServingEditor {
     fn position_encoding(&self) -> tandem_text::PositionEncoding {
         tandem_text::PositionEncoding::Utf16
     }
-    async fn apply_edit(&self, _edit: tandem_tool_api::DocumentEdit) -> Result<bool, String> {
-        Err("not used: nothing is in the buffer cache".into())
+    async fn apply_edit(&self, _edit: tandem_tool_api::DocumentEdit) -> Result<bool, tandem_tool_api::EditorError> {
+        Err(tandem_tool_api::EditorError::Unsupported("not used: nothing is in the buffer cache".into()))
     }
-    async fn save(&self, _path: &Path) -> Result<bool, String> {
+    async fn save(&self, _path: &Path) -> Result<bool, tandem_tool_api::EditorError> {
         Ok(false)
     }
     fn reads_files(&self) -> bool {
         true
     }
-    async fn read_file(&self, _session: Option<&str>, path: &Path) -> Result<String, String> {
+    async fn read_file(&self, _session: Option<&str>, path: &Path) -> Result<String, tandem_tool_api::EditorError> {
         let n = self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let buffers = self.buffers.lock().map_err(|e| e.to_string())?;
+        let buffers = self.buffers.lock().map_err(|e| tandem_tool_api::EditorError::Unsupported(e.to_string()))?;
         let text = match buffers.get(path) {
             Some(text) => text.clone(),
-            None => std::fs::read_to_string(path).map_err(|e| e.to_string())?,
+            None => {
+                std::fs::read_to_string(path).map_err(|e| tandem_tool_api::EditorError::Unsupported(e.to_string()))?
+            }
         };
         Ok(if self.changed_after.is_some_and(|after| n >= after) { format!("{text}typed meanwhile\n") } else { text })
     }
     fn writes_files(&self) -> bool {
         true
     }
-    async fn write_file(&self, _session: Option<&str>, path: &Path, text: &str) -> Result<(), String> {
-        self.writes.lock().map_err(|e| e.to_string())?.push((path.to_path_buf(), text.to_owned()));
+    async fn write_file(
+        &self,
+        _session: Option<&str>,
+        path: &Path,
+        text: &str,
+    ) -> Result<(), tandem_tool_api::EditorError> {
+        self.writes
+            .lock()
+            .map_err(|e| tandem_tool_api::EditorError::Unsupported(e.to_string()))?
+            .push((path.to_path_buf(), text.to_owned()));
         Ok(())
     }
 }

@@ -1,11 +1,10 @@
 //! `write`: creates or replaces a whole file (parents created), keeping its BOM, line endings
 //! and permissions.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::{attach_diagnostics, check_fresh, commit, diff_metadata, load_shown, reviewed_title, snippet};
 
@@ -21,29 +20,15 @@ pub(crate) struct Args {
     content: String,
 }
 
-pub(crate) struct Write {
-    spec: ToolSpec,
-}
+pub(crate) struct Write;
 
-impl Write {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("write", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["write_file", "create_file", "create"])
-                .keywords(&["create", "new", "overwrite", "save", "file"])
-                .writes()
-                .always_load(),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for Write {
+    const DECL: Decl = Decl::new("write", ToolGroup::Fs, DESCRIPTION)
+        .aliases(&["write_file", "create_file", "create"])
+        .keywords(&["create", "new", "overwrite", "save", "file"])
+        .writes()
+        .always_load();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let path = ctx.workspace.resolve_writable(&args.file_path, &ctx.working_dir)?;

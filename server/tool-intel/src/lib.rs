@@ -6,9 +6,9 @@ mod lsp;
 
 use std::sync::Arc;
 
-use tandem_tool_api::Tool;
+use tandem_tool_api::{Tool, typed};
 
 /// The code-intelligence tools.
 pub fn all() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(lsp::Lsp::new())]
+    vec![typed(lsp::Lsp)]
 }

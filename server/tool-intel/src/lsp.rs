@@ -11,7 +11,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -20,7 +19,7 @@ use tandem_text::{Position, PositionEncoding, Rope, position_to_char};
 use tandem_tool_api::intel::{
     CallDirection, CodeIntel, DiagnosticsReport, IntelError, Location, Severity, Symbol, TextReplacement,
 };
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 use tandem_tool_fs::{
     Change, Loaded, blocking, check_fresh, commit_all, cut_line_at, diff_metadata, load, render_report,
 };
@@ -85,20 +84,7 @@ pub(crate) struct Args {
     direction: Option<Direction>,
 }
 
-pub(crate) struct Lsp {
-    spec: ToolSpec,
-}
-
-impl Lsp {
-    pub fn new() -> Self {
-        // rename writes, through the commit path (and its approvals); the queries do not.
-        let spec = ToolSpec::new("lsp", ToolGroup::Lsp, DESCRIPTION, schema_for::<Args>())
-            .aliases(&["language_server", "code_intel"])
-            .keywords(&["definition", "references", "hover", "symbol", "rename", "diagnostics", "type", "callers"])
-            .writes();
-        Self { spec }
-    }
-}
+pub(crate) struct Lsp;
 
 /// A file's text, loaded once per call.
 struct Texts {
@@ -373,13 +359,12 @@ fn render_all_diagnostics(ctx: &ToolContext, path: &Path, report: &DiagnosticsRe
     (text, meta)
 }
 
-#[async_trait]
 impl TypedTool for Lsp {
+    const DECL: Decl = Decl::new("lsp", ToolGroup::Lsp, DESCRIPTION)
+        .aliases(&["language_server", "code_intel"])
+        .keywords(&["definition", "references", "hover", "symbol", "rename", "diagnostics", "type", "callers"])
+        .writes();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         // Said with every answer, and every error, about a file whose server runs restricted.

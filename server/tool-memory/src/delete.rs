@@ -1,10 +1,9 @@
 //! `memory_delete`: forgets a memory by id (or a unique prefix of it).
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::load_all;
 
@@ -16,28 +15,14 @@ pub(crate) struct Args {
     memory_id: String,
 }
 
-pub(crate) struct MemoryDelete {
-    spec: ToolSpec,
-}
+pub(crate) struct MemoryDelete;
 
-impl MemoryDelete {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("memory_delete", ToolGroup::Memory, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["forget", "delete_memory"])
-                .keywords(&["memory", "forget", "remove"])
-                .changes_state(),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for MemoryDelete {
+    const DECL: Decl = Decl::new("memory_delete", ToolGroup::Memory, DESCRIPTION)
+        .aliases(&["forget", "delete_memory"])
+        .keywords(&["memory", "forget", "remove"])
+        .changes_state();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let prefix = args.memory_id.trim();

@@ -12,11 +12,11 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use tandem_tool_api::Tool;
+use tandem_tool_api::{Tool, typed};
 
 /// The memory tools.
 pub fn all() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(read::MemoryRead::new()), Arc::new(write::MemoryWrite::new()), Arc::new(delete::MemoryDelete::new())]
+    vec![typed(read::MemoryRead), typed(write::MemoryWrite), typed(delete::MemoryDelete)]
 }
 
 /// What a memory is about.

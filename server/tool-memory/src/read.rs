@@ -1,10 +1,9 @@
 //! `memory_read`: lists or searches the memories.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::{MemoryType, load_all, score};
 
@@ -22,27 +21,13 @@ pub(crate) struct Args {
     type_filter: Option<MemoryType>,
 }
 
-pub(crate) struct MemoryRead {
-    spec: ToolSpec,
-}
+pub(crate) struct MemoryRead;
 
-impl MemoryRead {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("memory_read", ToolGroup::Memory, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["recall", "read_memory", "search_memory"])
-                .keywords(&["memory", "remember", "recall", "notes"]),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for MemoryRead {
+    const DECL: Decl = Decl::new("memory_read", ToolGroup::Memory, DESCRIPTION)
+        .aliases(&["recall", "read_memory", "search_memory"])
+        .keywords(&["memory", "remember", "recall", "notes"]);
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let mut all = load_all(ctx.workspace.root());

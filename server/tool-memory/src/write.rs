@@ -1,11 +1,10 @@
 //! `memory_write`: keeps a note for later sessions.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
 use tandem_text::disk::{self, Expected};
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 use tandem_tool_fs::blocking;
 
 use super::{Memory, MemoryType, Scope, file_name, memory_dir, render};
@@ -32,29 +31,15 @@ pub(crate) struct Args {
     scope: Option<Scope>,
 }
 
-pub(crate) struct MemoryWrite {
-    spec: ToolSpec,
-}
+pub(crate) struct MemoryWrite;
 
-impl MemoryWrite {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("memory_write", ToolGroup::Memory, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["remember", "save_memory"])
-                .keywords(&["memory", "remember", "note", "preference"])
-                .changes_state()
-                .additive(),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for MemoryWrite {
+    const DECL: Decl = Decl::new("memory_write", ToolGroup::Memory, DESCRIPTION)
+        .aliases(&["remember", "save_memory"])
+        .keywords(&["memory", "remember", "note", "preference"])
+        .changes_state()
+        .additive();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.title.trim().is_empty() || args.content.trim().is_empty() {

@@ -12,11 +12,10 @@ mod outline;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, Tool, ToolContext, ToolError, ToolOutput, TypedTool, typed};
 use tandem_tool_fs::{Change, Loaded, blocking, commit_all, load};
 
 use outline::{Language, Symbol};
@@ -50,33 +49,19 @@ pub(crate) struct Args {
     overwrite: Option<bool>,
 }
 
-pub(crate) struct GenerateReadme {
-    spec: ToolSpec,
-}
-
-impl GenerateReadme {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("generate_readme", ToolGroup::Fs, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["generate_readmes", "readme"])
-                .keywords(&["readme", "documentation", "docs", "overview", "modules", "symbols"])
-                .writes(),
-        }
-    }
-}
+pub(crate) struct GenerateReadme;
 
 /// The tools of this module.
 pub fn all() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(GenerateReadme::new())]
+    vec![typed(GenerateReadme)]
 }
 
-#[async_trait]
 impl TypedTool for GenerateReadme {
+    const DECL: Decl = Decl::new("generate_readme", ToolGroup::Fs, DESCRIPTION)
+        .aliases(&["generate_readmes", "readme"])
+        .keywords(&["readme", "documentation", "docs", "overview", "modules", "symbols"])
+        .writes();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let overwrite = args.overwrite.unwrap_or(false);

@@ -7,13 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use async_trait::async_trait;
 use globset::GlobBuilder;
 use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 use tandem_tool_fs::blocking;
 
 /// Files shown when the call does not say.
@@ -47,27 +46,13 @@ enum SortBy {
     Modified,
 }
 
-pub(crate) struct Glob {
-    spec: ToolSpec,
-}
+pub(crate) struct Glob;
 
-impl Glob {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("glob", ToolGroup::Search, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["find_files"])
-                .keywords(&["find", "files", "pattern", "names", "paths"]),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for Glob {
+    const DECL: Decl = Decl::new("glob", ToolGroup::Search, DESCRIPTION)
+        .aliases(&["find_files"])
+        .keywords(&["find", "files", "pattern", "names", "paths"]);
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         blocking(move || run(args, &ctx)).await

@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use async_trait::async_trait;
 use globset::{GlobBuilder, GlobMatcher};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -12,7 +11,7 @@ use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 use tandem_tool_fs::blocking;
 
 /// Results shown when the call does not say.
@@ -65,27 +64,13 @@ enum OutputMode {
     Count,
 }
 
-pub(crate) struct Grep {
-    spec: ToolSpec,
-}
+pub(crate) struct Grep;
 
-impl Grep {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("grep", ToolGroup::Search, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["search"])
-                .keywords(&["search", "regex", "find", "content", "text", "ripgrep"]),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for Grep {
+    const DECL: Decl = Decl::new("grep", ToolGroup::Search, DESCRIPTION)
+        .aliases(&["search"])
+        .keywords(&["search", "regex", "find", "content", "text", "ripgrep"]);
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         blocking(move || run(args, &ctx)).await

@@ -8,14 +8,14 @@ mod grep;
 use std::path::Path;
 use std::sync::Arc;
 
-use tandem_tool_api::Tool;
+use tandem_tool_api::{Tool, typed};
 
 /// Lines longer than this (in chars) are cut in search results.
 pub(crate) const MAX_LINE_CHARS: usize = 500;
 
 /// Every search tool.
 pub fn all() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(glob::Glob::new()), Arc::new(grep::Grep::new())]
+    vec![typed(glob::Glob), typed(grep::Grep)]
 }
 
 /// A walker over `dir` with ripgrep's rules: ignore files honoured (also outside a git

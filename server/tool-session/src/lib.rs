@@ -13,21 +13,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tandem_tool_api::session::SessionHost;
-use tandem_tool_api::{Tool, ToolContext, ToolError};
+use tandem_tool_api::{Tool, ToolContext, ToolError, typed};
 
 /// The session tools.
 pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![
-        Arc::new(todo::TodoWrite::new()),
-        Arc::new(todo::TodoRead::new()),
-        Arc::new(question::Question::new()),
-        Arc::new(question::AskUser::new()),
-        Arc::new(plan::PlanEnter::new()),
-        Arc::new(plan::PlanStatus::new()),
-        Arc::new(plan::PlanExit::new()),
-        Arc::new(subagent::AgentTool::new()),
-        Arc::new(subagent::AgentStatusTool::new()),
-        Arc::new(tool_search::ToolSearch::new()),
+        typed(todo::TodoWrite),
+        typed(todo::TodoRead),
+        typed(question::Question),
+        typed(question::AskUser),
+        typed(plan::PlanEnter),
+        typed(plan::PlanStatus),
+        typed(plan::PlanExit),
+        typed(subagent::AgentTool),
+        typed(subagent::AgentStatusTool),
+        typed(tool_search::ToolSearch),
     ]
 }
 

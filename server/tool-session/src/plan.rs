@@ -2,12 +2,11 @@
 //! it stands, `plan_exit` asks the person to approve the plan (approval restores the mode the
 //! session had before).
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::{ModeId, ToolGroup};
 use tandem_tool_api::session::PlanDecision;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::{default_plan_file, host};
 
@@ -38,27 +37,13 @@ pub(crate) struct ExitArgs {
     summary: String,
 }
 
-pub(crate) struct PlanEnter {
-    spec: ToolSpec,
-}
+pub(crate) struct PlanEnter;
 
-impl PlanEnter {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("plan_enter", ToolGroup::Plan, ENTER, schema_for::<EnterArgs>())
-                .aliases(&["enter_plan_mode", "EnterPlanMode"])
-                .keywords(&["plan", "mode", "read-only", "design"]),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for PlanEnter {
+    const DECL: Decl = Decl::new("plan_enter", ToolGroup::Plan, ENTER)
+        .aliases(&["enter_plan_mode", "EnterPlanMode"])
+        .keywords(&["plan", "mode", "read-only", "design"]);
     type Args = EnterArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: EnterArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "plan_enter")?;
@@ -74,7 +59,7 @@ impl TypedTool for PlanEnter {
         };
         let shown = ctx.workspace.display(&plan_file);
         let reason = args.reason.unwrap_or_else(|| "plan before changing code".to_owned());
-        let previous = host.enter_plan(reason.clone(), plan_file).await.map_err(ToolError::new)?;
+        let previous = host.enter_plan(reason.clone(), plan_file).await?;
         Ok(ToolOutput::new(
             "Plan mode",
             format!(
@@ -89,26 +74,11 @@ impl TypedTool for PlanEnter {
     }
 }
 
-pub(crate) struct PlanStatus {
-    spec: ToolSpec,
-}
+pub(crate) struct PlanStatus;
 
-impl PlanStatus {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("plan_status", ToolGroup::Plan, STATUS, schema_for::<StatusArgs>())
-                .keywords(&["plan", "mode"]),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for PlanStatus {
+    const DECL: Decl = Decl::new("plan_status", ToolGroup::Plan, STATUS).keywords(&["plan", "mode"]);
     type Args = StatusArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, _args: StatusArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "plan_status")?;
@@ -139,27 +109,13 @@ impl TypedTool for PlanStatus {
     }
 }
 
-pub(crate) struct PlanExit {
-    spec: ToolSpec,
-}
+pub(crate) struct PlanExit;
 
-impl PlanExit {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("plan_exit", ToolGroup::Plan, EXIT, schema_for::<ExitArgs>())
-                .aliases(&["exit_plan_mode", "ExitPlanMode"])
-                .keywords(&["plan", "approve", "mode"]),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for PlanExit {
+    const DECL: Decl = Decl::new("plan_exit", ToolGroup::Plan, EXIT)
+        .aliases(&["exit_plan_mode", "ExitPlanMode"])
+        .keywords(&["plan", "approve", "mode"]);
     type Args = ExitArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: ExitArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "plan_exit")?;
@@ -168,7 +124,7 @@ impl TypedTool for PlanExit {
         }
         let plan_file = host.plan_state().map_or_else(|| default_plan_file(ctx.workspace.root()), |s| s.plan_file);
         let plan = std::fs::read_to_string(&plan_file).ok().filter(|p| !p.trim().is_empty());
-        match host.exit_plan(args.summary, plan.clone()).await.map_err(ToolError::new)? {
+        match host.exit_plan(args.summary, plan.clone()).await? {
             PlanDecision::Approved { restored } => Ok(ToolOutput::new(
                 "Plan approved",
                 format!(

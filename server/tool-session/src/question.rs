@@ -1,12 +1,11 @@
 //! `question` (several structured questions) and `ask_user` (one question): ask the person
 //! and return their answers.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::session::{AskOutcome, Question as Q, QuestionOption};
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::host;
 
@@ -64,27 +63,13 @@ async fn ask(ctx: &ToolContext, tool: &str, questions: Vec<Q>) -> Result<Vec<Vec
     }
 }
 
-pub(crate) struct Question {
-    spec: ToolSpec,
-}
+pub(crate) struct Question;
 
-impl Question {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("question", ToolGroup::Interact, QUESTION, schema_for::<QuestionArgs>())
-                .aliases(&["AskUserQuestion", "ask_questions"])
-                .keywords(&["ask", "clarify", "choose", "person", "user"]),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for Question {
+    const DECL: Decl = Decl::new("question", ToolGroup::Interact, QUESTION)
+        .aliases(&["AskUserQuestion", "ask_questions"])
+        .keywords(&["ask", "clarify", "choose", "person", "user"]);
     type Args = QuestionArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: QuestionArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.questions.is_empty() || args.questions.len() > 4 {
@@ -99,27 +84,13 @@ impl TypedTool for Question {
     }
 }
 
-pub(crate) struct AskUser {
-    spec: ToolSpec,
-}
+pub(crate) struct AskUser;
 
-impl AskUser {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("ask_user", ToolGroup::Interact, ASK_USER, schema_for::<AskArgs>())
-                .aliases(&["ask", "ask_followup_question"])
-                .keywords(&["question", "clarify", "confirm", "person", "user"]),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for AskUser {
+    const DECL: Decl = Decl::new("ask_user", ToolGroup::Interact, ASK_USER)
+        .aliases(&["ask", "ask_followup_question"])
+        .keywords(&["question", "clarify", "confirm", "person", "user"]);
     type Args = AskArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: AskArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.question.trim().is_empty() {

@@ -1,11 +1,10 @@
 //! `agent` / `agent_status`: sub-agents with their own context and a filtered tool set.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::session::{AgentType, SubAgentRequest, SubAgentState, SubAgentStatus};
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::host;
 
@@ -50,27 +49,13 @@ fn render(status: &SubAgentStatus) -> (String, String) {
     }
 }
 
-pub(crate) struct AgentTool {
-    spec: ToolSpec,
-}
+pub(crate) struct AgentTool;
 
-impl AgentTool {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("agent", ToolGroup::Agent, AGENT, schema_for::<AgentArgs>())
-                .aliases(&["task", "Task", "subagent", "spawn_agent"])
-                .keywords(&["delegate", "parallel", "explore", "research", "sub-agent"]),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for AgentTool {
+    const DECL: Decl = Decl::new("agent", ToolGroup::Agent, AGENT)
+        .aliases(&["task", "Task", "subagent", "spawn_agent"])
+        .keywords(&["delegate", "parallel", "explore", "research", "sub-agent"]);
     type Args = AgentArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: AgentArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "agent")?;
@@ -86,7 +71,7 @@ impl TypedTool for AgentTool {
         }
         let agent_type = args.agent_type.unwrap_or(AgentType::General);
         let request = SubAgentRequest { prompt: args.prompt, agent_type, background: args.run_in_background, depth };
-        let status = host.run_agent(request).await.map_err(ToolError::new)?;
+        let status = host.run_agent(request).await?;
         let (title, output) = render(&status);
         let result = ToolOutput::new(title, output)
             .with("agentId", status.id.clone())
@@ -99,27 +84,15 @@ impl TypedTool for AgentTool {
     }
 }
 
-pub(crate) struct AgentStatusTool {
-    spec: ToolSpec,
-}
+pub(crate) struct AgentStatusTool;
 
-impl AgentStatusTool {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("agent_status", ToolGroup::Agent, STATUS, schema_for::<StatusArgs>())
-                .aliases(&["task_status"])
-                .keywords(&["sub-agent", "background", "result"]),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for AgentStatusTool {
+    const DECL: Decl = Decl::new("agent_status", ToolGroup::Agent, STATUS).aliases(&["task_status"]).keywords(&[
+        "sub-agent",
+        "background",
+        "result",
+    ]);
     type Args = StatusArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: StatusArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "agent_status")?;

@@ -1,11 +1,10 @@
 //! `todowrite` / `todoread`: the session's task list, shown in the editor as the plan.
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::session::{Todo, TodoStatus};
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::host;
 
@@ -23,19 +22,7 @@ pub(crate) struct WriteArgs {
 #[derive(Deserialize, JsonSchema)]
 pub(crate) struct ReadArgs {}
 
-pub(crate) struct TodoWrite {
-    spec: ToolSpec,
-}
-
-impl TodoWrite {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("todowrite", ToolGroup::Plan, WRITE, schema_for::<WriteArgs>())
-                .aliases(&["todo_write", "TodoWrite", "update_todos", "update_plan"])
-                .keywords(&["task", "list", "plan", "progress", "steps"]),
-        }
-    }
-}
+pub(crate) struct TodoWrite;
 
 fn render(todos: &[Todo]) -> String {
     if todos.is_empty() {
@@ -56,13 +43,11 @@ fn render(todos: &[Todo]) -> String {
         .join("\n")
 }
 
-#[async_trait]
 impl TypedTool for TodoWrite {
+    const DECL: Decl = Decl::new("todowrite", ToolGroup::Plan, WRITE)
+        .aliases(&["todo_write", "TodoWrite", "update_todos", "update_plan"])
+        .keywords(&["task", "list", "plan", "progress", "steps"]);
     type Args = WriteArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: WriteArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let host = host(&ctx, "todowrite")?;
@@ -90,27 +75,13 @@ impl TypedTool for TodoWrite {
     }
 }
 
-pub(crate) struct TodoRead {
-    spec: ToolSpec,
-}
+pub(crate) struct TodoRead;
 
-impl TodoRead {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("todoread", ToolGroup::Plan, READ, schema_for::<ReadArgs>())
-                .aliases(&["todo_read", "TodoRead", "read_todos"])
-                .keywords(&["task", "list", "plan", "progress"]),
-        }
-    }
-}
-
-#[async_trait]
 impl TypedTool for TodoRead {
+    const DECL: Decl = Decl::new("todoread", ToolGroup::Plan, READ)
+        .aliases(&["todo_read", "TodoRead", "read_todos"])
+        .keywords(&["task", "list", "plan", "progress"]);
     type Args = ReadArgs;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, _args: ReadArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let todos = host(&ctx, "todoread")?.todos();

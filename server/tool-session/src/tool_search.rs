@@ -2,14 +2,12 @@
 //! descriptions), or picks them by name with `select:a,b`; found tools join the tool list the
 //! model is offered.
 
-use async_trait::async_trait;
-use bm25::{Language, SearchEngineBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
 
 const DESCRIPTION: &str = "Find tools by what they do, when the one you need is not in your tool list. \
     `query` is keywords (\"rename symbol\", \"fetch web page\"); `select:name1,name2` returns those tools' full \
@@ -24,32 +22,18 @@ pub(crate) struct Args {
     max_results: Option<usize>,
 }
 
-pub(crate) struct ToolSearch {
-    spec: ToolSpec,
-}
-
-impl ToolSearch {
-    pub fn new() -> Self {
-        Self {
-            spec: ToolSpec::new("tool_search", ToolGroup::Search, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["search_tools", "find_tool"])
-                .keywords(&["tools", "discover", "capability", "function"])
-                .always_load(),
-        }
-    }
-}
+pub(crate) struct ToolSearch;
 
 fn describe(spec: &ToolSpec) -> Value {
     json!({ "name": spec.name, "description": spec.description, "parameters": spec.parameters })
 }
 
-#[async_trait]
 impl TypedTool for ToolSearch {
+    const DECL: Decl = Decl::new("tool_search", ToolGroup::Search, DESCRIPTION)
+        .aliases(&["search_tools", "find_tool"])
+        .keywords(&["tools", "discover", "capability", "function"])
+        .always_load();
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let registry = ctx
@@ -80,27 +64,9 @@ impl TypedTool for ToolSearch {
             if args.query.trim().is_empty() {
                 return Err(ToolError::new("`query` is empty: give keywords, or `select:name1,name2`"));
             }
-            let documents: Vec<String> = specs
-                .iter()
-                .map(|s| {
-                    // Names count more than prose: repeat them, and split snake_case into words.
-                    let names: Vec<String> = std::iter::once(s.name)
-                        .chain(s.aliases.iter().copied())
-                        .map(|n| n.replace(['_', '-'], " "))
-                        .collect();
-                    format!("{0} {0} {1} {2}", names.join(" "), s.keywords.join(" "), s.description)
-                })
-                .collect();
-            let engine = SearchEngineBuilder::<usize>::with_documents(
-                Language::English,
-                documents.iter().enumerate().map(|(i, d)| bm25::Document::new(i, d.clone())),
-            )
-            .build();
-            engine
-                .search(&args.query, limit)
-                .into_iter()
-                .filter_map(|hit| specs.get(hit.document.id).copied())
-                .collect()
+            let documents: Vec<String> =
+                specs.iter().map(|s| tandem_rank::document(s.name, s.aliases, s.keywords, s.description)).collect();
+            tandem_rank::top(&documents, &args.query, limit).into_iter().filter_map(|i| specs.get(i).copied()).collect()
         };
         if found.is_empty() {
             return Err(ToolError::new(format!(

@@ -9,16 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use tandem_tool_api::WebConfig;
-use tandem_tool_api::{Tool, ToolError};
+use tandem_tool_api::{Tool, ToolError, typed};
 
 /// The web tools under `config`. Search backends are read from the environment at each call.
 pub fn all(config: &WebConfig) -> Vec<Arc<dyn Tool>> {
     vec![
-        Arc::new(webfetch::WebFetch::new(guard::Access {
-            allow_private: config.allow_private,
-            exceptions: Vec::new(),
-        })),
-        Arc::new(websearch::WebSearch::from_process_env()),
+        typed(webfetch::WebFetch::new(guard::Access { allow_private: config.allow_private, exceptions: Vec::new() })),
+        typed(websearch::WebSearch::from_process_env()),
     ]
 }
 

@@ -2,13 +2,12 @@
 //! refused. The host is resolved and checked before every connection (and every redirect hop);
 //! the connection goes to the checked address.
 
-use async_trait::async_trait;
 use reqwest::Url;
 use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::guard::{Access, check_url, resolve};
 use super::{REQUEST_TIMEOUT, client_builder, cut, http_error, plain_text, size};
@@ -39,28 +38,20 @@ pub(crate) struct Args {
 }
 
 pub(crate) struct WebFetch {
-    spec: ToolSpec,
     access: Access,
 }
 
 impl WebFetch {
     pub fn new(access: Access) -> Self {
-        Self {
-            spec: ToolSpec::new("webfetch", ToolGroup::Web, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["web_fetch", "fetch", "fetch_url", "read_url"])
-                .keywords(&["web", "url", "http", "page", "download", "documentation", "html", "markdown"]),
-            access,
-        }
+        Self { access }
     }
 }
 
-#[async_trait]
 impl TypedTool for WebFetch {
+    const DECL: Decl = Decl::new("webfetch", ToolGroup::Web, DESCRIPTION)
+        .aliases(&["web_fetch", "fetch", "fetch_url", "read_url"])
+        .keywords(&["web", "url", "http", "page", "download", "documentation", "html", "markdown"]);
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let max_bytes = args.max_bytes.unwrap_or(DEFAULT_MAX_BYTES).clamp(1, MAX_MAX_BYTES);

@@ -7,13 +7,12 @@
 
 use std::collections::BTreeMap;
 
-use async_trait::async_trait;
 use reqwest::Url;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use super::{client_builder, cut, http_error, plain_text};
 
@@ -79,19 +78,13 @@ struct Hit {
 }
 
 pub(crate) struct WebSearch {
-    spec: ToolSpec,
     /// The variables to read; `None` reads the process environment at each call.
     vars: Option<BTreeMap<String, String>>,
 }
 
 impl WebSearch {
     fn with(vars: Option<BTreeMap<String, String>>) -> Self {
-        Self {
-            spec: ToolSpec::new("websearch", ToolGroup::Web, DESCRIPTION, schema_for::<Args>())
-                .aliases(&["web_search", "search_web"])
-                .keywords(&["web", "internet", "search", "google", "lookup", "documentation", "news"]),
-            vars,
-        }
+        Self { vars }
     }
 
     /// Backends configured by the process environment, read at each call.
@@ -128,13 +121,11 @@ impl WebSearch {
     }
 }
 
-#[async_trait]
 impl TypedTool for WebSearch {
+    const DECL: Decl = Decl::new("websearch", ToolGroup::Web, DESCRIPTION)
+        .aliases(&["web_search", "search_web"])
+        .keywords(&["web", "internet", "search", "google", "lookup", "documentation", "news"]);
     type Args = Args;
-
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
 
     async fn run(&self, args: Args, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let query = args.query.trim();

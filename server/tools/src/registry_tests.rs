@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::json;
 use tandem_protocol::ToolGroup;
 use tandem_text::BufferCache;
 
 use crate::{
-    CallError, Profile, Registry, Tool, ToolConfig, ToolContext, ToolError, ToolOutput, ToolSpec, Workspace, schema_for,
+    CallError, Decl, Profile, Registry, Tool, ToolConfig, ToolContext, ToolError, ToolOutput, TypedTool, Workspace,
+    typed,
 };
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -19,21 +19,19 @@ struct Args {
     value: Option<u32>,
 }
 
-struct Panics(ToolSpec);
+struct Panics;
 
-#[async_trait]
-impl Tool for Panics {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: Value, _: ToolContext) -> Result<ToolOutput, ToolError> {
+impl TypedTool for Panics {
+    const DECL: Decl = Decl::new("explode", ToolGroup::Exec, "Panics.").aliases(&["kaboom"]).writes().strict();
+    type Args = Args;
+
+    async fn run(&self, _: Args, _: ToolContext) -> Result<ToolOutput, ToolError> {
         panic!("boom")
     }
 }
 
 fn panics() -> Arc<dyn Tool> {
-    let spec = ToolSpec::new("explode", ToolGroup::Exec, "Panics.", schema_for::<Args>());
-    Arc::new(Panics(spec.aliases(&["kaboom"]).writes().strict()))
+    typed(Panics)
 }
 
 fn ctx(dir: &std::path::Path) -> ToolContext {
@@ -108,5 +106,70 @@ fn definitions_in_both_provider_formats() {
     for tool in registry.infos() {
         assert!(tool.parameters["properties"].is_object(), "{}", tool.name);
         assert!(!tool.description.is_empty());
+    }
+}
+
+/// One call of each built-in tool, with arguments it accepts.
+const ONE_CALL_EACH: &[(&str, &str)] = &[
+    ("read", r#"{"file_path": "a.txt"}"#),
+    ("write", r#"{"file_path": "w.txt", "content": "w\n"}"#),
+    ("edit", r#"{"file_path": "a.txt", "old_string": "one", "new_string": "uno"}"#),
+    ("multiedit", r#"{"file_path": "a.txt", "edits": [{"old_string": "uno", "new_string": "one"}]}"#),
+    ("apply_patch", r#"{"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+eins\n"}"#),
+    ("append", r#"{"file_path": "a.txt", "content": "two"}"#),
+    ("delete", r#"{"file_path": "w.txt"}"#),
+    ("list", r#"{}"#),
+    ("generate_readme", r#"{}"#),
+    ("glob", r#"{"pattern": "*.txt"}"#),
+    ("grep", r#"{"pattern": "two"}"#),
+    ("bash", r#"{"command": "true"}"#),
+    ("bash_output", r#"{"id": "cmd-none"}"#),
+    ("run_shell_script", r#"{"script": "true"}"#),
+    ("run_python_script", r#"{"script": "pass"}"#),
+    ("lsp", r#"{"operation": "diagnostics", "file_path": "a.txt"}"#),
+    ("webfetch", r#"{"url": "http://127.0.0.1:9/"}"#),
+    ("websearch", r#"{"query": "tandem"}"#),
+    ("todowrite", r#"{"todos": []}"#),
+    ("todoread", r#"{}"#),
+    ("question", r#"{"questions": [{"question": "Which?", "options": [{"label": "a"}]}]}"#),
+    ("ask_user", r#"{"question": "Which?"}"#),
+    ("plan_enter", r#"{"reason": "look first"}"#),
+    ("plan_status", r#"{}"#),
+    ("plan_exit", r#"{"summary": "done"}"#),
+    ("agent", r#"{"prompt": "look"}"#),
+    ("agent_status", r#"{"agent_id": "a1"}"#),
+    ("tool_search", r#"{"query": "read file"}"#),
+    ("memory_read", r#"{}"#),
+    ("memory_write", r#"{"title": "t", "content": "c"}"#),
+    ("memory_delete", r#"{"memory_id": "nope"}"#),
+];
+
+/// Every built-in tool, called once as the doors without a session call it (`tandem tool`,
+/// `tandem/tools/call`, `tandem mcp`: the registry set, no session host): none fails for a
+/// service the door supplies (the registry), and a tool that needs the session says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_answers_a_door_without_a_session_and_none_lacks_the_registry() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap_or_else(|e| panic!("{e}"));
+    let registry = Arc::new(crate::builtin(ToolConfig { profile: Profile::Full, ..Default::default() }));
+    let names: Vec<&str> = registry.enabled().map(|t| t.spec().name).collect();
+    let missing: Vec<&&str> = names.iter().filter(|n| !ONE_CALL_EACH.iter().any(|(t, _)| t == *n)).collect();
+    assert!(missing.is_empty(), "add a call of {missing:?} to ONE_CALL_EACH");
+    for (name, args) in ONE_CALL_EACH {
+        let mut door = ctx(dir.path());
+        door.registry = Some(Arc::clone(&registry));
+        let args: serde_json::Value = serde_json::from_str(args).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let result = registry.call(name, args, door).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let error = result.error.unwrap_or_default();
+        assert!(!error.contains("invalid arguments"), "{name}: the call's arguments are wrong: {error}");
+        assert!(!error.contains("lacks"), "{name} is missing a service the door supplies: {error}");
+        assert!(*name != "tool_search" || error.is_empty(), "tool_search works from the shell: {error}");
+        let session_tool = registry.find(name).is_some_and(|t| {
+            matches!(t.spec().group, ToolGroup::Plan | ToolGroup::Interact | ToolGroup::Agent)
+                && t.spec().name != "tool_search"
+        });
+        if session_tool {
+            assert!(error.contains("works inside an agent session"), "{name} should say it needs a session: {error:?}");
+        }
     }
 }

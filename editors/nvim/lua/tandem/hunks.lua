@@ -20,9 +20,7 @@ function M.parse(hunk)
   local first = nil
   for _, line in ipairs(lines) do
     local mark, text = line:sub(1, 1), line:sub(2)
-    if mark == "@" or mark == "\\" then
-      -- the header, or "\ No newline at end of file"
-    elseif mark == "+" then
+    if mark == "+" then
       if not block then
         block = { after = old - 1, lines = {} }
         added[#added + 1] = block
@@ -34,7 +32,8 @@ function M.parse(hunk)
       removed[#removed + 1] = old
       first = first or old
       old = old + 1
-    else
+    elseif mark ~= "@" and mark ~= "\\" then
+      -- A context line (the header, and "\ No newline at end of file", are neither).
       block = nil
       old = old + 1
     end

@@ -19,10 +19,9 @@ impl CallApprover {
         }
         let store = Arc::clone(store);
         match tokio::task::spawn_blocking(move || store.left_out(&relative)).await {
-            Ok(Ok(list)) => list
-                .into_iter()
-                .map(|(path, why)| format!("`{path}` ({})", crate::checkpoints::left_out_reason(why)))
-                .collect(),
+            Ok(Ok(list)) => {
+                list.into_iter().map(|(path, why)| format!("`{path}` ({})", left_out_reason(why))).collect()
+            }
             Ok(Err(err)) => {
                 tracing::warn!("cannot tell which files undo leaves out: {err}");
                 Vec::new()
@@ -74,6 +73,16 @@ fn relative_to(root: &Path, path: &Path) -> Option<String> {
         }
     }
     (!names.is_empty()).then(|| names.join("/"))
+}
+
+/// Why a file is not covered by undo, in words.
+fn left_out_reason(why: tandem_checkpoint::LeftOut) -> String {
+    match why {
+        tandem_checkpoint::LeftOut::TooLarge => {
+            format!("over the {} MB checkpoint limit", tandem_checkpoint::DEFAULT_MAX_FILE_BYTES / (1024 * 1024))
+        }
+        tandem_checkpoint::LeftOut::Ignored => "ignored: .gitignore or a default exclude".to_owned(),
+    }
 }
 
 #[cfg(test)]

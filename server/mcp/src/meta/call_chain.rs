@@ -2,52 +2,43 @@
 
 use std::fmt::Write as _;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
-use super::{Client, parse, upgrade};
+use super::{Client, upgrade};
 use super::{Step, run_step, substitute};
+
+const DESCRIPTION: &str = "Call MCP tools one after another; `{{previous}}` in a string argument is replaced by the \
+    previous step's output. Stops at the first failure and says which step failed. Also the way \
+    to call an MCP tool that is not in your tool list (a chain of one step).";
 
 /// `mcp_call_chain` arguments.
 #[derive(Deserialize, JsonSchema)]
-struct ChainArgs {
+pub(super) struct ChainArgs {
     /// The calls, run in order; the chain stops at the first failure.
     steps: Vec<Step>,
 }
 
 /// `mcp_call_chain`: MCP calls in order, each output passed on as `{{previous}}`.
 pub(super) struct CallChain {
-    spec: ToolSpec,
     manager: Client,
 }
 
 impl CallChain {
     pub(super) fn new(manager: Client) -> Self {
-        let spec = ToolSpec::new(
-            "mcp_call_chain",
-            ToolGroup::Mcp,
-            "Call MCP tools one after another; `{{previous}}` in a string argument is replaced by the previous step's output. Stops at the first failure and says which step failed. Also the way to call an MCP tool that is not in your tool list (a chain of one step).",
-            schema_for::<ChainArgs>(),
-        );
-        // It may call tools that write: it runs alone (approval is per call).
-        let spec = ToolSpec { concurrency_safe: false, ..spec };
-        Self { spec, manager }
+        Self { manager }
     }
 }
 
-#[async_trait]
-impl Tool for CallChain {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
+impl TypedTool for CallChain {
+    // It may call tools that write: it runs alone (approval is per call).
+    const DECL: Decl = Decl::new("mcp_call_chain", ToolGroup::Mcp, DESCRIPTION).exclusive();
+    type Args = ChainArgs;
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn run(&self, args: ChainArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let manager = upgrade(&self.manager)?;
-        let args: ChainArgs = parse(args)?;
         if args.steps.is_empty() {
             return Err(ToolError::new("`steps` is empty: give at least one {tool, arguments}"));
         }

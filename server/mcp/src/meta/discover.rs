@@ -2,17 +2,19 @@
 
 use std::fmt::Write as _;
 
-use super::{Client, parse, upgrade};
-use async_trait::async_trait;
+use super::{Client, upgrade};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+
+const DESCRIPTION: &str = "List the MCP servers (with their state) and their tools ranked for a query, with each tool's \
+    argument schema. Use it to find a tool that is not in your tool list, then call it with \
+    mcp_call_chain (one step) or directly by name if listed.";
 
 /// `mcp_discover` arguments.
 #[derive(Deserialize, JsonSchema)]
-struct DiscoverArgs {
+pub(super) struct DiscoverArgs {
     /// What you want to do, in words; tools are ranked by relevance to it (and by reliability,
     /// latency and what usually follows your last call). Empty: all tools.
     #[serde(default)]
@@ -27,32 +29,22 @@ struct DiscoverArgs {
 
 /// `mcp_discover`: the MCP servers (with their state) and their tools ranked for a query, with schemas.
 pub(super) struct Discover {
-    spec: ToolSpec,
     manager: Client,
 }
 
 impl Discover {
     pub(super) fn new(manager: Client) -> Self {
-        let spec = ToolSpec::new(
-                "mcp_discover",
-                ToolGroup::Mcp,
-                "List the MCP servers (with their state) and their tools ranked for a query, with each tool's argument schema. Use it to find a tool that is not in your tool list, then call it with mcp_call_chain (one step) or directly by name if listed.",
-                schema_for::<DiscoverArgs>(),
-            )
-            .keywords(&["mcp", "tools", "search", "servers"]);
-        Self { spec, manager }
+        Self { manager }
     }
 }
 
-#[async_trait]
-impl Tool for Discover {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
+impl TypedTool for Discover {
+    const DECL: Decl =
+        Decl::new("mcp_discover", ToolGroup::Mcp, DESCRIPTION).keywords(&["mcp", "tools", "search", "servers"]);
+    type Args = DiscoverArgs;
 
-    async fn call(&self, args: Value, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn run(&self, args: DiscoverArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let manager = upgrade(&self.manager)?;
-        let args: DiscoverArgs = parse(args)?;
         manager.ready(std::time::Duration::from_secs(10)).await;
         let mut text = String::from("Servers:\n");
         for server in manager.servers() {

@@ -3,52 +3,44 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
-use super::{Client, parse, upgrade};
+use super::{Client, upgrade};
 use super::{Step, run_step};
 
 /// `mcp_fan_out` arguments.
 #[derive(Deserialize, JsonSchema)]
-struct FanOutArgs {
+pub(super) struct FanOutArgs {
     /// The calls, run at the same time (at most 8).
     calls: Vec<Step>,
 }
 
 /// `mcp_fan_out`: MCP calls at once, results together.
 pub(super) struct FanOut {
-    spec: ToolSpec,
     manager: Client,
 }
 
 impl FanOut {
     pub(super) fn new(manager: Client) -> Self {
-        let spec = ToolSpec::new(
-            "mcp_fan_out",
-            ToolGroup::Mcp,
-            "Call several MCP tools at the same time (at most 8) and get all results together, each marked ok or failed.",
-            schema_for::<FanOutArgs>(),
-        );
-        // It may call tools that write: it runs alone (approval is per call).
-        let spec = ToolSpec { concurrency_safe: false, ..spec };
-        Self { spec, manager }
+        Self { manager }
     }
 }
 
-#[async_trait]
-impl Tool for FanOut {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
+impl TypedTool for FanOut {
+    // It may call tools that write: it runs alone (approval is per call).
+    const DECL: Decl = Decl::new(
+        "mcp_fan_out",
+        ToolGroup::Mcp,
+        "Call several MCP tools at the same time (at most 8) and get all results together, each marked ok or failed.",
+    )
+    .exclusive();
+    type Args = FanOutArgs;
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn run(&self, args: FanOutArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let manager = upgrade(&self.manager)?;
-        let args: FanOutArgs = parse(args)?;
         if args.calls.is_empty() || args.calls.len() > 8 {
             return Err(ToolError::new("`calls` must hold 1 to 8 {tool, arguments}"));
         }

@@ -2,19 +2,22 @@
 
 use std::fmt::Write as _;
 
-use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
-use tandem_tools::{CommandDecision, Tool, ToolCheck, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+use tandem_tool_api::{CommandDecision, Decl, ToolCheck, ToolContext, ToolError, ToolOutput, TypedTool};
 
-use super::{Client, parse, upgrade};
+use super::{Client, upgrade};
 use crate::config::McpConfig;
+
+const DESCRIPTION: &str = "Manage MCP servers of this process: `list`, `health` (of one or all), `add` (name + config \
+    as in .mcp.json; the person approves), `remove` (the person approves). Changes last until \
+    the process ends.";
 
 /// `mcp_server_manage` arguments.
 #[derive(Deserialize, JsonSchema)]
-struct ManageArgs {
+pub(super) struct ManageArgs {
     /// `list`, `health`, `add` or `remove`.
     action: String,
     /// Server name (for `add`, `remove`, `health` of one server).
@@ -27,32 +30,21 @@ struct ManageArgs {
 
 /// `mcp_server_manage` (full profile only, asking the person first): list, health, add and remove MCP servers of this process.
 pub(super) struct Manage {
-    spec: ToolSpec,
     manager: Client,
 }
 
 impl Manage {
     pub(super) fn new(manager: Client) -> Self {
-        let spec = ToolSpec::new(
-                "mcp_server_manage",
-                ToolGroup::Mcp,
-                "Manage MCP servers of this process: `list`, `health` (of one or all), `add` (name + config as in .mcp.json; the person approves), `remove` (the person approves). Changes last until the process ends.",
-                schema_for::<ManageArgs>(),
-            )
-            .writes();
-        Self { spec, manager }
+        Self { manager }
     }
 }
 
-#[async_trait]
-impl Tool for Manage {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
+impl TypedTool for Manage {
+    const DECL: Decl = Decl::new("mcp_server_manage", ToolGroup::Mcp, DESCRIPTION).writes();
+    type Args = ManageArgs;
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn run(&self, args: ManageArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let manager = upgrade(&self.manager)?;
-        let args: ManageArgs = parse(args)?;
         match args.action.as_str() {
             "list" | "health" => {
                 let mut text = String::new();

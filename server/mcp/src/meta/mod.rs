@@ -16,7 +16,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tandem_tools::{Tool, ToolContext, ToolError, ToolOutput};
+use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, typed};
 
 use crate::config::ServerConfig;
 use crate::error::McpError;
@@ -53,13 +53,13 @@ type Client = Weak<dyn Servers>;
 /// The meta-tools.
 pub(crate) fn all(manager: Client, manage: bool) -> Vec<Arc<dyn Tool>> {
     let mut tools: Vec<Arc<dyn Tool>> = vec![
-        Arc::new(discover::Discover::new(manager.clone())),
-        Arc::new(call_chain::CallChain::new(manager.clone())),
-        Arc::new(fan_out::FanOut::new(manager.clone())),
-        Arc::new(summary::Summary::new(manager.clone())),
+        typed(discover::Discover::new(manager.clone())),
+        typed(call_chain::CallChain::new(manager.clone())),
+        typed(fan_out::FanOut::new(manager.clone())),
+        typed(summary::Summary::new(manager.clone())),
     ];
     if manage {
-        tools.push(Arc::new(manage::Manage::new(manager)));
+        tools.push(typed(manage::Manage::new(manager)));
     }
     tools
 }
@@ -80,10 +80,6 @@ struct Step {
     arguments: Value,
 }
 
-fn parse<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ToolError> {
-    serde_json::from_value(args).map_err(|e| ToolError::new(format!("invalid arguments: {e}")))
-}
-
 fn substitute(value: &Value, previous: &str) -> Value {
     match value {
         Value::String(s) => Value::String(s.replace("{{previous}}", previous)),
@@ -101,7 +97,7 @@ async fn run_step(manager: &dyn Servers, step: &Step, ctx: &ToolContext) -> Resu
         )));
     };
     let arguments = if step.arguments.is_null() { json!({}) } else { step.arguments.clone() };
-    let arguments = tandem_tools::validate_arguments(&remote.schema, arguments, false)
+    let arguments = tandem_tool_api::validate_arguments(&remote.schema, arguments, false)
         .map_err(|e| ToolError::new(format!("invalid arguments for `{}`: {e}", remote.exposed)))?
         .value;
     manager.call(&server, &remote, arguments, ctx).await

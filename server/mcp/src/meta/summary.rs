@@ -2,45 +2,37 @@
 
 use std::fmt::Write as _;
 
-use super::{Client, parse, upgrade};
-use async_trait::async_trait;
+use super::{Client, upgrade};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tandem_protocol::ToolGroup;
-use tandem_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// `mcp_session_summary` arguments.
 #[derive(Deserialize, JsonSchema)]
-struct SummaryArgs {}
+pub(super) struct SummaryArgs {}
 
 /// `mcp_session_summary`: what this session did with MCP tools.
 pub(super) struct Summary {
-    spec: ToolSpec,
     manager: Client,
 }
 
 impl Summary {
     pub(super) fn new(manager: Client) -> Self {
-        let spec = ToolSpec::new(
-            "mcp_session_summary",
-            ToolGroup::Mcp,
-            "What this session did with MCP tools: calls per tool, failures, mean latency, and the servers' states.",
-            schema_for::<SummaryArgs>(),
-        );
-        Self { spec, manager }
+        Self { manager }
     }
 }
 
-#[async_trait]
-impl Tool for Summary {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
+impl TypedTool for Summary {
+    const DECL: Decl = Decl::new(
+        "mcp_session_summary",
+        ToolGroup::Mcp,
+        "What this session did with MCP tools: calls per tool, failures, mean latency, and the servers' states.",
+    );
+    type Args = SummaryArgs;
 
-    async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn run(&self, _args: SummaryArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let manager = upgrade(&self.manager)?;
-        let _: SummaryArgs = parse(args)?;
         let calls = manager.session_calls(ctx.session_id.as_deref());
         let mut per_tool: std::collections::BTreeMap<&str, (u64, u64, u64)> = Default::default();
         for call in &calls {

@@ -16,7 +16,7 @@ use tandem_protocol::{
     ToolCallUpdate,
 };
 use tandem_text::PositionEncoding;
-use tandem_tools::{CommandOutcome, CommandRun, DocumentEdit, EditorClient};
+use tandem_tools::{CommandOutcome, CommandRun, DocumentEdit, EditorClient, EditorError};
 
 use super::mapping;
 use crate::rpc::{Connection, RpcError};
@@ -72,6 +72,20 @@ fn rpc_message(method: &str, err: RpcError) -> ClientError {
     }
 }
 
+/// The client answered a request of a tool with an error, or went away.
+fn editor_error(method: &str, err: RpcError) -> EditorError {
+    if err.code == RpcError::METHOD_NOT_FOUND {
+        EditorError::NotImplemented { method: method.to_owned() }
+    } else if err.is_disconnected() {
+        EditorError::StreamClosed { method: method.to_owned() }
+    } else {
+        EditorError::Rejected {
+            method: method.to_owned(),
+            message: format!("{method} failed: {} (code {})", err.message, err.code),
+        }
+    }
+}
+
 impl AcpClient {
     pub fn new(conn: Arc<Connection>, caps: ClientCaps) -> Self {
         Self { conn, caps, muted: Mutex::new(HashSet::new()), running: Mutex::new(HashMap::new()) }
@@ -116,6 +130,17 @@ impl AcpClient {
                 timeout.as_secs()
             ))),
             Ok(Err(err)) => Err(rpc_message(method, err)),
+            Ok(Ok(value)) => Ok(value),
+        }
+    }
+
+    /// A request of a tool (files, terminals), bounded by `timeout`.
+    async fn editor_call(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, EditorError> {
+        match tokio::time::timeout(timeout, self.conn.request(method, params)).await {
+            Err(_) => {
+                Err(EditorError::Timeout { peer: "client", method: method.to_owned(), seconds: timeout.as_secs() })
+            }
+            Ok(Err(err)) => Err(editor_error(method, err)),
             Ok(Ok(value)) => Ok(value),
         }
     }
@@ -254,7 +279,7 @@ impl SessionClient for AcpClient {
             .request("session/request_permission", mapping::permission_request(&params))
             .await
             .map_err(|err| rpc_message("session/request_permission", err))?;
-        mapping::permission_result(&answer).map_err(ClientError::InvalidAnswer)
+        mapping::permission_result(&answer)
     }
 
     async fn ask_user(&self, params: AskUserParams) -> Result<AskUserResult, ClientError> {
@@ -294,11 +319,14 @@ impl EditorClient for AcpClient {
     }
 
     // ACP has no buffer-level edits: nothing is in the buffer cache, so tools never ask.
-    async fn apply_edit(&self, edit: DocumentEdit) -> Result<bool, String> {
-        Err(format!("ACP clients take whole-file writes, not edits of {}", edit.path.display()))
+    async fn apply_edit(&self, edit: DocumentEdit) -> Result<bool, EditorError> {
+        Err(EditorError::Unsupported(format!(
+            "ACP clients take whole-file writes, not edits of {}",
+            edit.path.display()
+        )))
     }
 
-    async fn save(&self, _path: &Path) -> Result<bool, String> {
+    async fn save(&self, _path: &Path) -> Result<bool, EditorError> {
         Ok(false)
     }
 
@@ -306,38 +334,40 @@ impl EditorClient for AcpClient {
         self.caps.read_text_file
     }
 
-    async fn read_file(&self, session_id: Option<&str>, path: &Path) -> Result<String, String> {
-        let session_id = session_id.map(top_session).ok_or("a file read outside a session")?;
+    async fn read_file(&self, session_id: Option<&str>, path: &Path) -> Result<String, EditorError> {
+        const METHOD: &str = "fs/read_text_file";
+        let session_id = session_id.map(top_session).ok_or(EditorError::NoSession { what: "file read" })?;
         let params = json!({ "sessionId": session_id, "path": path });
-        let answer = self.call("fs/read_text_file", params, FILE_REQUEST_TIMEOUT).await.map_err(|e| e.to_string())?;
+        let answer = self.editor_call(METHOD, params, FILE_REQUEST_TIMEOUT).await?;
         answer
             .get("content")
             .and_then(Value::as_str)
             .map(str::to_owned)
-            .ok_or_else(|| "fs/read_text_file answered without `content`".to_owned())
+            .ok_or(EditorError::InvalidAnswer { method: METHOD.to_owned(), field: "content" })
     }
 
     fn writes_files(&self) -> bool {
         self.caps.write_text_file
     }
 
-    async fn write_file(&self, session_id: Option<&str>, path: &Path, text: &str) -> Result<(), String> {
-        let session_id = session_id.map(top_session).ok_or("a file write outside a session")?;
+    async fn write_file(&self, session_id: Option<&str>, path: &Path, text: &str) -> Result<(), EditorError> {
+        let session_id = session_id.map(top_session).ok_or(EditorError::NoSession { what: "file write" })?;
         let params = json!({ "sessionId": session_id, "path": path, "content": text });
-        self.call("fs/write_text_file", params, FILE_REQUEST_TIMEOUT).await.map(|_| ()).map_err(|e| e.to_string())
+        self.editor_call("fs/write_text_file", params, FILE_REQUEST_TIMEOUT).await.map(|_| ())
     }
 
     fn runs_commands(&self) -> bool {
         self.caps.terminal
     }
 
-    async fn run_command(&self, run: CommandRun) -> Result<CommandOutcome, String> {
-        let session_id = run.session_id.as_deref().map(top_session).ok_or("a command outside a session")?.to_owned();
+    async fn run_command(&self, run: CommandRun) -> Result<CommandOutcome, EditorError> {
+        let session_id =
+            run.session_id.as_deref().map(top_session).ok_or(EditorError::NoSession { what: "command" })?.to_owned();
         let mut argv = run.wrapper.clone();
         argv.extend(["bash".to_owned(), "-c".to_owned(), run.command.clone()]);
-        let (program, args) = argv.split_first().ok_or("an empty command")?;
+        let (program, args) = argv.split_first().ok_or_else(|| EditorError::Unsupported("an empty command".into()))?;
         let created = self
-            .call(
+            .editor_call(
                 "terminal/create",
                 json!({
                     "sessionId": session_id,
@@ -349,12 +379,11 @@ impl EditorClient for AcpClient {
                 }),
                 FILE_REQUEST_TIMEOUT,
             )
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         let terminal_id = created
             .get("terminalId")
             .and_then(Value::as_str)
-            .ok_or("terminal/create answered without `terminalId`")?
+            .ok_or(EditorError::InvalidAnswer { method: "terminal/create".into(), field: "terminalId" })?
             .to_owned();
         let mut guard = TerminalGuard {
             conn: Arc::clone(&self.conn),
@@ -377,12 +406,12 @@ impl EditorClient for AcpClient {
         let waited = tokio::time::timeout(run.timeout, self.conn.request("terminal/wait_for_exit", ids.clone())).await;
         let timed_out = waited.is_err();
         if timed_out {
-            self.call("terminal/kill", ids.clone(), TERMINAL_GRACE).await.map_err(|e| e.to_string())?;
+            self.editor_call("terminal/kill", ids.clone(), TERMINAL_GRACE).await?;
         }
         if let Ok(Err(err)) = waited {
-            return Err(rpc_message("terminal/wait_for_exit", err).to_string());
+            return Err(editor_error("terminal/wait_for_exit", err));
         }
-        let output = self.call("terminal/output", ids.clone(), TERMINAL_GRACE).await.map_err(|e| e.to_string())?;
+        let output = self.editor_call("terminal/output", ids.clone(), TERMINAL_GRACE).await?;
         guard.done = true;
         if let Err(err) = self.call("terminal/release", ids, TERMINAL_GRACE).await {
             tracing::warn!("{err}");

@@ -4,6 +4,7 @@
 //! are also config options, and stop reasons use ACP's names.
 
 use serde_json::{Map, Value, json};
+use tandem_agent::ClientError;
 use tandem_protocol::{
     ContentBlock, DiagnosticsPreview, ModeId, PermissionOutcome, PreviewSeverity, RequestPermissionParams,
     RequestPermissionResult, SessionModes, SessionUpdate, StopReason,
@@ -98,29 +99,34 @@ fn meta_of<'a>(values: [Option<&'a Value>; 2], key: &str) -> Option<&'a Value> {
 }
 
 /// The client's answer to `session/request_permission`.
-pub fn permission_result(result: &Value) -> Result<RequestPermissionResult, String> {
-    let outcome = result.get("outcome").ok_or("the permission answer has no `outcome`")?;
+pub fn permission_result(result: &Value) -> Result<RequestPermissionResult, ClientError> {
+    let outcome = result.get("outcome").ok_or_else(|| invalid("the permission answer has no `outcome`"))?;
     match outcome.get("outcome").and_then(Value::as_str) {
         Some("cancelled") => Ok(RequestPermissionResult { outcome: PermissionOutcome::Cancelled }),
         Some("selected") => {
             let option_id = outcome
                 .get("optionId")
                 .and_then(Value::as_str)
-                .ok_or("the permission answer selects no `optionId`")?
+                .ok_or_else(|| invalid("the permission answer selects no `optionId`"))?
                 .to_owned();
             let accepted_hunks = match meta_of([Some(outcome), Some(result)], META_ACCEPTED_HUNKS) {
                 None | Some(Value::Null) => None,
                 Some(value) => Some(
                     serde_json::from_value::<Vec<String>>(value.clone())
-                        .map_err(|_| format!("`{META_ACCEPTED_HUNKS}` must be a list of hunk ids"))?,
+                        .map_err(|_| invalid(format!("`{META_ACCEPTED_HUNKS}` must be a list of hunk ids")))?,
                 ),
             };
             let message =
                 meta_of([Some(outcome), Some(result)], META_MESSAGE).and_then(Value::as_str).map(str::to_owned);
             Ok(RequestPermissionResult { outcome: PermissionOutcome::Selected { option_id, accepted_hunks, message } })
         }
-        other => Err(format!("unknown permission outcome {other:?}: expected `selected` or `cancelled`")),
+        other => Err(invalid(format!("unknown permission outcome {other:?}: expected `selected` or `cancelled`"))),
     }
+}
+
+/// An answer that does not say what was decided.
+fn invalid(why: impl Into<String>) -> ClientError {
+    ClientError::InvalidAnswer(why.into())
 }
 
 /// ACP's `SessionModeState`.

@@ -18,7 +18,7 @@ use tandem_protocol::{
     RequestPermissionResult, SessionNotification, SessionUpdate, methods,
 };
 use tandem_text::{Position, PositionEncoding};
-use tandem_tools::{DocumentEdit, EditorClient};
+use tandem_tools::{DocumentEdit, EditorClient, EditorError};
 
 use crate::rpc::{Connection, RpcError};
 
@@ -105,15 +105,15 @@ impl LspEditor {
         Self { conn, uris, encoding, document_changes }
     }
 
-    fn uri(&self, path: &Path) -> Result<Uri, String> {
+    fn uri(&self, path: &Path) -> Result<Uri, EditorError> {
         if let Some(uri) = self.uris.lock().get(path) {
             return Ok(uri.clone());
         }
-        Uri::from_file_path(path).ok_or_else(|| format!("cannot make a URI of {}", path.display()))
+        Uri::from_file_path(path).ok_or_else(|| EditorError::NotOpen(path.to_owned()))
     }
 
     /// One edit as a workspace edit, pinned to the document's version when the client can.
-    fn workspace_edit(&self, edit: DocumentEdit) -> Result<lsp::WorkspaceEdit, String> {
+    fn workspace_edit(&self, edit: DocumentEdit) -> Result<lsp::WorkspaceEdit, EditorError> {
         let uri = self.uri(&edit.path)?;
         let text_edit = lsp::TextEdit {
             range: lsp::Range { start: lsp_position(edit.start), end: lsp_position(edit.end) },
@@ -133,21 +133,33 @@ impl LspEditor {
     }
 }
 
+/// The editor did not answer `method` in time.
+fn timeout(method: &str) -> EditorError {
+    EditorError::Timeout { peer: "editor", method: method.to_owned(), seconds: EDITOR_REQUEST_TIMEOUT.as_secs() }
+}
+
+/// The editor answered `method` with an error, or went away.
+fn failed(method: &str, err: RpcError) -> EditorError {
+    if err.is_disconnected() {
+        EditorError::StreamClosed { method: method.to_owned() }
+    } else {
+        EditorError::Rejected { method: method.to_owned(), message: err.message }
+    }
+}
+
 #[async_trait]
 impl EditorClient for LspEditor {
     fn position_encoding(&self) -> PositionEncoding {
         self.encoding
     }
 
-    async fn apply_edit(&self, edit: DocumentEdit) -> Result<bool, String> {
+    async fn apply_edit(&self, edit: DocumentEdit) -> Result<bool, EditorError> {
+        const METHOD: &str = "workspace/applyEdit";
         let params = lsp::ApplyWorkspaceEditParams { label: None, edit: self.workspace_edit(edit)? };
-        let request = call::<lsp::ApplyWorkspaceEditResponse>(&self.conn, "workspace/applyEdit", params);
+        let request = call::<lsp::ApplyWorkspaceEditResponse>(&self.conn, METHOD, params);
         match tokio::time::timeout(EDITOR_REQUEST_TIMEOUT, request).await {
-            Err(_) => Err(format!(
-                "the editor did not answer workspace/applyEdit within {}s",
-                EDITOR_REQUEST_TIMEOUT.as_secs()
-            )),
-            Ok(Err(err)) => Err(err.message),
+            Err(_) => Err(timeout(METHOD)),
+            Ok(Err(err)) => Err(failed(METHOD, err)),
             Ok(Ok(response)) => {
                 if !response.applied {
                     tracing::warn!(reason = ?response.failure_reason, "editor refused applyEdit");
@@ -157,14 +169,14 @@ impl EditorClient for LspEditor {
         }
     }
 
-    async fn save(&self, path: &Path) -> Result<bool, String> {
+    async fn save(&self, path: &Path) -> Result<bool, EditorError> {
         let params = DocumentSaveParams { uri: self.uri(path)?.as_str().to_owned() };
         let request = call::<DocumentSaveResult>(&self.conn, methods::DOCUMENT_SAVE, params);
         match tokio::time::timeout(EDITOR_REQUEST_TIMEOUT, request).await {
-            Err(_) => Err("the editor did not answer tandem/document/save in time".to_owned()),
+            Err(_) => Err(timeout(methods::DOCUMENT_SAVE)),
             // An editor without the method cannot save on request: we write the file instead.
             Ok(Err(err)) if err.code == RpcError::METHOD_NOT_FOUND => Ok(false),
-            Ok(Err(err)) => Err(err.message),
+            Ok(Err(err)) => Err(failed(methods::DOCUMENT_SAVE, err)),
             Ok(Ok(result)) => Ok(result.saved),
         }
     }

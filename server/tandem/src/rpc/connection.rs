@@ -71,6 +71,8 @@ impl RpcError {
     pub const METHOD_NOT_FOUND: i64 = -32601;
     pub const INVALID_PARAMS: i64 = -32602;
     pub const INTERNAL: i64 = -32603;
+    /// The message of a request the client did not answer before it went away.
+    const DISCONNECTED: &str = "the client disconnected";
     /// ACP's "resource not found" (an unknown session); LSP's "server not initialized".
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
     /// LSP: the request was cancelled (`$/cancelRequest`).
@@ -86,6 +88,16 @@ impl RpcError {
 
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(Self::INTERNAL, message)
+    }
+
+    /// What a request gets when the client went away before answering.
+    pub fn disconnected() -> Self {
+        Self::internal(Self::DISCONNECTED)
+    }
+
+    /// Whether this is [`RpcError::disconnected`].
+    pub fn is_disconnected(&self) -> bool {
+        self.code == Self::INTERNAL && self.message == Self::DISCONNECTED
     }
 
     fn to_json(&self) -> Value {
@@ -164,7 +176,7 @@ impl Connection {
         // Removes the entry however the wait ends, a timeout or a cancelled caller included.
         let _forget = Forget { pending: &self.pending, id };
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        rx.await.unwrap_or_else(|_| Err(RpcError::internal("the client disconnected")))
+        rx.await.unwrap_or_else(|_| Err(RpcError::disconnected()))
     }
 
     /// Delivers a response from the client. Unknown ids are logged and dropped.
@@ -188,7 +200,7 @@ impl Connection {
     pub fn fail_pending(&self) {
         let pending: Vec<Pending> = self.pending.lock().drain().map(|(_, tx)| tx).collect();
         for tx in pending {
-            tx.send(Err(RpcError::internal("the client disconnected"))).ok();
+            tx.send(Err(RpcError::disconnected())).ok();
         }
     }
 

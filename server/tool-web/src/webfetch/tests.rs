@@ -6,7 +6,7 @@ use std::sync::Arc;
 use expect_test::expect;
 use serde_json::{Value, json};
 use tandem_text::BufferCache;
-use tandem_tool_api::{Tool, Workspace};
+use tandem_tool_api::Workspace;
 
 use super::*;
 use crate::test_server::{Reply, TestServer};
@@ -30,7 +30,8 @@ fn allowed(server: &TestServer) -> WebFetch {
 
 async fn call(tool: &WebFetch, args: Value) -> Result<ToolOutput, String> {
     let (_dir, ctx) = ctx();
-    tool.call(args, ctx).await.map_err(|e| e.message)
+    let args = tandem_tool_api::parse_args(args).map_err(|e| e.message)?;
+    tool.run(args, ctx).await.map_err(|e| e.message)
 }
 
 fn server() -> TestServer {

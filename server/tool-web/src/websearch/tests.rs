@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tandem_text::BufferCache;
-use tandem_tool_api::{Tool, Workspace};
+use tandem_tool_api::{Workspace, typed};
 
 use super::*;
 use crate::test_server::{Reply, TestServer};
@@ -132,7 +132,7 @@ fn backends_are_chosen_in_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn none_configured_names_the_variables() {
     let (_dir, ctx) = ctx();
-    let error = WebSearch::from_vars(&[]).call(json!({ "query": "rust" }), ctx).await.err().map(|e| e.message);
+    let error = typed(WebSearch::from_vars(&[])).call(json!({ "query": "rust" }), ctx).await.err().map(|e| e.message);
     let error = error.unwrap_or_default();
     for variable in ["BRAVE_API_KEY", "BRAVE_SEARCH_API_KEY", "TAVILY_API_KEY", "SERPAPI_API_KEY", "TANDEM_SEARXNG_URL"]
     {
@@ -153,10 +153,8 @@ async fn brave_against_a_local_server() {
             ),
         ),
     ]);
-    let tool = WebSearch::from_vars(&[
-        ("BRAVE_API_KEY", "secret-token"),
-        ("TANDEM_BRAVE_URL", &server.url("/res/v1/web/search")),
-    ]);
+    let tool =
+        typed_from_vars(&[("BRAVE_API_KEY", "secret-token"), ("TANDEM_BRAVE_URL", &server.url("/res/v1/web/search"))]);
     let (_dir, ctx) = ctx();
     let out = tool.call(json!({ "query": "tokio select", "num_results": 1 }), ctx.clone()).await;
     let out = out.unwrap_or_else(|e| panic!("{}", e.message));
@@ -173,7 +171,7 @@ async fn brave_against_a_local_server() {
     assert_eq!(seen[0].target, "/res/v1/web/search?q=tokio+select&count=1");
     assert_eq!(seen[0].headers.get("x-subscription-token").map(String::as_str), Some("secret-token"));
 
-    let denied = WebSearch::from_vars(&[("BRAVE_API_KEY", "bad"), ("TANDEM_BRAVE_URL", &server.url("/denied"))]);
+    let denied = typed_from_vars(&[("BRAVE_API_KEY", "bad"), ("TANDEM_BRAVE_URL", &server.url("/denied"))]);
     let error = denied.call(json!({ "query": "x" }), ctx).await.err().map(|e| e.message).unwrap_or_default();
     assert!(error.starts_with("searching with Brave Search failed with HTTP 401 Unauthorized: the API key was refused: the person should check BRAVE_API_KEY."), "{error}");
 }
@@ -181,7 +179,7 @@ async fn brave_against_a_local_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tavily_sends_a_json_body_with_a_bearer_key() {
     let server = TestServer::start(vec![("/search", Reply::new(200, "application/json", TAVILY))]);
-    let tool = WebSearch::from_vars(&[("TAVILY_API_KEY", "tvly-1"), ("TANDEM_TAVILY_URL", &server.url("/search"))]);
+    let tool = typed_from_vars(&[("TAVILY_API_KEY", "tvly-1"), ("TANDEM_TAVILY_URL", &server.url("/search"))]);
     let (_dir, ctx) = ctx();
     let out = tool.call(json!({ "query": "tokio select", "num_results": 50 }), ctx).await;
     assert_eq!(out.map(|o| o.metadata.get("count").cloned()).ok().flatten(), Some(json!(1)));
@@ -190,4 +188,9 @@ async fn tavily_sends_a_json_body_with_a_bearer_key() {
     assert_eq!(seen[0].headers.get("authorization").map(String::as_str), Some("Bearer tvly-1"));
     let body: Value = serde_json::from_str(&seen[0].body).unwrap_or_default();
     assert_eq!(body, json!({ "query": "tokio select", "max_results": 20, "search_depth": "basic" }));
+}
+
+/// The tool as the registry holds it, with backends from `vars` only.
+fn typed_from_vars(vars: &[(&str, &str)]) -> Arc<dyn tandem_tool_api::Tool> {
+    typed(WebSearch::from_vars(vars))
 }

@@ -1,0 +1,223 @@
+//! What a tool is, as the registry, the editor and the model see it: its fixed [`ToolSpec`]
+//! and the [`Effect`] it declares.
+
+use serde_json::Value;
+use tandem_protocol::ToolGroup;
+
+/// Everything the registry and the editor need to know about a tool, fixed at construction.
+#[derive(Clone, Debug)]
+pub struct ToolSpec {
+    /// Canonical name.
+    pub name: &'static str,
+    /// Names models already know (`read_file`, ...).
+    pub aliases: &'static [&'static str],
+    /// Words for tool search.
+    pub keywords: &'static [&'static str],
+    /// What it does and when to use it, for the model.
+    pub description: &'static str,
+    /// JSON Schema of the arguments.
+    pub parameters: Value,
+    /// Its group (what profiles switch).
+    pub group: ToolGroup,
+    /// It changes files or state.
+    pub can_write: bool,
+    /// It may run concurrently with other calls.
+    pub concurrency_safe: bool,
+    /// Unknown arguments are an error (otherwise they are ignored and reported).
+    pub strict: bool,
+    /// Always offered to the model, even when tool search hides others.
+    pub always_load: bool,
+    /// What it may change: the gate (the registry, the commit path, the command check) and the
+    /// MCP annotations read it.
+    pub effect: Effect,
+    /// Its changes may destroy or overwrite (as opposed to only adding).
+    pub destructive: bool,
+}
+
+/// What a tool may change, declared once in its [`ToolSpec`]. Every effect but the first three
+/// goes through the gate: the person's approval (unless the session's mode says otherwise),
+/// blocked in plan mode, refused by a read-only `tandem mcp`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// Reads the workspace and changes nothing.
+    Read,
+    /// Reads from the network (web fetch and search) and changes nothing.
+    Network,
+    /// Changes only the session's own state (todo list, plan mode, questions, sub-agents, its
+    /// background jobs).
+    Session,
+    /// Changes workspace files. The change is staged and goes through the commit path, which
+    /// shows it to the person as a diff before anything is written.
+    Files,
+    /// Runs commands. Each command is checked (refused, read-only, or asks) before it runs.
+    Commands,
+    /// Changes state outside the workspace's files that later sessions read (memories). The
+    /// registry asks before the call.
+    State,
+    /// A tool of an outside (MCP) server that does not declare itself read-only: the MCP
+    /// client asks before the call.
+    External,
+}
+
+impl Effect {
+    /// It changes nothing outside the session.
+    pub fn is_read_only(self) -> bool {
+        matches!(self, Self::Read | Self::Network | Self::Session)
+    }
+
+    /// Why the person is asked, in a few words.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Read | Self::Network | Self::Session => "changes nothing",
+            Self::Files => "changes files",
+            Self::Commands => "runs commands",
+            Self::State => "changes what later sessions remember",
+            Self::External => "the server does not mark this tool read-only, so it may change things",
+        }
+    }
+}
+
+impl ToolSpec {
+    /// A tool that changes nothing, may run concurrently and asks nobody (see [`Decl::new`]),
+    /// for tools whose spec is only known at run time (an MCP server's).
+    pub fn new(name: &'static str, group: ToolGroup, description: &'static str, parameters: Value) -> Self {
+        Decl::new(name, group, description).spec(parameters)
+    }
+}
+
+/// What a tool declares once, as a constant ([`TypedTool::DECL`](crate::TypedTool::DECL)):
+/// its name, group, description and effects. Its [`ToolSpec`] is derived from this and the
+/// schema of its argument type, never written by hand.
+#[derive(Clone, Copy, Debug)]
+pub struct Decl {
+    name: &'static str,
+    aliases: &'static [&'static str],
+    keywords: &'static [&'static str],
+    description: &'static str,
+    group: ToolGroup,
+    can_write: bool,
+    concurrency_safe: bool,
+    strict: bool,
+    always_load: bool,
+    effect: Effect,
+    destructive: bool,
+}
+
+impl Decl {
+    /// A tool that changes nothing, may run concurrently and asks nobody; the setters below
+    /// change that. Its effect starts from its group: web tools read the network; plan,
+    /// question and sub-agent tools change only the session; the rest read.
+    pub const fn new(name: &'static str, group: ToolGroup, description: &'static str) -> Self {
+        Self {
+            name,
+            aliases: &[],
+            keywords: &[],
+            description,
+            group,
+            can_write: false,
+            concurrency_safe: true,
+            strict: false,
+            always_load: false,
+            effect: match group {
+                ToolGroup::Web => Effect::Network,
+                ToolGroup::Plan | ToolGroup::Interact | ToolGroup::Agent => Effect::Session,
+                _ => Effect::Read,
+            },
+            destructive: false,
+        }
+    }
+
+    /// The canonical name.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The spec of a tool so declared whose arguments have the schema `parameters`.
+    pub fn spec(self, parameters: Value) -> ToolSpec {
+        ToolSpec {
+            name: self.name,
+            aliases: self.aliases,
+            keywords: self.keywords,
+            description: self.description,
+            parameters,
+            group: self.group,
+            can_write: self.can_write,
+            concurrency_safe: self.concurrency_safe,
+            strict: self.strict,
+            always_load: self.always_load,
+            effect: self.effect,
+            destructive: self.destructive,
+        }
+    }
+
+    /// Other names that resolve to the tool.
+    pub const fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
+        self.aliases = aliases;
+        self
+    }
+
+    /// Words for tool search.
+    pub const fn keywords(mut self, keywords: &'static [&'static str]) -> Self {
+        self.keywords = keywords;
+        self
+    }
+
+    /// The tool changes workspace files through the commit path (which asks with the diff).
+    pub const fn writes(self) -> Self {
+        self.with_effect(Effect::Files)
+    }
+
+    /// The tool runs commands (each checked, and asked about, before it runs).
+    pub const fn runs_commands(self) -> Self {
+        self.with_effect(Effect::Commands)
+    }
+
+    /// The tool changes state that later sessions read (the registry asks before the call).
+    pub const fn changes_state(self) -> Self {
+        self.with_effect(Effect::State)
+    }
+
+    /// A tool of an outside server that may change things (its client asks before the call).
+    pub const fn external(self) -> Self {
+        self.with_effect(Effect::External)
+    }
+
+    /// The tool changes only the session's own state.
+    pub const fn session_only(mut self) -> Self {
+        self.effect = Effect::Session;
+        self
+    }
+
+    /// Its changes only add (a new memory, text appended): MCP's `destructiveHint: false`.
+    pub const fn additive(mut self) -> Self {
+        self.destructive = false;
+        self
+    }
+
+    /// The tool runs alone, though it changes nothing itself (it may call tools that do).
+    pub const fn exclusive(mut self) -> Self {
+        self.concurrency_safe = false;
+        self
+    }
+
+    /// A changing effect: the tool runs alone, and may destroy unless marked [`Self::additive`].
+    const fn with_effect(mut self, effect: Effect) -> Self {
+        self.effect = effect;
+        self.can_write = true;
+        self.concurrency_safe = false;
+        self.destructive = true;
+        self
+    }
+
+    /// Always offered to the model.
+    pub const fn always_load(mut self) -> Self {
+        self.always_load = true;
+        self
+    }
+
+    /// Unknown arguments are an error.
+    pub const fn strict(mut self) -> Self {
+        self.strict = true;
+        self
+    }
+}
