@@ -192,14 +192,38 @@ impl Agent {
         if params.prompt.is_empty() {
             return Err(AgentError::Invalid("the prompt is empty".into()));
         }
+        // `/init`, `/context` and the project's and person's own commands.
+        let (prompt, model) = match crate::guidance::prepare(self, &session, params.prompt)? {
+            crate::guidance::Prepared::Plain(prompt) => (prompt, None),
+            crate::guidance::Prepared::Reply { typed, text } => {
+                session.record(&Record::Command { text: typed });
+                self.client
+                    .update(&session.id, SessionUpdate::AgentMessageChunk { content: ContentBlock::text(text) })
+                    .await;
+                return Ok(SessionPromptResult { stop_reason: tandem_protocol::StopReason::EndTurn, error: None });
+            }
+            crate::guidance::Prepared::Command { typed, prompt, model, mode, card } => {
+                session.record(&Record::Command { text: typed });
+                if let Some(mode) = mode.filter(|m| *m != session.gate.mode()) {
+                    self.set_mode(SessionSetModeParams { session_id: session.id.clone(), mode_id: mode }).await?;
+                }
+                crate::guidance::show_command(&session, card.0, card.1).await;
+                (prompt, model)
+            }
+        };
+        // A command's `model` holds for its turn only.
+        let before = model.map(|model| std::mem::replace(&mut *session.model.lock(), model));
         let cancel = CancellationToken::new();
         *session.cancel.lock() = Some(cancel.clone());
         if session.depth == 0 {
             crate::trust::ask_once(self, &session.id).await;
         }
         self.snapshot(&session, tandem_checkpoint::Kind::BeforeTurn, None, None).await;
-        let result = crate::turn::run(self, &session, &mut history, params.prompt, &cancel).await;
+        let result = crate::turn::run(self, &session, &mut history, prompt, &cancel).await;
         self.snapshot(&session, tandem_checkpoint::Kind::AfterTurn, None, None).await;
+        if let Some(before) = before {
+            *session.model.lock() = before;
+        }
         drop(history);
         *session.cancel.lock() = None;
         Ok(result)
@@ -217,7 +241,9 @@ impl Agent {
         *session.cancel.lock() = Some(cancel.clone());
         let model = session.model();
         let budget = crate::context::budget(self, &model, history.stated_window);
-        let system = crate::prompt::system_prompt(self.workspace.root(), &session.cwd, session.gate.mode());
+        let instructions = crate::guidance::budget(self, &model);
+        let (system, _) =
+            crate::prompt::system_prompt(self.workspace.root(), &session.cwd, session.gate.mode(), instructions);
         let tools = crate::turn::tool_defs(self, &session, budget);
         let fixed = system.len() + tools.bytes;
         let report =
@@ -340,7 +366,10 @@ impl Agent {
                     replay.push(SessionUpdate::UserMessageChunk { content: ContentBlock::text(&text) })
                 }
                 Record::Message { message } => {
-                    if crate::turn::is_interruption(&message) || crate::checkpoints::is_restore_note(&message) {
+                    if crate::turn::is_interruption(&message)
+                        || crate::checkpoints::is_restore_note(&message)
+                        || crate::guidance::is_command_message(&message)
+                    {
                         // Said to the model, not by the person: not replayed.
                     } else if message.role == Role::User {
                         for part in &message.content {
@@ -404,7 +433,8 @@ impl Agent {
             session.gate.fix_first();
         }
         let total_tokens = totals.input_tokens + totals.output_tokens;
-        let messages = messages.into_iter().map(Arc::new).collect();
+        let messages: Vec<Arc<Message>> = messages.into_iter().map(Arc::new).collect();
+        crate::guidance::remember(self, &session, &messages);
         session.history = tokio::sync::Mutex::new(History { messages, totals, total_tokens, ..History::default() });
         session.next_call = AtomicU64::new(calls + 1);
         if !todos.is_empty() {
@@ -450,6 +480,14 @@ impl Agent {
     /// The configured model (of new sessions).
     pub fn default_model(&self) -> &str {
         &self.config.provider.model
+    }
+
+    /// What is in force in the session (or, without one, for a session at the root):
+    /// instruction files, rules, commands and skills with their token costs (`/context`,
+    /// `tandem context`).
+    pub fn context_report(&self, session_id: Option<&str>) -> Result<String, AgentError> {
+        let session = session_id.map(|id| self.session(id)).transpose()?;
+        Ok(crate::guidance::report(self, session.as_deref()))
     }
 
     /// The session's mode (for front doors that show it).

@@ -28,6 +28,7 @@ const MAX_IDENTICAL_FAILURES: u32 = 3;
 const DISPLAY_CHARS: usize = 8_000;
 
 /// A tool call of the model, with our id.
+#[derive(Clone)]
 pub(crate) struct PlannedCall {
     pub tool_call_id: String,
     pub provider_id: String,

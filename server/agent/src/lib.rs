@@ -15,6 +15,7 @@ mod call;
 mod checkpoints;
 mod client;
 mod context;
+mod guidance;
 mod host;
 mod limits;
 mod modes;

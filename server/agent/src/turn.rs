@@ -114,12 +114,15 @@ pub(crate) async fn run(
             return interrupted(session, history, String::new());
         }
         let mode = session.gate.mode();
-        let mut system = crate::prompt::system_prompt(agent.workspace.root(), &session.cwd, mode);
+        let model = session.model();
+        let instructions = crate::guidance::budget(agent, &model);
+        let (mut system, guidance) =
+            crate::prompt::system_prompt(agent.workspace.root(), &session.cwd, mode, instructions);
+        crate::guidance::notify(session, &guidance, instructions).await;
         if let Some(memories) = &memories {
             system.push('\n');
             system.push_str(memories);
         }
-        let model = session.model();
         let budget = context::budget(agent, &model, history.stated_window);
         let tools = tool_defs(agent, session, budget);
         let fixed = system.len() + tools.bytes;
@@ -216,7 +219,11 @@ pub(crate) async fn run(
                 _ => stop(StopReason::EndTurn),
             };
         }
-        let results = run_calls(agent, session, history, calls, cancel).await;
+        let planned = calls.clone();
+        let mut results = run_calls(agent, session, history, calls, cancel).await;
+        // Nested instruction files and scoped rules the calls brought into force, once each.
+        let arrived = crate::guidance::arrivals(agent, session, &planned, &results).await;
+        results.extend(arrived);
         let message = Message { role: Role::User, content: results };
         session.record(&Record::Message { message: message.clone() });
         history.messages.push(Arc::new(message));

@@ -190,6 +190,9 @@ pub fn system_block(places: &Places, budget: usize) -> SystemBlock {
             what.join("; ")
         );
     }
+    for problem in block.problems.iter().filter(|p| p.severity == Severity::Error) {
+        let _ = writeln!(text, "\n(Not used: {problem}.)");
+    }
     if !scoped.is_empty() {
         text.push_str(
             "\nScoped rules (each is added to the conversation when you first read or edit a file it matches):\n",
