@@ -472,6 +472,11 @@ impl Agent {
         Ok(())
     }
 
+    /// The session's working directory, when there is such a session.
+    pub fn session_cwd(&self, session_id: &str) -> Option<String> {
+        self.session(session_id).ok().map(|s| s.cwd.display().to_string())
+    }
+
     /// The session's model.
     pub fn model(&self, session_id: &str) -> Result<String, AgentError> {
         Ok(self.session(session_id)?.model())
@@ -488,6 +493,13 @@ impl Agent {
     pub fn context_report(&self, session_id: Option<&str>) -> Result<String, AgentError> {
         let session = session_id.map(|id| self.session(id)).transpose()?;
         Ok(crate::guidance::report(self, session.as_deref()))
+    }
+
+    /// The slash commands the agent answers in a session working in `cwd` (default: the root):
+    /// `/context`, `/init` and the project's and person's own.
+    pub fn commands(&self, cwd: Option<&str>) -> Result<Vec<tandem_protocol::AvailableCommand>, AgentError> {
+        let cwd = self.cwd(cwd)?;
+        Ok(crate::guidance::commands(&tandem_guidance::Places::new(self.workspace.root(), &cwd)))
     }
 
     /// The session's mode (for front doors that show it).

@@ -11,7 +11,8 @@ use serde_json::Value;
 use tandem_guidance::{Places, Severity, SystemBlock};
 use tandem_llm::{Message, Part};
 use tandem_protocol::{
-    ContentBlock, ModeId, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind,
+    AvailableCommand, AvailableCommandInput, ContentBlock, ModeId, SessionUpdate, ToolCall, ToolCallContent,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolKind,
 };
 
 use crate::agent::{Agent, AgentError};
@@ -63,16 +64,26 @@ pub(crate) async fn notify(session: &Session, block: &SystemBlock, budget: usize
 /// A finished card of the agent's own (not a tool call of the model).
 async fn card(session: &Session, title: String, text: String, locations: Vec<ToolCallLocation>) {
     let id = format!("{}g{}", session.call_prefix, session.next_call.fetch_add(1, Ordering::Relaxed));
-    let update = SessionUpdate::ToolCall(ToolCall {
-        tool_call_id: id,
-        title,
+    // Announced, then finished: the shape of every card, which each front door shows.
+    let content = vec![ToolCallContent::Content { content: ContentBlock::text(text) }];
+    let start = SessionUpdate::ToolCall(ToolCall {
+        tool_call_id: id.clone(),
+        title: title.clone(),
         kind: ToolKind::Read,
-        status: ToolCallStatus::Completed,
-        content: vec![ToolCallContent::Content { content: ContentBlock::text(text) }],
+        status: ToolCallStatus::InProgress,
+        content: Vec::new(),
         locations,
         raw_input: None,
     });
-    session.client.update(&session.id, update).await;
+    session.client.update(&session.id, start).await;
+    let done = ToolCallUpdate {
+        tool_call_id: id,
+        status: Some(ToolCallStatus::Completed),
+        title: Some(title),
+        content: Some(content),
+        ..Default::default()
+    };
+    session.client.update(&session.id, SessionUpdate::ToolCallUpdate(done)).await;
 }
 
 /// The files the calls that succeeded read or edited (file tools only), resolved.
@@ -261,6 +272,33 @@ pub(crate) fn prepare(agent: &Agent, session: &Session, prompt: Vec<ContentBlock
 /// Shows the person what a command expanded to.
 pub(crate) async fn show_command(session: &Session, title: String, body: String) {
     card(session, title, body, Vec::new()).await;
+}
+
+/// The commands the agent answers, for `/` completion and ACP's `available_commands_update`:
+/// `/context`, `/init`, then the custom ones of `cwd` (built-in names win).
+pub(crate) fn commands(places: &Places) -> Vec<AvailableCommand> {
+    let mut list = vec![
+        AvailableCommand {
+            name: "context".into(),
+            description:
+                "List what the agent is told here: instruction files, rules, commands, skills, with their token costs"
+                    .into(),
+            input: None,
+        },
+        AvailableCommand {
+            name: "init".into(),
+            description: "Have the agent write a first AGENTS.md for this project (you review it like any change)"
+                .into(),
+            input: None,
+        },
+    ];
+    let (custom, _) = tandem_guidance::commands(places);
+    list.extend(custom.into_iter().map(|command| AvailableCommand {
+        name: command.name,
+        description: command.description,
+        input: command.argument_hint.map(|hint| AvailableCommandInput { hint }),
+    }));
+    list
 }
 
 /// `/context` and `tandem context`: what is in force, with token costs.
