@@ -23,6 +23,7 @@ use tandem_tools::{ToolConfig, Workspace};
 #[derive(Default)]
 struct Recorder {
     updates: Mutex<Vec<SessionUpdate>>,
+    asked: Mutex<Vec<String>>,
 }
 
 #[async_trait]
@@ -36,6 +37,7 @@ impl SessionClient for Recorder {
         params: RequestPermissionParams,
     ) -> Result<RequestPermissionResult, tandem_agent::ClientError> {
         let option_id = params.options.first().map(|o| o.option_id.clone()).unwrap_or_default();
+        self.asked.lock().push(params.tool_call.title.clone().unwrap_or_default());
         Ok(RequestPermissionResult {
             outcome: PermissionOutcome::Selected { option_id, accepted_hunks: None, message: None },
         })
@@ -331,4 +333,27 @@ async fn a_skill_is_listed_by_description_and_loaded_only_on_demand() {
     assert!(result.contains("RELEASE-BODY: run scripts/bump.sh"), "{result}");
     assert!(result.contains("- .tandem/skills/release/scripts/bump.sh"), "{result}");
     assert!(result.contains("the person has not trusted"), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_has_the_model_write_a_first_agents_md_through_the_review() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"demo\"\n");
+    let provider = FakeProvider::start(vec![
+        Turn::new().tool_call("c1", "write", json!({ "file_path": "AGENTS.md", "content": "# demo\nBuild: cargo build\n" })),
+        Turn::reply("Wrote AGENTS.md."),
+    ])
+    .await;
+    let client = Arc::new(Recorder::default());
+    let agent = start(root, &provider, 128_000, Arc::clone(&client));
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let result = agent.prompt(prompt(&session, "/init keep it short")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    let sent = conversation(&provider.requests()[0]).join("\n");
+    assert!(sent.contains("Write a first AGENTS.md for this project"), "{sent}");
+    assert!(sent.contains("ARGUMENTS: keep it short"), "{sent}");
+    assert_eq!(client.asked.lock().as_slice(), ["Write AGENTS.md"], "the person reviewed the file");
+    let written = std::fs::read_to_string(root.join("AGENTS.md")).unwrap_or_default();
+    assert_eq!(written, "# demo\nBuild: cargo build\n");
 }
