@@ -221,10 +221,18 @@ pub(crate) enum Prepared {
     },
 }
 
-/// Expands `/init`, `/context` and custom commands; anything else is [`Prepared::Plain`].
+/// Expands `/init`, `/context` and custom commands (a prompt whose first block is the command's
+/// text; the blocks after it go along); anything else is [`Prepared::Plain`].
 pub(crate) fn prepare(agent: &Agent, session: &Session, prompt: Vec<ContentBlock>) -> Result<Prepared, AgentError> {
-    let [ContentBlock::Text { text }] = prompt.as_slice() else { return Ok(Prepared::Plain(prompt)) };
+    // The command is the first text; what the editor attached (files, a selection) goes along.
+    let Some(ContentBlock::Text { text }) = prompt.first() else { return Ok(Prepared::Plain(prompt)) };
     let Some(invocation) = tandem_guidance::invocation(text) else { return Ok(Prepared::Plain(prompt)) };
+    let attached = &prompt[1..];
+    let with = |message: String| {
+        let mut blocks = vec![ContentBlock::text(message)];
+        blocks.extend(attached.iter().cloned());
+        blocks
+    };
     let typed = text.trim().to_owned();
     let places = places(agent, session);
     match invocation.name {
@@ -235,7 +243,7 @@ pub(crate) fn prepare(agent: &Agent, session: &Session, prompt: Vec<ContentBlock
             return Ok(Prepared::Command {
                 card: (typed.clone(), body),
                 typed,
-                prompt: vec![ContentBlock::text(message)],
+                prompt: with(message),
                 model: None,
                 mode: None,
             });
@@ -263,7 +271,7 @@ pub(crate) fn prepare(agent: &Agent, session: &Session, prompt: Vec<ContentBlock
     Ok(Prepared::Command {
         card: (format!("{typed} ({})", command.file), body),
         typed,
-        prompt: vec![ContentBlock::text(message)],
+        prompt: with(message),
         model: command.model.clone(),
         mode,
     })

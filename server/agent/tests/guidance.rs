@@ -259,7 +259,14 @@ async fn a_custom_command_expands_its_arguments_and_the_transcript_shows_the_com
     let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
     let result = agent.prompt(prompt(&session, "/review src/a.py \"error handling\"")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
-    let result = agent.prompt(prompt(&session, "/summary briefly")).await;
+    // What the editor attached goes along with the command.
+    let mut attached = prompt(&session, "/summary briefly");
+    attached.prompt.push(ContentBlock::ResourceLink {
+        uri: "file:///w/notes.txt".into(),
+        name: "notes.txt".into(),
+        mime_type: None,
+    });
+    let result = agent.prompt(attached).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
     let requests = provider.requests();
     let sent = conversation(&requests[0]).join("\n");
@@ -270,6 +277,7 @@ async fn a_custom_command_expands_its_arguments_and_the_transcript_shows_the_com
     assert!(!sent.contains("$1") && !sent.contains("CLAUDE REVIEW"), "{sent}");
     let sent = conversation(&requests[1]).join("\n");
     assert!(sent.contains("Summarise the project.\n\nARGUMENTS: briefly"), "{sent}");
+    assert!(sent.contains("[attached: notes.txt (file:///w/notes.txt)"), "{sent}");
 
     // `/context` is answered without the model, and lists the commands with the notice.
     let result = agent.prompt(prompt(&session, "/context")).await;
@@ -341,7 +349,11 @@ async fn init_has_the_model_write_a_first_agents_md_through_the_review() {
     let root = dir.path();
     write(root, "Cargo.toml", "[package]\nname = \"demo\"\n");
     let provider = FakeProvider::start(vec![
-        Turn::new().tool_call("c1", "write", json!({ "file_path": "AGENTS.md", "content": "# demo\nBuild: cargo build\n" })),
+        Turn::new().tool_call(
+            "c1",
+            "write",
+            json!({ "file_path": "AGENTS.md", "content": "# demo\nBuild: cargo build\n" }),
+        ),
         Turn::reply("Wrote AGENTS.md."),
     ])
     .await;
