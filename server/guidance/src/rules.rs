@@ -61,6 +61,27 @@ fn compile(patterns: &[String]) -> Result<GlobSet, (String, String)> {
     set.build().map_err(|err| (String::new(), err.to_string()))
 }
 
+/// Splits `text` at the commas outside braces, each part trimmed, empty ones dropped.
+fn split_globs(text: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut current = String::new();
+    for c in text.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    parts.push(current);
+    parts.into_iter().map(|p| p.trim().to_owned()).filter(|p| !p.is_empty()).collect()
+}
+
 /// Parses a rule file's text.
 pub(crate) fn parse(
     name: &str,
@@ -81,7 +102,10 @@ pub(crate) fn parse(
             )
         })
         .collect();
-    let paths = front.list("paths").unwrap_or_default();
+    // `paths: "a, b"` (one string, as Cursor's `globs` are written) is two globs; a comma inside
+    // braces (`*.{ts,tsx}`) is the glob's own.
+    let paths: Vec<String> =
+        front.list("paths").unwrap_or_default().iter().flat_map(|glob| split_globs(glob)).collect();
     if front.get("paths").is_some() && paths.is_empty() {
         warnings.push(Problem::warning(file, line_of("paths"), "`paths` is empty: the rule applies always"));
     }
@@ -164,6 +188,16 @@ mod tests {
         let always = rule("Be brief.\n")?;
         assert!(always.always());
         assert!(!always.matches(Path::new("a.py")));
+        Ok(())
+    }
+
+    #[test]
+    fn one_string_of_globs_is_split_at_commas_outside_braces() -> Result<(), Problem> {
+        let split = rule("---\npaths: \"src/**/*.{ts,tsx}, docs/*.md\"\n---\nx")?;
+        assert_eq!(split.paths, ["src/**/*.{ts,tsx}", "docs/*.md"]);
+        assert!(split.matches(Path::new("src/a/b.tsx")) && split.matches(Path::new("docs/x.md")));
+        let listed = rule("---\npaths:\n  - \"lib/**\"\n  - \"*.py\"\n---\nx")?;
+        assert!(listed.matches(Path::new("lib/a/b.c")) && listed.matches(Path::new("x/y.py")));
         Ok(())
     }
 
