@@ -34,11 +34,14 @@ pub(crate) fn places(agent: &Agent, session: &Session) -> Places {
     Places::new(agent.workspace.root(), &session.cwd)
 }
 
-/// Tells the person, once per session and whenever it changes, what the budget cut and which
-/// guidance files are malformed (as a finished card, which every front door shows).
-pub(crate) async fn notify(session: &Session, block: &SystemBlock, budget: usize) {
+/// Tells the person, once per session and whenever it changes, what the budget cut, which
+/// guidance files are malformed, and which custom commands a built-in one shadows (as a finished
+/// card, which every front door shows).
+pub(crate) async fn notify(agent: &Agent, session: &Session, block: &SystemBlock, budget: usize) {
     let mut lines: Vec<String> = block.cut_notice(budget).into_iter().collect();
     lines.extend(block.problems.iter().filter(|p| p.severity == Severity::Error).map(ToString::to_string));
+    let (_, command_problems) = tandem_guidance::commands(&places(agent, session));
+    lines.extend(command_problems.iter().map(ToString::to_string));
     let text = lines.join("\n");
     {
         let mut last = session.guidance_notice.lock();
@@ -56,7 +59,10 @@ pub(crate) async fn notify(session: &Session, block: &SystemBlock, budget: usize
             format!("Instructions over budget: cut {}", files.join(", "))
         }
         (true, Some(problem)) => format!("Guidance not used: {problem}"),
-        (true, None) => "Guidance".to_owned(),
+        (true, None) => match command_problems.first() {
+            Some(problem) => format!("Commands: {}", problem.message),
+            None => "Guidance".to_owned(),
+        },
     };
     card(session, title, text, Vec::new()).await;
 }

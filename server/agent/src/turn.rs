@@ -118,7 +118,7 @@ pub(crate) async fn run(
         let instructions = crate::guidance::budget(agent, &model);
         let (mut system, guidance) =
             crate::prompt::system_prompt(agent.workspace.root(), &session.cwd, mode, instructions);
-        crate::guidance::notify(session, &guidance, instructions).await;
+        crate::guidance::notify(agent, session, &guidance, instructions).await;
         if let Some(memories) = &memories {
             system.push('\n');
             system.push_str(memories);

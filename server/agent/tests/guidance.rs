@@ -294,6 +294,9 @@ async fn a_custom_command_expands_its_arguments_and_the_transcript_shows_the_com
         .collect();
     assert!(said.contains("/review <file> [focus]") && said.contains(".claude/commands/summary.md"), "{said}");
     assert!(said.contains("`/compact` is a built-in command, which wins"), "{said}");
+    // The person was told of the shadowed command when the session's first turn began.
+    assert!(client.updates.lock().iter().any(|u| matches!(u,
+        SessionUpdate::ToolCall(c) if c.title.starts_with("Commands: `/compact` is a built-in command, which wins"))));
 
     // Loading shows the commands as typed, not their expansion.
     drop(agent);
