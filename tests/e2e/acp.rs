@@ -888,3 +888,44 @@ fn acp_a_staged_type_error_is_in_the_permission_requests_meta_and_text() -> Res<
     assert_eq!(read(&main)?, original);
     Ok(())
 }
+
+#[test]
+fn acp_custom_commands_are_advertised_with_their_hint_and_expand_their_arguments() -> Res<()> {
+    let (_dir, root) = workspace(&[("a.py", "def a(): pass\n")])?;
+    std::fs::create_dir_all(root.join(".tandem/commands")).map_err(|e| e.to_string())?;
+    std::fs::write(
+        root.join(".tandem/commands/review.md"),
+        "---\ndescription: Review a file for one concern\nargument-hint: <file> <concern>\n---\nReview $1 for $2 only.\nAsked: $ARGUMENTS\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![Turn::reply("Reviewed.")]);
+    let report = run_client(
+        &root,
+        &provider,
+        json!({
+            "caps": { "fs": false, "terminal": false },
+            "permissions": [],
+            "steps": [
+                { "op": "new" },
+                { "op": "prompt", "text": "/review a.py naming" },
+                { "op": "prompt", "text": "/context" },
+            ],
+        }),
+    )?;
+    let results = &report["results"];
+    assert_eq!(results[1]["ok"]["stopReason"], "end_turn", "{results:#}");
+    let commands = updates(&report, "available_commands_update");
+    let listed = commands[0]["availableCommands"].as_array().cloned().unwrap_or_default();
+    let review = listed.iter().find(|c| c["name"] == "review").cloned().unwrap_or_default();
+    assert_eq!(review["description"], "Review a file for one concern", "{listed:?}");
+    assert_eq!(review["input"]["hint"], "<file> <concern>");
+    assert!(listed.iter().any(|c| c["name"] == "context") && listed.iter().any(|c| c["name"] == "init"));
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 1, "/context does not ask the model");
+    let sent = requests[0].body["messages"].to_string();
+    assert!(sent.contains("Review a.py for naming only.\\nAsked: a.py naming"), "{sent}");
+    let said: String =
+        updates(&report, "agent_message_chunk").iter().filter_map(|u| u["content"]["text"].as_str()).collect();
+    assert!(said.contains("/review <file> <concern>") && said.contains(".tandem/commands/review.md"), "{said}");
+    Ok(())
+}

@@ -15,6 +15,7 @@ mod commands;
 mod crash;
 mod docs;
 mod foresight;
+mod guidance;
 mod headless;
 mod integrity;
 mod lsp_files;

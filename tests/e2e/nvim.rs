@@ -494,3 +494,22 @@ fn tandem_model_in_neovim_switches_the_model_of_the_next_request_by_name_and_thr
     }
     Ok(())
 }
+
+#[test]
+fn a_project_command_completes_and_runs_from_neovim_with_its_arguments_expanded() -> Res<()> {
+    for (version, nvim) in neovims()? {
+        let dir = workspace()?;
+        std::fs::create_dir_all(dir.path().join(".tandem/commands")).map_err(|e| e.to_string())?;
+        std::fs::write(
+            dir.path().join(".tandem/commands/review.md"),
+            "---\ndescription: Review a file for one concern\nargument-hint: <file> <concern>\n---\nReview $1 for $2 only.\n",
+        )
+        .map_err(|e| e.to_string())?;
+        let provider = FakeProvider::start_blocking(vec![Turn::reply("Reviewed.")]);
+        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e_commands", &[])?;
+        assert!(report.contains("ok e2e commands: :Tandem /review"), "the end-to-end tests did not run:\n{report}");
+        let sent = provider.requests().first().map(|r| r.body["messages"].to_string()).unwrap_or_default();
+        assert!(sent.contains("Review calc.py for naming only."), "Neovim {version}: {sent}");
+    }
+    Ok(())
+}

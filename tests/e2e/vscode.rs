@@ -420,3 +420,23 @@ fn the_model_dropdown_and_choose_model_in_a_real_vscode_switch_the_model_of_the_
     );
     Ok(())
 }
+
+#[test]
+fn a_project_command_completes_in_the_panel_and_its_arguments_reach_the_model_expanded() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(workspace.path().join("notes.txt"), "first line\n").map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(workspace.path().join(".tandem/commands")).map_err(|e| e.to_string())?;
+    std::fs::write(
+        workspace.path().join(".tandem/commands/review.md"),
+        "---\ndescription: Review a file for one concern\nargument-hint: <file> <concern>\n---\nReview $1 for $2 only.\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![Turn::reply("Reviewed.")]);
+    run_workbench_script("commands.mjs", workspace.path(), &provider, &[])?;
+    let asked = provider.requests().first().ok_or("no request")?.body["messages"].to_string();
+    assert!(asked.contains("Review notes.txt for naming only."), "the expanded command must reach the model: {asked}");
+    Ok(())
+}

@@ -15,7 +15,14 @@ local function command(name, opts)
   end, opts)
 end
 
-command("Tandem", { nargs = "*", range = true, desc = "Tandem: ask (with a range: the selection is attached)" })
+command("Tandem", {
+  nargs = "*",
+  range = true,
+  desc = "Tandem: ask (with a range: the selection is attached); /name runs a command",
+  complete = function(lead, cmdline)
+    return require("tandem").complete_prompt(lead, cmdline)
+  end,
+})
 command("TandemAdd", {
   nargs = 0,
   range = true,

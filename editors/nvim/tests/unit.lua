@@ -1007,4 +1007,19 @@ return function(H)
     eq(nil, advice.for_error("the provider at http://x is rate-limiting requests for model m (HTTP 429)"))
     eq("plain", advice.explain("plain"))
   end)
+  test("slash: :Tandem completes /name from tandem/commands/list, only as the first word", function()
+    local slash = require("tandem.slash")
+    local commands = slash.from_result({ commands = {
+      { name = "context", description = "What is in force" },
+      { name = "review", description = "Review a file", input = { hint = "<file>" } },
+      { name = "release", description = "Cut a release" },
+    } })
+    eq({ name = "review", description = "Review a file", hint = "<file>" }, commands[2])
+    eq({ "/review", "/release" }, slash.complete("/re", "Tandem /re", commands))
+    eq({ "/context", "/review", "/release" }, slash.complete("/", "Tandem /", commands))
+    eq({}, slash.complete("/re", "Tandem fix /re", commands))
+    eq({}, slash.complete("re", "Tandem re", commands))
+    eq({}, slash.complete("/re", "Tandem /re", nil))
+    eq({ "/review" }, slash.complete("/rev", "'<,'>Tandem /rev", commands))
+  end)
 end

@@ -14,10 +14,11 @@ import { typedUrls } from "./mentionSyntax";
 import { MentionQueries } from "./mentionQueries";
 import { findMentions, resolveMention, resourceFor, urlBlock } from "./mentions";
 import { PanelProvider } from "./panel";
-import { type ContentBlock, MODES, type ModeId, isMode } from "./protocol";
+import { type ContentBlock, MODES, Methods, type ModeId, isMode } from "./protocol";
 import { headline } from "./preview";
 import { ReviewController } from "./reviewUi";
 import { SessionController } from "./session";
+import { commandsOf } from "./slash";
 import { Sidecar, type SidecarState } from "./sidecar";
 import { SymbolSearch } from "./symbolSearch";
 import { TerminalWatcher } from "./terminal";
@@ -164,6 +165,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         break;
       case "mentionQuery":
         await mentionQueries.ask(message.query);
+        break;
+      case "listCommands":
+        // `/` typed first in the prompt: the sidecar's commands, asked each time (a new file
+        // in .tandem/commands shows up at once); quiet on failure, the prompt still works.
+        try {
+          panel.post({ type: "commands", commands: commandsOf(await sidecar.request(Methods.commandsList, {})) });
+        } catch (err) {
+          log(`slash commands not listed: ${err instanceof Error ? err.message : err}`);
+        }
         break;
       case "mention": {
         mentionQueries.cancel();

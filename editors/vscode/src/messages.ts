@@ -5,6 +5,7 @@ import type { ModelChoices } from "./models";
 import type { ModeId, SessionInfo, SessionUpdate, StopReason } from "./protocol";
 import { isMode } from "./protocol";
 import { webUrl } from "./mentionSyntax";
+import type { SlashCommand } from "./slash";
 
 /** Something `@` in the prompt can name. */
 export interface Mention {
@@ -43,7 +44,8 @@ export type ToPanel =
   | { type: "sessions"; sessions: SessionInfo[] }
   | { type: "review"; pending: boolean; summary?: string; diagnostics?: string; diagnosticsStatus?: string }
   | { type: "attachments"; labels: string[] }
-  | { type: "mentions"; query: string; items: Mention[] };
+  | { type: "mentions"; query: string; items: Mention[] }
+  | { type: "commands"; commands: SlashCommand[] };
 
 /** Panel → extension. */
 export type FromPanel =
@@ -64,7 +66,8 @@ export type FromPanel =
   | { type: "applyCode"; text: string }
   | { type: "clearAttachments" }
   | { type: "mentionQuery"; query: string }
-  | { type: "mention"; mention: Mention };
+  | { type: "mention"; mention: Mention }
+  | { type: "listCommands" };
 
 /** The longest prompt the panel may send (a paste of a whole file is fine; a runaway script is not). */
 export const MAX_PROMPT_CHARS = 1_000_000;
@@ -86,6 +89,7 @@ export function parseFromPanel(raw: unknown): FromPanel | undefined {
   const m = raw as Record<string, unknown>;
   switch (m.type) {
     case "ready":
+    case "listCommands":
     case "cancel":
     case "newSession":
     case "listSessions":

@@ -41,8 +41,16 @@ export type AskUserResult = {
 export type AvailableCommand = {
   /** What it does. */
   description: string;
+  /** What to type after the name (ACP's `input`), when it takes arguments. */
+  input?: AvailableCommandInput | null;
   /** Name without the slash. */
   name: string;
+};
+
+/** The arguments a slash command takes. */
+export type AvailableCommandInput = {
+  /** A hint shown while typing them (`<file> [focus]`). */
+  hint: string;
 };
 
 /** One checkpoint. */
@@ -85,6 +93,18 @@ export type CheckpointKind =
   | "beforeRestore"
   /** A restore ended. */
   | "afterRestore";
+
+/** Params of `tandem/commands/list`. */
+export type CommandsListParams = {
+  /** The working directory whose commands to list (default: the workspace root). */
+  cwd?: string | null;
+};
+
+/** Result of `tandem/commands/list`. */
+export type CommandsListResult = {
+  /** The commands, the built-in ones first; a custom command of a built-in name is not listed. */
+  commands: AvailableCommand[];
+};
 
 /** A choice of a [`ConfigOption`]. */
 export type ConfigChoice = {

@@ -63,6 +63,7 @@ export const Methods = {
   sessionRestore: "tandem/session/restore",
   sessionCheckpointFile: "tandem/session/checkpointFile",
   sessionCompact: "tandem/session/compact",
+  commandsList: "tandem/commands/list",
   sessionConfigOptions: "tandem/session/configOptions",
   sessionSetConfigOption: "tandem/session/setConfigOption",
   sessionUpdate: "tandem/session/update",

@@ -6,6 +6,7 @@ import MarkdownIt from "markdown-it";
 
 import { Inbox } from "../src/delivery";
 import { mentionAt } from "../src/mentionSyntax";
+import { type SlashCommand, matchCommands, slashAt } from "../src/slash";
 import { highlight } from "./highlight";
 import type { Mention, ToPanel } from "../src/messages";
 import { type ModelChoices, modelTooltip, selectOptions } from "../src/models";
@@ -70,6 +71,26 @@ function submit(): void {
 
 send.addEventListener("click", submit);
 prompt.addEventListener("keydown", (e) => {
+  if (!mentionList.hidden && slashItems.length > 0) {
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      slashIndex = (slashIndex + (e.key === "ArrowDown" ? 1 : slashItems.length - 1)) % slashItems.length;
+      showSlash();
+      return;
+    }
+    const item = slashItems[slashIndex]!;
+    // Enter on a name typed in full sends it; otherwise Enter and Tab complete the name.
+    if ((e.key === "Tab" || (e.key === "Enter" && slashAtCaret() !== item.name)) && !e.isComposing) {
+      e.preventDefault();
+      chooseSlash(item);
+      return;
+    }
+    if (e.key === "Escape") {
+      e.preventDefault();
+      hideSlash();
+      return;
+    }
+  }
   if (!mentionList.hidden && mentionItems.length > 0) {
     if (e.key === "ArrowDown" || e.key === "ArrowUp") {
       e.preventDefault();
@@ -95,6 +116,15 @@ prompt.addEventListener("keydown", (e) => {
 });
 cancel.addEventListener("click", () => vscode.postMessage({ type: "cancel" }));
 prompt.addEventListener("input", () => {
+  const slash = slashAtCaret();
+  if (slash !== undefined) {
+    // Asked when `/` is typed (the list stays fresh), answered with a `commands` message.
+    if (slash === "" || slashCommands.length === 0) vscode.postMessage({ type: "listCommands" });
+    hideMentions();
+    showSlash();
+    return;
+  }
+  hideSlash();
   const at = mentionAtCaret();
   if (!at) {
     hideMentions();
@@ -103,7 +133,65 @@ prompt.addEventListener("input", () => {
   mentionQuery = at.query;
   vscode.postMessage({ type: "mentionQuery", query: at.query });
 });
-prompt.addEventListener("blur", () => setTimeout(hideMentions, 200));
+prompt.addEventListener("blur", () =>
+  setTimeout(() => {
+    hideMentions();
+    hideSlash();
+  }, 200),
+);
+
+// `/` completion: while the prompt's first word starts with `/`, the sidecar's slash commands
+// (`/context`, `/init`, the project's and yours) whose name starts with what is typed; choosing
+// one puts `/name ` in the prompt. The sidecar expands the command when the prompt is sent.
+let slashCommands: SlashCommand[] = [];
+let slashItems: SlashCommand[] = [];
+let slashIndex = 0;
+
+function slashAtCaret(): string | undefined {
+  return slashAt(prompt.value.slice(0, prompt.selectionStart ?? prompt.value.length));
+}
+
+function showSlash(): void {
+  const query = slashAtCaret();
+  if (query === undefined) {
+    hideSlash();
+    return;
+  }
+  slashItems = matchCommands(query, slashCommands);
+  slashIndex = Math.min(slashIndex, Math.max(slashItems.length - 1, 0));
+  mentionList.replaceChildren();
+  mentionList.hidden = slashItems.length === 0;
+  slashItems.forEach((item, i) => {
+    const li = document.createElement("li");
+    li.dataset.testid = "command";
+    li.className = i === slashIndex ? "selected" : "";
+    li.setAttribute("role", "option");
+    li.append(span("label", item.hint ? `/${item.name} ${item.hint}` : `/${item.name}`));
+    if (item.description) li.append(span("detail", item.description));
+    li.addEventListener("mousedown", (e) => {
+      e.preventDefault();
+      chooseSlash(item);
+    });
+    mentionList.append(li);
+  });
+  mentionList.children[slashIndex]?.scrollIntoView({ block: "nearest" });
+}
+
+function hideSlash(): void {
+  if (slashItems.length === 0) return;
+  slashItems = [];
+  slashIndex = 0;
+  mentionList.hidden = true;
+}
+
+function chooseSlash(item: SlashCommand): void {
+  const caret = prompt.selectionStart ?? prompt.value.length;
+  const inserted = `/${item.name} `;
+  prompt.value = inserted + prompt.value.slice(caret).trimStart();
+  prompt.selectionStart = prompt.selectionEnd = inserted.length;
+  hideSlash();
+  prompt.focus();
+}
 
 // `@` completion: the extension answers each query with the matching mentions; choosing one
 // attaches it to the next prompt (the list above the prompt shows it) and leaves `@name` in the text.
@@ -227,6 +315,10 @@ function handle(message: ToPanel): void {
       attachments.hidden = message.labels.length === 0;
       attachments.querySelector(".attachment-list")!.textContent =
         message.labels.length > 0 ? `With the next prompt: ${message.labels.join(", ")}` : "";
+      break;
+    case "commands":
+      slashCommands = message.commands;
+      showSlash();
       break;
     case "mentions": {
       if (message.query !== mentionQuery) break;

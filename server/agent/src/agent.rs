@@ -129,14 +129,35 @@ impl Agent {
         if params.prompt.is_empty() {
             return Err(AgentError::Invalid("the prompt is empty".into()));
         }
+        // `/init`, `/context` and the project's and person's own commands.
+        let (prompt, model) = match crate::guidance::prepare(&self.env, &session, params.prompt)? {
+            crate::guidance::Prepared::Plain(prompt) => (prompt, None),
+            crate::guidance::Prepared::Reply { typed, text } => {
+                session.record(&Record::Command { text: typed });
+                self.env
+                    .client
+                    .update(&session.id, SessionUpdate::AgentMessageChunk { content: ContentBlock::text(text) })
+                    .await;
+                return Ok(SessionPromptResult { stop_reason: tandem_protocol::StopReason::EndTurn, error: None });
+            }
+            crate::guidance::Prepared::Command { typed, prompt, model, mode, card } => {
+                session.record(&Record::Command { text: typed });
+                if let Some(mode) = mode.filter(|m| *m != session.gate.mode()) {
+                    self.set_mode(SessionSetModeParams { session_id: session.id.clone(), mode_id: mode }).await?;
+                }
+                crate::guidance::show_command(&session, card.0, card.1).await;
+                (prompt, model)
+            }
+        };
+        // A command's `model` holds for its turn only.
+        let before = model.map(|model| std::mem::replace(&mut *session.model.lock(), model));
         let cancel = CancellationToken::new();
         *session.cancel.lock() = Some(cancel.clone());
         if session.depth == 0 {
             crate::trust::ask_once(&self.env, &session.id).await;
         }
         self.env.snapshot(&session, tandem_checkpoint::Kind::BeforeTurn, None, None).await;
-        let prompt_text: String = params
-            .prompt
+        let prompt_text: String = prompt
             .iter()
             .filter_map(|block| match block {
                 ContentBlock::Text { text } => Some(text.as_str()),
@@ -145,11 +166,14 @@ impl Agent {
             .collect::<Vec<_>>()
             .join("\n");
         let span = crate::otel::turn(&session.id, &session.model(), session.depth, &prompt_text);
-        let run = crate::turn::run(&self.env, &session, &mut history, params.prompt, &cancel);
+        let run = crate::turn::run(&self.env, &session, &mut history, prompt, &cancel);
         let result = tracing::Instrument::instrument(run, span.clone()).await;
         let stop = serde_json::to_value(result.stop_reason).ok().and_then(|v| v.as_str().map(str::to_owned));
         crate::otel::end_turn(&span, stop.as_deref().unwrap_or_default(), result.stop_reason == StopReason::Error);
         self.env.snapshot(&session, tandem_checkpoint::Kind::AfterTurn, None, None).await;
+        if let Some(before) = before {
+            *session.model.lock() = before;
+        }
         drop(history);
         *session.cancel.lock() = None;
         Ok(result)
@@ -167,7 +191,9 @@ impl Agent {
         *session.cancel.lock() = Some(cancel.clone());
         let model = session.model();
         let budget = crate::context::budget(self.env.provider(), &model, history.stated_window);
-        let mut system = crate::prompt::system_prompt(self.env.workspace.root(), &session.cwd, session.gate.mode());
+        let instructions = crate::guidance::budget(&self.env, &model);
+        let (mut system, _) =
+            crate::prompt::system_prompt(self.env.workspace.root(), &session.cwd, session.gate.mode(), instructions);
         crate::prompt::append(&mut system, self.env.config.append_system_prompt.as_deref());
         let tools = crate::turn::tool_defs(self.env.config.defer_tools, &session, budget);
         let fixed = system.len() + tools.bytes;
@@ -281,6 +307,8 @@ impl Agent {
         let mut calls = 0u64;
         let mut todos = Vec::new();
         let mut totals = UsageTotals::default();
+        // The tool each of the model's calls named (by the provider's call id), for the replay.
+        let mut tool_names: HashMap<String, String> = HashMap::new();
         for record in records {
             match record {
                 Record::Meta { cwd: dir, model: m, mode: md, .. } => {
@@ -299,7 +327,15 @@ impl Agent {
                     replay.push(SessionUpdate::UserMessageChunk { content: ContentBlock::text(&text) })
                 }
                 Record::Message { message } => {
-                    if crate::session::is_interruption(&message) || crate::checkpoints::is_restore_note(&message) {
+                    for part in &message.content {
+                        if let Part::ToolCall { id, name, .. } = part {
+                            tool_names.insert(id.clone(), name.clone());
+                        }
+                    }
+                    if crate::session::is_interruption(&message)
+                        || crate::checkpoints::is_restore_note(&message)
+                        || crate::guidance::is_command_message(&message)
+                    {
                         // Said to the model, not by the person: not replayed.
                     } else if message.role == Role::User {
                         for part in &message.content {
@@ -322,8 +358,11 @@ impl Agent {
                     }
                     messages.push(message);
                 }
-                Record::Call { tool_call_id, title, kind, status, raw_input, content, locations, .. } => {
+                Record::Call { tool_call_id, call_id, title, kind, status, raw_input, content, locations } => {
                     calls += 1;
+                    let tool_name = tool_names.get(&call_id).map(|name| {
+                        self.env.registry.find(name).map_or_else(|| name.clone(), |tool| tool.spec().name.to_owned())
+                    });
                     replay.push(SessionUpdate::ToolCall(ToolCall {
                         tool_call_id,
                         title,
@@ -332,7 +371,7 @@ impl Agent {
                         content,
                         locations,
                         raw_input: Some(raw_input),
-                        tool_name: None,
+                        tool_name,
                     }));
                 }
             }
@@ -354,7 +393,8 @@ impl Agent {
         let id = params.session_id.clone();
         let mut session = self.top_session(id.clone(), cwd, model, mode);
         let total_tokens = totals.input_tokens + totals.output_tokens;
-        let messages = messages.into_iter().map(Arc::new).collect();
+        let messages: Vec<Arc<Message>> = messages.into_iter().map(Arc::new).collect();
+        crate::guidance::remember(&self.env, &session, &messages);
         session.history = tokio::sync::Mutex::new(History { messages, totals, total_tokens, ..History::default() });
         session.next_call = AtomicU64::new(calls + 1);
         if !todos.is_empty() {
@@ -392,6 +432,11 @@ impl Agent {
         Ok(())
     }
 
+    /// The session's working directory, when there is such a session.
+    pub fn session_cwd(&self, session_id: &str) -> Option<String> {
+        self.session(session_id).ok().map(|s| s.cwd.display().to_string())
+    }
+
     /// The session's model.
     pub fn model(&self, session_id: &str) -> Result<String, AgentError> {
         Ok(self.session(session_id)?.model())
@@ -400,6 +445,21 @@ impl Agent {
     /// The configured model (of new sessions).
     pub fn default_model(&self) -> &str {
         &self.env.config.provider.model
+    }
+
+    /// What is in force in the session (or, without one, for a session at the root):
+    /// instruction files, rules, commands and skills with their token costs (`/context`,
+    /// `tandem context`).
+    pub fn context_report(&self, session_id: Option<&str>) -> Result<String, AgentError> {
+        let session = session_id.map(|id| self.session(id)).transpose()?;
+        Ok(crate::guidance::report(&self.env, session.as_deref()))
+    }
+
+    /// The slash commands the agent answers in a session working in `cwd` (default: the root):
+    /// `/context`, `/init` and the project's and person's own.
+    pub fn commands(&self, cwd: Option<&str>) -> Result<Vec<tandem_protocol::AvailableCommand>, AgentError> {
+        let cwd = self.cwd(cwd)?;
+        Ok(crate::guidance::commands(&tandem_guidance::Places::new(self.env.workspace.root(), &cwd)))
     }
 
     /// The session's mode (for front doors that show it).

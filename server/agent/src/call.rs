@@ -27,13 +27,7 @@ const MAX_IDENTICAL_FAILURES: u32 = 3;
 /// Characters of a tool's output shown in the editor's tool-call card.
 const DISPLAY_CHARS: usize = 8_000;
 
-/// A tool call of the model, with our id.
-pub(crate) struct PlannedCall {
-    pub tool_call_id: String,
-    pub provider_id: String,
-    pub name: String,
-    pub arguments: Value,
-}
+pub(crate) use crate::session::PlannedCall;
 
 fn kind_of(name: &str, group: Option<ToolGroup>) -> ToolKind {
     match (name, group) {

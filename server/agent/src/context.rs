@@ -427,6 +427,8 @@ async fn summarise(
     let before = history.estimate(fixed);
     let mut messages = vec![Arc::new(Message { role: Role::User, content: vec![Part::Text { text }] })];
     messages.extend(history.messages[start..].iter().cloned());
+    // Rules and instructions in force are never summarised: they stay word for word.
+    crate::guidance::keep_in_force(session, &mut messages);
     let kept = std::mem::take(&mut history.messages);
     history.replace(messages);
     if history.estimate(fixed) >= before {
@@ -546,6 +548,8 @@ fn longest_text(messages: &mut [Arc<Message>]) -> Option<&mut String> {
         for (p, part) in message.content.iter().enumerate() {
             let len = match part {
                 Part::ToolResult { content, .. } => content.len(),
+                // Rules and instructions in force are never cut.
+                Part::Text { text } if crate::guidance::is_in_force(text) => continue,
                 Part::Text { text } => text.len(),
                 _ => continue,
             };

@@ -18,6 +18,7 @@ mod config;
 mod context;
 mod env;
 mod export;
+mod guidance;
 mod host;
 mod limits;
 mod modes;

@@ -1,12 +1,10 @@
-//! The system prompt: how to work here, the environment, and the project's instructions
-//! (`AGENTS.md`, and `CLAUDE.md` when present) from the workspace root.
+//! The system prompt: how to work here, the environment, and what the person and the project
+//! tell the agent in files (instruction files from the root down, always-on rules, the skills'
+//! names; see `tandem-guidance`), under the model's instruction budget.
 
 use std::path::Path;
 
 use tandem_protocol::ModeId;
-
-/// Longest project-instructions file taken into the prompt.
-const MAX_INSTRUCTIONS: usize = 40_000;
 
 const BASE: &str = "You are Tandem, a coding agent working inside the person's editor, on their project.
 
@@ -17,8 +15,14 @@ How to work:
 - Commands run with `bash` in the workspace; read-only ones run at once, others may need the person's approval; destructive ones are refused.
 - Keep answers short and concrete. When the task is done, say what you changed and how you checked it.";
 
-/// The system prompt for a session in `mode`, working in `cwd` of the workspace at `root`.
-pub(crate) fn system_prompt(root: &Path, cwd: &Path, mode: ModeId) -> String {
+/// The system prompt for a session in `mode`, working in `cwd` of the workspace at `root`, with
+/// at most `budget` bytes of instruction files and rules; and what the guidance part holds.
+pub(crate) fn system_prompt(
+    root: &Path,
+    cwd: &Path,
+    mode: ModeId,
+    budget: usize,
+) -> (String, tandem_guidance::SystemBlock) {
     let mut prompt = String::from(BASE);
     let date = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     prompt.push_str(&format!(
@@ -34,32 +38,9 @@ pub(crate) fn system_prompt(root: &Path, cwd: &Path, mode: ModeId) -> String {
             "\nThe session is in plan mode: tools that change files or run commands are blocked. Investigate, then present a plan; the person switches the mode to carry it out.\n",
         );
     }
-    for name in ["AGENTS.md", "CLAUDE.md"] {
-        // Only a regular file inside the workspace, symlinks resolved: a clone's
-        // `AGENTS.md -> ~/.ssh/id_rsa` never reaches the provider.
-        let read = match tandem_tool_api::shared::read_shared(root, Path::new(name), MAX_INSTRUCTIONS) {
-            Ok(Some(read)) => read,
-            Ok(None) => continue,
-            Err(err) => {
-                tracing::warn!("{err}");
-                prompt.push_str(&format!("\n({err}.)\n"));
-                continue;
-            }
-        };
-        let text = read.text.trim();
-        if text.is_empty() {
-            continue;
-        }
-        let cut = if read.cut {
-            format!("\n[… cut at {MAX_INSTRUCTIONS} bytes: read {name} for the rest]")
-        } else {
-            String::new()
-        };
-        prompt.push_str(&format!(
-            "\nProject instructions from {name} (follow them):\n<instructions file=\"{name}\">\n{text}{cut}\n</instructions>\n"
-        ));
-    }
-    prompt
+    let block = tandem_guidance::system_block(&tandem_guidance::Places::new(root, cwd), budget);
+    prompt.push_str(&block.text);
+    (prompt, block)
 }
 
 /// Adds the person's own text (`--append-system-prompt`) at the end of `system`.
@@ -78,8 +59,8 @@ mod tests {
     fn project_instructions_are_included() -> std::io::Result<()> {
         let dir = tempfile::tempdir()?;
         std::fs::write(dir.path().join("AGENTS.md"), "Always run `make check`.\n")?;
-        let prompt = system_prompt(dir.path(), dir.path(), ModeId::Plan);
-        assert!(prompt.contains("Project instructions from AGENTS.md"));
+        let (prompt, _) = system_prompt(dir.path(), dir.path(), ModeId::Plan, 40_000);
+        assert!(prompt.contains("<instructions file=\"AGENTS.md\">"));
         assert!(prompt.contains("Always run `make check`."));
         assert!(prompt.contains("plan mode"));
         assert!(!prompt.contains("CLAUDE.md"));
@@ -94,7 +75,7 @@ mod tests {
         std::fs::write(dir.path().join("credentials"), "aws_secret_access_key=SECRET123")?;
         std::os::unix::fs::symlink(dir.path().join("credentials"), root.join("AGENTS.md"))?;
         std::os::unix::fs::symlink("/proc/self/environ", root.join("CLAUDE.md"))?;
-        let prompt = system_prompt(&root, &root, ModeId::Default);
+        let (prompt, _) = system_prompt(&root, &root, ModeId::Default, 40_000);
         assert!(!prompt.contains("SECRET123"), "{prompt}");
         assert!(!prompt.contains("<instructions"), "{prompt}");
         assert!(prompt.contains("outside the workspace"), "{prompt}");
@@ -104,10 +85,11 @@ mod tests {
     #[test]
     fn long_instructions_are_cut_with_a_visible_note() -> std::io::Result<()> {
         let dir = tempfile::tempdir()?;
-        std::fs::write(dir.path().join("AGENTS.md"), "é".repeat(MAX_INSTRUCTIONS))?;
-        let prompt = system_prompt(dir.path(), dir.path(), ModeId::Default);
-        assert!(prompt.contains("cut at"), "the note is missing");
-        assert!(prompt.len() < MAX_INSTRUCTIONS + BASE.len() + 1000);
+        std::fs::write(dir.path().join("AGENTS.md"), "é".repeat(20_000))?;
+        let (prompt, block) = system_prompt(dir.path(), dir.path(), ModeId::Default, 10_000);
+        assert!(prompt.contains("Instruction budget reached"), "the note is missing");
+        assert_eq!(block.cut.len(), 1);
+        assert!(prompt.len() < 10_000 + BASE.len() + 1000);
         Ok(())
     }
 }

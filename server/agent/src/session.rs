@@ -98,6 +98,10 @@ pub(crate) struct Session {
     pub loaded_tools: Mutex<std::collections::HashSet<String>>,
     /// The tool definitions of recent requests, shared by the next ones.
     pub(crate) tool_sets: Mutex<crate::offer::ToolSets>,
+    /// Nested instruction files and scoped rules that came into force.
+    pub guidance: Mutex<tandem_guidance::Tracker>,
+    /// The last notice about cut or malformed guidance the person got.
+    pub guidance_notice: Mutex<String>,
 }
 
 impl Session {
@@ -165,6 +169,8 @@ impl Session {
             next_agent: AtomicU64::new(1),
             loaded_tools: Mutex::new(Default::default()),
             tool_sets: Mutex::new(Default::default()),
+            guidance: Mutex::new(Default::default()),
+            guidance_notice: Mutex::new(String::new()),
         }
     }
 
@@ -206,4 +212,13 @@ pub(crate) const INTERRUPTED: &str = "[The person interrupted this turn: it was 
 /// Whether `message` is the note that a turn was interrupted.
 pub(crate) fn is_interruption(message: &Message) -> bool {
     message.role == Role::User && matches!(message.content.as_slice(), [Part::Text { text }] if text == INTERRUPTED)
+}
+
+/// A tool call of the model, with our id.
+#[derive(Clone)]
+pub(crate) struct PlannedCall {
+    pub tool_call_id: String,
+    pub provider_id: String,
+    pub name: String,
+    pub arguments: serde_json::Value,
 }

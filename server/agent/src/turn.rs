@@ -82,13 +82,16 @@ pub(crate) async fn run(
         if cancel.is_cancelled() {
             return interrupted(session, history, String::new());
         }
-        let mut system = crate::prompt::system_prompt(env.workspace.root(), &session.cwd, session.gate.mode());
+        let model = session.model();
+        let instructions = crate::guidance::budget(env, &model);
+        let (mut system, guidance) =
+            crate::prompt::system_prompt(env.workspace.root(), &session.cwd, session.gate.mode(), instructions);
+        crate::guidance::notify(env, session, &guidance, instructions).await;
         if let Some(memories) = &memories {
             system.push('\n');
             system.push_str(memories);
         }
         crate::prompt::append(&mut system, env.config.append_system_prompt.as_deref());
-        let model = session.model();
         let budget = context::budget(env.provider(), &model, history.stated_window);
         let tools = tool_defs(env.config.defer_tools, session, budget);
         let fixed = system.len() + tools.bytes;
@@ -141,7 +144,11 @@ pub(crate) async fn run(
                 _ => stop(StopReason::EndTurn),
             };
         }
-        let results = run_calls(env, session, history, calls, cancel).await;
+        let planned = calls.clone();
+        let mut results = run_calls(env, session, history, calls, cancel).await;
+        // Nested instruction files and scoped rules the calls brought into force, once each.
+        let arrived = crate::guidance::arrivals(env, session, &planned, &results).await;
+        results.extend(arrived);
         let message = Message { role: Role::User, content: results };
         session.record(&Record::Message { message: message.clone() });
         history.messages.push(Arc::new(message));

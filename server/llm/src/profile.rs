@@ -126,6 +126,12 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// Tokens of instruction files and rules the system prompt may carry: an eighth of the
+    /// context window, between 1,000 and 16,000.
+    pub fn instruction_budget(&self) -> u32 {
+        (self.profile.context_window / 8).clamp(1_000, 16_000)
+    }
+
     /// The one-line notice for a model the table does not know, `None` for a known one.
     pub fn notice(&self, model: &str) -> Option<String> {
         (!self.known).then(|| {

@@ -55,6 +55,10 @@ pub mod methods {
     pub const SESSION_CONFIG_OPTIONS: &str = "tandem/session/configOptions";
     /// `tandem/session/setConfigOption` (client → server request): changes the mode or model.
     pub const SESSION_SET_CONFIG_OPTION: &str = "tandem/session/setConfigOption";
+    /// `tandem/commands/list` (client → server request): the slash commands a prompt may start
+    /// with (the built-in ones the agent answers, and the project's and person's own), for `/`
+    /// completion; no session needed.
+    pub const COMMANDS_LIST: &str = "tandem/commands/list";
 }
 
 mod checkpoint;
@@ -342,7 +346,9 @@ pub fn protocol_schema() -> Value {
         SessionRestoreParams,
         SessionRestoreResult,
         SessionCheckpointFileParams,
-        SessionCheckpointFileResult
+        SessionCheckpointFileResult,
+        CommandsListParams,
+        CommandsListResult
     );
     let defs = generator.take_definitions(true);
     serde_json::json!({

@@ -316,6 +316,31 @@ pub struct AvailableCommand {
     pub name: String,
     /// What it does.
     pub description: String,
+    /// What to type after the name (ACP's `input`), when it takes arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<AvailableCommandInput>,
+}
+
+/// The arguments a slash command takes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AvailableCommandInput {
+    /// A hint shown while typing them (`<file> [focus]`).
+    pub hint: String,
+}
+
+/// Params of `tandem/commands/list`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct CommandsListParams {
+    /// The working directory whose commands to list (default: the workspace root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// Result of `tandem/commands/list`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CommandsListResult {
+    /// The commands, the built-in ones first; a custom command of a built-in name is not listed.
+    pub commands: Vec<AvailableCommand>,
 }
 
 /// Token counts of a session.

@@ -4,6 +4,7 @@
 
 mod acp;
 mod config;
+mod context_cmd;
 mod doctor;
 mod lsp;
 mod mcp_cmd;
@@ -77,6 +78,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List what the agent is told in the current directory's project: instruction files
+    /// (`AGENTS.md`, `CLAUDE.md`), rules, custom commands and skills, with their token costs.
+    /// Exit status 1 when one of those files is malformed (the error names the file and line).
+    Context,
     /// Check the setup: the language servers found on PATH (and the install command of the
     /// missing ones), and each configured MCP server with its state and tool count.
     Doctor,
@@ -356,6 +361,7 @@ fn main() -> ExitCode {
             },
             Command::Mcp { allow_writes } => mcp_cmd::serve(root, allow_writes).await,
             Command::Doctor => doctor::run(root).await,
+            Command::Context => context_cmd::run(root),
             Command::Trust { path, revoke } => trust_cmd::run(path.or(root), revoke),
             Command::Sandbox { .. } => ExitCode::from(2),
         }

@@ -5,8 +5,8 @@
 //!
 //! The families, each a crate over `tandem-tool-api`: `tandem-tool-fs` (files and the commit
 //! path), `tandem-tool-search`, `tandem-tool-exec` (commands), `tandem-tool-web`,
-//! `tandem-tool-session`, `tandem-tool-memory`, `tandem-tool-intel` (language servers) and
-//! `tandem-tool-readme`. `gate_tests.rs`, which needs every tool, lives here.
+//! `tandem-tool-session`, `tandem-tool-memory`, `tandem-tool-intel` (language servers),
+//! `tandem-tool-readme` and `tandem-tool-skill`. `gate_tests.rs`, which needs every tool, lives here.
 //!
 //! API boundary: the tools know the editor, language servers and MCP only through traits
 //! (see [`EditorClient`]); the front doors in the `tandem` binary implement them.
@@ -29,7 +29,7 @@ pub use tandem_tool_fs::{RestoreFile, restore_files};
 pub use tandem_tool_memory as memory;
 
 /// Every built-in tool, under `config`, in the order they are offered: files, README
-/// generation, search, commands, language servers, the web, the session, memories.
+/// generation, search, commands, language servers, the web, the session, memories, skills.
 pub fn builtin(config: ToolConfig) -> Registry {
     let tools = tandem_tool_fs::all()
         .into_iter()
@@ -40,6 +40,7 @@ pub fn builtin(config: ToolConfig) -> Registry {
         .chain(tandem_tool_web::all(&config.web))
         .chain(tandem_tool_session::all())
         .chain(tandem_tool_memory::all())
+        .chain(tandem_tool_skill::all())
         .collect();
     Registry::new(tools, config)
 }

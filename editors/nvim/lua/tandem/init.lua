@@ -214,6 +214,28 @@ end
 
 local fetch_models
 
+--- Asks the sidecar for the slash commands (`:Tandem /<Tab>`), quietly: without them the
+--- completion offers nothing, and the prompt still works.
+local function fetch_commands()
+  if state.commands_asked then
+    return
+  end
+  state.commands_asked = true
+  M.request("tandem/commands/list", vim.empty_dict(), function(err, result)
+    if err then
+      state.commands_asked = false
+      return
+    end
+    state.commands = require("tandem.slash").from_result(result)
+  end)
+end
+
+--- `:Tandem`'s completion: `/name` of the commands the sidecar listed (asked on first use).
+function M.complete_prompt(lead, cmdline)
+  fetch_commands()
+  return require("tandem.slash").complete(lead or "", cmdline or "", state.commands)
+end
+
 local function ensure_session(callback)
   if state.session_id then
     callback(nil, state.session_id)
@@ -235,6 +257,7 @@ local function ensure_session(callback)
     -- The provider's models, for :TandemModel's completion (quietly: a list that cannot be read
     -- says why when :TandemModel asks).
     fetch_models(state.session_id, function() end)
+    fetch_commands()
     callback(nil, state.session_id)
   end)
 end

@@ -28,7 +28,12 @@
 --- A slash command.
 ---@class tandem.AvailableCommand
 ---@field description string What it does.
+---@field input? tandem.AvailableCommandInput|nil What to type after the name (ACP's `input`), when it takes arguments.
 ---@field name string Name without the slash.
+
+--- The arguments a slash command takes.
+---@class tandem.AvailableCommandInput
+---@field hint string A hint shown while typing them (`<file> [focus]`).
 
 --- One checkpoint.
 ---@class tandem.CheckpointInfo
@@ -43,6 +48,14 @@
 
 --- What was about to happen when a checkpoint was taken.
 ---@alias tandem.CheckpointKind "beforeTurn"|"beforeTool"|"afterTool"|"afterTurn"|"beforeRestore"|"afterRestore"
+
+--- Params of `tandem/commands/list`.
+---@class tandem.CommandsListParams
+---@field cwd? string|nil The working directory whose commands to list (default: the workspace root).
+
+--- Result of `tandem/commands/list`.
+---@class tandem.CommandsListResult
+---@field commands tandem.AvailableCommand[] The commands, the built-in ones first; a custom command of a built-in name is not listed.
 
 --- A choice of a [`ConfigOption`].
 ---@class tandem.ConfigChoice

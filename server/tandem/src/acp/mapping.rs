@@ -53,8 +53,20 @@ pub fn update(update: &SessionUpdate) -> Value {
     if let Some(content) = value.get_mut("content") {
         hunks_to_meta(content);
     }
+    // ACP's tool call has no field for the tool's name: it travels under `_meta`.
+    if let Some(object) = value.as_object_mut()
+        && let Some(name) = object.remove("toolName")
+    {
+        let meta = object.entry("_meta").or_insert_with(|| json!({}));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(META_TOOL_NAME.into(), name);
+        }
+    }
     value
 }
+
+/// `_meta` key of a tool call's tool name.
+pub const META_TOOL_NAME: &str = "_tandem/toolName";
 
 /// `session/request_permission` params: hunks and the diagnostics preview under `_meta`, the
 /// preview also as text in the tool call's content, for clients that show only that.

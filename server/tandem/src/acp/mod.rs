@@ -93,8 +93,20 @@ fn agent_error(err: AgentError) -> RpcError {
     RpcError::new(code, err.to_string().replace("tandem/session/", "session/"))
 }
 
-/// Slash commands, answered by the front door without the model.
-fn available_commands() -> Value {
+/// Slash commands: the door's own (answered without the model), then the agent's (`/context`,
+/// `/init`, the project's and the person's custom commands; built-in names win).
+fn available_commands(ready: &Ready, session_id: &str) -> Value {
+    let mut commands = builtin_commands();
+    let cwd = ready.agent.session_cwd(session_id);
+    let agent_commands = ready.agent.commands(cwd.as_deref()).unwrap_or_default();
+    if let (Value::Array(list), Ok(Value::Array(more))) = (&mut commands, serde_json::to_value(agent_commands)) {
+        list.extend(more);
+    }
+    commands
+}
+
+/// The commands every session has.
+fn builtin_commands() -> Value {
     json!([
         { "name": "mode", "description": "Switch the permission mode: default, auto-edit, plan or yolo",
           "input": { "hint": "default | auto-edit | plan | yolo" } },
@@ -193,12 +205,14 @@ impl Server {
                         tracing::info!(code = err.code, "{method} failed: {}", err.message);
                     }
                     server.conn.respond(id, result);
-                    if let Some(session_id) = announce {
+                    if let Some(session_id) = announce
+                        && let Ok(ready) = server.ready_of(&session_id)
+                    {
                         server.conn.notify(
                             "session/update",
                             json!({ "sessionId": session_id, "update": {
                                 "sessionUpdate": "available_commands_update",
-                                "availableCommands": available_commands(),
+                                "availableCommands": available_commands(&ready, &session_id),
                             }}),
                         );
                     }

@@ -179,6 +179,11 @@ impl Backend {
             methods::SESSION_SET_CONFIG_OPTION => {
                 to_json(self.agent()?.set_config_option(parse(params)?).await.map_err(agent_error)?)
             }
+            methods::COMMANDS_LIST => {
+                let params: tandem_protocol::CommandsListParams = parse(params)?;
+                let commands = self.agent()?.commands(params.cwd.as_deref()).map_err(agent_error)?;
+                to_json(tandem_protocol::CommandsListResult { commands })
+            }
             _ => Err(RpcError::new(RpcError::METHOD_NOT_FOUND, format!("unknown method `{method}`"))),
         }
     }

@@ -114,6 +114,8 @@ pub(super) struct Run {
     session: String,
     /// The session's working directory (for new sessions).
     cwd: String,
+    /// The workspace root.
+    root: std::path::PathBuf,
     /// The session was resumed, or one of its turns reached the model: its file is kept
     /// whatever happens.
     kept: bool,
@@ -146,7 +148,8 @@ impl Run {
         let agent = bench.agent(None, Arc::clone(&terminal) as Arc<dyn SessionClient>, agent_config)?;
         let store = Store::in_workspace(bench.workspace.root());
         let cwd = bench.working_dir.display().to_string();
-        let mut run = Self { agent, terminal, store, session: String::new(), cwd, kept: false };
+        let root = bench.workspace.root().to_path_buf();
+        let mut run = Self { agent, terminal, store, session: String::new(), cwd, root, kept: false };
         match &args.session {
             Some(id) => run.resume(id, args.mode).await?,
             None => run.fresh(args.mode)?,

@@ -17,6 +17,8 @@ Type a request and press Enter; Ctrl-C cancels a running turn, Ctrl-D leaves.
   /compact                             shorten what the model sees of the session
   /undo                                undo the last turn's changes (reviewed first)
   /redo                                bring back what the last undo replaced
+  /context                             what the agent is told here (instructions, rules, commands, skills)
+  /init                                have the agent write a first AGENTS.md (reviewed like any change)
   /sessions [id|last]                  list the stored sessions, or continue one
   /new                                 start a new session
   /help                                this list
@@ -109,7 +111,17 @@ async fn command_line(run: &mut Run, command: &str) -> anyhow::Result<Flow> {
     let (name, argument) = command.split_once(char::is_whitespace).unwrap_or((command, ""));
     let argument = argument.trim();
     match name {
-        "help" | "?" => eprintln!("{HELP}"),
+        "help" | "?" => {
+            eprintln!("{HELP}");
+            let (custom, _) = tandem_guidance::commands(&places(run));
+            if !custom.is_empty() {
+                eprintln!("The project's and your own commands:");
+            }
+            for command in custom {
+                let usage = format!("/{} {}", command.name, command.argument_hint.unwrap_or_default());
+                eprintln!("  {usage:<36} {} ({})", command.description, command.file);
+            }
+        }
         "exit" | "quit" | "q" => return Ok(Flow::Quit),
         "mode" => mode(run, argument).await?,
         "model" => model(run, argument)?,
@@ -131,9 +143,20 @@ async fn command_line(run: &mut Run, command: &str) -> anyhow::Result<Flow> {
             run.fresh(None)?;
             eprintln!("tandem: new session {}", run.session);
         }
+        // `/context`, `/init` and custom commands: the agent expands them.
+        _ if matches!(name, "context" | "init")
+            || tandem_guidance::commands(&places(run)).0.iter().any(|c| c.name == name) =>
+        {
+            run.turn(format!("/{command}")).await?;
+        }
         _ => anyhow::bail!("unknown command `/{name}`; /help lists them"),
     }
     Ok(Flow::Go)
+}
+
+/// Where the session's commands are looked for.
+fn places(run: &Run) -> tandem_guidance::Places {
+    tandem_guidance::Places::new(&run.root, std::path::Path::new(&run.cwd))
 }
 
 async fn mode(run: &Run, argument: &str) -> anyhow::Result<()> {
