@@ -22,6 +22,7 @@ mod lsp_protocol;
 mod lsp_proxy;
 mod mcp;
 mod nvim;
+mod policy;
 mod project;
 mod repo_programs;
 mod restore_safety;

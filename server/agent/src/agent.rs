@@ -39,6 +39,8 @@ pub struct AgentConfig {
     /// `[review] precheck = "fix-first"`: a change the language servers say introduces errors
     /// goes back to the model once before the person is asked.
     pub fix_first: bool,
+    /// The person's policy: permission rules, hooks, the verify loop.
+    pub policy: Arc<tandem_policy::Policy>,
 }
 
 impl AgentConfig {
@@ -52,6 +54,7 @@ impl AgentConfig {
             defer_tools: false,
             untrusted_settings: Vec::new(),
             fix_first: false,
+            policy: Arc::default(),
         }
     }
 }

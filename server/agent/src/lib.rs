@@ -19,6 +19,7 @@ mod host;
 mod limits;
 mod modes;
 mod options;
+pub mod policy;
 mod prompt;
 mod session;
 mod store;

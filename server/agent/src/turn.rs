@@ -81,7 +81,34 @@ pub(crate) async fn run(
     prompt: Vec<ContentBlock>,
     cancel: &CancellationToken,
 ) -> SessionPromptResult {
-    let user = Message { role: Role::User, content: prompt_text(prompt) };
+    let first = history.messages.is_empty();
+    let mut content = prompt_text(prompt);
+    if session.depth == 0 {
+        let said: Vec<&str> = content
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let hooks = crate::policy::prompt_hooks(agent, session, first, &said.join("\n"), cancel).await;
+        if let Some(block) = hooks.blocked {
+            // The prompt does not reach the model (nor the history); the person sees why.
+            let note = format!("[Your prompt was not sent: {block}]");
+            session
+                .client
+                .update(&session.id, SessionUpdate::AgentMessageChunk { content: ContentBlock::text(note) })
+                .await;
+            return stop(StopReason::EndTurn);
+        }
+        content.extend(
+            hooks
+                .context
+                .into_iter()
+                .map(|text| Part::Text { text: format!("<hook-context>\n{text}\n</hook-context>") }),
+        );
+    }
+    let user = Message { role: Role::User, content };
     session.record(&Record::Message { message: user.clone() });
     // Two user messages in a row (after an error) become one; a cancelled turn stays its own,
     // closed by the note that the person interrupted it.
@@ -109,6 +136,10 @@ pub(crate) async fn run(
     let memories = tandem_tools::memory::session_brief(agent.workspace.root(), &prompt_words);
     // A provider that says the request does not fit gets one compaction and a retry per turn.
     let mut overflow_retried = false;
+    // Whether a call of this turn may have changed files (the verify loop runs then), and how
+    // many times the verify commands or a Stop hook sent the model back.
+    let mut changed = false;
+    let mut rounds = 0;
     for _ in 0..agent.config.max_turns {
         if cancel.is_cancelled() {
             return interrupted(session, history, String::new());
@@ -213,10 +244,26 @@ pub(crate) async fn run(
             return match response.stop {
                 ModelStop::Refusal => stop(StopReason::Refusal),
                 ModelStop::MaxTokens => cut_short(agent, session, &request_model).await,
-                _ => stop(StopReason::EndTurn),
+                _ => match crate::policy::at_stop(agent, session, changed, &mut rounds, cancel).await {
+                    Some(feedback) => {
+                        let message = Message { role: Role::User, content: vec![Part::Text { text: feedback }] };
+                        session.record(&Record::Message { message: message.clone() });
+                        history.messages.push(Arc::new(message));
+                        continue;
+                    }
+                    None => stop(StopReason::EndTurn),
+                },
             };
         }
+        let writes: Vec<bool> = calls
+            .iter()
+            .map(|c| session.registry.find(&c.name).is_some_and(|t| !t.spec().effect.is_read_only()))
+            .collect();
         let results = run_calls(agent, session, history, calls, cancel).await;
+        changed |= results
+            .iter()
+            .zip(&writes)
+            .any(|(part, writes)| *writes && matches!(part, Part::ToolResult { is_error: false, .. }));
         let message = Message { role: Role::User, content: results };
         session.record(&Record::Message { message: message.clone() });
         history.messages.push(Arc::new(message));

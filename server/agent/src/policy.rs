@@ -1,0 +1,267 @@
+//! Where the person's policy meets a session: the rules screen a call before it runs (the
+//! approver applies them to what asks), hooks run around calls, prompts and the end of a
+//! turn, and the verify loop sends failures back to the model. Sub-agents' calls go through
+//! the same steps: they run in `call::run_call` like their parent's.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serde_json::{Value, json};
+use tandem_policy::{CommandPart, HookEvent, HookOutcome, Verdict};
+use tandem_protocol::{
+    ContentBlock, SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::Agent;
+use crate::session::Session;
+
+/// The parts of a command line for the rules (every simple command, through wrappers and
+/// `sh -c`); `None` when it cannot be parsed.
+pub fn command_parts(line: &str) -> Option<Vec<CommandPart>> {
+    let parts = tandem_tools::exec::safety::parts(line)?;
+    Some(
+        parts
+            .into_iter()
+            .map(|p| CommandPart {
+                words: p.words,
+                unwrapped: p.unwrapped,
+                plain: p.plain,
+                read_only: p.read_only,
+                files: p.files,
+            })
+            .collect(),
+    )
+}
+
+/// What the rules say about a call before it runs, for what the approver does not see: the
+/// paths a reading tool reads, the URL of a fetch, a tool as a whole. Shell commands and file
+/// changes are decided by the approver, which sees the parsed command and the staged files.
+pub(crate) fn screen(agent: &Agent, session: &Session, tool: &str, arguments: &Value) -> Verdict {
+    let rules = agent.config.policy.rules();
+    if tandem_policy::rule::SHELL_TOOLS.contains(&tool) || tandem_policy::rule::EDIT_TOOLS.contains(&tool) {
+        return Verdict::Unruled;
+    }
+    if tandem_policy::rule::READ_TOOLS.contains(&tool) {
+        let raw = ["file_path", "path"].iter().find_map(|k| arguments.get(*k).and_then(Value::as_str)).unwrap_or(".");
+        // Both the path as written and as it resolves (a link to `.env` is `.env`).
+        let mut paths = vec![session.cwd.join(raw)];
+        if let Ok(resolved) = agent.workspace.resolve(raw, &session.cwd) {
+            paths.push(resolved);
+        }
+        let mut verdict = rules.decide_paths(tool, &paths[..1]);
+        for path in &paths[1..] {
+            if let deny @ Verdict::Deny { .. } = rules.decide_paths(tool, std::slice::from_ref(path)) {
+                verdict = deny;
+            }
+        }
+        return verdict;
+    }
+    if tool == "webfetch"
+        && let Some(url) = arguments.get("url").and_then(Value::as_str)
+    {
+        return rules.decide_url(tool, url);
+    }
+    rules.decide_tool(tool)
+}
+
+/// The input every hook gets: the session, the directory, the event.
+fn input(agent: &Agent, session: &Session, event: HookEvent) -> Value {
+    json!({
+        "session_id": session.id,
+        "cwd": session.cwd,
+        "hook_event_name": event.as_str(),
+        "permission_mode": session.gate.mode().as_str(),
+        "transcript_path": "",
+        "project_dir": agent.workspace.root(),
+    })
+}
+
+fn tool_fields(input: &mut Value, tool: &str, arguments: &Value) {
+    input["tool_name"] = json!(tandem_policy::hooks::claude_name(tool).unwrap_or(tool));
+    input["tandem_tool_name"] = json!(tool);
+    input["tool_input"] = arguments.clone();
+}
+
+fn root(agent: &Agent) -> PathBuf {
+    agent.workspace.root().to_path_buf()
+}
+
+/// Runs the `PreToolUse` hooks of a call.
+pub(crate) async fn pre_tool_use(
+    agent: &Agent,
+    session: &Session,
+    tool: &str,
+    arguments: &Value,
+    cancel: &CancellationToken,
+) -> HookOutcome {
+    let hooks = &agent.config.policy.hooks;
+    if !hooks.any(HookEvent::PreToolUse, Some(tool)) {
+        return HookOutcome::default();
+    }
+    let mut input = input(agent, session, HookEvent::PreToolUse);
+    tool_fields(&mut input, tool, arguments);
+    hooks.run(HookEvent::PreToolUse, Some(tool), &input, &root(agent), cancel).await
+}
+
+/// Runs the `PostToolUse` hooks of a call that ran, with its result.
+pub(crate) async fn post_tool_use(
+    agent: &Agent,
+    session: &Session,
+    tool: &str,
+    arguments: &Value,
+    result: &tandem_protocol::ToolResult,
+    cancel: &CancellationToken,
+) -> HookOutcome {
+    let hooks = &agent.config.policy.hooks;
+    if !hooks.any(HookEvent::PostToolUse, Some(tool)) {
+        return HookOutcome::default();
+    }
+    let mut input = input(agent, session, HookEvent::PostToolUse);
+    tool_fields(&mut input, tool, arguments);
+    input["tool_response"] = json!({
+        "output": result.output,
+        "error": result.error,
+        "success": result.error.is_none(),
+        "title": result.title,
+        "metadata": result.metadata,
+    });
+    hooks.run(HookEvent::PostToolUse, Some(tool), &input, &root(agent), cancel).await
+}
+
+/// The hooks' runs as text for the person (each command, how it ended, its output).
+pub(crate) fn runs_text(outcome: &HookOutcome) -> String {
+    outcome.runs.iter().map(|run| run.summary()).collect::<Vec<_>>().join("\n\n")
+}
+
+/// Shows hooks that ran for an event without a tool call as a card of their own (a block,
+/// context, a failure: the person sees what their hooks did).
+pub(crate) async fn show(session: &Session, title: String, outcome: &HookOutcome) {
+    if !outcome.ran() {
+        return;
+    }
+    let id = format!("{}hook{}", session.call_prefix, session.next_call.fetch_add(1, Ordering::Relaxed));
+    let failed = outcome.block.is_some() || outcome.runs.iter().any(|r| !r.succeeded());
+    let mut text = runs_text(outcome);
+    if let Some(block) = &outcome.block {
+        text = format!("{block}\n\n{text}");
+    }
+    card(session, id, title, text, failed).await;
+}
+
+/// A finished card: a tool call of kind "other" with `text`.
+async fn card(session: &Session, id: String, title: String, text: String, failed: bool) {
+    let content = vec![ToolCallContent::Content { content: ContentBlock::text(text) }];
+    let call = ToolCall {
+        tool_call_id: id.clone(),
+        title,
+        kind: ToolKind::Other,
+        status: ToolCallStatus::InProgress,
+        content: Vec::new(),
+        locations: Vec::new(),
+        raw_input: None,
+    };
+    session.client.update(&session.id, SessionUpdate::ToolCall(call)).await;
+    let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
+    let update =
+        ToolCallUpdate { tool_call_id: id, status: Some(status), content: Some(content), ..Default::default() };
+    session.client.update(&session.id, SessionUpdate::ToolCallUpdate(update)).await;
+}
+
+/// What the person's prompt hooks said: context to add, or why the prompt is blocked.
+pub(crate) struct PromptHooks {
+    /// Text added to the prompt for the model.
+    pub context: Vec<String>,
+    /// A hook blocked the prompt: why.
+    pub blocked: Option<String>,
+}
+
+/// Runs `SessionStart` (on a session's first prompt) and `UserPromptSubmit` for `prompt`.
+pub(crate) async fn prompt_hooks(
+    agent: &Agent,
+    session: &Session,
+    first: bool,
+    prompt: &str,
+    cancel: &CancellationToken,
+) -> PromptHooks {
+    let hooks = &agent.config.policy.hooks;
+    let mut result = PromptHooks { context: Vec::new(), blocked: None };
+    if first && hooks.any(HookEvent::SessionStart, None) {
+        let mut input = input(agent, session, HookEvent::SessionStart);
+        input["source"] = json!("startup");
+        let outcome = hooks.run(HookEvent::SessionStart, None, &input, &root(agent), cancel).await;
+        show(session, "Hook: SessionStart".to_owned(), &outcome).await;
+        result.context.extend(outcome.context);
+    }
+    if hooks.any(HookEvent::UserPromptSubmit, None) {
+        let mut input = input(agent, session, HookEvent::UserPromptSubmit);
+        input["prompt"] = json!(prompt);
+        let outcome = hooks.run(HookEvent::UserPromptSubmit, None, &input, &root(agent), cancel).await;
+        show(session, "Hook: UserPromptSubmit".to_owned(), &outcome).await;
+        result.context.extend(outcome.context);
+        result.blocked = outcome.block;
+    }
+    result
+}
+
+/// Runs `PreCompact` before the conversation is compacted (`trigger`: `auto` or `manual`).
+pub(crate) async fn pre_compact(agent: &Agent, session: &Session, trigger: &str, cancel: &CancellationToken) {
+    let hooks = &agent.config.policy.hooks;
+    if !hooks.any(HookEvent::PreCompact, None) {
+        return;
+    }
+    let mut input = input(agent, session, HookEvent::PreCompact);
+    input["trigger"] = json!(trigger);
+    let outcome = hooks.run(HookEvent::PreCompact, None, &input, &root(agent), cancel).await;
+    show(session, "Hook: PreCompact".to_owned(), &outcome).await;
+}
+
+/// When the model ends a turn: the verify commands (when the turn changed files) and the
+/// `Stop` hooks. Returns what goes back to the model to work on, or `None` to end the turn.
+/// `round` counts the times something went back in this turn; after `max_rounds` (3 without
+/// `[verify]`) the turn ends whatever they say.
+pub(crate) async fn at_stop(
+    agent: &Agent,
+    session: &Arc<Session>,
+    changed: bool,
+    round: &mut u32,
+    cancel: &CancellationToken,
+) -> Option<String> {
+    let policy = &agent.config.policy;
+    let max_rounds = policy.verify.as_ref().map_or(3, |v| v.max_rounds);
+    if session.depth > 0 || *round >= max_rounds || cancel.is_cancelled() {
+        return None;
+    }
+    if changed && let Some(verify) = &policy.verify {
+        let mut failures = Vec::new();
+        for command in &verify.commands {
+            let run = tandem_policy::hooks::run_command(command, None, &root(agent), verify.timeout, cancel).await;
+            let id = format!("{}verify{}", session.call_prefix, session.next_call.fetch_add(1, Ordering::Relaxed));
+            let title = format!("Verify: {command} (round {} of {max_rounds})", *round + 1);
+            card(session, id, title, run.summary(), !run.succeeded()).await;
+            if !run.succeeded() {
+                failures.push(run.summary());
+            }
+        }
+        if !failures.is_empty() {
+            *round += 1;
+            return Some(format!(
+                "[The project's verify commands failed after your changes (round {round} of {max_rounds}). Fix the cause, then finish.]\n\n{}",
+                failures.join("\n\n"),
+                round = *round
+            ));
+        }
+    }
+    if policy.hooks.any(HookEvent::Stop, None) {
+        let mut input = input(agent, session, HookEvent::Stop);
+        input["stop_hook_active"] = json!(*round > 0);
+        let outcome = policy.hooks.run(HookEvent::Stop, None, &input, &root(agent), cancel).await;
+        show(session, "Hook: Stop".to_owned(), &outcome).await;
+        if let Some(block) = outcome.block {
+            *round += 1;
+            return Some(format!("[A Stop hook sent you back to work: {block}]"));
+        }
+    }
+    None
+}
