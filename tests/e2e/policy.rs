@@ -168,7 +168,7 @@ fn a_deny_rule_holds_under_yes_and_in_yolo() -> Res<()> {
     let results = tool_results(&provider, 5);
     assert_eq!(results.len(), 5, "{results:#?}");
     for result in &results {
-        assert!(result.contains("denied by") || result.contains("covers"), "{results:#?}");
+        assert!(result.contains("was not run: denied"), "{results:#?}");
         assert!(!result.contains("KEY=secret"), "{results:#?}");
     }
     assert!(results[0].contains("bash(touch:*)") && results[0].contains("tandem/config.toml"), "{results:#?}");
@@ -341,5 +341,304 @@ fn the_verify_loop_sends_failures_back_until_they_pass() -> Res<()> {
     assert!(requests[2].body.to_string().contains("verify commands failed"), "{}", requests[2].body);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Verify: grep -q three a.txt (round 1 of 2)"), "{}", shown(&out));
+    Ok(())
+}
+
+/// `tandem lsp` with the person's configuration in `setup`.
+fn lsp(setup: &Setup, provider: &FakeProvider, trusted: bool) -> Res<crate::support::Sidecar> {
+    let base = provider.base_url();
+    let home = setup.home.path().display().to_string();
+    let state = crate::support::state_home();
+    let mut vars = vec![
+        ("TANDEM_PROVIDER", "openai"),
+        ("TANDEM_BASE_URL", base.as_str()),
+        ("TANDEM_MODEL", "scripted"),
+        ("TANDEM_PROFILE", "full"),
+        ("XDG_CONFIG_HOME", home.as_str()),
+        ("TANDEM_STATE_HOME", state.as_str()),
+    ];
+    vars.push((tandem_tools::trust::TRUST_ENV, if trusted { "1" } else { "0" }));
+    let mut sidecar = crate::support::Sidecar::spawn(setup.dir(), &vars)?;
+    sidecar.initialize(json!({}))?;
+    Ok(sidecar)
+}
+
+fn lsp_prompt(sidecar: &mut crate::support::Sidecar, text: &str) -> Res<Value> {
+    let session = sidecar.request("tandem/session/new", json!({}))?;
+    let id = session["sessionId"].as_str().ok_or("no session id")?.to_owned();
+    sidecar.request("tandem/session/prompt", json!({ "sessionId": id, "prompt": [{ "type": "text", "text": text }] }))
+}
+
+#[test]
+fn lsp_door_allow_runs_unasked_always_saves_each_parts_prefix_and_deny_holds_in_yolo() -> Res<()> {
+    let setup =
+        Setup::new(&[], "# mine\n[permissions]\nallow = [\"bash(touch:*)\"]\ndeny = [\"bash(mkdir:*)\"]\n", "")?;
+    let provider = FakeProvider::start_blocking(vec![
+        bash("c1", "touch one.txt"),
+        bash("c2", "touch two.txt && chmod 600 two.txt && cp two.txt three.txt"),
+        bash("c3", "chmod 644 two.txt"),
+        bash("c4", "mkdir nope"),
+        Turn::reply("done"),
+    ]);
+    let mut sidecar = lsp(&setup, &provider, true)?;
+    sidecar.permission_replies.push_back(crate::support::PermissionReply::select("allow_always"));
+    lsp_prompt(&mut sidecar, "go")?;
+    let asks = sidecar.requests_of("tandem/session/requestPermission");
+    assert_eq!(asks.len(), 1, "{asks:#?}");
+    let options = asks[0]["options"].to_string();
+    assert!(
+        options.contains("bash(chmod:*)") && options.contains("bash(cp:*)") && !options.contains("bash(touch:*)"),
+        "{options}"
+    );
+    assert!(setup.dir().join("one.txt").exists() && setup.dir().join("three.txt").exists());
+    assert!(!setup.dir().join("nope").exists());
+    let config = setup.person_file()?;
+    assert!(
+        config.starts_with("# mine\n") && config.contains("\"bash(chmod:*)\"") && config.contains("\"bash(cp:*)\""),
+        "{config}"
+    );
+    let results = tool_results(&provider, 4);
+    assert!(results[3].contains("denied by") && results[3].contains("bash(mkdir:*)"), "{results:#?}");
+    sidecar.shutdown()?;
+
+    // A new process reads the saved rules: `chmod` runs unasked, in yolo `mkdir` is still denied.
+    let provider = FakeProvider::start_blocking(vec![
+        bash("c1", "chmod 600 one.txt && touch four.txt"),
+        Turn::reply("ok"),
+        bash("c2", "mkdir nope"),
+        Turn::reply("ok"),
+    ]);
+    let mut sidecar = lsp(&setup, &provider, true)?;
+    lsp_prompt(&mut sidecar, "go")?;
+    assert!(setup.dir().join("four.txt").exists(), "a saved rule did not count in a new process");
+    let session = sidecar.request("tandem/session/new", json!({ "mode": "yolo" }))?;
+    let id = session["sessionId"].as_str().ok_or("no session id")?.to_owned();
+    sidecar
+        .request("tandem/session/prompt", json!({ "sessionId": id, "prompt": [{ "type": "text", "text": "go" }] }))?;
+    assert!(sidecar.requests_of("tandem/session/requestPermission").is_empty());
+    assert!(!setup.dir().join("nope").exists());
+    sidecar.shutdown()?;
+    Ok(())
+}
+
+#[test]
+fn lsp_door_hooks_block_an_edit_and_add_prompt_context() -> Res<()> {
+    let setup = Setup::new(&[("a.txt", "one\n")], "", "")?;
+    let guard = script(&setup, "guard.sh", "echo 'a.txt is frozen' >&2; exit 2")?;
+    io(std::fs::create_dir_all(setup.home.path().join("tandem")))?;
+    io(std::fs::write(
+        setup.home.path().join("tandem/config.toml"),
+        format!(
+            "[[hooks.PreToolUse]]\nmatcher = \"Edit\"\ncommand = \"{guard}\"\n\n[[hooks.UserPromptSubmit]]\ncommand = \"echo context-from-hook\"\n"
+        ),
+    ))?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("c1", "edit", json!({ "file_path": "a.txt", "old_string": "one", "new_string": "two" })),
+        Turn::reply("blocked"),
+    ]);
+    let mut sidecar = lsp(&setup, &provider, true)?;
+    lsp_prompt(&mut sidecar, "edit")?;
+    assert_eq!(io(std::fs::read_to_string(setup.dir().join("a.txt")))?, "one\n");
+    assert!(tool_results(&provider, 1)[0].contains("a.txt is frozen"));
+    assert!(provider.requests()[0].body.to_string().contains("context-from-hook"));
+    // The person saw the block on the call's card.
+    let shown = sidecar.session_updates().iter().any(|u| u.to_string().contains("a.txt is frozen"));
+    assert!(shown, "the block is not in the transcript");
+    sidecar.shutdown()?;
+    Ok(())
+}
+
+/// `tandem acp` driven by the official Python ACP SDK (tests/e2e/acp_client.py) in `setup`.
+fn acp(setup: &Setup, provider: &FakeProvider, trusted: bool, permissions: Value, steps: Value) -> Res<Value> {
+    let root = io(setup.dir().canonicalize())?;
+    crate::acp::run_client(
+        &root,
+        provider,
+        json!({
+            "caps": { "fs": false, "terminal": false },
+            "env": {
+                "XDG_CONFIG_HOME": setup.home.path(),
+                "TANDEM_STATE_HOME": crate::support::state_home(),
+                "TANDEM_PROFILE": "full",
+                "TANDEM_TRUST_WORKSPACE": if trusted { "1" } else { "0" },
+            },
+            "permissions": permissions,
+            "steps": steps,
+        }),
+    )
+}
+
+#[test]
+fn acp_door_allow_compound_always_deny_and_a_projects_allow_only_after_trust() -> Res<()> {
+    let setup = Setup::new(
+        &[],
+        "[permissions]\nallow = [\"bash(touch:*)\"]\ndeny = [\"bash(mkdir:*)\"]\n",
+        "[permissions]\nallow = [\"bash(cp:*)\"]\ndeny = [\"bash(ln:*)\"]\n",
+    )?;
+    let provider = FakeProvider::start_blocking(vec![
+        bash("c1", "touch one.txt"),
+        bash("c2", "touch two.txt | chmod 600 one.txt"),
+        bash("c3", "chmod 644 one.txt"),
+        bash("c4", "mkdir nope"),
+        bash("c5", "cp one.txt copy.txt"),
+        bash("c6", "ln -s one.txt link.txt"),
+        Turn::reply("done"),
+    ]);
+    let steps = json!([{ "op": "new" }, { "op": "set_mode", "mode": "default" }, { "op": "prompt", "text": "go" }]);
+    // The first question is whether to trust the folder (its settings were ignored): no.
+    let report = acp(&setup, &provider, false, json!(["reject_once", "allow_always", "reject_once"]), steps)?;
+    let asks = crate::acp::events(&report, "permission");
+    // The compound command asked (and "always" saved `chmod:*`); `chmod` alone then ran
+    // unasked; the untrusted project's `cp` allow did not count: it asked and was rejected.
+    assert_eq!(asks.len(), 3, "{asks:#?}");
+    assert!(asks[0]["toolCall"].to_string().contains("[permissions] allow"), "{asks:#?}");
+    assert!(asks[2]["toolCall"].to_string().contains("cp one.txt copy.txt"), "{asks:#?}");
+    assert!(setup.dir().join("one.txt").exists() && setup.dir().join("two.txt").exists());
+    assert!(!setup.dir().join("nope").exists() && !setup.dir().join("copy.txt").exists());
+    assert!(!setup.dir().join("link.txt").exists(), "an untrusted project's deny did not count");
+    assert!(setup.person_file()?.contains("bash(chmod:*)"));
+    let results = crate::acp::tool_results(&provider);
+    assert!(results[3].contains("bash(mkdir:*)") && results[5].contains("bash(ln:*)"), "{results:#?}");
+
+    // Trusted, the project's allow counts.
+    let provider = FakeProvider::start_blocking(vec![bash("c1", "cp one.txt copy.txt"), Turn::reply("done")]);
+    let steps = json!([{ "op": "new" }, { "op": "prompt", "text": "go" }]);
+    let report = acp(&setup, &provider, true, json!([]), steps)?;
+    assert!(crate::acp::events(&report, "permission").is_empty());
+    assert!(setup.dir().join("copy.txt").exists());
+    Ok(())
+}
+
+#[test]
+fn acp_door_hooks_block_edits_of_sub_agents_see_results_add_context_and_untrusted_ones_never_run() -> Res<()> {
+    let setup = Setup::new(&[("a.txt", "one\n"), ("notes.txt", "old\n")], "", "")?;
+    let seen = setup.home.path().join("seen.jsonl");
+    let guard = script(
+        &setup,
+        "guard.sh",
+        "jq -e '.tool_input.file_path == \"notes.txt\"' >/dev/null && { echo 'notes are frozen' >&2; exit 2; }; exit 0",
+    )?;
+    let record = script(&setup, "record.sh", &format!("cat >> {s}; echo >> {s}", s = seen.display()))?;
+    io(std::fs::create_dir_all(setup.home.path().join("tandem")))?;
+    io(std::fs::write(
+        setup.home.path().join("tandem/config.toml"),
+        format!(
+            "[[hooks.PreToolUse]]\nmatcher = \"edit|write\"\ncommand = \"{guard}\"\n\n[[hooks.PostToolUse]]\nmatcher = \"Edit\"\ncommand = \"{record}\"\n\n[[hooks.UserPromptSubmit]]\ncommand = \"echo 'Release branch: rel-7'\"\n"
+        ),
+    ))?;
+    let marker = setup.home.path().join("project-hook-ran");
+    io(std::fs::create_dir_all(setup.dir().join(".tandem")))?;
+    io(std::fs::write(
+        setup.dir().join(".tandem/config.toml"),
+        format!("[[hooks.PreToolUse]]\ncommand = \"touch {}\"\n", marker.display()),
+    ))?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("c0", "write", json!({ "file_path": "notes.txt", "content": "mine\n" })),
+        Turn::new().tool_call("c1", "edit", json!({ "file_path": "a.txt", "old_string": "one", "new_string": "two" })),
+        Turn::new().tool_call("c2", "agent", json!({ "prompt": "Replace old with new in notes.txt" })),
+        Turn::new().tool_call(
+            "x1",
+            "edit",
+            json!({ "file_path": "notes.txt", "old_string": "old", "new_string": "new" }),
+        ),
+        Turn::reply("The hook blocked it."),
+        Turn::reply("done"),
+    ]);
+    let steps = json!([{ "op": "new" }, { "op": "set_mode", "mode": "yolo" }, { "op": "prompt", "text": "go" }]);
+    let report = acp(&setup, &provider, false, json!([]), steps)?;
+    assert_eq!(io(std::fs::read_to_string(setup.dir().join("a.txt")))?, "two\n", "{:#}", report["events"]);
+    assert_eq!(io(std::fs::read_to_string(setup.dir().join("notes.txt")))?, "old\n");
+    assert!(!marker.exists(), "an untrusted project's hook ran");
+    let requests = provider.requests();
+    assert!(requests[0].body.to_string().contains("Release branch: rel-7"));
+    assert!(requests[1].body.to_string().contains("notes are frozen"), "the model did not see the reason");
+    assert!(requests[4].body.to_string().contains("notes are frozen"), "the sub-agent's model did not see the reason");
+    let text = io(std::fs::read_to_string(&seen))?;
+    let input: Value = serde_json::from_str(text.lines().next().unwrap_or_default()).map_err(|e| e.to_string())?;
+    assert_eq!(
+        (input["tool_input"]["new_string"].as_str(), input["tool_response"]["success"].as_bool()),
+        (Some("two"), Some(true)),
+        "{input}"
+    );
+    let shown = report["events"].to_string();
+    assert!(shown.contains("notes are frozen"), "the block is not in the transcript");
+    Ok(())
+}
+
+/// `tandem mcp --allow-writes` in `setup`, fed `calls` (tool name, arguments) after the MCP
+/// handshake; returns each call's result text.
+fn mcp_calls(setup: &Setup, calls: &[(&str, Value)]) -> Res<Vec<String>> {
+    use std::io::{BufRead, Write};
+    let mut child = io(Command::new(tandem_bin())
+        .args(["mcp", "--allow-writes"])
+        .current_dir(setup.dir())
+        .env("XDG_CONFIG_HOME", setup.home.path())
+        .env("TANDEM_STATE_HOME", crate::support::state_home())
+        .env("TANDEM_PROFILE", "full")
+        .env(tandem_tools::trust::TRUST_ENV, "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn())?;
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    let mut lines = std::io::BufReader::new(child.stdout.take().ok_or("no stdout")?).lines();
+    let mut send = |message: Value| io(writeln!(stdin, "{message}"));
+    send(json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "test", "version": "1" } } }))?;
+    let mut texts = Vec::new();
+    let mut next = |want: i64| -> Res<Value> {
+        for line in lines.by_ref() {
+            let message: Value = serde_json::from_str(&io(line)?).map_err(|e| e.to_string())?;
+            if message["id"] == json!(want) {
+                return Ok(message);
+            }
+        }
+        Err(format!("no answer to request {want}"))
+    };
+    next(0)?;
+    send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))?;
+    for (i, (name, arguments)) in calls.iter().enumerate() {
+        let id = i as i64 + 1;
+        send(
+            json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": name, "arguments": arguments } }),
+        )?;
+        let answer = next(id)?;
+        texts.push(answer["result"]["content"][0]["text"].as_str().map_or_else(|| answer.to_string(), str::to_owned));
+    }
+    drop(stdin);
+    child.wait().ok();
+    Ok(texts)
+}
+
+#[test]
+fn mcp_allow_writes_keeps_deny_rules_ask_rules_and_hooks() -> Res<()> {
+    let setup = Setup::new(&[("a.txt", "one\n"), (".env", "KEY=secret\n")], "", "")?;
+    let guard = script(&setup, "guard.sh", "echo 'no edits through MCP today' >&2; exit 2")?;
+    io(std::fs::create_dir_all(setup.home.path().join("tandem")))?;
+    io(std::fs::write(
+        setup.home.path().join("tandem/config.toml"),
+        format!(
+            "[permissions]\ndeny = [\"read(.env)\", \"bash(touch:*)\"]\nask = [\"bash(git push:*)\"]\n\n[[hooks.PreToolUse]]\nmatcher = \"Edit\"\ncommand = \"{guard}\"\n"
+        ),
+    ))?;
+    let results = mcp_calls(
+        &setup,
+        &[
+            ("read", json!({ "file_path": ".env" })),
+            ("bash", json!({ "command": "touch made.txt" })),
+            ("bash", json!({ "command": "cat .env" })),
+            ("bash", json!({ "command": "git push origin main" })),
+            ("read", json!({ "file_path": "a.txt" })),
+            ("edit", json!({ "file_path": "a.txt", "old_string": "one", "new_string": "two" })),
+            ("bash", json!({ "command": "mkdir allowed.d" })),
+        ],
+    )?;
+    assert!(results[0].contains("denied by") && !results[0].contains("KEY=secret"), "{results:#?}");
+    assert!(results[1].contains("bash(touch:*)") && !setup.dir().join("made.txt").exists(), "{results:#?}");
+    assert!(results[2].contains("denied") && !results[2].contains("KEY=secret"), "{results:#?}");
+    assert!(results[3].contains("cannot ask the person"), "{results:#?}");
+    assert!(results[5].contains("no edits through MCP today"), "{results:#?}");
+    assert_eq!(io(std::fs::read_to_string(setup.dir().join("a.txt")))?, "one\n");
+    assert!(setup.dir().join("allowed.d").is_dir(), "--allow-writes no longer allows: {results:#?}");
     Ok(())
 }

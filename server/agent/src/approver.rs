@@ -511,10 +511,16 @@ impl Approver for CallApprover {
         }
         let prefix = command_prefix(command);
         // "Always" records one rule per part that needs one (`npm test:*`), never the line.
-        let always: Vec<String> = match &parts {
-            Some(parts) if self.policy.is_some() => {
+        let always: Vec<String> = match (&parts, &self.policy) {
+            (Some(parts), Some((policy, tool))) => {
+                // Only the parts that needed the approval: not read-only, not allowed already.
+                let rules = policy.rules();
+                let allowed = |p: &tandem_policy::CommandPart| {
+                    let alone = rules.decide_command(tool, Some(std::slice::from_ref(p)), &cwd);
+                    matches!(alone, Verdict::Allow { .. })
+                };
                 let needed: Vec<Option<String>> =
-                    parts.iter().filter(|p| !p.read_only).map(tandem_policy::always_rule).collect();
+                    parts.iter().filter(|p| !p.read_only && !allowed(p)).map(tandem_policy::always_rule).collect();
                 needed.into_iter().collect::<Option<Vec<String>>>().unwrap_or_default()
             }
             _ => Vec::new(),

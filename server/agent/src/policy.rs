@@ -20,50 +20,14 @@ use crate::session::Session;
 /// The parts of a command line for the rules (every simple command, through wrappers and
 /// `sh -c`); `None` when it cannot be parsed.
 pub fn command_parts(line: &str) -> Option<Vec<CommandPart>> {
-    let parts = tandem_tools::exec::safety::parts(line)?;
-    Some(
-        parts
-            .into_iter()
-            .map(|p| CommandPart {
-                words: p.words,
-                unwrapped: p.unwrapped,
-                plain: p.plain,
-                read_only: p.read_only,
-                files: p.files,
-            })
-            .collect(),
-    )
+    tandem_tools::exec::safety::parts(line)
 }
 
-/// What the rules say about a call before it runs, for what the approver does not see: the
-/// paths a reading tool reads, the URL of a fetch, a tool as a whole. Shell commands and file
-/// changes are decided by the approver, which sees the parsed command and the staged files.
+/// What the rules say about a call before it runs, for what the approver does not see (the
+/// paths a reading tool reads, the URL of a fetch, a tool as a whole).
 pub(crate) fn screen(agent: &Agent, session: &Session, tool: &str, arguments: &Value) -> Verdict {
-    let rules = agent.config.policy.rules();
-    if tandem_policy::rule::SHELL_TOOLS.contains(&tool) || tandem_policy::rule::EDIT_TOOLS.contains(&tool) {
-        return Verdict::Unruled;
-    }
-    if tandem_policy::rule::READ_TOOLS.contains(&tool) {
-        let raw = ["file_path", "path"].iter().find_map(|k| arguments.get(*k).and_then(Value::as_str)).unwrap_or(".");
-        // Both the path as written and as it resolves (a link to `.env` is `.env`).
-        let mut paths = vec![session.cwd.join(raw)];
-        if let Ok(resolved) = agent.workspace.resolve(raw, &session.cwd) {
-            paths.push(resolved);
-        }
-        let mut verdict = rules.decide_paths(tool, &paths[..1]);
-        for path in &paths[1..] {
-            if let deny @ Verdict::Deny { .. } = rules.decide_paths(tool, std::slice::from_ref(path)) {
-                verdict = deny;
-            }
-        }
-        return verdict;
-    }
-    if tool == "webfetch"
-        && let Some(url) = arguments.get("url").and_then(Value::as_str)
-    {
-        return rules.decide_url(tool, url);
-    }
-    rules.decide_tool(tool)
+    let resolve = |raw: &str| agent.workspace.resolve(raw, &session.cwd).ok();
+    agent.config.policy.rules().decide_call(tool, arguments, &session.cwd, &resolve, &command_parts)
 }
 
 /// The input every hook gets: the session, the directory, the event.

@@ -161,6 +161,49 @@ impl Rules {
         if rules.is_empty() { Verdict::Unruled } else { Verdict::Allow { rules } }
     }
 
+    /// What the rules say about a call of `tool` with `arguments` before it runs, for what an
+    /// approver does not see: the path a reading tool reads (`file_path` or `path`, from `cwd`;
+    /// as written and as `resolve` resolves it, links followed), the URL of `webfetch`, any
+    /// other tool as a whole. For a shell tool only a deny counts here (`parts` parses its
+    /// command line); file changes are `Unruled`: the approver decides them with the staged
+    /// files, and what a command asks with the mode.
+    pub fn decide_call(
+        &self,
+        tool: &str,
+        arguments: &serde_json::Value,
+        cwd: &Path,
+        resolve: &dyn Fn(&str) -> Option<PathBuf>,
+        parts: &dyn Fn(&str) -> Option<Vec<CommandPart>>,
+    ) -> Verdict {
+        use crate::rule::{EDIT_TOOLS, READ_TOOLS, SHELL_TOOLS};
+        let text = |key: &str| arguments.get(key).and_then(serde_json::Value::as_str);
+        if SHELL_TOOLS.contains(&tool) {
+            // Only a deny is final before the call: what asks depends on the mode and the
+            // classifier, which the approver weighs.
+            let line = text("command").or_else(|| text("script")).unwrap_or_default();
+            let dir = cwd.join(text("working_dir").unwrap_or("."));
+            return match self.decide_command(tool, parts(line).as_deref(), &dir) {
+                deny @ Verdict::Deny { .. } => deny,
+                _ => Verdict::Unruled,
+            };
+        }
+        if EDIT_TOOLS.contains(&tool) {
+            return Verdict::Unruled;
+        }
+        if READ_TOOLS.contains(&tool) {
+            let raw = text("file_path").or_else(|| text("path")).unwrap_or(".");
+            let written = self.decide_paths(tool, &[cwd.join(raw)]);
+            return match resolve(raw).map(|path| self.decide_paths(tool, &[path])) {
+                Some(deny @ Verdict::Deny { .. }) => deny,
+                _ => written,
+            };
+        }
+        match (tool, text("url")) {
+            ("webfetch", Some(url)) => self.decide_url(tool, url),
+            _ => self.decide_tool(tool),
+        }
+    }
+
     /// A command line of `tool` split into `parts` (`None`: the parser could not read it),
     /// run in `cwd`.
     ///
@@ -190,7 +233,9 @@ impl Rules {
                 return verdict(Action::Deny, rule);
             }
             if let Some(rule) = self.file_denied(part, cwd) {
-                return Verdict::Deny { reason: format!("it names a file that {} covers", named(rule)) };
+                return Verdict::Deny {
+                    reason: format!("denied: it names a file that the rule {} covers", named(rule)),
+                };
             }
         }
         if let (Some(rule), Some(part)) =

@@ -21,6 +21,7 @@ mod sed;
 mod tables;
 
 use parse::{Simple, Word};
+pub use tandem_policy::CommandPart as Part;
 
 /// The verdict on a command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,23 +167,6 @@ fn classify_at(line: &str, depth: usize) -> Verdict {
         verdicts.push(ask(&format!("it uses {construct}, which is not checked")));
     }
     combine(verdicts)
-}
-
-/// One simple command of a line, for permission rules: its words, its program once
-/// wrappers are seen through, and whether the classifier calls it read-only.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Part {
-    /// The words after quote removal; `None` for one only known when it runs.
-    pub words: Vec<Option<String>>,
-    /// The program and its arguments through wrappers (`timeout 5 npm test` → `npm test`),
-    /// when they differ from `words`.
-    pub unwrapped: Option<Vec<Option<String>>>,
-    /// No variable that changes what runs, no write through a redirection, no socket.
-    pub plain: bool,
-    /// The classifier calls this part, on its own, read-only.
-    pub read_only: bool,
-    /// The files its redirections name.
-    pub files: Vec<String>,
 }
 
 /// Every simple command `line` runs — in pipelines, lists, subshells, substitutions and the
