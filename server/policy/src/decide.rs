@@ -283,6 +283,10 @@ impl Rules {
                 }
             }
         }
+        // A word the shell expands (`.e*`, `keys/*.pem`): the names it would match, read from
+        // the directory it names (one level, as the shell does for its last component).
+        let expanded: Vec<PathBuf> = paths.iter().filter(|p| is_glob(p)).flat_map(|p| expand(p)).collect();
+        paths.extend(expanded);
         self.rules
             .iter()
             .filter(|r| r.action == Action::Deny && matches!(r.target, Target::Reads | Target::Edits))
@@ -307,8 +311,66 @@ fn part_matches(rule: &Rule, part: &CommandPart, lenient: bool) -> bool {
         if words_match(&rule.specifier, words, false) || (lenient && words_match(&rule.specifier, words, true)) {
             return true;
         }
+        if lenient && runs_its_arguments(words) {
+            // `eval "curl x"`, `find . -exec curl {} ;`, `watch curl x`: the command is in the
+            // arguments, maybe as one quoted word; any place a command could start counts.
+            let split: Vec<Option<String>> = words[1..]
+                .iter()
+                .flat_map(|w| match w {
+                    Some(w) => w.split_whitespace().map(|t| Some(t.to_owned())).collect(),
+                    None => vec![None],
+                })
+                .collect();
+            if (0..split.len()).any(|i| words_match(&rule.specifier, &split[i..], true)) {
+                return true;
+            }
+        }
     }
     false
+}
+
+/// Programs that run a command given in their arguments (not as their first argument, or
+/// not as plain words): a deny rule looks for its command anywhere in them.
+const RUNNERS: &[&str] = &[
+    "eval",
+    "exec",
+    "find",
+    "fd",
+    "watch",
+    "flock",
+    "busybox",
+    "parallel",
+    "chroot",
+    "unshare",
+    "nsenter",
+    "firejail",
+    "strace",
+    "ltrace",
+    "script",
+    "su",
+    "ssh",
+    "runuser",
+    "systemd-run",
+    "tmux",
+    "screen",
+    "expect",
+    "entr",
+    "ionice",
+    "chrt",
+    "taskset",
+    "cgexec",
+    "proxychains",
+    "torsocks",
+    "faketime",
+    "sg",
+    "newgrp",
+    "catchsegv",
+    "valgrind",
+];
+
+fn runs_its_arguments(words: &[Option<String>]) -> bool {
+    let program = words.first().and_then(|w| w.as_deref()).map(|w| w.rsplit('/').next().unwrap_or(w));
+    program.is_some_and(|p| RUNNERS.contains(&p))
 }
 
 fn words_match(specifier: &Specifier, words: &[Option<String>], by_file_name: bool) -> bool {
@@ -326,6 +388,27 @@ fn words_match(specifier: &Specifier, words: &[Option<String>], by_file_name: bo
         }
         Specifier::Glob(_) | Specifier::Domain(_) => false,
     }
+}
+
+fn is_glob(path: &Path) -> bool {
+    path.to_str().is_some_and(|p| p.contains(['*', '?', '[']))
+}
+
+/// The entries of `pattern`'s directory whose names its last component matches (dot files
+/// included: a deny errs on the side of matching). Nothing when the directory part itself has
+/// glob characters or cannot be read.
+fn expand(pattern: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(last)) = (pattern.parent(), pattern.file_name().and_then(|n| n.to_str())) else {
+        return Vec::new();
+    };
+    if is_glob(dir) {
+        return Vec::new();
+    }
+    let Ok(glob) = globset::GlobBuilder::new(last).literal_separator(true).build() else { return Vec::new() };
+    let matcher = glob.compile_matcher();
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let names = entries.flatten().map(|e| e.path());
+    names.filter(|p| p.file_name().is_some_and(|n| matcher.is_match(n))).take(10_000).collect()
 }
 
 /// The host of `url`, lowercased (`None` when it has none).
@@ -384,11 +467,32 @@ pub fn always_rule(part: &CommandPart) -> Option<String> {
             format!("'{}'", w.replace('\'', ""))
         }
     };
-    let sub = words.get(1).and_then(|w| w.as_deref()).filter(|s| !s.starts_with('-') && !s.contains('/'));
-    Some(match sub {
-        Some(sub) if SUBCOMMAND_PROGRAMS.contains(&program) => format!("bash({} {}:*)", quote(program), quote(sub)),
-        _ => format!("bash({}:*)", quote(program)),
-    })
+    // Shells, interpreters and wrappers run whatever their arguments say: a rule for the
+    // program alone would allow anything. An interpreter gets the script it runs
+    // (`python3 manage.py:*`), a wrapper nothing (its command, seen through, is the part's
+    // `unwrapped` form, used above).
+    const INTERPRETERS: &[&str] =
+        &["bash", "sh", "zsh", "dash", "ksh", "fish", "python", "python3", "node", "perl", "ruby", "php", "lua"];
+    const WRAPPERS: &[&str] = &[
+        "env", "xargs", "eval", "exec", "source", ".", "sudo", "doas", "su", "nohup", "setsid", "timeout", "nice",
+        "time", "command", "builtin", "watch", "flock", "busybox", "find", "stdbuf", "ionice", "strace",
+    ];
+    let first = words.get(1).and_then(|w| w.as_deref());
+    let base = program.rsplit('/').next().unwrap_or(program);
+    match first {
+        Some(sub) if SUBCOMMAND_PROGRAMS.contains(&program) && !sub.starts_with('-') && !sub.contains('/') => {
+            Some(format!("bash({} {}:*)", quote(program), quote(sub)))
+        }
+        // `git -C x push`: the subcommand is somewhere after options; no rule that narrow is
+        // known, and `git:*` would be far wider than what was approved.
+        _ if SUBCOMMAND_PROGRAMS.contains(&program) && first.is_some() => None,
+        None if SUBCOMMAND_PROGRAMS.contains(&program) => Some(format!("bash({})", quote(program))),
+        Some(script) if INTERPRETERS.contains(&base) && !script.starts_with('-') => {
+            Some(format!("bash({} {}:*)", quote(program), quote(script)))
+        }
+        _ if INTERPRETERS.contains(&base) || WRAPPERS.contains(&base) => None,
+        _ => Some(format!("bash({}:*)", quote(program))),
+    }
 }
 
 #[cfg(test)]

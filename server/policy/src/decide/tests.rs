@@ -65,6 +65,12 @@ fn commands_are_decided_part_by_part() {
     assert_eq!(check(vec![part("ls", true)]), "unruled");
     // Deny sees through a path to the program, and through wrappers.
     assert_eq!(check(vec![part("/usr/bin/curl x", false)]), "deny");
+    // Programs that run their arguments: the command is looked for anywhere in them.
+    assert_eq!(check(vec![part("eval curl x", false)]), "deny");
+    let quoted = CommandPart { words: vec![Some("eval".into()), Some("curl x".into())], ..CommandPart::default() };
+    assert_eq!(check(vec![quoted]), "deny");
+    assert_eq!(check(vec![part("find . -exec curl {} ;", false)]), "deny");
+    assert_eq!(check(vec![part("grep -r curl .", true)]), "unruled");
     let mut wrapped = part("timeout 5 curl x", false);
     wrapped.unwrapped = Some(vec![Some("curl".into()), Some("x".into())]);
     assert_eq!(check(vec![wrapped]), "deny");
@@ -122,18 +128,33 @@ fn files_urls_and_tools_are_decided() {
 
 #[test]
 fn always_rules_are_prefixes_never_the_whole_line() {
-    let shown: Vec<String> =
-        ["npm test -- -x", "cargo build --release", "make", "python3 x.py --flag", "git -C x push", "./run.sh a"]
-            .iter()
-            .map(|line| format!("{line} → {}", always_rule(&part(line, false)).unwrap_or_default()))
-            .collect();
+    let lines = [
+        "npm test -- -x",
+        "cargo build --release",
+        "make",
+        "python3 x.py --flag",
+        "python3 -c print(1)",
+        "git -C x push",
+        "./run.sh a",
+        "bash -c x",
+        "timeout 5 sleep 1",
+        "git",
+    ];
+    let shown: Vec<String> = lines
+        .iter()
+        .map(|line| format!("{line} → {}", always_rule(&part(line, false)).unwrap_or_else(|| "(none)".into())))
+        .collect();
     expect_test::expect![[r#"
         npm test -- -x → bash(npm test:*)
         cargo build --release → bash(cargo build:*)
-        make → bash(make:*)
-        python3 x.py --flag → bash(python3:*)
-        git -C x push → bash(git:*)
-        ./run.sh a → bash(./run.sh:*)"#]]
+        make → bash(make)
+        python3 x.py --flag → bash(python3 x.py:*)
+        python3 -c print(1) → (none)
+        git -C x push → (none)
+        ./run.sh a → bash(./run.sh:*)
+        bash -c x → (none)
+        timeout 5 sleep 1 → (none)
+        git → bash(git)"#]]
     .assert_eq(&shown.join("\n"));
 }
 
