@@ -642,3 +642,36 @@ fn mcp_allow_writes_keeps_deny_rules_ask_rules_and_hooks() -> Res<()> {
     assert!(setup.dir().join("allowed.d").is_dir(), "--allow-writes no longer allows: {results:#?}");
     Ok(())
 }
+
+#[test]
+fn lsp_door_rules_from_the_editors_settings_count_like_the_persons() -> Res<()> {
+    let setup = Setup::new(&[], "", "")?;
+    let provider = FakeProvider::start_blocking(vec![
+        bash("c1", "touch allowed.txt"),
+        bash("c2", "mkdir denied.d"),
+        Turn::reply("done"),
+    ]);
+    let base = provider.base_url();
+    let home = setup.home.path().display().to_string();
+    let vars = [
+        ("TANDEM_PROVIDER", "openai"),
+        ("TANDEM_BASE_URL", base.as_str()),
+        ("TANDEM_MODEL", "scripted"),
+        ("TANDEM_PROFILE", "full"),
+        ("XDG_CONFIG_HOME", home.as_str()),
+    ];
+    let mut sidecar = crate::support::Sidecar::spawn(setup.dir(), &vars)?;
+    sidecar.initialize(
+        json!({ "mode": "yolo", "permissions": { "ask": ["bash(touch:*)"], "deny": ["bash(mkdir:*)"] } }),
+    )?;
+    sidecar.permission_replies.push_back(crate::support::PermissionReply::select("allow_once"));
+    lsp_prompt(&mut sidecar, "go")?;
+    // In yolo the editor's ask rule still asked, and its deny held.
+    let asks = sidecar.requests_of("tandem/session/requestPermission");
+    assert_eq!(asks.len(), 1, "{asks:#?}");
+    assert!(asks[0].to_string().contains("the editor's settings"), "{}", asks[0]);
+    assert!(setup.dir().join("allowed.txt").exists() && !setup.dir().join("denied.d").exists());
+    assert!(tool_results(&provider, 2)[1].contains("bash(mkdir:*)"));
+    sidecar.shutdown()?;
+    Ok(())
+}

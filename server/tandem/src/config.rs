@@ -533,6 +533,9 @@ impl Config {
             if let Some(provider) = &init.provider {
                 merge_provider(&mut config.provider, provider.clone());
             }
+            if let Some(rules) = &init.permissions {
+                config.policy.merge_editor(rules.clone());
+            }
         }
         config.apply_env(std::env::vars());
         install_sandbox(config.sandbox, config.sandbox_network);

@@ -99,6 +99,17 @@ impl PolicyConfig {
     }
 }
 
+impl PolicyConfig {
+    /// Adds the rules of the editor's settings (`initializationOptions.permissions`): the
+    /// person's, so they count like their own file's.
+    pub(super) fn merge_editor(&mut self, rules: tandem_protocol::PermissionRules) {
+        let source = Source { origin: Origin::Editor, file: "the editor's settings".to_owned() };
+        for (action, list) in [(Action::Deny, rules.deny), (Action::Ask, rules.ask), (Action::Allow, rules.allow)] {
+            self.rules.extend(list.into_iter().map(|text| RuleEntry { action, text, source: source.clone() }));
+        }
+    }
+}
+
 /// The error for a `[[hooks.<name>]]` whose event does not exist.
 pub(super) fn unknown_event(name: &str, path: &Path) -> anyhow::Error {
     let events: Vec<&str> = HookEvent::ALL.iter().map(|e| e.as_str()).collect();
