@@ -290,6 +290,13 @@ fn a_sub_agents_edit_passes_through_the_same_hooks() -> Res<()> {
     assert_eq!(io(std::fs::read_to_string(setup.dir().join("notes.txt")))?, "old\n", "{}", shown(&out));
     let results = tool_results(&provider, 2);
     assert!(results.last().is_some_and(|r| r.contains("notes are read-only")), "{results:#?}");
+    // The person sees the sub-agent's blocked call.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Hook blocked a sub-agent's `edit`") && stdout.contains("notes are read-only"),
+        "{}",
+        shown(&out)
+    );
     Ok(())
 }
 
@@ -502,10 +509,19 @@ fn acp_door_allow_compound_always_deny_and_a_projects_allow_only_after_trust() -
 
     // Trusted, the project's allow counts.
     let provider = FakeProvider::start_blocking(vec![bash("c1", "cp one.txt copy.txt"), Turn::reply("done")]);
-    let steps = json!([{ "op": "new" }, { "op": "prompt", "text": "go" }]);
+    let steps = json!([
+        { "op": "new" },
+        { "op": "prompt", "text": "go" },
+        { "op": "prompt", "text": "/permissions" },
+        { "op": "prompt", "text": "/permissions check bash(cp a b && touch c)" },
+    ]);
     let report = acp(&setup, &provider, true, json!([]), steps)?;
     assert!(crate::acp::events(&report, "permission").is_empty());
     assert!(setup.dir().join("copy.txt").exists());
+    // `/permissions` lists the rules with their files, and checks a call.
+    let said = report["events"].to_string();
+    assert!(said.contains("bash(chmod:*)") && said.contains(".tandem/config.toml"), "{said}");
+    assert!(said.contains("allow (by bash(cp:*), bash(touch:*))"), "{said}");
     Ok(())
 }
 

@@ -182,6 +182,10 @@ async fn run_call(
     }
     let pre = crate::policy::pre_tool_use(agent, session, spec.name, &call.arguments, cancel).await;
     if let Some(block) = &pre.block {
+        if session.depth > 0 {
+            // A sub-agent's cards stay inside it; the person sees its hook's block on one of its own.
+            crate::policy::show(session, format!("Hook blocked a sub-agent's `{}`", spec.name), &pre).await;
+        }
         let message = format!("`{}` was not run: {block}\n\n{}", spec.name, crate::policy::runs_text(&pre));
         return refuse(session, call, message).await;
     }

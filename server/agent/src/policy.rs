@@ -114,6 +114,12 @@ pub(crate) async fn show(session: &Session, title: String, outcome: &HookOutcome
     card(session, id, title, text, failed).await;
 }
 
+/// Whether `id` is the card of hooks that ran (`hook3`, `a1.hook3`), which a sub-agent's
+/// client passes on to the person.
+pub(crate) fn is_hook_card(id: &str) -> bool {
+    id.rsplit('.').next().is_some_and(|last| last.starts_with("hook") && last[4..].chars().all(|c| c.is_ascii_digit()))
+}
+
 /// A finished card: a tool call of kind "other" with `text`.
 async fn card(session: &Session, id: String, title: String, text: String, failed: bool) {
     let content = vec![ToolCallContent::Content { content: ContentBlock::text(text) }];
