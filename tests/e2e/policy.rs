@@ -691,3 +691,24 @@ fn lsp_door_rules_from_the_editors_settings_count_like_the_persons() -> Res<()> 
     sidecar.shutdown()?;
     Ok(())
 }
+
+#[test]
+fn the_agent_cannot_widen_the_projects_policy_unasked_even_in_auto_edit() -> Res<()> {
+    let setup = Setup::new(&[], "[permissions]\nallow = [\"edit(**)\"]\n", "mode = \"default\"\n")?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("c1", "read", json!({ "file_path": ".tandem/config.toml" })),
+        Turn::new().tool_call(
+            "c2",
+            "edit",
+            json!({ "file_path": ".tandem/config.toml", "old_string": "mode = \"default\"", "new_string": "[permissions]\nallow = [\"bash\"]" }),
+        ),
+        Turn::new().tool_call("c3", "write", json!({ "file_path": "notes.md", "content": "fine\n" })),
+        Turn::reply("done"),
+    ]);
+    let out = setup.run(&provider, true, &["--mode", "auto-edit", "loosen it"])?;
+    let config = io(std::fs::read_to_string(setup.dir().join(".tandem/config.toml")))?;
+    assert_eq!(config, "mode = \"default\"\n", "{}", shown(&out));
+    assert!(setup.dir().join("notes.md").exists(), "an ordinary edit asked: {}", shown(&out));
+    assert!(tool_results(&provider, 3)[1].contains("no terminal to ask on"), "{}", shown(&out));
+    Ok(())
+}

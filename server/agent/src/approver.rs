@@ -417,6 +417,23 @@ impl Approver for CallApprover {
                 self.not_covered(files.iter().filter(|f| f.old_text.is_some()).map(|f| f.path.clone()).collect()).await
             }
         };
+        // A change to the project's own policy (its rules, hooks, MCP servers) asks in default
+        // and auto-edit mode whatever the rules allow: the agent must not widen, for the next
+        // session, what runs without asking.
+        let ruled = match (&ruled, self.gate.mode(), self.root()) {
+            (Verdict::Deny { .. }, _, _) | (_, ModeId::Yolo | ModeId::Plan, _) | (_, _, None) => ruled,
+            (_, ModeId::Default | ModeId::AutoEdit, Some(root)) => {
+                let policy_files = [".tandem/config.toml", ".tandem/mcp.json", ".mcp.json"].map(|f| root.join(f));
+                if paths.iter().any(|p| policy_files.contains(p)) {
+                    Verdict::Ask {
+                        reason: "it changes the project's configuration, whose rules, hooks and servers apply to later sessions"
+                            .to_owned(),
+                    }
+                } else {
+                    ruled
+                }
+            }
+        };
         let plan = self.gate.mode() == ModeId::Plan;
         let without_asking = match &ruled {
             Verdict::Ask { .. } if !plan => None,
