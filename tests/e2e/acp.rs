@@ -61,7 +61,7 @@ fn env(provider: &FakeProvider) -> Value {
 
 /// Runs the Python client through `scenario` (tandem, cwd and env filled in) and returns its
 /// report; fails when tandem sent anything the SDK's models reject.
-fn run_client(root: &Path, provider: &FakeProvider, mut scenario: Value) -> Res<Value> {
+pub(crate) fn run_client(root: &Path, provider: &FakeProvider, mut scenario: Value) -> Res<Value> {
     let python = python()?;
     scenario["tandem"] = json!(tandem_bin());
     scenario["cwd"] = json!(root);
@@ -105,7 +105,7 @@ fn run_client(root: &Path, provider: &FakeProvider, mut scenario: Value) -> Res<
     Ok(report)
 }
 
-fn events<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
+pub(crate) fn events<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
     report["events"].as_array().into_iter().flatten().filter(|e| e["kind"] == kind).collect()
 }
 
@@ -114,7 +114,7 @@ fn updates<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
 }
 
 /// The tool results in the provider's last request.
-fn tool_results(provider: &FakeProvider) -> Vec<String> {
+pub(crate) fn tool_results(provider: &FakeProvider) -> Vec<String> {
     let requests = provider.requests();
     let Some(last) = requests.last() else { return Vec::new() };
     last.body["messages"]

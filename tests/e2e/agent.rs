@@ -26,6 +26,8 @@ fn sidecar(root: &Path, provider: &FakeProvider, kind: &str, config: &str) -> Re
     let toml = format!("[tools]\nprofile = \"full\"\n[provider]\nmax_retries = 2\nconnect_timeout_secs = 2\n{config}");
     std::fs::write(root.join(".tandem/config.toml"), toml).map_err(|e| e.to_string())?;
     let base = provider.base_url();
+    // "Always" answers are saved in the person's config: this test's own, not the machine's.
+    let person = root.join(".tandem/person-config").display().to_string();
     let mut sidecar = Sidecar::spawn(
         root,
         &[
@@ -33,6 +35,7 @@ fn sidecar(root: &Path, provider: &FakeProvider, kind: &str, config: &str) -> Re
             ("TANDEM_BASE_URL", &base),
             ("TANDEM_MODEL", "scripted"),
             ("TANDEM_MODE", "default"),
+            ("XDG_CONFIG_HOME", &person),
         ],
     )?;
     sidecar.initialize(json!({}))?;

@@ -24,6 +24,7 @@ mod lsp_protocol;
 mod lsp_proxy;
 mod mcp;
 mod nvim;
+mod policy;
 mod project;
 mod repo_programs;
 mod restore_safety;

@@ -243,6 +243,8 @@ export type HunkInfo = {
 export type InitializationOptions = {
   /** Starting permission mode. */
   mode?: ModeId | null;
+  /** Permission rules from the editor's settings, added to those of the configuration files. */
+  permissions?: PermissionRules | null;
   /** Tool profile: minimal, standard, full or custom. */
   profile?: string | null;
   /** Model provider. */
@@ -307,6 +309,16 @@ export type PermissionOutcome =
   | {
     outcome: "cancelled";
   };
+
+/** Permission rules (`tool(specifier)` patterns, as in `[permissions]` of `config.toml`). */
+export type PermissionRules = {
+  /** Calls that run without asking (`bash(npm test:*)`, `edit(src/**)`). */
+  allow?: string[];
+  /** Calls that ask every time. */
+  ask?: string[];
+  /** Calls that never run. */
+  deny?: string[];
+};
 
 /** An entry of the plan. */
 export type PlanEntry = {

@@ -142,10 +142,16 @@ export function initializationOptions(config: vscode.WorkspaceConfiguration): Re
     if (value !== "") provider[key] = value;
   }
   const profile = config.get<string>("profile", "").trim();
+  const permissions: Record<string, string[]> = {};
+  for (const list of ["allow", "ask", "deny"] as const) {
+    const rules = config.get<string[]>(`permissions.${list}`, []).filter((r) => typeof r === "string" && r.trim() !== "");
+    if (rules.length > 0) permissions[list] = rules;
+  }
   return {
     mode: config.get<string>("mode", "default"),
     ...(profile !== "" ? { profile } : {}),
     ...(Object.keys(provider).length > 0 ? { provider } : {}),
+    ...(Object.keys(permissions).length > 0 ? { permissions } : {}),
   };
 }
 

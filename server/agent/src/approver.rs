@@ -37,6 +37,7 @@ use tandem_tool_api::{Approver, ChangeDecision, CommandCheck, CommandDecision, S
 use tokio_util::sync::CancellationToken;
 
 use crate::SessionClient;
+use tandem_policy::Verdict;
 
 /// How long a permission request may wait for the person before it counts as rejected.
 const PERSON_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -166,6 +167,10 @@ pub struct CallApprover {
     undo: Option<(Arc<tandem_checkpoint::Store>, PathBuf)>,
     /// For a call whose effects are unknown (a command): run once the person allowed it.
     reopen: Option<Reopen>,
+    /// The person's rules, and the tool this call is of (its canonical name).
+    policy: Option<(Arc<tandem_policy::Policy>, String)>,
+    /// What a `PreToolUse` hook decided (allow: no asking; ask: asking whatever the mode).
+    hook: Mutex<Option<(tandem_policy::Action, String)>>,
 }
 
 impl CallApprover {
@@ -190,7 +195,55 @@ impl CallApprover {
             applied: Mutex::new(Vec::new()),
             undo: None,
             reopen: None,
+            policy: None,
+            hook: Mutex::new(None),
         }
+    }
+
+    /// Applies the person's rules to this call of `tool`.
+    pub(crate) fn with_policy(mut self, policy: Arc<tandem_policy::Policy>, tool: &str) -> Self {
+        self.policy = Some((policy, tool.to_owned()));
+        self
+    }
+
+    /// A `PreToolUse` hook's decision for this call: `Allow` answers without asking (a deny
+    /// rule still holds), `Ask` asks in every mode; `why` is shown.
+    pub(crate) fn hook_decided(&self, action: tandem_policy::Action, why: String) {
+        *self.hook.lock() = Some((action, why));
+    }
+
+    /// What the rules (and a hook) say about this call, given the rules' verdict.
+    fn ruled(&self, verdict: impl FnOnce(&tandem_policy::Rules, &str) -> Verdict) -> Verdict {
+        let ruled = match &self.policy {
+            Some((policy, tool)) => verdict(&policy.rules(), tool),
+            None => Verdict::Unruled,
+        };
+        match (ruled, self.hook.lock().clone()) {
+            (deny @ Verdict::Deny { .. }, _) => deny,
+            (_, Some((tandem_policy::Action::Ask, why))) => Verdict::Ask { reason: why },
+            (ask @ Verdict::Ask { .. }, _) => ask,
+            (_, Some((tandem_policy::Action::Allow, why))) => Verdict::Allow { rules: vec![why] },
+            (other, _) => other,
+        }
+    }
+
+    /// The project's root (where file rules are relative to).
+    fn root(&self) -> Option<PathBuf> {
+        self.policy.as_ref().map(|(policy, _)| policy.rules().root().to_path_buf())
+    }
+
+    /// Records "always allow" rules in the person's configuration; false when there is no
+    /// policy (the session's own rules are used then).
+    fn allow_always(&self, rules: &[String]) -> bool {
+        let Some((policy, _)) = &self.policy else { return false };
+        for rule in rules {
+            match policy.allow_always(rule) {
+                Ok(Some(file)) => tracing::info!(rule, file = %file.display(), "always allowed"),
+                Ok(None) => {}
+                Err(err) => tracing::warn!(rule, "the rule holds for this process only: {err}"),
+            }
+        }
+        true
     }
 
     /// Checks changes against the checkpoint `store` of the workspace at `root`: a file it
@@ -350,6 +403,12 @@ impl Approver for CallApprover {
     }
 
     async fn review_changes(&self, files: &[StagedFile], preview: Option<&DiagnosticsPreview>) -> ChangeDecision {
+        let paths: Vec<PathBuf> =
+            files.iter().flat_map(|f| std::iter::once(f.path.clone()).chain(f.moved_to.clone())).collect();
+        let ruled = self.ruled(|rules, tool| rules.decide_paths(tool, &paths));
+        if let Verdict::Deny { reason } = &ruled {
+            return ChangeDecision::Reject { reason: Some(reason.clone()) };
+        }
         // What this change would overwrite or delete beyond undo's reach (yolo never asks;
         // plan mode changes only its plan file).
         let not_covered = match self.gate.mode() {
@@ -358,7 +417,32 @@ impl Approver for CallApprover {
                 self.not_covered(files.iter().filter(|f| f.old_text.is_some()).map(|f| f.path.clone()).collect()).await
             }
         };
-        if let Some(decision) = self.answer_without_asking(files) {
+        // A change to the project's own policy (its rules, hooks, MCP servers) asks in default
+        // and auto-edit mode whatever the rules allow: the agent must not widen, for the next
+        // session, what runs without asking.
+        let ruled = match (&ruled, self.gate.mode(), self.root()) {
+            (Verdict::Deny { .. }, _, _) | (_, ModeId::Yolo | ModeId::Plan, _) | (_, _, None) => ruled,
+            (_, ModeId::Default | ModeId::AutoEdit, Some(root)) => {
+                let policy_files = [".tandem/config.toml", ".tandem/mcp.json", ".mcp.json"].map(|f| root.join(f));
+                if paths.iter().any(|p| policy_files.contains(p)) {
+                    Verdict::Ask {
+                        reason: "it changes the project's configuration, whose rules, hooks and servers apply to later sessions"
+                            .to_owned(),
+                    }
+                } else {
+                    ruled
+                }
+            }
+        };
+        let plan = self.gate.mode() == ModeId::Plan;
+        let without_asking = match &ruled {
+            Verdict::Ask { .. } if !plan => None,
+            Verdict::Allow { .. } if !plan && self.gate.mode() == ModeId::Default => {
+                Some(ChangeDecision::Accept { hunks: None })
+            }
+            _ => self.answer_without_asking(files),
+        };
+        if let Some(decision) = without_asking {
             let accept = matches!(decision, ChangeDecision::Accept { .. });
             if !accept || not_covered.is_empty() {
                 if accept {
@@ -370,6 +454,9 @@ impl Approver for CallApprover {
         let mut content = Vec::new();
         if !not_covered.is_empty() {
             content.push(ToolCallContent::Content { content: ContentBlock::text(not_covered_text(&not_covered)) });
+        }
+        if let Verdict::Ask { reason } = &ruled {
+            content.push(ToolCallContent::Content { content: ContentBlock::text(format!("Asked because {reason}.")) });
         }
         content.extend(files.iter().map(|f| diff_content(f, f.new_text.clone().unwrap_or_default(), true)));
         let options = vec![
@@ -401,17 +488,32 @@ impl Approver for CallApprover {
     }
 
     async fn confirm_command(&self, check: &CommandCheck) -> CommandDecision {
-        let Some(why) = &check.needs_approval else { return CommandDecision::Allow };
-        if self.gate.mode() == ModeId::Yolo {
-            return CommandDecision::Allow;
+        let command = check.command.trim();
+        let parts = tandem_tool_exec::safety::parts(command);
+        let cwd = self.root().map(|root| root.join(&check.working_dir)).unwrap_or_default();
+        let ruled = self.ruled(|rules, tool| rules.decide_command(tool, parts.as_deref(), &cwd));
+        if let Verdict::Deny { reason } = &ruled {
+            return CommandDecision::Reject { reason: Some(reason.clone()) };
         }
+        let rule_asks = matches!(ruled, Verdict::Ask { .. });
+        let why = match (&check.needs_approval, &ruled) {
+            (_, Verdict::Ask { reason }) => reason.clone(),
+            (Some(why), _) => why.clone(),
+            (None, _) => return CommandDecision::Allow,
+        };
+        let why = &why;
         if self.gate.mode() == ModeId::Plan {
             return CommandDecision::Reject { reason: Some("the session is in plan mode (read-only)".into()) };
         }
-        let command = check.command.trim();
+        if self.gate.mode() == ModeId::Yolo && !rule_asks {
+            return CommandDecision::Allow;
+        }
         let not_covered = self.not_covered(self.named_paths(command, &check.working_dir)).await;
         let loses = check.destroys_data || !not_covered.is_empty();
-        if !loses && self.gate.rules().allow_commands.iter().any(|prefix| covered(prefix, command)) {
+        if !loses && matches!(ruled, Verdict::Allow { .. }) {
+            return CommandDecision::Allow;
+        }
+        if !loses && !rule_asks && self.gate.rules().allow_commands.iter().any(|prefix| covered(prefix, command)) {
             return CommandDecision::Allow;
         }
         if self.gate.rules().reject_commands.iter().any(|prefix| covered(prefix, command)) {
@@ -421,10 +523,30 @@ impl Approver for CallApprover {
         }
         // Auto-edit runs what would ask in the workspace-write sandbox, as the person chose a
         // mode that lets the agent change the workspace; data loss still asks.
-        if self.gate.mode() == ModeId::AutoEdit && check.sandboxable && not_covered.is_empty() {
+        if self.gate.mode() == ModeId::AutoEdit && check.sandboxable && not_covered.is_empty() && !rule_asks {
             return CommandDecision::RunSandboxed;
         }
         let prefix = command_prefix(command);
+        // "Always" records one rule per part that needs one (`npm test:*`), never the line.
+        let always: Vec<String> = match (&parts, &self.policy) {
+            (Some(parts), Some((policy, tool))) => {
+                // Only the parts that needed the approval: not read-only, not allowed already.
+                let rules = policy.rules();
+                let allowed = |p: &tandem_policy::CommandPart| {
+                    let alone = rules.decide_command(tool, Some(std::slice::from_ref(p)), &cwd);
+                    matches!(alone, Verdict::Allow { .. })
+                };
+                let needed: Vec<Option<String>> =
+                    parts.iter().filter(|p| !p.read_only && !allowed(p)).map(tandem_policy::always_rule).collect();
+                needed.into_iter().collect::<Option<Vec<String>>>().unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
+        let always = {
+            let mut unique = always;
+            unique.dedup();
+            unique
+        };
         let background = if check.background { " (in the background)" } else { "" };
         let mut text = format!("$ {command}\n\nin `{}`{background}\nneeds approval: {why}", check.working_dir);
         if !not_covered.is_empty() {
@@ -432,8 +554,16 @@ impl Approver for CallApprover {
         }
         let content = vec![ToolCallContent::Content { content: ContentBlock::text(text) }];
         let mut options = vec![option("allow_once", "Run", PermissionOptionKind::AllowOnce)];
-        // Data loss is confirmed each time: no "always" for it.
-        if !loses && !prefix.is_empty() && covered(&prefix, command) {
+        // Data loss is confirmed each time, and a rule's "ask" each time too: no "always".
+        if loses || rule_asks {
+        } else if !always.is_empty() {
+            let shown: Vec<String> = always.iter().map(|r| format!("`{r}`")).collect();
+            options.push(option(
+                "allow_always",
+                format!("Always allow {} (saved in your config)", shown.join(", ")),
+                PermissionOptionKind::AllowAlways,
+            ));
+        } else if self.policy.is_none() && !prefix.is_empty() && covered(&prefix, command) {
             options.push(option(
                 "allow_always",
                 format!("Always allow `{prefix}` this session"),
@@ -453,7 +583,9 @@ impl Approver for CallApprover {
             Some(PermissionOutcome::Selected { option_id, message, .. }) => match option_id.as_str() {
                 "allow_once" => CommandDecision::Allow,
                 "allow_always" => {
-                    self.gate.rules().allow_commands.push(prefix);
+                    if !self.allow_always(&always) {
+                        self.gate.rules().allow_commands.push(prefix);
+                    }
                     CommandDecision::Allow
                 }
                 "reject_always" => {
@@ -470,14 +602,20 @@ impl Approver for CallApprover {
     }
 
     async fn confirm_tool(&self, check: &ToolCheck) -> CommandDecision {
+        let ruled = self.ruled(|rules, _| rules.decide_tool(&check.tool));
+        if let Verdict::Deny { reason } = &ruled {
+            return CommandDecision::Reject { reason: Some(reason.clone()) };
+        }
+        let rule_asks = matches!(ruled, Verdict::Ask { .. });
         match self.gate.mode() {
-            ModeId::Yolo => return CommandDecision::Allow,
+            ModeId::Yolo if !rule_asks => return CommandDecision::Allow,
             ModeId::Plan => {
                 return CommandDecision::Reject { reason: Some("the session is in plan mode (read-only)".into()) };
             }
-            ModeId::Default | ModeId::AutoEdit => {}
+            ModeId::Yolo | ModeId::Default | ModeId::AutoEdit => {}
         }
-        if self.gate.rules().allow_tools.contains(&check.tool) {
+        if !rule_asks && (matches!(ruled, Verdict::Allow { .. }) || self.gate.rules().allow_tools.contains(&check.tool))
+        {
             return CommandDecision::Allow;
         }
         let arguments = serde_json::to_string_pretty(&check.arguments).unwrap_or_else(|_| check.arguments.to_string());
@@ -488,22 +626,29 @@ impl Approver for CallApprover {
             ),
             None => format!("`{}`\n\n{arguments}\n\nneeds approval: it {}", check.tool, check.reason),
         };
+        let text = match &ruled {
+            Verdict::Ask { reason } => format!("{text}\n\nAsked because {reason}."),
+            _ => text,
+        };
         let content = vec![ToolCallContent::Content { content: ContentBlock::text(text) }];
-        let options = vec![
-            option("allow_once", "Run", PermissionOptionKind::AllowOnce),
-            option(
+        let mut options = vec![option("allow_once", "Run", PermissionOptionKind::AllowOnce)];
+        if !rule_asks {
+            let lasts = if self.policy.is_some() { "(saved in your config)" } else { "this session" };
+            options.push(option(
                 "allow_always",
-                format!("Always allow `{}` this session", check.tool),
+                format!("Always allow `{}` {lasts}", check.tool),
                 PermissionOptionKind::AllowAlways,
-            ),
-            option("reject_once", "Don't run", PermissionOptionKind::RejectOnce),
-        ];
+            ));
+        }
+        options.push(option("reject_once", "Don't run", PermissionOptionKind::RejectOnce));
         let decision = match self.ask(self.title.clone(), content, options, None).await {
             None | Some(PermissionOutcome::Cancelled) => CommandDecision::Cancelled,
             Some(PermissionOutcome::Selected { option_id, message, .. }) => match option_id.as_str() {
                 "allow_once" => CommandDecision::Allow,
                 "allow_always" => {
-                    self.gate.rules().allow_tools.push(check.tool.clone());
+                    if !self.allow_always(std::slice::from_ref(&check.tool)) {
+                        self.gate.rules().allow_tools.push(check.tool.clone());
+                    }
                     CommandDecision::Allow
                 }
                 _ => CommandDecision::Reject { reason: message },

@@ -21,6 +21,7 @@ use crate::env::Env;
 use crate::limits::{OutputKind, cap_output, short};
 use crate::session::{History, Session};
 use crate::store::Record;
+use tandem_policy::{Action, Verdict};
 
 /// Identical failing calls after which the call is not run again.
 const MAX_IDENTICAL_FAILURES: u32 = 3;
@@ -174,6 +175,22 @@ async fn run_call(
         Err(refusal) => return refuse(session, call, refusal).await,
     };
     let spec = tool.spec();
+    // The person's rules and PreToolUse hooks, before anything runs (sub-agents' calls too).
+    let screened = crate::policy::screen(env, session, spec.name, &call.arguments);
+    if let Verdict::Deny { reason } = &screened {
+        let message =
+            format!("`{}` was not run: {reason}. Do not retry it; find another way or ask the person", spec.name);
+        return refuse(session, call, message).await;
+    }
+    let pre = crate::policy::pre_tool_use(env, session, spec.name, &call.arguments, cancel).await;
+    if let Some(block) = &pre.block {
+        if session.depth > 0 {
+            // A sub-agent's cards stay inside it; the person sees its hook's block on one of its own.
+            crate::policy::show(session, format!("Hook blocked a sub-agent's `{}`", spec.name), &pre).await;
+        }
+        let message = format!("`{}` was not run: {block}\n\n{}", spec.name, crate::policy::runs_text(&pre));
+        return refuse(session, call, message).await;
+    }
     let (title, _) = describe(spec.name, &call.arguments, &session.cwd);
     let kind = kind_of(spec.name, Some(spec.group));
     let running = ToolCallUpdate {
@@ -193,7 +210,34 @@ async fn run_call(
         kind,
         call.arguments.clone(),
     );
+    let approver = approver.with_policy(Arc::clone(&env.config.policy), spec.name);
+    if let Some((action, reason)) = &pre.permission {
+        let why = reason.clone().unwrap_or_else(|| "a PreToolUse hook said so".to_owned());
+        approver.hook_decided(*action, why);
+    }
     let approver = Arc::new(env.undo_aware(approver, session, window.as_ref()));
+    // A rule or a hook asks about a call that would not ask on its own (a read, a fetch).
+    let asked = matches!(screened, Verdict::Ask { .. }) || matches!(pre.permission, Some((Action::Ask, _)));
+    if asked && spec.effect.is_read_only() {
+        if let Verdict::Ask { reason } = &screened {
+            approver.hook_decided(Action::Ask, reason.clone());
+        }
+        let check = tandem_tool_api::ToolCheck {
+            tool: spec.name.to_owned(),
+            server: None,
+            arguments: call.arguments.clone(),
+            reason: "a rule or hook asks before it runs".to_owned(),
+        };
+        match tandem_tool_api::Approver::confirm_tool(approver.as_ref(), &check).await {
+            tandem_tool_api::CommandDecision::Allow => {}
+            tandem_tool_api::CommandDecision::Reject { reason } => {
+                let said = reason.map(|r| format!(" They said: {r}")).unwrap_or_default();
+                return refuse(session, call, format!("the person declined `{}`; it did not run.{said}", spec.name))
+                    .await;
+            }
+            _ => return refuse(session, call, format!("`{}` did not run (cancelled)", spec.name)).await,
+        }
+    }
     let mut ctx = tool_context(env, session, call, Arc::clone(&approver), cancel);
     if let Some(window) = &window {
         env.open_window(session, window, &mut ctx).await;
@@ -202,8 +246,23 @@ async fn run_call(
     if let Some(window) = window {
         env.close_window(session, window).await;
     }
-    report(session, call, &result, approver.take_applied(), kind).await;
-    outcome(spec, &result, failures.get(&failure_key(call)).copied().unwrap_or(0))
+    let post = crate::policy::post_tool_use(env, session, spec.name, &call.arguments, &result, cancel).await;
+    let mut shown = approver.take_applied();
+    for (event, hooks) in [("PreToolUse", &pre), ("PostToolUse", &post)] {
+        if hooks.ran() {
+            let text = format!("{event} hooks:\n{}", crate::policy::runs_text(hooks));
+            shown.push(text_content(text));
+        }
+    }
+    report(session, call, &result, shown, kind).await;
+    let mut told = outcome(spec, &result, failures.get(&failure_key(call)).copied().unwrap_or(0));
+    if let Some(block) = &post.block {
+        told.text.push_str(&format!("\n\n[{block}]"));
+    }
+    for context in pre.context.iter().chain(&post.context) {
+        told.text.push_str(&format!("\n\n[Hook context: {context}]"));
+    }
+    told
 }
 
 /// The tool to run, or why the call is refused before anything runs: a tool this session does

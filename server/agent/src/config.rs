@@ -24,6 +24,8 @@ pub struct AgentConfig {
     pub fix_first: bool,
     /// Text added at the end of the system prompt (`tandem run --append-system-prompt`).
     pub append_system_prompt: Option<String>,
+    /// The person's policy: permission rules, hooks, the verify loop.
+    pub policy: std::sync::Arc<tandem_policy::Policy>,
 }
 
 impl AgentConfig {
@@ -38,6 +40,7 @@ impl AgentConfig {
             untrusted_settings: Vec::new(),
             fix_first: false,
             append_system_prompt: None,
+            policy: std::sync::Arc::default(),
         }
     }
 }

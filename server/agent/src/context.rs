@@ -189,6 +189,8 @@ pub(crate) async fn fit(
     report.elided = elide(&mut messages, KEEP_TURNS);
     history.replace(messages);
     if force != Force::No || history.estimate(fixed) > budget.limit {
+        let trigger = if matches!(force, Force::Person) { "manual" } else { "auto" };
+        crate::policy::pre_compact(env, session, trigger, cancel).await;
         report.summarized = summarise(env, session, history, fixed, budget, force, cancel).await?;
     }
     if history.estimate(fixed) > budget.limit {

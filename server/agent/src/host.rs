@@ -184,6 +184,16 @@ struct ChildClient {
 #[async_trait]
 impl SessionClient for ChildClient {
     async fn update(&self, _session_id: &str, update: SessionUpdate) {
+        // What the person's hooks did stays visible: a hook's card goes to the parent.
+        let hook_card = match &update {
+            SessionUpdate::ToolCall(call) => crate::policy::is_hook_card(&call.tool_call_id),
+            SessionUpdate::ToolCallUpdate(call) => crate::policy::is_hook_card(&call.tool_call_id),
+            _ => false,
+        };
+        if hook_card {
+            self.parent.update(&self.parent_session, update).await;
+            return;
+        }
         if matches!(update, SessionUpdate::ToolCall(_)) {
             self.tool_calls.fetch_add(1, Ordering::Relaxed);
         }

@@ -25,6 +25,7 @@ mod modes;
 mod offer;
 mod options;
 pub mod otel;
+pub mod policy;
 mod prompt;
 mod restore;
 mod session;

@@ -74,10 +74,41 @@ pub(crate) async fn run(
     prompt: Vec<ContentBlock>,
     cancel: &CancellationToken,
 ) -> SessionPromptResult {
-    let prompt_words = add_prompt(session, history, prompt);
+    let first = history.messages.is_empty();
+    let mut content = prompt_text(prompt);
+    if session.depth == 0 {
+        let said: Vec<&str> = content
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let hooks = crate::policy::prompt_hooks(env, session, first, &said.join("\n"), cancel).await;
+        if let Some(block) = hooks.blocked {
+            // The prompt does not reach the model (nor the history); the person sees why.
+            let note = format!("[Your prompt was not sent: {block}]");
+            session
+                .client
+                .update(&session.id, SessionUpdate::AgentMessageChunk { content: ContentBlock::text(note) })
+                .await;
+            return stop(StopReason::EndTurn);
+        }
+        content.extend(
+            hooks
+                .context
+                .into_iter()
+                .map(|text| Part::Text { text: format!("<hook-context>\n{text}\n</hook-context>") }),
+        );
+    }
+    let prompt_words = add_prompt(session, history, content);
     let memories = tandem_tool_memory::session_brief(env.workspace.root(), &prompt_words);
     // A provider that says the request does not fit gets one compaction and a retry per turn.
     let mut overflow_retried = false;
+    // Whether a call of this turn may have changed files (the verify loop runs then), and how
+    // many times the verify commands or a Stop hook sent the model back.
+    let mut changed = false;
+    let mut rounds = 0;
     for _ in 0..env.config.max_turns {
         if cancel.is_cancelled() {
             return interrupted(session, history, String::new());
@@ -141,11 +172,27 @@ pub(crate) async fn run(
             return match response.stop {
                 ModelStop::Refusal => stop(StopReason::Refusal),
                 ModelStop::MaxTokens => cut_short(env.provider(), session, &model).await,
-                _ => stop(StopReason::EndTurn),
+                _ => match crate::policy::at_stop(env, session, changed, &mut rounds, cancel).await {
+                    Some(feedback) => {
+                        let message = Message { role: Role::User, content: vec![Part::Text { text: feedback }] };
+                        session.record(&Record::Message { message: message.clone() });
+                        history.messages.push(Arc::new(message));
+                        continue;
+                    }
+                    None => stop(StopReason::EndTurn),
+                },
             };
         }
         let planned = calls.clone();
+        let writes: Vec<bool> = calls
+            .iter()
+            .map(|c| session.registry.find(&c.name).is_some_and(|t| !t.spec().effect.is_read_only()))
+            .collect();
         let mut results = run_calls(env, session, history, calls, cancel).await;
+        changed |= results
+            .iter()
+            .zip(&writes)
+            .any(|(part, writes)| *writes && matches!(part, Part::ToolResult { is_error: false, .. }));
         // Nested instruction files and scoped rules the calls brought into force, once each.
         let arrived = crate::guidance::arrivals(env, session, &planned, &results).await;
         results.extend(arrived);
@@ -162,8 +209,8 @@ pub(crate) async fn run(
 /// Adds the person's prompt to the history and the store; returns its words (what memories
 /// are matched against). Two user messages in a row (after an error) become one; a cancelled
 /// turn stays its own, closed by the note that the person interrupted it.
-fn add_prompt(session: &Session, history: &mut History, prompt: Vec<ContentBlock>) -> String {
-    let user = Message { role: Role::User, content: prompt_text(prompt) };
+fn add_prompt(session: &Session, history: &mut History, content: Vec<Part>) -> String {
+    let user = Message { role: Role::User, content };
     session.record(&Record::Message { message: user.clone() });
     match history.messages.last_mut() {
         Some(last) if last.role == Role::User && !is_interruption(last) => {

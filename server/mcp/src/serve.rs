@@ -13,21 +13,42 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
+use tandem_policy::{HookEvent, Verdict};
 use tandem_protocol::{DiagnosticsPreview, ToolGroup};
 use tandem_tool_api::{
     Approver, ChangeDecision, CommandCheck, CommandDecision, Effect, Registry, StagedFile, ToolContext,
 };
 
-/// Refuses or allows writes and commands for `tandem mcp`.
+/// Refuses or allows writes and commands for `tandem mcp`, after the person's rules: a deny
+/// rule refuses in any case, and so does an ask rule (nobody can be asked here).
 pub struct ServeApprover {
     allow_writes: bool,
+    /// The person's rules and the tool being called (its canonical name).
+    policy: Option<(Arc<tandem_policy::Policy>, String)>,
 }
 
 const REFUSED: &str = "tandem mcp was started without --allow-writes, so changes and commands that are not read-only are refused; restart it with `tandem mcp --allow-writes` to allow them";
 
+impl ServeApprover {
+    /// The rules' refusal of a call, if they refuse it.
+    fn refused(&self, verdict: impl FnOnce(&tandem_policy::Rules, &str) -> Verdict) -> Option<String> {
+        let (policy, tool) = self.policy.as_ref()?;
+        match verdict(&policy.rules(), tool) {
+            Verdict::Deny { reason } => Some(reason),
+            Verdict::Ask { reason } => Some(format!("{reason}, and tandem mcp cannot ask the person")),
+            Verdict::Allow { .. } | Verdict::Unruled => None,
+        }
+    }
+}
+
 #[async_trait]
 impl Approver for ServeApprover {
-    async fn review_changes(&self, _files: &[StagedFile], _: Option<&DiagnosticsPreview>) -> ChangeDecision {
+    async fn review_changes(&self, files: &[StagedFile], _: Option<&DiagnosticsPreview>) -> ChangeDecision {
+        let paths: Vec<std::path::PathBuf> =
+            files.iter().flat_map(|f| std::iter::once(f.path.clone()).chain(f.moved_to.clone())).collect();
+        if let Some(reason) = self.refused(|rules, tool| rules.decide_paths(tool, &paths)) {
+            return ChangeDecision::Reject { reason: Some(reason) };
+        }
         if self.allow_writes {
             ChangeDecision::Accept { hunks: None }
         } else {
@@ -36,7 +57,23 @@ impl Approver for ServeApprover {
     }
 
     async fn confirm_command(&self, check: &CommandCheck) -> CommandDecision {
+        let parts = tandem_tool_exec::safety::parts(&check.command);
+        let cwd = self.policy.as_ref().map(|(p, _)| p.rules().root().join(&check.working_dir)).unwrap_or_default();
+        if let Some(reason) = self.refused(|rules, tool| rules.decide_command(tool, parts.as_deref(), &cwd)) {
+            return CommandDecision::Reject { reason: Some(reason) };
+        }
         if self.allow_writes || check.needs_approval.is_none() {
+            CommandDecision::Allow
+        } else {
+            CommandDecision::Reject { reason: Some(REFUSED.into()) }
+        }
+    }
+
+    async fn confirm_tool(&self, check: &tandem_tool_api::ToolCheck) -> CommandDecision {
+        if let Some(reason) = self.refused(|rules, _| rules.decide_tool(&check.tool)) {
+            return CommandDecision::Reject { reason: Some(reason) };
+        }
+        if self.allow_writes {
             CommandDecision::Allow
         } else {
             CommandDecision::Reject { reason: Some(REFUSED.into()) }
@@ -73,19 +110,55 @@ pub struct TandemServer {
     registry: Arc<Registry>,
     ctx: ToolContext,
     allow_writes: bool,
+    /// The person's rules and hooks (none: only `allow_writes` decides).
+    policy: Option<Arc<tandem_policy::Policy>>,
 }
 
 impl TandemServer {
     /// Serves `registry`'s tools, each call run with a clone of `ctx` (whose approver is replaced
     /// by one that follows `allow_writes`).
     pub fn new(registry: Arc<Registry>, mut ctx: ToolContext, allow_writes: bool) -> Self {
-        ctx.approver = Some(Arc::new(ServeApprover { allow_writes }));
+        ctx.approver = Some(Arc::new(ServeApprover { allow_writes, policy: None }));
         // One client per process (stdio): its reads are stamped like a session's, and a file
         // it has not read (or that changed since) is not changed.
         ctx.session_id = Some(format!("mcp-{}", std::process::id()));
         ctx.require_read = true;
         ctx.user_confirmed = false;
-        Self { registry, ctx, allow_writes }
+        Self { registry, ctx, allow_writes, policy: None }
+    }
+
+    /// Applies the person's rules and `PreToolUse` / `PostToolUse` hooks to every call.
+    pub fn with_policy(mut self, policy: Arc<tandem_policy::Policy>) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// The hooks of `event` for a call of `tool`, with the call's input (and its result).
+    async fn hooks(
+        &self,
+        event: HookEvent,
+        tool: &str,
+        arguments: &Value,
+        response: Option<Value>,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> tandem_policy::HookOutcome {
+        let Some(policy) = self.policy.as_ref().filter(|p| p.hooks.any(event, Some(tool))) else {
+            return tandem_policy::HookOutcome::default();
+        };
+        let root = self.ctx.workspace.root().to_path_buf();
+        let mut input = json!({
+            "session_id": self.ctx.session_id,
+            "cwd": self.ctx.working_dir,
+            "hook_event_name": event.as_str(),
+            "permission_mode": if self.allow_writes { "allow-writes" } else { "read-only" },
+            "tool_name": tandem_policy::hooks::claude_name(tool).unwrap_or(tool),
+            "tandem_tool_name": tool,
+            "tool_input": arguments,
+        });
+        if let Some(response) = response {
+            input["tool_response"] = response;
+        }
+        policy.hooks.run(event, Some(tool), &input, &root, cancel).await
     }
 
     fn definitions(&self) -> Vec<McpToolDef> {
@@ -280,11 +353,40 @@ impl ServerHandler for TandemServer {
             return Err(ErrorData::invalid_params(format!("unknown tool `{name}`"), None));
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
+        let tool = self.registry.find(&name).map_or_else(|| name.clone(), |t| t.spec().name.to_owned());
+        let mut ctx = self.ctx.clone();
+        if let Some(policy) = &self.policy {
+            let resolve = |raw: &str| ctx.workspace.resolve(raw, &ctx.working_dir).ok();
+            let verdict = policy.rules().decide_call(
+                &tool,
+                &arguments,
+                &ctx.working_dir,
+                &resolve,
+                &tandem_tool_exec::safety::parts,
+            );
+            let refused = match verdict {
+                Verdict::Deny { reason } => Some(reason),
+                Verdict::Ask { reason } => Some(format!("{reason}, and tandem mcp cannot ask the person")),
+                Verdict::Allow { .. } | Verdict::Unruled => None,
+            };
+            if let Some(reason) = refused {
+                return Ok(CallToolResponse::Complete(error_result(format!("`{tool}` was not run: {reason}"))));
+            }
+            ctx.approver = Some(Arc::new(ServeApprover {
+                allow_writes: self.allow_writes,
+                policy: Some((Arc::clone(policy), tool.clone())),
+            }));
+        }
+        let pre = self.hooks(HookEvent::PreToolUse, &tool, &arguments, None, &context.ct).await;
+        if let Some(block) = pre.block {
+            return Ok(CallToolResponse::Complete(error_result(format!("`{tool}` was not run: {block}"))));
+        }
+        let hook_arguments = arguments.clone();
         // `notifications/cancelled` stops a command (its process group) or an MCP call at once;
         // file tools finish what they started, so a multi-file change is never cut in half.
         let cancellable =
             self.registry.find(&name).is_some_and(|t| matches!(t.spec().group, ToolGroup::Exec | ToolGroup::Mcp));
-        let call = self.registry.call(&name, arguments, self.ctx.clone());
+        let call = self.registry.call(&name, arguments, ctx);
         let outcome = if cancellable {
             tokio::select! {
                 outcome = call => outcome,
@@ -300,10 +402,19 @@ impl ServerHandler for TandemServer {
             Err(err) => return Err(ErrorData::invalid_params(err.to_string(), None)),
         };
         let is_error = result.error.is_some();
-        let text = match &result.error {
+        let mut text = match &result.error {
             Some(error) => format!("Error: {error}"),
             None => result.output.clone(),
         };
+        let response =
+            json!({ "output": result.output, "error": result.error, "success": !is_error, "title": result.title });
+        let post = self.hooks(HookEvent::PostToolUse, &tool, &hook_arguments, Some(response), &context.ct).await;
+        if let Some(block) = &post.block {
+            text.push_str(&format!("\n\n[{block}]"));
+        }
+        for context in pre.context.iter().chain(&post.context) {
+            text.push_str(&format!("\n\n[Hook context: {context}]"));
+        }
         let value = json!({
             "content": [{"type": "text", "text": text}],
             "isError": is_error,
@@ -313,6 +424,12 @@ impl ServerHandler for TandemServer {
             .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}"), None))?;
         Ok(CallToolResponse::Complete(result))
     }
+}
+
+/// A failed call's result: the model reads `text`.
+fn error_result(text: String) -> CallToolResult {
+    let value = json!({ "content": [{ "type": "text", "text": text }], "isError": true });
+    serde_json::from_value(value).unwrap_or_default()
 }
 
 #[cfg(test)]

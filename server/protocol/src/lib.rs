@@ -274,6 +274,24 @@ pub struct InitializationOptions {
     pub mode: Option<ModeId>,
     /// Model provider.
     pub provider: Option<ProviderConfig>,
+    /// Permission rules from the editor's settings, added to those of the configuration files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<PermissionRules>,
+}
+
+/// Permission rules (`tool(specifier)` patterns, as in `[permissions]` of `config.toml`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRules {
+    /// Calls that run without asking (`bash(npm test:*)`, `edit(src/**)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// Calls that ask every time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ask: Vec<String>,
+    /// Calls that never run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
 }
 
 /// `capabilities.experimental.tandem` in the `initialize` result.

@@ -11,6 +11,10 @@ use tandem_protocol::{InitializationOptions, ModeId, ProviderConfig, ToolGroup};
 use tandem_tools::trust::{Trust, trust_of};
 use tandem_tools::{Profile, ToolConfig};
 
+mod policy;
+
+pub use policy::PolicyConfig;
+
 /// `[tools]`
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -168,6 +172,15 @@ struct File {
     /// `[telemetry]`: OpenTelemetry export (read from the person's own file only).
     #[serde(default)]
     telemetry: TelemetrySettings,
+    /// `[permissions]`: allow / ask / deny rules.
+    #[serde(default)]
+    permissions: policy::PermissionsSection,
+    /// `[[hooks.<Event>]]`.
+    #[serde(default)]
+    hooks: BTreeMap<String, Vec<policy::HookEntry>>,
+    /// `[verify]`.
+    #[serde(default)]
+    verify: policy::VerifySection,
 }
 
 /// `[telemetry]`: where traces go (OTLP over HTTP), when the standard `OTEL_EXPORTER_OTLP_*`
@@ -234,9 +247,14 @@ pub struct Config {
     pub trust: Trust,
     /// The workspace settings ignored because the folder is not trusted (`mode = "yolo"`, ...).
     pub untrusted_ignored: Vec<String>,
+    /// `[permissions]`, `[[hooks.*]]` and `[verify]` of every file, with their files.
+    pub policy: PolicyConfig,
+    /// The person's `config.toml` (where "always" answers are written), when there is a home.
+    pub user_file: Option<PathBuf>,
 }
 
-fn user_config_path() -> Option<PathBuf> {
+/// The person's `config.toml`: `$XDG_CONFIG_HOME/tandem/config.toml`, else under `~/.config`.
+pub fn user_config_path() -> Option<PathBuf> {
     std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
@@ -318,11 +336,13 @@ enum Table {
     Groups,
     /// `[lsp.<name>]`.
     LspServer,
+    /// `[[hooks.<Event>]]`.
+    Hook,
 }
 
 impl Table {
     /// Every table, in the order the documentation and suggestions use.
-    const ALL: [Table; 12] = [
+    const ALL: [Table; 15] = [
         Table::Top,
         Table::Section("tools"),
         Table::Groups,
@@ -335,6 +355,9 @@ impl Table {
         Table::Section("lsp"),
         Table::LspServer,
         Table::Section("telemetry"),
+        Table::Section("permissions"),
+        Table::Hook,
+        Table::Section("verify"),
     ];
 
     /// How the file writes it: `[tools]`, `[lsp.<name>]`; the top level has no header.
@@ -344,6 +367,7 @@ impl Table {
             Table::Section(name) => format!("[{name}]"),
             Table::Groups => "[tools.groups]".to_owned(),
             Table::LspServer => "[lsp.<name>]".to_owned(),
+            Table::Hook => "[[hooks.<Event>]]".to_owned(),
         }
     }
 
@@ -364,7 +388,10 @@ impl Table {
             Table::Section("review") => keys_of::<ReviewSection>().to_vec(),
             Table::Section("lsp") => lsp_setting_keys().to_vec(),
             Table::Section("telemetry") => keys_of::<TelemetrySettings>().to_vec(),
+            Table::Section("permissions") => keys_of::<policy::PermissionsSection>().to_vec(),
+            Table::Section("verify") => keys_of::<policy::VerifySection>().to_vec(),
             Table::Section(_) => Vec::new(),
+            Table::Hook => keys_of::<policy::HookEntry>().to_vec(),
             Table::Groups => ToolGroup::ALL.iter().map(|g| g.as_str()).collect(),
             Table::LspServer => keys_of::<tandem_lsp_proxy::ServerOverride>().to_vec(),
         }
@@ -408,6 +435,16 @@ fn check_keys(table: &toml::Table, path: &Path) -> anyhow::Result<()> {
                 for (name, server) in servers {
                     if let Some(server) = server.as_table() {
                         check(server, Table::LspServer, format!("[lsp.{name}]"))?;
+                    }
+                }
+            }
+            "hooks" => {
+                for (event, entries) in section {
+                    if tandem_policy::HookEvent::parse(event).is_none() {
+                        return Err(policy::unknown_event(event, path));
+                    }
+                    for entry in entries.as_array().into_iter().flatten().filter_map(toml::Value::as_table) {
+                        check(entry, Table::Hook, format!("[[hooks.{event}]]"))?;
                     }
                 }
             }
@@ -497,11 +534,11 @@ fn group(name: &str) -> Option<ToolGroup> {
 impl Config {
     /// Loads the configuration for the workspace at `root`.
     pub fn load(root: &Path, init: Option<&InitializationOptions>) -> anyhow::Result<Self> {
-        let mut config = Config { trust: trust_of(root), ..Config::default() };
+        let mut config = Config { trust: trust_of(root), user_file: user_config_path(), ..Config::default() };
         if let Some(path) = user_config_path()
             && let Some(file) = read_file(&path)?
         {
-            config.merge(file, &path)?;
+            config.merge_as(file, &path, tandem_policy::Origin::Person)?;
         }
         let path = root.join(".tandem").join("config.toml");
         if let Some(mut file) = read_file(&path)? {
@@ -518,7 +555,7 @@ impl Config {
                     config.warnings.push(untrusted_notice(root, &config.untrusted_ignored));
                 }
             }
-            config.merge(file, &path)?;
+            config.merge_as(file, &path, tandem_policy::Origin::Project)?;
         }
         if config.trust == Trust::Untrusted {
             // The MCP loader skips (and warns about) these; the trust prompt names them too.
@@ -539,14 +576,25 @@ impl Config {
             if let Some(provider) = &init.provider {
                 merge_provider(&mut config.provider, provider.clone());
             }
+            if let Some(rules) = &init.permissions {
+                config.policy.merge_editor(rules.clone());
+            }
         }
         config.apply_env(std::env::vars());
         install_sandbox(config.sandbox, config.sandbox_network);
         Ok(config)
     }
 
+    /// Merges a project's file (tests).
+    #[cfg(test)]
     fn merge(&mut self, file: File, path: &Path) -> anyhow::Result<()> {
+        self.merge_as(file, path, tandem_policy::Origin::Project)
+    }
+
+    /// Merges `file`, read from `path`, whose policy is `origin`'s.
+    fn merge_as(&mut self, file: File, path: &Path, origin: tandem_policy::Origin) -> anyhow::Result<()> {
         let at = || format!("in {}", path.display());
+        self.policy.merge(file.permissions, file.hooks, file.verify, origin, path)?;
         if let Some(profile) = &file.tools.profile {
             self.tools.profile = profile.parse().map_err(anyhow::Error::msg).with_context(at)?;
         }
@@ -736,7 +784,7 @@ fn breadth(profile: Profile) -> u8 {
 /// `current` (what the person's own configuration gives), and names them. Settings that lower
 /// privileges (a stricter mode, fewer tools) stay.
 fn restrict(file: &mut File, current: &Config) -> Vec<String> {
-    let mut ignored = Vec::new();
+    let mut ignored = policy::restrict(&mut file.permissions, &mut file.hooks, &mut file.verify);
     if let Some(mode) = file.mode.filter(|m| ModeId::laxness(*m) > ModeId::laxness(current.mode)) {
         ignored.push(format!("mode = \"{}\"", mode.as_str()));
         file.mode = None;
@@ -953,7 +1001,7 @@ mod tests {
             ),
             (
                 "[fs]\nx = 1\n",
-                "unknown section `[fs]` in FILE: the keys of the top level are tools, workspace, provider, agent, web, exec, review, mode, lsp, telemetry",
+                "unknown section `[fs]` in FILE: the keys of the top level are tools, workspace, provider, agent, web, exec, review, mode, lsp, telemetry, permissions, hooks, verify",
             ),
         ];
         for (text, expected) in cases {
@@ -964,7 +1012,7 @@ mod tests {
 
     #[test]
     fn every_known_key_loads() -> anyhow::Result<()> {
-        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\ninput_price = 3.0\noutput_price = 15.0\ncache_read_price = 0.3\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[review]\npreview_timeout_ms = 1500\npreview_files = 3\nprecheck = \"fix-first\"\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\ncargo_check = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n[telemetry]\nendpoint = \"http://x\"\nprotocol = \"http/json\"\nheaders = {}\nlog_content = false\n";
+        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\ninput_price = 3.0\noutput_price = 15.0\ncache_read_price = 0.3\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[review]\npreview_timeout_ms = 1500\npreview_files = 3\nprecheck = \"fix-first\"\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\ncargo_check = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n[permissions]\nallow = [\"bash(npm test:*)\"]\nask = []\ndeny = [\"read(.env)\"]\n[hooks]\n[[hooks.PreToolUse]]\nmatcher = \"edit\"\ncommand = \"true\"\ntimeout_ms = 1000\n[verify]\ncommands = [\"true\"]\nmax_rounds = 2\n[telemetry]\nendpoint = \"http://x\"\nprotocol = \"http/json\"\nheaders = {}\nlog_content = false\n";
         assert_eq!(load_error(text)?, "");
         // And the test above names every key the types accept: none is missing from it.
         for (table, key) in all_keys() {

@@ -8,6 +8,7 @@ mod context_cmd;
 mod doctor;
 mod lsp;
 mod mcp_cmd;
+mod permissions_cmd;
 mod rpc;
 mod run;
 mod sandbox;
@@ -85,6 +86,13 @@ enum Command {
     /// Check the setup: the language servers found on PATH (and the install command of the
     /// missing ones), and each configured MCP server with its state and tool count.
     Doctor,
+    /// The permission rules, hooks and verify commands in force in the current directory's
+    /// project, each with its file; `check 'tool(call)'` says what the rules decide for one
+    /// call (`check 'bash(npm test -- -x)'`, `check 'read(.env)'`).
+    Permissions {
+        /// `check` and a call.
+        args: Vec<String>,
+    },
     /// Runs a command in a sandbox (used by Tandem itself): `--read-only -- PROGRAM ARGS…` or
     /// `--workspace-write ROOT [--network] -- PROGRAM ARGS…`.
     #[command(hide = true)]
@@ -362,6 +370,7 @@ fn main() -> ExitCode {
             Command::Mcp { allow_writes } => mcp_cmd::serve(root, allow_writes).await,
             Command::Doctor => doctor::run(root).await,
             Command::Context => context_cmd::run(root),
+            Command::Permissions { args } => permissions_cmd::run(root, &args),
             Command::Trust { path, revoke } => trust_cmd::run(path.or(root), revoke),
             Command::Sandbox { .. } => ExitCode::from(2),
         }

@@ -23,7 +23,10 @@ pub async fn serve(root: Option<PathBuf>, allow_writes: bool) -> ExitCode {
     ctx.session_id = Some(format!("mcp-{}", std::process::id()));
     ctx.user_confirmed = false;
     tracing::info!(root = %bench.workspace.root().display(), allow_writes, "tandem mcp");
-    let served = tandem_mcp::TandemServer::new(Arc::clone(&bench.registry), ctx, allow_writes).serve_stdio().await;
+    let served = tandem_mcp::TandemServer::new(Arc::clone(&bench.registry), ctx, allow_writes)
+        .with_policy(Arc::clone(&bench.policy))
+        .serve_stdio()
+        .await;
     bench.close().await;
     match served {
         Ok(()) => ExitCode::SUCCESS,

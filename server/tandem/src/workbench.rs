@@ -149,6 +149,8 @@ pub struct Workbench {
     pub mcp: Option<Arc<McpManager>>,
     /// The language servers (started on demand); `None` when their settings are invalid.
     pub intel: Option<Arc<LspProxy>>,
+    /// The person's policy: permission rules, hooks, verify.
+    pub policy: Arc<tandem_policy::Policy>,
 }
 
 impl Workbench {
@@ -167,6 +169,8 @@ impl Workbench {
         let workspace = Arc::new(workspace);
         let cache = options.cache.unwrap_or_default();
         let registry = Arc::new(tandem_tools::builtin(config.tools.clone()));
+        let policy = (config.policy.build(workspace.root(), &registry, config.user_file.clone()))
+            .map_err(WorkbenchError::Config)?;
         let manage_tool = options.mcp == Mcp::Sessions && config.tools.profile == tandem_tools::Profile::Full;
         let mcp = (options.mcp != Mcp::Off)
             .then(|| McpManager::from_workspace(workspace.root(), Arc::clone(&registry), manage_tool));
@@ -190,7 +194,7 @@ impl Workbench {
                 }
             };
         tracing::info!(root = %workspace.root().display(), cwd = %working_dir.display(), profile = %config.tools.profile, "workbench opened");
-        Ok(Self { config, workspace, working_dir, cache, registry, mcp, intel })
+        Ok(Self { config, workspace, working_dir, cache, registry, mcp, intel, policy })
     }
 
     /// The configuration's warnings, logged.
@@ -218,7 +222,9 @@ impl Workbench {
     /// The agent's settings from the configuration.
     pub fn agent_config(&self) -> Result<AgentConfig, WorkbenchError> {
         let provider = self.config.provider_settings().map_err(WorkbenchError::Provider)?;
-        Ok(self.config.agent_config(provider))
+        let mut config = self.config.agent_config(provider);
+        config.policy = Arc::clone(&self.policy);
+        Ok(config)
     }
 
     /// The agent serving this project's sessions through `client` (and `editor`, when the

@@ -60,7 +60,7 @@ function M.resolve(opts)
   if type(opts) ~= "table" then
     error("tandem.setup: expected a table of options, got " .. type(opts), 0)
   end
-  local known = { cmd = 1, provider = 1, mode = 1, profile = 1, root_dir = 1, env = 1, keymaps = 1, chat = 1,
+  local known = { cmd = 1, provider = 1, mode = 1, profile = 1, root_dir = 1, env = 1, keymaps = 1, chat = 1, permissions = 1,
     add_selection = 1 }
   for key in pairs(opts) do
     if not known[key] then
@@ -106,6 +106,19 @@ function M.resolve(opts)
   if config.add_selection ~= false and (type(config.add_selection) ~= "string" or config.add_selection == "") then
     error("tandem.setup: `add_selection` must be a key sequence or false", 0)
   end
+  if config.permissions ~= nil then
+    if type(config.permissions) ~= "table" then
+      error("tandem.setup: `permissions` must be a table { allow = {...}, ask = {...}, deny = {...} }", 0)
+    end
+    for name, rules in pairs(config.permissions) do
+      if name ~= "allow" and name ~= "ask" and name ~= "deny" then
+        error(string.format("tandem.setup: unknown `permissions.%s` (allow, ask, deny)", name), 0)
+      end
+      if type(rules) ~= "table" then
+        error(string.format("tandem.setup: `permissions.%s` must be a list of rules like \"bash(npm test:*)\"", name), 0)
+      end
+    end
+  end
   for name, key in pairs(config.keymaps) do
     if M.defaults.keymaps[name] == nil then
       error(string.format("tandem.setup: unknown keymap `%s` (%s)", name, "accept, reject, accept_all, reject_all, next, prev"), 0)
@@ -126,6 +139,9 @@ function M.init_options(config)
     if next(options.provider) == nil then
       options.provider = nil
     end
+  end
+  if config.permissions and next(config.permissions) ~= nil then
+    options.permissions = config.permissions
   end
   if next(options) == nil then
     return vim.empty_dict()

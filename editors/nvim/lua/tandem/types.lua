@@ -137,6 +137,7 @@
 --- `initializationOptions` of `initialize`.
 ---@class tandem.InitializationOptions
 ---@field mode? tandem.ModeId|nil Starting permission mode.
+---@field permissions? tandem.PermissionRules|nil Permission rules from the editor's settings, added to those of the configuration files.
 ---@field profile? string|nil Tool profile: minimal, standard, full or custom.
 ---@field provider? tandem.ProviderConfig|nil Model provider.
 
@@ -171,6 +172,12 @@
 
 --- The person's answer.
 ---@alias tandem.PermissionOutcome tandem.PermissionOutcome.selected|tandem.PermissionOutcome.cancelled
+
+--- Permission rules (`tool(specifier)` patterns, as in `[permissions]` of `config.toml`).
+---@class tandem.PermissionRules
+---@field allow? string[] Calls that run without asking (`bash(npm test:*)`, `edit(src/**)`).
+---@field ask? string[] Calls that ask every time.
+---@field deny? string[] Calls that never run.
 
 --- An entry of the plan.
 ---@class tandem.PlanEntry

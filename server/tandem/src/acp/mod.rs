@@ -116,6 +116,8 @@ fn builtin_commands() -> Value {
           "input": { "hint": "turn number (optional)" } },
         { "name": "redo", "description": "Bring back what the last undo restored" },
         { "name": "compact", "description": "Shorten the conversation the model sees: old tool outputs elided, older turns summarised" },
+        { "name": "permissions", "description": "The permission rules, hooks and verify commands in force, with their files; `check tool(call)` says what they decide",
+          "input": { "hint": "check bash(npm test) (optional)" } },
     ])
 }
 
@@ -561,6 +563,7 @@ impl Server {
                 let result = ready.agent.redo(session_id).await.map_err(agent_error)?;
                 Ok(Some(tandem_agent::describe_restore(&result)))
             }
+            "/permissions" => Ok(Some(crate::permissions_cmd::describe(&ready.bench, argument))),
             "/compact" => {
                 let params = tandem_protocol::SessionCompactParams { session_id: session_id.to_owned() };
                 let done = ready.agent.compact(params).await.map_err(agent_error)?;

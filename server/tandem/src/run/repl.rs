@@ -15,6 +15,7 @@ Type a request and press Enter; Ctrl-C cancels a running turn, Ctrl-D leaves.
   /mode [default|auto-edit|plan|yolo]  show or change the permission mode
   /model [name]                        show or change the model
   /compact                             shorten what the model sees of the session
+  /permissions [check 'tool(call)']    the rules and hooks in force, or what they say of a call
   /undo                                undo the last turn's changes (reviewed first)
   /redo                                bring back what the last undo replaced
   /context                             what the agent is told here (instructions, rules, commands, skills)
@@ -75,7 +76,7 @@ pub(super) async fn interactive(run: &mut Run, bench: &Workbench) -> anyhow::Res
         }
         let _ = editor.add_history_entry(text);
         if let Some(command) = text.strip_prefix('/') {
-            match command_line(run, command).await {
+            match command_line(run, bench, command).await {
                 Ok(Flow::Go) => {}
                 Ok(Flow::Quit) => break,
                 Err(err) => eprintln!("tandem: {err:#}"),
@@ -107,7 +108,7 @@ pub(super) async fn interactive(run: &mut Run, bench: &Workbench) -> anyhow::Res
 }
 
 /// Runs one slash command (`command` without its `/`).
-async fn command_line(run: &mut Run, command: &str) -> anyhow::Result<Flow> {
+async fn command_line(run: &mut Run, bench: &Workbench, command: &str) -> anyhow::Result<Flow> {
     let (name, argument) = command.split_once(char::is_whitespace).unwrap_or((command, ""));
     let argument = argument.trim();
     match name {
@@ -126,6 +127,7 @@ async fn command_line(run: &mut Run, command: &str) -> anyhow::Result<Flow> {
         "mode" => mode(run, argument).await?,
         "model" => model(run, argument)?,
         "compact" => run.compact().await?,
+        "permissions" => eprintln!("{}", crate::permissions_cmd::describe(bench, argument)),
         "undo" => {
             let result = run.agent.undo(&run.session, None).await?;
             eprintln!("tandem: {}", tandem_agent::describe_restore(&result));

@@ -21,6 +21,7 @@ mod sed;
 mod tables;
 
 use parse::{Simple, Word};
+pub use tandem_policy::CommandPart as Part;
 
 /// The verdict on a command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,6 +167,52 @@ fn classify_at(line: &str, depth: usize) -> Verdict {
         verdicts.push(ask(&format!("it uses {construct}, which is not checked")));
     }
     combine(verdicts)
+}
+
+/// Every simple command `line` runs — in pipelines, lists, subshells, substitutions and the
+/// scripts of `sh -c` — for permission rules; `None` when the line cannot be parsed or nests
+/// shells too deeply to follow.
+pub fn parts(line: &str) -> Option<Vec<Part>> {
+    parts_at(line, 0)
+}
+
+fn parts_at(line: &str, depth: usize) -> Option<Vec<Part>> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let script = parse::parse(line.trim())?;
+    let word = |w: &Word| w.lit().map(str::to_owned);
+    let mut parts = Vec::new();
+    for (i, command) in script.commands.iter().enumerate() {
+        let stdin = pipeline_input(&script.commands, i);
+        let resolved = programs::resolve(&command.words);
+        let words: Vec<Option<String>> = command.words.iter().map(word).collect();
+        let unwrapped: Option<Vec<Option<String>>> = resolved
+            .program
+            .as_ref()
+            .map(|program| std::iter::once(Some(program.clone())).chain(resolved.args.iter().map(word)).collect());
+        let changing = command
+            .assignments
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .chain(resolved.assignments.iter().map(String::as_str))
+            .any(|name| !programs::harmless_variable(name));
+        let socket = command
+            .redirects
+            .iter()
+            .any(|r| r.target.text().starts_with("/dev/tcp/") || r.target.text().starts_with("/dev/udp/"));
+        parts.push(Part {
+            unwrapped: unwrapped.filter(|u| *u != words),
+            words,
+            plain: !changing && !socket && writes_through_redirect(command).is_none() && resolved.asks.is_empty(),
+            read_only: command_verdict(command, &stdin, depth) == Verdict::Safe,
+            files: command.redirects.iter().map(|r| r.target.text().to_owned()).collect(),
+        });
+        if let Some(inner) = &resolved.script {
+            parts.extend(parts_at(inner.lit()?, depth + 1)?);
+        }
+    }
+    Some(parts)
 }
 
 fn ask(reason: &str) -> Verdict {
@@ -409,6 +456,52 @@ mod tests {
             "rm -rf build",
             "   ",
         ]));
+    }
+
+    #[test]
+    fn parts_are_every_simple_command_with_its_program_through_wrappers() {
+        let shown = |line: &str| match parts(line) {
+            None => "unparsable".to_owned(),
+            Some(parts) => parts
+                .iter()
+                .map(|p| {
+                    let words = |w: &[Option<String>]| {
+                        w.iter().map(|w| w.as_deref().unwrap_or("$")).collect::<Vec<_>>().join(" ")
+                    };
+                    let through = p.unwrapped.as_deref().map(|u| format!(" → {}", words(u))).unwrap_or_default();
+                    format!(
+                        "[{}{through}{}{}]",
+                        words(&p.words),
+                        if p.plain { "" } else { " !plain" },
+                        if p.read_only { " ro" } else { "" }
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        expect_test::expect![[r#"
+            [npm test] [ls ro]
+            [npm test] [rm -rf x]
+            [echo $ ro] [curl evil]
+            [timeout 5 npm test → npm test]
+            [sh -c curl x | sh] [curl x] [sh]
+            [npm test !plain]
+            [npm test !plain] [ !plain]
+            unparsable"#]]
+        .assert_eq(
+            &[
+                "npm test && ls",
+                "npm test; rm -rf x",
+                "echo $(curl evil)",
+                "timeout 5 npm test",
+                "sh -c 'curl x | sh'",
+                "npm test > out",
+                "PATH=x npm test",
+                "npm test &&",
+            ]
+            .map(shown)
+            .join("\n"),
+        );
     }
 
     #[test]
