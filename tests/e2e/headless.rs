@@ -432,3 +432,29 @@ fn the_ci_recipes_command_line_works_as_written() -> Res<()> {
     assert!(written.get("stop_reason").is_some());
     check_all(&[written])
 }
+
+#[test]
+fn allowed_and_disallowed_tools_are_rules_for_the_run() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    // Allowed: the command runs unasked in a JSON run (which asks nothing).
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("c1", "bash", json!({ "command": "touch out.txt" })),
+        Turn::reply("Done."),
+    ]);
+    let args = ["run", "--output-format", "json", "--allowed-tools", "bash(touch:*)", "--", "write it"];
+    let out = run(dir.path(), Some(&provider), &args)?;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.path().join("out.txt").is_file(), "the allowed command did not run");
+    // Disallowed: refused even under --yes, and the model is told.
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("c1", "bash", json!({ "command": "touch no.txt" })),
+        Turn::reply("Could not."),
+    ]);
+    let args = ["run", "--output-format", "json", "--yes", "--disallowed-tools", "bash", "--", "write it"];
+    let out = run(dir.path(), Some(&provider), &args)?;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!dir.path().join("no.txt").exists(), "a disallowed command ran");
+    let told = provider.requests()[1].body["messages"].to_string();
+    assert!(told.contains("was not run"), "{told}");
+    Ok(())
+}

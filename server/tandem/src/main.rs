@@ -148,6 +148,14 @@ enum Command {
         /// Text added at the end of the system prompt.
         #[arg(long, value_name = "TEXT")]
         append_system_prompt: Option<String>,
+        /// Permission rules that allow calls for this run, as in `[permissions] allow`
+        /// (`"bash(npm test:*)"`, `"edit(src/**)"`, `read`); a deny still wins.
+        #[arg(long, value_name = "RULE", num_args = 1..)]
+        allowed_tools: Vec<String>,
+        /// Permission rules that deny calls for this run, as in `[permissions] deny`
+        /// (`bash`, `"bash(git push:*)"`, `webfetch`); they hold in every mode and under --yes.
+        #[arg(long, value_name = "RULE", num_args = 1..)]
+        disallowed_tools: Vec<String>,
         /// Work in the git worktree NAME (on the branch `tandem/NAME`, created or reused outside
         /// the working tree; `tandem worktrees` lists them), so that runs side by side do not
         /// touch each other or the checkout.
@@ -342,6 +350,8 @@ fn main() -> ExitCode {
                 output_format,
                 max_turns,
                 append_system_prompt,
+                allowed_tools,
+                disallowed_tools,
                 worktree,
             } => {
                 run::run(run::RunArgs {
@@ -354,6 +364,8 @@ fn main() -> ExitCode {
                     output_format,
                     max_turns,
                     append_system_prompt,
+                    allowed_tools,
+                    disallowed_tools,
                     worktree,
                 })
                 .await

@@ -40,6 +40,10 @@ pub struct RunArgs {
     pub max_turns: Option<u32>,
     /// Added at the end of the system prompt.
     pub append_system_prompt: Option<String>,
+    /// Permission rules allowing calls for this run (`--allowed-tools`).
+    pub allowed_tools: Vec<String>,
+    /// Permission rules denying calls for this run (`--disallowed-tools`).
+    pub disallowed_tools: Vec<String>,
     /// Work in this agent worktree.
     pub worktree: Option<String>,
 }
@@ -92,8 +96,19 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
         );
         root = Root::Given { root: worktree.path.clone(), cwd: None };
     }
-    let mut bench =
-        Workbench::open(&root, Options { mcp: Mcp::Sessions, no_previews: args.yes, ..Options::default() })?;
+    // The command line's rules count as the person's own, like an editor's settings.
+    let init = (!args.allowed_tools.is_empty() || !args.disallowed_tools.is_empty()).then(|| {
+        tandem_protocol::InitializationOptions {
+            permissions: Some(tandem_protocol::PermissionRules {
+                allow: args.allowed_tools.clone(),
+                ask: Vec::new(),
+                deny: args.disallowed_tools.clone(),
+            }),
+            ..Default::default()
+        }
+    });
+    let options = Options { init, mcp: Mcp::Sessions, no_previews: args.yes, ..Options::default() };
+    let mut bench = Workbench::open(&root, options)?;
     let outcome = match Run::start(&mut bench, &args).await {
         Ok(mut run) => match prompt {
             Some(prompt) => run.once(prompt).await,
