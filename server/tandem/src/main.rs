@@ -119,49 +119,7 @@ enum Command {
     /// finished, 1 on a provider error, 2 on bad usage, 3 at the turn limit, 4 on a refusal, 5
     /// when the answer was cut at the output limit, 6 when a change or command needed an
     /// approval nobody could give (no terminal), 130 when cancelled.
-    Run {
-        /// What to do (`-` reads it from stdin); none starts an interactive session.
-        prompt: Option<String>,
-        /// Permission mode: default, auto-edit, plan or yolo.
-        #[arg(long, value_parser = parse_mode)]
-        mode: Option<tandem_protocol::ModeId>,
-        /// Model (overrides the configuration).
-        #[arg(long)]
-        model: Option<String>,
-        /// Approve every edit and command without asking (refused commands still never run).
-        /// Meant for unattended runs in a sandbox (a container, a scratch checkout).
-        #[arg(long)]
-        yes: bool,
-        /// Continue a stored session: its id (`/sessions` in the interactive session lists them), or `last` for the
-        /// latest.
-        #[arg(long)]
-        session: Option<String>,
-        /// What stdout carries: `text` (for people), `json` (one result object at the end) or
-        /// `stream-json` (one JSON object per line as things happen, the result last). In the
-        /// JSON formats nothing else reaches stdout, and nothing is asked: approve with --yes,
-        /// a mode or permission rules.
-        #[arg(long, value_enum, default_value = "text")]
-        output_format: run::OutputFormat,
-        /// Model requests allowed in the turn before it stops (exit status 3).
-        #[arg(long, value_name = "N")]
-        max_turns: Option<u32>,
-        /// Text added at the end of the system prompt.
-        #[arg(long, value_name = "TEXT")]
-        append_system_prompt: Option<String>,
-        /// Permission rules that allow calls for this run, as in `[permissions] allow`
-        /// (`"bash(npm test:*)"`, `"edit(src/**)"`, `read`); a deny still wins.
-        #[arg(long, value_name = "RULE", num_args = 1..)]
-        allowed_tools: Vec<String>,
-        /// Permission rules that deny calls for this run, as in `[permissions] deny`
-        /// (`bash`, `"bash(git push:*)"`, `webfetch`); they hold in every mode and under --yes.
-        #[arg(long, value_name = "RULE", num_args = 1..)]
-        disallowed_tools: Vec<String>,
-        /// Work in the git worktree NAME (on the branch `tandem/NAME`, created or reused outside
-        /// the working tree; `tandem worktrees` lists them), so that runs side by side do not
-        /// touch each other or the checkout.
-        #[arg(long, value_name = "NAME")]
-        worktree: Option<String>,
-    },
+    Run(run::RunArgs),
     /// The agents' git worktrees of the current directory's project (`tandem run --worktree`):
     /// lists them with their branches and sessions; `remove NAME` removes one.
     Worktrees {
@@ -222,7 +180,7 @@ enum SessionsAction {
     },
 }
 
-fn parse_mode(raw: &str) -> Result<tandem_protocol::ModeId, String> {
+pub(crate) fn parse_mode(raw: &str) -> Result<tandem_protocol::ModeId, String> {
     serde_json::from_value(serde_json::Value::String(raw.to_owned()))
         .map_err(|_| format!("unknown mode `{raw}`: use default, auto-edit, plan or yolo"))
 }
@@ -341,35 +299,7 @@ fn main() -> ExitCode {
                 }
             },
             Command::Tools { json } => tool_cmd::list(root, json).await,
-            Command::Run {
-                prompt,
-                mode,
-                model,
-                yes,
-                session,
-                output_format,
-                max_turns,
-                append_system_prompt,
-                allowed_tools,
-                disallowed_tools,
-                worktree,
-            } => {
-                run::run(run::RunArgs {
-                    root,
-                    prompt,
-                    mode,
-                    model,
-                    yes,
-                    session,
-                    output_format,
-                    max_turns,
-                    append_system_prompt,
-                    allowed_tools,
-                    disallowed_tools,
-                    worktree,
-                })
-                .await
-            }
+            Command::Run(args) => run::run(run::RunArgs { root, ..args }).await,
             Command::Worktrees { action: None, json } => worktree::list(root, json),
             Command::Worktrees { action: Some(WorktreesAction::Remove { name, force }), .. } => {
                 worktree::remove(root, &name, force)

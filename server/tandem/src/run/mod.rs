@@ -20,31 +20,53 @@ use tandem_protocol::{ContentBlock, ModeId, SessionNewParams, SessionPromptParam
 
 use terminal::{Terminal, out};
 
-/// Options of `tandem run`.
+/// Options of `tandem run` (its command line).
+#[derive(clap::Args)]
 pub struct RunArgs {
-    /// The project's root (`--root`); found around the current directory without it.
+    /// The project's root (`--root`, a global option); found around the current directory
+    /// without it.
+    #[arg(skip)]
     pub root: Option<std::path::PathBuf>,
-    /// The prompt (`-` reads it from stdin); none starts an interactive session.
+    /// What to do (`-` reads it from stdin); none starts an interactive session.
     pub prompt: Option<String>,
-    /// Starting mode.
-    pub mode: Option<ModeId>,
-    /// Model override.
+    /// Permission mode: default, auto-edit, plan or yolo.
+    #[arg(long, value_parser = crate::parse_mode)]
+    pub mode: Option<tandem_protocol::ModeId>,
+    /// Model (overrides the configuration).
+    #[arg(long)]
     pub model: Option<String>,
-    /// Answer every approval with yes (refused commands still never run).
+    /// Approve every edit and command without asking (refused commands still never run).
+    /// Meant for unattended runs in a sandbox (a container, a scratch checkout).
+    #[arg(long)]
     pub yes: bool,
-    /// Resume this stored session (`last`: the latest).
+    /// Continue a stored session: its id (`/sessions` in the interactive session lists them), or `last` for the
+    /// latest.
+    #[arg(long)]
     pub session: Option<String>,
-    /// What stdout carries.
+    /// What stdout carries: `text` (for people), `json` (one result object at the end) or
+    /// `stream-json` (one JSON object per line as things happen, the result last). In the
+    /// JSON formats nothing else reaches stdout, and nothing is asked: approve with --yes,
+    /// a mode or permission rules.
+    #[arg(long, value_enum, default_value = "text")]
     pub output_format: OutputFormat,
-    /// Model requests per turn.
+    /// Model requests allowed in the turn before it stops (exit status 3).
+    #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
-    /// Added at the end of the system prompt.
+    /// Text added at the end of the system prompt.
+    #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,
-    /// Permission rules allowing calls for this run (`--allowed-tools`).
+    /// Permission rules that allow calls for this run, as in `[permissions] allow`
+    /// (`"bash(npm test:*)"`, `"edit(src/**)"`, `read`); a deny still wins.
+    #[arg(long, value_name = "RULE", num_args = 1..)]
     pub allowed_tools: Vec<String>,
-    /// Permission rules denying calls for this run (`--disallowed-tools`).
+    /// Permission rules that deny calls for this run, as in `[permissions] deny`
+    /// (`bash`, `"bash(git push:*)"`, `webfetch`); they hold in every mode and under --yes.
+    #[arg(long, value_name = "RULE", num_args = 1..)]
     pub disallowed_tools: Vec<String>,
-    /// Work in this agent worktree.
+    /// Work in the git worktree NAME (on the branch `tandem/NAME`, created or reused outside
+    /// the working tree; `tandem worktrees` lists them), so that runs side by side do not
+    /// touch each other or the checkout.
+    #[arg(long, value_name = "NAME")]
     pub worktree: Option<String>,
 }
 
