@@ -102,6 +102,27 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// How much of a hook's stdout and of its stderr is kept.
 pub const OUTPUT_CAP: usize = 64 * 1024;
 
+/// Why a hook's configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    /// `command` is empty.
+    #[error("a {event} hook has an empty `command`")]
+    EmptyCommand {
+        /// The event.
+        event: &'static str,
+    },
+    /// `matcher` is not a regular expression.
+    #[error("the matcher `{pattern}` of a {event} hook is not a valid regex: {source}")]
+    Matcher {
+        /// As written.
+        pattern: String,
+        /// The event.
+        event: &'static str,
+        /// What the regex parser said.
+        source: regex::Error,
+    },
+}
+
 /// One configured hook.
 #[derive(Clone, Debug)]
 pub struct Hook {
@@ -127,15 +148,17 @@ impl Hook {
         command: &str,
         timeout_ms: Option<u64>,
         source: Source,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, HookError> {
         if command.trim().is_empty() {
-            return Err(format!("a {} hook has an empty `command`", event.as_str()));
+            return Err(HookError::EmptyCommand { event: event.as_str() });
         }
         let matcher = matcher.unwrap_or("").trim().to_owned();
         let regex = match matcher.as_str() {
             "" | "*" => None,
-            pattern => Some(Regex::new(&format!("^(?:{pattern})$")).map_err(|e| {
-                format!("the matcher `{pattern}` of a {} hook is not a valid regex: {e}", event.as_str())
+            pattern => Some(Regex::new(&format!("^(?:{pattern})$")).map_err(|source| HookError::Matcher {
+                pattern: pattern.to_owned(),
+                event: event.as_str(),
+                source,
             })?),
         };
         let timeout = timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis);

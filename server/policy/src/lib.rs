@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 pub use decide::{CommandPart, Rules, Verdict, always_rule};
-pub use hooks::{Hook, HookEvent, HookOutcome, HookRun, Hooks};
+pub use hooks::{Hook, HookError, HookEvent, HookOutcome, HookRun, Hooks};
 pub use rule::{Action, Origin, Rule, RuleError, Source};
 
 /// `[verify]`: commands run when a turn that changed files ends; a failure goes back to the

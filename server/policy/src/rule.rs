@@ -100,22 +100,23 @@ pub struct Glob {
 }
 
 impl Glob {
-    fn new(raw: &str, home: Option<&Path>) -> Result<Self, String> {
+    fn new(raw: &str, home: Option<&Path>) -> Result<Self, RuleError> {
+        let invalid = |why: String| RuleError { rule: String::new(), why };
         if raw.starts_with('!') {
-            return Err("a glob cannot start with `!` (write a deny or ask rule instead)".to_owned());
+            return Err(invalid("a glob cannot start with `!` (write a deny or ask rule instead)".to_owned()));
         }
         let (absolute, pattern) = if let Some(rest) = raw.strip_prefix("//") {
             (true, format!("/{rest}"))
         } else if let Some(rest) = raw.strip_prefix("~/") {
-            let home = home.ok_or("`~/` needs a home directory")?;
+            let home = home.ok_or_else(|| invalid("`~/` needs a home directory".to_owned()))?;
             (true, format!("{}/{rest}", home.display()))
         } else {
             (false, raw.strip_prefix("./").unwrap_or(raw).to_owned())
         };
         let root = if absolute { PathBuf::from("/") } else { PathBuf::from("/project") };
         let mut builder = GitignoreBuilder::new(&root);
-        builder.add_line(None, &pattern).map_err(|e| format!("invalid glob `{raw}`: {e}"))?;
-        let matcher = builder.build().map_err(|e| format!("invalid glob `{raw}`: {e}"))?;
+        builder.add_line(None, &pattern).map_err(|e| invalid(format!("invalid glob `{raw}`: {e}")))?;
+        let matcher = builder.build().map_err(|e| invalid(format!("invalid glob `{raw}`: {e}")))?;
         Ok(Self { pattern: raw.to_owned(), absolute, matcher })
     }
 
@@ -224,14 +225,14 @@ impl Rule {
         let spec = spec.filter(|s| !s.is_empty() && *s != "*");
         let specifier = match (&target, spec) {
             (_, None) => Specifier::Any,
-            (Target::Shell, Some(spec)) => command_specifier(spec).map_err(|why| error(&why))?,
+            (Target::Shell, Some(spec)) => command_specifier(spec).map_err(|e| error(&e.why))?,
             (Target::Edits | Target::Reads, Some(spec)) => {
-                Specifier::Glob(Glob::new(spec, home).map_err(|why| error(&why))?)
+                Specifier::Glob(Glob::new(spec, home).map_err(|e| error(&e.why))?)
             }
             (Target::Tool(tool), Some(spec))
                 if READ_TOOLS.contains(&tool.as_str()) || EDIT_TOOLS.contains(&tool.as_str()) =>
             {
-                Specifier::Glob(Glob::new(spec, home).map_err(|why| error(&why))?)
+                Specifier::Glob(Glob::new(spec, home).map_err(|e| error(&e.why))?)
             }
             (Target::Tool(tool), Some(spec)) if tool == "webfetch" => {
                 let domain = spec
@@ -268,17 +269,18 @@ impl Rule {
 }
 
 /// `npm test:*`, `npm test *` (a prefix) or `cargo check` (exact).
-fn command_specifier(spec: &str) -> Result<Specifier, String> {
+fn command_specifier(spec: &str) -> Result<Specifier, RuleError> {
+    let invalid = |why: &str| RuleError { rule: String::new(), why: why.to_owned() };
     let (prefix, body) = match spec.strip_suffix(":*").or_else(|| spec.strip_suffix(" *")) {
         Some(body) => (true, body),
         None => (false, spec),
     };
-    let words = split_words(body)?;
+    let words = split_words(body).map_err(|why| invalid(&why))?;
     if words.is_empty() {
-        return Err("the command is empty; write `bash` alone for every command".to_owned());
+        return Err(invalid("the command is empty; write `bash` alone for every command"));
     }
     if words.iter().any(|w| w.contains('*')) {
-        return Err("`*` may only end a command (`npm test:*`)".to_owned());
+        return Err(invalid("`*` may only end a command (`npm test:*`)"));
     }
     Ok(if prefix { Specifier::Prefix(words) } else { Specifier::Exact(words) })
 }
