@@ -142,6 +142,7 @@ const ONE_CALL_EACH: &[(&str, &str)] = &[
     ("memory_read", r#"{}"#),
     ("memory_write", r#"{"title": "t", "content": "c"}"#),
     ("memory_delete", r#"{"memory_id": "nope"}"#),
+    ("skill", r#"{"name": "nope"}"#),
 ];
 
 /// Every built-in tool, called once as the doors without a session call it (`tandem tool`,
