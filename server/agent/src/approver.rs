@@ -570,6 +570,9 @@ impl Approver for CallApprover {
                 PermissionOptionKind::AllowAlways,
             ));
         }
+        // An answer may name an option that was not offered (a client's bug, or a hostile one):
+        // "always" is kept only where it was offered.
+        let always_offered = options.iter().any(|o| o.kind == PermissionOptionKind::AllowAlways);
         options.push(option("reject_once", "Don't run", PermissionOptionKind::RejectOnce));
         if !prefix.is_empty() && covered(&prefix, command) {
             options.push(option(
@@ -582,12 +585,13 @@ impl Approver for CallApprover {
             None | Some(PermissionOutcome::Cancelled) => CommandDecision::Cancelled,
             Some(PermissionOutcome::Selected { option_id, message, .. }) => match option_id.as_str() {
                 "allow_once" => CommandDecision::Allow,
-                "allow_always" => {
+                "allow_always" if always_offered => {
                     if !self.allow_always(&always) {
                         self.gate.rules().allow_commands.push(prefix);
                     }
                     CommandDecision::Allow
                 }
+                "allow_always" => CommandDecision::Allow,
                 "reject_always" => {
                     self.gate.rules().reject_commands.push(prefix);
                     CommandDecision::Reject { reason: message }
