@@ -5,7 +5,6 @@
 //! `docs/run-events.schema.json`.
 
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::time::Instant;
 
 use parking_lot::Mutex;
@@ -282,9 +281,5 @@ fn output_of(content: &[ToolCallContent]) -> String {
 
 /// Writes one JSON line to stdout at once.
 fn line(value: &Value) {
-    let mut stdout = std::io::stdout().lock();
-    let mut text = value.to_string();
-    text.push('\n');
-    stdout.write_all(text.as_bytes()).ok();
-    stdout.flush().ok();
+    crate::stdout::line(&value.to_string());
 }

@@ -4,7 +4,7 @@
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -68,9 +68,7 @@ pub(super) fn usage_line(usage: &Usage) -> String {
 
 /// Writes `text` to stdout at once.
 pub(super) fn out(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes()).ok();
-    stdout.flush().ok();
+    crate::stdout::text(text);
 }
 
 /// The terminal as a session client.
