@@ -4,81 +4,23 @@
 //! a compaction, the budget note, custom commands with their arguments, and skills loaded only
 //! on demand.
 
-use parking_lot::Mutex;
+mod support;
+
 use std::path::Path;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
-use tandem_agent::{Agent, AgentConfig, SessionClient};
+use support::{Recorder, prompt};
+use tandem_agent::{Agent, AgentConfig};
 use tandem_fake_provider::{FakeProvider, ReceivedRequest, Turn};
-use tandem_llm::{ProviderKind, ProviderSettings, Reasoning, RetryPolicy, Timeouts};
+use tandem_llm::ProviderKind;
 use tandem_protocol::{
-    ContentBlock, PermissionOutcome, RequestPermissionParams, RequestPermissionResult, SessionCompactParams,
-    SessionLoadParams, SessionNewParams, SessionPromptParams, SessionUpdate, StopReason,
+    ContentBlock, SessionCompactParams, SessionLoadParams, SessionNewParams, SessionUpdate, StopReason,
 };
-use tandem_text::BufferCache;
-use tandem_tool_api::{Registry, ToolConfig, Workspace};
-
-#[derive(Default)]
-struct Recorder {
-    updates: Mutex<Vec<SessionUpdate>>,
-    asked: Mutex<Vec<String>>,
-}
-
-#[async_trait]
-impl SessionClient for Recorder {
-    async fn update(&self, _session_id: &str, update: SessionUpdate) {
-        self.updates.lock().push(update);
-    }
-
-    async fn request_permission(
-        &self,
-        params: RequestPermissionParams,
-    ) -> Result<RequestPermissionResult, tandem_agent::ClientError> {
-        let option_id = params.options.first().map(|o| o.option_id.clone()).unwrap_or_default();
-        self.asked.lock().push(params.tool_call.title.clone().unwrap_or_default());
-        Ok(RequestPermissionResult {
-            outcome: PermissionOutcome::Selected { option_id, accepted_hunks: None, message: None },
-        })
-    }
-}
 
 fn start(root: &Path, provider: &FakeProvider, window: u32, client: Arc<Recorder>) -> Arc<Agent> {
-    let settings = ProviderSettings {
-        kind: ProviderKind::OpenAi,
-        base_url: provider.base_url(),
-        model: "scripted".into(),
-        api_key: None,
-        api_key_env: None,
-        max_tokens: 1_024,
-        reasoning: Reasoning::default(),
-        context_window: Some(window),
-        timeouts: Timeouts::default(),
-        price: None,
-        retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
-    };
-    let workspace = Workspace::new(root, &[]).unwrap_or_else(|e| panic!("{e}"));
-    Agent::new(
-        Arc::new(workspace),
-        Arc::new(BufferCache::new()),
-        Arc::new(builtin()),
-        None,
-        None,
-        client as Arc<dyn SessionClient>,
-        AgentConfig::new(settings),
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Every built-in tool, as the binary offers them, the skill tool included.
-fn builtin() -> Registry {
-    use {tandem_tool_exec as exec, tandem_tool_fs as fs, tandem_tool_intel as intel, tandem_tool_memory as memory};
-    use {tandem_tool_readme as readme, tandem_tool_search as search, tandem_tool_session as session};
-    let config = ToolConfig::default();
-    let families = [fs::all(), readme::all(), search::all(), exec::all(), intel::all(), tandem_tool_skill::all()];
-    let rest = [tandem_tool_web::all(&config.web), session::all(), memory::all()];
-    Registry::new(families.into_iter().chain(rest).flatten().collect(), config)
+    let settings = support::settings(ProviderKind::OpenAi, &provider.base_url(), window, 1_024);
+    support::start(root, AgentConfig::new(settings), client)
 }
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -87,10 +29,6 @@ fn write(root: &Path, rel: &str, text: &str) {
         std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{e}"));
     }
     std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
-}
-
-fn prompt(session_id: &str, text: &str) -> SessionPromptParams {
-    SessionPromptParams { session_id: session_id.to_owned(), prompt: vec![ContentBlock::text(text)] }
 }
 
 fn system(request: &ReceivedRequest) -> String {

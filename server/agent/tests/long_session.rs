@@ -4,21 +4,17 @@
 //! store the compaction so a loaded session resumes from it, and recover from a "context too
 //! long" refusal by compacting and retrying.
 
-use parking_lot::Mutex;
+mod support;
+
 use std::path::Path;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
-use tandem_agent::{Agent, AgentConfig, SessionClient};
+use support::{Recorder, prompt};
+use tandem_agent::{Agent, AgentConfig};
 use tandem_fake_provider::{FakeProvider, ReceivedRequest, Turn};
-use tandem_llm::{ProviderKind, ProviderSettings, Reasoning, RetryPolicy, Timeouts};
-use tandem_protocol::{
-    ContentBlock, PermissionOutcome, RequestPermissionParams, RequestPermissionResult, SessionCompactParams,
-    SessionLoadParams, SessionNewParams, SessionPromptParams, SessionUpdate, StopReason,
-};
-use tandem_text::BufferCache;
-use tandem_tool_api::{Registry, ToolConfig, Workspace};
+use tandem_llm::ProviderKind;
+use tandem_protocol::{SessionCompactParams, SessionLoadParams, SessionNewParams, SessionUpdate, StopReason};
 
 /// The window of the scripted model, and the tokenizer the fake provider plays: 4 bytes a token.
 const WINDOW: u32 = 8_192;
@@ -28,64 +24,8 @@ const MAX_OUTPUT: u32 = 1_024;
 /// lower still, by a margin of 1/20 of the window for its estimate's error.)
 const LIMIT: u64 = (WINDOW - MAX_OUTPUT) as u64;
 
-/// Records every update; allows everything it is asked.
-#[derive(Default)]
-struct Recorder {
-    updates: Mutex<Vec<SessionUpdate>>,
-}
-
-impl Recorder {
-    fn updates(&self) -> Vec<SessionUpdate> {
-        self.updates.lock().clone()
-    }
-}
-
-#[async_trait]
-impl SessionClient for Recorder {
-    async fn update(&self, _session_id: &str, update: SessionUpdate) {
-        self.updates.lock().push(update);
-    }
-
-    async fn request_permission(
-        &self,
-        params: RequestPermissionParams,
-    ) -> Result<RequestPermissionResult, tandem_agent::ClientError> {
-        let option_id = params.options.first().map(|o| o.option_id.clone()).unwrap_or_default();
-        Ok(RequestPermissionResult {
-            outcome: PermissionOutcome::Selected { option_id, accepted_hunks: None, message: None },
-        })
-    }
-}
-
-fn provider_settings(kind: ProviderKind, base_url: &str, window: u32) -> ProviderSettings {
-    ProviderSettings {
-        kind,
-        base_url: base_url.to_owned(),
-        model: "scripted".into(),
-        api_key: None,
-        api_key_env: None,
-        max_tokens: MAX_OUTPUT,
-        reasoning: Reasoning::default(),
-        context_window: Some(window),
-        timeouts: Timeouts::default(),
-        price: None,
-        retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
-    }
-}
-
 fn start_agent(root: &Path, provider: &FakeProvider, window: u32, client: Arc<Recorder>) -> Arc<Agent> {
     start_agent_of(ProviderKind::OpenAi, root, provider, window, client)
-}
-
-/// Every built-in tool, as the binary offers them (files, README generation, search, commands,
-/// language servers, the web, the session, memories).
-fn builtin() -> Registry {
-    use {tandem_tool_exec as exec, tandem_tool_fs as fs, tandem_tool_intel as intel, tandem_tool_memory as memory};
-    use {tandem_tool_readme as readme, tandem_tool_search as search, tandem_tool_session as session};
-    let config = ToolConfig::default();
-    let families = [fs::all(), readme::all(), search::all(), exec::all(), intel::all()];
-    let rest = [tandem_tool_web::all(&config.web), session::all(), memory::all()];
-    Registry::new(families.into_iter().chain(rest).flatten().collect(), config)
 }
 
 fn start_agent_of(
@@ -95,20 +35,9 @@ fn start_agent_of(
     window: u32,
     client: Arc<Recorder>,
 ) -> Arc<Agent> {
-    let workspace = Workspace::new(root, &[]).unwrap_or_else(|e| panic!("{e}"));
-    let registry = builtin();
-    let mut config = AgentConfig::new(provider_settings(kind, &provider.base_url(), window));
+    let mut config = AgentConfig::new(support::settings(kind, &provider.base_url(), window, MAX_OUTPUT));
     config.max_turns = 200;
-    Agent::new(
-        Arc::new(workspace),
-        Arc::new(BufferCache::new()),
-        Arc::new(registry),
-        None,
-        None,
-        client as Arc<dyn SessionClient>,
-        config,
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
+    support::start(root, config, client)
 }
 
 /// A summary request: the agent's compaction prompt, no tools.
@@ -120,10 +49,6 @@ const SUMMARY: &str = "## Goal\nRead every file.\n## Files\nf0.txt … read.\n##
 
 fn tokens_of(request: &ReceivedRequest) -> u64 {
     (request.body.to_string().len() as f64 / BYTES_PER_TOKEN).ceil() as u64
-}
-
-fn prompt(session_id: &str, text: &str) -> SessionPromptParams {
-    SessionPromptParams { session_id: session_id.to_owned(), prompt: vec![ContentBlock::text(text)] }
 }
 
 fn workspace_with_files(count: usize, bytes: usize) -> tempfile::TempDir {
