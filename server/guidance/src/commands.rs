@@ -4,7 +4,7 @@
 //! the body with `$ARGUMENTS` and `$1`…`$9` replaced.
 
 use crate::front;
-use crate::places::{Origin, Places, Problem, folders_of, markdown_files, read};
+use crate::places::{Origin, Places, Problem, folders_of, markdown_files, text_or_problem};
 
 /// The keys a command's front matter may have.
 const KEYS: [&str; 4] = ["description", "argument-hint", "model", "mode"];
@@ -72,44 +72,12 @@ pub fn shadowed_notice(file: &str, name: &str) -> String {
     )
 }
 
-/// Splits arguments as a shell would for `$1`…`$9`: at whitespace, with `"…"` and `'…'`
-/// keeping a word together.
-fn words(arguments: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut current = String::new();
-    let mut quote: Option<char> = None;
-    let mut started = false;
-    for c in arguments.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => current.push(c),
-            (None, '"' | '\'') => {
-                quote = Some(c);
-                started = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if started {
-                    words.push(std::mem::take(&mut current));
-                    started = false;
-                }
-            }
-            (None, c) => {
-                current.push(c);
-                started = true;
-            }
-        }
-    }
-    if started {
-        words.push(current);
-    }
-    words
-}
-
 /// The body with `$ARGUMENTS` (all arguments as typed) and `$1`…`$9` (each word; missing ones
 /// are empty) replaced. A body that uses neither gets the arguments appended after a blank line,
 /// so nothing typed is lost.
 pub fn expand(body: &str, arguments: &str) -> String {
-    let words = words(arguments);
+    // Split as a shell would; an unclosed quote runs to the end.
+    let (words, _) = tandem_policy::shell_words(arguments);
     let mut out = String::with_capacity(body.len() + arguments.len());
     let mut used = false;
     let mut rest = body;
@@ -196,14 +164,7 @@ pub fn commands(places: &Places) -> (Vec<Command>, Vec<Problem>) {
                 problems.push(Problem::warning(&file, None, shadowed_notice(&file, &name)));
                 continue;
             }
-            let text = match read(places, origin, &path) {
-                Ok(Some(read)) => read.text,
-                Ok(None) => continue,
-                Err(problem) => {
-                    problems.push(problem);
-                    continue;
-                }
-            };
+            let Some(text) = text_or_problem(places, origin, &path, &mut problems) else { continue };
             match parse(&name, &file, origin, &text) {
                 Ok((command, warnings)) => {
                     problems.extend(warnings);

@@ -1,10 +1,9 @@
 //! Where guidance files are looked for, how each is read, and the problems found on the way.
 
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use tandem_tool_api::shared::read_shared;
+use tandem_tool_api::shared::{read_capped, read_shared};
 
 /// Longest guidance file read (bytes); a longer one is cut, with a note.
 pub(crate) const MAX_FILE: usize = 64 * 1024;
@@ -117,19 +116,25 @@ pub(crate) fn read(places: &Places, origin: Origin, path: &Path) -> Result<Optio
                 return Err(Problem::error(shown, None, "not a regular file"));
             }
             let file = std::fs::File::open(path).map_err(|e| Problem::error(&shown, None, e.to_string()))?;
-            let mut bytes = Vec::new();
-            file.take(MAX_FILE as u64 + 1)
-                .read_to_end(&mut bytes)
-                .map_err(|e| Problem::error(&shown, None, e.to_string()))?;
-            let cut = bytes.len() > MAX_FILE;
-            bytes.truncate(MAX_FILE);
-            let mut text = String::from_utf8_lossy(&bytes).into_owned();
-            if cut {
-                while text.ends_with('\u{fffd}') {
-                    text.pop();
-                }
-            }
+            let (text, cut) = read_capped(file, MAX_FILE).map_err(|e| Problem::error(&shown, None, e.to_string()))?;
             Ok(Some(FileText { text, cut }))
+        }
+    }
+}
+
+/// The text of a guidance file; `None` when nothing is there or it cannot be read (the problem
+/// is added to `problems`).
+pub(crate) fn text_or_problem(
+    places: &Places,
+    origin: Origin,
+    path: &Path,
+    problems: &mut Vec<Problem>,
+) -> Option<String> {
+    match read(places, origin, path) {
+        Ok(read) => read.map(|r| r.text),
+        Err(problem) => {
+            problems.push(problem);
+            None
         }
     }
 }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::front;
-use crate::places::{Origin, Places, Problem, folders, folders_of, read};
+use crate::places::{Origin, Places, Problem, folders, folders_of, text_or_problem};
 
 const KEYS: [&str; 2] = ["name", "description"];
 /// Keys of the Agent Skills format that Tandem reads past without a warning.
@@ -110,14 +110,7 @@ pub fn skills(places: &Places) -> (Vec<Skill>, Vec<Problem>) {
         for dir in folders(&base) {
             let path = dir.join("SKILL.md");
             let file = places.shown(&path);
-            let text = match read(places, origin, &path) {
-                Ok(Some(read)) => read.text,
-                Ok(None) => continue,
-                Err(problem) => {
-                    problems.push(problem);
-                    continue;
-                }
-            };
+            let Some(text) = text_or_problem(places, origin, &path, &mut problems) else { continue };
             match parse(&dir, &file, origin, untrusted, &text) {
                 Ok((skill, warnings)) => {
                     problems.extend(warnings);

@@ -18,7 +18,7 @@ use std::sync::{Arc, RwLock};
 
 pub use decide::{CommandPart, Rules, Verdict, always_rule};
 pub use hooks::{Hook, HookError, HookEvent, HookOutcome, HookRun, Hooks};
-pub use rule::{Action, Origin, Rule, RuleError, Source};
+pub use rule::{Action, Origin, Rule, RuleError, Source, shell_words};
 
 /// `[verify]`: commands run when a turn that changed files ends; a failure goes back to the
 /// model, up to `max_rounds` times.

@@ -287,6 +287,15 @@ fn command_specifier(spec: &str) -> Result<Specifier, RuleError> {
 
 /// Splits a command of a rule into words, with single and double quotes.
 pub fn split_words(text: &str) -> Result<Vec<String>, String> {
+    match shell_words(text) {
+        (_, true) => Err("a quote is not closed".to_owned()),
+        (words, false) => Ok(words),
+    }
+}
+
+/// Splits text into words as a shell would: at whitespace, with `"…"` and `'…'` keeping a word
+/// together (no escapes). Also says whether a quote was left open (its word runs to the end).
+pub fn shell_words(text: &str) -> (Vec<String>, bool) {
     let mut words = Vec::new();
     let mut current = String::new();
     let mut in_word = false;
@@ -311,13 +320,10 @@ pub fn split_words(text: &str) -> Result<Vec<String>, String> {
             }
         }
     }
-    if quote.is_some() {
-        return Err("a quote is not closed".to_owned());
-    }
     if in_word {
         words.push(current);
     }
-    Ok(words)
+    (words, quote.is_some())
 }
 
 #[cfg(test)]

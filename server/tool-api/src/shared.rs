@@ -70,20 +70,25 @@ pub fn read_shared(root: &Path, path: &Path, cap: usize) -> Result<Option<Shared
     if !meta.is_file() {
         return Err(SharedError::NotRegular(shown));
     }
-    let mut bytes = Vec::with_capacity(meta.len().min(cap as u64 + 1) as usize);
-    file.take(cap as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| SharedError::Io { shown: shown.clone(), message: e.to_string() })?;
+    let (text, cut) =
+        read_capped(file, cap).map_err(|e| SharedError::Io { shown: shown.clone(), message: e.to_string() })?;
+    Ok(Some(SharedText { text, cut, path: real }))
+}
+
+/// At most `cap` bytes of `reader` as text (invalid UTF-8 replaced), and whether there was more.
+/// A character the cap cuts in two is dropped rather than shown as a replacement character.
+pub fn read_capped(reader: impl Read, cap: usize) -> std::io::Result<(String, bool)> {
+    let mut bytes = Vec::new();
+    reader.take(cap as u64 + 1).read_to_end(&mut bytes)?;
     let cut = bytes.len() > cap;
     bytes.truncate(cap);
     let mut text = String::from_utf8_lossy(&bytes).into_owned();
     if cut {
-        // A character cut by the cap shows as a replacement character at the end: drop it.
         while text.ends_with('\u{fffd}') {
             text.pop();
         }
     }
-    Ok(Some(SharedText { text, cut, path: real }))
+    Ok((text, cut))
 }
 
 #[cfg(test)]
