@@ -313,18 +313,6 @@ impl McpManager {
         let ranker = self.ranker.lock();
         ranker.stats.get(tool).map_or((0, 0, None), |s| (s.ok, s.failed, s.mean_ms()))
     }
-
-    /// Calls `remote` of `server` on behalf of `ctx`, through the whole resilience chain
-    /// ([`crate::dispatch`]).
-    pub async fn call(
-        &self,
-        server: &McpServer,
-        remote: &RemoteTool,
-        arguments: Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        crate::dispatch::call(self, server, remote, arguments, ctx).await
-    }
 }
 
 #[async_trait::async_trait]
@@ -333,6 +321,7 @@ impl Dispatcher for McpManager {
         McpManager::server(self, name)
     }
 
+    /// Through the whole resilience chain ([`crate::dispatch`]).
     async fn call(
         &self,
         server: &McpServer,
@@ -340,7 +329,7 @@ impl Dispatcher for McpManager {
         arguments: Value,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
-        McpManager::call(self, server, remote, arguments, ctx).await
+        crate::dispatch::call(self, server, remote, arguments, ctx).await
     }
 }
 

@@ -77,6 +77,22 @@ impl ToolContext {
             writes: None,
         }
     }
+
+    /// The directory a tool's `path` argument names (the working directory when it is absent),
+    /// or an error that says what is there instead: `if_file` and `if_missing` end the message
+    /// with what to do.
+    pub fn directory(&self, path: Option<&str>, if_file: &str, if_missing: &str) -> Result<PathBuf, ToolError> {
+        let dir = self.workspace.resolve(path.unwrap_or("."), &self.working_dir)?;
+        if dir.is_dir() {
+            return Ok(dir);
+        }
+        let shown = self.workspace.display(&dir);
+        Err(ToolError::new(if dir.exists() {
+            format!("`{shown}` is a file, not a directory; {if_file}")
+        } else {
+            format!("`{shown}` does not exist; {if_missing}")
+        }))
+    }
 }
 
 /// A tool, as the registry holds it (`Arc<dyn Tool>`): `call` gets arguments already validated

@@ -40,15 +40,8 @@ impl TypedTool for List {
 }
 
 fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let dir = ctx.workspace.resolve(args.path.as_deref().unwrap_or("."), &ctx.working_dir)?;
+    let dir = ctx.directory(args.path.as_deref(), "use `read` to see its content", "list its parent to see what is there")?;
     let shown = ctx.workspace.display(&dir);
-    if !dir.is_dir() {
-        return Err(ToolError::new(if dir.exists() {
-            format!("`{shown}` is a file, not a directory; use `read` to see its content")
-        } else {
-            format!("`{shown}` does not exist; list its parent to see what is there")
-        }));
-    }
     let matcher: Option<(GlobMatcher, bool)> = match args.pattern.as_deref().filter(|p| !p.is_empty()) {
         None => None,
         Some(pattern) => {

@@ -79,15 +79,8 @@ impl Drop for Batch<'_> {
 }
 
 fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let dir = ctx.workspace.resolve(args.path.as_deref().unwrap_or("."), &ctx.working_dir)?;
+    let dir = ctx.directory(args.path.as_deref(), "give the directory to search in `path`", "use `list` to see what is there")?;
     let shown = ctx.workspace.display(&dir);
-    if !dir.is_dir() {
-        return Err(ToolError::new(if dir.exists() {
-            format!("`{shown}` is a file, not a directory; give the directory to search in `path`")
-        } else {
-            format!("`{shown}` does not exist; use `list` to see what is there")
-        }));
-    }
     let pattern = args.pattern.as_str();
     let matcher = GlobBuilder::new(pattern)
         .literal_separator(true)
