@@ -60,13 +60,7 @@ pub(crate) async fn pre_tool_use(
     arguments: &Value,
     cancel: &CancellationToken,
 ) -> HookOutcome {
-    let hooks = &env.config.policy.hooks;
-    if !hooks.any(HookEvent::PreToolUse, Some(tool)) {
-        return HookOutcome::default();
-    }
-    let mut input = input(env, session, HookEvent::PreToolUse);
-    tool_fields(&mut input, tool, arguments);
-    hooks.run(HookEvent::PreToolUse, Some(tool), &input, &root(env), cancel).await
+    tool_use(env, session, HookEvent::PreToolUse, (tool, arguments), None, cancel).await
 }
 
 /// Runs the `PostToolUse` hooks of a call that ran, with its result.
@@ -78,20 +72,34 @@ pub(crate) async fn post_tool_use(
     result: &tandem_protocol::ToolResult,
     cancel: &CancellationToken,
 ) -> HookOutcome {
+    tool_use(env, session, HookEvent::PostToolUse, (tool, arguments), Some(result), cancel).await
+}
+
+/// Runs the hooks of `event` for a call of `tool` (with its result as `tool_response`, after it ran).
+async fn tool_use(
+    env: &Env,
+    session: &Session,
+    event: HookEvent,
+    (tool, arguments): (&str, &Value),
+    result: Option<&tandem_protocol::ToolResult>,
+    cancel: &CancellationToken,
+) -> HookOutcome {
     let hooks = &env.config.policy.hooks;
-    if !hooks.any(HookEvent::PostToolUse, Some(tool)) {
+    if !hooks.any(event, Some(tool)) {
         return HookOutcome::default();
     }
-    let mut input = input(env, session, HookEvent::PostToolUse);
+    let mut input = input(env, session, event);
     tool_fields(&mut input, tool, arguments);
-    input["tool_response"] = json!({
-        "output": result.output,
-        "error": result.error,
-        "success": result.error.is_none(),
-        "title": result.title,
-        "metadata": result.metadata,
-    });
-    hooks.run(HookEvent::PostToolUse, Some(tool), &input, &root(env), cancel).await
+    if let Some(result) = result {
+        input["tool_response"] = json!({
+            "output": result.output,
+            "error": result.error,
+            "success": result.error.is_none(),
+            "title": result.title,
+            "metadata": result.metadata,
+        });
+    }
+    hooks.run(event, Some(tool), &input, &root(env), cancel).await
 }
 
 /// The hooks' runs as text for the person (each command, how it ended, its output).

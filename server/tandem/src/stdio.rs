@@ -40,11 +40,12 @@ fn socket(owned: std::os::fd::OwnedFd) -> io::Result<tokio::net::UnixStream> {
 
 /// Standard input for the transport. Must be called inside the runtime.
 pub fn stdin() -> Pin<Box<dyn AsyncRead + Send>> {
-    let reactor: io::Result<Pin<Box<dyn AsyncRead + Send>>> = match classify(io::stdin()) {
-        Ok(Kind::Pipe(fd)) => pipe::Receiver::from_owned_fd(fd).map(|r| Box::pin(r) as _),
-        Ok(Kind::Socket(fd)) => socket(fd).map(|s| Box::pin(s) as _),
-        Err(err) => Err(err),
-    };
+    let reactor = classify(io::stdin()).and_then(|kind| -> io::Result<Pin<Box<dyn AsyncRead + Send>>> {
+        Ok(match kind {
+            Kind::Pipe(fd) => Box::pin(pipe::Receiver::from_owned_fd(fd)?),
+            Kind::Socket(fd) => Box::pin(socket(fd)?),
+        })
+    });
     reactor.unwrap_or_else(|err| {
         tracing::debug!("stdin through tokio's blocking reader ({err})");
         Box::pin(tokio::io::stdin())
@@ -53,11 +54,12 @@ pub fn stdin() -> Pin<Box<dyn AsyncRead + Send>> {
 
 /// Standard output for the transport. Must be called inside the runtime.
 pub fn stdout() -> Pin<Box<dyn AsyncWrite + Send>> {
-    let reactor: io::Result<Pin<Box<dyn AsyncWrite + Send>>> = match classify(io::stdout()) {
-        Ok(Kind::Pipe(fd)) => pipe::Sender::from_owned_fd(fd).map(|s| Box::pin(s) as _),
-        Ok(Kind::Socket(fd)) => socket(fd).map(|s| Box::pin(s) as _),
-        Err(err) => Err(err),
-    };
+    let reactor = classify(io::stdout()).and_then(|kind| -> io::Result<Pin<Box<dyn AsyncWrite + Send>>> {
+        Ok(match kind {
+            Kind::Pipe(fd) => Box::pin(pipe::Sender::from_owned_fd(fd)?),
+            Kind::Socket(fd) => Box::pin(socket(fd)?),
+        })
+    });
     reactor.unwrap_or_else(|err| {
         tracing::debug!("stdout through tokio's blocking writer ({err})");
         Box::pin(tokio::io::stdout())

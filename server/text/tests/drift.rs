@@ -17,7 +17,8 @@
 //! intended file). The test fails on any WRONG, when fewer than 98% of the drifted edits are
 //! correct, or when a must-fail edit is not refused. The table is printed to stderr.
 
-use std::collections::BTreeMap;
+mod support;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -41,59 +42,15 @@ fn say(text: &str) {
     std::io::stderr().write_all(text.as_bytes()).ok();
 }
 
-fn registry() -> Option<PathBuf> {
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
-    Some(home.join("registry/src"))
-}
-
+/// The Rust files below `root`, sorted.
 fn rust_files(root: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
+    let files = support::files_under(root).into_iter().filter(|p| p.extension().is_some_and(|e| e == "rs"));
+    files.map(|p| root.join(p)).collect()
 }
 
 fn read(path: &Path) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;
     (text.len() < 300_000 && !text.contains('\r') && text.ends_with('\n')).then_some(text)
-}
-
-/// `name-1.2.3` directories of crates present in more than one version, as consecutive pairs.
-fn version_pairs(src: &Path) -> Vec<(PathBuf, PathBuf)> {
-    let mut versions: BTreeMap<String, Vec<(Vec<u64>, PathBuf)>> = BTreeMap::new();
-    for index in std::fs::read_dir(src).into_iter().flatten().flatten() {
-        for krate in std::fs::read_dir(index.path()).into_iter().flatten().flatten() {
-            let name = krate.file_name().to_string_lossy().into_owned();
-            let Some((at, numbers)) = name.match_indices('-').find_map(|(at, _)| {
-                let numbers: Option<Vec<u64>> = name[at + 1..].split('.').map(|n| n.parse().ok()).collect();
-                numbers.filter(|n| n.len() == 3).map(|n| (at, n))
-            }) else {
-                continue;
-            };
-            versions.entry(name[..at].to_owned()).or_default().push((numbers, krate.path()));
-        }
-    }
-    let mut pairs = Vec::new();
-    for list in versions.values_mut() {
-        list.sort();
-        for window in list.windows(2) {
-            pairs.push((window[0].1.clone(), window[1].1.clone()));
-        }
-    }
-    pairs
 }
 
 /// One real change: the file before, and one hunk of it.
@@ -604,12 +561,12 @@ fn show(case: &Case, got: &str) {
 
 #[test]
 fn real_edits_land_exactly_or_are_refused() {
-    let Some(src) = registry().filter(|s| s.is_dir()) else {
+    let Some(src) = support::registry_src().filter(|s| s.is_dir()) else {
         say("\nedit corpus: SKIPPED: no crate sources under ~/.cargo/registry/src to build it from\n");
         return;
     };
     let mut rng = Lcg(0x07a4_de11);
-    let pairs = version_pairs(&src);
+    let pairs = support::version_pairs(&src, true);
     let mut changes = real_changes(&pairs);
     let source = if changes.is_empty() {
         changes = synthetic_changes(&src, &mut rng);

@@ -19,12 +19,15 @@
 //! or any corpus the test says why and passes.
 
 use std::collections::BTreeMap;
+mod support;
+
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use support::{files_under, registry_src, version_pairs};
 use tandem_text::patch::{self, HunkLine, Location};
 
 /// Lines added above or in the middle of the pre-image for the offset variants.
@@ -257,73 +260,12 @@ fn read_text(path: &Path) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-fn files_under(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(kind) if kind.is_dir() => stack.push(path),
-                Ok(kind) if kind.is_file() => {
-                    if let Ok(relative) = path.strip_prefix(root) {
-                        out.push(relative.to_path_buf());
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// `1.2.3-rc.1` → comparable numbers; `None` when it is not a version.
-fn version_key(version: &str) -> Option<(Vec<u64>, String)> {
-    let (core, pre) = version.split_once('-').unwrap_or((version, "~"));
-    let numbers: Option<Vec<u64>> = core.split('.').map(|n| n.parse().ok()).collect();
-    numbers.filter(|n| n.len() == 3).map(|n| (n, pre.to_owned()))
-}
-
-/// `~/.cargo/registry/src` (or under `CARGO_HOME`).
-fn registry_src() -> Option<PathBuf> {
-    let cargo_home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
-    cargo_home.map(|home| home.join("registry").join("src"))
-}
-
 /// Consecutive versions of every crate with more than one version in the registry.
 fn registry_pairs() -> (String, Vec<(PathBuf, PathBuf)>) {
     let Some(src) = registry_src() else {
         return ("no CARGO_HOME or HOME".to_owned(), Vec::new());
     };
-    let mut versions: BTreeMap<String, Vec<(Vec<u64>, String, PathBuf)>> = BTreeMap::new();
-    for index in std::fs::read_dir(&src).into_iter().flatten().flatten() {
-        for krate in std::fs::read_dir(index.path()).into_iter().flatten().flatten() {
-            let dir_name = krate.file_name().to_string_lossy().into_owned();
-            // `name-1.2.3`: the version starts after the last `-` that is followed by a digit
-            // and parses (names have dashes, pre-releases too).
-            let split = dir_name
-                .match_indices('-')
-                .map(|(at, _)| at)
-                .filter(|&at| version_key(&dir_name[at + 1..]).is_some())
-                .min();
-            if let Some(at) = split
-                && let Some((numbers, pre)) = version_key(&dir_name[at + 1..])
-            {
-                versions.entry(dir_name[..at].to_owned()).or_default().push((numbers, pre, krate.path()));
-            }
-        }
-    }
-    let mut pairs = Vec::new();
-    for list in versions.values_mut() {
-        list.sort();
-        for window in list.windows(2) {
-            pairs.push((window[0].2.clone(), window[1].2.clone()));
-        }
-    }
+    let pairs = version_pairs(&src, false);
     (src.display().to_string(), pairs)
 }
 

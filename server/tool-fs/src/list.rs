@@ -40,7 +40,8 @@ impl TypedTool for List {
 }
 
 fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let dir = ctx.directory(args.path.as_deref(), "use `read` to see its content", "list its parent to see what is there")?;
+    let dir =
+        ctx.directory(args.path.as_deref(), "use `read` to see its content", "list its parent to see what is there")?;
     let shown = ctx.workspace.display(&dir);
     let matcher: Option<(GlobMatcher, bool)> = match args.pattern.as_deref().filter(|p| !p.is_empty()) {
         None => None,

@@ -79,7 +79,11 @@ impl Drop for Batch<'_> {
 }
 
 fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let dir = ctx.directory(args.path.as_deref(), "give the directory to search in `path`", "use `list` to see what is there")?;
+    let dir = ctx.directory(
+        args.path.as_deref(),
+        "give the directory to search in `path`",
+        "use `list` to see what is there",
+    )?;
     let shown = ctx.workspace.display(&dir);
     let pattern = args.pattern.as_str();
     let matcher = GlobBuilder::new(pattern)

@@ -238,34 +238,24 @@ async fn request(backend: &Backend, query: &str, count: usize) -> Result<Value, 
 
 /// The results in the backend's response.
 fn parse(backend: &Backend, body: &Value) -> Result<Vec<Hit>, ToolError> {
-    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(plain_text).unwrap_or_default();
-    let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
     if let Some(error) = body.get("error").and_then(Value::as_str) {
         return Err(ToolError::new(format!("{} reported an error: {error}", backend.name())));
     }
-    let hits: Vec<Hit> = match backend {
+    // Where each backend puts its list, and the keys of a result's title, URL and snippet.
+    let (list, [title, url, snippet]) = match backend {
         // {"web": {"results": [{"title", "url", "description", "extra_snippets"?}]}}
-        Backend::Brave { .. } => list(body.pointer("/web/results"))
-            .iter()
-            .map(|r| Hit { title: text(r, "title"), url: text(r, "url"), snippet: text(r, "description") })
-            .collect(),
+        Backend::Brave { .. } => (body.pointer("/web/results"), ["title", "url", "description"]),
         // {"results": [{"title", "url", "content", "score"}], "answer"?}
-        Backend::Tavily { .. } => list(body.get("results"))
-            .iter()
-            .map(|r| Hit { title: text(r, "title"), url: text(r, "url"), snippet: text(r, "content") })
-            .collect(),
+        Backend::Tavily { .. } => (body.get("results"), ["title", "url", "content"]),
         // {"organic_results": [{"position", "title", "link", "snippet"}]}
-        Backend::SerpApi { .. } => list(body.get("organic_results"))
-            .iter()
-            .map(|r| Hit { title: text(r, "title"), url: text(r, "link"), snippet: text(r, "snippet") })
-            .collect(),
+        Backend::SerpApi { .. } => (body.get("organic_results"), ["title", "link", "snippet"]),
         // {"results": [{"url", "title", "content", "engine"}]}
-        Backend::Searxng { .. } => list(body.get("results"))
-            .iter()
-            .map(|r| Hit { title: text(r, "title"), url: text(r, "url"), snippet: text(r, "content") })
-            .collect(),
+        Backend::Searxng { .. } => (body.get("results"), ["title", "url", "content"]),
     };
-    Ok(hits.into_iter().filter(|h: &Hit| !h.url.is_empty()).collect())
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(plain_text).unwrap_or_default();
+    let hits = list.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default().iter();
+    let hits = hits.map(|r| Hit { title: text(r, title), url: text(r, url), snippet: text(r, snippet) });
+    Ok(hits.filter(|h| !h.url.is_empty()).collect())
 }
 
 #[cfg(test)]
