@@ -161,6 +161,8 @@ fn run_session_last_continues_the_latest_session() -> Res<()> {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let out = tandem_run(dir.path(), &provider, &["--session", "last", "what was the word?"])?;
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // Piped, the output is the new answer alone: the stored transcript is not shown again.
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Again.");
     let second = provider.requests()[1].body.to_string();
     assert!(second.contains("heliotrope") && second.contains("The first answer."), "{second}");
     let sessions =
@@ -228,5 +230,67 @@ fn run_without_a_prompt_is_an_interactive_session_with_single_key_approvals() ->
     assert!(screen.contains("EXITED 0") && screen.contains("continue it with --session"), "{screen}");
     let history = std::fs::read_to_string(state.join("tandem/history")).map_err(|e| e.to_string())?;
     assert!(history.contains("change one to two") && history.contains("/mode plan"), "{history}");
+    Ok(())
+}
+
+/// The last non-empty line of a screen.
+fn last_line(screen: &str) -> &str {
+    screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default().trim()
+}
+
+/// In a folder whose own settings are ignored, the REPL asks to trust it with the question's
+/// own answers (`t` trusts, `n` does not), and trusting applies the folder's provider to that
+/// very turn. The prompt comes back after every command, with nothing left spinning.
+#[test]
+fn the_repl_asks_to_trust_with_its_own_keys_and_trust_applies_at_once() -> Res<()> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return editor_missing("tmux");
+    }
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (root, config_home, state) = (dir.path().join("repo"), dir.path().join("config"), dir.path().join("state"));
+    std::fs::create_dir_all(root.join(".tandem")).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(config_home.join("tandem")).map_err(|e| e.to_string())?;
+    let persons = FakeProvider::start_blocking(vec![Turn::reply("from the person's provider")]);
+    let projects =
+        FakeProvider::start_blocking(vec![Turn::reply("from the project's provider"), Turn::reply("Summary.")]);
+    let provider = |url: &str| format!("[provider]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"scripted\"\n");
+    std::fs::write(config_home.join("tandem/config.toml"), provider(&persons.base_url())).map_err(|e| e.to_string())?;
+    std::fs::write(root.join(".tandem/config.toml"), provider(&projects.base_url())).map_err(|e| e.to_string())?;
+    let tmux = Tmux { socket: format!("tandem-trust-{}", std::process::id()) };
+    let command = format!("'{}' run; echo EXITED $?; sleep 60", tandem_bin().display());
+    let status = tmux
+        .command()
+        .args(["new-session", "-d", "-x", "150", "-y", "40", "-s", "review", "sh", "-c", &command])
+        .current_dir(&root)
+        .env("TANDEM_TRUST_WORKSPACE", "0")
+        .env("XDG_CONFIG_HOME", &config_home)
+        .env("XDG_STATE_HOME", &state)
+        .env_remove("TANDEM_PROVIDER")
+        .env_remove("TANDEM_BASE_URL")
+        .env_remove("TANDEM_MODEL")
+        .env_remove("TANDEM_MODE")
+        .status()
+        .map_err(|e| format!("tmux: {e}"))?;
+    assert!(status.success(), "tmux new-session: {status}");
+    tmux.wait_for("the banner", |s| s.contains("/help lists the commands"))?;
+    tmux.keys("hello")?;
+    tmux.keys("Enter")?;
+    let screen = tmux.wait_for("the trust question", |s| s.contains("[t]rust this folder / [n]ot now?"))?;
+    assert!(!screen.contains("[y]es"), "the trust question has its own answers: {screen}");
+    tmux.keys("t")?;
+    let screen = tmux.wait_for("the answer", |s| s.contains("from the project's provider"))?;
+    assert!(screen.contains("apply from this request on"), "{screen}");
+    assert!(persons.requests().is_empty(), "the turn that trusted the folder went to the old provider");
+    tmux.wait_for("the prompt back after the turn", |s| last_line(s) == "›")?;
+    tmux.keys("/compact")?;
+    tmux.keys("Enter")?;
+    tmux.wait_for("the compaction", |s| s.contains("compacted"))?;
+    tmux.wait_for("the prompt back after /compact", |s| last_line(s) == "›")?;
+    tmux.keys("/exit")?;
+    tmux.keys("Enter")?;
+    let screen = tmux.wait_for("the exit", |s| s.contains("EXITED"))?;
+    assert!(screen.contains("EXITED 0"), "{screen}");
+    let list = std::fs::read_to_string(config_home.join("tandem/trusted-folders")).map_err(|e| e.to_string())?;
+    assert!(list.contains(&root.canonicalize().map_err(|e| e.to_string())?.display().to_string()), "{list}");
     Ok(())
 }

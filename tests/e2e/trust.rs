@@ -212,3 +212,45 @@ fn the_editor_asks_once_to_trust_the_folder() -> Res<()> {
     assert_eq!(session_mode(&h)?, "yolo");
     Ok(())
 }
+
+/// Trusting the folder from the prompt applies its own provider to that very turn: no restart.
+/// The person's config names one provider, the repository's another; until trusted only the
+/// person's is used, and once "Trust this folder" is chosen the turn goes to the repository's.
+#[test]
+fn trusting_from_the_prompt_applies_the_folders_provider_to_that_turn() -> Res<()> {
+    use crate::support::PermissionReply;
+    use tandem_fake_provider::{FakeProvider, Turn};
+    let h = hostile()?;
+    let persons = FakeProvider::start_blocking(vec![Turn::reply("from the person's provider")]);
+    let projects = FakeProvider::start_blocking(vec![Turn::reply("from the project's provider")]);
+    let provider =
+        |url: &str, model: &str| format!("[provider]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{model}\"\n");
+    std::fs::create_dir_all(h.config_home.join("tandem")).map_err(|e| e.to_string())?;
+    std::fs::write(h.config_home.join("tandem/config.toml"), provider(&persons.base_url(), "persons-model"))
+        .map_err(|e| e.to_string())?;
+    std::fs::write(
+        h.root.join(".tandem/config.toml"),
+        format!("mode = \"plan\"\n{}", provider(&projects.base_url(), "projects-model")),
+    )
+    .map_err(|e| e.to_string())?;
+    let config_home = h.config_home.display().to_string();
+    let env = [("TANDEM_TRUST_WORKSPACE", "0"), ("XDG_CONFIG_HOME", config_home.as_str())];
+    let mut sidecar = Sidecar::spawn(&h.root, &env)?;
+    sidecar.initialize(json!({}))?;
+    let id = sidecar.request("tandem/session/new", json!({}))?["sessionId"].as_str().unwrap_or_default().to_owned();
+    sidecar.permission_replies.push_back(PermissionReply::select("allow_always"));
+    let result = sidecar
+        .request("tandem/session/prompt", json!({"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]}))?;
+    assert_eq!(result["stopReason"], "end_turn", "{result}");
+    let asked = sidecar.requests_of("tandem/session/requestPermission");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].to_string().contains("[provider] base_url"), "{}", asked[0]);
+    let updates = sidecar.session_updates().iter().map(Value::to_string).collect::<String>();
+    assert!(updates.contains("apply from this request on") && !updates.contains("restart"), "{updates}");
+    sidecar.shutdown()?;
+    assert!(persons.requests().is_empty(), "the person's provider got the trusted turn: {:?}", persons.requests());
+    let sent = projects.requests();
+    assert_eq!(sent.len(), 1, "the project's provider answers the turn that trusted it");
+    assert_eq!(sent[0].body["model"], "projects-model", "{}", sent[0].body);
+    Ok(())
+}

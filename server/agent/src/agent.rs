@@ -25,7 +25,9 @@ use crate::store::{Record, Store, rfc3339, valid_id};
 
 /// The sessions of one workspace, and the environment their turns run in.
 pub struct Agent {
-    pub(crate) env: Arc<Env>,
+    /// What turns read; replaced as a whole when the person trusts the folder (a turn keeps
+    /// the one it started with).
+    env: parking_lot::RwLock<Arc<Env>>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// The provider's model list, once read ([`Agent::provider_models`]).
     pub(crate) models: tokio::sync::Mutex<Option<Vec<tandem_llm::ModelInfo>>>,
@@ -70,7 +72,61 @@ impl Agent {
             trust_asked: std::sync::atomic::AtomicBool::new(false),
             checkpoints: std::sync::OnceLock::new(),
         });
-        Ok(Arc::new(Self { env, sessions: Mutex::new(HashMap::new()), models: tokio::sync::Mutex::new(None) }))
+        Ok(Arc::new(Self {
+            env: parking_lot::RwLock::new(env),
+            sessions: Mutex::new(HashMap::new()),
+            models: tokio::sync::Mutex::new(None),
+        }))
+    }
+
+    /// The folder was just trusted: its own settings count now. The provider's settings are read
+    /// again and a new environment replaces the old one for the turns that start from now on;
+    /// sessions on the old configured model move to the new one.
+    fn reload_trusted(&self) {
+        let old = self.env();
+        let Some(provider) = old.config.reload.as_ref().and_then(|reload| (reload.0)()) else { return };
+        let llm = match tandem_llm::Client::new(provider.clone()) {
+            Ok(llm) => llm,
+            Err(err) => {
+                tracing::warn!("the trusted folder's provider settings cannot be used: {}", err.message);
+                return;
+            }
+        };
+        let mut config = old.config.clone();
+        config.untrusted_settings.clear();
+        config.provider = provider;
+        let (was, now) = (old.config.provider.model.clone(), config.provider.model.clone());
+        let env = Arc::new_cyclic(|me| Env {
+            workspace: Arc::clone(&old.workspace),
+            cache: Arc::clone(&old.cache),
+            registry: Arc::clone(&old.registry),
+            editor: old.editor.clone(),
+            intel: old.intel.clone(),
+            client: Arc::clone(&old.client),
+            llm,
+            config,
+            store: old.store.clone(),
+            me: me.clone(),
+            trust_asked: std::sync::atomic::AtomicBool::new(true),
+            checkpoints: std::sync::OnceLock::new(),
+        });
+        *self.env.write() = env;
+        if let Ok(mut kept) = self.models.try_lock() {
+            // The old provider's list.
+            *kept = None;
+        }
+        for session in self.sessions.lock().values() {
+            let mut model = session.model.lock();
+            if *model == was {
+                model.clone_from(&now);
+            }
+        }
+        tracing::info!(model = now, "the folder is trusted: its settings apply from this turn");
+    }
+
+    /// What turns read now.
+    pub(crate) fn env(&self) -> Arc<Env> {
+        Arc::clone(&self.env.read())
     }
 
     pub(crate) fn session(&self, id: &str) -> Result<Arc<Session>, AgentError> {
@@ -79,7 +135,7 @@ impl Agent {
 
     /// A stored session of this workspace, with the configured review precheck.
     fn top_session(&self, id: String, cwd: PathBuf, model: String, mode: ModeId) -> Session {
-        let env = &self.env;
+        let env = self.env();
         let session =
             Session::top(id, cwd, model, mode, Arc::clone(&env.registry), Arc::clone(&env.client), env.store.clone());
         if env.config.fix_first {
@@ -89,9 +145,9 @@ impl Agent {
     }
 
     fn cwd(&self, cwd: Option<&str>) -> Result<PathBuf, AgentError> {
-        let root = self.env.workspace.root().to_path_buf();
+        let root = self.env().workspace.root().to_path_buf();
         let Some(raw) = cwd else { return Ok(root) };
-        let dir = self.env.workspace.resolve(raw, &root).map_err(|e| AgentError::Invalid(format!("cwd: {e}")))?;
+        let dir = self.env().workspace.resolve(raw, &root).map_err(|e| AgentError::Invalid(format!("cwd: {e}")))?;
         if !dir.is_dir() {
             return Err(AgentError::Invalid(format!("cwd `{raw}` is not a directory")));
         }
@@ -101,8 +157,8 @@ impl Agent {
     /// `tandem/session/new`.
     pub fn new_session(&self, params: SessionNewParams) -> Result<SessionNewResult, AgentError> {
         let cwd = self.cwd(params.cwd.as_deref())?;
-        let mode = params.mode.unwrap_or(self.env.config.default_mode);
-        let model = params.model.unwrap_or_else(|| self.env.config.provider.model.clone());
+        let mode = params.mode.unwrap_or(self.env().config.default_mode);
+        let model = params.model.unwrap_or_else(|| self.env().config.provider.model.clone());
         let id = new_session_id();
         let meta = Record::Meta {
             session_id: id.clone(),
@@ -111,7 +167,7 @@ impl Agent {
             mode,
             created_at: rfc3339(std::time::SystemTime::now()),
         };
-        if let Err(err) = self.env.store.append(&id, &meta) {
+        if let Err(err) = self.env().store.append(&id, &meta) {
             tracing::warn!(session = id, "cannot store the session (it works, but cannot be resumed): {err}");
         }
         let session = self.top_session(id.clone(), cwd, model.clone(), mode);
@@ -130,11 +186,11 @@ impl Agent {
             return Err(AgentError::Invalid("the prompt is empty".into()));
         }
         // `/init`, `/context` and the project's and person's own commands.
-        let (prompt, model) = match crate::guidance::prepare(&self.env, &session, params.prompt)? {
+        let (prompt, model) = match crate::guidance::prepare(&self.env(), &session, params.prompt)? {
             crate::guidance::Prepared::Plain(prompt) => (prompt, None),
             crate::guidance::Prepared::Reply { typed, text } => {
                 session.record(&Record::Command { text: typed });
-                self.env
+                self.env()
                     .client
                     .update(&session.id, SessionUpdate::AgentMessageChunk { content: ContentBlock::text(text) })
                     .await;
@@ -153,10 +209,12 @@ impl Agent {
         let before = model.map(|model| std::mem::replace(&mut *session.model.lock(), model));
         let cancel = CancellationToken::new();
         *session.cancel.lock() = Some(cancel.clone());
-        if session.depth == 0 {
-            crate::trust::ask_once(&self.env, &session.id).await;
+        if session.depth == 0 && crate::trust::ask_once(&self.env(), &session.id).await {
+            self.reload_trusted();
         }
-        self.env.snapshot(&session, tandem_checkpoint::Kind::BeforeTurn, None, None).await;
+        // The turn keeps the environment it starts with.
+        let env = self.env();
+        env.snapshot(&session, tandem_checkpoint::Kind::BeforeTurn, None, None).await;
         let prompt_text: String = prompt
             .iter()
             .filter_map(|block| match block {
@@ -166,11 +224,11 @@ impl Agent {
             .collect::<Vec<_>>()
             .join("\n");
         let span = crate::otel::turn(&session.id, &session.model(), session.depth, &prompt_text);
-        let run = crate::turn::run(&self.env, &session, &mut history, prompt, &cancel);
+        let run = crate::turn::run(&env, &session, &mut history, prompt, &cancel);
         let result = tracing::Instrument::instrument(run, span.clone()).await;
         let stop = serde_json::to_value(result.stop_reason).ok().and_then(|v| v.as_str().map(str::to_owned));
         crate::otel::end_turn(&span, stop.as_deref().unwrap_or_default(), result.stop_reason == StopReason::Error);
-        self.env.snapshot(&session, tandem_checkpoint::Kind::AfterTurn, None, None).await;
+        env.snapshot(&session, tandem_checkpoint::Kind::AfterTurn, None, None).await;
         if let Some(before) = before {
             *session.model.lock() = before;
         }
@@ -190,23 +248,17 @@ impl Agent {
         let cancel = CancellationToken::new();
         *session.cancel.lock() = Some(cancel.clone());
         let model = session.model();
-        let budget = crate::context::budget(self.env.provider(), &model, history.stated_window);
-        let instructions = crate::guidance::budget(&self.env, &model);
+        let env = self.env();
+        let budget = crate::context::budget(env.provider(), &model, history.stated_window);
+        let instructions = crate::guidance::budget(&env, &model);
         let (mut system, _) =
-            crate::prompt::system_prompt(self.env.workspace.root(), &session.cwd, session.gate.mode(), instructions);
-        crate::prompt::append(&mut system, self.env.config.append_system_prompt.as_deref());
-        let tools = crate::turn::tool_defs(self.env.config.defer_tools, &session, budget);
+            crate::prompt::system_prompt(env.workspace.root(), &session.cwd, session.gate.mode(), instructions);
+        crate::prompt::append(&mut system, env.config.append_system_prompt.as_deref());
+        let tools = crate::turn::tool_defs(env.config.defer_tools, &session, budget);
         let fixed = system.len() + tools.bytes;
-        let report = crate::context::fit(
-            &self.env,
-            &session,
-            &mut history,
-            fixed,
-            budget,
-            crate::context::Force::Person,
-            &cancel,
-        )
-        .await;
+        let report =
+            crate::context::fit(&env, &session, &mut history, fixed, budget, crate::context::Force::Person, &cancel)
+                .await;
         *session.cancel.lock() = None;
         let report = report.ok_or_else(|| AgentError::Invalid("the compaction was cancelled".into()))?;
         Ok(SessionCompactResult {
@@ -237,10 +289,13 @@ impl Agent {
             // Leaving plan mode by hand ends `plan_enter`'s plan mode too.
             *session.gate.plan.lock() = None;
         }
-        if let Err(err) = self.env.store.append(&session.id, &Record::Mode { mode: params.mode_id }) {
+        if let Err(err) = self.env().store.append(&session.id, &Record::Mode { mode: params.mode_id }) {
             tracing::warn!(session = session.id, "the mode change was not stored: {err}");
         }
-        self.env.client.update(&session.id, SessionUpdate::CurrentModeUpdate { current_mode_id: params.mode_id }).await;
+        self.env()
+            .client
+            .update(&session.id, SessionUpdate::CurrentModeUpdate { current_mode_id: params.mode_id })
+            .await;
         Ok(())
     }
 
@@ -257,10 +312,10 @@ impl Agent {
             }
             self.sessions.lock().remove(&id);
         }
-        if !self.env.store.exists(&id) {
+        if !self.env().store.exists(&id) {
             return Err(AgentError::UnknownSession(id));
         }
-        self.env.store.remove(&id).map_err(|e| AgentError::Invalid(format!("cannot delete session `{id}`: {e}")))
+        self.env().store.remove(&id).map_err(|e| AgentError::Invalid(format!("cannot delete session `{id}`: {e}")))
     }
 
     /// Stores a command the person typed that the front door answered itself (`/undo 3`), so
@@ -273,7 +328,7 @@ impl Agent {
     /// `tandem/session/list`: stored sessions, most recent first, 50 per page.
     pub fn list(&self, params: SessionListParams) -> Result<SessionListResult, AgentError> {
         const PAGE: usize = 50;
-        let mut sessions = self.env.store.list();
+        let mut sessions = self.env().store.list();
         if let Some(cwd) = &params.cwd {
             sessions.retain(|s| &s.cwd == cwd);
         }
@@ -296,12 +351,12 @@ impl Agent {
         {
             return Err(AgentError::Busy(session.id.clone()));
         }
-        if !self.env.store.exists(&params.session_id) {
+        if !self.env().store.exists(&params.session_id) {
             return Err(AgentError::UnknownSession(params.session_id));
         }
-        let records = self.env.store.read(&params.session_id).map_err(AgentError::Invalid)?;
+        let records = self.env().store.read(&params.session_id).map_err(AgentError::Invalid)?;
         let (mut mode, mut cwd, mut model) =
-            (self.env.config.default_mode, None, self.env.config.provider.model.clone());
+            (self.env().config.default_mode, None, self.env().config.provider.model.clone());
         let mut messages = Vec::new();
         let mut replay = Vec::new();
         let mut calls = 0u64;
@@ -361,7 +416,7 @@ impl Agent {
                 Record::Call { tool_call_id, call_id, title, kind, status, raw_input, content, locations } => {
                     calls += 1;
                     let tool_name = tool_names.get(&call_id).map(|name| {
-                        self.env.registry.find(name).map_or_else(|| name.clone(), |tool| tool.spec().name.to_owned())
+                        self.env().registry.find(name).map_or_else(|| name.clone(), |tool| tool.spec().name.to_owned())
                     });
                     replay.push(SessionUpdate::ToolCall(ToolCall {
                         tool_call_id,
@@ -379,22 +434,22 @@ impl Agent {
         // The stored mode never raises the person's current choice: a session file may say
         // `yolo` (a session from another time, or one that did not come from this person).
         let stored_mode = mode;
-        let mode = if stored_mode.laxness() > self.env.config.default_mode.laxness() {
-            self.env.config.default_mode
+        let mode = if stored_mode.laxness() > self.env().config.default_mode.laxness() {
+            self.env().config.default_mode
         } else {
             stored_mode
         };
         // A stored directory is confined like a new session's (a session file may come from
         // anywhere); one that is gone or outside falls back to the root.
         let cwd =
-            cwd.and_then(|dir| self.cwd(Some(&dir)).ok()).unwrap_or_else(|| self.env.workspace.root().to_path_buf());
+            cwd.and_then(|dir| self.cwd(Some(&dir)).ok()).unwrap_or_else(|| self.env().workspace.root().to_path_buf());
         // A turn that ended in a crash may leave tool calls without results: close them.
         close_dangling_calls(&mut messages);
         let id = params.session_id.clone();
         let mut session = self.top_session(id.clone(), cwd, model, mode);
         let total_tokens = totals.input_tokens + totals.output_tokens;
         let messages: Vec<Arc<Message>> = messages.into_iter().map(Arc::new).collect();
-        crate::guidance::remember(&self.env, &session, &messages);
+        crate::guidance::remember(&self.env(), &session, &messages);
         session.history = tokio::sync::Mutex::new(History { messages, totals, total_tokens, ..History::default() });
         session.next_call = AtomicU64::new(calls + 1);
         if !todos.is_empty() {
@@ -403,7 +458,7 @@ impl Agent {
         session.todos = Mutex::new(todos);
         self.sessions.lock().insert(id.clone(), Arc::new(session));
         for update in replay {
-            self.env.client.update(&id, update).await;
+            self.env().client.update(&id, update).await;
         }
         if mode != stored_mode {
             let note = format!(
@@ -413,9 +468,9 @@ impl Agent {
                 mode.as_str()
             );
             tracing::warn!(session = id, "{note}");
-            self.env.client.update(&id, SessionUpdate::AgentMessageChunk { content: ContentBlock::text(note) }).await;
+            self.env().client.update(&id, SessionUpdate::AgentMessageChunk { content: ContentBlock::text(note) }).await;
         }
-        self.env.client.update(&id, SessionUpdate::CurrentModeUpdate { current_mode_id: mode }).await;
+        self.env().client.update(&id, SessionUpdate::CurrentModeUpdate { current_mode_id: mode }).await;
         Ok(SessionLoadResult { modes: modes_of(mode) })
     }
 
@@ -443,8 +498,8 @@ impl Agent {
     }
 
     /// The configured model (of new sessions).
-    pub fn default_model(&self) -> &str {
-        &self.env.config.provider.model
+    pub fn default_model(&self) -> String {
+        self.env().config.provider.model.clone()
     }
 
     /// What is in force in the session (or, without one, for a session at the root):
@@ -452,14 +507,14 @@ impl Agent {
     /// `tandem context`).
     pub fn context_report(&self, session_id: Option<&str>) -> Result<String, AgentError> {
         let session = session_id.map(|id| self.session(id)).transpose()?;
-        Ok(crate::guidance::report(&self.env, session.as_deref()))
+        Ok(crate::guidance::report(&self.env(), session.as_deref()))
     }
 
     /// The slash commands the agent answers in a session working in `cwd` (default: the root):
     /// `/context`, `/init` and the project's and person's own.
     pub fn commands(&self, cwd: Option<&str>) -> Result<Vec<tandem_protocol::AvailableCommand>, AgentError> {
         let cwd = self.cwd(cwd)?;
-        Ok(crate::guidance::commands(&tandem_guidance::Places::new(self.env.workspace.root(), &cwd)))
+        Ok(crate::guidance::commands(&tandem_guidance::Places::new(self.env().workspace.root(), &cwd)))
     }
 
     /// The session's mode (for front doors that show it).

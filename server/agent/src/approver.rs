@@ -171,6 +171,8 @@ pub struct CallApprover {
     policy: Option<(Arc<tandem_policy::Policy>, String)>,
     /// What a `PreToolUse` hook decided (allow: no asking; ask: asking whatever the mode).
     hook: Mutex<Option<(tandem_policy::Action, String)>>,
+    /// The review offers "always" answers (not for a restore: there is no "always" to it).
+    offers_always: bool,
 }
 
 impl CallApprover {
@@ -197,7 +199,14 @@ impl CallApprover {
             reopen: None,
             policy: None,
             hook: Mutex::new(None),
+            offers_always: true,
         }
+    }
+
+    /// The review offers only "accept" and "reject" (a restore: nothing to always allow).
+    pub(crate) fn once_only(mut self) -> Self {
+        self.offers_always = false;
+        self
     }
 
     /// Applies the person's rules to this call of `tool`.
@@ -459,17 +468,20 @@ impl Approver for CallApprover {
             content.push(ToolCallContent::Content { content: ContentBlock::text(format!("Asked because {reason}.")) });
         }
         content.extend(files.iter().map(|f| diff_content(f, f.new_text.clone().unwrap_or_default(), true)));
-        let options = vec![
+        let mut options = vec![
             option("allow_once", "Accept", PermissionOptionKind::AllowOnce),
             option("allow_always", "Always allow edits this session", PermissionOptionKind::AllowAlways),
             option("reject_once", "Reject", PermissionOptionKind::RejectOnce),
             option("reject_always", "Reject all edits this session", PermissionOptionKind::RejectAlways),
         ];
+        if !self.offers_always {
+            options.retain(|o| matches!(o.kind, PermissionOptionKind::AllowOnce | PermissionOptionKind::RejectOnce));
+        }
         match self.ask(titled(&self.title, &not_covered), content, options, preview.cloned()).await {
             None | Some(PermissionOutcome::Cancelled) => ChangeDecision::Cancelled,
             Some(PermissionOutcome::Selected { option_id, accepted_hunks, message }) => match option_id.as_str() {
                 "allow_once" | "allow_always" => {
-                    if option_id == "allow_always" {
+                    if option_id == "allow_always" && self.offers_always {
                         self.gate.rules().allow_edits = true;
                     }
                     if accepted_hunks.as_ref().is_some_and(Vec::is_empty) {
@@ -478,7 +490,7 @@ impl Approver for CallApprover {
                     self.record(files, accepted_hunks.as_deref());
                     ChangeDecision::Accept { hunks: accepted_hunks }
                 }
-                "reject_always" => {
+                "reject_always" if self.offers_always => {
                     self.gate.rules().reject_edits = true;
                     ChangeDecision::Reject { reason: message }
                 }

@@ -26,6 +26,19 @@ pub struct AgentConfig {
     pub append_system_prompt: Option<String>,
     /// The person's policy: permission rules, hooks, the verify loop.
     pub policy: std::sync::Arc<tandem_policy::Policy>,
+    /// Reads the provider's settings again once the person trusts the folder from the prompt,
+    /// so its own settings apply from that turn on, without a restart.
+    pub reload: Option<Reload>,
+}
+
+/// Reads the provider's settings again (`None`: they cannot be read; the current ones stay).
+#[derive(Clone)]
+pub struct Reload(pub std::sync::Arc<dyn Fn() -> Option<ProviderSettings> + Send + Sync>);
+
+impl std::fmt::Debug for Reload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reload")
+    }
 }
 
 impl AgentConfig {
@@ -41,6 +54,7 @@ impl AgentConfig {
             fix_first: false,
             append_system_prompt: None,
             policy: std::sync::Arc::default(),
+            reload: None,
         }
     }
 }

@@ -36,10 +36,11 @@ mod turn;
 
 pub use agent::Agent;
 pub use client::{ClientError, SessionClient};
-pub use config::{AgentConfig, AgentError};
+pub use config::{AgentConfig, AgentError, Reload};
 pub use export::{EXPORT_FORMAT, ExportError, markdown as export_markdown};
 pub use limits::{OutputKind, cap_output};
 pub use modes::{mode_infos, modes_of};
 pub use options::options as config_options;
 pub use restore::describe_restore;
 pub use store::Store;
+pub use trust::TRUST_CARD;

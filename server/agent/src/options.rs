@@ -18,7 +18,7 @@ impl Agent {
         if let Some(models) = kept.as_ref() {
             return Ok(models.clone());
         }
-        let models = self.env.llm.list_models().await.map_err(|err| err.message)?;
+        let models = self.env().llm.list_models().await.map_err(|err| err.message)?;
         *kept = Some(models.clone());
         Ok(models)
     }
@@ -44,7 +44,7 @@ impl Agent {
         } else {
             (self.known_models(), None)
         };
-        let config_options = options(mode, &model, self.default_model(), &models);
+        let config_options = options(mode, &model, &self.default_model(), &models);
         Ok(SessionConfigOptionsResult { config_options, models_error })
     }
 

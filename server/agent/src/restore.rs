@@ -35,7 +35,7 @@ fn checkpoint_error(err: tandem_checkpoint::CheckpointError) -> AgentError {
 impl Agent {
     /// `tandem/session/checkpoints`.
     pub async fn checkpoints(&self, params: SessionCheckpointsParams) -> Result<SessionCheckpointsResult, AgentError> {
-        let store = self.env.checkpoint_store().ok_or_else(unavailable)?;
+        let store = self.env().checkpoint_store().ok_or_else(unavailable)?;
         let id = top(&params.session_id).to_owned();
         let (list, changes) = tokio::task::spawn_blocking(move || {
             let list = store.list(&id)?;
@@ -54,8 +54,8 @@ impl Agent {
         &self,
         params: SessionCheckpointFileParams,
     ) -> Result<SessionCheckpointFileResult, AgentError> {
-        let store = self.env.checkpoint_store().ok_or_else(unavailable)?;
-        let path = relative_path(self.env.workspace.root(), &params.path)?;
+        let store = self.env().checkpoint_store().ok_or_else(unavailable)?;
+        let path = relative_path(self.env().workspace.root(), &params.path)?;
         let id = top(&params.session_id).to_owned();
         let checkpoint = params.checkpoint_id;
         let bytes = tokio::task::spawn_blocking(move || store.file(&id, checkpoint, &path))
@@ -80,8 +80,8 @@ impl Agent {
             (None, None, Some(call)) => Target::Call(call),
             _ => return Err(AgentError::Invalid("give exactly one of checkpointId, turn and toolCallId".into())),
         };
-        let store = self.env.checkpoint_store().ok_or_else(unavailable)?;
-        let now = self.env.snapshot(&session, Kind::BeforeRestore, None, None).await.ok_or_else(|| {
+        let store = self.env().checkpoint_store().ok_or_else(unavailable)?;
+        let now = self.env().snapshot(&session, Kind::BeforeRestore, None, None).await.ok_or_else(|| {
             AgentError::Invalid(
                 "cannot take a snapshot of the current state, so nothing was restored (see the log)".into(),
             )
@@ -93,7 +93,7 @@ impl Agent {
             .await
             .map_err(|e| AgentError::Invalid(e.to_string()))?
             .map_err(checkpoint_error)?;
-        let root = self.env.workspace.root().to_path_buf();
+        let root = self.env().workspace.root().to_path_buf();
         let conflicts: Vec<String> = plan.conflicts.iter().map(|c| c.path.clone()).collect();
         let mut files = plan.files.clone();
         if params.include_conflicts {
@@ -102,7 +102,7 @@ impl Agent {
         // A file that is now a link, or under one, is neither read (its diff would show what
         // the link points at, maybe outside the workspace) nor written through.
         let (linked, files): (Vec<_>, Vec<_>) =
-            files.into_iter().partition(|f| through_link(&self.env.workspace, &f.path));
+            files.into_iter().partition(|f| through_link(&self.env().workspace, &f.path));
         let diff = plan_diff(&root, &files);
         let mut skipped = plan.skipped.clone();
         skipped.extend(linked.into_iter().map(|f| f.path));
@@ -126,19 +126,22 @@ impl Agent {
             (None, _) => format!("checkpoint {}", plan.target.id),
         };
         let cancel = CancellationToken::new();
-        let approver = Arc::new(CallApprover::new(
-            Arc::clone(&session.gate),
-            Arc::clone(&session.client),
-            cancel,
-            format!("restore-{}", now.id),
-            format!("Restore {label}"),
-            ToolKind::Edit,
-            serde_json::json!({ "restore": label }),
-        ));
-        let mut ctx = ToolContext::new(Arc::clone(&self.env.workspace), Arc::clone(&self.env.cache));
+        let approver = Arc::new(
+            CallApprover::new(
+                Arc::clone(&session.gate),
+                Arc::clone(&session.client),
+                cancel,
+                format!("restore-{}", now.id),
+                format!("Restore {label}"),
+                ToolKind::Edit,
+                serde_json::json!({ "restore": label }),
+            )
+            .once_only(),
+        );
+        let mut ctx = ToolContext::new(Arc::clone(&self.env().workspace), Arc::clone(&self.env().cache));
         ctx.session_id = Some(session.id.clone());
         ctx.working_dir = session.cwd.clone();
-        ctx.editor = self.env.editor.clone();
+        ctx.editor = self.env().editor.clone();
         ctx.approver = Some(approver as Arc<dyn tandem_tool_api::Approver>);
         let writes = Arc::new(WriteLog::default());
         ctx.writes = Some(Arc::clone(&writes));
@@ -146,7 +149,7 @@ impl Agent {
             files.into_iter().map(|f| RestoreFile { path: root.join(&f.path), content: f.content }).collect();
         let outcome = tandem_tool_fs::restore_files(&ctx, restore).await;
         let effects = Effects::Writes(file_writes(&root, writes.take()));
-        self.env.snapshot(&session, Kind::AfterRestore, None, Some(effects)).await;
+        self.env().snapshot(&session, Kind::AfterRestore, None, Some(effects)).await;
         let (message, ok) = match outcome {
             Ok(output) => {
                 for key in ["notText", "linked"] {

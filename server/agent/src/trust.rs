@@ -1,7 +1,7 @@
 //! The editor's prompt to trust a folder: when the workspace's own settings were ignored
 //! because the folder is not trusted, the first prompt of the process asks the person, through
 //! the editor's permission request, whether to trust it. Trusting adds the folder to the
-//! person's list (as `tandem trust` does); its settings apply from the next start.
+//! person's list (as `tandem trust` does); its provider settings apply from that turn on.
 
 use tandem_protocol::{
     ContentBlock, PermissionOption, PermissionOptionKind, PermissionOutcome, RequestPermissionParams, SessionUpdate,
@@ -10,13 +10,15 @@ use tandem_protocol::{
 
 use crate::env::Env;
 
-/// The id of the prompt's tool call card.
-const CARD: &str = "tandem-trust-folder";
+/// The id of the trust question's tool call card.
+pub const TRUST_CARD: &str = "tandem-trust-folder";
+const CARD: &str = TRUST_CARD;
 
 /// Asks once per process, before the first turn of `session_id`, when settings were ignored.
-pub(crate) async fn ask_once(env: &Env, session_id: &str) {
+/// Whether the person trusted the folder (its settings apply from this turn on).
+pub(crate) async fn ask_once(env: &Env, session_id: &str) -> bool {
     if env.config.untrusted_settings.is_empty() || env.trust_asked.swap(true, std::sync::atomic::Ordering::SeqCst) {
-        return;
+        return false;
     }
     let root = env.workspace.root().to_path_buf();
     let title = format!("Trust the settings of {}?", root.display());
@@ -68,7 +70,7 @@ pub(crate) async fn ask_once(env: &Env, session_id: &str) {
         match tandem_tool_api::trust::user_config_dir().map(|dir| tandem_tool_api::trust::grant_in(&dir, &root)) {
             Some(Ok(list)) => (
                 ToolCallStatus::Completed,
-                format!("Trusted {} (kept in {}). Its settings apply when Tandem restarts: reload the editor window.", root.display(), list.display()),
+                format!("Trusted {} (kept in {}). Its settings apply from this request on.", root.display(), list.display()),
             ),
             Some(Err(err)) => (ToolCallStatus::Failed, format!("Could not record the trust: {err}. Run `tandem trust` in the folder.")),
             None => (ToolCallStatus::Failed, "Neither XDG_CONFIG_HOME nor HOME is set: nowhere to keep the list. Set TANDEM_TRUST_WORKSPACE=1 instead.".to_owned()),
@@ -83,4 +85,5 @@ pub(crate) async fn ask_once(env: &Env, session_id: &str) {
         ..Default::default()
     };
     env.client.update(session_id, SessionUpdate::ToolCallUpdate(done)).await;
+    trusted && status == ToolCallStatus::Completed
 }

@@ -852,7 +852,7 @@ fn restrict(file: &mut File, current: &Config) -> Vec<String> {
 /// The notice for settings ignored in an untrusted workspace.
 pub fn untrusted_notice(root: &Path, ignored: &[String]) -> String {
     format!(
-        "{} is not trusted, so these settings from its .tandem/config.toml were ignored: {}. If you trust this repository, run `tandem trust {}` (or set TANDEM_TRUST_WORKSPACE=1), then restart Tandem",
+        "{} is not trusted, so these settings from its .tandem/config.toml were ignored: {}. If you trust this repository, trust it when Tandem asks at the first prompt (its provider applies at once), or run `tandem trust {}` (or set TANDEM_TRUST_WORKSPACE=1) and start Tandem again",
         root.display(),
         ignored.join(", "),
         root.display()

@@ -151,13 +151,18 @@ pub struct Workbench {
     pub intel: Option<Arc<LspProxy>>,
     /// The person's policy: permission rules, hooks, verify.
     pub policy: Arc<tandem_policy::Policy>,
+    /// The editor's initialization options, for reading the configuration again.
+    init: Option<tandem_protocol::InitializationOptions>,
+    /// The model given on the command line (`tandem run --model`), which outranks the files.
+    pub model_override: Option<String>,
 }
 
 impl Workbench {
     /// Opens the project at `root`.
     pub fn open(root: &Root, options: Options) -> Result<Self, WorkbenchError> {
         let (root, working_dir) = root.resolve()?;
-        let mut config = Config::load(&root, options.init.as_ref()).map_err(WorkbenchError::Config)?;
+        let init = options.init.clone();
+        let mut config = Config::load(&root, init.as_ref()).map_err(WorkbenchError::Config)?;
         // State an older version kept in the workspace: moved once when trusted, never read.
         match tandem_tools::state::legacy::settle(&root, config.trust) {
             Ok(Some(notice)) => config.warnings.push(notice),
@@ -194,7 +199,7 @@ impl Workbench {
                 }
             };
         tracing::info!(root = %workspace.root().display(), cwd = %working_dir.display(), profile = %config.tools.profile, "workbench opened");
-        Ok(Self { config, workspace, working_dir, cache, registry, mcp, intel, policy })
+        Ok(Self { config, workspace, working_dir, cache, registry, mcp, intel, policy, init, model_override: None })
     }
 
     /// The configuration's warnings, logged.
@@ -224,6 +229,19 @@ impl Workbench {
         let provider = self.config.provider_settings().map_err(WorkbenchError::Provider)?;
         let mut config = self.config.agent_config(provider);
         config.policy = Arc::clone(&self.policy);
+        if !config.untrusted_settings.is_empty() {
+            // Once the person trusts the folder from a prompt, the provider is read again with
+            // the folder's own settings.
+            let (root, init, model) =
+                (self.workspace.root().to_path_buf(), self.init.clone(), self.model_override.clone());
+            config.reload = Some(tandem_agent::Reload(Arc::new(move || {
+                let mut config = Config::load(&root, init.as_ref()).map_err(|e| tracing::warn!("{e:#}")).ok()?;
+                if model.is_some() {
+                    config.provider.model.clone_from(&model);
+                }
+                config.provider_settings().map_err(|e| tracing::warn!("{e:#}")).ok()
+            })));
+        }
         Ok(config)
     }
 

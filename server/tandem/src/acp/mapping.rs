@@ -152,7 +152,7 @@ pub fn modes(modes: &SessionModes) -> Value {
 /// The session's config options: the mode (category `mode`) and the model (category `model`,
 /// with the provider's models once they were read).
 pub fn config_options(mode: ModeId, model: &str, agent: &tandem_agent::Agent) -> Value {
-    let options = tandem_agent::config_options(mode, model, agent.default_model(), &agent.known_models());
+    let options = tandem_agent::config_options(mode, model, &agent.default_model(), &agent.known_models());
     serde_json::to_value(options).unwrap_or(Value::Null)
 }
 

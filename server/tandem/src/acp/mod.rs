@@ -381,7 +381,7 @@ impl Server {
         if ready.agent.known_models().is_empty() {
             self.announce_models_when_read(&ready, &created.session_id);
         }
-        let model = created.model.clone().unwrap_or_else(|| ready.agent.default_model().to_owned());
+        let model = created.model.clone().unwrap_or_else(|| ready.agent.default_model());
         Ok(json!({
             "sessionId": created.session_id,
             "modes": mapping::modes(&created.modes),

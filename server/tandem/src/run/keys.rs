@@ -47,17 +47,19 @@ impl Drop for Abandon {
 /// keys are ignored. Falls back to a line when the terminal cannot be put in single-key mode.
 /// `None` when there is no terminal, or when the future is dropped (the terminal's mode is
 /// restored within a tenth of a second then).
-pub(super) async fn key(question: String, keys: &'static str) -> Option<char> {
+pub(super) async fn key(question: String, keys: &str) -> Option<char> {
+    let keys = keys.to_owned();
+    let wanted = keys.clone();
     let abandoned = Arc::new(AtomicBool::new(false));
     let _guard = Abandon(Arc::clone(&abandoned));
     let question_again = question.clone();
-    let pressed = tokio::task::spawn_blocking(move || single_key(&question, keys, &abandoned)).await.ok()?;
+    let pressed = tokio::task::spawn_blocking(move || single_key(&question, &keys, &abandoned)).await.ok()?;
     match pressed {
         Pressed::Key(key) => Some(key),
         Pressed::Gone => None,
         Pressed::NoRawMode => {
             let answer = line(question_again).await?;
-            answer.chars().next().map(|c| c.to_ascii_lowercase()).filter(|c| keys.contains(*c))
+            answer.chars().next().map(|c| c.to_ascii_lowercase()).filter(|c| wanted.contains(*c))
         }
     }
 }

@@ -165,6 +165,7 @@ impl Run {
         }
         if let Some(model) = &args.model {
             bench.config.provider.model = Some(model.clone());
+            bench.model_override = Some(model.clone());
         }
         let mut agent_config = bench.agent_config()?;
         let provider = &agent_config.provider;
@@ -216,7 +217,10 @@ impl Run {
             id.to_owned()
         };
         let params = tandem_protocol::SessionLoadParams { session_id: id.clone(), cwd: None, mcp_servers: None };
-        self.agent.load(params).await?;
+        self.terminal.replaying(true);
+        let loaded = self.agent.load(params).await;
+        self.terminal.replaying(false);
+        loaded?;
         if let Some(mode) = mode {
             self.agent
                 .set_mode(tandem_protocol::SessionSetModeParams { session_id: id.clone(), mode_id: mode })
@@ -260,7 +264,7 @@ impl Run {
         let params = SessionPromptParams { session_id: self.session.clone(), prompt: vec![ContentBlock::text(prompt)] };
         let result = self.agent.prompt(params).await;
         ctrl_c.abort();
-        self.terminal.quiet();
+        self.terminal.end_turn();
         let result = result?;
         self.kept |= self.terminal.heard();
         if self.terminal.events.is_none() {

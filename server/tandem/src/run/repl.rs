@@ -13,7 +13,7 @@ use crate::workbench::Workbench;
 const HELP: &str = "\
 Type a request and press Enter; Ctrl-C cancels a running turn, Ctrl-D leaves.
   /mode [default|auto-edit|plan|yolo]  show or change the permission mode
-  /model [name]                        show or change the model
+  /model [name]                        show the model and the provider's, or change it
   /compact                             shorten what the model sees of the session
   /permissions [check 'tool(call)']    the rules and hooks in force, or what they say of a call
   /undo                                undo the last turn's changes (reviewed first)
@@ -63,6 +63,8 @@ pub(super) async fn interactive(run: &mut Run, bench: &Workbench) -> anyhow::Res
     );
     let mut code = ExitCode::SUCCESS;
     loop {
+        // Whatever the last command was, nothing spins at the prompt.
+        run.terminal.end_turn();
         let line = tokio::task::block_in_place(|| editor.readline("› "));
         let line = match line {
             Ok(line) => line,
@@ -84,7 +86,8 @@ pub(super) async fn interactive(run: &mut Run, bench: &Workbench) -> anyhow::Res
             continue;
         }
         match run.turn(text.to_owned()).await {
-            Ok((status, _)) => code = status,
+            // A cancelled turn does not make leaving the session a failure.
+            Ok((status, _)) => code = if status == ExitCode::from(130) { ExitCode::SUCCESS } else { status },
             Err(err) => eprintln!("tandem: {err:#}"),
         }
         // A provider that reports no usage at all gets no token line.
@@ -125,7 +128,7 @@ async fn command_line(run: &mut Run, bench: &Workbench, command: &str) -> anyhow
         }
         "exit" | "quit" | "q" => return Ok(Flow::Quit),
         "mode" => mode(run, argument).await?,
-        "model" => model(run, argument)?,
+        "model" => model(run, argument).await?,
         "compact" => run.compact().await?,
         "permissions" => eprintln!("{}", crate::permissions_cmd::describe(bench, argument)),
         "undo" => {
@@ -172,11 +175,26 @@ async fn mode(run: &Run, argument: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn model(run: &Run, argument: &str) -> anyhow::Result<()> {
+/// `/model NAME` switches; `/model` alone shows the model and what the provider offers.
+async fn model(run: &Run, argument: &str) -> anyhow::Result<()> {
     if !argument.is_empty() {
         run.agent.set_model(&run.session, argument)?;
+        eprintln!("tandem: model {}", run.agent.model(&run.session)?);
+        return Ok(());
     }
-    eprintln!("tandem: model {}", run.agent.model(&run.session)?);
+    let current = run.agent.model(&run.session)?;
+    eprintln!("tandem: model {current}");
+    match run.agent.provider_models().await {
+        Ok(models) if models.is_empty() => eprintln!("tandem: the provider lists no models"),
+        Ok(models) => {
+            eprintln!("The provider's models (/model NAME switches):");
+            for info in models {
+                let mark = if info.id == current { "*" } else { " " };
+                eprintln!("{mark} {}", info.id);
+            }
+        }
+        Err(err) => eprintln!("tandem: the provider's models cannot be listed: {err}"),
+    }
     Ok(())
 }
 

@@ -88,9 +88,17 @@ pub(super) struct Terminal {
     heard: AtomicBool,
     /// An approval or a question was needed and nobody could answer it.
     unanswered: AtomicBool,
-    /// The spinner on stderr, while waiting (only when stderr is a terminal).
+    /// The spinner on stderr, while waiting (only when stderr is a terminal, and only during
+    /// a turn: [`Terminal::begin_turn`] to [`Terminal::end_turn`]).
     spinner: Mutex<Option<indicatif::ProgressBar>>,
     spins: bool,
+    in_turn: AtomicBool,
+    /// The last thing written to stdout ended its line (a spinner starts on a line of its own).
+    at_line_start: AtomicBool,
+    /// A stored session is being shown again (`--session`, `/sessions ID`).
+    replaying: AtomicBool,
+    /// stdout is a terminal: cards and questions go there; piped, only the answer does.
+    stdout_tty: bool,
     /// A JSON run (`--output-format json|stream-json`): updates become events, and nothing
     /// else reaches stdout.
     pub(super) events: Option<super::events::Events>,
@@ -110,6 +118,10 @@ impl Terminal {
             unanswered: AtomicBool::new(false),
             spinner: Mutex::new(None),
             spins: std::io::stderr().is_terminal() && events.is_none(),
+            in_turn: AtomicBool::new(false),
+            at_line_start: AtomicBool::new(true),
+            replaying: AtomicBool::new(false),
+            stdout_tty: std::io::stdout().is_terminal(),
             events,
         }
     }
@@ -121,7 +133,22 @@ impl Terminal {
         if let Some(events) = &self.events {
             events.begin();
         }
+        self.in_turn.store(true, Ordering::Relaxed);
         self.wait("thinking");
+    }
+
+    /// Ends a turn (or any command that showed progress): the spinner goes and stays gone
+    /// until the next turn begins.
+    pub(super) fn end_turn(&self) {
+        self.in_turn.store(false, Ordering::Relaxed);
+        self.quiet();
+    }
+
+    /// While `on`, updates are a stored session shown again: the person's prompts show, each
+    /// message ends its line, nothing spins; piped or in a JSON run nothing is shown at all
+    /// (the output is the new answer only).
+    pub(super) fn replaying(&self, on: bool) {
+        self.replaying.store(on, Ordering::Relaxed);
     }
 
     /// Whether the model answered anything this turn.
@@ -136,8 +163,12 @@ impl Terminal {
 
     /// Shows the spinner with `what` (replacing any other).
     pub(super) fn wait(&self, what: &str) {
-        if !self.spins {
+        if !self.spins || !self.in_turn.load(Ordering::Relaxed) {
             return;
+        }
+        if !self.at_line_start.swap(true, Ordering::Relaxed) {
+            // The spinner draws on a line of its own, never over streamed text.
+            out("\n");
         }
         let mut current = self.spinner.lock();
         // The old one clears its own line before the new one draws there.
@@ -162,6 +193,20 @@ impl Terminal {
     pub(super) fn say(&self, text: &str) {
         self.quiet();
         out(text);
+        if !text.is_empty() {
+            self.at_line_start.store(text.ends_with('\n'), Ordering::Relaxed);
+        }
+    }
+
+    /// Writes what is Tandem's rather than the answer (cards, questions): to stdout on a
+    /// terminal, to stderr when stdout is piped, so a script reads only the answer there.
+    fn note(&self, text: &str) {
+        if self.stdout_tty {
+            self.say(text);
+        } else {
+            self.quiet();
+            eprint!("{text}");
+        }
     }
 
     fn diff(&self, patch: &str) -> String {
@@ -207,6 +252,71 @@ impl Terminal {
             }
         }
         card
+    }
+
+    /// A question whose answers are its options (trusting a folder: "Trust this folder",
+    /// "Not now"), each chosen by the first letter of its name that no earlier answer took.
+    async fn own_answers(&self, params: &RequestPermissionParams) -> Result<RequestPermissionResult, ClientError> {
+        let mut keys = String::new();
+        let mut choices = Vec::new();
+        let mut ids = Vec::new();
+        for option in &params.options {
+            let name = option.name.as_str();
+            let Some((at, key)) = name
+                .char_indices()
+                .map(|(at, c)| (at, c.to_ascii_lowercase()))
+                .find(|(_, c)| c.is_ascii_alphabetic() && !keys.contains(*c))
+            else {
+                continue;
+            };
+            keys.push(key);
+            ids.push(option.option_id.clone());
+            choices.push(format!("{}[{key}]{}", name[..at].to_lowercase(), &name[at + 1..]));
+        }
+        let decline = params.options.iter().find(|o| o.kind == PermissionOptionKind::RejectOnce);
+        if self.yes {
+            // `--yes` gives approvals; it never trusts a folder (a CI job runs on others' code).
+            self.note(&self.style.paint("2", "(--yes answers no here: `tandem trust` trusts a folder)\n"));
+            return Ok(selected(decline.map(|o| o.option_id.as_str()).unwrap_or("reject_once"), None));
+        }
+        let Some(answer) = keys::key(format!("{}? ", choices.join(" / ")), &keys).await else {
+            return Err(self.nobody("this question"));
+        };
+        let chosen = keys.chars().position(|k| k == answer).and_then(|i| ids.get(i)).cloned();
+        Ok(selected(&chosen.unwrap_or_default(), None))
+    }
+
+    /// One update of a stored session shown again: on a terminal, the person's prompts, the
+    /// answers on lines of their own and the cards; piped, only the answers, on stderr.
+    fn replay(&self, update: SessionUpdate) {
+        if !self.stdout_tty {
+            // Piped: stdout carries the new answer alone; what the session said before (and
+            // notes about the load itself) goes to stderr.
+            if let SessionUpdate::AgentMessageChunk { content: ContentBlock::Text { text } } = update {
+                eprintln!("{}", text.trim_end());
+            }
+            return;
+        }
+        match update {
+            SessionUpdate::UserMessageChunk { content: ContentBlock::Text { text } } => {
+                self.say(&format!("\n{}\n", self.style.paint("1", &format!("› {}", text.trim_end()))));
+            }
+            SessionUpdate::AgentMessageChunk { content: ContentBlock::Text { text } } => {
+                let end = if text.ends_with('\n') { "" } else { "\n" };
+                self.say(&format!("{text}{end}"));
+            }
+            SessionUpdate::ToolCall(call) => {
+                self.titles.lock().insert(call.tool_call_id, call.title);
+            }
+            SessionUpdate::ToolCallUpdate(update)
+                if matches!(update.status, Some(ToolCallStatus::Completed | ToolCallStatus::Failed)) =>
+            {
+                let title = update.title.clone().or_else(|| self.titles.lock().get(&update.tool_call_id).cloned());
+                self.say(&self.card(&title.unwrap_or_default(), &update));
+            }
+            SessionUpdate::UsageUpdate(usage) => *self.usage.lock() = Some(usage),
+            _ => {}
+        }
     }
 
     /// Records that nobody could answer and says how to run so that someone can.
@@ -264,7 +374,13 @@ impl SessionClient for Terminal {
                 | SessionUpdate::ToolCall(_) => self.heard.store(true, Ordering::Relaxed),
                 _ => {}
             }
-            events.update(update);
+            if !self.replaying.load(Ordering::Relaxed) {
+                events.update(update);
+            }
+            return;
+        }
+        if self.replaying.load(Ordering::Relaxed) {
+            self.replay(update);
             return;
         }
         match update {
@@ -286,7 +402,21 @@ impl SessionClient for Terminal {
                 let title = update.title.clone().or_else(|| self.titles.lock().get(&update.tool_call_id).cloned());
                 let title = title.unwrap_or_default();
                 if matches!(update.status, Some(ToolCallStatus::Completed | ToolCallStatus::Failed)) {
-                    self.say(&self.card(&title, &update));
+                    let mut card = self.card(&title, &update);
+                    if update.tool_call_id == tandem_agent::TRUST_CARD {
+                        // What trusting did, and from when it applies (a refusal says why above).
+                        let said = if update.status == Some(ToolCallStatus::Completed) {
+                            texts(&update).collect()
+                        } else {
+                            Vec::new()
+                        };
+                        for text in said {
+                            card.push_str(&self.style.paint("2", &format!("  {text}\n")));
+                        }
+                        self.note(&card);
+                    } else {
+                        self.say(&card);
+                    }
                     self.wait("thinking");
                 }
             }
@@ -391,8 +521,13 @@ impl SessionClient for Terminal {
             let code = if preview.files.iter().any(|f| !f.introduced.is_empty()) { "33" } else { "2" };
             shown.push_str(&format!("{}\n", self.style.paint(code, &format!("diagnostics: {}", preview.summary))));
         }
-        out(&shown);
         let has = |kind| params.options.iter().find(|o| o.kind == kind).map(|o| o.option_id.clone());
+        if has(PermissionOptionKind::AllowOnce).is_none() {
+            // Not a tool call (trusting a folder): its own answers, with their own keys.
+            self.note(&shown);
+            return self.own_answers(&params).await;
+        }
+        out(&shown);
         let allow = has(PermissionOptionKind::AllowOnce).unwrap_or_else(|| "allow_once".into());
         let reject = has(PermissionOptionKind::RejectOnce).unwrap_or_else(|| "reject_once".into());
         if self.yes {
