@@ -50,6 +50,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const sidecar = new Sidecar(output, {
     update: (n) => {
       applied.record(n);
+      reviews.onUpdate(n.update);
       session.onUpdate(n);
     },
     requestPermission: async (params, token) => {
@@ -76,7 +77,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     sidecar,
     {
       post: (m) => panel.post(m),
-      turnChanged: () => renderStatus(),
+      turnChanged: () => {
+        if (!session.isRunning) reviews.turnEnded();
+        renderStatus();
+      },
       modeChanged: () => renderStatus(),
       modelChanged: () => renderStatus(),
       cancelled: () => reviews.cancelAll(),

@@ -540,7 +540,8 @@ function drawTool(call: Extract<Entry, { kind: "tool" }>["call"]): HTMLElement {
   }
   // What the model was told (or a pending request's diff): folded when the card shows a change.
   const rest = (call.content ?? []).filter((c) => changes.length === 0 || c.type !== "diff");
-  const target = changes.length > 0 && rest.length > 0 ? document.createElement("details") : el;
+  // A failed call's reason is in view (a change that did not land says why), never folded away.
+  const target = changes.length > 0 && rest.length > 0 && call.status !== "failed" ? document.createElement("details") : el;
   if (target !== el) {
     target.className = "model-text";
     target.dataset.testid = "model-text";
