@@ -484,6 +484,13 @@ function drawTool(call: Extract<Entry, { kind: "tool" }>["call"]): HTMLElement {
       out.dataset.testid = "output-tail";
       out.textContent = `${command.hidden > 0 ? `… ${command.hidden} more line${command.hidden === 1 ? "" : "s"}\n` : ""}${command.tail.join("\n")}`;
       el.append(out);
+      // The end of the tail is what matters (FAILED, the exit status): scrolled into view once
+      // the box is laid out, and again when the card opens.
+      const bottom = () => {
+        out.scrollTop = out.scrollHeight;
+      };
+      requestAnimationFrame(bottom);
+      el.addEventListener("toggle", bottom);
     }
     el.open = failed || call.status === "in_progress";
     return el;
