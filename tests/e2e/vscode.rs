@@ -469,6 +469,10 @@ fn an_accepted_hunk_lands_where_it_was_reviewed_or_not_at_all_while_the_person_t
     let above = format!("# note\n{}", original.replace("return a / b", "return a // b"));
     run_workbench_script("landing.mjs", workspace.path(), &provider, &[("EXPECT_ABOVE", &above)])?;
     let disk = std::fs::read_to_string(workspace.path().join("calc.py")).map_err(|e| e.to_string())?;
-    assert_eq!(disk, above.replace("return a - b\n", "return a - b  # mine\n"), "only the person's own edit after the refusal");
+    assert_eq!(
+        disk,
+        above.replace("return a - b\n", "return a - b  # mine\n"),
+        "only the person's own edit after the refusal"
+    );
     Ok(())
 }
