@@ -458,7 +458,15 @@ fn the_preview_shows_in_the_review_in_a_real_neovim_in_tmux_and_goes_with_it() -
         let headline = at("Diagnostics preview: introduces 1 error", "").ok_or("no headline")?;
         let removed = at("-", "    return total").ok_or("the removed line is not on the screen")?;
         let added = at("+", "return \"total\"").ok_or("the added line is not on the screen")?;
-        assert_eq!((headline + 1, removed + 1), (removed, added), "headline, removed line, added line:\n{screen}");
+        // The headline wraps at the window's width: its lines, then the removed line, then the added one.
+        assert!(headline < removed && removed <= headline + 3, "headline, then the removed line:\n{screen}");
+        assert_eq!(removed + 1, added, "the removed line, then the added line:\n{screen}");
+        let wrapped = lines[headline..removed]
+            .iter()
+            .map(|l| l.split('│').next().unwrap_or("").trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(wrapped.contains("Diagnostics preview: introduces 1 error: shop/main.py:9:"), "{wrapped}\n{screen}");
         assert!(lines[added].contains("  E Type"), "the added line ends with its error:\n{screen}");
         assert!(lines[removed].contains("h1: ga accept, gr reject | 1 new error"), "the label:\n{screen}");
 
@@ -510,6 +518,139 @@ fn a_project_command_completes_and_runs_from_neovim_with_its_arguments_expanded(
         assert!(report.contains("ok e2e commands: :Tandem /review"), "the end-to-end tests did not run:\n{report}");
         let sent = provider.requests().first().map(|r| r.body["messages"].to_string()).unwrap_or_default();
         assert!(sent.contains("Review calc.py for naming only."), "Neovim {version}: {sent}");
+    }
+    Ok(())
+}
+
+/// How the person changes calc.py while its review waits, in keys (tmux `send-keys` words), and
+/// the bytes calc.py must hold after the turn (`None`: the change is refused, the reason shown).
+struct Meanwhile {
+    name: &'static str,
+    keys: &'static [&'static str],
+    expected: Option<String>,
+    env: &'static [(&'static str, &'static str)],
+    /// Written to calc.py on disk by another program while the review waits.
+    outside: Option<&'static str>,
+}
+
+fn divided(text: &str) -> String {
+    text.replace("return a / b", "return a // b")
+}
+
+#[test]
+fn an_accepted_hunk_lands_where_it_was_reviewed_or_not_at_all_whatever_the_person_types_meanwhile() -> Res<()> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return editor_missing("tmux");
+    }
+    let cases = [
+        // A line typed at the top, not saved: the hunk moves down with its lines.
+        Meanwhile {
+            name: "above",
+            keys: &["gg", "O# note", "Escape"],
+            expected: Some(divided(&format!("# note\n{CALC}"))),
+            env: &[],
+            outside: None,
+        },
+        // The same in a file the review opened (it was not open in Neovim before).
+        Meanwhile {
+            name: "above, in a file the review opened",
+            keys: &["gg", "O# note", "Escape"],
+            expected: Some(divided(&format!("# note\n{CALC}"))),
+            env: &[("TANDEM_TEST_FILE", "util.py")],
+            outside: None,
+        },
+        // Another program writes the file the review opened.
+        Meanwhile {
+            name: "written outside",
+            keys: &[],
+            expected: Some(divided(&format!("# outside\n{CALC}"))),
+            env: &[("TANDEM_TEST_FILE", "util.py")],
+            outside: Some("# outside\n"),
+        },
+        // Saved, through a formatter that adds a header on save.
+        Meanwhile {
+            name: "formatter",
+            keys: &["gg", "O# note", "Escape", ":w", "Enter"],
+            expected: Some(divided(&format!("# formatted\n# note\n{CALC}"))),
+            env: &[("TANDEM_TEST_FORMATTER", "1")],
+            outside: None,
+        },
+        // A line typed below the hunk.
+        // (Neovim's autoindent keeps the indent of the line above.)
+        Meanwhile {
+            name: "below",
+            keys: &["G", "o# end", "Escape"],
+            expected: Some(divided(&format!("{CALC}    # end\n"))),
+            env: &[],
+            outside: None,
+        },
+        // Typed, then undone.
+        Meanwhile {
+            name: "undo",
+            keys: &["gg", "O# note", "Escape", "u"],
+            expected: Some(divided(CALC)),
+            env: &[],
+            outside: None,
+        },
+        // Inside the hunk: refused, the person's text left alone.
+        Meanwhile {
+            name: "inside",
+            keys: &["G", "A  # mine", "Escape", ":w", "Enter"],
+            expected: None,
+            env: &[],
+            outside: None,
+        },
+    ];
+    for (version, nvim) in neovims()? {
+        for case in &cases {
+            let dir = workspace()?;
+            let provider = FakeProvider::start_blocking(vec![
+                Turn::new().tool_call("c1", "read", json!({ "file_path": "calc.py" })),
+                Turn::new().tool_call(
+                    "c2",
+                    "edit",
+                    json!({ "file_path": "calc.py", "old_string": "return a / b", "new_string": "return a // b" }),
+                ),
+                Turn::reply("Done with the division."),
+            ]);
+            let tmux = Tmux { socket: format!("tandem-nvim-land-{}-{version}-{}", std::process::id(), case.name) };
+            let mut env = vec![("TANDEM_TEST_PROMPT", "Tweak div please")];
+            env.extend_from_slice(case.env);
+            start_tmux_review(&tmux, &nvim, dir.path(), "160", &provider, &env)?;
+            tmux.wait_for("the review", |s| s.contains("h1: ga accept, gr reject"))?;
+            for keys in case.keys {
+                tmux.keys(keys)?;
+            }
+            if let Some(top) = case.outside {
+                std::fs::write(dir.path().join("calc.py"), format!("{top}{CALC}")).map_err(|e| e.to_string())?;
+            }
+            if std::env::var_os("TANDEM_TEST_DEBUG").is_some() {
+                std::thread::sleep(Duration::from_millis(500));
+                eprintln!("--- after the keys:\n{}", tmux.capture()?);
+            }
+            // Back on the hunk's line, as a person would go there, and accept.
+            tmux.keys("/a \\/ b")?;
+            tmux.keys("Enter")?;
+            tmux.keys("ga")?;
+            let screen = tmux.wait_for("the end of the turn", |s| s.contains("Done with the division."))?;
+            let calc = std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?;
+            match &case.expected {
+                Some(expected) => {
+                    assert_eq!(&calc, expected, "Neovim {version}, {}: the bytes on disk\n{screen}", case.name);
+                    assert!(screen.contains("✓ calc.py +1 −1"), "Neovim {version}, {}: the card\n{screen}", case.name);
+                }
+                None => {
+                    assert_eq!(
+                        calc,
+                        CALC.replace("return a / b\n", "return a / b  # mine\n"),
+                        "Neovim {version}, {}: only the person's own text\n{screen}",
+                        case.name
+                    );
+                    assert!(screen.contains("not applied"), "Neovim {version}, {}: the reason\n{screen}", case.name);
+                    assert!(!screen.contains("✓ calc.py"), "Neovim {version}, {}: no success\n{screen}", case.name);
+                }
+            }
+        }
     }
     Ok(())
 }

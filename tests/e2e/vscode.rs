@@ -440,3 +440,39 @@ fn a_project_command_completes_in_the_panel_and_its_arguments_reach_the_model_ex
     assert!(asked.contains("Review notes.txt for naming only."), "the expanded command must reach the model: {asked}");
     Ok(())
 }
+
+#[test]
+fn an_accepted_hunk_lands_where_it_was_reviewed_or_not_at_all_while_the_person_types_in_vscode() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let original = "def add(a, b):\n    return a - b\n\n\ndef one():\n    return 1\n\n\ndef two():\n    return 2\n\n\n\
+                    def div(a, b):\n    return a / b\n";
+    std::fs::write(workspace.path().join("calc.py"), original).map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("c1", "read", json!({ "file_path": "calc.py" })),
+        Turn::new().tool_call(
+            "c2",
+            "edit",
+            json!({ "file_path": "calc.py", "old_string": "return a / b", "new_string": "return a // b" }),
+        ),
+        Turn::reply("Done with the division."),
+        Turn::new().tool_call("c3", "read", json!({ "file_path": "calc.py" })),
+        Turn::new().tool_call(
+            "c4",
+            "edit",
+            json!({ "file_path": "calc.py", "old_string": "return a - b", "new_string": "return a + b" }),
+        ),
+        Turn::reply("Left it."),
+    ]);
+    let above = format!("# note\n{}", original.replace("return a / b", "return a // b"));
+    run_workbench_script("landing.mjs", workspace.path(), &provider, &[("EXPECT_ABOVE", &above)])?;
+    let disk = std::fs::read_to_string(workspace.path().join("calc.py")).map_err(|e| e.to_string())?;
+    assert_eq!(
+        disk,
+        above.replace("return a - b\n", "return a - b  # mine\n"),
+        "only the person's own edit after the refusal"
+    );
+    Ok(())
+}

@@ -36,8 +36,14 @@ return function(H)
           end
         end
       end
-      eq(r.diagnostics, shown[1], "the headline above the hunk")
-      H.truthy(shown[2] and shown[2]:find("^diagnostics of this file not ready %(pyright: "), vim.inspect(shown))
+      -- Wrapped at the window's width: every virtual line above, joined, is the headline and then
+      -- the file's own line.
+      local joined = table.concat(shown, " ")
+      eq(r.diagnostics, joined:sub(1, #r.diagnostics), "the headline above the hunk")
+      H.truthy(joined:sub(#r.diagnostics + 2):find("^diagnostics of this file not ready %(pyright: "), vim.inspect(shown))
+      for _, line in ipairs(shown) do
+        H.truthy(vim.fn.strdisplaywidth(line) < vim.api.nvim_win_get_width(0), "a line wider than the window: " .. line)
+      end
       vim.api.nvim_feedkeys("gr", "x", false)
       H.wait(30000, function()
         return turn.done
@@ -74,6 +80,9 @@ return function(H)
       for _, line in ipairs(m[4].virt_lines or {}) do
         if line[1][1]:find("Diagnostics preview", 1, true) then
           headline = line[1][1]
+        elseif headline and m[4].virt_lines_above and not line[2] then
+          -- The headline goes on, wrapped at the window's width.
+          headline = headline .. " " .. line[1][1]
         elseif line[1][1]:find('return "total"', 1, true) then
           note = line[2] and line[2][1]
         end

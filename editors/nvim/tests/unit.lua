@@ -256,9 +256,12 @@ return function(H)
     for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, review.ns, 0, -1, { details = true })) do
       for _, line in ipairs(m[4].virt_lines or {}) do
         if line[1][1]:find("Diagnostics preview", 1, true) then
+          -- Wrapped at the window's width: the next virtual lines continue it.
           headline = line[1][1]
           eq(true, m[4].virt_lines_above)
           eq("DiagnosticError", line[1][2])
+        elseif headline and m[4].virt_lines_above and line[1][2] == "DiagnosticError" then
+          headline = headline .. " " .. line[1][1]
         elseif line[2] then
           noted = line[2][1]
         end
@@ -320,9 +323,12 @@ return function(H)
         end
       end
     end
+    -- Wrapped at the window's width (80 columns headless), not cut at its edge.
     eq({
-      "Diagnostics preview: diagnostics not ready, so nothing is known about errors; not ready: fixture.txt (fake: timed out)",
-      "diagnostics of this file not ready (fake: timed out): nothing is known about its errors",
+      "Diagnostics preview: diagnostics not ready, so nothing is known about errors;",
+      "not ready: fixture.txt (fake: timed out)",
+      "diagnostics of this file not ready (fake: timed out): nothing is known about",
+      "its errors",
     }, lines)
     eq("notReady", tandem.review().diagnostics_status)
     tandem.reject_all()
@@ -998,15 +1004,39 @@ return function(H)
   test("errors about the configuration name the setup() option to set, and :TandemSetup", function()
     local advice = require("tandem.advice")
     local key = advice.for_error("the provider at https://api.example/v1 refused the API key (HTTP 401). No API key is configured: set TANDEM_API_KEY_ENV (or api_key_env under [provider] in .tandem/config.toml) to the name of the environment variable that holds it.")
-    eq('To fix it, set the environment variable that holds the API key: require("tandem").setup({ provider = { api_key_env = "ANTHROPIC_API_KEY" } }), or run :TandemSetup.\nThe file: :edit .tandem/config.toml', key)
+    eq('To fix it, set the environment variable that holds the API key: require("tandem").setup({ provider = { api_key_env = "ANTHROPIC_API_KEY" } }), or run :TandemSetup.', vim.split(key, "\n")[1])
     H.truthy(advice.for_error("no model provider answered at http://127.0.0.1:11434/v1 (connection refused)"):find("base_url", 1, true))
     H.truthy(advice.for_error("the provider at http://x rejected the request for model gpt-9 (HTTP 404: model not found)"):find('model = "', 1, true))
     H.truthy(advice.for_error("unknown provider kind `gemini`"):find('kind = "openai"', 1, true))
     eq('To fix it, set where the tandem binary is: require("tandem").setup({ cmd = { "/path/to/tandem", "lsp" } }).',
       advice.for_error("tandem: `tandem` is not executable (is it on PATH?); set `cmd` in require(\"tandem\").setup()"))
-    eq("The file: :edit /w/.tandem/config.toml", advice.for_error("unknown key `profil` in [tools] of /w/.tandem/config.toml: did you mean `profile`?"))
+    local dir = vim.fn.tempname()
+    vim.fn.mkdir(dir .. "/.tandem", "p")
+    vim.fn.writefile({ "[tools]" }, dir .. "/.tandem/config.toml")
+    eq("The file: :edit " .. dir .. "/.tandem/config.toml",
+      advice.for_error("unknown key `profil` in [tools] of " .. dir .. "/.tandem/config.toml: did you mean `profile`?"))
     eq(nil, advice.for_error("the provider at http://x is rate-limiting requests for model m (HTTP 429)"))
     eq("plain", advice.explain("plain"))
+  end)
+  test("the review's headline wraps at the window's width instead of being cut", function()
+    local rv = require("tandem.review")
+    eq({ "Diagnostics preview:", "introduces 1 error:", "shop/main.py:9: Type" }, rv.wrap("Diagnostics preview: introduces 1 error: shop/main.py:9: Type", 20))
+    eq({ "abcdefghij", "klm" }, rv.wrap("abcdefghijklm", 10))
+    eq({ "" }, rv.wrap("", 30))
+  end)
+  test("advice names the setting in use and only a file that exists", function()
+    local advice = require("tandem.advice")
+    local refused = "the provider at https://api.example/v1 refused the API key (HTTP 401) from OPENAI_API_KEY"
+    local said = advice.for_error(refused, { provider = { kind = "openai", api_key_env = "OPENAI_API_KEY" } })
+    H.truthy(said:find("OPENAI_API_KEY", 1, true), said)
+    eq(nil, said:find("ANTHROPIC", 1, true))
+    -- Without api_key_env, the example is the provider kind's usual variable.
+    said = advice.for_error("refused the API key (HTTP 401)", { provider = { kind = "openai" } })
+    H.truthy(said:find('api_key_env = "OPENAI_API_KEY"', 1, true), said)
+    -- A file that does not exist is not offered to :edit; :TandemSetup writes it.
+    said = advice.for_error("unknown key `x` in [tools] of /nonexistent/.tandem/config.toml")
+    eq(nil, said:find(":edit", 1, true))
+    H.truthy(said:find("TandemSetup", 1, true), said)
   end)
   test("slash: :Tandem completes /name from tandem/commands/list, only as the first word", function()
     local slash = require("tandem.slash")

@@ -37,3 +37,13 @@ export function configAdvice(message: string): ConfigAdvice {
   if (file) advice.configFile = file.replace(/^\.\//, "");
   return advice;
 }
+
+/**
+ * The warning for a `tandem.provider.apiKeyEnv` that names a variable the editor's environment
+ * (which the sidecar inherits) does not set; `undefined` when it is set or the setting is empty.
+ */
+export function unsetKeyWarning(apiKeyEnv: string, env: Record<string, string | undefined>): string | undefined {
+  const name = apiKeyEnv.trim();
+  if (name === "" || (env[name] ?? "") !== "") return undefined;
+  return `tandem.provider.apiKeyEnv names $${name}, which is not set in VS Code's environment: requests would go out without a key. Set it in the shell that starts VS Code (export ${name}=…) and restart, or change the setting.`;
+}

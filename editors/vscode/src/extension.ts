@@ -8,6 +8,7 @@ import { AppliedChanges } from "./appliedChanges";
 import { applyCode } from "./applyUi";
 import { askPermission, askUser } from "./ask";
 import { CheckpointsUi } from "./checkpointsUi";
+import { unsetKeyWarning } from "./configErrors";
 import { showError } from "./errorUi";
 import type { FromPanel } from "./messages";
 import { typedUrls } from "./mentionSyntax";
@@ -50,6 +51,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const sidecar = new Sidecar(output, {
     update: (n) => {
       applied.record(n);
+      reviews.onUpdate(n.update);
       session.onUpdate(n);
     },
     requestPermission: async (params, token) => {
@@ -76,7 +78,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     sidecar,
     {
       post: (m) => panel.post(m),
-      turnChanged: () => renderStatus(),
+      turnChanged: () => {
+        if (!session.isRunning) reviews.turnEnded();
+        renderStatus();
+      },
       modeChanged: () => renderStatus(),
       modelChanged: () => renderStatus(),
       cancelled: () => reviews.cancelAll(),
@@ -275,6 +280,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   renderStatus();
+  // A key variable that is not set: said at start, not after the first request fails.
+  const keyWarning = unsetKeyWarning(vscode.workspace.getConfiguration("tandem").get<string>("provider.apiKeyEnv", ""), process.env);
+  if (keyWarning) {
+    log(keyWarning);
+    void vscode.window.showWarningMessage(`Tandem: ${keyWarning}`, "Open Setting").then((choice) => {
+      if (choice) void vscode.commands.executeCommand("workbench.action.openSettings", "tandem.provider.apiKeyEnv");
+    });
+  }
   try {
     await sidecar.start();
   } catch (err) {

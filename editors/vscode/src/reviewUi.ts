@@ -17,12 +17,18 @@ export const SCHEME = "tandem-review";
 interface Pending {
   key: string;
   review: Review;
+  /** The tool call under review: its result says whether the accepted hunks landed. */
+  toolCallId?: string;
   resolve: (answer: PermissionResult) => void;
   /** Set once its diff editors are open; closing them all afterwards rejects what is still pending. */
   opened: boolean;
 }
 
 export class ReviewController implements vscode.Disposable, vscode.TextDocumentContentProvider, vscode.CodeLensProvider {
+  /** The status bar's message about reviews (one at a time; gone when the turn ends). */
+  private status: vscode.Disposable | undefined;
+  /** Decided reviews whose result has not come yet: tool call id → the decision's summary. */
+  private readonly decided = new Map<string, string>();
   private readonly pending = new Map<string, Pending>();
   private next = 1;
   private readonly lensChanged = new vscode.EventEmitter<void>();
@@ -84,7 +90,7 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
     if (!review) return undefined;
     const key = `r${this.next++}`;
     return new Promise<PermissionResult>((resolve) => {
-      this.pending.set(key, { key, review, resolve, opened: false });
+      this.pending.set(key, { key, review, resolve, opened: false, toolCallId: params.toolCall?.toolCallId });
       token.onCancellationRequested(() => this.finish(key, review.isAnswered ? undefined : review.close()));
       void vscode.commands.executeCommand("setContext", "tandem.reviewing", true);
       this.changed.fire(review);
@@ -93,7 +99,7 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
       const line = headline(review.preview);
       if (line) {
         this.log(`review ${key}: ${line}`);
-        void vscode.window.setStatusBarMessage(`Tandem: ${line}`, 15_000);
+        this.say(`Tandem: ${line}`, 15_000);
       }
       void this.open(key, review);
     });
@@ -134,6 +140,39 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
     entry.review.decideAll(accept);
     this.log(`review ${entry.key}: all ${accept ? "accepted" : "rejected"}`);
     this.afterDecision(entry);
+  }
+
+  /**
+   * A session update: the result of a reviewed call. One that failed (the accepted hunks did not
+   * land: the file changed where they are) says so in the status bar and a warning, never as
+   * accepted.
+   */
+  onUpdate(update: { sessionUpdate: string; toolCallId?: string; status?: string | null; rawOutput?: unknown }): void {
+    if (update.sessionUpdate !== "tool_call_update" || !update.toolCallId) return;
+    if (update.status !== "failed" && update.status !== "completed") return;
+    const summary = this.decided.get(update.toolCallId);
+    if (summary === undefined) return;
+    this.decided.delete(update.toolCallId);
+    if (update.status === "completed") {
+      this.say(`Tandem: ${summary} — applied`, 5000);
+      return;
+    }
+    const raw = (update.rawOutput ?? {}) as { error?: unknown; conflict?: unknown };
+    const reason = typeof raw.error === "string" ? raw.error : "the change could not be applied";
+    this.say(`$(warning) Tandem: not applied — ${reason.split("\n")[0]}`, 30_000);
+    if (raw.conflict === true || /not applied/.test(reason)) void vscode.window.showWarningMessage(`Tandem: ${reason}`);
+  }
+
+  /** The turn ended: what the status bar said of its reviews goes. */
+  turnEnded(): void {
+    this.status?.dispose();
+    this.status = undefined;
+    this.decided.clear();
+  }
+
+  private say(text: string, ms: number): void {
+    this.status?.dispose();
+    this.status = vscode.window.setStatusBarMessage(text, ms);
   }
 
   /** Ends every open review as cancelled (the turn was cancelled, the sidecar stopped). */
@@ -245,12 +284,15 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
     this.changed.fire(entry.review);
     if (entry.review.complete) {
       const answer = entry.review.answer();
-      void vscode.window.setStatusBarMessage(`Tandem: ${entry.review.summary()}`, 5000);
+      const summary = entry.review.summary();
+      // Said as decided, not as done: the change's result says whether it landed.
+      this.say(`Tandem: ${summary}${entry.review.hunks.some((h) => h.state === "accepted") ? " — applying" : ""}`, 5000);
+      if (entry.toolCallId) this.decided.set(entry.toolCallId, summary);
       this.finish(entry.key, answer);
     } else {
       this.lensChanged.fire();
       this.decorate();
-      void vscode.window.setStatusBarMessage(`Tandem: ${entry.review.summary()}`, 5000);
+      this.say(`Tandem: ${entry.review.summary()}`, 5000);
       // On to the next undecided hunk, in this file or the next.
       const here = decided ?? this.hunkUnderCursor(entry);
       const next = entry.review.neighbour(here, 1, true);

@@ -484,6 +484,13 @@ function drawTool(call: Extract<Entry, { kind: "tool" }>["call"]): HTMLElement {
       out.dataset.testid = "output-tail";
       out.textContent = `${command.hidden > 0 ? `… ${command.hidden} more line${command.hidden === 1 ? "" : "s"}\n` : ""}${command.tail.join("\n")}`;
       el.append(out);
+      // The end of the tail is what matters (FAILED, the exit status): scrolled into view once
+      // the box is laid out, and again when the card opens.
+      const bottom = () => {
+        out.scrollTop = out.scrollHeight;
+      };
+      requestAnimationFrame(bottom);
+      el.addEventListener("toggle", bottom);
     }
     el.open = failed || call.status === "in_progress";
     return el;
@@ -540,7 +547,8 @@ function drawTool(call: Extract<Entry, { kind: "tool" }>["call"]): HTMLElement {
   }
   // What the model was told (or a pending request's diff): folded when the card shows a change.
   const rest = (call.content ?? []).filter((c) => changes.length === 0 || c.type !== "diff");
-  const target = changes.length > 0 && rest.length > 0 ? document.createElement("details") : el;
+  // A failed call's reason is in view (a change that did not land says why), never folded away.
+  const target = changes.length > 0 && rest.length > 0 && call.status !== "failed" ? document.createElement("details") : el;
   if (target !== el) {
     target.className = "model-text";
     target.dataset.testid = "model-text";

@@ -66,7 +66,9 @@ pub enum AgentError {
     #[error("no session `{0}`: create one with tandem/session/new, or list stored ones with tandem/session/list")]
     UnknownSession(String),
     /// A turn is running.
-    #[error("session `{0}` is already running a turn; wait for it to end or send tandem/session/cancel")]
+    #[error(
+        "a turn is already running in this session (`{0}`), maybe waiting for your review; finish or cancel it, then try again"
+    )]
     Busy(String),
     /// Bad parameters.
     #[error("{0}")]

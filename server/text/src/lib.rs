@@ -14,6 +14,7 @@ pub mod hunks;
 pub mod matcher;
 pub mod memory;
 pub mod patch;
+pub mod rebase;
 
 pub use cache::{BufferCache, ContentChange, EditorDocument};
 pub use encoding::{Position, PositionEncoding, char_to_position, minimal_change, position_to_char};

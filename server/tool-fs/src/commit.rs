@@ -10,7 +10,7 @@ use tandem_tool_api::{DocumentEdit, ToolContext, ToolError, Written};
 use super::journal::{self, Failed, Op};
 use super::lock::lock_paths;
 use super::review::{Reviewed, review};
-use super::{EDITOR_ECHO_TIMEOUT, Loaded, MAX_FILE_BYTES, Origin, blocking, remember};
+use super::{EDITOR_ECHO_TIMEOUT, Loaded, MAX_FILE_BYTES, Origin, blocking, load, remember};
 
 /// How a commit reached its file.
 pub struct Committed {
@@ -103,12 +103,57 @@ pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) 
     Ok(committed)
 }
 
+/// The change `loaded` → `new_text` carried over to the file as it is now, when it moved on
+/// while the person reviewed it (they typed, undid, saved through a formatter, another program
+/// wrote it): exactly, every hunk where its lines are now, or not at all (an error saying where
+/// the text changed). The third value is the note for the model when the text had moved on.
+fn catch_up(
+    ctx: &ToolContext,
+    loaded: Loaded,
+    new_text: String,
+) -> Result<(Loaded, String, Option<String>), ToolError> {
+    if matches!(loaded.origin, Origin::Client { .. } | Origin::Missing) {
+        return Ok((loaded, new_text, None));
+    }
+    let now = load(ctx, &loaded.path)?;
+    let unmoved = match (&loaded.origin, &now.origin) {
+        (Origin::Editor { version: was, .. }, Origin::Editor { version: is, .. }) => was == is,
+        (Origin::Disk { disk_hash: was, .. }, Origin::Disk { disk_hash: is, .. }) => was == is,
+        _ => false,
+    };
+    if unmoved {
+        return Ok((loaded, new_text, None));
+    }
+    let shown = ctx.workspace.display(&loaded.path);
+    if !now.exists() {
+        return Err(ToolError::new(format!(
+            "not applied: `{shown}` was deleted while the change waited for review; nothing was written"
+        ))
+        .with("conflict", true));
+    }
+    let rebased = tandem_text::rebase::rebase(&loaded.text, &new_text, &now.text).map_err(|conflict| {
+        ToolError::new(format!(
+            "not applied: `{shown}` changed where this change is while it waited for review ({conflict}); \
+             nothing was written. Read the file again and redo the change on its current text"
+        ))
+        .with("conflict", true)
+    })?;
+    let note = (now.hash != loaded.hash).then(|| {
+        format!(
+            "`{shown}` changed while the person reviewed this change; it was applied where its lines are now (read the file before editing it again)"
+        )
+    });
+    Ok((Loaded { fuzzed: loaded.fuzzed, ..now }, rebased, note))
+}
+
 /// [`commit`] after the review; the caller holds the path's lock.
 async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) -> Result<Committed, ToolError> {
-    // Only a session keeps read stamps; the person's own calls need no hash of the result.
-    let new_hash = ctx.session_id.is_some().then(|| ContentHash::of(new_text.as_bytes()));
-    let path = loaded.path.clone();
     let client = ctx.editor.clone().filter(|editor| editor.writes_files());
+    let (loaded, new_text, moved) =
+        if client.is_none() { catch_up(ctx, loaded, new_text)? } else { (loaded, new_text, None) };
+    // Only a session keeps read stamps.
+    let stamp = ctx.session_id.is_some();
+    let path = loaded.path.clone();
     // What the file held and holds, as a snapshot sees it (an open document's text, else the
     // disk's bytes), for the call's write log.
     let before = match &loaded.origin {
@@ -118,8 +163,9 @@ async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) ->
     };
     let (committed, after) = match (loaded.origin, client) {
         (Origin::Editor { version, rope }, _) => {
-            let after = ContentHash::of(new_text.as_bytes());
-            (commit_to_editor(ctx, &path, version, &rope, &loaded.text, new_text).await?, after)
+            // The text may have been carried over to a newer buffer on the way: its hash is
+            // what was written.
+            commit_to_editor(ctx, &path, version, &rope, &loaded.text, new_text).await?
         }
         (origin, Some(editor)) => {
             let bom = matches!(origin, Origin::Disk { format, .. } | Origin::Client { format, .. } if format.bom);
@@ -145,11 +191,13 @@ async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) ->
     if let Some(log) = &ctx.writes {
         log.record(Written { path: loaded.path.clone(), before, after: Some(after) });
     }
-    if let Some(hash) = new_hash {
-        remember(ctx, &loaded.path, hash);
+    if stamp {
+        remember(ctx, &loaded.path, after);
     }
     // The old text may be large: freed off the caller's path, or kept for the next read.
     memory::recycle_string(loaded.text);
+    let mut committed = committed;
+    committed.notes.extend(moved);
     Ok(committed)
 }
 
@@ -194,6 +242,10 @@ async fn commit_to_client(
     Ok(Committed::new("editor", Vec::new()))
 }
 
+/// How often the editor may refuse an edit because its buffer moved on before the change is
+/// carried over to the new text and sent again.
+const EDITOR_RETRIES: usize = 3;
+
 async fn commit_to_editor(
     ctx: &ToolContext,
     path: &Path,
@@ -201,28 +253,47 @@ async fn commit_to_editor(
     rope: &Rope,
     old_text: &str,
     new_text: String,
-) -> Result<Committed, ToolError> {
+) -> Result<(Committed, ContentHash), ToolError> {
     let shown = ctx.workspace.display(path);
     let Some(editor) = ctx.editor.clone() else {
         return Err(ToolError::new(format!("`{shown}` is open in an editor that is no longer connected; try again")));
     };
     let encoding = editor.position_encoding();
-    let (start, old_end, new_end) = minimal_change(old_text, &new_text);
-    let edit = DocumentEdit {
-        path: path.to_path_buf(),
-        version,
-        start: char_to_position(rope, rope.byte_to_char(start), encoding),
-        end: char_to_position(rope, rope.byte_to_char(old_end), encoding),
-        new_text: new_text[start..new_end].to_owned(),
-    };
-    match editor.apply_edit(edit).await {
-        Ok(true) => {}
-        Ok(false) => {
-            return Err(ToolError::new(format!(
-                "the editor refused the change to `{shown}` (the buffer probably changed meanwhile); read the file again and retry"
-            )));
+    let (mut version, mut rope, mut base, mut new_text) = (version, rope.clone(), old_text.to_owned(), new_text);
+    let mut attempt = 0;
+    loop {
+        let (start, old_end, new_end) = minimal_change(&base, &new_text);
+        let edit = DocumentEdit {
+            path: path.to_path_buf(),
+            version,
+            start: char_to_position(&rope, rope.byte_to_char(start), encoding),
+            end: char_to_position(&rope, rope.byte_to_char(old_end), encoding),
+            new_text: new_text[start..new_end].to_owned(),
+        };
+        match editor.apply_edit(edit).await {
+            Ok(true) => break,
+            Ok(false) if attempt < EDITOR_RETRIES => {
+                // The buffer moved on before the edit reached it: once the editor reports its
+                // text, the change is carried over to it (or refused) and sent again.
+                attempt += 1;
+                let Some(doc) = moved_on(ctx, path, version).await else {
+                    return Err(refused(&shown));
+                };
+                let now = doc.rope.to_string();
+                new_text = tandem_text::rebase::rebase(&base, &new_text, &now).map_err(|conflict| {
+                    ToolError::new(format!(
+                        "not applied: `{shown}` changed where this change is while it was being applied ({conflict}); \
+                         nothing was written. Read the file again and redo the change on its current text"
+                    ))
+                    .with("conflict", true)
+                })?;
+                (version, rope, base) = (doc.version, doc.rope, now);
+            }
+            Ok(false) => return Err(refused(&shown)),
+            Err(err) => {
+                return Err(ToolError::new(format!("the editor could not apply the change to `{shown}`: {err}")));
+            }
         }
-        Err(err) => return Err(ToolError::new(format!("the editor could not apply the change to `{shown}`: {err}"))),
     }
     let mut notes = Vec::new();
     let new_hash = ContentHash::of(new_text.as_bytes());
@@ -238,6 +309,15 @@ async fn commit_to_editor(
         tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     };
     if !echoed {
+        // The editor reported other text than the change makes: it did not land as shown
+        // (an editor that applied it at positions of an older text, or another edit with it).
+        if ctx.cache.get(path).is_some_and(|doc| doc.version != version) {
+            return Err(ToolError::new(format!(
+                "the editor's text of `{shown}` after the change is not what was shown in the review; it was not saved. \
+                 Undo the last change in the editor and read the file again"
+            ))
+            .with("conflict", true));
+        }
         notes.push("the editor applied the change but did not report its new text in time".to_owned());
     }
     let saved = match editor.save(path).await {
@@ -265,7 +345,28 @@ async fn commit_to_editor(
         .await?;
         notes.push("the editor did not save the document, so tandem wrote it to disk".to_owned());
     }
-    Ok(Committed::new("editor", notes))
+    Ok((Committed::new("editor", notes), new_hash))
+}
+
+/// The editor refused the edit, and its buffer did not move on.
+fn refused(shown: &str) -> ToolError {
+    ToolError::new(format!(
+        "the editor refused the change to `{shown}` (the buffer probably changed meanwhile); read the file again and retry"
+    ))
+}
+
+/// The document at `path` once the editor reported a version other than `version` (within the
+/// echo timeout), or `None`.
+async fn moved_on(ctx: &ToolContext, path: &Path, version: i32) -> Option<tandem_text::EditorDocument> {
+    let deadline = tokio::time::Instant::now() + EDITOR_ECHO_TIMEOUT;
+    loop {
+        match ctx.cache.get(path) {
+            Some(doc) if doc.version != version => return Some(doc),
+            None => return None,
+            Some(_) if tokio::time::Instant::now() >= deadline => return None,
+            Some(_) => tokio::time::sleep(std::time::Duration::from_millis(2)).await,
+        }
+    }
 }
 
 /// One file's part of a multi-file change.
@@ -408,7 +509,17 @@ async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) 
     let mut editor_ops = Vec::new();
     let mut stamps = Vec::new();
     let client_writes = ctx.editor.as_ref().is_some_and(|editor| editor.writes_files());
+    let mut moved_notes = Vec::new();
     for (loaded, change) in changes {
+        // Carried over to the file as it is now (or refused) before anything is written.
+        let (loaded, change) = match change {
+            Change::Write(text) if !client_writes => {
+                let (loaded, text, moved) = catch_up(ctx, loaded, text)?;
+                moved_notes.extend(moved);
+                (loaded, Change::Write(text))
+            }
+            other => (loaded, other),
+        };
         match (&loaded.origin, change) {
             (Origin::Editor { .. }, Change::Write(text)) => editor_ops.push((loaded, text)),
             // Written through the editor too, after the disk phase.
@@ -520,6 +631,9 @@ async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) 
     }
     for (path, hash) in stamps {
         remember(ctx, &path, hash);
+    }
+    if let Some(first) = committed.first_mut() {
+        first.notes.extend(moved_notes);
     }
     Ok(committed)
 }

@@ -62,6 +62,22 @@ function M.hold(bufnr)
     return false
   end
   M.held[bufnr] = "reviewing"
+  vim.fn.bufload(bufnr)
+  -- The person edits it during the review: from then on the sidecar follows the buffer (it
+  -- carries the change over to the buffer's text, or refuses it), or the accepted change would
+  -- go to the disk behind the buffer's back.
+  vim.api.nvim_buf_attach(bufnr, false, {
+    on_lines = function()
+      if M.held[bufnr] ~= "reviewing" then
+        return true
+      end
+      M.held[bufnr] = nil
+      vim.schedule(function()
+        M.attach(bufnr)
+      end)
+      return true
+    end,
+  })
   return true
 end
 
@@ -87,6 +103,44 @@ function M.release_done()
       end
     end
   end
+end
+
+--- `workspace/applyEdit`: each `documentChanges` edit applies only to the buffer version it was
+--- computed for; otherwise nothing is applied and the answer says why (the sidecar then carries
+--- the change over to the new text, or refuses it). Edits without versions go to Neovim's handler.
+function M.apply_edit(err, params, ctx)
+  local edit = params and params.edit or {}
+  if type(edit.documentChanges) ~= "table" then
+    return vim.lsp.handlers["workspace/applyEdit"](err, params, ctx)
+  end
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  local encoding = client and client.offset_encoding or "utf-16"
+  local versions = vim.lsp.util.buf_versions
+  local planned = {}
+  for _, change in ipairs(edit.documentChanges) do
+    if change.kind then
+      return { applied = false, failureReason = "tandem: file operations are not applied by edits" }
+    end
+    local doc = change.textDocument or {}
+    local bufnr = vim.uri_to_bufnr(doc.uri)
+    vim.fn.bufload(bufnr)
+    local version = doc.version
+    local now = versions[bufnr] or vim.api.nvim_buf_get_changedtick(bufnr)
+    if version ~= nil and version ~= vim.NIL and version ~= now then
+      return {
+        applied = false,
+        failureReason = string.format("the buffer is at version %s, the edit is for version %s", tostring(now), tostring(version)),
+      }
+    end
+    planned[#planned + 1] = { bufnr = bufnr, edits = change.edits or {} }
+  end
+  for _, p in ipairs(planned) do
+    local ok, failure = pcall(vim.lsp.util.apply_text_edits, p.edits, p.bufnr, encoding)
+    if not ok then
+      return { applied = false, failureReason = tostring(failure) }
+    end
+  end
+  return { applied = true }
 end
 
 local function root_of(config)
@@ -134,7 +188,15 @@ function M.start(config, handlers)
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
     init_options = config_mod.init_options(config),
-    flags = { debounce_text_changes = 50 },
+    -- Every change reaches the sidecar at once: an answer to a review (sent right after a
+    -- keystroke) must never overtake the text it was given for.
+    flags = { debounce_text_changes = 0 },
+    -- Edits come pinned to the buffer's version, and one for an older version is refused
+    -- (Neovim's own handler would apply it at stale positions, or skip it and say it applied).
+    capabilities = vim.tbl_deep_extend("force", vim.lsp.protocol.make_client_capabilities(), {
+      workspace = { workspaceEdit = { documentChanges = true } },
+    }),
+    handlers = { ["workspace/applyEdit"] = M.apply_edit },
     on_init = function(_, result)
       M.initialized = true
       M.server_info = result and result.serverInfo

@@ -36,7 +36,7 @@ end
 
 --- An error in a notice; one about the configuration says which option fixes it.
 local function notify_error(err)
-  require("tandem.notice").notify(require("tandem.advice").explain(err), vim.log.levels.ERROR)
+  require("tandem.notice").notify(require("tandem.advice").explain(err, state.config), vim.log.levels.ERROR)
 end
 
 -- The spinner of status() while a turn runs: a timer redraws the statuslines.
@@ -540,7 +540,7 @@ send_prompt = function(text, opts, variables)
     if failure then
       notify_error("tandem: " .. tostring(failure))
       -- What to set stays in the chat (the notice goes after a while).
-      local advice = require("tandem.advice").for_error(failure)
+      local advice = require("tandem.advice").for_error(failure, state.config)
       for _, line in ipairs(advice and vim.split(advice, "\n", { plain = true }) or {}) do
         chat.note(line)
       end
@@ -988,6 +988,16 @@ M.chat = chat
 
 -- Commands (plugin/tandem.lua) --------------------------------------------------------------
 
+--- Errors (level 0) when a turn is running: a restore waits for the turn's end, in the person's words.
+local function idle(command)
+  if state.busy then
+    local open_review = require("tandem.review").active
+    error(string.format("tandem: a turn is running%s; %s, then %s again", open_review and " and waits for your review" or "",
+      open_review and "accept or reject its changes (or :TandemCancel)" or "wait for it or :TandemCancel", command), 0)
+  end
+end
+M.idle = idle
+
 local function guarded(fn)
   return function(...)
     local ok, err = pcall(fn, ...)
@@ -1069,12 +1079,15 @@ M.commands = {
     M.sessions({ filter = args.args, delete = args.bang })
   end),
   TandemCheckpoints = guarded(function()
+    idle(":TandemCheckpoints")
     require("tandem.checkpoints").pick()
   end),
   TandemUndo = guarded(function()
+    idle(":TandemUndo")
     require("tandem.checkpoints").undo()
   end),
   TandemRedo = guarded(function()
+    idle(":TandemRedo")
     require("tandem.checkpoints").redo()
   end),
   TandemCompact = guarded(function()

@@ -88,6 +88,46 @@ local function text_offset(bufnr)
   return 0
 end
 
+--- `text` cut into lines of at most `width` display cells, at spaces where it can (virtual lines
+--- do not wrap: a long headline would be cut at the window's edge).
+function M.wrap(text, width)
+  width = math.max(width, 10)
+  local lines = {}
+  local line = ""
+  for word in text:gmatch("%S+") do
+    while vim.fn.strdisplaywidth(word) > width do
+      if line ~= "" then
+        lines[#lines + 1] = line
+        line = ""
+      end
+      local cut = vim.fn.strcharpart(word, 0, width)
+      lines[#lines + 1] = cut
+      word = vim.fn.strcharpart(word, vim.fn.strchars(cut))
+    end
+    local joined = line == "" and word or (line .. " " .. word)
+    if vim.fn.strdisplaywidth(joined) > width and line ~= "" then
+      lines[#lines + 1] = line
+      line = word
+    else
+      line = joined
+    end
+  end
+  if line ~= "" or #lines == 0 then
+    lines[#lines + 1] = line
+  end
+  return lines
+end
+
+--- The width of a window showing `bufnr` (else the screen's).
+local function window_width(bufnr)
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == bufnr then
+      return vim.api.nvim_win_get_width(win)
+    end
+  end
+  return vim.o.columns
+end
+
 local function render(review, file)
   local bufnr = file.bufnr
   if not vim.api.nvim_buf_is_loaded(bufnr) then
@@ -103,10 +143,14 @@ local function render(review, file)
   local prefix = "+" .. string.rep(" ", offset - 1)
   if review.headline and file.hunks[1] then
     -- The preview's headline (and this file's state when it is not known) above the first hunk.
-    local virt = { { { review.headline, preview_mod.highlight(review.preview) } } }
+    local width = window_width(bufnr) - 1
+    local virt = {}
+    for _, line in ipairs(M.wrap(review.headline, width)) do
+      virt[#virt + 1] = { { line, preview_mod.highlight(review.preview) } }
+    end
     local own = preview_mod.file_line(file.preview)
-    if own then
-      virt[#virt + 1] = { { own, "DiagnosticWarn" } }
+    for _, line in ipairs(own and M.wrap(own, width) or {}) do
+      virt[#virt + 1] = { { line, "DiagnosticWarn" } }
     end
     vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(file.hunks[1].parsed.first), 0, {
       virt_lines = virt,
