@@ -9,8 +9,18 @@ use crate::support::{Res, editor_missing, tandem_bin};
 use crate::tmux::Tmux;
 
 fn tandem_run(dir: &std::path::Path, provider: &FakeProvider, args: &[&str]) -> Res<Output> {
+    tandem_run_with(dir, provider, args, &[])
+}
+
+fn tandem_run_with(
+    dir: &std::path::Path,
+    provider: &FakeProvider,
+    args: &[&str],
+    env: &[(&str, &std::path::Path)],
+) -> Res<Output> {
     // `setsid`: no controlling terminal, as under CI or an editor's task runner.
     Command::new("setsid")
+        .envs(env.iter().copied())
         .arg(tandem_bin())
         .arg("run")
         .args(args)
@@ -99,7 +109,10 @@ fn run_reports_tokens_a_cut_answer_and_compacts_a_stored_session_on_request() ->
         // `/compact`'s summary request.
         Turn::reply("## Goal\nSay what a.txt holds.\n## Done\nIt says one."),
     ]);
-    let out = tandem_run(dir.path(), &provider, &["what is in a.txt?"])?;
+    // A state home of its own: the unknown-model notice is said once per person.
+    let state = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let state_env = [("TANDEM_STATE_HOME", state.path())];
+    let out = tandem_run_with(dir.path(), &provider, &["what is in a.txt?"], &state_env)?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "a cut answer: {stderr}");
     assert!(stderr.contains("2.5k tokens in (1.0k cached), 28 out"), "{stderr}");
@@ -112,9 +125,10 @@ fn run_reports_tokens_a_cut_answer_and_compacts_a_stored_session_on_request() ->
         .and_then(|rest| rest.split(')').next())
         .ok_or_else(|| format!("no session id in {stderr}"))?
         .to_owned();
-    let out = tandem_run(dir.path(), &provider, &["--session", &session, "/compact"])?;
+    let out = tandem_run_with(dir.path(), &provider, &["--session", &session, "/compact"], &state_env)?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("model table"), "the notice is said once: {stderr}");
     assert!(
         stderr.contains(&format!("session {session} compacted")) && stderr.contains("older turns summarised"),
         "{stderr}"

@@ -16,7 +16,7 @@ const DESCRIPTION: &str = "Delete a file or an empty directory in the workspace.
 
 #[derive(Deserialize, JsonSchema)]
 pub(crate) struct Args {
-    /// Path of the file or empty directory: absolute, or relative to the workspace root.
+    /// Path of the file or empty directory: absolute, or relative to the working directory.
     file_path: String,
 }
 

@@ -17,7 +17,7 @@ const DESCRIPTION: &str = "List a directory's entries (directories end with /), 
 
 #[derive(Deserialize, JsonSchema)]
 pub(crate) struct Args {
-    /// Directory to list: absolute, or relative to the workspace root (default: the root).
+    /// Directory to list: absolute, or relative to the working directory (default: the working directory).
     path: Option<String>,
     /// Glob that entries must match, e.g. `*.rs`, or `src/**/*.ts` (with a `/`, it matches the
     /// path relative to the listed directory; without, the name).

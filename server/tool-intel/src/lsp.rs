@@ -62,7 +62,7 @@ enum Direction {
 pub(crate) struct Args {
     /// What to ask.
     operation: Operation,
-    /// The file: absolute, or relative to the workspace root. Needed by every operation except
+    /// The file: absolute, or relative to the working directory. Needed by every operation except
     /// workspace_symbols (where it picks the language; default: any running server).
     file_path: Option<String>,
     /// 1-based line of the position.

@@ -169,8 +169,10 @@ impl Run {
         }
         let mut agent_config = bench.agent_config()?;
         let provider = &agent_config.provider;
-        if let Some(notice) = tandem_llm::profile::resolve(provider, &provider.model).notice(&provider.model) {
-            eprintln!("tandem: {notice}");
+        if let Some(notice) = tandem_llm::profile::resolve(provider, &provider.model).notice(&provider.model)
+            && first_notice(&provider.base_url, &provider.model)
+        {
+            eprintln!("tandem: {notice} (said once for this model)");
         }
         if let Some(mode) = args.mode {
             agent_config.default_mode = mode;
@@ -327,4 +329,26 @@ impl Run {
         );
         Ok(())
     }
+}
+
+/// Whether the unknown-model notice for `model` at `base_url` is new to this person: the first
+/// time it is, it is recorded in the state home (`noticed-models`), so later starts stay quiet.
+fn first_notice(base_url: &str, model: &str) -> bool {
+    let Some(home) = tandem_tools::state::state_home() else { return true };
+    let file = home.join("noticed-models");
+    let key = format!("{base_url} {model}");
+    let seen = std::fs::read_to_string(&file).unwrap_or_default();
+    if seen.lines().any(|line| line == key) {
+        return false;
+    }
+    let _ = std::fs::create_dir_all(&home);
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{key}\n").as_bytes()));
+    if let Err(err) = appended {
+        tracing::debug!("cannot record the model notice in {}: {err}", file.display());
+    }
+    true
 }
