@@ -495,3 +495,47 @@ proptest::proptest! {
         check_compactions(&run, bytes, window);
     }
 }
+
+/// Every model gets the core tools up front, within 2,500 tokens of definitions for the whole
+/// built-in set; a tool outside it is found with `tool_search`, offered from then on, and runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deferred_tool_is_found_with_tool_search_and_called() {
+    let dir = workspace_with_files(0, 0);
+    std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap_or_else(|e| panic!("{e}"));
+    let edits = json!({"file_path": "a.txt", "edits": [
+        {"old_string": "one", "new_string": "uno"},
+        {"old_string": "two", "new_string": "dos"},
+    ]});
+    let provider = FakeProvider::start(vec![
+        Turn::new().tool_call("s1", "tool_search", json!({"query": "several edits to one file at once"})),
+        Turn::new().tool_call("e1", "multiedit", edits),
+        Turn::reply("Done."),
+    ])
+    .await;
+    // A large window: the core set is what every model gets, not a small-window fallback.
+    let agent = start_agent(dir.path(), &provider, 200_000, Arc::new(Recorder::default()));
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let result = agent.prompt(prompt(&session, "translate a.txt")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    let requests = provider.requests();
+    let names = |body: &Value| -> Vec<String> {
+        body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str())
+            .map(str::to_owned)
+            .collect()
+    };
+    let first = names(&requests[0].body);
+    for core in ["read", "write", "edit", "bash", "grep", "glob", "list", "tool_search"] {
+        assert!(first.contains(&core.to_owned()), "{core} is offered up front: {first:?}");
+    }
+    assert!(!first.contains(&"multiedit".to_owned()), "deferred: {first:?}");
+    assert!((8..=12).contains(&first.len()), "about ten tools up front: {first:?}");
+    let tokens = requests[0].body["tools"].to_string().len() as f64 / BYTES_PER_TOKEN;
+    assert!(tokens <= 2_500.0, "the first request's tool definitions take {tokens} tokens");
+    assert!(names(&requests[1].body).contains(&"multiedit".to_owned()), "found, then offered");
+    let text = std::fs::read_to_string(dir.path().join("a.txt")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text, "uno\ndos\n");
+}

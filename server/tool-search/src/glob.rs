@@ -51,7 +51,8 @@ pub(crate) struct Glob;
 impl TypedTool for Glob {
     const DECL: Decl = Decl::new("glob", ToolGroup::Search, DESCRIPTION)
         .aliases(&["find_files"])
-        .keywords(&["find", "files", "pattern", "names", "paths"]);
+        .keywords(&["find", "files", "pattern", "names", "paths"])
+        .always_load();
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
