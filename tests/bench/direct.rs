@@ -35,6 +35,11 @@ impl Direct {
         Ok(direct)
     }
 
+    /// The sidecar's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     fn send(&mut self, message: &Value) -> Res<()> {
         let body = message.to_string();
         write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).map_err(|e| e.to_string())?;

@@ -14,7 +14,8 @@ pub struct AgentConfig {
     pub max_turns: u32,
     /// How deep sub-agents may nest.
     pub max_agent_depth: u32,
-    /// Offer only `always_load` tools (and those found with `tool_search`) to the model.
+    /// Offer the always-loaded core set, the tools found with `tool_search` and the MCP servers'
+    /// tools up front, not every built-in tool (the default).
     pub defer_tools: bool,
     /// The workspace's own settings that were ignored because the folder is not trusted; when
     /// there are any, the first prompt asks the person whether to trust the folder.
@@ -49,7 +50,7 @@ impl AgentConfig {
             default_mode: ModeId::Default,
             max_turns: 50,
             max_agent_depth: 2,
-            defer_tools: false,
+            defer_tools: true,
             untrusted_settings: Vec::new(),
             fix_first: false,
             append_system_prompt: None,

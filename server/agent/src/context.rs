@@ -2,12 +2,17 @@
 //! calibrated against the counts the provider reports, and compaction when the next request
 //! would not fit.
 //!
-//! Compaction goes in stages, each only when the one before did not bring the request under the
-//! budget (window − output tokens − a margin): old tool outputs beyond the last few turns become
-//! a stub saying how to get them again; then the model summarises the older turns (goals,
-//! decisions, files touched, open tasks) and the conversation goes on from the summary and the
-//! recent turns; last, whatever is still too large is cut. Each compaction is stored in the
-//! session file as the whole compacted conversation, so loading the session resumes from it.
+//! Compaction runs when the next request would go over the budget (window − output tokens − a
+//! margin), and then aims well under it ([`LOW_WATER`]), so that the next several turns fit
+//! without another one. It goes in stages, each only when the ones before did not do enough:
+//! a tool output larger than its share of the room is cut, with a note saying how to get the
+//! rest (an `offset` to read from, the saved log); old tool outputs become a stub saying how to
+//! get them again, oldest first and only as many as needed (the latest turn's never); then,
+//! only when even that would leave no room for another turn like the latest, the model
+//! summarises the older turns (goals, decisions, files touched, open tasks) and the conversation
+//! goes on from the summary and the recent turns; last, whatever is still too large is cut.
+//! Each compaction is stored in the session file as the whole compacted conversation, so
+//! loading the session resumes from it.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -23,8 +28,17 @@ use crate::session::{History, Session};
 use crate::store::Record;
 use crate::tokens::json_size;
 
-/// Tool outputs of this many of the latest assistant turns are never elided.
+/// Tool outputs of this many of the latest assistant turns are kept when a compaction is forced
+/// (the provider refused a request, or the person asked).
 const KEEP_TURNS: usize = 2;
+/// A compaction aims at this share of the budget, so that the next turns fit without another.
+const LOW_WATER: f64 = 0.5;
+/// One tool output may take at most this share of what the budget leaves the messages (after
+/// the system prompt and tools) once compaction runs; a longer one is cut, with a note saying
+/// how to get the rest.
+const OUTPUT_SHARE: f64 = 0.25;
+/// Bytes set aside for the model's summary when choosing how many recent turns to keep.
+const SUMMARY_RESERVE: usize = 2_000;
 /// Tool outputs shorter than this are kept (a stub would save nothing).
 const STUB_MIN: usize = 200;
 /// Tool-call argument strings longer than this are elided in old turns (whole files written).
@@ -169,8 +183,10 @@ pub(crate) enum Force {
 
 /// Makes the next request of `history` fit `budget` (with `fixed` bytes of system prompt and
 /// tools): nothing when it fits already, unless forced, which elides and summarises whatever
-/// can be. A summary no smaller than the turns it would replace is not used. `None` when
-/// cancelled.
+/// can be. When it does not fit, compaction aims at [`LOW_WATER`] of the budget: oversized
+/// outputs are cut, old outputs elided oldest first, and the model asked for a summary only when
+/// what is left would not hold another turn like the latest. A summary no smaller than the
+/// turns it would replace is not used. `None` when cancelled.
 pub(crate) async fn fit(
     env: &Env,
     session: &Session,
@@ -185,16 +201,27 @@ pub(crate) async fn fit(
         report.after = report.before;
         return Some(report);
     }
-    let mut messages = std::mem::take(&mut history.messages);
-    report.elided = elide(&mut messages, KEEP_TURNS);
-    history.replace(messages);
-    if force != Force::No || history.estimate(fixed) > budget.limit {
+    let target = (budget.limit as f64 * LOW_WATER) as u64;
+    let summarise_now = if force == Force::No {
+        report.cut = cut_oversized(history, fixed, budget) > 0;
+        report.elided = elide_oldest(history, fixed, target);
+        // What is left must hold one more turn like the latest (its call and outputs), or the
+        // next request would compact again at once: only then is the model asked to summarise.
+        let next = latest_turn_tokens(history);
+        history.estimate(fixed) + next > budget.limit
+    } else {
+        let mut messages = std::mem::take(&mut history.messages);
+        report.elided = elide(&mut messages, KEEP_TURNS);
+        history.replace(messages);
+        true
+    };
+    if summarise_now {
         let trigger = if matches!(force, Force::Person) { "manual" } else { "auto" };
         crate::policy::pre_compact(env, session, trigger, cancel).await;
         report.summarized = summarise(env, session, history, fixed, budget, force, cancel).await?;
     }
     if history.estimate(fixed) > budget.limit {
-        report.cut = squeeze(history, fixed, budget);
+        report.cut |= squeeze(history, fixed, budget);
     }
     report.after = history.estimate(fixed);
     if report.changed() {
@@ -208,6 +235,107 @@ pub(crate) async fn fit(
         announce(session, &report, budget).await;
     }
     Some(report)
+}
+
+/// Estimated tokens of the latest assistant turn and what follows it (its tool outputs).
+fn latest_turn_tokens(history: &mut History) -> u64 {
+    history.message_bytes();
+    let start = recent_start(&history.messages, 1);
+    let bytes: usize = history.sizes[start.min(history.sizes.len())..].iter().sum();
+    (bytes as f64 / history.bytes_per_token).ceil() as u64
+}
+
+/// Bytes one tool output may keep once compaction runs: [`OUTPUT_SHARE`] of what the budget
+/// leaves after the system prompt and tools.
+fn output_cap(history: &History, fixed: usize, budget: Budget) -> usize {
+    let room = (budget.limit as f64 * history.bytes_per_token) as usize;
+    ((room.saturating_sub(fixed) as f64 * OUTPUT_SHARE) as usize).max(STUB_MIN * 4)
+}
+
+/// Cuts every tool output longer than [`output_cap`] to it, with a note saying how to get the
+/// rest; returns how many were cut.
+fn cut_oversized(history: &mut History, fixed: usize, budget: Budget) -> usize {
+    let cap = output_cap(history, fixed, budget);
+    let oversized = |part: &Part| matches!(part, Part::ToolResult { content, .. } if content.len() > cap + CUT_SLACK);
+    if !history.messages.iter().any(|m| m.content.iter().any(oversized)) {
+        return 0;
+    }
+    let calls = calls_by_id(&history.messages);
+    let mut count = 0;
+    for (index, message) in history.messages.iter_mut().enumerate() {
+        if !message.content.iter().any(oversized) {
+            continue;
+        }
+        for part in &mut Arc::make_mut(message).content {
+            if let Part::ToolResult { call_id, content, .. } = part
+                && content.len() > cap + CUT_SLACK
+            {
+                *content = cut_output(content, cap, calls.get(call_id.as_str()));
+                count += 1;
+            }
+        }
+        history.sizes.truncate(index);
+    }
+    count
+}
+
+/// Room a cut output's note takes beyond its cap (an output only that much over is left whole).
+const CUT_SLACK: usize = 400;
+
+/// `text` cut to about `cap` bytes on a line boundary, with a note saying how to get the rest:
+/// a `read` continues from the first line not shown; a command's saved log is named; anything
+/// else is run again narrower.
+fn cut_output(text: &str, cap: usize, call: Option<&(String, Value)>) -> String {
+    let name = call.map_or("", |(name, _)| name.as_str());
+    let mut end = cap.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    if let Some(newline) = text[..end].rfind('\n').filter(|&at| at > end / 2) {
+        end = newline + 1;
+    }
+    let removed = text.len() - end;
+    let kept = &text[..end];
+    let how = if name == "read" {
+        let path = call.and_then(|(_, args)| args.get("file_path")).and_then(Value::as_str).unwrap_or("the file");
+        // `cat -n` lines: the number before the tab of the last line kept.
+        let last = kept
+            .lines()
+            .rev()
+            .find_map(|line| line.split_once('\t').and_then(|(number, _)| number.trim().parse::<usize>().ok()));
+        match last {
+            Some(last) => format!("read `{path}` with offset={} to see the lines after {last}", last + 1),
+            None => format!("read `{path}` with offset and limit to see the rest"),
+        }
+    } else if let Some(at) = text.find("the full output is in ") {
+        let log = text[at + "the full output is in ".len()..].split([':', ' ', '\n']).next().unwrap_or_default();
+        format!("the full output is in {log}: read it with `read` and offset/limit, or `grep` it")
+    } else if name.is_empty() {
+        "run the call again with narrower arguments to see them".to_owned()
+    } else {
+        format!("run {name} again with narrower arguments (a more specific pattern or path, fewer lines) to see them")
+    };
+    format!("{kept}\n[… {removed} bytes cut to fit the context window; {how}]")
+}
+
+/// Elides old tool outputs (and long tool-call arguments), oldest first, until the request is
+/// estimated at `target` tokens or only the latest turn's are left; returns how many.
+fn elide_oldest(history: &mut History, fixed: usize, target: u64) -> usize {
+    history.message_bytes();
+    let end = recent_start(&history.messages, 1);
+    let calls = calls_by_id(&history.messages);
+    let mut count = 0;
+    for index in 0..end {
+        if history.estimate(fixed) <= target {
+            break;
+        }
+        if !history.messages[index].content.iter().any(elidable) {
+            continue;
+        }
+        count += elide_parts(Arc::make_mut(&mut history.messages[index]), &calls);
+        history.sizes[index] = json_size(history.messages[index].as_ref());
+    }
+    count
 }
 
 /// Shows the compaction to the person as a finished "think" step.
@@ -307,26 +435,33 @@ fn elide(messages: &mut [Arc<Message>], keep: usize) -> usize {
             continue;
         }
         // Copied only if a request still shares it.
-        for part in &mut Arc::make_mut(message).content {
-            match part {
-                Part::ToolResult { call_id, content, .. } if content.len() > STUB_MIN && !is_stub(content) => {
-                    *content = stub(calls.get(call_id.as_str()));
-                    count += 1;
-                }
-                Part::ToolCall { arguments: Value::Object(map), .. } => {
-                    let mut shortened = false;
-                    for value in map.values_mut() {
-                        if let Value::String(text) = value
-                            && text.len() > ARGUMENT_MIN
-                        {
-                            *text = format!("[{} characters elided to save context]", text.chars().count());
-                            shortened = true;
-                        }
-                    }
-                    count += usize::from(shortened);
-                }
-                _ => {}
+        count += elide_parts(Arc::make_mut(message), &calls);
+    }
+    count
+}
+
+/// Elides the tool outputs and long tool-call arguments of one message; returns how many.
+fn elide_parts(message: &mut Message, calls: &HashMap<String, (String, Value)>) -> usize {
+    let mut count = 0;
+    for part in &mut message.content {
+        match part {
+            Part::ToolResult { call_id, content, .. } if content.len() > STUB_MIN && !is_stub(content) => {
+                *content = stub(calls.get(call_id.as_str()));
+                count += 1;
             }
+            Part::ToolCall { arguments: Value::Object(map), .. } => {
+                let mut shortened = false;
+                for value in map.values_mut() {
+                    if let Value::String(text) = value
+                        && text.len() > ARGUMENT_MIN
+                    {
+                        *text = format!("[{} characters elided to save context]", text.chars().count());
+                        shortened = true;
+                    }
+                }
+                count += usize::from(shortened);
+            }
+            _ => {}
         }
     }
     count
@@ -344,10 +479,14 @@ fn elidable(part: &Part) -> bool {
 }
 
 /// Where the kept recent turns start after a summary: an assistant message (so every kept tool
-/// result keeps its call), as early as fits a share of the budget, never the first message.
-fn tail_start(history: &mut History, budget: Budget) -> Option<usize> {
+/// result keeps its call), as early as fits a share of the budget and leaves the request (system
+/// prompt, tools and the summary included) under [`LOW_WATER`] of it, never the first message.
+/// The latest turn is kept whatever its size.
+fn tail_start(history: &mut History, fixed: usize, budget: Budget) -> Option<usize> {
     history.message_bytes();
-    let room = (budget.limit as f64 * TAIL_SHARE * history.bytes_per_token) as usize;
+    let share = (budget.limit as f64 * TAIL_SHARE * history.bytes_per_token) as usize;
+    let low = (budget.limit as f64 * LOW_WATER * history.bytes_per_token) as usize;
+    let room = share.min(low.saturating_sub(fixed + SUMMARY_RESERVE));
     let mut best = None;
     let mut bytes = 0;
     for index in (1..history.messages.len()).rev() {
@@ -376,7 +515,7 @@ async fn summarise(
 ) -> Option<bool> {
     let start = match force {
         Force::Person => last_answer(history),
-        Force::No | Force::Provider => tail_start(history, budget),
+        Force::No | Force::Provider => tail_start(history, fixed, budget),
     };
     let Some(start) = start else { return Some(false) };
     let head = &history.messages[..start];

@@ -13,6 +13,7 @@ How to work:
 - Make focused changes with `edit` (exact `old_string`, enough context to be unique), `multiedit` for several edits at once, `apply_patch` for larger changes, `write` for new files. Read a file before editing it; if an edit is refused because the file changed, read it again.
 - The person reviews every change as a diff and may accept all of it, some hunks, or none. When a change or a command is rejected, do not repeat it unchanged: adjust, or ask what they want.
 - Commands run with `bash` in the workspace; read-only ones run at once, others may need the person's approval; destructive ones are refused.
+- More tools (`multiedit`, `apply_patch`, `todowrite`, `lsp`, `webfetch`, memories, sub-agents, ...) are found with `tool_search`, which loads them.
 - Keep answers short and concrete. When the task is done, say what you changed and how you checked it.";
 
 /// The system prompt for a session in `mode`, working in `cwd` of the workspace at `root`, with

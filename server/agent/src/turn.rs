@@ -355,26 +355,42 @@ fn usage_update(history: &History, usage: &tandem_llm::Usage, budget: context::B
     })
 }
 
-/// Share of the window the full tool set may take before tools are deferred (offered through
-/// `tool_search`): small-context models would otherwise spend most of it on definitions.
+/// Share of the window the tools offered up front may take: beyond it, a small-context model
+/// gets only the always-loaded ones.
 const TOOLS_SHARE: u64 = 4;
 
-/// The tools offered in the next request: all enabled ones, or, when deferring (configured, or
-/// because they would take more than a quarter of the window), the always-loaded ones and those found
-/// with `tool_search`.
+/// Whether `tool` is one of an MCP server's (`mcp__<server>__<tool>`), not a built-in one.
+fn is_server_tool(tool: &dyn tandem_tool_api::Tool) -> bool {
+    let spec = tool.spec();
+    spec.group == tandem_protocol::ToolGroup::Mcp && spec.name.starts_with("mcp__")
+}
+
+/// The tools offered in the next request. Deferring (the default): the always-loaded core set,
+/// those found with `tool_search`, and the tools of the MCP servers the person configured; the
+/// other built-in tools are found with `tool_search`. Otherwise every enabled tool. Whatever
+/// would take more than a quarter of the window shrinks to the core set and the tools found.
 pub(crate) fn tool_defs(defer_tools: bool, session: &Session, budget: context::Budget) -> ToolSet {
     let all: Vec<Arc<dyn tandem_tool_api::Tool>> = session.registry.enabled().collect();
-    let set = session.tool_sets.lock().get(&all);
-    let too_big = || {
+    let fits = |set: &ToolSet| {
         let tokens = set.bytes as f64 / crate::tokens::DEFAULT_BYTES_PER_TOKEN;
-        tokens as u64 > budget.window / TOOLS_SHARE
+        tokens as u64 <= budget.window / TOOLS_SHARE
     };
-    if !defer_tools && !too_big() {
-        return set;
+    if !defer_tools {
+        let set = session.tool_sets.lock().get(&all);
+        if fits(&set) {
+            return set;
+        }
     }
     let loaded = session.loaded_tools.lock().clone();
-    let offered: Vec<_> =
-        all.into_iter().filter(|tool| tool.spec().always_load || loaded.contains(tool.spec().name)).collect();
+    let core = |tool: &Arc<dyn tandem_tool_api::Tool>| tool.spec().always_load || loaded.contains(tool.spec().name);
+    if defer_tools {
+        let offered: Vec<_> = all.iter().filter(|tool| core(tool) || is_server_tool(tool.as_ref())).cloned().collect();
+        let set = session.tool_sets.lock().get(&offered);
+        if fits(&set) {
+            return set;
+        }
+    }
+    let offered: Vec<_> = all.into_iter().filter(core).collect();
     session.tool_sets.lock().get(&offered)
 }
 

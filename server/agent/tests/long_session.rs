@@ -328,3 +328,139 @@ async fn the_sessions_cost_adds_every_turn_at_its_models_price_and_survives_a_re
     let cost = last_cost(&client).unwrap_or_else(|| panic!("no cost after the reload"));
     assert!((cost - 5.88).abs() < 1e-6, "the reloaded session goes on from its cost: {cost}");
 }
+
+/// What one long scripted session of reads asked of the model.
+struct Compactions {
+    turns: usize,
+    summaries: usize,
+    /// The largest request's tokens (as the provider counts them) and the budget.
+    largest: u64,
+    limit: u64,
+}
+
+/// `turns` reads of `bytes`-byte files in one turn against a model of `window` tokens whose
+/// answers may take the default share of it (as `tandem` sets `max_tokens` when the configuration
+/// names none).
+async fn read_session(turns: usize, bytes: usize, window: u32) -> Compactions {
+    let dir = workspace_with_files(turns, bytes);
+    let mut script: Vec<Turn> = (0..turns)
+        .map(|i| Turn::new().tool_call(format!("call_{i}"), "read", json!({"file_path": format!("f{i}.txt")})))
+        .collect();
+    script.push(Turn::reply("All read."));
+    let provider = FakeProvider::start(script).await;
+    provider.count_tokens(BYTES_PER_TOKEN, Some(u64::from(window)));
+    provider.answer_when(is_summary, Turn::reply(SUMMARY));
+    let workspace = Workspace::new(dir.path(), &[]).unwrap_or_else(|e| panic!("{e}"));
+    let max_tokens = tandem_llm::profile::default_max_tokens("scripted", &provider.base_url(), Some(window));
+    let mut settings = provider_settings(ProviderKind::OpenAi, &provider.base_url(), window);
+    settings.max_tokens = max_tokens;
+    let mut config = AgentConfig::new(settings);
+    config.max_turns = turns as u32 + 10;
+    let client: Arc<dyn SessionClient> = Arc::new(Recorder::default());
+    let agent =
+        Agent::new(Arc::new(workspace), Arc::new(BufferCache::new()), Arc::new(builtin()), None, None, client, config)
+            .unwrap_or_else(|e| panic!("{e}"));
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let result = agent.prompt(prompt(&session, "read every file, one at a time")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn), "{bytes} B in a {window}-token window");
+    let requests = provider.requests();
+    let summaries = requests.iter().filter(|r| is_summary(&r.body)).count();
+    assert_eq!(requests.len() - summaries, turns + 1, "no request was refused and retried");
+    Compactions {
+        turns,
+        summaries,
+        largest: requests.iter().map(tokens_of).max().unwrap_or(0),
+        limit: u64::from(window - max_tokens),
+    }
+}
+
+fn check_compactions(run: &Compactions, bytes: usize, window: u32) {
+    eprintln!(
+        "{bytes} B outputs, {window}-token window: {} summaries in {} turns, largest request {} of {} tokens",
+        run.summaries, run.turns, run.largest, run.limit
+    );
+    assert!(
+        run.largest <= run.limit,
+        "{bytes} B in {window}: a request of {} tokens, budget {}",
+        run.largest,
+        run.limit
+    );
+    assert!(
+        run.summaries * 100 <= 10 * run.turns,
+        "{bytes} B in {window}: {} summaries in {} turns (at most 10 per 100)",
+        run.summaries,
+        run.turns
+    );
+}
+
+/// Compaction with hysteresis: whatever the output size and the window, a session of large
+/// reads asks the model for a summary at most once in ten turns, and no request goes over the
+/// budget (an oversized output is cut, old ones elided, before anything is summarised).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_reads_in_any_window_need_at_most_ten_summaries_per_hundred_turns() {
+    for window in [8_192, 32_768, 131_072] {
+        for bytes in [4_096, 50_000, 200_000] {
+            let run = read_session(100, bytes, window).await;
+            check_compactions(&run, bytes, window);
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 6, ..Default::default() })]
+    /// The same for output sizes and windows in between.
+    #[test]
+    fn summaries_stay_rare_and_requests_within_the_budget(
+        bytes in 1_000usize..150_000,
+        window in proptest::sample::select(vec![8_192u32, 16_384, 24_000, 32_768, 65_536, 100_000]),
+    ) {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
+        let runtime = runtime.unwrap_or_else(|e| panic!("{e}"));
+        let run = runtime.block_on(read_session(50, bytes, window));
+        check_compactions(&run, bytes, window);
+    }
+}
+
+/// Every model gets the core tools up front, within 2,500 tokens of definitions for the whole
+/// built-in set; a tool outside it is found with `tool_search`, offered from then on, and runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deferred_tool_is_found_with_tool_search_and_called() {
+    let dir = workspace_with_files(0, 0);
+    std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap_or_else(|e| panic!("{e}"));
+    let edits = json!({"file_path": "a.txt", "edits": [
+        {"old_string": "one", "new_string": "uno"},
+        {"old_string": "two", "new_string": "dos"},
+    ]});
+    let provider = FakeProvider::start(vec![
+        Turn::new().tool_call("s1", "tool_search", json!({"query": "several edits to one file at once"})),
+        Turn::new().tool_call("e1", "multiedit", edits),
+        Turn::reply("Done."),
+    ])
+    .await;
+    // A large window: the core set is what every model gets, not a small-window fallback.
+    let agent = start_agent(dir.path(), &provider, 200_000, Arc::new(Recorder::default()));
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let result = agent.prompt(prompt(&session, "translate a.txt")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    let requests = provider.requests();
+    let names = |body: &Value| -> Vec<String> {
+        body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str())
+            .map(str::to_owned)
+            .collect()
+    };
+    let first = names(&requests[0].body);
+    for core in ["read", "write", "edit", "bash", "grep", "glob", "list", "tool_search"] {
+        assert!(first.contains(&core.to_owned()), "{core} is offered up front: {first:?}");
+    }
+    assert!(!first.contains(&"multiedit".to_owned()), "deferred: {first:?}");
+    assert!((8..=12).contains(&first.len()), "about ten tools up front: {first:?}");
+    let tokens = requests[0].body["tools"].to_string().len() as f64 / BYTES_PER_TOKEN;
+    assert!(tokens <= 2_500.0, "the first request's tool definitions take {tokens} tokens");
+    assert!(names(&requests[1].body).contains(&"multiedit".to_owned()), "found, then offered");
+    let text = std::fs::read_to_string(dir.path().join("a.txt")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text, "uno\ndos\n");
+}

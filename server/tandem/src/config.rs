@@ -683,7 +683,7 @@ impl Config {
         if let Some(n) = self.max_agent_depth {
             config.max_agent_depth = n;
         }
-        config.defer_tools = self.defer_tools.unwrap_or(false);
+        config.defer_tools = self.defer_tools.unwrap_or(true);
         config.untrusted_settings = self.untrusted_ignored.clone();
         config.fix_first = self.precheck == Precheck::FixFirst;
         config

@@ -241,7 +241,24 @@ fn init_logging(log_file: Option<&PathBuf>, level: &str) -> anyhow::Result<Optio
     }
 }
 
+/// Whole-file buffers (4 MiB and more) always get a mapping of their own, which goes back to the
+/// system when freed: glibc otherwise raises its mapping threshold to the size of the first such
+/// buffer freed and serves the next ones from the heap, whose memory stays with the process.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn map_large_buffers() {
+    // SAFETY: mallopt(3) only changes the allocator's tuning; it is called before any other
+    // thread starts.
+    #[expect(unsafe_code, reason = "mallopt(3) has no safe wrapper")]
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 4 * 1024 * 1024);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn map_large_buffers() {}
+
 fn main() -> ExitCode {
+    map_large_buffers();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

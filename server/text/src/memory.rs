@@ -5,9 +5,11 @@
 //!
 //! - **Reuse.** A large buffer that is done with ([`recycle`]) is kept for a few seconds, and the
 //!   next large buffer asked for ([`buffer`]) is that memory, already touched: an edit of a big
-//!   file frees the old text and the next edit reads into it. What is kept is bounded (a few
-//!   buffers, [`KEEP_BYTES`] in all) and given back to the system after [`KEEP_FOR`] unused, by
-//!   the background thread that also frees what [`release`] hands it.
+//!   file frees the old text and the next edit reads into it. What is kept is bounded: two
+//!   buffers, at most [`KEEP_SHARE`] of the memory the rest of the process holds (and never more
+//!   than [`KEEP_BYTES`]), so an idle process does not sit on memory it no longer needs. It is
+//!   given back to the system after [`KEEP_FOR`] unused, or at once when the system runs low on
+//!   memory, by the background thread that also frees what [`release`] hands it.
 //! - **Huge pages.** A fresh large buffer asks the kernel for transparent huge pages (2 MiB
 //!   each, where the system allows them with `madvise`): one fault per 2 MiB instead of 512.
 //!
@@ -24,10 +26,17 @@ const HUGE_PAGE: usize = 2 * 1024 * 1024;
 
 /// How long a recycled buffer is kept for reuse.
 pub const KEEP_FOR: Duration = Duration::from_secs(5);
-/// At most this many bytes (capacity) are kept.
+/// At most this many bytes (capacity) are kept, whatever the process holds.
 pub const KEEP_BYTES: usize = 256 * 1024 * 1024;
+/// What is kept is at most this share of the memory the rest of the process holds (its
+/// resident set less the kept buffers).
+pub const KEEP_SHARE: f64 = 0.5;
 /// At most this many buffers are kept (an edit frees two: the old text and its copy on disk).
-const KEEP_BUFFERS: usize = 4;
+const KEEP_BUFFERS: usize = 2;
+/// Nothing is kept while the system has less memory available than this share of its total.
+const LOW_MEMORY_SHARE: f64 = 0.1;
+/// How often the background thread looks at the system's memory while buffers are kept.
+const PRESSURE_EVERY: Duration = Duration::from_secs(1);
 
 /// An empty byte buffer with room for `capacity` bytes: a kept one when one fits (see the module
 /// documentation), else a fresh one.
@@ -54,7 +63,12 @@ pub fn string(capacity: usize) -> String {
 /// Done with `bytes`: a large buffer is kept for reuse (see the module documentation), anything
 /// else is freed off the caller's thread.
 pub fn recycle(bytes: Vec<u8>) {
-    let freed = pool().keep(bytes, Instant::now());
+    let freed = if bytes.capacity() < HUGE_FROM {
+        vec![bytes]
+    } else {
+        let limit = keep_limit(resident_bytes(), memory_low());
+        pool().keep(bytes, Instant::now(), limit)
+    };
     // Also wakes the background thread, which then watches the new buffer's expiry.
     send(Box::new(freed));
 }
@@ -99,18 +113,26 @@ impl Pool {
         Some(bytes)
     }
 
-    /// Keeps `bytes` when large, then gives up the oldest kept buffers beyond the bounds.
-    /// Returns what to free (`bytes` itself when it is small, or larger than all we keep).
-    fn keep(&mut self, bytes: Vec<u8>, now: Instant) -> Vec<Vec<u8>> {
-        if bytes.capacity() < HUGE_FROM || bytes.capacity() > KEEP_BYTES {
-            return vec![bytes];
-        }
-        self.kept.push(Kept { bytes, since: now });
+    /// Keeps `bytes` when large, then gives up the oldest kept buffers beyond the bounds:
+    /// [`KEEP_BUFFERS`], and `limit` bytes in all given what the process holds besides (see
+    /// [`keep_limit`]). Returns what to free (`bytes` itself when it is small, or larger than
+    /// the limit).
+    fn keep(&mut self, bytes: Vec<u8>, now: Instant, limit: impl Fn(usize) -> usize) -> Vec<Vec<u8>> {
         let mut freed = Vec::new();
-        while self.kept.len() > KEEP_BUFFERS || self.bytes() > KEEP_BYTES {
+        if bytes.capacity() < HUGE_FROM || bytes.capacity() > limit(self.bytes() + bytes.capacity()) {
+            freed.push(bytes);
+        } else {
+            self.kept.push(Kept { bytes, since: now });
+        }
+        while self.kept.len() > KEEP_BUFFERS || self.bytes() > limit(self.bytes()) {
             freed.push(self.kept.remove(0).bytes);
         }
         freed
+    }
+
+    /// Gives back every kept buffer (the system is low on memory).
+    fn drain(&mut self) -> Vec<Vec<u8>> {
+        self.kept.drain(..).map(|k| k.bytes).collect()
     }
 
     /// Takes out the buffers kept for [`KEEP_FOR`] or longer at `now` (to be freed), and says
@@ -129,6 +151,40 @@ impl Pool {
 
     fn bytes(&self) -> usize {
         self.kept.iter().map(|k| k.bytes.capacity()).sum()
+    }
+}
+
+/// The bytes the pool may keep when the process's resident set is `resident` bytes and the
+/// pool itself holds `kept` of them (the argument of the returned bound): [`KEEP_SHARE`] of the
+/// rest, within [`KEEP_BYTES`]; nothing when the system is `low` on memory.
+fn keep_limit(resident: Option<usize>, low: bool) -> impl Fn(usize) -> usize {
+    move |kept| {
+        if low {
+            return 0;
+        }
+        // Unknown (not Linux): the fixed bound alone.
+        let Some(resident) = resident else { return KEEP_BYTES };
+        ((resident.saturating_sub(kept) as f64 * KEEP_SHARE) as usize).min(KEEP_BYTES)
+    }
+}
+
+/// The process's resident set in bytes (`/proc/self/statm`), `None` where there is none.
+fn resident_bytes() -> Option<usize> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: usize = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// Whether the system has less than [`LOW_MEMORY_SHARE`] of its memory available
+/// (`/proc/meminfo`); `false` where that cannot be told.
+fn memory_low() -> bool {
+    let Ok(meminfo) = std::fs::read_to_string("/proc/meminfo") else { return false };
+    let field = |name: &str| -> Option<f64> {
+        meminfo.lines().find_map(|line| line.strip_prefix(name)?.trim().trim_end_matches("kB").trim().parse().ok())
+    };
+    match (field("MemAvailable:"), field("MemTotal:")) {
+        (Some(available), Some(total)) if total > 0.0 => available < total * LOW_MEMORY_SHARE,
+        _ => false,
     }
 }
 
@@ -176,9 +232,14 @@ fn reap(receiver: &Receiver<Garbage>) {
                 Err(RecvTimeoutError::Disconnected) => return,
             },
         }
-        let (freed, next) = pool().expire(Instant::now());
+        let (mut freed, next) = pool().expire(Instant::now());
+        // While buffers are kept, the system's memory is looked at now and then: when it runs
+        // low, they are given back at once.
+        if next.is_some() && memory_low() {
+            freed.extend(pool().drain());
+        }
         drop(freed);
-        next_expiry = next;
+        next_expiry = next.map(|at| at.min(Instant::now() + PRESSURE_EVERY));
     }
 }
 
@@ -258,7 +319,7 @@ mod tests {
                         let mut bytes = Vec::with_capacity(mib << 20);
                         bytes.push(0xAB);
                         given += 1;
-                        out += pool.keep(bytes, now).len();
+                        out += pool.keep(bytes, now, |_| KEEP_BYTES).len();
                     }
                     Step::Take(capacity) => {
                         let fitting = pool.kept.iter().any(|k| k.bytes.capacity() >= capacity && k.bytes.capacity() <= 2 * capacity + HUGE_FROM);
@@ -285,6 +346,26 @@ mod tests {
         }
     }
 
+    /// What is kept is at most half of what the rest of the process holds, and nothing when the
+    /// system is low on memory.
+    #[test]
+    fn the_pool_keeps_a_share_of_the_process_and_nothing_under_pressure() {
+        let mib = |n: usize| n << 20;
+        let now = Instant::now();
+        // A process of 40 MiB besides the pool: 20 MiB may be kept, one 12 MiB buffer.
+        let limit = keep_limit(Some(mib(40) + mib(12)), false);
+        let mut pool = Pool::default();
+        assert!(pool.keep(Vec::with_capacity(mib(12)), now, &limit).is_empty());
+        let limit = keep_limit(Some(mib(40) + mib(24)), false);
+        assert_eq!(pool.keep(Vec::with_capacity(mib(12)), now, &limit).len(), 1, "the older buffer goes");
+        assert_eq!(pool.kept.len(), 1);
+        // Larger than the share: not kept at all.
+        assert_eq!(pool.keep(Vec::with_capacity(mib(30)), now, keep_limit(Some(mib(52)), false)).len(), 1);
+        // Under memory pressure nothing is kept.
+        assert_eq!(pool.keep(Vec::with_capacity(mib(12)), now, keep_limit(Some(mib(400)), true)).len(), 2);
+        assert!(pool.kept.is_empty());
+    }
+
     /// A recycled buffer is what the next fitting request gets, emptied: reading a smaller file
     /// into it shows that file only, never the rest of what the buffer held.
     #[test]
@@ -292,6 +373,9 @@ mod tests {
         // Larger than twice anything the other tests of this crate ask for, so that the buffer
         // is ours to take.
         let big = 40 * 1024 * 1024 + 77;
+        // The pool keeps a share of what the rest of the process holds: this test's process
+        // holds enough for a buffer of that size.
+        let ballast = vec![1u8; 4 * big];
         let mut old = buffer(big);
         old.resize(big, b'o');
         let address = old.as_ptr();
@@ -305,6 +389,7 @@ mod tests {
         std::io::Read::read_to_end(&mut std::fs::File::open(&path)?, &mut bytes)?;
         assert!(bytes == content, "the read holds only the file (reused: {reused})");
         assert!(reused, "the recycled buffer was not reused");
+        drop(ballast);
         Ok(())
     }
 }

@@ -31,7 +31,8 @@ pub(crate) struct List;
 impl TypedTool for List {
     const DECL: Decl = Decl::new("list", ToolGroup::Fs, DESCRIPTION)
         .aliases(&["list_files", "ls", "list_directory"])
-        .keywords(&["directory", "folder", "tree", "files"]);
+        .keywords(&["directory", "folder", "tree", "files"])
+        .always_load();
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {

@@ -51,7 +51,8 @@ pub(crate) struct Glob;
 impl TypedTool for Glob {
     const DECL: Decl = Decl::new("glob", ToolGroup::Search, DESCRIPTION)
         .aliases(&["find_files"])
-        .keywords(&["find", "files", "pattern", "names", "paths"]);
+        .keywords(&["find", "files", "pattern", "names", "paths"])
+        .always_load();
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
@@ -150,7 +151,7 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let mut output = if total == 0 {
         format!("No files matching `{pattern}` in `{shown}`.")
     } else {
-        found.iter().take(max).map(|(_, path)| ctx.workspace.display(path)).collect::<Vec<_>>().join("\n")
+        shown_paths(&found, &dir, ctx)
     };
     if total > max {
         output.push_str(&format!(
@@ -165,4 +166,31 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         .with("count", total.min(max))
         .with("total", total)
         .with("truncated", total > max))
+}
+
+/// The paths found, one a line, as the workspace shows them: relative to its root when inside
+/// it. Every path starts with `dir`, so that is one prefix cut by length for all of them, not a
+/// component-by-component `strip_prefix` per path.
+fn shown_paths(found: &[(SystemTime, PathBuf)], dir: &Path, ctx: &ToolContext) -> String {
+    let root = ctx.workspace.root();
+    let Ok(below) = dir.strip_prefix(root) else {
+        return found.iter().map(|(_, path)| ctx.workspace.display(path)).collect::<Vec<_>>().join("\n");
+    };
+    // Bytes to cut from every path: the root and the separator after it.
+    let cut = root.as_os_str().len() + usize::from(!root.as_os_str().as_bytes().ends_with(b"/"));
+    debug_assert!(found.iter().all(|(_, path)| path.starts_with(root.join(below))));
+    let mut out =
+        Vec::with_capacity(found.iter().map(|(_, p)| p.as_os_str().len() + 1 - cut.min(p.as_os_str().len())).sum());
+    for (i, (_, path)) in found.iter().enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        let bytes = path.as_os_str().as_bytes();
+        out.extend_from_slice(bytes.get(cut..).unwrap_or(bytes));
+    }
+    // Shown as `display` shows a path: invalid UTF-8 replaced.
+    match String::from_utf8(out) {
+        Ok(text) => text,
+        Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+    }
 }

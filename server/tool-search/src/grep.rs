@@ -55,12 +55,11 @@ pub(crate) struct Args {
 
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
+// The variants are described in `Args::output_mode`'s documentation: without their own, the
+// schema is a plain enum (what the model reads is not said twice).
 enum OutputMode {
-    /// Matching lines, with context.
     Content,
-    /// The paths of files with a match.
     FilesWithMatches,
-    /// The number of matching lines per file.
     Count,
 }
 
@@ -69,7 +68,8 @@ pub(crate) struct Grep;
 impl TypedTool for Grep {
     const DECL: Decl = Decl::new("grep", ToolGroup::Search, DESCRIPTION)
         .aliases(&["search"])
-        .keywords(&["search", "regex", "find", "content", "text", "ripgrep"]);
+        .keywords(&["search", "regex", "find", "content", "text", "ripgrep"])
+        .always_load();
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
