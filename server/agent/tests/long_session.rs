@@ -350,16 +350,11 @@ async fn read_session(turns: usize, bytes: usize, window: u32) -> Compactions {
     let provider = FakeProvider::start(script).await;
     provider.count_tokens(BYTES_PER_TOKEN, Some(u64::from(window)));
     provider.answer_when(is_summary, Turn::reply(SUMMARY));
-    let workspace = Workspace::new(dir.path(), &[]).unwrap_or_else(|e| panic!("{e}"));
     let max_tokens = tandem_llm::profile::default_max_tokens("scripted", &provider.base_url(), Some(window));
-    let mut settings = provider_settings(ProviderKind::OpenAi, &provider.base_url(), window);
-    settings.max_tokens = max_tokens;
-    let mut config = AgentConfig::new(settings);
+    let mut config =
+        AgentConfig::new(support::settings(ProviderKind::OpenAi, &provider.base_url(), window, max_tokens));
     config.max_turns = turns as u32 + 10;
-    let client: Arc<dyn SessionClient> = Arc::new(Recorder::default());
-    let agent =
-        Agent::new(Arc::new(workspace), Arc::new(BufferCache::new()), Arc::new(builtin()), None, None, client, config)
-            .unwrap_or_else(|e| panic!("{e}"));
+    let agent = support::start(dir.path(), config, Arc::new(Recorder::default()));
     let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
     let result = agent.prompt(prompt(&session, "read every file, one at a time")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn), "{bytes} B in a {window}-token window");
