@@ -292,13 +292,17 @@ fn last_cost(client: &Recorder) -> Option<f64> {
     })?
 }
 
+/// A window the cost test's reported usage (a million tokens a turn) fits in: its turns are about
+/// prices, not compaction.
+const COST_WINDOW: u32 = 4_000_000;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sessions_cost_adds_every_turn_at_its_models_price_and_survives_a_reload() {
     let dir = workspace_with_files(0, 0);
     // Anthropic reports cache reads apart from `input_tokens`; they cost a tenth.
     let provider = FakeProvider::start(vec![Turn::reply("one").usage(400_000, 100_000).cache_usage(600_000, 0)]).await;
     let client = Arc::new(Recorder::default());
-    let agent = start_agent_of(ProviderKind::Anthropic, dir.path(), &provider, WINDOW, Arc::clone(&client));
+    let agent = start_agent_of(ProviderKind::Anthropic, dir.path(), &provider, COST_WINDOW, Arc::clone(&client));
     let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
 
     // A model the price table does not know costs nothing that anyone could state.
@@ -316,7 +320,7 @@ async fn the_sessions_cost_adds_every_turn_at_its_models_price_and_survives_a_re
 
     drop(agent);
     let client = Arc::new(Recorder::default());
-    let agent = start_agent_of(ProviderKind::Anthropic, dir.path(), &provider, WINDOW, Arc::clone(&client));
+    let agent = start_agent_of(ProviderKind::Anthropic, dir.path(), &provider, COST_WINDOW, Arc::clone(&client));
     agent
         .load(SessionLoadParams { session_id: session.clone(), cwd: None, mcp_servers: None })
         .await

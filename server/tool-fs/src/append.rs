@@ -15,7 +15,7 @@ const DESCRIPTION: &str = "Append text to the end of a file, creating it if miss
 
 #[derive(Deserialize, JsonSchema)]
 pub(crate) struct Args {
-    /// Path of the file: absolute, or relative to the working directory (the workspace root unless started in a subfolder).
+    /// Path of the file: absolute, or relative to the working directory.
     file_path: String,
     /// Text to add at the end of the file.
     content: String,

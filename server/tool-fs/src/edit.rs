@@ -33,7 +33,7 @@ const DESCRIPTION: &str = "Replace text in a file. old_string should be copied e
 
 #[derive(Deserialize, JsonSchema)]
 pub(crate) struct Args {
-    /// Path of the file: absolute, or relative to the working directory (the workspace root unless started in a subfolder).
+    /// Path of the file: absolute, or relative to the working directory.
     file_path: String,
     /// The exact text to replace, including indentation. It must occur exactly once unless
     /// replace_all is set. Empty only to create a new file.

@@ -20,7 +20,7 @@ const DESCRIPTION: &str = "Read a text file. Output is `cat -n` style: each line
 
 #[derive(Deserialize, JsonSchema)]
 pub(crate) struct Args {
-    /// Path of the file: absolute, or relative to the working directory (the workspace root unless started in a subfolder).
+    /// Path of the file: absolute, or relative to the working directory.
     file_path: String,
     /// 1-based line to start at (default 1).
     #[schemars(range(min = 1))]

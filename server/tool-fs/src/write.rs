@@ -14,7 +14,7 @@ const DESCRIPTION: &str = "Create a file, or replace a file's whole content. Par
 
 #[derive(Deserialize, JsonSchema)]
 pub(crate) struct Args {
-    /// Path of the file: absolute, or relative to the working directory (the workspace root unless started in a subfolder).
+    /// Path of the file: absolute, or relative to the working directory.
     file_path: String,
     /// The complete new content of the file.
     content: String,
