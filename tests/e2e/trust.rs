@@ -254,3 +254,27 @@ fn trusting_from_the_prompt_applies_the_folders_provider_to_that_turn() -> Res<(
     assert_eq!(sent[0].body["model"], "projects-model", "{}", sent[0].body);
     Ok(())
 }
+
+/// `tandem doctor` says whether the project is trusted and what its own settings lost for it,
+/// and which provider would be used and whether it answers.
+#[test]
+fn doctor_reports_trust_the_ignored_settings_and_the_provider() -> Res<()> {
+    let h = hostile()?;
+    let out = Command::new(tandem_bin())
+        .arg("doctor")
+        .current_dir(&h.root)
+        .env("TANDEM_TRUST_WORKSPACE", "0")
+        .env("XDG_CONFIG_HOME", &h.config_home)
+        .env("TANDEM_BASE_URL", "http://127.0.0.1:9/v1")
+        .env("TANDEM_MODEL", "some-model")
+        .env_remove("TANDEM_PROVIDER")
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("not trusted: ignored until `tandem trust"), "{text}");
+    assert!(text.contains("mode = \"yolo\""), "the ignored settings are named: {text}");
+    assert!(text.contains("Provider: openai at http://127.0.0.1:9/v1, model some-model"), "{text}");
+    assert!(text.contains("could not list the models"), "an unreachable provider says so: {text}");
+    Ok(())
+}

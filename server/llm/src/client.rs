@@ -351,7 +351,9 @@ impl Client {
             };
             let message = format!(
                 "no model provider answered at {base} ({reason}). {start} a provider: set TANDEM_PROVIDER, \
-                 TANDEM_BASE_URL, TANDEM_MODEL and TANDEM_API_KEY_ENV, or [provider] in .tandem/config.toml"
+                 TANDEM_BASE_URL, TANDEM_MODEL and TANDEM_API_KEY_ENV, or [provider] in your own \
+                 ~/.config/tandem/config.toml (a project's .tandem/config.toml counts for its kind and base_url \
+                 only once the folder is trusted: `tandem trust`)"
             );
             // Nothing listens on this machine's own port: waiting will not start it.
             if reason == "connection refused" && refused_locally(base) {
@@ -398,7 +400,8 @@ impl Client {
                     }
                     (Some(_), Some(env)) => format!("Check the key in the environment variable {env}."),
                     (_, None) => "No API key is configured: set TANDEM_API_KEY_ENV (or api_key_env under [provider] \
-                                  in .tandem/config.toml) to the name of the environment variable that holds it."
+                                  in ~/.config/tandem/config.toml, or in the project's .tandem/config.toml once \
+                                  it is trusted) to the name of the environment variable that holds it."
                         .to_owned(),
                 };
                 Failure::fatal(ErrorKind::Auth, format!("the provider at {base} refused the API key ({http}). {hint}"))

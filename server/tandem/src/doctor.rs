@@ -1,5 +1,6 @@
-//! `tandem doctor`: which language servers are installed for the current directory's
-//! project, and the install command of each missing one; then each configured MCP server,
+//! `tandem doctor`: the project (its root, whether it is trusted and what its own settings lost
+//! for it, the provider that would be used and whether it answers); which language servers are
+//! installed for it, and the install command of each missing one; then each configured MCP server,
 //! where it was configured, whether it connects, its tool count or its error.
 
 use std::io::Write;
@@ -25,6 +26,10 @@ pub async fn run(root: Option<std::path::PathBuf>) -> ExitCode {
         }
     };
     let loaded = Config::load(&cwd, None).map_err(|e| format!("{e:#}"));
+    let mut out = match &loaded {
+        Ok(config) => project_section(&cwd, config).await,
+        Err(_) => String::new(),
+    };
     let catalog = match loaded.and_then(|c| Catalog::new(&c.lsp).map(|catalog| (catalog, c.trust))) {
         Ok(catalog) => catalog,
         Err(err) => {
@@ -33,7 +38,7 @@ pub async fn run(root: Option<std::path::PathBuf>) -> ExitCode {
         }
     };
     let (catalog, trust) = catalog;
-    let mut out = String::from("Language servers (configure in .tandem/config.toml [lsp.<name>]):\n");
+    out.push_str("Language servers (configure in .tandem/config.toml [lsp.<name>]):\n");
     // Programs are looked up, never run (but rustup's launcher outside the workspace).
     let lines = doctor(&catalog, &tandem_tools::binaries::Binaries::new(&cwd, trust));
     let missing = lines.iter().filter(|l| l.enabled && (l.found.is_none() || l.problem.is_some())).count();
@@ -82,6 +87,56 @@ pub async fn run(root: Option<std::path::PathBuf>) -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// The project: its root, its trust and what that costs it, the configuration's warnings, and
+/// the provider that would be used (asked for its models, bounded, to say whether it answers).
+async fn project_section(root: &std::path::Path, config: &Config) -> String {
+    use std::fmt::Write as _;
+    let mut text = format!("Project: {}\n", root.display());
+    match config.trust {
+        tandem_tools::trust::Trust::Trusted => writeln!(text, "  trusted: its own settings apply").ok(),
+        tandem_tools::trust::Trust::Untrusted if config.untrusted_ignored.is_empty() => {
+            writeln!(text, "  not trusted (nothing of its own settings is ignored for it)").ok()
+        }
+        tandem_tools::trust::Trust::Untrusted => writeln!(
+            text,
+            "  not trusted: ignored until `tandem trust {}`: {}",
+            root.display(),
+            config.untrusted_ignored.join(", ")
+        )
+        .ok(),
+    };
+    // The trust warning says what the line above does.
+    for warning in config.warnings.iter().filter(|w| !w.contains("is not trusted, so")) {
+        writeln!(text, "  warning: {warning}").ok();
+    }
+    match config.provider_settings() {
+        Err(err) => writeln!(text, "Provider: not usable: {err:#}").ok(),
+        Ok(settings) => {
+            let key = match (&settings.api_key_env, &settings.api_key) {
+                (None, _) => "no API key".to_owned(),
+                (Some(name), Some(_)) => format!("key from ${name}"),
+                (Some(name), None) => format!("${name} is NOT set"),
+            };
+            let kind = match settings.kind {
+                tandem_llm::ProviderKind::OpenAi => "openai",
+                tandem_llm::ProviderKind::Anthropic => "anthropic",
+            };
+            writeln!(text, "Provider: {kind} at {}, model {} ({key})", settings.base_url, settings.model).ok();
+            let answer = match tandem_llm::Client::new(settings) {
+                Ok(client) => match tokio::time::timeout(Duration::from_secs(5), client.list_models()).await {
+                    Ok(Ok(models)) => format!("answers ({} models listed)", models.len()),
+                    Ok(Err(err)) => format!("does not answer as expected: {}", err.message),
+                    Err(_) => "no answer within 5 s".to_owned(),
+                },
+                Err(err) => format!("cannot be used: {}", err.message),
+            };
+            writeln!(text, "  {answer}").ok()
+        }
+    };
+    text.push('\n');
+    text
 }
 
 /// Connects every configured MCP server (in parallel, each bounded by its timeout) and writes

@@ -39,7 +39,7 @@ async fn open(root: Option<PathBuf>, mcp: bool) -> Result<Workbench, WorkbenchEr
         &Root::from_cli(root)?,
         Options { mcp: if mcp { Mcp::Tools } else { Mcp::Off }, ..Options::default() },
     )?;
-    bench.log_warnings();
+    bench.say_warnings();
     bench.mcp_ready(MCP_READY_WAIT_CLI).await;
     Ok(bench)
 }

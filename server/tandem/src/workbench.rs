@@ -208,6 +208,14 @@ impl Workbench {
             tracing::warn!("{warning}");
         }
     }
+    /// The configuration's warnings for a person at the command line: one `tandem: …` line
+    /// each on stderr (and in the log).
+    pub fn say_warnings(&self) {
+        for warning in &self.config.warnings {
+            tracing::debug!("{warning}");
+            eprintln!("tandem: {warning}");
+        }
+    }
 
     /// The language servers as tools see them.
     pub fn code_intel(&self) -> Option<Arc<dyn CodeIntel>> {
