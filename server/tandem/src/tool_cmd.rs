@@ -351,7 +351,7 @@ fn tool_help(tool: &dyn Tool, enabled: bool, width: usize) -> String {
         out.push_str(&line);
         out.push('\n');
     }
-    let example = example_arguments(&spec.parameters);
+    let example = spec.example.map_or_else(|| example_arguments(&spec.parameters), str::to_owned);
     out.push_str(&format!("\nExample: tandem tool {} '{example}'\n", spec.name));
     out
 }

@@ -32,6 +32,8 @@ pub struct ToolSpec {
     pub effect: Effect,
     /// Its changes may destroy or overwrite (as opposed to only adding).
     pub destructive: bool,
+    /// Arguments of a typical call (JSON), for help texts; `None`: made up from the schema.
+    pub example: Option<&'static str>,
 }
 
 /// What a tool may change, declared once in its [`ToolSpec`]. Every effect but the first three
@@ -101,6 +103,7 @@ pub struct Decl {
     always_load: bool,
     effect: Effect,
     destructive: bool,
+    example: Option<&'static str>,
 }
 
 impl Decl {
@@ -118,6 +121,7 @@ impl Decl {
             concurrency_safe: true,
             strict: false,
             always_load: false,
+            example: None,
             effect: match group {
                 ToolGroup::Web => Effect::Network,
                 ToolGroup::Plan | ToolGroup::Interact | ToolGroup::Agent => Effect::Session,
@@ -147,7 +151,14 @@ impl Decl {
             always_load: self.always_load,
             effect: self.effect,
             destructive: self.destructive,
+            example: self.example,
         }
+    }
+
+    /// Arguments of a typical call (JSON), shown in help texts.
+    pub const fn example(mut self, arguments: &'static str) -> Self {
+        self.example = Some(arguments);
+        self
     }
 
     /// Other names that resolve to the tool.

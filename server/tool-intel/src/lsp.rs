@@ -363,6 +363,7 @@ impl TypedTool for Lsp {
     const DECL: Decl = Decl::new("lsp", ToolGroup::Lsp, DESCRIPTION)
         .aliases(&["language_server", "code_intel"])
         .keywords(&["definition", "references", "hover", "symbol", "rename", "diagnostics", "type", "callers"])
+        .example(r#"{"operation":"definition","file_path":"src/main.rs","line":10,"column":5}"#)
         .writes();
     type Args = Args;
 
