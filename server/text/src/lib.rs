@@ -15,6 +15,7 @@ pub mod matcher;
 pub mod memory;
 pub mod patch;
 pub mod rebase;
+mod typography;
 
 pub use cache::{BufferCache, ContentChange, EditorDocument};
 pub use encoding::{Position, PositionEncoding, char_to_position, minimal_change, position_to_char};

@@ -32,6 +32,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::LineEnding;
+use crate::typography::ascii_only;
 
 /// Minimum similarity of the lines between the anchors for the block-anchor stage.
 pub const BLOCK_ANCHOR_THRESHOLD: f64 = 0.8;
@@ -248,26 +249,7 @@ fn collapse_whitespace(line: &str) -> Cow<'_, str> {
     if collapsed == trimmed { Cow::Borrowed(trimmed) } else { Cow::Owned(collapsed) }
 }
 
-/// Typographic punctuation to ASCII, as models often write it the other way round.
-fn ascii_only(line: &str) -> Cow<'_, str> {
-    if line.is_ascii() {
-        return Cow::Borrowed(line);
-    }
-    let mut out = String::with_capacity(line.len());
-    for c in line.chars() {
-        match c {
-            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => out.push('\''),
-            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => out.push('"'),
-            '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}' | '\u{2212}' => out.push('-'),
-            '\u{00A0}' | '\u{2007}' | '\u{2009}' | '\u{200A}' | '\u{202F}' | '\u{3000}' => out.push(' '),
-            '\u{2026}' => out.push_str("..."),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// [`ascii_only`], trailing whitespace removed.
+/// [`ascii_only`](crate::typography::ascii_only), trailing whitespace removed.
 fn ascii_punctuation(line: &str) -> Cow<'_, str> {
     match ascii_only(line) {
         Cow::Borrowed(line) => Cow::Borrowed(line.trim_end()),

@@ -58,7 +58,7 @@ impl Pass {
                     Cow::Owned(trimmed.split_whitespace().collect::<Vec<_>>().join(" "))
                 }
             }
-            Self::Punct | Self::Contains => ascii_punctuation(line.trim()),
+            Self::Punct | Self::Contains => crate::typography::ascii_only(line.trim()),
         }
     }
 
@@ -90,24 +90,6 @@ impl Pass {
             Self::Contains => "as part of a line",
         }
     }
-}
-
-fn ascii_punctuation(line: &str) -> Cow<'_, str> {
-    if line.is_ascii() {
-        return Cow::Borrowed(line);
-    }
-    let mut out = String::with_capacity(line.len());
-    for c in line.chars() {
-        match c {
-            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' | '\u{FF0D}' => out.push('-'),
-            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => out.push('\''),
-            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => out.push('"'),
-            '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => out.push(' '),
-            '\u{2026}' => out.push_str("..."),
-            _ => out.push(c),
-        }
-    }
-    Cow::Owned(out)
 }
 
 /// A file's lines, normalized lazily once per pass.
