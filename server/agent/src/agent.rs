@@ -372,6 +372,7 @@ impl Agent {
                     mode = md;
                 }
                 Record::Mode { mode: md } => mode = md,
+                Record::Model { model: m } => model = m,
                 Record::Todos { todos: list } => todos = list,
                 // From here on the model sees the compacted conversation; the person's replay
                 // keeps everything.
@@ -474,8 +475,7 @@ impl Agent {
         Ok(SessionLoadResult { modes: modes_of(mode) })
     }
 
-    /// Changes the model of the session's next turns (not stored: a loaded session uses the one
-    /// it was created with).
+    /// Changes the model of the session's next turns (stored: a loaded session goes on with it).
     pub fn set_model(&self, session_id: &str, model: &str) -> Result<(), AgentError> {
         let model = model.trim();
         if model.is_empty() {
@@ -483,6 +483,7 @@ impl Agent {
         }
         let session = self.session(session_id)?;
         *session.model.lock() = model.to_owned();
+        session.record(&Record::Model { model: model.to_owned() });
         tracing::info!(session = session_id, model, "model changed");
         Ok(())
     }
