@@ -394,9 +394,15 @@ impl Agent {
                     {
                         // Said to the model, not by the person: not replayed.
                     } else if message.role == Role::User {
+                        // Tool results and what came with them (instruction files now in force)
+                        // are Tandem's; a prompt is the person's, replayed as they typed it.
+                        let results = message.content.iter().any(|part| matches!(part, Part::ToolResult { .. }));
                         for part in &message.content {
-                            if let Part::Text { text } = part {
-                                replay.push(SessionUpdate::UserMessageChunk { content: ContentBlock::text(text) });
+                            if let Part::Text { text } = part
+                                && !results
+                                && let Some(block) = crate::turn::as_typed(text)
+                            {
+                                replay.push(SessionUpdate::UserMessageChunk { content: block });
                             }
                         }
                     } else {

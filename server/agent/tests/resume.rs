@@ -73,3 +73,82 @@ async fn a_resumed_session_keeps_the_model_chosen_in_it_and_its_next_request_use
     let last = provider.requests().pop().unwrap_or_else(|| panic!("no request"));
     assert_eq!(last.body["model"], "chosen-model", "the resumed session's request: {}", last.body);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tandems_notes_to_the_model_never_replay_as_the_persons_words() {
+    let dir = tempdir();
+    // A nested instruction file comes into force when the model reads beside it: Tandem tells
+    // the model, in the same message as the tool's result.
+    std::fs::create_dir_all(dir.path().join("sub")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("sub/AGENTS.md"), "Sub rules: tabs.\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("sub/x.txt"), "x\n").unwrap_or_else(|e| panic!("{e}"));
+    let provider = FakeProvider::start(vec![
+        Turn::new().text("Reading.").tool_call("call_0", "read", serde_json::json!({"file_path": "sub/x.txt"})),
+        Turn::new().text("Writing.").tool_call(
+            "call_1",
+            "write",
+            serde_json::json!({"file_path": "new.txt", "content": "two\n"}),
+        ),
+        Turn::reply("written"),
+    ])
+    .await;
+    let agent = start_agent(dir.path(), &provider, Arc::new(Recorder::default()));
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let result = agent.prompt(prompt(&session, "write it")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    let restored = agent.undo(&session, None).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(!restored.restored.is_empty(), "{restored:?}");
+    provider.push(Turn::reply("ok"));
+    let result = agent.prompt(prompt(&session, "after the restore")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    // The model was told of the restore and of the instruction file.
+    let last = provider.requests().pop().unwrap_or_else(|| panic!("no request")).body.to_string();
+    assert!(last.contains("[The person restored the workspace"), "{last}");
+    assert!(last.contains("Sub rules: tabs."), "{last}");
+    drop(agent);
+
+    // Resumed twice: the second load reads what the first session wrote after its load too.
+    let (agent, _) = reload(dir.path(), &provider, &session).await;
+    provider.push(Turn::reply("fine"));
+    let result = agent.prompt(prompt(&session, "resumed once")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    drop(agent);
+    let (_agent, client) = reload(dir.path(), &provider, &session).await;
+    let said: Vec<String> = user_chunks(&client).iter().map(text_of).collect();
+    assert_eq!(said, ["write it", "after the restore", "resumed once"], "the person's words replayed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_persons_prompts_replay_as_typed_with_attachments_as_links() {
+    let dir = tempdir();
+    let provider = FakeProvider::start(vec![Turn::reply("seen")]).await;
+    let agent = start_agent(dir.path(), &provider, Arc::new(Recorder::default()));
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let uri = format!("file://{}/calc.py", dir.path().display());
+    let typed = vec![
+        ContentBlock::text("look at this"),
+        ContentBlock::Resource {
+            resource: EmbeddedResource {
+                uri: uri.clone(),
+                text: "def div(a, b):\n    return a / b\n".into(),
+                mime_type: None,
+            },
+        },
+        ContentBlock::ResourceLink { uri: "https://example.com/doc".into(), name: "doc".into(), mime_type: None },
+    ];
+    let result = agent.prompt(SessionPromptParams { session_id: session.clone(), prompt: typed }).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    let sent = provider.requests().pop().unwrap_or_else(|| panic!("no request")).body.to_string();
+    assert!(sent.contains("return a / b"), "the model gets the attached text: {sent}");
+    drop(agent);
+
+    let (_agent, client) = reload(dir.path(), &provider, &session).await;
+    assert_eq!(
+        user_chunks(&client),
+        [
+            ContentBlock::text("look at this"),
+            ContentBlock::ResourceLink { uri, name: "calc.py".into(), mime_type: None },
+            ContentBlock::ResourceLink { uri: "https://example.com/doc".into(), name: "doc".into(), mime_type: None },
+        ]
+    );
+}
