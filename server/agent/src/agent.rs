@@ -463,6 +463,19 @@ impl Agent {
             replay.push(crate::session::plan_update(&todos));
         }
         session.todos = Mutex::new(todos);
+        if totals != UsageTotals::default() {
+            // The cost meter goes on from the session's totals.
+            let window = crate::context::budget(self.env().provider(), &session.model(), None).window;
+            replay.push(SessionUpdate::UsageUpdate(tandem_protocol::Usage {
+                input_tokens: 0,
+                output_tokens: 0,
+                cache_read_tokens: 0,
+                total_tokens,
+                reasoning_tokens: 0,
+                context_window: window,
+                session: totals,
+            }));
+        }
         self.sessions.lock().insert(id.clone(), Arc::new(session));
         for update in replay {
             self.env().client.update(&id, update).await;

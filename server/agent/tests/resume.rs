@@ -152,3 +152,28 @@ async fn the_persons_prompts_replay_as_typed_with_attachments_as_links() {
         ]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_shows_its_token_totals() {
+    let dir = tempdir();
+    let provider = FakeProvider::start(vec![Turn::reply("one").usage(1_000, 200)]).await;
+    let agent = start_agent(dir.path(), &provider, Arc::new(Recorder::default()));
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let result = agent.prompt(prompt(&session, "hello")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    drop(agent);
+
+    let (_agent, client) = reload(dir.path(), &provider, &session).await;
+    let usage = client
+        .updates()
+        .into_iter()
+        .rev()
+        .find_map(|u| match u {
+            SessionUpdate::UsageUpdate(usage) => Some(usage),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the load replays no usage"));
+    assert_eq!((usage.session.input_tokens, usage.session.output_tokens), (1_000, 200));
+    assert_eq!(usage.total_tokens, 1_200);
+    assert_eq!(usage.context_window, 100_000);
+}
