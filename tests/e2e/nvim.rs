@@ -177,6 +177,10 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             Turn::reply("It failed."),
             // A prompt with context variables: #buffer, #file:a.txt, #diagnostics.
             Turn::reply("Compared."),
+            // Prompts sent while a turn waits for an approval: one dropped, one sent after it.
+            Turn::new().tool_call("c13", "bash", json!({ "command": "ls | wc -l > count.txt" })),
+            Turn::reply("Counted."),
+            Turn::reply("Lines too."),
         ]);
         let provider = FakeProvider::start_blocking(turns);
         let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e", &[])?;
@@ -208,6 +212,12 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             asked.contains("what are these?") && asked.contains("calc.py#L1-2") && asked.contains("return a + b"),
             "Neovim {version}: the added lines are not in the prompt: {asked}"
         );
+        // The queued prompt went as a turn of its own after the one it waited for; the dropped one never went.
+        let bodies: Vec<String> = requests.iter().map(|r| r.body.to_string()).collect();
+        let counted = bodies.iter().position(|b| b.contains("Counted."));
+        let queued = bodies.iter().position(|b| b.contains("and then the lines"));
+        assert!(counted.is_some() && queued == counted, "Neovim {version}: the queued prompt's request: {queued:?}");
+        assert!(!bodies.iter().any(|b| b.contains("never mind this")), "Neovim {version}: a dropped prompt was sent");
         // The context variables went as embedded resources: the buffer, the file, the diagnostics.
         let asked = requests
             .iter()
