@@ -499,6 +499,7 @@ fn tandem_model_in_neovim_switches_the_model_of_the_next_request_by_name_and_thr
             Turn::reply("First answer."),
             Turn::reply("Second answer."),
             Turn::reply("Third answer."),
+            Turn::reply("Fourth answer."),
         ]);
         provider.list_models(&["gpt-4.1", "gpt-4o-mini"]);
         let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e_model", &[])?;
@@ -506,8 +507,8 @@ fn tandem_model_in_neovim_switches_the_model_of_the_next_request_by_name_and_thr
         let models: Vec<_> = provider.requests().iter().map(|r| r.body["model"].clone()).collect();
         assert_eq!(
             models,
-            [json!("gpt-4.1"), json!("gpt-4o-mini"), json!("scripted")],
-            "Neovim {version}: the model set before the session, by name in it, and chosen in vim.ui.select"
+            [json!("gpt-4.1"), json!("gpt-4o-mini"), json!("scripted"), json!("gpt-4o-mini")],
+            "Neovim {version}: the model set before the session, by name in it, chosen in vim.ui.select, and kept by a resume"
         );
     }
     Ok(())
