@@ -177,6 +177,10 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             Turn::reply("It failed."),
             // A prompt with context variables: #buffer, #file:a.txt, #diagnostics.
             Turn::reply("Compared."),
+            // Prompts sent while a turn waits for an approval: one dropped, one sent after it.
+            Turn::new().tool_call("c13", "bash", json!({ "command": "ls | wc -l > count.txt" })),
+            Turn::reply("Counted."),
+            Turn::reply("Lines too."),
         ]);
         let provider = FakeProvider::start_blocking(turns);
         let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e", &[])?;
@@ -208,6 +212,12 @@ fn the_plugin_s_lua_tests_pass_in_neovim_0_7_and_0_11_against_the_real_sidecar()
             asked.contains("what are these?") && asked.contains("calc.py#L1-2") && asked.contains("return a + b"),
             "Neovim {version}: the added lines are not in the prompt: {asked}"
         );
+        // The queued prompt went as a turn of its own after the one it waited for; the dropped one never went.
+        let bodies: Vec<String> = requests.iter().map(|r| r.body.to_string()).collect();
+        let counted = bodies.iter().position(|b| b.contains("Counted."));
+        let queued = bodies.iter().position(|b| b.contains("and then the lines"));
+        assert!(counted.is_some() && queued == counted, "Neovim {version}: the queued prompt's request: {queued:?}");
+        assert!(!bodies.iter().any(|b| b.contains("never mind this")), "Neovim {version}: a dropped prompt was sent");
         // The context variables went as embedded resources: the buffer, the file, the diagnostics.
         let asked = requests
             .iter()
@@ -489,6 +499,7 @@ fn tandem_model_in_neovim_switches_the_model_of_the_next_request_by_name_and_thr
             Turn::reply("First answer."),
             Turn::reply("Second answer."),
             Turn::reply("Third answer."),
+            Turn::reply("Fourth answer."),
         ]);
         provider.list_models(&["gpt-4.1", "gpt-4o-mini"]);
         let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e_model", &[])?;
@@ -496,8 +507,8 @@ fn tandem_model_in_neovim_switches_the_model_of_the_next_request_by_name_and_thr
         let models: Vec<_> = provider.requests().iter().map(|r| r.body["model"].clone()).collect();
         assert_eq!(
             models,
-            [json!("gpt-4.1"), json!("gpt-4o-mini"), json!("scripted")],
-            "Neovim {version}: the model set before the session, by name in it, and chosen in vim.ui.select"
+            [json!("gpt-4.1"), json!("gpt-4o-mini"), json!("scripted"), json!("gpt-4o-mini")],
+            "Neovim {version}: the model set before the session, by name in it, chosen in vim.ui.select, and kept by a resume"
         );
     }
     Ok(())

@@ -30,7 +30,7 @@ command("TandemAdd", {
   desc = "Tandem: add the file (with a range: the lines) to the next prompt; ! drops what was added",
 })
 command("TandemChat", { nargs = 0, desc = "Tandem: open the chat" })
-command("TandemCancel", { nargs = 0, desc = "Tandem: stop the running turn" })
+command("TandemCancel", { nargs = 0, bang = true, desc = "Tandem: stop the running turn; ! drops the queued prompts" })
 command("TandemMode", {
   nargs = "?",
   desc = "Tandem: set the permission mode",

@@ -330,6 +330,48 @@ return function(H)
     H.truthy(has("Compared."), chat.text())
   end)
 
+  test("e2e: a prompt sent while a turn runs is queued, shown, sent when the turn ends; :TandemCancel! drops one", function()
+    -- The turn waits for the person's approval of a command while prompts are sent.
+    local saved = vim.ui.select
+    local approve
+    vim.ui.select = function(items, _, on_choice)
+      for _, item in ipairs(items) do
+        if item.optionId == "allow_once" then
+          approve = function()
+            on_choice(item)
+          end
+        end
+      end
+    end
+    local first = prompt("count the files")
+    local ok, err = pcall(H.wait, 30000, function()
+      return approve ~= nil
+    end, "the approval")
+    vim.ui.select = saved
+    H.truthy(ok, err)
+    local dropped = prompt("never mind this")
+    eq({ "never mind this" }, tandem.state().queued)
+    H.truthy(has("queued: never mind this"), chat.text())
+    H.truthy(tandem.status():find("(1 queued)", 1, true), "status(): " .. tandem.status())
+    vim.cmd("TandemCancel!")
+    eq({}, tandem.state().queued)
+    eq("the queued prompt was dropped", dropped.err)
+    H.truthy(has("dropped the queued prompt: never mind this"), chat.text())
+    local second = prompt("and then the lines")
+    eq({ "and then the lines" }, tandem.state().queued)
+    eq(nil, second.done)
+    approve()
+    H.wait(30000, function()
+      return second.done
+    end, "the queued prompt's turn")
+    eq("end_turn", first.result.stopReason)
+    eq(nil, second.err)
+    eq("end_turn", second.result.stopReason)
+    H.truthy(has("Counted."), chat.text())
+    H.truthy(has("Lines too."), chat.text())
+    eq({}, tandem.state().queued)
+  end)
+
   test("e2e: :TandemSessions {words} filters the list; :TandemSessions! deletes the chosen one after asking", function()
     -- Sessions are kept in the sidecar's state directory, outside the workspace.
     local old = os.getenv("TANDEM_TEST_SESSIONS") .. "/old-one.jsonl"

@@ -1,7 +1,8 @@
 -- End to end: the model picker, from the real sidecar (TANDEM_TEST_BIN) and the scripted provider
 -- (TANDEM_TEST_BASE_URL), which lists gpt-4.1 and gpt-4o-mini besides the configured "scripted".
 -- `:TandemModel {name}` before a session and in one, and `:TandemModel` through a stubbed
--- vim.ui.select, each followed by a prompt; tests/e2e/nvim.rs checks the model of each request.
+-- vim.ui.select, each followed by a prompt, then a resume of the session; tests/e2e/nvim.rs checks
+-- the model of each request.
 return function(H)
   local test, eq = H.test, H.eq
   local tandem = require("tandem")
@@ -54,5 +55,31 @@ return function(H)
     answered("once more")
     local info = table.concat(tandem.info(), "\n")
     H.truthy(info:find("model: scripted", 1, true), info)
+  end)
+
+  test("e2e model: a resumed session keeps the model chosen in it, and its next request uses it", function()
+    vim.cmd("TandemModel gpt-4o-mini")
+    H.wait(15000, function()
+      return tandem.state().model == "gpt-4o-mini"
+    end, "the sidecar's answer")
+    local id = tandem.state().session_id
+    local chosen = false
+    H.replacing(vim.ui, "select", function(items, _, on_choice)
+      for _, item in ipairs(items) do
+        if item.sessionId == id then
+          chosen = true
+          on_choice(item)
+        end
+      end
+    end, function()
+      vim.cmd("TandemSessions")
+      -- The resume forgets the model until the sidecar says the resumed session's.
+      H.wait(15000, function()
+        return chosen and tandem.state().model ~= nil
+      end, "the resumed session's model")
+    end)
+    eq(id, tandem.state().session_id)
+    eq("gpt-4o-mini", tandem.state().model)
+    answered("resumed")
   end)
 end

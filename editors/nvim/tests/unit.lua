@@ -494,6 +494,20 @@ return function(H)
     eq({ cancelled = true }, reply)
   end)
 
+  test("chat: a replayed prompt shows its attachments by name, as the live one did", function()
+    local chat = require("tandem.chat")
+    chat.open("botright vsplit", true)
+    chat.clear()
+    chat.on_update({ sessionUpdate = "user_message_chunk", content = { type = "text", text = "look at this" } })
+    chat.on_update({ sessionUpdate = "user_message_chunk",
+      content = { type = "resource_link", uri = "file:///w/calc.py", name = "calc.py" } })
+    chat.on_update({ sessionUpdate = "user_message_chunk",
+      content = { type = "resource_link", uri = "https://example.com/doc", name = "doc" } })
+    local text = chat.text()
+    H.truthy(text:find("look at this\n\n(attached: calc.py, doc)", 1, true), text)
+    H.truthy(not text:find("file:///", 1, true), text)
+  end)
+
   test("chat: tool cards: an edit's counts with its diff folded, a command's exit and tail, an answer, long output folded", function()
     local chat = require("tandem.chat")
     local function lines()

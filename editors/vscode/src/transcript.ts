@@ -44,6 +44,16 @@ export function blockText(block: ContentBlock): string {
   }
 }
 
+/**
+ * A chunk of the person's prompt: an attachment shows by name, as the panel shows it when the
+ * prompt is sent (a resumed session replays attachments as links).
+ */
+function userText(block: ContentBlock): string {
+  if (block.type === "resource_link") return `\n\n(attached ${block.name})`;
+  if (block.type === "resource") return `\n\n(attached ${block.resource.uri.replace(/\/+$/, "").split("/").pop() ?? block.resource.uri})`;
+  return blockText(block);
+}
+
 /** Folds one update into the transcript (in place) and says what changed. */
 export function applyUpdate(t: Transcript, update: SessionUpdate): Change {
   switch (update.sessionUpdate) {
@@ -52,7 +62,7 @@ export function applyUpdate(t: Transcript, update: SessionUpdate): Change {
     case "agent_thought_chunk":
       return appendText(t, "thought", blockText(update.content));
     case "user_message_chunk":
-      return appendText(t, "user", blockText(update.content));
+      return appendText(t, "user", userText(update.content));
     case "tool_call": {
       const { sessionUpdate: _, ...call } = update;
       const existing = t.entries.findIndex((e) => e.kind === "tool" && e.call.toolCallId === call.toolCallId);

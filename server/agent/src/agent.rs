@@ -372,6 +372,7 @@ impl Agent {
                     mode = md;
                 }
                 Record::Mode { mode: md } => mode = md,
+                Record::Model { model: m } => model = m,
                 Record::Todos { todos: list } => todos = list,
                 // From here on the model sees the compacted conversation; the person's replay
                 // keeps everything.
@@ -393,9 +394,15 @@ impl Agent {
                     {
                         // Said to the model, not by the person: not replayed.
                     } else if message.role == Role::User {
+                        // Tool results and what came with them (instruction files now in force)
+                        // are Tandem's; a prompt is the person's, replayed as they typed it.
+                        let results = message.content.iter().any(|part| matches!(part, Part::ToolResult { .. }));
                         for part in &message.content {
-                            if let Part::Text { text } = part {
-                                replay.push(SessionUpdate::UserMessageChunk { content: ContentBlock::text(text) });
+                            if let Part::Text { text } = part
+                                && !results
+                                && let Some(block) = crate::turn::as_typed(text)
+                            {
+                                replay.push(SessionUpdate::UserMessageChunk { content: block });
                             }
                         }
                     } else {
@@ -456,6 +463,19 @@ impl Agent {
             replay.push(crate::session::plan_update(&todos));
         }
         session.todos = Mutex::new(todos);
+        if totals != UsageTotals::default() {
+            // The cost meter goes on from the session's totals.
+            let window = crate::context::budget(self.env().provider(), &session.model(), None).window;
+            replay.push(SessionUpdate::UsageUpdate(tandem_protocol::Usage {
+                input_tokens: 0,
+                output_tokens: 0,
+                cache_read_tokens: 0,
+                total_tokens,
+                reasoning_tokens: 0,
+                context_window: window,
+                session: totals,
+            }));
+        }
         self.sessions.lock().insert(id.clone(), Arc::new(session));
         for update in replay {
             self.env().client.update(&id, update).await;
@@ -474,8 +494,7 @@ impl Agent {
         Ok(SessionLoadResult { modes: modes_of(mode) })
     }
 
-    /// Changes the model of the session's next turns (not stored: a loaded session uses the one
-    /// it was created with).
+    /// Changes the model of the session's next turns (stored: a loaded session goes on with it).
     pub fn set_model(&self, session_id: &str, model: &str) -> Result<(), AgentError> {
         let model = model.trim();
         if model.is_empty() {
@@ -483,6 +502,7 @@ impl Agent {
         }
         let session = self.session(session_id)?;
         *session.model.lock() = model.to_owned();
+        session.record(&Record::Model { model: model.to_owned() });
         tracing::info!(session = session_id, model, "model changed");
         Ok(())
     }

@@ -42,6 +42,8 @@ pub(crate) enum Record {
     Command { text: String },
     /// The mode changed.
     Mode { mode: ModeId },
+    /// The person chose another model for the session's next turns.
+    Model { model: String },
     /// The task list changed.
     Todos { todos: Vec<tandem_tool_api::Todo> },
     /// The conversation was compacted: from here on the model sees `messages` (the prompts,

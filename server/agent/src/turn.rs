@@ -33,6 +33,36 @@ fn prompt_text(blocks: Vec<ContentBlock>) -> Vec<Part> {
         .collect()
 }
 
+/// A text part of a stored prompt as the person gave it (the inverse of [`prompt_text`]): an
+/// attachment is a link to it, without the text it sent the model; what Tandem added to the
+/// prompt (a hook's context) is none of it.
+pub(crate) fn as_typed(text: &str) -> Option<ContentBlock> {
+    let link = |uri: &str, name: &str| ContentBlock::ResourceLink {
+        uri: uri.to_owned(),
+        name: name.to_owned(),
+        mime_type: None,
+    };
+    if text.starts_with("<hook-context>\n") && text.ends_with("\n</hook-context>") {
+        return None;
+    }
+    if let Some(rest) = text.strip_prefix("<attached uri=\"")
+        && text.ends_with("\n</attached>")
+        && let Some((uri, _)) = rest.split_once("\">\n")
+    {
+        let name = uri.trim_end_matches('/').rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or(uri);
+        return Some(link(uri, name));
+    }
+    if let Some(rest) = text.strip_prefix("[attached: ")
+        && (text.ends_with("; read it if you need it]")
+            || text.ends_with("; a web page: fetch it with webfetch if you need it]"))
+        && let Some((name, rest)) = rest.split_once(" (")
+        && let Some((uri, _)) = rest.split_once("); ")
+    {
+        return Some(link(uri, name));
+    }
+    Some(ContentBlock::text(text))
+}
+
 /// Whether `uri` is a web address (an `@https://…` the person attached).
 fn is_web(uri: &str) -> bool {
     let scheme = uri.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
@@ -174,8 +204,9 @@ pub(crate) async fn run(
                 ModelStop::MaxTokens => cut_short(env.provider(), session, &model).await,
                 _ => match crate::policy::at_stop(env, session, changed, &mut rounds, cancel).await {
                     Some(feedback) => {
+                        // Tandem's words to the model (checks that failed), never replayed as the person's.
                         let message = Message { role: Role::User, content: vec![Part::Text { text: feedback }] };
-                        session.record(&Record::Message { message: message.clone() });
+                        session.record(&Record::Note { message: message.clone() });
                         history.messages.push(Arc::new(message));
                         continue;
                     }

@@ -394,16 +394,43 @@ end
 
 local PLAN_MARK = { completed = "[x]", in_progress = "[~]", pending = "[ ]" }
 
+--- A replayed prompt's attachment, shown as the live prompt shows them: `(attached: a, b)`
+--- after its text.
+local function attach(name, joins)
+  if M.last == "user" and joins then
+    edit(function(bufnr)
+      local last = vim.api.nvim_buf_line_count(bufnr)
+      local line = vim.api.nvim_buf_get_lines(bufnr, last - 1, last, false)[1]
+      vim.api.nvim_buf_set_lines(bufnr, last - 1, last, false, { line:sub(1, -2) .. ", " .. name .. ")" })
+    end)
+  else
+    M.stream("user", "## You", "\n\n(attached: " .. name .. ")")
+  end
+  M.attaching = true
+end
+
 --- Renders one SessionUpdate (ACP shape).
 ---@param update tandem.SessionUpdate
 function M.on_update(update)
   local kind = update.sessionUpdate
+  -- Whether the last update was a replayed attachment (the next one joins its list).
+  local attaching = M.attaching
+  M.attaching = false
   if kind == "agent_message_chunk" then
     M.stream("agent", "## Tandem", update.content and update.content.text or "")
   elseif kind == "agent_thought_chunk" then
     M.stream("thought", "### Thinking", update.content and update.content.text or "")
   elseif kind == "user_message_chunk" then
-    M.stream("user", "## You", update.content and update.content.text or "")
+    local content = update.content or {}
+    local name = content.type == "resource_link" and content.name
+    if content.type == "resource" and type(content.resource) == "table" and type(content.resource.uri) == "string" then
+      name = content.resource.uri:match("([^/]+)/*$") or content.resource.uri
+    end
+    if type(name) == "string" then
+      attach(name, attaching)
+      return
+    end
+    M.stream("user", "## You", content.text or "")
   elseif kind == "tool_call" or kind == "tool_call_update" then
     local entry = M.tools[update.toolCallId]
     if not entry then

@@ -21,6 +21,8 @@ local state = {
   -- The session's model choices (tandem.models.from_result), once the sidecar listed them.
   models = nil,
   busy = false,
+  -- Prompts sent while a turn ran, sent in order when it ends: { text, opts }.
+  queue = {},
   -- The last `usage_update` of the session (the statusline's token meter).
   usage = nil,
   -- Context added with :TandemAdd for the next prompt: { path, from?, to?, text }.
@@ -197,6 +199,7 @@ function M.on_sidecar_exit()
   state.models = nil
   state.picked = nil
   set_busy(false)
+  state.queue = {}
   if review.active then
     review.finish("cancelled")
   end
@@ -480,6 +483,41 @@ end
 
 local send_prompt
 
+--- Sends the first queued prompt (a turn just ended).
+local function send_queued()
+  local next = table.remove(state.queue, 1)
+  if not next then
+    return
+  end
+  vim.schedule(function()
+    local ok, err = pcall(M.prompt, next.text, next.opts)
+    if not ok then
+      notify_error(tostring(err))
+      if next.opts.on_done then
+        next.opts.on_done(tostring(err))
+      end
+    end
+  end)
+end
+
+--- Drops the prompts waiting for the running turn's end (:TandemCancel!); their on_done gets
+--- an error. Returns how many there were.
+function M.drop_queued()
+  local dropped = state.queue
+  state.queue = {}
+  for _, queued in ipairs(dropped) do
+    chat.note("dropped the queued prompt: " .. queued.text)
+    if queued.opts.on_done then
+      queued.opts.on_done("the queued prompt was dropped")
+    end
+  end
+  if #dropped == 0 then
+    vim.notify("tandem: no prompt is queued", vim.log.levels.WARN)
+  end
+  pcall(vim.cmd, "redrawstatus!")
+  return #dropped
+end
+
 --- Sends a prompt. opts.selection (see prompt_blocks), opts.on_done(err, result).
 function M.prompt(text, opts)
   opts = opts or {}
@@ -487,7 +525,12 @@ function M.prompt(text, opts)
     error("tandem.prompt: the prompt is empty", 0)
   end
   if state.busy then
-    error("tandem: a turn is already running (:TandemCancel stops it)", 0)
+    -- Sent when the turn ends, as typed then (its context variables are read then too).
+    state.queue[#state.queue + 1] = { text = text, opts = opts }
+    chat.note(string.format("queued: %s (sent when this turn ends; :TandemCancel! drops it)", text))
+    vim.api.nvim_echo({ { "Tandem: queued; sent when this turn ends (:TandemCancel! drops it)" } }, false, {})
+    pcall(vim.cmd, "redrawstatus!")
+    return
   end
   -- Before the chat opens: `#buffer` is about the window the person is in.
   local variables = {}
@@ -548,6 +591,7 @@ send_prompt = function(text, opts, variables)
     if opts.on_done then
       opts.on_done(err, result)
     end
+    send_queued()
   end
   ensure_session(function(err, session_id)
     if err then
@@ -945,6 +989,9 @@ function M.status()
     elseif ask.waiting and ask.waiting > 0 then
       parts[#parts + 1] = "question"
     end
+    if #state.queue > 0 then
+      parts[#parts + 1] = string.format("(%d queued)", #state.queue)
+    end
   elseif state.session_id then
     parts[#parts + 1] = "Tandem"
   else
@@ -971,13 +1018,17 @@ function M.model()
   return state.picked or (cfg().provider or {}).model
 end
 
---- State for scripts and tests: { session_id, mode, model, busy, running, client_id, usage }.
+--- State for scripts and tests: { session_id, mode, model, busy, queued, running, client_id, usage }
+--- (`queued`: the texts of the prompts waiting for the turn's end).
 function M.state()
   return {
     session_id = state.session_id,
     mode = state.mode,
     model = M.model(),
     busy = state.busy,
+    queued = vim.tbl_map(function(q)
+      return q.text
+    end, state.queue),
     running = client.running(),
     client_id = client.client_id,
     usage = state.usage,
@@ -1054,7 +1105,11 @@ M.commands = {
   TandemChat = guarded(function()
     chat.open(cfg().chat.split, true)
   end),
-  TandemCancel = guarded(function()
+  TandemCancel = guarded(function(args)
+    if args.bang then
+      M.drop_queued()
+      return
+    end
     M.cancel()
   end),
   TandemMode = guarded(function(args)

@@ -87,3 +87,13 @@ test("changed regions: unchanged, pure insertion, long changes are cut", () => {
   assert.equal(long.split("\n").length, 7);
   assert.match(long, /… 45 more lines$/);
 });
+
+test("a replayed prompt shows its attachments by name, as the live one did", () => {
+  const t = emptyTranscript();
+  applyUpdate(t, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "look at this" } });
+  applyUpdate(t, {
+    sessionUpdate: "user_message_chunk",
+    content: { type: "resource_link", uri: "file:///w/calc.py", name: "calc.py" },
+  });
+  assert.deepEqual(t.entries, [{ kind: "user", text: "look at this\n\n(attached calc.py)" }]);
+});

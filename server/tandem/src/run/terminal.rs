@@ -301,6 +301,9 @@ impl Terminal {
             SessionUpdate::UserMessageChunk { content: ContentBlock::Text { text } } => {
                 self.say(&format!("\n{}\n", self.style.paint("1", &format!("› {}", text.trim_end()))));
             }
+            SessionUpdate::UserMessageChunk { content: ContentBlock::ResourceLink { name, .. } } => {
+                self.say(&format!("  (attached {name})\n"));
+            }
             SessionUpdate::AgentMessageChunk { content: ContentBlock::Text { text } } => {
                 let end = if text.ends_with('\n') { "" } else { "\n" };
                 self.say(&format!("{text}{end}"));
