@@ -16,6 +16,9 @@ pub struct AgentConfig {
     pub max_agent_depth: u32,
     /// Offer only `always_load` tools (and those found with `tool_search`) to the model.
     pub defer_tools: bool,
+    /// `[agent] repo_map`: the first request of a session carries a small map of the codebase,
+    /// ranked for the first prompt, a few hundred tokens within the model's budget.
+    pub repo_map: bool,
     /// The workspace's own settings that were ignored because the folder is not trusted; when
     /// there are any, the first prompt asks the person whether to trust the folder.
     pub untrusted_settings: Vec<String>,
@@ -37,6 +40,7 @@ impl AgentConfig {
             max_turns: 50,
             max_agent_depth: 2,
             defer_tools: false,
+            repo_map: false,
             untrusted_settings: Vec::new(),
             fix_first: false,
             append_system_prompt: None,
