@@ -10,9 +10,10 @@
 //! map ranks files by it), and [`terms`] gives the words a text is matched by (lowercase, stop
 //! words out, stemmed), so callers can compare words the way the ranking does.
 
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex, PoisonError};
 
-use bm25::{DefaultTokenizer, Embedder, EmbedderBuilder, Language, Scorer, Tokenizer as _};
+use bm25::{DefaultTokenizer, Embedder, EmbedderBuilder, Language, Scorer, Tokenizer};
 
 /// The text a tool is ranked by.
 pub fn document(name: &str, aliases: &[&str], keywords: &[&str], description: &str) -> String {
@@ -30,9 +31,35 @@ pub fn scores(documents: &[String], query: &str) -> Vec<f64> {
     Index::new(documents).scores(query)
 }
 
+/// The English tokenizer, remembering each whitespace-separated word's tokens: a large corpus
+/// repeats few distinct words, and the tokens of a text are those of its words in order
+/// (whitespace always separates words), so the result is the plain tokenizer's.
+struct Remembering {
+    inner: DefaultTokenizer,
+    known: Mutex<HashMap<String, Vec<String>>>,
+}
+
+impl Tokenizer for Remembering {
+    fn tokenize(&self, input_text: &str) -> Vec<String> {
+        let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out = Vec::new();
+        for word in input_text.split_whitespace() {
+            match known.get(word) {
+                Some(tokens) => out.extend(tokens.iter().cloned()),
+                None => {
+                    let tokens = self.inner.tokenize(word);
+                    out.extend(tokens.iter().cloned());
+                    known.insert(word.to_owned(), tokens);
+                }
+            }
+        }
+        out
+    }
+}
+
 /// The BM25 statistics of a set of documents, for scoring many queries against them.
 pub struct Index {
-    embedder: Embedder,
+    embedder: Embedder<u32, Remembering>,
     scorer: Scorer<usize>,
     len: usize,
 }
@@ -41,7 +68,9 @@ impl Index {
     /// The index of `documents`.
     pub fn new<S: AsRef<str>>(documents: &[S]) -> Self {
         let corpus: Vec<&str> = documents.iter().map(AsRef::as_ref).collect();
-        let embedder: Embedder = EmbedderBuilder::with_fit_to_corpus(Language::English, &corpus).build();
+        let tokenizer = Remembering { inner: DefaultTokenizer::new(Language::English), known: Mutex::default() };
+        let embedder =
+            EmbedderBuilder::<u32, Remembering>::with_tokenizer_and_fit_to_corpus(tokenizer, &corpus).build();
         let mut scorer = Scorer::new();
         for (i, document) in corpus.iter().enumerate() {
             scorer.upsert(&i, embedder.embed(document));
@@ -102,6 +131,16 @@ mod tests {
     fn names_are_split_into_words_and_count_twice() {
         let doc = document("read_text_file", &["cat"], &["show"], "Reads.");
         assert_eq!(doc, "read text file cat read text file cat show Reads.");
+    }
+
+    #[test]
+    fn remembered_words_tokenize_as_the_plain_tokenizer_does() {
+        let plain = DefaultTokenizer::new(Language::English);
+        let remembering = Remembering { inner: DefaultTokenizer::new(Language::English), known: Mutex::default() };
+        for text in ["Reading the files, reading\tthe FILES", "naïve café  résumé", "a_b c-d e.f", ""] {
+            assert_eq!(remembering.tokenize(text), plain.tokenize(text), "{text}");
+            assert_eq!(remembering.tokenize(text), plain.tokenize(text), "{text} again");
+        }
     }
 
     #[test]

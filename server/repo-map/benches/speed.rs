@@ -26,8 +26,8 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "upload", "retry", "cache", "token", "stream", "buffer", "parse", "render", "config", "session", "queue",
-    "worker", "index", "search", "rank", "graph", "store", "client", "server", "request",
+    "upload", "retry", "cache", "token", "stream", "buffer", "parse", "render", "config", "session", "queue", "worker",
+    "index", "search", "rank", "graph", "store", "client", "server", "request",
 ];
 
 fn name(rng: &mut Rng) -> String {
@@ -71,7 +71,10 @@ fn generate(root: &Path, files: usize) -> Res<()> {
                 defs.iter()
                     .enumerate()
                     .map(|(k, d)| {
-                        format!("// Does {d}.\nexport function {d}(x: number): number {{\n  return {}(x);\n}}\n", uses[k % 10])
+                        format!(
+                            "// Does {d}.\nexport function {d}(x: number): number {{\n  return {}(x);\n}}\n",
+                            uses[k % 10]
+                        )
                     })
                     .collect::<String>()
                     + "export class Holder {\n  get(): number { return 1; }\n}\n",
@@ -82,7 +85,9 @@ fn generate(root: &Path, files: usize) -> Res<()> {
                     + &defs
                         .iter()
                         .enumerate()
-                        .map(|(k, d)| format!("// Does {d}.\nfunc {d}(x int) int {{\n\treturn {}(x)\n}}\n", uses[k % 10]))
+                        .map(|(k, d)| {
+                            format!("// Does {d}.\nfunc {d}(x int) int {{\n\treturn {}(x)\n}}\n", uses[k % 10])
+                        })
                         .collect::<String>(),
             ),
         };
