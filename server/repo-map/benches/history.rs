@@ -52,7 +52,7 @@ fn cases(repo: &Path, max: usize) -> Res<Vec<Case>> {
         for line in lines.filter(|l| !l.trim().is_empty()) {
             let mut fields = line.split('\t');
             let status = fields.next().unwrap_or_default();
-            let path = fields.last().unwrap_or_default();
+            let path = fields.next_back().unwrap_or_default();
             if tandem_repo_map::Lang::of(path).is_none() {
                 continue;
             }

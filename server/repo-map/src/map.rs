@@ -89,7 +89,8 @@ pub enum MapError {
 /// A model with the scan generation and the `paths` it was built for.
 type Cached = (u64, Vec<String>, Arc<Model>);
 /// The last model of each workspace (and cache folder).
-static MODELS: LazyLock<Mutex<HashMap<(PathBuf, Option<PathBuf>), Cached>>> = LazyLock::new(Default::default);
+type ModelKey = (PathBuf, Option<PathBuf>);
+static MODELS: LazyLock<Mutex<HashMap<ModelKey, Cached>>> = LazyLock::new(Default::default);
 
 /// The map of the workspace at `root` for `request`.
 pub fn map(root: &Path, request: &Request) -> Result<RepoMap, MapError> {

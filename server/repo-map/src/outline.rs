@@ -196,13 +196,14 @@ pub fn outline(lang: Lang, text: &str) -> Outline {
                 comments.push_str(&t[..end]);
                 comments.push('\n');
             }
-        } else if node.child_count() == 0 && is_name_kind(kind) && !name_nodes.contains(&node.start_byte()) {
-            if let Ok(t) = node.utf8_text(bytes)
-                && !t.is_empty()
-                && t.len() <= MAX_NAME_LEN
-            {
-                *refs.entry(t).or_default() += 1;
-            }
+        } else if node.child_count() == 0
+            && is_name_kind(kind)
+            && !name_nodes.contains(&node.start_byte())
+            && let Ok(t) = node.utf8_text(bytes)
+            && !t.is_empty()
+            && t.len() <= MAX_NAME_LEN
+        {
+            *refs.entry(t).or_default() += 1;
         }
         if descend && walk.goto_first_child() {
             continue;

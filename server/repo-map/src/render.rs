@@ -17,7 +17,7 @@ const MAX_DEFS: usize = 8;
 
 /// The definitions of `outline` worth showing for `terms`, best first: those whose name shares
 /// words with the query, then those other files use most; methods after their types.
-fn chosen<'a>(outline: &'a Outline, model: &Model, terms: &HashSet<String>, limit: usize) -> Vec<usize> {
+fn chosen(outline: &Outline, model: &Model, terms: &HashSet<String>, limit: usize) -> Vec<usize> {
     let mut scored: Vec<(f64, usize)> = outline
         .defs
         .iter()
