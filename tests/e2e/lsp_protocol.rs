@@ -34,6 +34,7 @@ fn initialize_announces_sync_and_tandem_capabilities() -> Res<()> {
             "glob",
             "grep",
             "lsp",
+            "repo_map",
             "todowrite",
             "todoread",
             "question",
@@ -84,7 +85,7 @@ fn profile_from_environment_hides_write_tools() -> Res<()> {
     sidecar.initialize(Value::Null)?;
     let list = sidecar.request("tandem/tools/list", json!({}))?;
     let names: Vec<&str> = list["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
-    assert_eq!(names, ["read", "list", "glob", "grep", "tool_search", "skill"]);
+    assert_eq!(names, ["read", "list", "glob", "grep", "repo_map", "tool_search", "skill"]);
     let result = sidecar.call("write_file", json!({ "file_path": "x.txt", "content": "x" }))?;
     assert!(result["error"].as_str().is_some_and(|e| e.contains("not part of the `minimal` profile")), "{result}");
     assert!(!dir.path().join("x.txt").exists());

@@ -26,6 +26,7 @@ mod mcp;
 mod nvim;
 mod policy;
 mod project;
+mod repo_map;
 mod repo_programs;
 mod restore_safety;
 mod run_cmd;

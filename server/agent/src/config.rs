@@ -17,6 +17,9 @@ pub struct AgentConfig {
     /// Offer the always-loaded core set, the tools found with `tool_search` and the MCP servers'
     /// tools up front, not every built-in tool (the default).
     pub defer_tools: bool,
+    /// `[agent] repo_map`: the first request of a session carries a small map of the codebase,
+    /// ranked for the first prompt, a few hundred tokens within the model's budget.
+    pub repo_map: bool,
     /// The workspace's own settings that were ignored because the folder is not trusted; when
     /// there are any, the first prompt asks the person whether to trust the folder.
     pub untrusted_settings: Vec<String>,
@@ -51,6 +54,7 @@ impl AgentConfig {
             max_turns: 50,
             max_agent_depth: 2,
             defer_tools: true,
+            repo_map: false,
             untrusted_settings: Vec::new(),
             fix_first: false,
             append_system_prompt: None,

@@ -27,6 +27,7 @@ mod options;
 pub mod otel;
 pub mod policy;
 mod prompt;
+mod repo_map;
 mod restore;
 mod session;
 mod store;

@@ -131,6 +131,19 @@ pub(crate) async fn run(
                 .map(|text| Part::Text { text: format!("<hook-context>\n{text}\n</hook-context>") }),
         );
     }
+    if first && session.depth == 0 {
+        let said: Vec<&str> = content
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let said = said.join("\n");
+        if let Some(map) = crate::repo_map::first_map(env, &session.model(), history.stated_window, &said).await {
+            content.push(Part::Text { text: map });
+        }
+    }
     let prompt_words = add_prompt(session, history, content);
     let memories = tandem_tool_memory::session_brief(env.workspace.root(), &prompt_words);
     // A provider that says the request does not fit gets one compaction and a retry per turn.

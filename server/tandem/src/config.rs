@@ -72,6 +72,7 @@ struct AgentSection {
     max_turns: Option<u32>,
     max_agent_depth: Option<u32>,
     defer_tools: Option<bool>,
+    repo_map: Option<bool>,
 }
 
 /// `[exec]`
@@ -237,6 +238,8 @@ pub struct Config {
     pub max_agent_depth: Option<u32>,
     /// Offer only always-loaded tools up front (the rest through `tool_search`).
     pub defer_tools: Option<bool>,
+    /// `[agent] repo_map`: the first request of a session carries a small map of the codebase.
+    pub repo_map: Option<bool>,
     /// `[exec] sandbox` (or `TANDEM_SANDBOX`).
     pub sandbox: SandboxSetting,
     /// `[exec] network = true`: the workspace-write sandbox keeps the network.
@@ -642,6 +645,7 @@ impl Config {
         self.max_turns = file.agent.max_turns.or(self.max_turns);
         self.max_agent_depth = file.agent.max_agent_depth.or(self.max_agent_depth);
         self.defer_tools = file.agent.defer_tools.or(self.defer_tools);
+        self.repo_map = file.agent.repo_map.or(self.repo_map);
         merge_provider(
             &mut self.provider,
             ProviderConfig { kind: p.kind, base_url: p.base_url, model: p.model, api_key_env: p.api_key_env },
@@ -684,6 +688,7 @@ impl Config {
             config.max_agent_depth = n;
         }
         config.defer_tools = self.defer_tools.unwrap_or(true);
+        config.repo_map = self.repo_map.unwrap_or(false);
         config.untrusted_settings = self.untrusted_ignored.clone();
         config.fix_first = self.precheck == Precheck::FixFirst;
         config
@@ -1012,7 +1017,7 @@ mod tests {
 
     #[test]
     fn every_known_key_loads() -> anyhow::Result<()> {
-        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\ninput_price = 3.0\noutput_price = 15.0\ncache_read_price = 0.3\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[review]\npreview_timeout_ms = 1500\npreview_files = 3\nprecheck = \"fix-first\"\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\ncargo_check = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n[permissions]\nallow = [\"bash(npm test:*)\"]\nask = []\ndeny = [\"read(.env)\"]\n[hooks]\n[[hooks.PreToolUse]]\nmatcher = \"edit\"\ncommand = \"true\"\ntimeout_ms = 1000\n[verify]\ncommands = [\"true\"]\nmax_rounds = 2\n[telemetry]\nendpoint = \"http://x\"\nprotocol = \"http/json\"\nheaders = {}\nlog_content = false\n";
+        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\ninput_price = 3.0\noutput_price = 15.0\ncache_read_price = 0.3\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\nrepo_map = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[review]\npreview_timeout_ms = 1500\npreview_files = 3\nprecheck = \"fix-first\"\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\ncargo_check = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n[permissions]\nallow = [\"bash(npm test:*)\"]\nask = []\ndeny = [\"read(.env)\"]\n[hooks]\n[[hooks.PreToolUse]]\nmatcher = \"edit\"\ncommand = \"true\"\ntimeout_ms = 1000\n[verify]\ncommands = [\"true\"]\nmax_rounds = 2\n[telemetry]\nendpoint = \"http://x\"\nprotocol = \"http/json\"\nheaders = {}\nlog_content = false\n";
         assert_eq!(load_error(text)?, "");
         // And the test above names every key the types accept: none is missing from it.
         for (table, key) in all_keys() {
@@ -1071,7 +1076,7 @@ mod tests {
             let file = as_bool.or(as_number)?;
             assert!(file.lsp.servers.is_empty(), "{key} was read as a server");
         }
-        assert_eq!(keys_of::<AgentSection>(), ["max_turns", "max_agent_depth", "defer_tools"]);
+        assert_eq!(keys_of::<AgentSection>(), ["max_turns", "max_agent_depth", "defer_tools", "repo_map"]);
         Ok(())
     }
 

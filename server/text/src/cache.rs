@@ -119,6 +119,14 @@ impl BufferCache {
         lock(&self.reads).get(&(session.to_owned(), path.to_path_buf())).copied()
     }
 
+    /// Every file `session` read or wrote (and has not deleted since), by path.
+    pub fn read_by(&self, session: &str) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> =
+            lock(&self.reads).keys().filter(|(s, _)| s == session).map(|(_, p)| p.clone()).collect();
+        paths.sort();
+        paths
+    }
+
     /// Forgets what `session` read of `path` (after it deleted the file).
     pub fn forget_read(&self, session: &str, path: &Path) {
         lock(&self.reads).remove(&(session.to_owned(), path.to_path_buf()));

@@ -23,6 +23,7 @@ pub mod state;
 pub mod testing;
 mod tool;
 pub mod trust;
+mod walk;
 mod workspace;
 mod writes;
 
@@ -39,5 +40,6 @@ pub use session::{
 };
 pub use spec::{Decl, Effect, ToolSpec};
 pub use tool::{Tool, ToolContext, TypedTool, parse_args, typed};
+pub use walk::walker;
 pub use workspace::{PathError, Workspace};
 pub use writes::{WriteLog, Written};

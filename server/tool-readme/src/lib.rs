@@ -2,10 +2,9 @@
 //! leading doc comments and main top-level symbols, and its subdirectories. Every README of a
 //! call is written in one all-or-nothing commit, so the person reviews them together.
 //!
-//! Symbols come from `symbols_of`: today the plain-text outline of `outline.rs` (per-language
-//! patterns). Language-server document symbols plug in there: when the context carries a
-//! code-intelligence client, ask it for the file's `textDocument/documentSymbol` and keep the
-//! top-level ones (kind and name), falling back to the outline for files no server handles.
+//! Symbols come from `symbols_of`: the top-level definitions of the file's syntax tree, as the
+//! repository map outlines it (`tandem-repo-map`, tree-sitter tags queries for Rust, Python,
+//! JavaScript, TypeScript, Go, C, C++, Java and Ruby). Doc comments come from `outline.rs`.
 
 mod outline;
 
@@ -18,7 +17,14 @@ use tandem_protocol::ToolGroup;
 use tandem_tool_api::{Decl, Tool, ToolContext, ToolError, ToolOutput, TypedTool, typed};
 use tandem_tool_fs::{Change, Loaded, blocking, commit_all, load};
 
-use outline::{Language, Symbol};
+use outline::Language;
+
+/// A top-level symbol: its kind as the language spells it (`fn`, `class`, `impl`, ...) and name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Symbol {
+    pub kind: String,
+    pub name: String,
+}
 
 /// Directories handled when the call does not say.
 const DEFAULT_MAX_DIRS: usize = 50;
@@ -200,10 +206,19 @@ fn plan(ctx: &ToolContext, root: &Path, recursive: bool, max_dirs: usize, overwr
     Ok(plan)
 }
 
-/// A file's doc comment and top-level symbols. The one place where symbols are found: a
-/// language-server document-symbol query goes here, ahead of the plain-text outline.
-fn symbols_of(language: Language, text: &str) -> (Option<String>, Vec<Symbol>) {
-    (outline::doc_comment(language, text), outline::symbols(language, text))
+/// A file's doc comment and top-level symbols: the definitions of its syntax tree that no other
+/// holds (methods and nested items left out), private ones (`_name`) and test modules too.
+fn symbols_of(file_name: &str, language: Language, text: &str) -> (Option<String>, Vec<Symbol>) {
+    let doc = outline::doc_comment(language, text);
+    let Some(lang) = tandem_repo_map::Lang::of(file_name) else { return (doc, Vec::new()) };
+    let outline = tandem_repo_map::outline::outline(lang, text);
+    let symbols = outline
+        .top_level()
+        .filter(|d| !d.name.starts_with('_'))
+        .filter(|d| !(d.keyword == "mod" && matches!(d.name.as_str(), "tests" | "test")))
+        .map(|d| Symbol { kind: d.keyword.clone(), name: d.name.clone() })
+        .collect();
+    (doc, symbols)
 }
 
 /// The README of `dir`.
@@ -231,7 +246,7 @@ fn render(ctx: &ToolContext, dir: &Path, files: &[PathBuf], subdirs: &[PathBuf])
         }
         // The editor's text when the file is open there; binary or unreadable files are just listed.
         let Ok(loaded) = load(ctx, file) else { continue };
-        let (doc, symbols) = symbols_of(language, &loaded.text);
+        let (doc, symbols) = symbols_of(&file_name, language, &loaded.text);
         if let Some(doc) = doc {
             out.push_str(&format!("\n{doc}\n"));
         }

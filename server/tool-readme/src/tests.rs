@@ -119,7 +119,7 @@ fn readmes_for_each_subdirectory_with_docs_and_symbols() {
 
         The core of the app: parsing and evaluation.
 
-        Defines: `mod eval`, `struct Ast`, `enum Node`, `trait Visit`, `impl Visit for Ast`, `fn parse`.
+        Defines: `mod eval`, `struct Ast`, `enum Node`, `trait Visit`, `impl Ast`, `fn parse`.
 
         ## Subdirectories
 
@@ -171,4 +171,85 @@ fn recursive_overwrite_and_limits() {
     );
     let missing = harness.call("generate_readme", json!({ "path": "nope" }));
     assert_eq!(missing.error.as_deref(), Some("`nope` is not a directory; give a directory in `path`"));
+}
+
+/// One file per language the syntax trees cover: the README lists each one's real top-level
+/// definitions (nested methods left out), found by the repository map's outline.
+const LANGUAGES: &str = r#"
+    //- all/a.rs
+    pub const LIMIT: u32 = 3;
+    pub struct Store { items: Vec<u32> }
+    impl Store {
+        pub fn add(&mut self) {}
+    }
+    pub fn open_store() -> Store { todo() }
+    //- all/b.py
+    RATE = 2
+    class Account:
+        def deposit(self):
+            pass
+    def open_account():
+        return Account()
+    //- all/c.js
+    export class Cart { add(item) {} }
+    export function checkout(cart) {}
+    //- all/d.ts
+    export interface Order { id: string }
+    export type OrderId = string;
+    export enum Status { Open }
+    export function place(o: Order): OrderId { return o.id; }
+    //- all/e.tsx
+    export function Badge(props: Props) { return <b>{props.text}</b>; }
+    interface Props { text: string }
+    //- all/f.go
+    package all
+    type Queue struct{}
+    type Worker interface { Run() }
+    func (q *Queue) Push() {}
+    func NewQueue() *Queue { return &Queue{} }
+    //- all/g.c
+    #define SIZE 8
+    struct ring { int head; };
+    int ring_push(struct ring *r, int v) { return 0; }
+    //- all/h.cpp
+    namespace net {
+    class Socket { public: void close(); };
+    }
+    int connect_to(const char *host) { return 0; }
+    //- all/i.java
+    public class Ledger {
+        public void post() {}
+    }
+    interface Journal { void write(); }
+    //- all/j.rb
+    module Billing
+      class Invoice
+        def total; end
+      end
+    end
+    def format_money(x); end
+"#;
+
+#[test]
+fn readmes_list_real_definitions_in_every_language() {
+    let harness = Harness::new(LANGUAGES, crate::all());
+    let result = harness.call("generate_readme", json!({}));
+    assert_eq!(result.error, None);
+    let readme = std::fs::read_to_string(harness.root().join("all/README.md")).unwrap_or_default();
+    let defines: Vec<&str> = readme.lines().filter(|l| l.starts_with("Defines:")).collect();
+    expect![[r#"
+        [
+            "Defines: `const LIMIT`, `struct Store`, `impl Store`, `fn open_store`.",
+            "Defines: `const RATE`, `class Account`, `def open_account`.",
+            "Defines: `class Cart`, `function checkout`.",
+            "Defines: `interface Order`, `type OrderId`, `enum Status`, `function place`.",
+            "Defines: `function Badge`, `interface Props`.",
+            "Defines: `type Queue`, `type Worker`, `func Push`, `func NewQueue`.",
+            "Defines: `#define SIZE`, `struct ring`, `function ring_push`.",
+            "Defines: `namespace net`, `function connect_to`.",
+            "Defines: `class Ledger`, `interface Journal`.",
+            "Defines: `module Billing`, `def format_money`.",
+        ]
+    "#]]
+    .assert_debug_eq(&defines);
 }

@@ -5,7 +5,6 @@
 mod glob;
 mod grep;
 
-use std::path::Path;
 use std::sync::Arc;
 
 use tandem_tool_api::{Tool, typed};
@@ -18,22 +17,9 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![typed(glob::Glob), typed(grep::Grep)]
 }
 
-/// A walker over `dir` with ripgrep's rules: ignore files honoured (also outside a git
-/// repository), hidden entries skipped, `.git` never entered. Public for `generate_readme`, which
-/// walks directories the same way.
-pub fn walker(dir: &Path) -> ignore::WalkBuilder {
-    let mut builder = ignore::WalkBuilder::new(dir);
-    builder
-        .hidden(true)
-        .git_ignore(true)
-        .git_global(false)
-        .git_exclude(true)
-        .ignore(true)
-        .parents(true)
-        .require_git(false)
-        .filter_entry(|entry| entry.file_name() != ".git");
-    builder
-}
+/// The walker of every tool that walks the tree (ripgrep's rules); re-exported for
+/// `generate_readme`.
+pub use tandem_tool_api::walker;
 
 /// `line` cut to [`MAX_LINE_CHARS`] chars, with a marker saying how long it was.
 pub(crate) fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {

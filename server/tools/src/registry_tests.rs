@@ -127,6 +127,7 @@ const ONE_CALL_EACH: &[(&str, &str)] = &[
     ("run_shell_script", r#"{"script": "true"}"#),
     ("run_python_script", r#"{"script": "pass"}"#),
     ("lsp", r#"{"operation": "diagnostics", "file_path": "a.txt"}"#),
+    ("repo_map", r#"{"query": "one"}"#),
     ("webfetch", r#"{"url": "http://127.0.0.1:9/"}"#),
     ("websearch", r#"{"query": "tandem"}"#),
     ("todowrite", r#"{"todos": []}"#),

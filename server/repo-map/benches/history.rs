@@ -1,0 +1,214 @@
+//! The repository map on real history: for commits that change one to three source files, the
+//! map of the commit's parent is asked with only the commit's subject line, and the changed
+//! files' recall at 1 and at 5 is set beside a plain BM25 over the files' contents, computed in
+//! the same run on the same files.
+//!
+//! `cargo bench -p tandem-repo-map --bench history [-- [--max N] [REPO]...]` (default: this
+//! repository, the 150 most recent qualifying commits). Each repository's commits are checked
+//! out in one temporary worktree (`git worktree add`, removed afterwards); the map's cache goes
+//! to a temporary state directory.
+
+#![allow(clippy::print_stdout, clippy::print_stderr, reason = "a benchmark reports on stdout")]
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// Each case's signals per file, for `--dump`.
+type Dump = std::cell::RefCell<Vec<serde_json::Value>>;
+
+fn git(repo: &Path, args: &[&str]) -> Res<String> {
+    let out = Command::new("git").arg("-C").arg(repo).args(args).output()?;
+    if !out.status.success() {
+        return Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr)).into());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A commit of the benchmark.
+struct Case {
+    parent: String,
+    subject: String,
+    changed: Vec<String>,
+}
+
+/// Commits (newest first) with one parent that modify 1–3 source files the map outlines, all
+/// present in the parent; at most `max`.
+fn cases(repo: &Path, max: usize) -> Res<Vec<Case>> {
+    let log = git(repo, &["log", "--no-merges", "--format=@@%H%x09%P%x09%s", "--name-status", "-n", "3000"])?;
+    let mut out = Vec::new();
+    for chunk in log.split("@@").filter(|c| !c.trim().is_empty()) {
+        let mut lines = chunk.lines();
+        let Some(head) = lines.next() else { continue };
+        let parts: Vec<&str> = head.splitn(3, '\t').collect();
+        let [_, parents, subject] = parts[..] else { continue };
+        if parents.split(' ').count() != 1 || parents.is_empty() {
+            continue;
+        }
+        let mut changed = Vec::new();
+        let mut other_source = false;
+        for line in lines.filter(|l| !l.trim().is_empty()) {
+            let mut fields = line.split('\t');
+            let status = fields.next().unwrap_or_default();
+            let path = fields.next_back().unwrap_or_default();
+            if tandem_repo_map::Lang::of(path).is_none() {
+                continue;
+            }
+            if status == "M" {
+                changed.push(path.to_owned());
+            } else {
+                other_source = true;
+            }
+        }
+        if other_source || changed.is_empty() || changed.len() > 3 {
+            continue;
+        }
+        out.push(Case { parent: parents.to_owned(), subject: subject.to_owned(), changed });
+        if out.len() == max {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+fn recall(ranked: &[String], changed: &[String], k: usize) -> f64 {
+    let top: HashSet<&String> = ranked.iter().take(k).collect();
+    changed.iter().filter(|c| top.contains(c)).count() as f64 / changed.len() as f64
+}
+
+#[derive(Default)]
+struct Totals {
+    n: usize,
+    map1: f64,
+    map5: f64,
+    bm1: f64,
+    bm5: f64,
+}
+
+fn run(repo: &Path, max: usize, verbose: bool, dump: Option<&Dump>, totals: &mut Totals) -> Res<()> {
+    let cases = cases(repo, max)?;
+    let temp = tempfile::tempdir()?;
+    let tree = temp.path().join("tree");
+    std::fs::create_dir(&tree)?;
+    let index = temp.path().join("index");
+    let checkout = |commit: &str| -> Res<()> {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .arg(format!("--work-tree={}", tree.display()))
+            .args(["read-tree", "-u", "--reset", commit])
+            .env("GIT_INDEX_FILE", &index)
+            .output()?;
+        if !out.status.success() {
+            return Err(format!("checkout {commit}: {}", String::from_utf8_lossy(&out.stderr)).into());
+        }
+        Ok(())
+    };
+    let result = (|| -> Res<Totals> {
+        let mut t = Totals::default();
+        for case in &cases {
+            checkout(&case.parent)?;
+            let request = tandem_repo_map::Request {
+                query: case.subject.clone(),
+                cache: Some(temp.path().join("cache")),
+                ..Default::default()
+            };
+            let map = tandem_repo_map::map(&tree, &request)?;
+            if let Some(dump) = dump {
+                let signals = tandem_repo_map::explain(&tree, &request)?;
+                let line = serde_json::json!({"subject": case.subject, "changed": case.changed, "files": signals});
+                dump.borrow_mut().push(line);
+            }
+            let ranked: Vec<String> = map.ranked.iter().map(|r| r.path.clone()).collect();
+            // BM25 over the same files' contents.
+            let contents: Vec<String> =
+                ranked.iter().map(|p| std::fs::read_to_string(tree.join(p)).unwrap_or_default()).collect();
+            let scores = tandem_rank::scores(&contents, &case.subject);
+            let mut order: Vec<usize> = (0..ranked.len()).collect();
+            order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(ranked[a].cmp(&ranked[b])));
+            let bm25: Vec<String> = order.iter().map(|&i| ranked[i].clone()).collect();
+            if let Some(dump) = dump
+                && let Some(last) = dump.borrow_mut().last_mut()
+            {
+                last["bm25"] = serde_json::json!(ranked.iter().zip(&scores).collect::<Vec<_>>());
+            }
+            let (m1, m5) = (recall(&ranked, &case.changed, 1), recall(&ranked, &case.changed, 5));
+            let (b1, b5) = (recall(&bm25, &case.changed, 1), recall(&bm25, &case.changed, 5));
+            if verbose {
+                println!(
+                    "{m1:.2} {m5:.2} | {b1:.2} {b5:.2} | {} | {} | map top: {}",
+                    case.subject.chars().take(70).collect::<String>(),
+                    case.changed.join(" "),
+                    ranked.iter().take(3).cloned().collect::<Vec<_>>().join(" ")
+                );
+            }
+            t.n += 1;
+            t.map1 += m1;
+            t.map5 += m5;
+            t.bm1 += b1;
+            t.bm5 += b5;
+        }
+        Ok(t)
+    })();
+    let t = result?;
+    let n = t.n.max(1) as f64;
+    println!(
+        "{:<40} {:>5} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+        repo.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        t.n,
+        t.map1 / n,
+        t.map5 / n,
+        t.bm1 / n,
+        t.bm5 / n
+    );
+    totals.n += t.n;
+    totals.map1 += t.map1;
+    totals.map5 += t.map5;
+    totals.bm1 += t.bm1;
+    totals.bm5 += t.bm5;
+    Ok(())
+}
+
+fn main() -> Res<()> {
+    let mut max = 150;
+    let mut verbose = false;
+    let mut dump_to: Option<PathBuf> = None;
+    let mut repos: Vec<PathBuf> = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--max" => max = args.next().and_then(|n| n.parse().ok()).ok_or("--max takes a number")?,
+            "--verbose" | "-v" => verbose = true,
+            "--dump" => dump_to = args.next().map(PathBuf::from),
+            "--bench" => {}
+            other => repos.push(PathBuf::from(other)),
+        }
+    }
+    if repos.is_empty() {
+        repos.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize()?);
+    }
+    println!("{:<40} {:>5} {:>9} {:>9} {:>9} {:>9}", "repository", "cases", "map@1", "map@5", "bm25@1", "bm25@5");
+    let mut totals = Totals::default();
+    let dump = Dump::default();
+    for repo in &repos {
+        if let Err(err) = run(repo, max, verbose, dump_to.as_ref().map(|_| &dump), &mut totals) {
+            eprintln!("{}: {err}", repo.display());
+        }
+    }
+    let n = totals.n.max(1) as f64;
+    println!(
+        "{:<40} {:>5} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+        "all",
+        totals.n,
+        totals.map1 / n,
+        totals.map5 / n,
+        totals.bm1 / n,
+        totals.bm5 / n
+    );
+    if let Some(path) = dump_to {
+        std::fs::write(path, serde_json::to_string(&dump.into_inner())?)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,333 @@
+//! Which files matter for a query: a graph with an edge from each file that uses a name to the
+//! files that define it, ranked by personalized PageRank, combined with a lexical BM25 score
+//! (tandem-rank's) over each file's path and identifiers, so a query with no graph signal still
+//! ranks well.
+//!
+//! The personalization (where the random walk restarts) favours files whose path or defined
+//! names share words with the query (split and stemmed as BM25 splits them), the files the
+//! session has read or edited, and the files open in the editor. Edges follow aider's weights:
+//! a name the query mentions counts ten times, a long specific name ten times, a name defined in
+//! many files a tenth, and a name used often by a file counts with the square root of its uses.
+//!
+//! What does not depend on the query — documents, the BM25 statistics, the graph — is built
+//! once per scan generation ([`Model`]) and reused by every query until a file changes.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::outline::Kind;
+use crate::scan::FileOutline;
+use crate::words;
+
+/// The damping of PageRank (the chance to follow an edge rather than restart).
+const DAMPING: f64 = 0.85;
+/// PageRank iterations at most (it stops earlier once it settles).
+const ITERATIONS: usize = 40;
+/// Names defined in more files than this are too common to link anything.
+const MAX_DEFINERS: usize = 40;
+
+/// What ranking needs of a scan, independent of the query.
+pub struct Model {
+    /// The BM25 statistics of each file's lexical document.
+    index: tandem_rank::Index,
+    /// Per file, the stemmed terms of its path.
+    path_terms: Vec<HashSet<String>>,
+    /// Per file, the stemmed terms of its name (empty for generic names: `mod.rs`, `index.js`).
+    stem_terms: Vec<HashSet<String>>,
+    /// Per file, the stemmed terms of the names it defines.
+    def_terms: Vec<HashSet<String>>,
+    /// Per file, the files it links to and how strongly (aggregated over names).
+    edges: Vec<Vec<(u32, f64)>>,
+    /// Per defined name: (its stemmed terms, definers, users with their use counts).
+    names: HashMap<String, NameInfo>,
+    /// How many files use each name (for ordering a file's definitions).
+    pub(crate) users: HashMap<String, u32>,
+}
+
+struct NameInfo {
+    terms: Vec<String>,
+    definers: Vec<u32>,
+    users: Vec<(u32, u32)>,
+}
+
+/// The lexical document of a file: its path's words, its defined names' words and every word
+/// of its text (paths and definitions also count as signals of their own: [`features`]).
+fn document(file: &FileOutline) -> String {
+    let mut doc = words::spaced(&file.rel);
+    for def in &file.outline.defs {
+        if def.kind == Kind::Impl {
+            continue;
+        }
+        doc.push(' ');
+        doc.push_str(&words::spaced(&def.name));
+    }
+    for (word, count) in &file.outline.words {
+        for _ in 0..(*count).min(MAX_WORD_REPEATS) {
+            doc.push(' ');
+            doc.push_str(word);
+        }
+    }
+    doc
+}
+
+/// A word counts at most this many times in a document (BM25 saturates well before).
+const MAX_WORD_REPEATS: u32 = 12;
+
+/// File names that say nothing about what a file holds.
+const GENERIC_STEMS: &[&str] = &[
+    "lib", "mod", "main", "index", "init", "__init__", "tests", "test", "utils", "util", "types", "common", "helpers",
+];
+
+/// The stemmed terms of a file's name without its extension, unless the name is generic.
+fn stem_terms(rel: &str) -> HashSet<String> {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let stem = name.split('.').next().unwrap_or(name);
+    if GENERIC_STEMS.contains(&stem) {
+        return HashSet::new();
+    }
+    term_set(stem)
+}
+
+fn term_set(text: &str) -> HashSet<String> {
+    tandem_rank::terms(&words::spaced(text)).into_iter().collect()
+}
+
+/// Whether `name` is specific: long, and made of several words.
+fn specific(name: &str) -> bool {
+    name.len() >= 8 && words::split(name).len() > 1
+}
+
+impl Model {
+    /// The model of `files`.
+    pub fn new(files: &[FileOutline]) -> Self {
+        let documents: Vec<String> = files.iter().map(document).collect();
+        let index = tandem_rank::Index::new(&documents);
+        let path_terms = files.iter().map(|f| term_set(&f.rel)).collect();
+        let stem_terms = files.iter().map(|f| stem_terms(&f.rel)).collect();
+        let def_terms = files
+            .iter()
+            .map(|f| {
+                let names: Vec<&str> =
+                    f.outline.defs.iter().filter(|d| d.kind != Kind::Impl).map(|d| d.name.as_str()).collect();
+                term_set(&names.join(" "))
+            })
+            .collect();
+
+        let mut names: HashMap<String, NameInfo> = HashMap::new();
+        for (i, file) in files.iter().enumerate() {
+            let mut seen = HashSet::new();
+            for def in &file.outline.defs {
+                if def.kind == Kind::Impl || !seen.insert(def.name.as_str()) {
+                    continue;
+                }
+                let info = names.entry(def.name.clone()).or_insert_with(|| NameInfo {
+                    terms: tandem_rank::terms(&words::spaced(&def.name)),
+                    definers: Vec::new(),
+                    users: Vec::new(),
+                });
+                info.definers.push(i as u32);
+            }
+        }
+        let mut users: HashMap<String, u32> = HashMap::new();
+        for (i, file) in files.iter().enumerate() {
+            for (name, count) in &file.outline.refs {
+                if let Some(info) = names.get_mut(name) {
+                    info.users.push((i as u32, *count));
+                    *users.entry(name.clone()).or_default() += 1;
+                }
+            }
+        }
+        let mut edges: Vec<HashMap<u32, f64>> = vec![HashMap::new(); files.len()];
+        for (name, info) in &names {
+            if info.definers.len() > MAX_DEFINERS {
+                continue;
+            }
+            let base = base_weight(name, info.definers.len());
+            for &(user, count) in &info.users {
+                for &definer in &info.definers {
+                    if definer != user {
+                        *edges[user as usize].entry(definer).or_default() +=
+                            base * f64::from(count).sqrt() / info.definers.len() as f64;
+                    }
+                }
+            }
+        }
+        let edges = edges
+            .into_iter()
+            .map(|m| {
+                let mut v: Vec<(u32, f64)> = m.into_iter().collect();
+                v.sort_by_key(|(t, _)| *t);
+                v
+            })
+            .collect();
+        Self { index, path_terms, stem_terms, def_terms, edges, names, users }
+    }
+}
+
+fn base_weight(name: &str, definers: usize) -> f64 {
+    let mut weight = 1.0;
+    if specific(name) {
+        weight *= 10.0;
+    }
+    if name.starts_with('_') {
+        weight *= 0.1;
+    }
+    if definers > 5 {
+        weight *= 0.1;
+    }
+    weight
+}
+
+/// What a ranking is asked.
+#[derive(Clone, Debug, Default)]
+pub struct Focus {
+    /// The query's text.
+    pub query: String,
+    /// Files the session read or edited (indices into the scan's files).
+    pub session: Vec<usize>,
+    /// Files open in the editor (indices).
+    pub open: Vec<usize>,
+}
+
+/// The query's terms: its words split as identifiers are, stemmed, stop words out.
+pub fn query_terms(query: &str) -> HashSet<String> {
+    tandem_rank::terms(&words::spaced(query)).into_iter().collect()
+}
+
+/// How the signals of [`features`] add up to a file's score.
+#[derive(Clone, Copy, Debug)]
+pub struct Weights {
+    /// BM25 over the file's document, relative to the best file's.
+    pub lexical: f64,
+    /// Share of the query's terms in the file's path.
+    pub path: f64,
+    /// Share of the file name's terms the query has (all of them: 1).
+    pub stem: f64,
+    /// Share of the query's terms among the names the file defines.
+    pub defs: f64,
+    /// Personalized PageRank, relative to the best file's.
+    pub graph: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Self { lexical: 1.0, path: 1.0, stem: 0.1, defs: 0.1, graph: 0.05 }
+    }
+}
+
+/// The number of signals [`features`] gives per file.
+pub const FEATURES: usize = 5;
+
+/// Every file's score for `focus` (finite, not negative), in the files' order.
+pub fn rank(model: &Model, focus: &Focus) -> Vec<f64> {
+    let weights = Weights::default();
+    features(model, focus)
+        .into_iter()
+        .map(|f| {
+            let w = [weights.lexical, weights.path, weights.stem, weights.defs, weights.graph];
+            let score: f64 = f.iter().zip(w).map(|(x, w)| x * w).sum();
+            if score.is_finite() { score.max(0.0) } else { 0.0 }
+        })
+        .collect()
+}
+
+/// Every file's signals for `focus`, each in 0..=1: lexical, path, stem, definitions, graph
+/// (the order of [`Weights`]' fields).
+pub fn features(model: &Model, focus: &Focus) -> Vec<[f64; FEATURES]> {
+    let n = model.edges.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let terms = query_terms(&focus.query);
+    let spaced_query = words::spaced(&focus.query);
+    let lexical = model.index.scores(&spaced_query);
+    let max_lexical = lexical.iter().copied().fold(0.0, f64::max);
+
+    let share = |set: &HashSet<String>| set.intersection(&terms).count() as f64 / terms.len().max(1) as f64;
+    let path: Vec<f64> = model.path_terms.iter().map(share).collect();
+    let defs: Vec<f64> = model.def_terms.iter().map(share).collect();
+    let stem: Vec<f64> = model
+        .stem_terms
+        .iter()
+        .map(|s| if s.is_empty() { 0.0 } else { s.intersection(&terms).count() as f64 / s.len() as f64 })
+        .collect();
+    // Where the walk restarts.
+    let mut restart = vec![0.0; n];
+    for i in 0..n {
+        restart[i] += path[i] + stem[i] + 0.5 * defs[i];
+        if max_lexical > 0.0 {
+            restart[i] += lexical[i] / max_lexical;
+        }
+    }
+    for &i in &focus.session {
+        if let Some(r) = restart.get_mut(i) {
+            *r += 1.0;
+        }
+    }
+    for &i in &focus.open {
+        if let Some(r) = restart.get_mut(i) {
+            *r += 1.0;
+        }
+    }
+    let total: f64 = restart.iter().sum();
+    if total > 0.0 {
+        restart.iter_mut().for_each(|r| *r /= total);
+    } else {
+        restart.iter_mut().for_each(|r| *r = 1.0 / n as f64);
+    }
+
+    // Names the query mentions weigh ten times more: the extra weight of their edges.
+    let mut extra: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n];
+    if !terms.is_empty() {
+        for (name, info) in &model.names {
+            if info.terms.is_empty()
+                || info.definers.len() > MAX_DEFINERS
+                || !info.terms.iter().all(|t| terms.contains(t))
+            {
+                continue;
+            }
+            let base = base_weight(name, info.definers.len()) * 9.0;
+            for &(user, count) in &info.users {
+                for &definer in &info.definers {
+                    if definer != user {
+                        extra[user as usize]
+                            .push((definer, base * f64::from(count).sqrt() / info.definers.len() as f64));
+                    }
+                }
+            }
+        }
+    }
+    let out_weight: Vec<f64> = (0..n)
+        .map(|i| model.edges[i].iter().map(|e| e.1).sum::<f64>() + extra[i].iter().map(|e| e.1).sum::<f64>())
+        .collect();
+
+    let mut rank = restart.clone();
+    let mut next = vec![0.0; n];
+    for _ in 0..ITERATIONS {
+        next.iter_mut().zip(&restart).for_each(|(x, r)| *x = (1.0 - DAMPING) * r);
+        let mut dangling = 0.0;
+        for i in 0..n {
+            if out_weight[i] <= 0.0 {
+                dangling += rank[i];
+                continue;
+            }
+            let share = DAMPING * rank[i] / out_weight[i];
+            for &(j, w) in model.edges[i].iter().chain(&extra[i]) {
+                next[j as usize] += share * w;
+            }
+        }
+        next.iter_mut().zip(&restart).for_each(|(x, r)| *x += DAMPING * dangling * r);
+        let change: f64 = next.iter().zip(&rank).map(|(a, b)| (a - b).abs()).sum();
+        std::mem::swap(&mut rank, &mut next);
+        if change < 1e-9 {
+            break;
+        }
+    }
+    let max_rank = rank.iter().copied().fold(0.0, f64::max);
+    (0..n)
+        .map(|i| {
+            let graph = if max_rank > 0.0 { rank[i] / max_rank } else { 0.0 };
+            let lex = if max_lexical > 0.0 { lexical[i] / max_lexical } else { 0.0 };
+            [lex, path[i], stem[i], defs[i], graph].map(|x| if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 })
+        })
+        .collect()
+}
