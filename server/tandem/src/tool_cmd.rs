@@ -239,7 +239,7 @@ fn tools_table(tools: &[Arc<dyn Tool>], width: Option<usize>) -> String {
                 spec.name.to_owned(),
                 spec.group.as_str().to_owned(),
                 effect_name(spec.effect).to_owned(),
-                approval(spec.effect).to_owned(),
+                spec.writes_only_in.map_or_else(|| approval(spec.effect).to_owned(), |ops| format!("{ops} asks")),
                 description,
             ]
         })
@@ -336,7 +336,13 @@ fn tool_help(tool: &dyn Tool, enabled: bool, width: usize) -> String {
     if !enabled {
         out.push_str("(not enabled in this workspace's configuration)\n");
     }
-    out.push_str(&format!("Effect: {}. {}\n\n", effect_name(spec.effect), approval_sentence(spec.effect)));
+    let asks = match spec.writes_only_in {
+        Some(ops) => {
+            format!("Only `{ops}` changes files, and asks first (in the default mode); the rest runs without asking.")
+        }
+        None => approval_sentence(spec.effect),
+    };
+    out.push_str(&format!("Effect: {}. {asks}\n\n", effect_name(spec.effect)));
     for line in wrap(spec.description, width) {
         out.push_str(&line);
         out.push('\n');

@@ -34,6 +34,8 @@ pub struct ToolSpec {
     pub destructive: bool,
     /// Arguments of a typical call (JSON), for help texts; `None`: made up from the schema.
     pub example: Option<&'static str>,
+    /// For a tool that writes in only some of its operations: which (`rename`), for help texts.
+    pub writes_only_in: Option<&'static str>,
 }
 
 /// What a tool may change, declared once in its [`ToolSpec`]. Every effect but the first three
@@ -104,6 +106,7 @@ pub struct Decl {
     effect: Effect,
     destructive: bool,
     example: Option<&'static str>,
+    writes_only_in: Option<&'static str>,
 }
 
 impl Decl {
@@ -122,6 +125,7 @@ impl Decl {
             strict: false,
             always_load: false,
             example: None,
+            writes_only_in: None,
             effect: match group {
                 ToolGroup::Web => Effect::Network,
                 ToolGroup::Plan | ToolGroup::Interact | ToolGroup::Agent => Effect::Session,
@@ -152,7 +156,14 @@ impl Decl {
             effect: self.effect,
             destructive: self.destructive,
             example: self.example,
+            writes_only_in: self.writes_only_in,
         }
+    }
+
+    /// It writes files only in `operations` (said in help texts; the rest only reads).
+    pub const fn writes_only_in(mut self, operations: &'static str) -> Self {
+        self.writes_only_in = Some(operations);
+        self
     }
 
     /// Arguments of a typical call (JSON), shown in help texts.

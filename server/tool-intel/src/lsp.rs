@@ -364,7 +364,8 @@ impl TypedTool for Lsp {
         .aliases(&["language_server", "code_intel"])
         .keywords(&["definition", "references", "hover", "symbol", "rename", "diagnostics", "type", "callers"])
         .example(r#"{"operation":"definition","file_path":"src/main.rs","line":10,"column":5}"#)
-        .writes();
+        .writes()
+        .writes_only_in("rename");
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
