@@ -129,6 +129,8 @@ impl Agent {
         if params.prompt.is_empty() {
             return Err(AgentError::Invalid("the prompt is empty".into()));
         }
+        // Images go to a model that takes them, or the prompt is refused, naming the model.
+        crate::images::admit(self.env.provider(), &session.model(), &params.prompt).map_err(AgentError::Invalid)?;
         // `/init`, `/context` and the project's and person's own commands.
         let (prompt, model) = match crate::guidance::prepare(&self.env, &session, params.prompt)? {
             crate::guidance::Prepared::Plain(prompt) => (prompt, None),
@@ -190,6 +192,7 @@ impl Agent {
         let cancel = CancellationToken::new();
         *session.cancel.lock() = Some(cancel.clone());
         let model = session.model();
+        history.size_images_for(self.env.provider().kind);
         let budget = crate::context::budget(self.env.provider(), &model, history.stated_window);
         let instructions = crate::guidance::budget(&self.env, &model);
         let (mut system, _) =
@@ -339,8 +342,14 @@ impl Agent {
                         // Said to the model, not by the person: not replayed.
                     } else if message.role == Role::User {
                         for part in &message.content {
-                            if let Part::Text { text } = part {
-                                replay.push(SessionUpdate::UserMessageChunk { content: ContentBlock::text(text) });
+                            match part {
+                                Part::Text { text } => {
+                                    replay.push(SessionUpdate::UserMessageChunk { content: ContentBlock::text(text) })
+                                }
+                                // The person's images; a tool's come right after its result.
+                                Part::Image(image) if !message.content.iter().any(is_result) => replay
+                                    .push(SessionUpdate::UserMessageChunk { content: crate::images::block(image) }),
+                                _ => {}
                             }
                         }
                     } else {
@@ -489,4 +498,8 @@ pub(crate) fn close_dangling_calls(messages: &mut Vec<Message>) {
     if !results.is_empty() {
         messages.push(Message { role: Role::User, content: results });
     }
+}
+
+fn is_result(part: &Part) -> bool {
+    matches!(part, Part::ToolResult { .. })
 }

@@ -56,6 +56,7 @@ fn start(root: &Path, provider: &FakeProvider, window: u32, client: Arc<Recorder
         context_window: Some(window),
         timeouts: Timeouts::default(),
         price: None,
+        images: None,
         retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
     };
     let workspace = Workspace::new(root, &[]).unwrap_or_else(|e| panic!("{e}"));

@@ -69,6 +69,7 @@ fn provider_settings(kind: ProviderKind, base_url: &str, window: u32) -> Provide
         context_window: Some(window),
         timeouts: Timeouts::default(),
         price: None,
+        images: None,
         retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
     }
 }

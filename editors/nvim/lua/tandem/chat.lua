@@ -403,7 +403,10 @@ function M.on_update(update)
   elseif kind == "agent_thought_chunk" then
     M.stream("thought", "### Thinking", update.content and update.content.text or "")
   elseif kind == "user_message_chunk" then
-    M.stream("user", "## You", update.content and update.content.text or "")
+    local content = update.content or {}
+    -- An image the person attached (a resumed session's) shows as a line naming it.
+    local text = content.type == "image" and string.format("\n(image, %s)\n", content.mimeType or "?") or content.text
+    M.stream("user", "## You", text or "")
   elseif kind == "tool_call" or kind == "tool_call_update" then
     local entry = M.tools[update.toolCallId]
     if not entry then
