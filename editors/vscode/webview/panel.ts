@@ -274,14 +274,15 @@ function attachImageFiles(files: File[]): boolean {
 }
 
 prompt.addEventListener("paste", (e) => {
-  const files = [...(e.clipboardData?.items ?? [])].flatMap((item) => (item.kind === "file" ? [item.getAsFile()] : [])).filter((f): f is File => f !== null);
+  const items: DataTransferItem[] = e.clipboardData ? Array.from(e.clipboardData.items) : [];
+  const files = items.flatMap((item) => (item.kind === "file" ? [item.getAsFile()] : [])).filter((f): f is File => f !== null);
   if (attachImageFiles(files)) e.preventDefault();
 });
 document.body.addEventListener("dragover", (e) => {
-  if ([...(e.dataTransfer?.items ?? [])].some((item) => item.kind === "file")) e.preventDefault();
+  if (e.dataTransfer && Array.from(e.dataTransfer.items).some((item) => item.kind === "file")) e.preventDefault();
 });
 document.body.addEventListener("drop", (e) => {
-  if (attachImageFiles([...(e.dataTransfer?.files ?? [])])) e.preventDefault();
+  if (attachImageFiles(e.dataTransfer ? Array.from(e.dataTransfer.files) : [])) e.preventDefault();
 });
 $("review-accept-all").addEventListener("click", () => vscode.postMessage({ type: "reviewAll", accept: true }));
 $("review-reject-all").addEventListener("click", () => vscode.postMessage({ type: "reviewAll", accept: false }));

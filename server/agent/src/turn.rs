@@ -393,14 +393,17 @@ mod tests {
 
     #[test]
     fn attached_links_tell_the_model_how_to_get_them() {
-        let parts = prompt_text(vec![
-            ContentBlock::ResourceLink {
-                uri: "https://example.com/x".into(),
-                name: "https://example.com/x".into(),
-                mime_type: None,
-            },
-            ContentBlock::ResourceLink { uri: "file:///w/docs/".into(), name: "docs/".into(), mime_type: None },
-        ]);
+        let parts = prompt_text(
+            vec![
+                ContentBlock::ResourceLink {
+                    uri: "https://example.com/x".into(),
+                    name: "https://example.com/x".into(),
+                    mime_type: None,
+                },
+                ContentBlock::ResourceLink { uri: "file:///w/docs/".into(), name: "docs/".into(), mime_type: None },
+            ],
+            tandem_llm::image::Limits::of(tandem_llm::ProviderKind::OpenAi),
+        );
         let texts: Vec<_> = parts
             .iter()
             .map(|p| match p {
