@@ -58,13 +58,17 @@ await runInWorkbench(async (page) => {
   await panel.locator('[data-testid="attachments"] .attachment-list', { hasText: "pasted image" }).waitFor({ timeout: 10_000 });
   await waitFor(async () => ((await chips.count()) === 2 ? true : new Error(`${await chips.count()} chips`)), 10_000, "two image chips");
 
-  step("an image dropped on the panel");
+  step("an image dropped on the panel (Shift held)");
   await prompt.evaluate(async (el, make) => {
     const file = await (0, eval)(make)([5, 2, "dropped.png"]);
     const data = new DataTransfer();
     data.items.add(file);
-    el.dispatchEvent(new DragEvent("dragover", { dataTransfer: data, bubbles: true, cancelable: true }));
-    el.dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true }));
+    // With Shift held, as VS Code asks for a drop into a view (without it, the workbench takes the
+    // drag to open the file in an editor).
+    const init = { dataTransfer: data, bubbles: true, cancelable: true, shiftKey: true };
+    el.dispatchEvent(new DragEvent("dragenter", init));
+    el.dispatchEvent(new DragEvent("dragover", init));
+    el.dispatchEvent(new DragEvent("drop", init));
   }, MAKE_FILE);
   await panel.locator('[data-testid="attachments"] .attachment-list', { hasText: "dropped.png" }).waitFor({ timeout: 10_000 });
   await waitFor(async () => ((await chips.count()) === 3 ? true : new Error(`${await chips.count()} chips`)), 10_000, "three image chips");
