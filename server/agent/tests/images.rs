@@ -239,3 +239,64 @@ async fn compaction_drops_old_images_before_any_text() {
         "{compactions:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_keeps_its_images_and_replays_the_persons() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = FakeProvider::start(vec![Turn::reply("A gradient."), Turn::reply("Still a gradient.")]).await;
+    let agent = start(ProviderKind::Anthropic, "claude-sonnet-4-5", dir.path(), &provider, None);
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let bytes = png(20, 10);
+    let result = agent.prompt(prompt(&session, vec![ContentBlock::text("what is this?"), image_block(&bytes)])).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    drop(agent);
+    // Another process loads the session: the image is replayed to the person and still sent.
+    let client = Arc::new(Recorder::default());
+    let settings = ProviderSettings {
+        kind: ProviderKind::Anthropic,
+        base_url: provider.base_url(),
+        model: "claude-sonnet-4-5".into(),
+        api_key: None,
+        api_key_env: None,
+        max_tokens: 1_024,
+        reasoning: Reasoning::default(),
+        context_window: None,
+        timeouts: Timeouts::default(),
+        price: None,
+        images: None,
+        retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
+    };
+    let workspace = Workspace::new(dir.path(), &[]).unwrap_or_else(|e| panic!("{e}"));
+    let agent = Agent::new(
+        Arc::new(workspace),
+        Arc::new(BufferCache::new()),
+        Arc::new(Registry::new(Vec::new(), ToolConfig::default())),
+        None,
+        None,
+        Arc::clone(&client) as Arc<dyn SessionClient>,
+        AgentConfig::new(settings),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    agent
+        .load(tandem_protocol::SessionLoadParams { session_id: session.clone(), cwd: None, mcp_servers: None })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let replayed: Vec<String> = client
+        .updates
+        .lock()
+        .iter()
+        .filter_map(|u| match u {
+            SessionUpdate::UserMessageChunk { content: ContentBlock::Image { data, mime_type, .. } } => {
+                Some(format!("{mime_type}:{}", data.len()))
+            }
+            _ => None,
+        })
+        .collect();
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    assert_eq!(replayed, [format!("image/png:{}", data.len())]);
+    let result = agent.prompt(prompt(&session, vec![ContentBlock::text("and now?")])).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    let resumed = provider.requests()[1].images().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(resumed.len(), 1);
+    assert_eq!(resumed[0].bytes, bytes);
+}

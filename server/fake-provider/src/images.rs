@@ -156,7 +156,7 @@ fn sniff(bytes: &[u8]) -> Option<&'static str> {
 /// Standard, padded base64; `None` when it is not.
 fn base64(data: &str) -> Option<Vec<u8>> {
     let bytes = data.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     let value = |c: u8| -> Option<u32> {

@@ -111,6 +111,9 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
         _ => {}
     }
     let images = image_blocks(&args.images)?;
+    if !images.is_empty() && prompt.is_none() {
+        anyhow::bail!("--image goes with a prompt: tandem run --image FILE \"what to do\"");
+    }
     let mut root = Root::from_cli(args.root.clone())?;
     if let Some(name) = &args.worktree {
         let worktree = crate::worktree::prepare(&root, name)?;
