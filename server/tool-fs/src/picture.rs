@@ -38,12 +38,9 @@ pub(crate) fn read(ctx: &ToolContext, path: &Path) -> Result<Option<ToolOutput>,
         .with_guessed_format()
         .ok()
         .and_then(|reader| reader.into_dimensions().ok());
-    let Some((width, height)) = dimensions else {
-        return Err(ToolError::new(format!(
-            "`{shown}` looks like a {format} image but its header does not decode; it may be damaged or cut short"
-        ))
-        .with("binary", true));
-    };
+    // A damaged image (a cut-short header) is read as any other binary file: refused with its
+    // type and size.
+    let Some((width, height)) = dimensions else { return Ok(None) };
     let size = super::size(bytes.len() as u64);
     let out = ToolOutput::new(
         format!("Read {shown} ({format} image, {width}×{height})"),

@@ -908,4 +908,8 @@ fn read_returns_png_jpeg_gif_and_webp_as_images() {
     std::fs::write(h.root().join("fake.png"), "not an image\n").ok();
     let result = h.call("read", json!({ "file_path": "fake.png" }));
     assert!(result.output.contains("not an image") && result.attachments.is_empty(), "{}", result.output);
+    // A cut-short image is refused as binary, with its type.
+    std::fs::write(h.root().join("cut.png"), b"\x89PNG\r\n\x1a\n\0\0\0\0").ok();
+    let result = h.call("read", json!({ "file_path": "cut.png" }));
+    assert!(result.error.as_deref().is_some_and(|e| e.contains("binary file (PNG image")), "{:?}", result.error);
 }
