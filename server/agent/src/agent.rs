@@ -130,7 +130,8 @@ impl Agent {
             return Err(AgentError::Invalid("the prompt is empty".into()));
         }
         // Images go to a model that takes them, or the prompt is refused, naming the model.
-        crate::images::admit(self.env.provider(), &session.model(), &params.prompt).map_err(AgentError::Invalid)?;
+        crate::images::admit(self.env.provider(), &session.model(), &params.prompt)
+            .map_err(|err| AgentError::Invalid(err.to_string()))?;
         // `/init`, `/context` and the project's and person's own commands.
         let (prompt, model) = match crate::guidance::prepare(&self.env, &session, params.prompt)? {
             crate::guidance::Prepared::Plain(prompt) => (prompt, None),

@@ -17,19 +17,47 @@ pub(crate) fn vision(provider: &ProviderSettings, model: &str) -> bool {
     tandem_llm::profile::resolve(provider, model).profile.images
 }
 
-/// Why a prompt with images is refused for `model`.
-pub(crate) fn refusal(model: &str, count: usize) -> String {
-    let what = if count == 1 { "an image".to_owned() } else { format!("{count} images") };
-    format!(
-        "The prompt has {what}, but the model `{model}` does not take images, so it was not sent. Choose a model \
+/// Why an image cannot go to the model.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ImageRefused {
+    /// The model does not take images.
+    #[error(
+        "The prompt has {}, but the model `{model}` does not take images, so it was not sent. Choose a model \
          that does (Claude, GPT-4o or later, Gemini, a local vision model), or, if `{model}` does take images, \
-         set `images = true` under [provider] in the configuration."
-    )
+         set `images = true` under [provider] in the configuration.",
+        images(*.count)
+    )]
+    NoVision {
+        /// The session's model.
+        model: String,
+        /// Images in the prompt.
+        count: usize,
+    },
+    /// Neither bytes nor a local file.
+    #[error("{name} ({mime_type}) has no data and no file:// uri: send the image's bytes as base64 in `data`")]
+    NoData { name: String, mime_type: String },
+    /// The file cannot be read.
+    #[error("cannot read {name}: {source}")]
+    Read { name: String, source: std::io::Error },
+    /// Not a regular file.
+    #[error("{name} is not a regular file")]
+    NotAFile { name: String },
+    /// Too large to read.
+    #[error("{name} is {megabytes} MB; images of up to 50 MB are taken")]
+    TooLarge { name: String, megabytes: u64 },
+    /// Not an image, or not one that decodes.
+    #[error(transparent)]
+    Image(#[from] ImageError),
+}
+
+/// "an image", "3 images".
+fn images(count: usize) -> String {
+    if count == 1 { "an image".to_owned() } else { format!("{count} images") }
 }
 
 /// What the model is told instead of the images a tool returned, when it cannot see them.
 pub(crate) fn not_shown(model: &str, count: usize) -> String {
-    let what = if count == 1 { "an image".to_owned() } else { format!("{count} images") };
+    let what = images(count);
     format!(
         "\n\n[The tool returned {what}, which was not shown: the model `{model}` does not take images. Only the \
          description above is available.]"
@@ -43,36 +71,40 @@ pub(crate) fn count(blocks: &[ContentBlock]) -> usize {
 
 /// The image an image block carries (its data, or the local file its `uri` names), prepared for
 /// `limits`; a message naming the image when it is not one.
-pub(crate) fn from_block(data: &str, mime_type: &str, uri: Option<&str>, limits: Limits) -> Result<Image, String> {
+pub(crate) fn from_block(
+    data: &str,
+    mime_type: &str,
+    uri: Option<&str>,
+    limits: Limits,
+) -> Result<Image, ImageRefused> {
     let name = uri.map_or_else(|| "the pasted image".to_owned(), display_name);
     let bytes = if data.is_empty() {
         let Some(path) = uri.and_then(|uri| uri.strip_prefix("file://")) else {
-            return Err(format!(
-                "{name} ({mime_type}) has no data and no file:// uri: send the image's bytes as base64 in `data`"
-            ));
+            return Err(ImageRefused::NoData { name, mime_type: mime_type.to_owned() });
         };
         read_file(&percent_decode(path), &name)?
     } else {
-        tandem_llm::image::decode_base64(data, &name).map_err(|err| err.to_string())?
+        tandem_llm::image::decode_base64(data, &name)?
     };
-    let mut image = tandem_llm::image::prepare(&bytes, &name, limits).map_err(|err| err.to_string())?;
+    let mut image = tandem_llm::image::prepare(&bytes, &name, limits)?;
     image.name = Some(name);
     Ok(image)
 }
 
-fn read_file(path: &str, name: &str) -> Result<Vec<u8>, String> {
+fn read_file(path: &str, name: &str) -> Result<Vec<u8>, ImageRefused> {
     let path = Path::new(path);
-    let meta = std::fs::metadata(path).map_err(|err| format!("cannot read {name}: {err}"))?;
+    let read_error = |source| ImageRefused::Read { name: name.to_owned(), source };
+    let meta = std::fs::metadata(path).map_err(read_error)?;
     if !meta.is_file() {
-        return Err(format!("{name} is not a regular file"));
+        return Err(ImageRefused::NotAFile { name: name.to_owned() });
     }
     if meta.len() > MAX_FILE_BYTES {
-        return Err(format!("{name} is {} MB; images of up to 50 MB are taken", meta.len() >> 20));
+        return Err(ImageRefused::TooLarge { name: name.to_owned(), megabytes: meta.len() >> 20 });
     }
-    let bytes = std::fs::read(path).map_err(|err| format!("cannot read {name}: {err}"))?;
+    let bytes = std::fs::read(path).map_err(read_error)?;
     // Only images are read this way: anything else is refused before its bytes go anywhere.
     if tandem_llm::image::sniff(&bytes).is_none() {
-        return Err(ImageError::Unsupported(name.to_owned()).to_string());
+        return Err(ImageError::Unsupported(name.to_owned()).into());
     }
     Ok(bytes)
 }
@@ -106,13 +138,13 @@ fn percent_decode(path: &str) -> String {
 
 /// Checks a prompt's images before anything runs: every one is an image Tandem can send, and the
 /// model takes images. The message says what is wrong and names the model.
-pub(crate) fn admit(provider: &ProviderSettings, model: &str, blocks: &[ContentBlock]) -> Result<(), String> {
+pub(crate) fn admit(provider: &ProviderSettings, model: &str, blocks: &[ContentBlock]) -> Result<(), ImageRefused> {
     let count = count(blocks);
     if count == 0 {
         return Ok(());
     }
     if !vision(provider, model) {
-        return Err(refusal(model, count));
+        return Err(ImageRefused::NoVision { model: model.to_owned(), count });
     }
     let limits = Limits::of(provider.kind);
     for block in blocks {
@@ -132,7 +164,7 @@ pub(crate) fn from_attachments(attachments: &[serde_json::Value], limits: Limits
         if let Ok(ContentBlock::Image { data, mime_type, uri }) = serde_json::from_value(attachment.clone()) {
             match from_block(&data, &mime_type, uri.as_deref(), limits) {
                 Ok(image) => parts.push(Part::Image(image)),
-                Err(problem) => problems.push(problem),
+                Err(problem) => problems.push(problem.to_string()),
             }
         }
     }
@@ -162,7 +194,8 @@ mod tests {
         let uri = format!("file://{}", path.display());
         let limits = Limits::of(tandem_llm::ProviderKind::Anthropic);
         let err = from_block("", "image/png", Some(&uri), limits);
-        assert!(err.as_ref().is_err_and(|e| e.contains("secret.png") && !e.contains("SECRET")), "{err:?}");
+        let message = err.map(|_| String::new()).unwrap_or_else(|e| e.to_string());
+        assert!(message.contains("secret.png") && !message.contains("SECRET"), "{message}");
         Ok(())
     }
 }

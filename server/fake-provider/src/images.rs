@@ -27,12 +27,36 @@ pub struct SentImage {
     pub in_tool_result: bool,
 }
 
+/// What the provider would refuse about a request's images: where in the body, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageRefusal(pub String);
+
+impl std::fmt::Display for ImageRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ImageRefusal {}
+
+impl From<String> for ImageRefusal {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<ImageRefusal> for String {
+    fn from(refusal: ImageRefusal) -> Self {
+        refusal.0
+    }
+}
+
 const MEDIA_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
 const ANTHROPIC_MAX_BASE64: usize = 5 * 1024 * 1024;
 const OPENAI_MAX_BYTES: usize = 20 * 1024 * 1024;
 
 /// The images of a request body in `format`, or what about them the provider would refuse.
-pub(crate) fn check(format: Format, body: &Value) -> Result<Vec<SentImage>, String> {
+pub(crate) fn check(format: Format, body: &Value) -> Result<Vec<SentImage>, ImageRefusal> {
     let mut images = Vec::new();
     let messages = body.get("messages").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
     for (i, message) in messages.iter().enumerate() {
@@ -46,19 +70,22 @@ pub(crate) fn check(format: Format, body: &Value) -> Result<Vec<SentImage>, Stri
                     match part.get("type").and_then(Value::as_str) {
                         Some("image_url") => {
                             if role != "user" {
-                                return Err(format!("{at}: image_url is only allowed in user messages, not {role}"));
+                                return Err(
+                                    format!("{at}: image_url is only allowed in user messages, not {role}").into()
+                                );
                             }
-                            let url = part
-                                .pointer("/image_url/url")
-                                .and_then(Value::as_str)
-                                .ok_or(format!("{at}: image_url must be an object with a `url` string"))?;
-                            let rest = url.strip_prefix("data:").ok_or(format!("{at}: expected a data: URL"))?;
-                            let (media_type, data) = rest
-                                .split_once(";base64,")
-                                .ok_or(format!("{at}: expected `;base64,` in the data URL"))?;
+                            let url = part.pointer("/image_url/url").and_then(Value::as_str).ok_or_else(|| {
+                                ImageRefusal::from(format!("{at}: image_url must be an object with a `url` string"))
+                            })?;
+                            let rest = url
+                                .strip_prefix("data:")
+                                .ok_or_else(|| ImageRefusal::from(format!("{at}: expected a data: URL")))?;
+                            let (media_type, data) = rest.split_once(";base64,").ok_or_else(|| {
+                                ImageRefusal::from(format!("{at}: expected `;base64,` in the data URL"))
+                            })?;
                             let image = decoded(&at, media_type, data, after_call)?;
                             if image.bytes.len() > OPENAI_MAX_BYTES {
-                                return Err(format!("{at}: image over 20 MB"));
+                                return Err(format!("{at}: image over 20 MB").into());
                             }
                             images.push(image);
                             after_call = false;
@@ -68,7 +95,7 @@ pub(crate) fn check(format: Format, body: &Value) -> Result<Vec<SentImage>, Stri
                                 part.get("text").and_then(Value::as_str).is_some_and(|t| t.contains("tool call"));
                         }
                         Some("image") => {
-                            return Err(format!("{at}: `image` is Anthropic's block; OpenAI takes image_url"));
+                            return Err(format!("{at}: `image` is Anthropic's block; OpenAI takes image_url").into());
                         }
                         _ => after_call = false,
                     }
@@ -79,9 +106,11 @@ pub(crate) fn check(format: Format, body: &Value) -> Result<Vec<SentImage>, Stri
                     let at = format!("messages[{i}].content[{j}]");
                     match block.get("type").and_then(Value::as_str) {
                         Some("image") if role == "user" => images.push(anthropic_image(&at, block, false)?),
-                        Some("image") => return Err(format!("{at}: images are only allowed in user messages")),
+                        Some("image") => return Err(format!("{at}: images are only allowed in user messages").into()),
                         Some("image_url") => {
-                            return Err(format!("{at}: `image_url` is OpenAI's part; Anthropic takes image blocks"));
+                            return Err(
+                                format!("{at}: `image_url` is OpenAI's part; Anthropic takes image blocks").into()
+                            );
                         }
                         Some("tool_result") => {
                             let inner = block.get("content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
@@ -90,13 +119,14 @@ pub(crate) fn check(format: Format, body: &Value) -> Result<Vec<SentImage>, Stri
                                 match inner.get("type").and_then(Value::as_str) {
                                     Some("image") => images.push(anthropic_image(&at, inner, true)?),
                                     Some("text") if inner.get("text").and_then(Value::as_str) == Some("") => {
-                                        return Err(format!("{at}: text content blocks must be non-empty"));
+                                        return Err(format!("{at}: text content blocks must be non-empty").into());
                                     }
                                     Some("text") => {}
                                     other => {
                                         return Err(format!(
                                             "{at}: a tool_result holds text and image blocks, not {other:?}"
-                                        ));
+                                        )
+                                        .into());
                                     }
                                 }
                             }
@@ -110,31 +140,37 @@ pub(crate) fn check(format: Format, body: &Value) -> Result<Vec<SentImage>, Stri
     Ok(images)
 }
 
-fn anthropic_image(at: &str, block: &Value, in_tool_result: bool) -> Result<SentImage, String> {
-    let source = block.get("source").ok_or(format!("{at}.source: Field required"))?;
+fn anthropic_image(at: &str, block: &Value, in_tool_result: bool) -> Result<SentImage, ImageRefusal> {
+    let source = block.get("source").ok_or_else(|| ImageRefusal::from(format!("{at}.source: Field required")))?;
     if source.get("type").and_then(Value::as_str) != Some("base64") {
-        return Err(format!("{at}.source.type: expected `base64`"));
+        return Err(format!("{at}.source.type: expected `base64`").into());
     }
-    let media_type =
-        source.get("media_type").and_then(Value::as_str).ok_or(format!("{at}.source.media_type: Field required"))?;
-    let data = source.get("data").and_then(Value::as_str).ok_or(format!("{at}.source.data: Field required"))?;
+    let media_type = source
+        .get("media_type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ImageRefusal::from(format!("{at}.source.media_type: Field required")))?;
+    let data = source
+        .get("data")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ImageRefusal::from(format!("{at}.source.data: Field required")))?;
     if data.len() > ANTHROPIC_MAX_BASE64 {
         return Err(format!(
             "{at}.source.data: image exceeds 5 MB maximum: {} bytes > {ANTHROPIC_MAX_BASE64} bytes",
             data.len()
-        ));
+        )
+        .into());
     }
     decoded(&format!("{at}.source"), media_type, data, in_tool_result)
 }
 
-fn decoded(at: &str, media_type: &str, data: &str, in_tool_result: bool) -> Result<SentImage, String> {
+fn decoded(at: &str, media_type: &str, data: &str, in_tool_result: bool) -> Result<SentImage, ImageRefusal> {
     if !MEDIA_TYPES.contains(&media_type) {
-        return Err(format!("{at}: media type {media_type:?} is not one of {MEDIA_TYPES:?}"));
+        return Err(format!("{at}: media type {media_type:?} is not one of {MEDIA_TYPES:?}").into());
     }
-    let bytes = base64(data).ok_or(format!("{at}: the data is not valid base64"))?;
+    let bytes = base64(data).ok_or_else(|| ImageRefusal::from(format!("{at}: the data is not valid base64")))?;
     let actual = sniff(&bytes);
     if actual != Some(media_type) {
-        return Err(format!("{at}: the image was specified as {media_type} but its bytes are {actual:?}"));
+        return Err(format!("{at}: the image was specified as {media_type} but its bytes are {actual:?}").into());
     }
     Ok(SentImage { media_type: media_type.to_owned(), bytes, in_tool_result })
 }

@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use images::SentImage;
+pub use images::{ImageRefusal, SentImage};
 pub use turn::{Stop, Turn};
 
 /// One request the fake provider received.
@@ -65,7 +65,7 @@ impl ReceivedRequest {
     /// # Errors
     ///
     /// What the provider would refuse about them.
-    pub fn images(&self) -> Result<Vec<SentImage>, String> {
+    pub fn images(&self) -> Result<Vec<SentImage>, ImageRefusal> {
         let format = if self.path.ends_with("/messages") { turn::Format::Anthropic } else { turn::Format::OpenAi };
         images::check(format, &self.body)
     }

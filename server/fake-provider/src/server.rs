@@ -113,7 +113,8 @@ async fn serve(mut stream: TcpStream, shared: &Shared, serial: usize) {
     // A malformed image is refused as the provider refuses it.
     let body = shared.requests.lock().unwrap_or_else(PoisonError::into_inner).get(index).map(|r| r.body.clone());
     if let Some(Err(problem)) = body.map(|body| crate::images::check(format, &body)) {
-        let body = serde_json::json!({"type": "error", "error": {"type": "invalid_request_error", "message": problem}});
+        let body =
+            serde_json::json!({"type": "error", "error": {"type": "invalid_request_error", "message": problem.0}});
         write_response(&mut stream, 400, "application/json", &[], body.to_string().as_bytes()).await;
         return;
     }
