@@ -368,7 +368,7 @@ fn acp_cancel_then_list_load_and_resume_in_new_processes() -> Res<()> {
                 { "op": "prompt", "text": "capitalise alpha" },
                 { "op": "prompt", "text": "hello" },
                 { "op": "raw", "method": "session/prompt", "params": { "sessionId": "nope", "prompt": [{ "type": "text", "text": "x" }] } },
-                { "op": "raw", "method": "session/prompt", "params": { "sessionId": "nope", "prompt": [{ "type": "image", "data": "", "mimeType": "image/png" }] } },
+                { "op": "raw", "method": "session/prompt", "params": { "sessionId": "nope", "prompt": [{ "type": "audio", "data": "", "mimeType": "audio/wav" }] } },
                 { "op": "raw", "method": "session/new", "params": { "cwd": "relative/dir", "mcpServers": [] } },
             ],
         }),
@@ -379,7 +379,7 @@ fn acp_cancel_then_list_load_and_resume_in_new_processes() -> Res<()> {
     assert_eq!(read(&notes)?, NOTES, "a cancelled edit writes nothing");
     assert!(events(&first, "write").is_empty());
     assert_eq!(results[2]["ok"]["stopReason"], "end_turn", "{results:#}");
-    for (i, needle, code) in [(3, "no session `nope`", -32002), (4, "image", -32602), (5, "absolute", -32602)] {
+    for (i, needle, code) in [(3, "no session `nope`", -32002), (4, "audio", -32602), (5, "absolute", -32602)] {
         assert_eq!(results[i]["error"]["code"], code, "{results:#}");
         assert!(results[i]["error"]["message"].as_str().unwrap_or_default().contains(needle), "{results:#}");
     }

@@ -9,7 +9,7 @@ Usage: acp_client.py SCENARIO.json. The scenario:
                           ("cancel" sends session/cancel, then answers cancelled, as ACP says)
   answers                 elicitation answers in order: {"action", "content"}
   cancel_on_terminal      terminal ids ("term-2") whose creation is followed by session/cancel
-  steps                   [{"op": "new", "mcpServers"?: [{"name", "command", "args"}]} | {"op": "prompt", "text"} | {"op": "set_mode", "mode"} |
+  steps                   [{"op": "new", "mcpServers"?: [{"name", "command", "args"}]} | {"op": "prompt", "text", "images"?: [{"data", "mimeType"}]} | {"op": "set_mode", "mode"} |
                           {"op": "set_config", "id", "value"} | {"op": "list"} |
                           {"op": "load", "session"} | {"op": "resume", "session"} |
                           {"op": "raw", "method", "params"}]
@@ -258,10 +258,17 @@ async def run(scenario):
                     )
                     session = result.session_id
                 elif op == "prompt":
+                    images = [
+                        schema.ImageContentBlock(
+                            type="image", data=i["data"], mime_type=i["mimeType"]
+                        )
+                        for i in step.get("images", [])
+                    ]
                     result = await conn.prompt(
                         session_id=session,
                         prompt=[
-                            schema.TextContentBlock(type="text", text=step["text"])
+                            schema.TextContentBlock(type="text", text=step["text"]),
+                            *images,
                         ],
                     )
                 elif op == "set_mode":

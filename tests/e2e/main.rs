@@ -17,6 +17,7 @@ mod docs;
 mod foresight;
 mod guidance;
 mod headless;
+mod images;
 mod integrity;
 mod lsp_files;
 mod lsp_order;

@@ -665,3 +665,45 @@ fn an_accepted_hunk_lands_where_it_was_reviewed_or_not_at_all_whatever_the_perso
     }
     Ok(())
 }
+
+#[test]
+fn an_image_variable_and_tandem_attach_in_a_real_neovim_in_tmux_reach_the_model_as_images() -> Res<()> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        return editor_missing("tmux");
+    }
+    for (version, nvim) in neovims()? {
+        let dir = workspace()?;
+        std::fs::write(dir.path().join("shot.png"), crate::images::PNG).map_err(|e| e.to_string())?;
+        // The scripted model takes images here (a local vision model, say).
+        std::fs::write(
+            dir.path().join(".tandem/config.toml"),
+            "[provider]\nmax_retries = 1\nconnect_timeout_secs = 2\nimages = true\n",
+        )
+        .map_err(|e| e.to_string())?;
+        let provider = FakeProvider::start_blocking(vec![Turn::reply("One pixel."), Turn::reply("Still one pixel.")]);
+        let tmux = Tmux { socket: format!("tandem-nvim-img-{}-{version}", std::process::id()) };
+        let env = [("TANDEM_TEST_FILE", "shot.png"), ("TANDEM_TEST_PROMPT", "what is in #image:shot.png?")];
+        start_tmux_review(&tmux, &nvim, dir.path(), "160", &provider, &env)?;
+        let screen = tmux.wait_for("the first answer", |s| s.contains("One pixel."))?;
+        assert!(screen.contains("(attached: image shot.png)"), "Neovim {version}:\n{screen}");
+        // :TandemAttach on the image's buffer (the window the person is in), then a prompt.
+        tmux.keys(":TandemAttach")?;
+        tmux.keys("Enter")?;
+        tmux.wait_for("the attachment noted", |s| s.contains("with the next prompt: image shot.png"))?;
+        tmux.keys(":Tandem and now?")?;
+        tmux.keys("Enter")?;
+        let screen = tmux.wait_for("the second answer", |s| s.contains("Still one pixel."))?;
+        eprintln!("--- Neovim {version}, images:\n{screen}");
+        let requests = provider.requests();
+        let counts: Vec<usize> = requests.iter().map(|r| r.images().map(|i| i.len())).collect::<Result<_, _>>()?;
+        assert_eq!(
+            counts,
+            [1, 2],
+            "Neovim {version}: #image:, then :TandemAttach (the first one stays in the history)"
+        );
+        for request in &requests {
+            assert!(request.images()?.iter().all(|i| i.bytes == crate::images::PNG && i.media_type == "image/png"));
+        }
+    }
+    Ok(())
+}

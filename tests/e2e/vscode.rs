@@ -265,6 +265,36 @@ fn code_blocks_copy_and_insert_and_a_selection_added_to_the_chat_reaches_the_mod
     Ok(())
 }
 
+#[test]
+fn an_image_pasted_dropped_and_added_from_the_explorer_in_a_real_vscode_reaches_the_model() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(workspace.path().join("shot.png"), crate::images::PNG).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(workspace.path().join(".tandem")).map_err(|e| e.to_string())?;
+    // The scripted model takes images here (a local vision model, say).
+    std::fs::write(workspace.path().join(".tandem/config.toml"), "[provider]\nimages = true\n")
+        .map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![Turn::reply("Three red pictures.")]);
+    run_workbench_script("images.mjs", workspace.path(), &provider, &[])?;
+    let requests = provider.requests();
+    let request = requests.first().ok_or("no request")?;
+    // Checked against OpenAI's format: `image_url` parts with data URLs in a user message.
+    let images = request.images()?;
+    let sizes: Vec<(u32, u32)> = images
+        .iter()
+        .map(|i| {
+            let be = |at: usize| i.bytes.get(at..at + 4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+            (be(16), be(20))
+        })
+        .collect();
+    assert_eq!(sizes, [(1, 1), (4, 3), (5, 2)], "shot.png from the explorer, the pasted and the dropped image");
+    assert_eq!(images[0].bytes, crate::images::PNG);
+    assert!(images.iter().all(|i| i.media_type == "image/png"));
+    Ok(())
+}
+
 /// The workspace config `config` plus pyright named by its path: code-server gives the extension
 /// host the login shell's PATH, not the test's.
 fn with_pyright(config: &str) -> String {

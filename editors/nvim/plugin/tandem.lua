@@ -29,6 +29,11 @@ command("TandemAdd", {
   bang = true,
   desc = "Tandem: add the file (with a range: the lines) to the next prompt; ! drops what was added",
 })
+command("TandemAttach", {
+  nargs = "?",
+  complete = "file",
+  desc = "Tandem: attach an image (the current buffer's file, or the one named) to the next prompt",
+})
 command("TandemChat", { nargs = 0, desc = "Tandem: open the chat" })
 command("TandemCancel", { nargs = 0, bang = true, desc = "Tandem: stop the running turn; ! drops the queued prompts" })
 command("TandemMode", {

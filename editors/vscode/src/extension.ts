@@ -158,6 +158,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       case "clearAttachments":
         session.clearAttachments();
         break;
+      case "attachImage": {
+        // A screenshot pasted or dropped into the panel; numbered so two pastes are two chips.
+        let label = message.name;
+        for (let n = 2; session.isAttached(label); n++) label = `${message.name} (${n})`;
+        session.attach(label, { type: "image", data: message.data, mimeType: message.mimeType });
+        break;
+      }
       case "copyCode":
         await vscode.env.clipboard.writeText(message.text);
         vscode.window.setStatusBarMessage("Tandem: code copied", 3000);

@@ -10,6 +10,7 @@ import type { Mention, SymbolTarget } from "./messages";
 import type { ContentBlock } from "./protocol";
 import { rangeUri, symbolExtent } from "./symbols";
 import type { TerminalWatcher } from "./terminal";
+import { MAX_IMAGE_BYTES, imageBlock, imageType } from "./images";
 
 /** Files up to this size go along whole; larger ones, and folders, as links the model can read. */
 const EMBED_MAX_CHARS = 64_000;
@@ -175,6 +176,17 @@ export async function resourceFor(uri: vscode.Uri, isFolder?: boolean): Promise<
   const folder = isFolder ?? (await vscode.workspace.fs.stat(uri).then((s) => (s.type & vscode.FileType.Directory) !== 0, () => false));
   if (folder) {
     return { label: `${rel}/`, block: { type: "resource_link", uri: uri.toString(), name: `${rel}/`, mimeType: "inode/directory" } };
+  }
+  const mimeType = imageType(uri.path);
+  if (mimeType !== undefined) {
+    // An image goes as an image (its bytes), for a model that takes images.
+    try {
+      const bytes = await vscode.workspace.fs.readFile(uri);
+      if (bytes.length > MAX_IMAGE_BYTES) return `${rel} is larger than ${MAX_IMAGE_BYTES >> 20} MB`;
+      return { label: rel, block: imageBlock(bytes, mimeType, uri.toString()) };
+    } catch {
+      return `cannot read ${rel}`;
+    }
   }
   const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
   let text: string | undefined = open?.getText();

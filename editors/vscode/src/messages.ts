@@ -6,6 +6,7 @@ import type { ModeId, SessionInfo, SessionUpdate, StopReason } from "./protocol"
 import { isMode } from "./protocol";
 import { webUrl } from "./mentionSyntax";
 import type { SlashCommand } from "./slash";
+import { IMAGE_TYPES, isImageData } from "./images";
 
 /** Something `@` in the prompt can name. */
 export interface Mention {
@@ -43,7 +44,7 @@ export type ToPanel =
   | { type: "models"; models: ModelChoices }
   | { type: "sessions"; sessions: SessionInfo[] }
   | { type: "review"; pending: boolean; summary?: string; diagnostics?: string; diagnosticsStatus?: string }
-  | { type: "attachments"; labels: string[] }
+  | { type: "attachments"; labels: string[]; thumbnails?: Record<string, string> }
   | { type: "mentions"; query: string; items: Mention[] }
   | { type: "commands"; commands: SlashCommand[] };
 
@@ -65,6 +66,7 @@ export type FromPanel =
   | { type: "insertCode"; text: string }
   | { type: "applyCode"; text: string }
   | { type: "clearAttachments" }
+  | { type: "attachImage"; name: string; mimeType: string; data: string }
   | { type: "mentionQuery"; query: string }
   | { type: "mention"; mention: Mention }
   | { type: "listCommands" };
@@ -122,6 +124,15 @@ export function parseFromPanel(raw: unknown): FromPanel | undefined {
         type: "openFile",
         path: m.path,
         ...(typeof m.line === "number" && Number.isInteger(m.line) && m.line >= 0 ? { line: m.line } : {}),
+      };
+    case "attachImage":
+      // A screenshot pasted or dropped into the panel: an image type, base64 within the size limit.
+      if (typeof m.mimeType !== "string" || !IMAGE_TYPES.includes(m.mimeType) || !isImageData(m.data)) return undefined;
+      return {
+        type: "attachImage",
+        name: typeof m.name === "string" && m.name.trim() !== "" ? m.name.slice(0, 200) : "pasted image",
+        mimeType: m.mimeType,
+        data: m.data,
       };
     case "mentionQuery":
       return typeof m.query === "string" && m.query.length <= 500 ? { type: "mentionQuery", query: m.query } : undefined;

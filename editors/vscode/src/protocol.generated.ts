@@ -157,6 +157,22 @@ export type ContentBlock =
     /** The resource. */
     resource: EmbeddedResource;
     type: "resource";
+  }
+  /**
+   * An image (a pasted screenshot, an image file): PNG, JPEG, GIF or WebP, sent to a model
+   * that takes images (resized to the provider's limits), refused for one that does not.
+   */
+  | {
+    /**
+     * The image's bytes, base64. May be empty when `uri` names a local file
+     * (`file:///…`): Tandem then reads the file.
+     */
+    data?: string;
+    /** `image/png`, `image/jpeg`, `image/gif` or `image/webp`. */
+    mimeType: string;
+    type: "image";
+    /** Where the image came from (`file:///…`), shown with it. */
+    uri?: string | null;
   };
 
 /**

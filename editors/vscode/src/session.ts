@@ -7,6 +7,7 @@
 import * as vscode from "vscode";
 
 import { isConfigError, showError } from "./errorUi";
+import { thumbnail } from "./images";
 import type { ToPanel } from "./messages";
 import {
   type ModelChoices,
@@ -113,7 +114,13 @@ export class SessionController {
 
   /** Re-sends the list (the panel's webview was created). */
   postAttachments(): void {
-    this.events.post({ type: "attachments", labels: this.attached.map((a) => a.label) });
+    // Images show as thumbnails on their chips.
+    const thumbnails: Record<string, string> = {};
+    for (const a of this.attached) {
+      const src = thumbnail(a.block);
+      if (src !== undefined) thumbnails[a.label] = src;
+    }
+    this.events.post({ type: "attachments", labels: this.attached.map((a) => a.label), thumbnails });
   }
 
   async prompt(text: string, extra: ContentBlock[] = []): Promise<void> {
@@ -130,6 +137,11 @@ export class SessionController {
       const block: ContentBlock = { type: "text", text };
       this.events.post({ type: "update", update: { sessionUpdate: "user_message_chunk", content: block } });
       for (const c of context) {
+        if (c.type === "image") {
+          // The person's image shows in their message, as it will when the session is resumed.
+          this.events.post({ type: "update", update: { sessionUpdate: "user_message_chunk", content: c } });
+          continue;
+        }
         const name = c.type === "resource" ? shortName(c.resource.uri) : c.type === "resource_link" ? c.name : undefined;
         if (name !== undefined) {
           this.events.post({

@@ -39,6 +39,9 @@ export function blockText(block: ContentBlock): string {
       return `[${block.name}](${block.uri})`;
     case "resource":
       return `\n\`\`\`\n${block.resource.text}\n\`\`\`\n`;
+    case "image":
+      // Markdown takes data URLs of images (and nothing else) as an image's source.
+      return block.data ? `\n\n![image](data:${block.mimeType};base64,${block.data})\n\n` : "";
     default:
       return "";
   }

@@ -253,6 +253,37 @@ $("sessions-button").addEventListener("click", () => {
   vscode.postMessage({ type: "listSessions" });
 });
 $("clear-attachments").addEventListener("click", () => vscode.postMessage({ type: "clearAttachments" }));
+
+// A screenshot pasted into the prompt, or image files dropped on the panel, go with the next
+// prompt (a chip with a thumbnail above the prompt shows each).
+const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+function attachImageFiles(files: File[]): boolean {
+  const images = files.filter((f) => IMAGE_TYPES.includes(f.type));
+  for (const file of images) {
+    const reader = new FileReader();
+    reader.addEventListener("load", () => {
+      const url = typeof reader.result === "string" ? reader.result : "";
+      const data = url.slice(url.indexOf(",") + 1);
+      const name = file.name && file.name !== "image.png" ? file.name : "pasted image";
+      vscode.postMessage({ type: "attachImage", name, mimeType: file.type, data });
+    });
+    reader.readAsDataURL(file);
+  }
+  return images.length > 0;
+}
+
+prompt.addEventListener("paste", (e) => {
+  const items: DataTransferItem[] = e.clipboardData ? Array.from(e.clipboardData.items) : [];
+  const files = items.flatMap((item) => (item.kind === "file" ? [item.getAsFile()] : [])).filter((f): f is File => f !== null);
+  if (attachImageFiles(files)) e.preventDefault();
+});
+document.body.addEventListener("dragover", (e) => {
+  if (e.dataTransfer && Array.from(e.dataTransfer.items).some((item) => item.kind === "file")) e.preventDefault();
+});
+document.body.addEventListener("drop", (e) => {
+  if (attachImageFiles(e.dataTransfer ? Array.from(e.dataTransfer.files) : [])) e.preventDefault();
+});
 $("review-accept-all").addEventListener("click", () => vscode.postMessage({ type: "reviewAll", accept: true }));
 $("review-reject-all").addEventListener("click", () => vscode.postMessage({ type: "reviewAll", accept: false }));
 
@@ -311,11 +342,23 @@ function handle(message: ToPanel): void {
     case "sessions":
       renderSessions(message.sessions);
       break;
-    case "attachments":
+    case "attachments": {
       attachments.hidden = message.labels.length === 0;
-      attachments.querySelector(".attachment-list")!.textContent =
-        message.labels.length > 0 ? `With the next prompt: ${message.labels.join(", ")}` : "";
+      const list = attachments.querySelector(".attachment-list")!;
+      list.textContent = message.labels.length > 0 ? `With the next prompt: ${message.labels.join(", ")}` : "";
+      // Images: a chip with a thumbnail each.
+      for (const [label, src] of Object.entries(message.thumbnails ?? {})) {
+        const chip = span("image-chip", "");
+        chip.dataset.testid = "image-chip";
+        chip.title = label;
+        const img = document.createElement("img");
+        img.src = src;
+        img.alt = label;
+        chip.append(img);
+        list.append(chip);
+      }
       break;
+    }
     case "commands":
       slashCommands = message.commands;
       showSlash();

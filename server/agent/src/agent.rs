@@ -185,6 +185,9 @@ impl Agent {
         if params.prompt.is_empty() {
             return Err(AgentError::Invalid("the prompt is empty".into()));
         }
+        // Images go to a model that takes them, or the prompt is refused, naming the model.
+        crate::images::admit(self.env().provider(), &session.model(), &params.prompt)
+            .map_err(|err| AgentError::Invalid(err.to_string()))?;
         // `/init`, `/context` and the project's and person's own commands.
         let (prompt, model) = match crate::guidance::prepare(&self.env(), &session, params.prompt)? {
             crate::guidance::Prepared::Plain(prompt) => (prompt, None),
@@ -249,6 +252,7 @@ impl Agent {
         *session.cancel.lock() = Some(cancel.clone());
         let model = session.model();
         let env = self.env();
+        history.size_images_for(env.provider().kind);
         let budget = crate::context::budget(env.provider(), &model, history.stated_window);
         let instructions = crate::guidance::budget(&env, &model);
         let (mut system, _) =
@@ -398,11 +402,16 @@ impl Agent {
                         // are Tandem's; a prompt is the person's, replayed as they typed it.
                         let results = message.content.iter().any(|part| matches!(part, Part::ToolResult { .. }));
                         for part in &message.content {
-                            if let Part::Text { text } = part
-                                && !results
-                                && let Some(block) = crate::turn::as_typed(text)
-                            {
-                                replay.push(SessionUpdate::UserMessageChunk { content: block });
+                            match part {
+                                Part::Text { text } if !results => {
+                                    if let Some(block) = crate::turn::as_typed(text) {
+                                        replay.push(SessionUpdate::UserMessageChunk { content: block });
+                                    }
+                                }
+                                // The person's images; a tool's come right after its result.
+                                Part::Image(image) if !results => replay
+                                    .push(SessionUpdate::UserMessageChunk { content: crate::images::block(image) }),
+                                _ => {}
                             }
                         }
                     } else {

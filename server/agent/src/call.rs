@@ -133,6 +133,7 @@ pub(crate) async fn run_calls(
                 content: outcome.text,
                 is_error: outcome.failed,
             });
+            results.extend(outcome.images);
         }
     }
     results
@@ -160,6 +161,8 @@ pub(crate) struct CallOutcome {
     /// The call failed (refused, cancelled, or the tool's error): the model is told so, and
     /// identical failing calls are counted.
     pub failed: bool,
+    /// Images the call returned (a `read` of an image), sent right after its result.
+    pub images: Vec<Part>,
 }
 
 /// Runs one call: checked, announced as running, run with its approver, reported, stored.
@@ -256,6 +259,9 @@ async fn run_call(
     }
     report(session, call, &result, shown, kind).await;
     let mut told = outcome(spec, &result, failures.get(&failure_key(call)).copied().unwrap_or(0));
+    if result.error.is_none() {
+        attach_images(env, session, &result, &mut told);
+    }
     if let Some(block) = &post.block {
         told.text.push_str(&format!("\n\n[{block}]"));
     }
@@ -326,7 +332,7 @@ async fn refuse(session: &Session, call: &PlannedCall, message: String) -> CallO
         None => (call.name.clone(), ToolKind::Other),
     };
     store_call(session, call, title, kind, ToolCallStatus::Failed, content);
-    CallOutcome { text: message, failed: true }
+    CallOutcome { text: message, failed: true, images: Vec::new() }
 }
 
 /// The context of a session's call: not the person's authority (it asks through `approver`),
@@ -428,10 +434,34 @@ fn outcome(spec: &ToolSpec, result: &ToolResult, failed_before: u32) -> CallOutc
                     "\n(This identical call has now failed {count} times; it will not be run again with these arguments.)"
                 ));
             }
-            CallOutcome { text: cap_output(&message, OutputKind::Status), failed: true }
+            CallOutcome { text: cap_output(&message, OutputKind::Status), failed: true, images: Vec::new() }
         }
-        None => CallOutcome { text: cap_output(&result.output, OutputKind::of(spec.name, spec.group)), failed: false },
+        None => CallOutcome {
+            text: cap_output(&result.output, OutputKind::of(spec.name, spec.group)),
+            failed: false,
+            images: Vec::new(),
+        },
     }
+}
+
+/// The images a call returned, for a model that takes them; for one that does not, a note
+/// saying so after the text (which describes them), never a silent drop.
+fn attach_images(env: &Env, session: &Session, result: &ToolResult, told: &mut CallOutcome) {
+    let images = result.attachments.iter().filter(|a| a.get("type").and_then(Value::as_str) == Some("image")).count();
+    if images == 0 {
+        return;
+    }
+    let model = session.model();
+    if !crate::images::vision(env.provider(), &model) {
+        told.text.push_str(&crate::images::not_shown(&model, images));
+        return;
+    }
+    let limits = tandem_llm::image::Limits::of(env.provider().kind);
+    let (parts, problems) = crate::images::from_attachments(&result.attachments, limits);
+    for problem in problems {
+        told.text.push_str(&format!("\n\n[An image the tool returned could not be sent: {problem}]"));
+    }
+    told.images = parts;
 }
 
 /// The update that ends a call's card.

@@ -114,9 +114,17 @@ impl History {
     pub fn message_bytes(&mut self) -> usize {
         self.sizes.truncate(self.messages.len());
         while let Some(message) = self.messages.get(self.sizes.len()) {
-            self.sizes.push(json_size(message.as_ref()));
+            self.sizes.push(measure(message, self.image_kind));
         }
         self.sizes.iter().sum()
+    }
+
+    /// Sizes images by `kind`'s token estimate from now on.
+    pub fn size_images_for(&mut self, kind: tandem_llm::ProviderKind) {
+        if self.image_kind != Some(kind) {
+            self.image_kind = Some(kind);
+            self.sizes.clear();
+        }
     }
 
     /// The last message changed in place: measure it again.
@@ -149,6 +157,27 @@ impl History {
     }
 }
 
+/// Bytes a token of an image counts as in the estimates (the text's bytes per token are learnt;
+/// an image's tokens are the provider's documented estimate).
+const IMAGE_BYTES_PER_TOKEN: u64 = 4;
+
+/// The size of `message` for estimates: its JSON, where each image counts as the tokens the
+/// provider (`kind`; unknown: the larger estimate) documents for it, not as its base64.
+fn measure(message: &Message, kind: Option<tandem_llm::ProviderKind>) -> usize {
+    let size = json_size(message);
+    message.content.iter().fold(size, |size, part| match part {
+        Part::Image(image) => size.saturating_sub(image.data.len()) + image_bytes(image, kind),
+        _ => size,
+    })
+}
+
+fn image_bytes(image: &tandem_llm::image::Image, kind: Option<tandem_llm::ProviderKind>) -> usize {
+    use tandem_llm::ProviderKind::{Anthropic, OpenAi};
+    let tokens = |kind| tandem_llm::image::tokens(kind, image.width, image.height);
+    let tokens = kind.map_or_else(|| tokens(Anthropic).max(tokens(OpenAi)), tokens);
+    (tokens * IMAGE_BYTES_PER_TOKEN) as usize
+}
+
 /// What a compaction did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Report {
@@ -157,6 +186,8 @@ pub(crate) struct Report {
     pub after: u64,
     /// Tool outputs (and long tool arguments) elided.
     pub elided: usize,
+    /// Images dropped (the oldest go first, before any text).
+    pub images: usize,
     /// Older turns were replaced by the model's summary.
     pub summarized: bool,
     /// Text had to be cut besides.
@@ -165,7 +196,7 @@ pub(crate) struct Report {
 
 impl Report {
     fn changed(&self) -> bool {
-        self.elided > 0 || self.summarized || self.cut
+        self.elided > 0 || self.images > 0 || self.summarized || self.cut
     }
 }
 
@@ -201,6 +232,8 @@ pub(crate) async fn fit(
         report.after = report.before;
         return Some(report);
     }
+    // Images go first, oldest first: one costs as much as pages of text.
+    report.images = drop_images(history, fixed, budget, force);
     let target = (budget.limit as f64 * LOW_WATER) as u64;
     let summarise_now = if force == Force::No {
         report.cut = cut_oversized(history, fixed, budget) > 0;
@@ -341,6 +374,9 @@ fn elide_oldest(history: &mut History, fixed: usize, target: u64) -> usize {
 /// Shows the compaction to the person as a finished "think" step.
 async fn announce(session: &Session, report: &Report, budget: Budget) {
     let mut what = Vec::new();
+    if report.images > 0 {
+        what.push(format!("{} old images dropped", report.images));
+    }
     if report.elided > 0 {
         what.push(format!("{} old tool outputs elided", report.elided));
     }
@@ -465,6 +501,36 @@ fn elide_parts(message: &mut Message, calls: &HashMap<String, (String, Value)>) 
         }
     }
     count
+}
+
+/// Replaces images with a note saying what they were, oldest first, until the request fits the
+/// budget (forced: every image before the last assistant turn); the latest message's images are
+/// kept. Returns how many were dropped.
+fn drop_images(history: &mut History, fixed: usize, budget: Budget, force: Force) -> usize {
+    let last = history.messages.len().saturating_sub(1);
+    let end = match force {
+        Force::No => last,
+        Force::Provider | Force::Person => recent_start(&history.messages, 1).min(last),
+    };
+    let mut dropped = 0;
+    for index in 0..end {
+        if force == Force::No && history.estimate(fixed) <= budget.limit {
+            break;
+        }
+        if !history.messages[index].content.iter().any(|part| matches!(part, Part::Image(_))) {
+            continue;
+        }
+        for part in &mut Arc::make_mut(&mut history.messages[index]).content {
+            if let Part::Image(image) = part {
+                let text =
+                    format!("[image dropped to save context: {}; attach or read it again if needed]", image.describe());
+                *part = Part::Text { text };
+                dropped += 1;
+            }
+        }
+        history.sizes.truncate(index);
+    }
+    dropped
 }
 
 /// Whether `part` is a tool output or a tool call that [`elide`] shortens.

@@ -20,6 +20,7 @@ mod env;
 mod export;
 mod guidance;
 mod host;
+mod images;
 mod limits;
 mod modes;
 mod offer;

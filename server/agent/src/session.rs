@@ -34,6 +34,8 @@ pub(crate) struct History {
     /// The context window the provider stated when it refused a request as too long (smaller
     /// than the model profile's): budgets use it from then on.
     pub stated_window: Option<u64>,
+    /// The provider whose per-image token estimate sizes images (`None`: the larger of both).
+    pub image_kind: Option<tandem_llm::ProviderKind>,
 }
 
 impl Default for History {
@@ -46,6 +48,7 @@ impl Default for History {
             sizes: Vec::new(),
             bytes_per_token: crate::tokens::DEFAULT_BYTES_PER_TOKEN,
             stated_window: None,
+            image_kind: None,
         }
     }
 }

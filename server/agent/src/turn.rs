@@ -15,10 +15,18 @@ use crate::offer::ToolSet;
 use crate::session::{History, INTERRUPTED, Session, is_interruption};
 use crate::store::Record;
 
-fn prompt_text(blocks: Vec<ContentBlock>) -> Vec<Part> {
+fn prompt_text(blocks: Vec<ContentBlock>, limits: tandem_llm::image::Limits) -> Vec<Part> {
     blocks
         .into_iter()
         .map(|block| match block {
+            // Checked before the turn (`images::admit`): a failure here would be a file that
+            // changed since; the model is told, never left guessing.
+            ContentBlock::Image { data, mime_type, uri } => {
+                match crate::images::from_block(&data, &mime_type, uri.as_deref(), limits) {
+                    Ok(image) => Part::Image(image),
+                    Err(problem) => Part::Text { text: format!("[an attached image could not be sent: {problem}]") },
+                }
+            }
             ContentBlock::Text { text } => Part::Text { text },
             ContentBlock::ResourceLink { uri, name, .. } if is_web(&uri) => Part::Text {
                 text: format!("[attached: {name} ({uri}); a web page: fetch it with webfetch if you need it]"),
@@ -105,7 +113,7 @@ pub(crate) async fn run(
     cancel: &CancellationToken,
 ) -> SessionPromptResult {
     let first = history.messages.is_empty();
-    let mut content = prompt_text(prompt);
+    let mut content = prompt_text(prompt, tandem_llm::image::Limits::of(env.provider().kind));
     if session.depth == 0 {
         let said: Vec<&str> = content
             .iter()
@@ -166,6 +174,7 @@ pub(crate) async fn run(
             system.push_str(memories);
         }
         crate::prompt::append(&mut system, env.config.append_system_prompt.as_deref());
+        history.size_images_for(env.provider().kind);
         let budget = context::budget(env.provider(), &model, history.stated_window);
         let tools = tool_defs(env.config.defer_tools, session, budget);
         let fixed = system.len() + tools.bytes;
@@ -444,14 +453,17 @@ mod tests {
 
     #[test]
     fn attached_links_tell_the_model_how_to_get_them() {
-        let parts = prompt_text(vec![
-            ContentBlock::ResourceLink {
-                uri: "https://example.com/x".into(),
-                name: "https://example.com/x".into(),
-                mime_type: None,
-            },
-            ContentBlock::ResourceLink { uri: "file:///w/docs/".into(), name: "docs/".into(), mime_type: None },
-        ]);
+        let parts = prompt_text(
+            vec![
+                ContentBlock::ResourceLink {
+                    uri: "https://example.com/x".into(),
+                    name: "https://example.com/x".into(),
+                    mime_type: None,
+                },
+                ContentBlock::ResourceLink { uri: "file:///w/docs/".into(), name: "docs/".into(), mime_type: None },
+            ],
+            tandem_llm::image::Limits::of(tandem_llm::ProviderKind::OpenAi),
+        );
         let texts: Vec<_> = parts
             .iter()
             .map(|p| match p {

@@ -29,6 +29,7 @@
 //! # }
 //! ```
 
+mod images;
 mod server;
 mod turn;
 
@@ -39,6 +40,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use images::{ImageRefusal, SentImage};
 pub use turn::{Stop, Turn};
 
 /// One request the fake provider received.
@@ -57,6 +59,17 @@ pub struct ReceivedRequest {
 }
 
 impl ReceivedRequest {
+    /// The images the request carried, in order, each checked against the documented format
+    /// of the endpoint it was sent to (a request that breaks it was answered with HTTP 400).
+    ///
+    /// # Errors
+    ///
+    /// What the provider would refuse about them.
+    pub fn images(&self) -> Result<Vec<SentImage>, ImageRefusal> {
+        let format = if self.path.ends_with("/messages") { turn::Format::Anthropic } else { turn::Format::OpenAi };
+        images::check(format, &self.body)
+    }
+
     /// The first header called `name` (any case).
     pub fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();

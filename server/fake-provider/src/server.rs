@@ -110,6 +110,14 @@ async fn serve(mut stream: TcpStream, shared: &Shared, serial: usize) {
         write_plain(&mut stream, 404, &[], &message).await;
         return;
     };
+    // A malformed image is refused as the provider refuses it.
+    let body = shared.requests.lock().unwrap_or_else(PoisonError::into_inner).get(index).map(|r| r.body.clone());
+    if let Some(Err(problem)) = body.map(|body| crate::images::check(format, &body)) {
+        let body =
+            serde_json::json!({"type": "error", "error": {"type": "invalid_request_error", "message": problem.0}});
+        write_response(&mut stream, 400, "application/json", &[], body.to_string().as_bytes()).await;
+        return;
+    }
     if let (Some(tokens), Some(limit)) = (tokens, window.and_then(|w| w.tokens))
         && tokens > limit
     {

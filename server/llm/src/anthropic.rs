@@ -50,13 +50,47 @@ enum BlockOut<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<Ephemeral>,
     },
+    Image {
+        source: Source<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
     ToolResult {
         tool_use_id: &'a str,
-        content: &'a str,
+        content: ResultOut<'a>,
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<Ephemeral>,
     },
+}
+
+/// An image's `source`: `{"type": "base64", "media_type": …, "data": …}`.
+#[derive(Serialize)]
+struct Source<'a> {
+    r#type: &'static str,
+    media_type: &'a str,
+    data: &'a str,
+}
+
+impl<'a> Source<'a> {
+    fn of(image: &'a crate::image::Image) -> Self {
+        Self { r#type: "base64", media_type: &image.media_type, data: &image.data }
+    }
+}
+
+/// A tool result's content: its text, or text and the images the call returned.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ResultOut<'a> {
+    Text(&'a str),
+    Blocks(Vec<InnerOut<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum InnerOut<'a> {
+    Text { text: &'a str },
+    Image { source: Source<'a> },
 }
 
 impl BlockOut<'_> {
@@ -65,6 +99,7 @@ impl BlockOut<'_> {
         match self {
             Self::Text { cache_control, .. }
             | Self::ToolUse { cache_control, .. }
+            | Self::Image { cache_control, .. }
             | Self::ToolResult { cache_control, .. } => {
                 *cache_control = EPHEMERAL;
                 true
@@ -125,16 +160,44 @@ fn block(part: &Part) -> Option<BlockOut<'_>> {
             let input = if arguments.is_object() { Cow::Borrowed(arguments) } else { Cow::Owned(json!({})) };
             BlockOut::ToolUse { id, name, input, cache_control: None }
         }
-        Part::ToolResult { call_id, content, is_error } => {
-            BlockOut::ToolResult { tool_use_id: call_id, content, is_error: *is_error, cache_control: None }
-        }
+        Part::ToolResult { call_id, content, is_error } => BlockOut::ToolResult {
+            tool_use_id: call_id,
+            content: ResultOut::Text(content),
+            is_error: *is_error,
+            cache_control: None,
+        },
+        Part::Image(image) => BlockOut::Image { source: Source::of(image), cache_control: None },
     })
+}
+
+/// The blocks of `parts`: an image right after a tool result (the call's own image) goes
+/// inside that result's content, as Anthropic documents for tool results.
+fn blocks(parts: &[Part]) -> Vec<BlockOut<'_>> {
+    let mut blocks: Vec<BlockOut<'_>> = Vec::with_capacity(parts.len());
+    let mut after_result = false;
+    for part in parts {
+        if let (Part::Image(image), true, Some(BlockOut::ToolResult { content, .. })) =
+            (part, after_result, blocks.last_mut())
+        {
+            if let ResultOut::Text(text) = *content {
+                let text = (!text.is_empty()).then_some(InnerOut::Text { text });
+                *content = ResultOut::Blocks(text.into_iter().collect());
+            }
+            if let ResultOut::Blocks(inner) = content {
+                inner.push(InnerOut::Image { source: Source::of(image) });
+            }
+            continue;
+        }
+        after_result = matches!(part, Part::ToolResult { .. });
+        blocks.extend(block(part));
+    }
+    blocks
 }
 
 /// The message `message` becomes, `None` when it has no block to send; with a cache breakpoint
 /// on its last block that can carry one when `mark`.
 fn message_out(message: &Message, mark: bool) -> Option<MessageOut<'_>> {
-    let mut blocks: Vec<BlockOut<'_>> = message.content.iter().filter_map(block).collect();
+    let mut blocks = blocks(&message.content);
     if blocks.is_empty() {
         return None;
     }

@@ -182,6 +182,7 @@ mod tests {
             context_window: None,
             timeouts: crate::Timeouts::default(),
             price: None,
+            images: None,
             retry: crate::RetryPolicy::default(),
         }
     }

@@ -10,6 +10,7 @@ mod anthropic;
 mod assemble;
 mod client;
 mod encoded;
+pub mod image;
 mod models;
 mod openai;
 pub mod price;

@@ -54,8 +54,23 @@ fn reasoning_back(parts: &[Part]) -> Option<(&'static str, String)> {
 #[serde(untagged)]
 enum Out<'a> {
     Plain { role: &'static str, content: Cow<'a, str> },
+    Parts { role: &'static str, content: Vec<PartOut<'a>> },
     Tool { role: &'static str, tool_call_id: &'a str, content: &'a str },
     Assistant(AssistantOut<'a>),
+}
+
+/// A part of a user message with images: `{"type": "text", …}` or
+/// `{"type": "image_url", "image_url": {"url": "data:…"}}`.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum PartOut<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: UrlOut },
+}
+
+#[derive(Serialize)]
+struct UrlOut {
+    url: String,
 }
 
 #[derive(Serialize)]
@@ -123,20 +138,46 @@ fn joined<'a>(texts: &[&'a str], separator: &str) -> Cow<'a, str> {
     }
 }
 
+/// The Chat Completions messages of a user message: a `tool` message per tool result, then one
+/// `user` message with the text, and the images as `image_url` parts (a tool message takes text
+/// only, so the images a call returned follow in the user message, each named by its call).
 fn user_messages<'a>(message: &'a Message, out: &mut Vec<Out<'a>>) {
     let mut texts = Vec::new();
+    let mut images: Vec<(Option<&'a str>, &'a crate::image::Image)> = Vec::new();
+    let mut last_call = None;
     for part in &message.content {
         match part {
             Part::ToolResult { call_id, content, is_error: _ } => {
                 out.push(Out::Tool { role: "tool", tool_call_id: call_id, content });
+                last_call = Some(call_id.as_str());
+                continue;
             }
             Part::Text { text } => texts.push(text.as_str()),
+            Part::Image(image) => {
+                images.push((last_call, image));
+                continue;
+            }
             Part::Thinking { .. } | Part::RedactedThinking { .. } | Part::ToolCall { .. } => {}
         }
+        last_call = None;
     }
+    if images.is_empty() {
+        if !texts.is_empty() {
+            out.push(Out::Plain { role: "user", content: joined(&texts, "\n\n") });
+        }
+        return;
+    }
+    let mut content = Vec::with_capacity(texts.len() + 2 * images.len());
     if !texts.is_empty() {
-        out.push(Out::Plain { role: "user", content: joined(&texts, "\n\n") });
+        content.push(PartOut::Text { text: joined(&texts, "\n\n") });
     }
+    for (call, image) in images {
+        if let Some(call) = call {
+            content.push(PartOut::Text { text: Cow::Owned(format!("[the image the tool call {call} returned]")) });
+        }
+        content.push(PartOut::ImageUrl { image_url: UrlOut { url: image.data_url() } });
+    }
+    out.push(Out::Parts { role: "user", content });
 }
 
 fn assistant_message(message: &Message) -> Option<Out<'_>> {
@@ -151,7 +192,7 @@ fn assistant_message(message: &Message) -> Option<Out<'_>> {
                 function: FunctionOut { name, arguments: arguments_text(arguments) },
                 extra_content: extra.as_ref(),
             }),
-            Part::Thinking { .. } | Part::RedactedThinking { .. } | Part::ToolResult { .. } => {}
+            Part::Thinking { .. } | Part::RedactedThinking { .. } | Part::ToolResult { .. } | Part::Image(_) => {}
         }
     }
     if texts.is_empty() && tool_calls.is_empty() {

@@ -153,6 +153,9 @@ pub fn resolve(settings: &ProviderSettings, model: &str) -> Resolved {
     if let Some(window) = settings.context_window {
         profile.context_window = window;
     }
+    if let Some(images) = settings.images {
+        profile.images = images;
+    }
     // An answer never gets more than half the window.
     let max_output = settings.max_tokens.min(profile.max_output.max(1)).min(profile.context_window / 2).max(1);
     Resolved { profile, known: found.is_some() || settings.context_window.is_some(), max_output }
@@ -207,6 +210,7 @@ mod tests {
             timeouts: crate::Timeouts::default(),
             price: None,
             retry: crate::RetryPolicy::default(),
+            images: None,
         }
     }
 

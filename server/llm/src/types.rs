@@ -44,6 +44,9 @@ pub struct ProviderSettings {
     pub retry: RetryPolicy,
     /// The configured model's price, overriding the price table ([`crate::price`]).
     pub price: Option<crate::price::Price>,
+    /// Whether the model takes images, when the configuration says (else the model table's,
+    /// see [`profile::resolve`](crate::profile::resolve)).
+    pub images: Option<bool>,
 }
 
 /// How much the model may think before answering. Each wire format gets its own field: OpenAI
@@ -168,6 +171,9 @@ pub enum Part {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         extra: Option<Value>,
     },
+    /// An image the person attached, or one a tool call returned (right after its
+    /// [`Part::ToolResult`]), prepared for the provider ([`crate::image::prepare`]).
+    Image(crate::image::Image),
     /// The result of a tool call, sent back on the user side.
     ToolResult {
         /// The call it answers.

@@ -35,6 +35,7 @@ fn settings(kind: ProviderKind, base_url: &str, model: &str) -> ProviderSettings
             stall: Duration::from_secs(2),
         },
         price: None,
+        images: None,
         retry: RetryPolicy { max_retries: 0, base_delay: Duration::from_millis(10), max_delay: Duration::from_secs(1) },
     }
 }

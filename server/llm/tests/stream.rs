@@ -29,6 +29,7 @@ fn settings(kind: ProviderKind, base_url: &str) -> ProviderSettings {
             stall: Duration::from_secs(2),
         },
         price: None,
+        images: None,
         retry: RetryPolicy { max_retries: 2, base_delay: Duration::from_millis(10), max_delay: Duration::from_secs(2) },
     }
 }

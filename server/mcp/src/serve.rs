@@ -415,8 +415,14 @@ impl ServerHandler for TandemServer {
         for context in pre.context.iter().chain(&post.context) {
             text.push_str(&format!("\n\n[Hook context: {context}]"));
         }
+        // An image a tool returned (`read` of a PNG) goes as MCP image content, which has the
+        // protocol's shape: `{"type": "image", "data", "mimeType"}`.
+        let images = result.attachments.iter().filter(|a| a.get("type").and_then(Value::as_str) == Some("image")).map(
+            |a| json!({"type": "image", "data": a.get("data").cloned().unwrap_or_default(), "mimeType": a.get("mimeType").cloned().unwrap_or_default()}),
+        );
+        let content: Vec<Value> = std::iter::once(json!({"type": "text", "text": text})).chain(images).collect();
         let value = json!({
-            "content": [{"type": "text", "text": text}],
+            "content": content,
             "isError": is_error,
             "_meta": {"tandem/title": result.title, "tandem/metadata": result.metadata},
         });

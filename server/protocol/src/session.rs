@@ -32,6 +32,20 @@ pub enum ContentBlock {
         /// The resource.
         resource: EmbeddedResource,
     },
+    /// An image (a pasted screenshot, an image file): PNG, JPEG, GIF or WebP, sent to a model
+    /// that takes images (resized to the provider's limits), refused for one that does not.
+    #[serde(rename_all = "camelCase")]
+    Image {
+        /// The image's bytes, base64. May be empty when `uri` names a local file
+        /// (`file:///…`): Tandem then reads the file.
+        #[serde(default)]
+        data: String,
+        /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+        mime_type: String,
+        /// Where the image came from (`file:///…`), shown with it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uri: Option<String>,
+    },
 }
 
 impl ContentBlock {

@@ -56,6 +56,7 @@ struct ProviderSection {
     input_price: Option<f64>,
     output_price: Option<f64>,
     cache_read_price: Option<f64>,
+    images: Option<bool>,
 }
 
 /// `[web]`
@@ -140,6 +141,8 @@ pub struct ProviderTuning {
     pub output_price: Option<f64>,
     /// US dollars per million prompt tokens read from the cache (default: `input_price`).
     pub cache_read_price: Option<f64>,
+    /// Whether the model takes images, overriding Tandem's model table.
+    pub images: Option<bool>,
 }
 
 /// The default provider: Ollama's OpenAI-compatible endpoint on this machine.
@@ -642,6 +645,7 @@ impl Config {
         t.input_price = p.input_price.or(t.input_price);
         t.output_price = p.output_price.or(t.output_price);
         t.cache_read_price = p.cache_read_price.or(t.cache_read_price);
+        t.images = p.images.or(t.images);
         self.max_turns = file.agent.max_turns.or(self.max_turns);
         self.max_agent_depth = file.agent.max_agent_depth.or(self.max_agent_depth);
         self.defer_tools = file.agent.defer_tools.or(self.defer_tools);
@@ -753,6 +757,7 @@ impl Config {
             timeouts,
             retry,
             price: self.price()?,
+            images: t.images,
         })
     }
 
@@ -1017,7 +1022,7 @@ mod tests {
 
     #[test]
     fn every_known_key_loads() -> anyhow::Result<()> {
-        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\ninput_price = 3.0\noutput_price = 15.0\ncache_read_price = 0.3\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\nrepo_map = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[review]\npreview_timeout_ms = 1500\npreview_files = 3\nprecheck = \"fix-first\"\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\ncargo_check = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n[permissions]\nallow = [\"bash(npm test:*)\"]\nask = []\ndeny = [\"read(.env)\"]\n[hooks]\n[[hooks.PreToolUse]]\nmatcher = \"edit\"\ncommand = \"true\"\ntimeout_ms = 1000\n[verify]\ncommands = [\"true\"]\nmax_rounds = 2\n[telemetry]\nendpoint = \"http://x\"\nprotocol = \"http/json\"\nheaders = {}\nlog_content = false\n";
+        let text = "mode = \"plan\"\n[tools]\nprofile = \"full\"\nenabled = []\ndisabled = []\n[tools.groups]\nfs = true\nsearch = true\nexec = false\nweb = true\ninteract = true\nplan = true\nmemory = true\nagent = true\nlsp = true\nmcp = false\n[workspace]\nallowed_paths = []\n[provider]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\napi_key_env = \"K\"\nmax_tokens = 1\ntimeout_secs = 1\nstall_timeout_secs = 1\nconnect_timeout_secs = 1\nmax_retries = 1\nmax_output_tokens = 1\ncontext_window = 1000\ninput_price = 3.0\noutput_price = 15.0\ncache_read_price = 0.3\nimages = true\nreasoning_effort = \"low\"\nthinking_budget = 1024\n[agent]\nmax_turns = 1\nmax_agent_depth = 1\ndefer_tools = true\nrepo_map = true\n[exec]\nsandbox = \"auto\"\nnetwork = false\n[web]\nallow_private = false\n[review]\npreview_timeout_ms = 1500\npreview_files = 3\nprecheck = \"fix-first\"\n[lsp]\ndiagnostics_after_edit = true\ndiagnostics_wait_ms = 1\nrequest_timeout_ms = 1\ndiagnostics_from_editor = false\ncargo_check = false\n[lsp.mine]\ncommand = \"x\"\nextensions = [\"x\"]\nroot_markers = []\ninitialization_options = { a = 1 }\ndiagnostics = \"none\"\nnavigation = false\ninstall = \"y\"\nenabled = true\n[permissions]\nallow = [\"bash(npm test:*)\"]\nask = []\ndeny = [\"read(.env)\"]\n[hooks]\n[[hooks.PreToolUse]]\nmatcher = \"edit\"\ncommand = \"true\"\ntimeout_ms = 1000\n[verify]\ncommands = [\"true\"]\nmax_rounds = 2\n[telemetry]\nendpoint = \"http://x\"\nprotocol = \"http/json\"\nheaders = {}\nlog_content = false\n";
         assert_eq!(load_error(text)?, "");
         // And the test above names every key the types accept: none is missing from it.
         for (table, key) in all_keys() {

@@ -144,6 +144,23 @@ pub fn read_seen(path: &Path, max_len: u64, seen: Option<fs::Metadata>) -> Resul
     Ok(ReadOutcome::File(DiskFile { hash, len, decoded: decode(bytes) }))
 }
 
+/// The raw bytes of the regular file at `path` (an image to show), `None` when there is none or
+/// it holds more than `max_len` bytes.
+pub fn read_bytes(path: &Path, max_len: u64) -> Result<Option<Vec<u8>>, TextError> {
+    let seen = match fs::metadata(path) {
+        Ok(seen) => seen,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(io_err("cannot read", path)(err)),
+    };
+    let Some((file, meta)) = open_seen(path, &seen, "cannot read")? else { return Ok(None) };
+    if meta.len() > max_len {
+        return Ok(None);
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(max_len.saturating_add(1)).read_to_end(&mut bytes).map_err(io_err("cannot read", path))?;
+    Ok((bytes.len() as u64 <= max_len).then_some(bytes))
+}
+
 /// What the caller believes is on disk; the write is refused when that is no longer true.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expected {

@@ -11,12 +11,22 @@ pub struct ToolOutput {
     pub output: String,
     /// Structured details.
     pub metadata: Map<String, Value>,
+    /// Content beside the text, as the protocol's content blocks (an image a `read` returns:
+    /// `{"type": "image", "data": base64, "mimeType": …}`); the agent sends images to a model
+    /// that takes them.
+    pub attachments: Vec<Value>,
 }
 
 impl ToolOutput {
     /// An output with a title and text.
     pub fn new(title: impl Into<String>, output: impl Into<String>) -> Self {
-        Self { title: title.into(), output: output.into(), metadata: Map::new() }
+        Self { title: title.into(), output: output.into(), metadata: Map::new(), attachments: Vec::new() }
+    }
+
+    /// Adds an attachment (a protocol content block).
+    pub fn attach(mut self, block: &tandem_protocol::ContentBlock) -> Self {
+        self.attachments.extend(serde_json::to_value(block).ok());
+        self
     }
 
     /// Adds a metadata entry.

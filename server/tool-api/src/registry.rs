@@ -185,9 +185,9 @@ impl Registry {
         };
         let elapsed = started.elapsed().as_millis() as u64;
         Ok(match outcome {
-            Ok(ToolOutput { title, output, mut metadata }) => {
+            Ok(ToolOutput { title, output, mut metadata, attachments }) => {
                 metadata.insert("durationMs".into(), elapsed.into());
-                ToolResult { title, output, metadata, error: None, attachments: Vec::new() }
+                ToolResult { title, output, metadata, error: None, attachments }
             }
             Err(ToolError { message, mut metadata }) => {
                 metadata.insert("durationMs".into(), elapsed.into());

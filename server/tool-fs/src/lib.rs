@@ -15,6 +15,7 @@ mod journal;
 mod list;
 mod lock;
 mod multiedit;
+mod picture;
 mod preview;
 mod read;
 mod restore;

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
-use super::{Loaded, Origin, blocking_sized, load_seen, load_shown, remember};
+use super::{Loaded, Origin, blocking, blocking_sized, load_seen, load_shown, remember};
 
 const DEFAULT_LIMIT: usize = 2000;
 /// Lines longer than this many chars are cut.
@@ -16,7 +16,8 @@ const MAX_OUTPUT_BYTES: usize = 128 * 1024;
 const DESCRIPTION: &str = "Read a text file. Output is `cat -n` style: each line prefixed by its 1-based number and a tab \
     (the prefix is not part of the file). Reads up to 2000 lines by default; use offset and limit \
     for long files. Lines over 2000 characters are cut. Shows the editor's unsaved text when the \
-    file is open there. Binary files are refused with their type and size.";
+    file is open there. Images (PNG, JPEG, GIF, WebP) are returned as images to a model that \
+    takes them, with their dimensions. Other binary files are refused with their type and size.";
 
 #[derive(Deserialize, JsonSchema)]
 pub(crate) struct Args {
@@ -67,6 +68,14 @@ impl TypedTool for Read {
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        if is_image_name(&args.file_path) {
+            let path = ctx.workspace.resolve(&args.file_path, &ctx.working_dir)?;
+            let image_ctx = ctx.clone();
+            let found = blocking(move || crate::picture::read(&image_ctx, &path)).await?;
+            if let Some(out) = found {
+                return Ok(out);
+            }
+        }
         if ctx.editor.as_ref().is_some_and(|editor| editor.reads_files()) {
             // The editor serves the text (unsaved changes included): ask it, then render.
             let path = ctx.workspace.resolve(&args.file_path, &ctx.working_dir)?;
@@ -83,6 +92,12 @@ impl TypedTool for Read {
         })
         .await
     }
+}
+
+/// Whether `path` is named like an image `read` returns as one.
+fn is_image_name(path: &str) -> bool {
+    let ext = std::path::Path::new(path).extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    matches!(ext.as_str(), "png" | "jpg" | "jpeg" | "gif" | "webp")
 }
 
 fn render(args: Args, ctx: &ToolContext, path: &std::path::Path, loaded: Loaded) -> Result<ToolOutput, ToolError> {

@@ -878,3 +878,38 @@ fn a_restore_leaves_links_alone_and_names_them() {
     assert_eq!(std::fs::read_to_string(h.root().join("plain.txt")).unwrap_or_default(), "then\n");
     assert_eq!(std::fs::read_to_string(outside.path().join("secret.txt")).unwrap_or_default(), "OUTSIDE\n");
 }
+
+/// An image of each format `read` returns as an image: its description as text, the bytes as
+/// an `image` attachment; a file named like an image that is not one is read as any other file.
+#[test]
+fn read_returns_png_jpeg_gif_and_webp_as_images() {
+    use base64::Engine as _;
+    let h = Harness::new("//- notes.txt\nx\n", crate::all());
+    let picture = image::DynamicImage::ImageRgb8(image::RgbImage::from_pixel(6, 4, image::Rgb([200, 10, 10])));
+    for (name, format, mime) in [
+        ("a.png", image::ImageFormat::Png, "image/png"),
+        ("b.JPG", image::ImageFormat::Jpeg, "image/jpeg"),
+        ("c.gif", image::ImageFormat::Gif, "image/gif"),
+        ("d.webp", image::ImageFormat::WebP, "image/webp"),
+    ] {
+        let mut bytes = Vec::new();
+        assert!(picture.write_to(&mut std::io::Cursor::new(&mut bytes), format).is_ok(), "{name}");
+        std::fs::write(h.root().join(name), &bytes).ok();
+        let result = h.call("read", json!({ "file_path": name }));
+        assert_eq!(result.error, None, "{name}");
+        assert!(result.output.contains("6×4 px"), "{name}: {}", result.output);
+        assert_eq!(result.metadata["mimeType"], mime);
+        assert_eq!(result.attachments.len(), 1, "{name}");
+        assert_eq!(result.attachments[0]["type"], "image");
+        assert_eq!(result.attachments[0]["mimeType"], mime);
+        let data = result.attachments[0]["data"].as_str().unwrap_or_default();
+        assert_eq!(base64::engine::general_purpose::STANDARD.decode(data).ok(), Some(bytes), "{name}");
+    }
+    std::fs::write(h.root().join("fake.png"), "not an image\n").ok();
+    let result = h.call("read", json!({ "file_path": "fake.png" }));
+    assert!(result.output.contains("not an image") && result.attachments.is_empty(), "{}", result.output);
+    // A cut-short image is refused as binary, with its type.
+    std::fs::write(h.root().join("cut.png"), b"\x89PNG\r\n\x1a\n\0\0\0\0").ok();
+    let result = h.call("read", json!({ "file_path": "cut.png" }));
+    assert!(result.error.as_deref().is_some_and(|e| e.contains("binary file (PNG image")), "{:?}", result.error);
+}

@@ -430,7 +430,9 @@ function M.on_update(update)
       attach(name, attaching)
       return
     end
-    M.stream("user", "## You", content.text or "")
+    -- An image the person attached (a resumed session's) shows as a line naming it.
+    local text = content.type == "image" and string.format("\n(image, %s)\n", content.mimeType or "?") or content.text
+    M.stream("user", "## You", text or "")
   elseif kind == "tool_call" or kind == "tool_call_update" then
     local entry = M.tools[update.toolCallId]
     if not entry then

@@ -268,6 +268,10 @@ end
 --- A context as an embedded resource: lines `from`-`to` of `path` (its URI with `#L<from>-<to>`),
 --- or the whole file.
 local function resource_block(context)
+  if context.image then
+    -- The sidecar reads the image file (and refuses it, naming the model, for one without vision).
+    return { type = "image", data = "", mimeType = context.mime_type, uri = vim.uri_from_fname(context.path) }
+  end
   if context.link then
     return { type = "resource_link", uri = context.uri, name = context.label or context.uri }
   end
@@ -368,6 +372,21 @@ local function file_context(name)
   return { path = path, text = table.concat(vim.fn.readfile(path), "\n") }
 end
 
+local IMAGE_TYPES = { png = "image/png", jpg = "image/jpeg", jpeg = "image/jpeg", gif = "image/gif", webp = "image/webp" }
+
+--- An image file (PNG, JPEG, GIF or WebP) as a context: `#image:path` and :TandemAttach.
+function M.image_context(name)
+  local path = vim.fn.fnamemodify(vim.fn.expand(name), ":p")
+  local mime_type = IMAGE_TYPES[(vim.fn.fnamemodify(path, ":e") or ""):lower()]
+  if not mime_type then
+    error(string.format("tandem: %s is not an image (PNG, JPEG, GIF or WebP)", name), 0)
+  end
+  if vim.fn.filereadable(path) == 0 then
+    error(string.format("tandem: %s: no such file", name), 0)
+  end
+  return { image = true, path = path, mime_type = mime_type, label = "image " .. vim.fn.fnamemodify(path, ":~:.") }
+end
+
 --- `#url:<address>`: a link the agent may fetch (http and https only).
 local function url_context(url)
   if not url:match("^[hH][tT][tT][pP][sS]?://[^/%s]+") then
@@ -377,7 +396,8 @@ local function url_context(url)
 end
 
 --- The context variables in `text` as contexts to attach (in the order written, each once):
---- `#buffer` (the current buffer's text), `#file:<path>` (a file's), `#diagnostics` (the
+--- `#buffer` (the current buffer's text), `#file:<path>` (a file's), `#image:<path>` (an image
+--- file, sent as an image to a model that takes images), `#diagnostics` (the
 --- current buffer's vim.diagnostic), `#url:<address>` (a link the agent may fetch), and
 --- `#symbol:<name>` as `{ symbol = name }`, which M.resolve_symbols turns into the definition.
 --- A `#` inside a word (`issue#3`) is not one. Errors on a file that does not exist.
@@ -405,6 +425,11 @@ function M.context_variables(text)
       local name = word:sub(7)
       add("file:" .. name, function()
         return file_context(name)
+      end)
+    elseif word:match("^#image:.") then
+      local name = word:sub(8)
+      add("image:" .. name, function()
+        return M.image_context(name)
       end)
     elseif word:match("^#url:.") then
       local url = word:sub(6)
@@ -461,7 +486,7 @@ end
 
 --- Adds context { path, from?, to?, text } to the next prompt (:TandemAdd).
 function M.add_context(context)
-  if type(context) ~= "table" or type(context.path) ~= "string" or type(context.text) ~= "string" then
+  if type(context) ~= "table" or type(context.path) ~= "string" or (type(context.text) ~= "string" and not context.image) then
     error("tandem.add_context: expected { path, from?, to?, text }", 0)
   end
   state.attached[#state.attached + 1] = context
@@ -1101,6 +1126,18 @@ M.commands = {
       error("tandem: :TandemAdd adds a file's buffer (or, with a range, its lines); this buffer is not a file", 0)
     end
     M.add_context({ path = path, text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") })
+  end),
+  TandemAttach = guarded(function(args)
+    -- An image for the next prompt: the file named, else the current buffer's (an image opened
+    -- in Neovim shows its bytes; its name is what counts).
+    local name = args.args
+    if name == "" then
+      name = vim.api.nvim_buf_get_name(0)
+      if name == "" then
+        error("tandem: :TandemAttach takes an image file (PNG, JPEG, GIF or WebP): open one, or name it", 0)
+      end
+    end
+    M.add_context(M.image_context(name))
   end),
   TandemChat = guarded(function()
     chat.open(cfg().chat.split, true)

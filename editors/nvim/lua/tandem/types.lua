@@ -90,8 +90,16 @@
 ---@field resource tandem.EmbeddedResource The resource.
 ---@field type "resource"
 
+--- An image (a pasted screenshot, an image file): PNG, JPEG, GIF or WebP, sent to a model
+--- that takes images (resized to the provider's limits), refused for one that does not.
+---@class tandem.ContentBlock.image
+---@field data? string The image's bytes, base64. May be empty when `uri` names a local file (`file:///…`): Tandem then reads the file.
+---@field mimeType string `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+---@field type "image"
+---@field uri? string|nil Where the image came from (`file:///…`), shown with it.
+
 --- A piece of a prompt or of a message.
----@alias tandem.ContentBlock tandem.ContentBlock.text|tandem.ContentBlock.resource_link|tandem.ContentBlock.resource
+---@alias tandem.ContentBlock tandem.ContentBlock.text|tandem.ContentBlock.resource_link|tandem.ContentBlock.resource|tandem.ContentBlock.image
 
 --- What the whole change (every hunk applied) would do to the diagnostics of the files it
 --- touches and of the other files the servers report on.

@@ -63,6 +63,7 @@ pub fn settings(kind: ProviderKind, base_url: &str, window: u32, max_tokens: u32
         context_window: Some(window),
         timeouts: Timeouts::default(),
         price: None,
+        images: None,
         retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
     }
 }

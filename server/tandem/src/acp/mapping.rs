@@ -156,14 +156,14 @@ pub fn config_options(mode: ModeId, model: &str, agent: &tandem_agent::Agent) ->
     serde_json::to_value(options).unwrap_or(Value::Null)
 }
 
-/// A prompt's content blocks: text, resource links and embedded text resources.
+/// A prompt's content blocks: text, images, resource links and embedded text resources.
 pub fn prompt(blocks: &Value) -> Result<Vec<ContentBlock>, String> {
     let items = blocks.as_array().ok_or("`prompt` must be a list of content blocks")?;
     let mut prompt = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
         match kind {
-            "image" | "audio" => {
+            "audio" => {
                 return Err(format!(
                     "`prompt[{i}]` is {kind} content, which this agent does not take (promptCapabilities.{kind} is false)"
                 ));
@@ -319,7 +319,12 @@ mod tests {
 
     #[test]
     fn prompts_refuse_what_was_not_offered() {
-        assert!(prompt(&json!([{ "type": "image", "data": "", "mimeType": "image/png" }])).is_err());
+        assert!(prompt(&json!([{ "type": "audio", "data": "", "mimeType": "audio/wav" }])).is_err());
+        // Images are taken (whether the model sees them is the agent's decision, which names it).
+        assert!(matches!(
+            prompt(&json!([{ "type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png" }])).as_deref(),
+            Ok([ContentBlock::Image { .. }])
+        ));
         assert!(prompt(&json!([])).is_err());
         let ok = prompt(&json!([
             { "type": "text", "text": "hi" },

@@ -93,6 +93,17 @@ fn agent_error(err: AgentError) -> RpcError {
     RpcError::new(code, err.to_string().replace("tandem/session/", "session/"))
 }
 
+/// Whether the configured model takes images (its profile, or `[provider] images`), as the
+/// configuration where the agent starts says: what `initialize` advertises. A session whose
+/// model does not take them refuses an image with a message naming the model.
+fn images_supported() -> bool {
+    let Ok(dir) = std::env::current_dir() else { return false };
+    crate::config::Config::load(&dir, None)
+        .ok()
+        .and_then(|config| config.provider_settings().ok())
+        .is_some_and(|settings| tandem_llm::profile::resolve(&settings, &settings.model).profile.images)
+}
+
 /// Slash commands: the door's own (answered without the model), then the agent's (`/context`,
 /// `/init`, the project's and the person's custom commands; built-in names win).
 fn available_commands(ready: &Ready, session_id: &str) -> Value {
@@ -301,7 +312,7 @@ impl Server {
             "protocolVersion": version,
             "agentCapabilities": {
                 "loadSession": true,
-                "promptCapabilities": { "image": false, "audio": false, "embeddedContext": true },
+                "promptCapabilities": { "image": images_supported(), "audio": false, "embeddedContext": true },
                 "mcpCapabilities": { "http": true, "sse": false },
                 "sessionCapabilities": { "list": {}, "resume": {} },
             },

@@ -68,6 +68,10 @@ pub struct RunArgs {
     /// touch each other or the checkout.
     #[arg(long, value_name = "NAME")]
     pub worktree: Option<String>,
+    /// An image (PNG, JPEG, GIF or WebP) sent with the prompt, to a model that takes images;
+    /// repeat it for several.
+    #[arg(long = "image", value_name = "FILE")]
+    pub images: Vec<std::path::PathBuf>,
 }
 
 /// Exit status when a change or command needed an approval (or a question an answer) and no
@@ -106,6 +110,10 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
         ),
         _ => {}
     }
+    let images = image_blocks(&args.images)?;
+    if !images.is_empty() && prompt.is_none() {
+        anyhow::bail!("--image goes with a prompt: tandem run --image FILE \"what to do\"");
+    }
     let mut root = Root::from_cli(args.root.clone())?;
     if let Some(name) = &args.worktree {
         let worktree = crate::worktree::prepare(&root, name)?;
@@ -133,6 +141,10 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut bench = Workbench::open(&root, options)?;
     let outcome = match Run::start(&mut bench, &args).await {
         Ok(mut run) => match prompt {
+            Some(prompt) if !images.is_empty() => {
+                run.images = images;
+                run.once(prompt).await
+            }
             Some(prompt) => run.once(prompt).await,
             None => repl::interactive(&mut run, &bench).await,
         },
@@ -141,6 +153,38 @@ async fn run_inner(args: RunArgs) -> anyhow::Result<ExitCode> {
     // Whatever happened, the language servers and MCP servers it started stop.
     bench.close().await;
     outcome
+}
+
+/// The prompt's blocks for `--image` files: each names its file, which the agent reads (and
+/// refuses, naming the model, when the model does not take images).
+fn image_blocks(paths: &[std::path::PathBuf]) -> anyhow::Result<Vec<ContentBlock>> {
+    paths
+        .iter()
+        .map(|path| {
+            let full =
+                std::fs::canonicalize(path).map_err(|err| anyhow::anyhow!("--image {}: {err}", path.display()))?;
+            let ext = full.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+            let mime_type = match ext.as_str() {
+                "jpg" | "jpeg" => "image/jpeg",
+                "gif" => "image/gif",
+                "webp" => "image/webp",
+                _ => "image/png",
+            };
+            Ok(ContentBlock::Image { data: String::new(), mime_type: mime_type.to_owned(), uri: Some(file_uri(&full)) })
+        })
+        .collect()
+}
+
+/// `file://` and the path, with what a URI cannot hold as it is percent-encoded.
+fn file_uri(path: &std::path::Path) -> String {
+    let mut uri = String::from("file://");
+    for byte in path.as_os_str().as_encoded_bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => uri.push(char::from(*byte)),
+            _ => uri.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    uri
 }
 
 /// The agent, its session and the terminal it talks to.
@@ -156,6 +200,8 @@ pub(super) struct Run {
     /// The session was resumed, or one of its turns reached the model: its file is kept
     /// whatever happens.
     kept: bool,
+    /// Images (`--image`) that go with the next prompt.
+    images: Vec<ContentBlock>,
 }
 
 impl Run {
@@ -189,7 +235,8 @@ impl Run {
         let store = Store::in_workspace(bench.workspace.root());
         let cwd = bench.working_dir.display().to_string();
         let root = bench.workspace.root().to_path_buf();
-        let mut run = Self { agent, terminal, store, session: String::new(), cwd, root, kept: false };
+        let mut run =
+            Self { agent, terminal, store, session: String::new(), cwd, root, kept: false, images: Vec::new() };
         match &args.session {
             Some(id) => run.resume(id, args.mode).await?,
             None => run.fresh(args.mode)?,
@@ -263,10 +310,16 @@ impl Run {
             }
         });
         self.terminal.begin_turn();
-        let params = SessionPromptParams { session_id: self.session.clone(), prompt: vec![ContentBlock::text(prompt)] };
+        let mut blocks = vec![ContentBlock::text(prompt)];
+        blocks.append(&mut self.images);
+        let params = SessionPromptParams { session_id: self.session.clone(), prompt: blocks };
         let result = self.agent.prompt(params).await;
         ctrl_c.abort();
         self.terminal.end_turn();
+        if result.is_err() && !self.kept {
+            // Refused before anything ran (an image for a model without vision): no session left behind.
+            let _ = self.store.remove(&self.session);
+        }
         let result = result?;
         self.kept |= self.terminal.heard();
         if self.terminal.events.is_none() {
