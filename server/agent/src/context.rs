@@ -232,9 +232,9 @@ pub(crate) async fn fit(
         report.after = report.before;
         return Some(report);
     }
-    // Images go first, oldest first: one costs as much as pages of text.
-    report.images = drop_images(history, fixed, budget, force);
     let target = (budget.limit as f64 * LOW_WATER) as u64;
+    // Images go first, oldest first: one costs as much as pages of text.
+    report.images = drop_images(history, fixed, target, force);
     let summarise_now = if force == Force::No {
         report.cut = cut_oversized(history, fixed, budget) > 0;
         report.elided = elide_oldest(history, fixed, target);
@@ -503,10 +503,10 @@ fn elide_parts(message: &mut Message, calls: &HashMap<String, (String, Value)>) 
     count
 }
 
-/// Replaces images with a note saying what they were, oldest first, until the request fits the
-/// budget (forced: every image before the last assistant turn); the latest message's images are
-/// kept. Returns how many were dropped.
-fn drop_images(history: &mut History, fixed: usize, budget: Budget, force: Force) -> usize {
+/// Replaces images with a note saying what they were, oldest first, until the request is down to
+/// `target` tokens (forced: every image before the last assistant turn); the latest message's
+/// images are kept. Returns how many were dropped.
+fn drop_images(history: &mut History, fixed: usize, target: u64, force: Force) -> usize {
     let last = history.messages.len().saturating_sub(1);
     let end = match force {
         Force::No => last,
@@ -514,7 +514,7 @@ fn drop_images(history: &mut History, fixed: usize, budget: Budget, force: Force
     };
     let mut dropped = 0;
     for index in 0..end {
-        if force == Force::No && history.estimate(fixed) <= budget.limit {
+        if force == Force::No && history.estimate(fixed) <= target {
             break;
         }
         if !history.messages[index].content.iter().any(|part| matches!(part, Part::Image(_))) {

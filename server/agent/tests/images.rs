@@ -176,7 +176,8 @@ async fn a_model_without_vision_refuses_an_image_by_name_and_read_says_so() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compaction_drops_old_images_before_any_text() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    // Each 1024 × 1024 image costs about 765 tokens at OpenAI; the window holds about three.
+    // Each 1024 × 1024 image costs about 765 tokens at OpenAI; the window holds about four turns of
+    // text and image, so the fourth compacts: down to half the budget, by dropping old images.
     let provider = FakeProvider::start((0..4).map(|i| Turn::reply(format!("Seen {i}."))).collect()).await;
     let client = Arc::new(Recorder::default());
     let settings = ProviderSettings {
@@ -187,7 +188,7 @@ async fn compaction_drops_old_images_before_any_text() {
         api_key_env: None,
         max_tokens: 512,
         reasoning: Reasoning::default(),
-        context_window: Some(4_096),
+        context_window: Some(5_000),
         timeouts: Timeouts::default(),
         price: None,
         images: None,
