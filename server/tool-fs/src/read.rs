@@ -13,11 +13,11 @@ pub(crate) const MAX_LINE_CHARS: usize = 2000;
 /// Output beyond this many bytes is cut at a line boundary, with the offset to continue from.
 const MAX_OUTPUT_BYTES: usize = 128 * 1024;
 
-const DESCRIPTION: &str = "Read a text file. Output is `cat -n` style: each line prefixed by its 1-based number and a tab \
-    (the prefix is not part of the file). Reads up to 2000 lines by default; use offset and limit \
-    for long files. Lines over 2000 characters are cut. Shows the editor's unsaved text when the \
-    file is open there. Images (PNG, JPEG, GIF, WebP) are returned as images to a model that \
-    takes them, with their dimensions. Other binary files are refused with their type and size.";
+const DESCRIPTION: &str = "Read a file. Output is `cat -n` style: each line prefixed by its 1-based number and a tab \
+    (not part of the file). Up to 2000 lines by default; use offset and limit for long files. \
+    Lines over 2000 characters are cut. Shows the editor's unsaved text when the file is open \
+    there. Images (PNG, JPEG, GIF, WebP) come back as images to a model that takes them. Other \
+    binary files are refused with their type and size.";
 
 #[derive(Deserialize, JsonSchema)]
 pub(crate) struct Args {
