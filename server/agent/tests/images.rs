@@ -4,73 +4,27 @@
 //! the provider's format, resized under its limits; a model without vision is refused by name;
 //! compaction drops old images before any text.
 
+mod support;
+
 use std::io::Cursor;
 use std::path::Path;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use base64::Engine as _;
-use parking_lot::Mutex;
 use serde_json::json;
-use tandem_agent::{Agent, AgentConfig, SessionClient};
+use support::Recorder;
+use tandem_agent::{Agent, AgentConfig};
 use tandem_fake_provider::{FakeProvider, SentImage, Turn};
-use tandem_llm::{ProviderKind, ProviderSettings, Reasoning, RetryPolicy, Timeouts};
-use tandem_protocol::{
-    ContentBlock, PermissionOutcome, RequestPermissionParams, RequestPermissionResult, SessionNewParams,
-    SessionPromptParams, SessionUpdate, StopReason,
-};
-use tandem_text::BufferCache;
-use tandem_tool_api::{Registry, ToolConfig, Workspace};
-
-#[derive(Default)]
-struct Recorder {
-    updates: Mutex<Vec<SessionUpdate>>,
-}
-
-#[async_trait]
-impl SessionClient for Recorder {
-    async fn update(&self, _session_id: &str, update: SessionUpdate) {
-        self.updates.lock().push(update);
-    }
-
-    async fn request_permission(
-        &self,
-        params: RequestPermissionParams,
-    ) -> Result<RequestPermissionResult, tandem_agent::ClientError> {
-        let option_id = params.options.first().map(|o| o.option_id.clone()).unwrap_or_default();
-        Ok(RequestPermissionResult {
-            outcome: PermissionOutcome::Selected { option_id, accepted_hunks: None, message: None },
-        })
-    }
-}
+use tandem_llm::ProviderKind;
+use tandem_protocol::{ContentBlock, SessionNewParams, SessionPromptParams, SessionUpdate, StopReason};
+use tandem_tool_api::{Registry, ToolConfig};
 
 fn start(kind: ProviderKind, model: &str, root: &Path, provider: &FakeProvider, window: Option<u32>) -> Arc<Agent> {
-    let settings = ProviderSettings {
-        kind,
-        base_url: provider.base_url(),
-        model: model.to_owned(),
-        api_key: None,
-        api_key_env: None,
-        max_tokens: 1_024,
-        reasoning: Reasoning::default(),
-        context_window: window,
-        timeouts: Timeouts::default(),
-        price: None,
-        images: None,
-        retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
-    };
-    let workspace = Workspace::new(root, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let mut settings = support::settings(kind, &provider.base_url(), 0, 1_024);
+    settings.model = model.to_owned();
+    settings.context_window = window;
     let registry = Registry::new(tandem_tool_fs::all(), ToolConfig::default());
-    Agent::new(
-        Arc::new(workspace),
-        Arc::new(BufferCache::new()),
-        Arc::new(registry),
-        None,
-        None,
-        Arc::new(Recorder::default()) as Arc<dyn SessionClient>,
-        AgentConfig::new(settings),
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
+    support::start_with(root, AgentConfig::new(settings), Arc::new(Recorder::default()), registry)
 }
 
 /// A PNG of `width` × `height` (a gradient: small on disk, whatever its size).
@@ -180,31 +134,11 @@ async fn compaction_drops_old_images_before_any_text() {
     // text and image, so the fourth compacts: down to half the budget, by dropping old images.
     let provider = FakeProvider::start((0..4).map(|i| Turn::reply(format!("Seen {i}."))).collect()).await;
     let client = Arc::new(Recorder::default());
-    let settings = ProviderSettings {
-        kind: ProviderKind::OpenAi,
-        base_url: provider.base_url(),
-        model: "gpt-4o".into(),
-        api_key: None,
-        api_key_env: None,
-        max_tokens: 512,
-        reasoning: Reasoning::default(),
-        context_window: Some(5_000),
-        timeouts: Timeouts::default(),
-        price: None,
-        images: None,
-        retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
-    };
-    let workspace = Workspace::new(dir.path(), &[]).unwrap_or_else(|e| panic!("{e}"));
-    let agent = Agent::new(
-        Arc::new(workspace),
-        Arc::new(BufferCache::new()),
-        Arc::new(Registry::new(Vec::new(), ToolConfig::default())),
-        None,
-        None,
-        Arc::clone(&client) as Arc<dyn SessionClient>,
-        AgentConfig::new(settings),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let mut settings = support::settings(ProviderKind::OpenAi, &provider.base_url(), 0, 512);
+    settings.model = "gpt-4o".into();
+    settings.context_window = Some(5_000);
+    let empty = Registry::new(Vec::new(), ToolConfig::default());
+    let agent = support::start_with(dir.path(), AgentConfig::new(settings), Arc::clone(&client), empty);
     let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
     let text = "notes ".repeat(100);
     for i in 0..4 {
@@ -253,31 +187,11 @@ async fn a_resumed_session_keeps_its_images_and_replays_the_persons() {
     drop(agent);
     // Another process loads the session: the image is replayed to the person and still sent.
     let client = Arc::new(Recorder::default());
-    let settings = ProviderSettings {
-        kind: ProviderKind::Anthropic,
-        base_url: provider.base_url(),
-        model: "claude-sonnet-4-5".into(),
-        api_key: None,
-        api_key_env: None,
-        max_tokens: 1_024,
-        reasoning: Reasoning::default(),
-        context_window: None,
-        timeouts: Timeouts::default(),
-        price: None,
-        images: None,
-        retry: RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
-    };
-    let workspace = Workspace::new(dir.path(), &[]).unwrap_or_else(|e| panic!("{e}"));
-    let agent = Agent::new(
-        Arc::new(workspace),
-        Arc::new(BufferCache::new()),
-        Arc::new(Registry::new(Vec::new(), ToolConfig::default())),
-        None,
-        None,
-        Arc::clone(&client) as Arc<dyn SessionClient>,
-        AgentConfig::new(settings),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let mut settings = support::settings(ProviderKind::Anthropic, &provider.base_url(), 0, 1_024);
+    settings.model = "claude-sonnet-4-5".into();
+    settings.context_window = None;
+    let empty = Registry::new(Vec::new(), ToolConfig::default());
+    let agent = support::start_with(dir.path(), AgentConfig::new(settings), Arc::clone(&client), empty);
     agent
         .load(tandem_protocol::SessionLoadParams { session_id: session.clone(), cwd: None, mcp_servers: None })
         .await

@@ -81,11 +81,16 @@ pub fn builtin() -> Registry {
 
 /// An agent on the workspace at `root` with the built-in tools, answering to `client`.
 pub fn start(root: &Path, config: AgentConfig, client: Arc<Recorder>) -> Arc<Agent> {
+    start_with(root, config, client, builtin())
+}
+
+/// An agent on the workspace at `root` with the tools of `registry`, answering to `client`.
+pub fn start_with(root: &Path, config: AgentConfig, client: Arc<Recorder>, registry: Registry) -> Arc<Agent> {
     let workspace = Workspace::new(root, &[]).unwrap_or_else(|e| panic!("{e}"));
     Agent::new(
         Arc::new(workspace),
         Arc::new(BufferCache::new()),
-        Arc::new(builtin()),
+        Arc::new(registry),
         None,
         None,
         client as Arc<dyn SessionClient>,
