@@ -108,7 +108,12 @@ impl Agent {
             store: old.store.clone(),
             me: me.clone(),
             trust_asked: std::sync::atomic::AtomicBool::new(true),
-            checkpoints: std::sync::OnceLock::new(),
+            // The same workspace's store, if it was opened already.
+            checkpoints: old
+                .checkpoints
+                .get()
+                .cloned()
+                .map_or_else(std::sync::OnceLock::new, std::sync::OnceLock::from),
         });
         *self.env.write() = env;
         if let Ok(mut kept) = self.models.try_lock() {

@@ -103,7 +103,7 @@ fn read_file(path: &str, name: &str) -> Result<Vec<u8>, ImageRefused> {
     }
     let bytes = std::fs::read(path).map_err(read_error)?;
     // Only images are read this way: anything else is refused before its bytes go anywhere.
-    if tandem_llm::image::sniff(&bytes).is_none() {
+    if tandem_text::image_media_type(&bytes).is_none() {
         return Err(ImageError::Unsupported(name.to_owned()).into());
     }
     Ok(bytes)

@@ -175,6 +175,8 @@ fn decoded(at: &str, media_type: &str, data: &str, in_tool_result: bool) -> Resu
     Ok(SentImage { media_type: media_type.to_owned(), bytes, in_tool_result })
 }
 
+/// The provider's own check of what the bytes are, kept apart from Tandem's
+/// (`tandem_text::image_media_type`) on purpose: the double does not trust the code it tests.
 fn sniff(bytes: &[u8]) -> Option<&'static str> {
     if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")

@@ -101,21 +101,6 @@ pub enum ImageError {
     Base64(String),
 }
 
-/// The media type of PNG, JPEG, GIF or WebP bytes, by their magic numbers.
-pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
-}
-
 fn format_of(media_type: &str) -> Option<image::ImageFormat> {
     Some(match media_type {
         "image/png" => image::ImageFormat::Png,
@@ -151,7 +136,7 @@ pub fn fit_dimensions(width: u32, height: u32, max_edge: u32) -> (u32, u32) {
 /// kept) and encoded again — PNG for images with transparency or few colours when that fits,
 /// JPEG otherwise — smaller each round until it fits.
 pub fn prepare(bytes: &[u8], what: &str, limits: Limits) -> Result<Image, ImageError> {
-    let media_type = sniff(bytes).ok_or_else(|| ImageError::Unsupported(what.to_owned()))?;
+    let media_type = tandem_text::image_media_type(bytes).ok_or_else(|| ImageError::Unsupported(what.to_owned()))?;
     let format = format_of(media_type).ok_or_else(|| ImageError::Unsupported(what.to_owned()))?;
     let decode_error = |err: image::ImageError| ImageError::Decode {
         what: what.to_owned(),
@@ -306,7 +291,7 @@ mod tests {
             // What the header says is what the image is.
             let real = image::load_from_memory(&bytes).map(|i| (i.width(), i.height()));
             prop_assert_eq!(real.ok(), Some((image.width, image.height)));
-            prop_assert_eq!(sniff(&bytes), Some(image.media_type.as_str()));
+            prop_assert_eq!(tandem_text::image_media_type(&bytes), Some(image.media_type.as_str()));
             prop_assert!(image.width.max(image.height) <= edge, "{}x{} -> {}x{}", width, height, image.width, image.height);
             prop_assert!(bytes.len() <= limits.max_bytes || image.width.max(image.height) <= 16, "{} > {}", bytes.len(), limits.max_bytes);
             prop_assert!(keeps_ratio(width, height, image.width, image.height), "{}x{} -> {}x{}", width, height, image.width, image.height);

@@ -108,7 +108,8 @@ async fn project_section(root: &std::path::Path, config: &Config) -> String {
         .ok(),
     };
     // The trust warning says what the line above does.
-    for warning in config.warnings.iter().filter(|w| !w.contains("is not trusted, so")) {
+    let trust_notice = crate::config::untrusted_notice(root, &config.untrusted_ignored);
+    for warning in config.warnings.iter().filter(|w| **w != trust_notice) {
         writeln!(text, "  warning: {warning}").ok();
     }
     match config.provider_settings() {

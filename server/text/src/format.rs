@@ -135,6 +135,22 @@ fn floor_boundary(text: &str, at: usize) -> usize {
     at
 }
 
+/// The media type of PNG, JPEG, GIF or WebP bytes, by their magic numbers (the image formats
+/// models take); `None` for anything else.
+pub fn image_media_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
 /// A short description of binary content, from its magic bytes.
 pub fn describe_binary(bytes: &[u8]) -> &'static str {
     const MAGIC: &[(&[u8], &str)] = &[

@@ -12,27 +12,12 @@ use tandem_tool_api::{ToolContext, ToolError, ToolOutput};
 /// Image files larger than this are described, not attached.
 const MAX_IMAGE_BYTES: u64 = 50 * 1024 * 1024;
 
-/// The media type of PNG, JPEG, GIF or WebP bytes, by their magic numbers.
-fn media_type(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
-}
-
 /// The `read` of the image at `path`; `None` when the file is not an image after all (it is
 /// then read as any other file).
 pub(crate) fn read(ctx: &ToolContext, path: &Path) -> Result<Option<ToolOutput>, ToolError> {
     let shown = ctx.workspace.display(path);
     let Some(bytes) = disk::read_bytes(path, MAX_IMAGE_BYTES)? else { return Ok(None) };
-    let Some(mime) = media_type(&bytes) else { return Ok(None) };
+    let Some(mime) = tandem_text::image_media_type(&bytes) else { return Ok(None) };
     let format = mime.trim_start_matches("image/").to_ascii_uppercase();
     let dimensions = image::ImageReader::new(Cursor::new(&bytes))
         .with_guessed_format()

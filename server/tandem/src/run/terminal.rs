@@ -314,12 +314,16 @@ impl Terminal {
             SessionUpdate::ToolCallUpdate(update)
                 if matches!(update.status, Some(ToolCallStatus::Completed | ToolCallStatus::Failed)) =>
             {
-                let title = update.title.clone().or_else(|| self.titles.lock().get(&update.tool_call_id).cloned());
-                self.say(&self.card(&title.unwrap_or_default(), &update));
+                self.say(&self.card(&self.title_of(&update), &update));
             }
             SessionUpdate::UsageUpdate(usage) => *self.usage.lock() = Some(usage),
             _ => {}
         }
+    }
+
+    /// The title of a call's update: its own, else the one its call started with.
+    fn title_of(&self, update: &ToolCallUpdate) -> String {
+        update.title.clone().or_else(|| self.titles.lock().get(&update.tool_call_id).cloned()).unwrap_or_default()
     }
 
     /// Records that nobody could answer and says how to run so that someone can.
@@ -402,8 +406,7 @@ impl SessionClient for Terminal {
                 self.titles.lock().insert(call.tool_call_id, call.title);
             }
             SessionUpdate::ToolCallUpdate(update) => {
-                let title = update.title.clone().or_else(|| self.titles.lock().get(&update.tool_call_id).cloned());
-                let title = title.unwrap_or_default();
+                let title = self.title_of(&update);
                 if matches!(update.status, Some(ToolCallStatus::Completed | ToolCallStatus::Failed)) {
                     let mut card = self.card(&title, &update);
                     if update.tool_call_id == tandem_agent::TRUST_CARD {
