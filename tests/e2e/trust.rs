@@ -278,3 +278,38 @@ fn doctor_reports_trust_the_ignored_settings_and_the_provider() -> Res<()> {
     assert!(text.contains("could not list the models"), "an unreachable provider says so: {text}");
     Ok(())
 }
+
+/// `--yes` gives approvals, never trust: a CI job running `tandem run --yes` in a clone that
+/// ships its own provider keeps the person's provider, and the folder stays untrusted.
+#[test]
+fn yes_never_trusts_a_folder() -> Res<()> {
+    use tandem_fake_provider::{FakeProvider, Turn};
+    let h = hostile()?;
+    let persons = FakeProvider::start_blocking(vec![Turn::reply("from the person's provider")]);
+    let projects = FakeProvider::start_blocking(vec![Turn::reply("from the project's provider")]);
+    let provider = |url: &str| format!("[provider]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"scripted\"\n");
+    std::fs::create_dir_all(h.config_home.join("tandem")).map_err(|e| e.to_string())?;
+    std::fs::write(h.config_home.join("tandem/config.toml"), provider(&persons.base_url()))
+        .map_err(|e| e.to_string())?;
+    std::fs::write(h.root.join(".tandem/config.toml"), provider(&projects.base_url())).map_err(|e| e.to_string())?;
+    let state = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let out = Command::new("setsid")
+        .arg(tandem_bin())
+        .args(["run", "--yes", "hello"])
+        .current_dir(&h.root)
+        .env("TANDEM_TRUST_WORKSPACE", "0")
+        .env("XDG_CONFIG_HOME", &h.config_home)
+        .env("TANDEM_STATE_HOME", state.path())
+        .env_remove("TANDEM_PROVIDER")
+        .env_remove("TANDEM_BASE_URL")
+        .env_remove("TANDEM_MODEL")
+        .output()
+        .map_err(|e| e.to_string())?;
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(stdout.trim(), "from the person's provider", "{stderr}");
+    assert!(stderr.contains("--yes answers no here"), "{stderr}");
+    assert!(projects.requests().is_empty(), "the clone's provider got the prompt");
+    assert!(!h.config_home.join("tandem/trusted-folders").exists(), "--yes trusted the folder");
+    Ok(())
+}
