@@ -37,4 +37,5 @@ mod telemetry;
 mod tmux;
 mod trust;
 mod vscode;
+mod warm;
 mod web;
