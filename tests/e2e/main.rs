@@ -38,3 +38,4 @@ mod tmux;
 mod trust;
 mod vscode;
 mod web;
+mod worktree_review;
