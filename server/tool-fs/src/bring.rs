@@ -127,14 +127,15 @@ fn finish(mut result: BroughtOver) -> BroughtOver {
     result
 }
 
-/// Text of `bytes`, or why it is not text.
-fn text_of(bytes: Option<Vec<u8>>) -> Result<Option<String>, String> {
+/// What is left out of a file that is not text.
+const NOT_TEXT: &str = "not text: copy it over with git (`git checkout <branch> -- <path>`)";
+
+/// The text of `bytes` (`Some(None)`: no file); `None` when it is not text.
+fn text_of(bytes: Option<Vec<u8>>) -> Option<Option<String>> {
     match bytes.map(tandem_text::decode) {
-        None => Ok(None),
-        Some(Decoded::Text { text, .. }) => Ok(Some(text)),
-        Some(Decoded::Binary { .. }) => {
-            Err("not text: copy it over with git (`git checkout <branch> -- <path>`)".to_owned())
-        }
+        None => Some(None),
+        Some(Decoded::Text { text, .. }) => Some(Some(text)),
+        Some(Decoded::Binary { .. }) => None,
     }
 }
 
@@ -144,20 +145,23 @@ fn through_link(ctx: &ToolContext, path: &std::path::Path) -> bool {
     path.to_str().is_none_or(|raw| ctx.workspace.resolve(raw, ctx.workspace.root()).map_or(true, |real| real != path))
 }
 
-/// The change `base` → `new` carried over onto `ours`, or why not.
-fn carried(base: &str, new: &str, ours: &str) -> Result<(String, bool), String> {
+/// The change `base` → `new` carried over onto `ours`, and whether `ours` had changed.
+fn carried(base: &str, new: &str, ours: &str) -> Result<(String, bool), tandem_text::rebase::Conflict> {
     if ours == base {
         return Ok((new.to_owned(), false));
     }
-    tandem_text::rebase::rebase(base, new, ours).map(|text| (text, true)).map_err(|conflict| {
-        let lines = |(a, b): (usize, usize)| if a == b { format!("line {a}") } else { format!("lines {a}-{b}") };
-        format!(
-            "you changed it since the base where the worktree changes it too (your {} against its change to {} of \
-             the base); left as it is: merge it by hand",
-            lines(conflict.current_lines),
-            lines(conflict.reviewed_lines)
-        )
-    })
+    tandem_text::rebase::rebase(base, new, ours).map(|text| (text, true))
+}
+
+/// Why a file both sides changed at the same place is left out.
+fn overlapping(conflict: &tandem_text::rebase::Conflict) -> String {
+    let lines = |(a, b): (usize, usize)| if a == b { format!("line {a}") } else { format!("lines {a}-{b}") };
+    format!(
+        "you changed it since the base where the worktree changes it too (your {} against its change to {} of \
+         the base); left as it is: merge it by hand",
+        lines(conflict.current_lines),
+        lines(conflict.reviewed_lines)
+    )
 }
 
 fn plan(ctx: &ToolContext, file: Incoming) -> Result<Plan, ToolError> {
@@ -167,9 +171,8 @@ fn plan(ctx: &ToolContext, file: Incoming) -> Result<Plan, ToolError> {
             return Ok(Plan::Left("a symbolic link, or inside one, which is never written through".to_owned()));
         }
     }
-    let (base, new) = match (text_of(file.base), text_of(file.new)) {
-        (Ok(base), Ok(new)) => (base, new),
-        (Err(why), _) | (_, Err(why)) => return Ok(Plan::Left(why)),
+    let (Some(base), Some(new)) = (text_of(file.base), text_of(file.new)) else {
+        return Ok(Plan::Left(NOT_TEXT.to_owned()));
     };
     if let Some(from) = &file.from {
         let ours = load(ctx, from)?;
@@ -184,7 +187,7 @@ fn plan(ctx: &ToolContext, file: Incoming) -> Result<Plan, ToolError> {
         }
         let (text, merged) = match carried(base.as_deref().unwrap_or(""), new.as_deref().unwrap_or(""), &ours.text) {
             Ok(carried) => carried,
-            Err(why) => return Ok(Plan::Left(why)),
+            Err(conflict) => return Ok(Plan::Left(overlapping(&conflict))),
         };
         return Ok(Plan::Change { loaded: ours, change: Change::Move { to: file.path, text }, merged });
     }
@@ -203,7 +206,7 @@ fn plan(ctx: &ToolContext, file: Incoming) -> Result<Plan, ToolError> {
         }
         (Some(base), Some(new)) => match carried(&base, &new, &ours.text) {
             Ok((text, merged)) => Plan::Change { loaded: ours, change: Change::Write(text), merged },
-            Err(why) => Plan::Left(why),
+            Err(conflict) => Plan::Left(overlapping(&conflict)),
         },
     };
     Ok(plan)
