@@ -69,4 +69,16 @@ return function(H)
     end, "keep.txt saved")
     eq("line 19", vim.fn.readfile(workspace .. "/keep.txt")[19])
   end)
+
+  test("e2e setup's worktree: a new session works in that worktree and :TandemInfo says where", function()
+    tandem.config().worktree = "side"
+    H.answered("hello")
+    local where
+    for _, line in ipairs(tandem.info()) do
+      if line:find("^worktree: ") then
+        where = line
+      end
+    end
+    H.truthy(where and where:find("worktree: side at ", 1, true) and where:find("(branch tandem/side)", 1, true), where)
+  end)
 end
