@@ -3,11 +3,13 @@
 // places, new.txt created, gone.txt deleted). The command's quick pick lists it with its branch
 // and changed files; choosing it opens the usual review (nothing written before the answer);
 // "Accept All Changes" brings it over and a notification says so. vscode.rs checks the files.
+// The workspace's settings name the worktree `side` (`tandem.worktree`): the first prompt's
+// session works there, and the panel says where.
 
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { env, plain, runCommand, runInWorkbench, step, waitFor } from "./workbench.mjs";
+import { env, panelFrame, plain, runCommand, runInWorkbench, sendPrompt, step, waitFor } from "./workbench.mjs";
 
 const WORKSPACE = env("WORKSPACE");
 const OUT_DIR = env("OUT_DIR");
@@ -34,5 +36,13 @@ await runInWorkbench(async (page) => {
   await runCommand(page, "Tandem: Accept All Changes");
   await page.locator(".notifications-toasts", { hasText: "Brought over 3 file(s)." }).waitFor({ timeout: 30_000 });
   await waitFor(async () => (existsSync(join(WORKSPACE, "new.txt")) && !existsSync(join(WORKSPACE, "gone.txt")) ? true : new Error("not yet")), 10_000, "the files on disk");
-  console.log("ok: the worktree was listed, reviewed and brought over");
+
+  step("tandem.worktree: the session works in that worktree and the panel says where");
+  await runCommand(page, "Tandem: Open Panel");
+  const panel = panelFrame(page);
+  await panel.locator('[data-testid="prompt"]').waitFor({ timeout: 30_000 });
+  await sendPrompt(panel, "hello", "Hello from the worktree.");
+  await panel.locator(".notice", { hasText: /Working in worktree side at .*\(branch tandem\/side, new\)/ }).waitFor({ timeout: 10_000 });
+  await page.screenshot({ path: join(OUT_DIR, "session-in-worktree.png") });
+  console.log("ok: the worktree was listed, reviewed and brought over; a session worked in another");
 });
