@@ -516,7 +516,8 @@ fn review_worktree_in_a_real_vscode_lists_the_worktrees_and_brings_one_over_thro
     let repo = crate::worktree_review::editors_fixture(dir.path())?;
     // New sessions work in the worktree `side` (the workspace's own settings say so).
     std::fs::create_dir_all(repo.join(".vscode")).map_err(|e| e.to_string())?;
-    std::fs::write(repo.join(".vscode/settings.json"), r#"{ "tandem.worktree": "side" }"#).map_err(|e| e.to_string())?;
+    std::fs::write(repo.join(".vscode/settings.json"), r#"{ "tandem.worktree": "side" }"#)
+        .map_err(|e| e.to_string())?;
     let provider = FakeProvider::start_blocking(vec![Turn::reply("Hello from the worktree.")]);
     let env = crate::worktree_review::env_of(&repo);
     let state = env.iter().find(|(k, _)| k == "TANDEM_STATE_HOME").map(|(_, v)| v.as_str()).unwrap_or_default();
