@@ -39,3 +39,4 @@ mod trust;
 mod vscode;
 mod warm;
 mod web;
+mod worktree_review;
