@@ -51,6 +51,8 @@ pub struct LspProxy {
     cache: Arc<BufferCache>,
     catalog: Catalog,
     request_timeout: Duration,
+    /// How long a query waits for a server to finish indexing (at least `request_timeout`).
+    ready_wait: Duration,
     diagnostics_wait: Duration,
     diagnostics_after_edit: bool,
     /// rust-analyzer may run `cargo check` for its diagnostics in a trusted folder.
@@ -183,6 +185,7 @@ struct Start {
     binaries: Arc<Binaries>,
     root: PathBuf,
     request_timeout: Duration,
+    ready_wait: Duration,
     progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
     cache: Arc<BufferCache>,
 }
@@ -190,7 +193,7 @@ struct Start {
 impl Start {
     /// The running server of `slot`, started or restarted (with backoff) as needed.
     async fn run(self, slot: SharedSlot) -> Result<Arc<Server>, IntelError> {
-        let Start { spec, program, binaries, root, request_timeout, progress_tx, cache } = self;
+        let Start { spec, program, binaries, root, request_timeout, ready_wait, progress_tx, cache } = self;
         let mut slot = slot.lock().await;
         if let Some(server) = &slot.server {
             if server.alive() {
@@ -217,8 +220,9 @@ impl Start {
         // trusted and its content is the one pinned.
         binaries.check(&program).map_err(|err| IntelError::NoServer(err.to_string()))?;
         let path = binaries.child_path();
-        let server =
-            Server::start(spec, &program.path, root, request_timeout, progress_tx, path).await.map_err(intel_error)?;
+        let server = Server::start(spec, &program.path, root, request_timeout, ready_wait, progress_tx, path)
+            .await
+            .map_err(intel_error)?;
         server.reopen(&cache, &slot.open);
         slot.server = Some(Arc::clone(&server));
         slot.program = Some(program);
@@ -259,6 +263,7 @@ impl LspProxy {
             cache,
             catalog: Catalog::new(settings)?,
             request_timeout: Duration::from_millis(settings.request_timeout_ms.unwrap_or(20_000)),
+            ready_wait: Duration::ZERO,
             diagnostics_wait: Duration::from_millis(settings.diagnostics_wait_ms.unwrap_or(10_000)),
             diagnostics_after_edit: settings.diagnostics_after_edit.unwrap_or(true),
             cargo_check: settings.cargo_check.unwrap_or(true),
@@ -275,6 +280,15 @@ impl LspProxy {
     #[must_use]
     pub fn with_preview_wait(mut self, wait: Duration) -> Self {
         self.preview_wait = wait;
+        self
+    }
+
+    /// Lets queries wait up to `wait` for a server to finish loading the project (rust-analyzer
+    /// indexing) before they are asked, instead of the request timeout: for a process that
+    /// keeps its servers warm for later calls, where the first call may wait for the index.
+    #[must_use]
+    pub fn with_ready_wait(mut self, wait: Duration) -> Self {
+        self.ready_wait = wait;
         self
     }
 
@@ -367,6 +381,7 @@ impl LspProxy {
             binaries: Arc::clone(&self.binaries),
             root,
             request_timeout: self.request_timeout,
+            ready_wait: self.ready_wait,
             progress_tx: self.progress_tx.clone(),
             cache: Arc::clone(&self.cache),
         }

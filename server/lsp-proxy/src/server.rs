@@ -216,6 +216,9 @@ pub struct Server {
     /// The process id, for tests and logs.
     pub pid: Option<u32>,
     timeout: Duration,
+    /// How long a query waits for the server to be ready (indexed) before it is asked: at
+    /// least `timeout`.
+    ready_wait: Duration,
     version_counter: AtomicI32,
     /// Diagnostics by document text ([`memo`]).
     memo: Mutex<HashMap<PathBuf, Vec<memo::Memo>>>,
@@ -332,6 +335,7 @@ impl Server {
         program: &Path,
         root: PathBuf,
         timeout: Duration,
+        ready_wait: Duration,
         progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
         path: Option<std::ffi::OsString>,
     ) -> Result<Arc<Self>, ServerError> {
@@ -408,6 +412,7 @@ impl Server {
             child: tokio::sync::Mutex::new(child),
             pid,
             timeout,
+            ready_wait: ready_wait.max(timeout),
             version_counter: AtomicI32::new(0),
             memo: Mutex::new(HashMap::new()),
             disk_epoch: AtomicU64::new(0),
@@ -618,8 +623,8 @@ impl Server {
     where
         R: Request<Params = serde_json::Value, Result = serde_json::Value>,
     {
+        let ready = self.wait_ready(tokio::time::Instant::now() + self.ready_wait).await;
         let deadline = tokio::time::Instant::now() + self.timeout;
-        let ready = self.wait_ready(deadline).await;
         let loaded = self.wait_analyzed(uri, deadline).await && ready;
         let answer = self.ask::<R>(params).await?;
         let empty = answer.is_null() || answer.as_array().is_some_and(Vec::is_empty);

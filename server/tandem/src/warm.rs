@@ -51,6 +51,8 @@ const START_LIMIT: Duration = Duration::from_secs(30);
 const MAX_REQUEST: u64 = 4 * 1024 * 1024;
 /// Files a disk scan looks at, at most; a larger tree is not watched (the servers' own view).
 const MAX_SCANNED: usize = 200_000;
+/// How long a call may wait for a language server to finish indexing the project.
+const INDEX_WAIT: Duration = Duration::from_secs(180);
 /// How often it checks that its project still exists.
 const ROOT_CHECK: Duration = Duration::from_secs(5);
 /// The longest socket path `sockaddr_un` holds, with room to spare.
@@ -329,8 +331,10 @@ struct Serving {
 /// `tandem lsp-warm`: the background process. Prints `ready` on stdout once it listens.
 pub async fn serve(root: Option<PathBuf>) -> ExitCode {
     let Some(idle) = idle() else { return ExitCode::from(2) };
-    let opened =
-        Root::from_cli(root).and_then(|root| Workbench::open(&root, Options { mcp: Mcp::Off, ..Options::default() }));
+    // The first call waits for the index (rust-analyzer on a big project takes a minute);
+    // the servers then stay warm for the next ones.
+    let options = Options { mcp: Mcp::Off, lsp_ready_wait: Some(INDEX_WAIT), ..Options::default() };
+    let opened = Root::from_cli(root).and_then(|root| Workbench::open(&root, options));
     let bench = match opened {
         Ok(bench) => bench,
         Err(err) => {

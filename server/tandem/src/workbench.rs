@@ -94,6 +94,9 @@ pub struct Options {
     pub cache: Option<Arc<BufferCache>>,
     /// Nobody reads a change's diagnostics preview (`tandem run --yes`): none is made.
     pub no_previews: bool,
+    /// How long a language-server query may wait for its server to finish indexing (`None`:
+    /// the request timeout); the warm servers of `tandem tool lsp` wait for the index once.
+    pub lsp_ready_wait: Option<std::time::Duration>,
 }
 
 /// What a door wants of the configured MCP servers.
@@ -190,6 +193,9 @@ impl Workbench {
                     }
                     if let Some(files) = config.preview_files {
                         proxy = proxy.with_preview_files(files);
+                    }
+                    if let Some(wait) = options.lsp_ready_wait {
+                        proxy = proxy.with_ready_wait(wait);
                     }
                     Some(Arc::new(proxy))
                 }

@@ -143,6 +143,7 @@ impl Places {
             mcp: crate::workbench::Mcp::Sessions,
             cache: Some(Arc::clone(cache)),
             no_previews: false,
+            lsp_ready_wait: None,
         };
         let root = crate::workbench::Root::Given { root: worktree.path.clone(), cwd: None };
         let bench = Workbench::open(&root, options).map_err(|err| RpcError::invalid_params(err.to_string()))?;
