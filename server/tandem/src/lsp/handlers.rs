@@ -306,6 +306,7 @@ impl Backend {
             mcp: Mcp::Sessions,
             cache: Some(Arc::clone(&self.cache)),
             no_previews: false,
+            ..Options::default()
         };
         let bench = Workbench::open(&root, options).map_err(|err| match err {
             WorkbenchError::Config(_) => RpcError::invalid_params(err.to_string()),
