@@ -236,7 +236,7 @@ impl Registry {
         if let Some(service) = self.door.unmet(spec.needs) {
             return Some(service.missing(spec.name, self.door.name()));
         }
-        let service = spec.needs.iter().find(|need| !need.on(ctx))?;
+        let service = spec.needs.iter().find(|need| !ctx.has(**need))?;
         Some(service.missing(spec.name, "this call"))
     }
 

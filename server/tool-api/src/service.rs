@@ -2,22 +2,20 @@
 //! door provides: a registry leaves out the tools whose needs its door cannot meet, so that a
 //! door never offers a tool that can only fail there.
 
-use crate::ToolContext;
-
-/// A service on the [`ToolContext`] that not every door, or every call, has.
+/// A service on the [`ToolContext`](crate::ToolContext) that not every door, or every call, has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Service {
-    /// The editor ([`ToolContext::editor`]).
+    /// The editor ([`ToolContext::editor`](crate::ToolContext::editor)).
     Editor,
-    /// Language servers ([`ToolContext::intel`]).
+    /// Language servers ([`ToolContext::intel`](crate::ToolContext::intel)).
     Intel,
-    /// Someone who approves changes and commands ([`ToolContext::approver`]).
+    /// Someone who approves changes and commands ([`ToolContext::approver`](crate::ToolContext::approver)).
     Approver,
-    /// The agent session: task list, questions, plan mode, sub-agents ([`ToolContext::host`]).
+    /// The agent session: task list, questions, plan mode, sub-agents ([`ToolContext::host`](crate::ToolContext::host)).
     Host,
-    /// The registry the call came through ([`ToolContext::registry`]).
+    /// The registry the call came through ([`ToolContext::registry`](crate::ToolContext::registry)).
     Registry,
-    /// The log of what the call wrote ([`ToolContext::writes`]).
+    /// The log of what the call wrote ([`ToolContext::writes`](crate::ToolContext::writes)).
     Writes,
 }
 
@@ -47,18 +45,6 @@ impl Service {
                 "an agent session (tandem/session/prompt in an editor, `tandem acp`, `tandem run`)"
             }
             Self::Registry => "every door of the `tandem` binary",
-        }
-    }
-
-    /// Whether `ctx` has it.
-    pub fn on(self, ctx: &ToolContext) -> bool {
-        match self {
-            Self::Editor => ctx.editor.is_some(),
-            Self::Intel => ctx.intel.is_some(),
-            Self::Approver => ctx.approver.is_some(),
-            Self::Host => ctx.host.is_some(),
-            Self::Registry => ctx.registry.is_some(),
-            Self::Writes => ctx.writes.is_some(),
         }
     }
 
