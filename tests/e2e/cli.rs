@@ -84,7 +84,7 @@ fn tool_command_prints_text_or_json() -> Res<()> {
 #[test]
 fn tools_lists_a_table_and_json_that_match_the_registry() -> Res<()> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let registry = tandem_tools::builtin(tandem_tools::ToolConfig::default());
+    let registry = tandem_tools::builtin(tandem_tools::ToolConfig::default()).at_door(tandem_tools::Door::SHELL);
 
     let (code, json, stderr) = run(dir.path(), &["tools", "--json"])?;
     assert_eq!(code, 0, "{stderr}");
@@ -177,6 +177,29 @@ fn tools_include_the_workspace_mcp_servers() -> Res<()> {
     let (code, output, stderr) = run_raw(dir.path(), &["tool", "mcp__me__read", r#"{"file_path":"a.txt"}"#, "--text"])?;
     assert_eq!(code, 0, "{stderr}");
     assert!(output.contains("alpha"), "{output}");
+    Ok(())
+}
+
+/// The shell has no agent session: `tandem tools` does not list the session tools, and a call of
+/// one exits 1 with what it needs and where it works; `tool_search`, which needs only the
+/// registry, works from the shell.
+#[test]
+fn the_shell_offers_no_session_tools_and_says_where_they_work() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (code, json, stderr) = run(dir.path(), &["tools", "--json"])?;
+    assert_eq!(code, 0, "{stderr}");
+    let names: Vec<&str> = json.as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
+    for session_tool in ["todowrite", "question", "plan_enter", "agent"] {
+        assert!(!names.contains(&session_tool), "`tandem tools` lists {session_tool}: {names:?}");
+    }
+    assert!(names.contains(&"tool_search"), "{names:?}");
+    let (code, json, _) = run(dir.path(), &["tool", "todowrite", r#"{"todos": []}"#])?;
+    assert_eq!(code, 1, "{json}");
+    let error = json["error"].as_str().unwrap_or_default();
+    assert!(error.contains("needs an agent session") && error.contains("`tandem tool` does not provide"), "{error}");
+    assert!(error.contains("it works inside an agent session"), "{error}");
+    let (code, json, _) = run(dir.path(), &["tool", "tool_search", r#"{"query": "read a file"}"#])?;
+    assert_eq!((code, &json["error"]), (0, &Value::Null), "{json}");
     Ok(())
 }
 

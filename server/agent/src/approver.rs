@@ -152,15 +152,24 @@ use undo::{not_covered_text, titled};
 /// Starts a call's checkpoint window again (a new snapshot before it runs).
 pub(crate) type Reopen = Box<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
 
+/// A tool call as the person is shown it when they are asked about it.
+pub struct ShownCall {
+    /// The call's id in the session.
+    pub tool_call_id: String,
+    /// Its title (a question's title adds what undo leaves out).
+    pub title: String,
+    /// Its kind (the icon the editor shows).
+    pub kind: ToolKind,
+    /// Its arguments.
+    pub raw_input: Value,
+}
+
 /// The approver of one tool call.
 pub struct CallApprover {
     gate: Arc<SessionGate>,
     client: Arc<dyn SessionClient>,
     cancel: CancellationToken,
-    tool_call_id: String,
-    title: String,
-    kind: ToolKind,
-    raw_input: Value,
+    call: ShownCall,
     /// The diffs that were applied, for the call's final update.
     applied: Mutex<Vec<ToolCallContent>>,
     /// The session's checkpoint store and the workspace root: which files undo leaves out.
@@ -176,24 +185,18 @@ pub struct CallApprover {
 }
 
 impl CallApprover {
-    /// An approver for the call `tool_call_id` of the session behind `gate`.
+    /// An approver for `call` of the session behind `gate`.
     pub fn new(
         gate: Arc<SessionGate>,
         client: Arc<dyn SessionClient>,
         cancel: CancellationToken,
-        tool_call_id: String,
-        title: String,
-        kind: ToolKind,
-        raw_input: Value,
+        call: ShownCall,
     ) -> Self {
         Self {
             gate,
             client,
             cancel,
-            tool_call_id,
-            title,
-            kind,
-            raw_input,
+            call,
             applied: Mutex::new(Vec::new()),
             undo: None,
             reopen: None,
@@ -334,13 +337,13 @@ impl CallApprover {
         let params = RequestPermissionParams {
             session_id: self.gate.session_id.clone(),
             tool_call: ToolCallUpdate {
-                tool_call_id: self.tool_call_id.clone(),
+                tool_call_id: self.call.tool_call_id.clone(),
                 title: Some(title),
-                kind: Some(self.kind),
+                kind: Some(self.call.kind),
                 status: Some(ToolCallStatus::Pending),
                 locations: locations_of(&content),
                 content: Some(content),
-                raw_input: Some(self.raw_input.clone()),
+                raw_input: Some(self.call.raw_input.clone()),
                 ..Default::default()
             },
             options,
@@ -478,7 +481,7 @@ impl Approver for CallApprover {
         if !self.offers_always {
             options.retain(|o| matches!(o.kind, PermissionOptionKind::AllowOnce | PermissionOptionKind::RejectOnce));
         }
-        match self.ask(titled(&self.title, &not_covered), content, options, preview.cloned()).await {
+        match self.ask(titled(&self.call.title, &not_covered), content, options, preview.cloned()).await {
             None | Some(PermissionOutcome::Cancelled) => ChangeDecision::Cancelled,
             Some(PermissionOutcome::Selected { option_id, accepted_hunks, message }) => match option_id.as_str() {
                 "allow_once" | "allow_always" => {
@@ -594,7 +597,7 @@ impl Approver for CallApprover {
                 PermissionOptionKind::RejectAlways,
             ));
         }
-        let decision = match self.ask(titled(&self.title, &not_covered), content, options, None).await {
+        let decision = match self.ask(titled(&self.call.title, &not_covered), content, options, None).await {
             None | Some(PermissionOutcome::Cancelled) => CommandDecision::Cancelled,
             Some(PermissionOutcome::Selected { option_id, message, .. }) => match option_id.as_str() {
                 "allow_once" => CommandDecision::Allow,
@@ -658,7 +661,7 @@ impl Approver for CallApprover {
             ));
         }
         options.push(option("reject_once", "Don't run", PermissionOptionKind::RejectOnce));
-        let decision = match self.ask(self.title.clone(), content, options, None).await {
+        let decision = match self.ask(self.call.title.clone(), content, options, None).await {
             None | Some(PermissionOutcome::Cancelled) => CommandDecision::Cancelled,
             Some(PermissionOutcome::Selected { option_id, message, .. }) => match option_id.as_str() {
                 "allow_once" => CommandDecision::Allow,

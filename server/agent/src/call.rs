@@ -15,7 +15,7 @@ use tandem_protocol::{
 use tandem_tool_api::{Tool, ToolContext, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
-use crate::approver::CallApprover;
+use crate::approver::{CallApprover, ShownCall};
 use crate::checkpoints::CallWindow;
 use crate::env::Env;
 use crate::limits::{OutputKind, cap_output, short};
@@ -204,15 +204,13 @@ async fn run_call(
     env.client.update(&session.id, SessionUpdate::ToolCallUpdate(running)).await;
     // What it may change can be undone: commands included, whose effects nobody can predict.
     let window = CallWindow::of(&call.tool_call_id, spec);
-    let approver = CallApprover::new(
-        Arc::clone(&session.gate),
-        Arc::clone(&session.client),
-        cancel.clone(),
-        call.tool_call_id.clone(),
-        title.clone(),
+    let shown = ShownCall {
+        tool_call_id: call.tool_call_id.clone(),
+        title: title.clone(),
         kind,
-        call.arguments.clone(),
-    );
+        raw_input: call.arguments.clone(),
+    };
+    let approver = CallApprover::new(Arc::clone(&session.gate), Arc::clone(&session.client), cancel.clone(), shown);
     let approver = approver.with_policy(Arc::clone(&env.config.policy), spec.name);
     if let Some((action, reason)) = &pre.permission {
         let why = reason.clone().unwrap_or_else(|| "a PreToolUse hook said so".to_owned());

@@ -604,16 +604,7 @@ async fn summarise(
     let summary = match env.llm.stream(&request, cancel, &mut |_| {}).await {
         Ok(response) => {
             history.add_usage(&response.usage, env.price_of(&session.model()));
-            let text: String = response
-                .message
-                .content
-                .iter()
-                .filter_map(|part| match part {
-                    Part::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            text.trim().to_owned()
+            tandem_llm::text_of(&response.message.content, "").trim().to_owned()
         }
         Err(err) if err.kind == ErrorKind::Cancelled => return None,
         Err(err) => {

@@ -231,7 +231,7 @@ fn child_registry(parent: &Registry, kind: AgentType, may_nest: bool) -> Registr
             }
         })
         .collect();
-    Registry::new(tools, parent.config().clone())
+    Registry::new(tools, parent.config().clone()).at_door(parent.door())
 }
 
 fn instructions(kind: AgentType) -> &'static str {
@@ -258,16 +258,7 @@ fn final_answer(history: &History) -> String {
         .iter()
         .rev()
         .find(|m| m.role == tandem_llm::Role::Assistant)
-        .map(|m| {
-            m.content
-                .iter()
-                .filter_map(|p| match p {
-                    tandem_llm::Part::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("")
-        })
+        .map(|m| tandem_llm::text_of(&m.content, ""))
         .unwrap_or_default()
 }
 

@@ -78,10 +78,7 @@ pub fn cap_output(text: &str, kind: OutputKind) -> String {
 /// The first line of `text`, cut at `max` characters (`…` marks a cut, ` …` more lines).
 pub(crate) fn short(text: &str, max: usize) -> String {
     let line = text.lines().next().unwrap_or_default().trim();
-    let cut = match line.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None => line.to_owned(),
-    };
+    let cut = tandem_text::clip(line, max);
     if text.lines().nth(1).is_some() && !cut.ends_with('…') { format!("{cut} …") } else { cut }
 }
 

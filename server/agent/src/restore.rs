@@ -16,7 +16,7 @@ use tandem_tool_fs::RestoreFile;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
-use crate::approver::CallApprover;
+use crate::approver::{CallApprover, ShownCall};
 use crate::checkpoints::{RESTORE_NOTE, file_writes, top};
 use crate::config::AgentError;
 use crate::store::{Record, rfc3339};
@@ -131,10 +131,12 @@ impl Agent {
                 Arc::clone(&session.gate),
                 Arc::clone(&session.client),
                 cancel,
-                format!("restore-{}", now.id),
-                format!("Restore {label}"),
-                ToolKind::Edit,
-                serde_json::json!({ "restore": label }),
+                ShownCall {
+                    tool_call_id: format!("restore-{}", now.id),
+                    title: format!("Restore {label}"),
+                    kind: ToolKind::Edit,
+                    raw_input: serde_json::json!({ "restore": label }),
+                },
             )
             .once_only(),
         );

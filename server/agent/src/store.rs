@@ -192,11 +192,7 @@ fn summary(path: &Path, id: &str) -> Option<SessionInfo> {
 }
 
 fn shorten(line: &str) -> String {
-    let line = line.trim();
-    match line.char_indices().nth(80) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None => line.to_owned(),
-    }
+    tandem_text::clip(line.trim(), 80)
 }
 
 /// `time` as RFC 3339 (UTC, seconds).

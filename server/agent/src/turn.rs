@@ -115,14 +115,8 @@ pub(crate) async fn run(
     let first = history.messages.is_empty();
     let mut content = prompt_text(prompt, tandem_llm::image::Limits::of(env.provider().kind));
     if session.depth == 0 {
-        let said: Vec<&str> = content
-            .iter()
-            .filter_map(|p| match p {
-                Part::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
-        let hooks = crate::policy::prompt_hooks(env, session, first, &said.join("\n"), cancel).await;
+        let said = tandem_llm::text_of(&content, "\n");
+        let hooks = crate::policy::prompt_hooks(env, session, first, &said, cancel).await;
         if let Some(block) = hooks.blocked {
             // The prompt does not reach the model (nor the history); the person sees why.
             let note = format!("[Your prompt was not sent: {block}]");
@@ -140,14 +134,7 @@ pub(crate) async fn run(
         );
     }
     if first && session.depth == 0 {
-        let said: Vec<&str> = content
-            .iter()
-            .filter_map(|p| match p {
-                Part::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
-        let said = said.join("\n");
+        let said = tandem_llm::text_of(&content, "\n");
         if let Some(map) = crate::repo_map::first_map(env, &session.model(), history.stated_window, &said).await {
             content.push(Part::Text { text: map });
         }
@@ -272,20 +259,7 @@ fn add_prompt(session: &Session, history: &mut History, content: Vec<Part>) -> S
         }
         _ => history.messages.push(Arc::new(user)),
     }
-    history
-        .messages
-        .last()
-        .map(|m| {
-            m.content
-                .iter()
-                .filter_map(|p| match p {
-                    Part::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default()
+    history.messages.last().map(|m| tandem_llm::text_of(&m.content, " ")).unwrap_or_default()
 }
 
 /// One model request, its events forwarded in order as session updates. Returns the outcome,

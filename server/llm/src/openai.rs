@@ -510,11 +510,7 @@ fn read_usage(usage: &Value) -> Usage {
 
 /// The first 200 characters of `text`, for error messages.
 pub(crate) fn snippet(text: &str) -> String {
-    const LIMIT: usize = 200;
-    match text.char_indices().nth(LIMIT) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
+    tandem_text::clip(text, 200)
 }
 
 #[cfg(test)]

@@ -178,23 +178,24 @@ mod tests {
 
     #[test]
     fn names_find_their_family() {
-        let window = |model: &str| lookup(model).map(|p| p.context_window);
-        assert_eq!(window("gpt-4.1-mini"), Some(1_047_576));
-        assert_eq!(window("gpt-4o-2024-08-06"), Some(128_000));
-        assert_eq!(window("openai/gpt-5"), Some(400_000));
-        assert_eq!(window("o1-mini"), Some(128_000));
-        assert_eq!(window("o1-preview"), Some(200_000));
-        assert_eq!(window("claude-sonnet-4-5-20250929"), Some(200_000));
+        let windows: [(Option<u32>, &[&str]); 10] = [
+            (Some(1_047_576), &["gpt-4.1-mini"]),
+            (Some(1_048_576), &["gemini-2.5-flash"]),
+            (Some(400_000), &["openai/gpt-5"]),
+            (Some(262_144), &["qwen3-coder:30b"]),
+            (Some(200_000), &["o1-preview", "claude-sonnet-4-5-20250929"]),
+            (Some(131_072), &["llama3.1:8b", "magistral-medium-2509"]),
+            (Some(128_000), &["gpt-4o-2024-08-06", "o1-mini", "deepseek-chat"]),
+            (Some(32_768), &["qwen2.5-coder:7b"]),
+            (Some(8_192), &["llama3"]),
+            (None, &["my-finetune", "gpt-4.10"]),
+        ];
+        for (window, models) in windows {
+            for model in models {
+                assert_eq!(lookup(model).map(|p| p.context_window), window, "{model}");
+            }
+        }
         assert_eq!(lookup("claude-3-5-sonnet-latest").map(|p| p.max_output), Some(8_192));
-        assert_eq!(window("gemini-2.5-flash"), Some(1_048_576));
-        assert_eq!(window("deepseek-chat"), Some(128_000));
-        assert_eq!(window("qwen2.5-coder:7b"), Some(32_768));
-        assert_eq!(window("qwen3-coder:30b"), Some(262_144));
-        assert_eq!(window("llama3.1:8b"), Some(131_072));
-        assert_eq!(window("llama3"), Some(8_192));
-        assert_eq!(window("magistral-medium-2509"), Some(131_072));
-        assert_eq!(window("my-finetune"), None);
-        assert_eq!(window("gpt-4.10"), None);
     }
 
     fn settings(model: &str, base_url: &str, max_tokens: u32, context_window: Option<u32>) -> ProviderSettings {

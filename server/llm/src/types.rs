@@ -185,6 +185,18 @@ pub enum Part {
     },
 }
 
+/// The text parts of `parts` (not thinking, not tool results), joined with `separator`.
+pub fn text_of(parts: &[Part], separator: &str) -> String {
+    let texts: Vec<&str> = parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    texts.join(separator)
+}
+
 /// The field of an OpenAI-compatible stream that carried reasoning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

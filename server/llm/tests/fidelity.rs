@@ -4,40 +4,20 @@
 //! requires (DeepSeek's `reasoning_content`, Gemini's thought signatures, Anthropic's signed and
 //! redacted thinking), and on the reasoning settings of each wire format.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 use tandem_fake_provider::{FakeProvider, Turn};
 use tandem_llm::{
     Client, ErrorKind, Event, Message, Part, ProviderKind, ProviderSettings, Reasoning, ReasoningField, Request,
-    Response, RetryPolicy, Role, StopReason, Timeouts, Usage,
+    Response, Role, StopReason, Usage,
 };
 use tokio_util::sync::CancellationToken;
+
+mod support;
+use support::settings;
 
 fn fixture(name: &str) -> String {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"))
-}
-
-fn settings(kind: ProviderKind, base_url: &str, model: &str) -> ProviderSettings {
-    ProviderSettings {
-        kind,
-        base_url: base_url.to_owned(),
-        model: model.to_owned(),
-        api_key: Some("sk-test".into()),
-        api_key_env: Some("TEST_PROVIDER_KEY".into()),
-        max_tokens: 1000,
-        reasoning: Reasoning::default(),
-        context_window: None,
-        timeouts: Timeouts {
-            connect: Duration::from_secs(2),
-            overall: Duration::from_secs(10),
-            stall: Duration::from_secs(2),
-        },
-        price: None,
-        images: None,
-        retry: RetryPolicy { max_retries: 0, base_delay: Duration::from_millis(10), max_delay: Duration::from_secs(1) },
-    }
 }
 
 fn user(text: &str) -> Message {

@@ -6,31 +6,20 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tandem_fake_provider::{FakeProvider, Stop, Turn};
 use tandem_llm::{
-    Client, ErrorKind, Event, LlmError, Message, Part, ProviderKind, ProviderSettings, Reasoning, ReasoningField,
-    Request, Response, RetryPolicy, Role, StopReason, Timeouts, ToolDef, Usage,
+    Client, ErrorKind, Event, LlmError, Message, Part, ProviderKind, ProviderSettings, ReasoningField, Request,
+    Response, RetryPolicy, Role, StopReason, ToolDef, Usage,
 };
 use tokio_util::sync::CancellationToken;
 
+mod support;
+
 const KINDS: [ProviderKind; 2] = [ProviderKind::OpenAi, ProviderKind::Anthropic];
 
+/// A client of `kind` at `base_url` that retries twice.
 fn settings(kind: ProviderKind, base_url: &str) -> ProviderSettings {
     ProviderSettings {
-        kind,
-        base_url: base_url.to_owned(),
-        model: "test-model".into(),
-        api_key: Some("sk-test".into()),
-        api_key_env: Some("TEST_PROVIDER_KEY".into()),
-        max_tokens: 1000,
-        reasoning: Reasoning::default(),
-        context_window: None,
-        timeouts: Timeouts {
-            connect: Duration::from_secs(2),
-            overall: Duration::from_secs(10),
-            stall: Duration::from_secs(2),
-        },
-        price: None,
-        images: None,
         retry: RetryPolicy { max_retries: 2, base_delay: Duration::from_millis(10), max_delay: Duration::from_secs(2) },
+        ..support::settings(kind, base_url, "test-model")
     }
 }
 

@@ -28,6 +28,14 @@ const TREE: &[(&str, &str)] = &[
     ("README.md", "# not source\n"),
 ];
 
+/// A temporary directory holding [`TREE`] in its folder `ws` (the root, returned beside it).
+fn tree() -> std::io::Result<(tempfile::TempDir, std::path::PathBuf)> {
+    let dir = tempfile::tempdir()?;
+    let root = dir.path().join("ws");
+    write(&root, TREE)?;
+    Ok((dir, root))
+}
+
 /// A request that keeps its cache in `dir`.
 fn request(dir: &Path, query: &str) -> Request {
     Request { query: query.to_owned(), cache: Some(dir.join("cache")), ..Default::default() }
@@ -35,9 +43,7 @@ fn request(dir: &Path, query: &str) -> Request {
 
 #[test]
 fn the_file_that_defines_what_the_query_names_comes_first() -> Res {
-    let dir = tempfile::tempdir()?;
-    let root = dir.path().join("ws");
-    write(&root, TREE)?;
+    let (dir, root) = tree()?;
     let map = map(&root, &request(dir.path(), "retry failed uploads"))?;
     assert_eq!(map.ranked.first().map(|r| r.path.as_str()), Some("src/upload.rs"));
     assert!(map.text.starts_with("src/upload.rs:\n⋮\n│pub struct Uploader;\n│impl Uploader {\n│    pub fn retry_failed_uploads(&self) {}\n⋮\n"), "{}", map.text);
@@ -53,9 +59,7 @@ fn the_file_that_defines_what_the_query_names_comes_first() -> Res {
 
 #[test]
 fn paths_limit_the_map_and_a_bad_glob_says_which() -> Res {
-    let dir = tempfile::tempdir()?;
-    let root = dir.path().join("ws");
-    write(&root, TREE)?;
+    let (dir, root) = tree()?;
     let map = map(&root, &Request { paths: vec!["src/**".into()], ..request(dir.path(), "build") })?;
     assert!(map.ranked.iter().all(|r| r.path.starts_with("src/")), "{:?}", map.ranked);
     assert_eq!(map.ranked.len(), 3);
@@ -66,9 +70,7 @@ fn paths_limit_the_map_and_a_bad_glob_says_which() -> Res {
 
 #[test]
 fn big_binary_and_ignored_files_are_skipped_and_counted() -> Res {
-    let dir = tempfile::tempdir()?;
-    let root = dir.path().join("ws");
-    write(&root, TREE)?;
+    let (dir, root) = tree()?;
     write(&root, &[(".gitignore", "gen/\n"), ("gen/out.rs", "fn generated() {}\n"), ("blob.c", "int a;\0\0\0")])?;
     let big = format!("// {}\n", "x".repeat(crate::scan::MAX_FILE_BYTES as usize));
     write(&root, &[("big.rs", &big)])?;
@@ -114,9 +116,7 @@ fn walk_ctimes(dir: &Path) -> std::io::Result<Vec<i64>> {
 
 #[test]
 fn a_second_map_of_an_unchanged_tree_reads_no_file() -> Res {
-    let dir = tempfile::tempdir()?;
-    let root = dir.path().join("ws");
-    write(&root, TREE)?;
+    let (dir, root) = tree()?;
     wait_until_settled(&root, &dir.path().join("probe"))?;
     let first = map(&root, &request(dir.path(), "upload"))?;
     assert_eq!((first.stats.read, first.stats.parsed), (5, 5));
@@ -141,9 +141,7 @@ fn a_second_map_of_an_unchanged_tree_reads_no_file() -> Res {
 
 #[test]
 fn an_open_document_is_outlined_from_the_editor_and_ranks_higher() -> Res {
-    let dir = tempfile::tempdir()?;
-    let root = dir.path().join("ws");
-    write(&root, TREE)?;
+    let (dir, root) = tree()?;
     let open = vec![(
         root.join("tools/build.py"),
         "def build_archive():\n    pass\ndef upload_wheels():\n    pass\n".to_owned(),

@@ -5,11 +5,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use tandem_tools::Door;
+
 use crate::workbench::{Options, Root, Workbench};
 
 /// `tandem mcp [--allow-writes]` in the project around the current directory (or `--root`).
 pub async fn serve(root: Option<PathBuf>, allow_writes: bool) -> ExitCode {
-    let bench = match Root::from_cli(root).and_then(|root| Workbench::open(&root, Options::default())) {
+    let bench = match Root::from_cli(root)
+        .and_then(|root| Workbench::open(&root, Options { door: Door::MCP, ..Options::default() }))
+    {
         Ok(bench) => bench,
         Err(err) => {
             tracing::error!("{err}");

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use tandem_protocol::ToolResult;
-use tandem_tools::{Effect, Tool};
+use tandem_tools::{Door, Effect, Tool};
 
 use crate::workbench::{MCP_READY_WAIT_CLI, Mcp, Options, Root, Workbench, WorkbenchError};
 
@@ -37,7 +37,7 @@ fn usage(message: impl std::fmt::Display) -> ExitCode {
 async fn open(root: Option<PathBuf>, mcp: bool) -> Result<Workbench, WorkbenchError> {
     let bench = Workbench::open(
         &Root::from_cli(root)?,
-        Options { mcp: if mcp { Mcp::Tools } else { Mcp::Off }, ..Options::default() },
+        Options { mcp: if mcp { Mcp::Tools } else { Mcp::Off }, door: Door::SHELL, ..Options::default() },
     )?;
     bench.say_warnings();
     bench.mcp_ready(MCP_READY_WAIT_CLI).await;

@@ -38,6 +38,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
 use crate::workbench::{Mcp, Options, Root, Workbench};
+use tandem_tools::Door;
 
 /// Seconds a background process waits for the next call before it ends (default 300); `0`:
 /// no background process, every call starts the servers itself.
@@ -333,7 +334,7 @@ pub async fn serve(root: Option<PathBuf>) -> ExitCode {
     let Some(idle) = idle() else { return ExitCode::from(2) };
     // The first call waits for the index (rust-analyzer on a big project takes a minute);
     // the servers then stay warm for the next ones.
-    let options = Options { mcp: Mcp::Off, lsp_ready_wait: Some(INDEX_WAIT), ..Options::default() };
+    let options = Options { mcp: Mcp::Off, lsp_ready_wait: Some(INDEX_WAIT), door: Door::SHELL, ..Options::default() };
     let opened = Root::from_cli(root).and_then(|root| Workbench::open(&root, options));
     let bench = match opened {
         Ok(bench) => bench,

@@ -18,7 +18,7 @@ use tandem_lsp_proxy::{LspProxy, ProgressEvent};
 use tandem_mcp::McpManager;
 use tandem_protocol::InitializationOptions;
 use tandem_text::BufferCache;
-use tandem_tools::{CodeIntel, EditorClient, Registry, ToolContext, Workspace};
+use tandem_tools::{CodeIntel, Door, EditorClient, Registry, ToolContext, Workspace};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::config::Config;
@@ -97,6 +97,8 @@ pub struct Options {
     /// How long a language-server query may wait for its server to finish indexing (`None`:
     /// the request timeout); the warm servers of `tandem tool lsp` wait for the index once.
     pub lsp_ready_wait: Option<std::time::Duration>,
+    /// What the door's calls can have: its registry leaves out the tools that need more.
+    pub door: Door,
 }
 
 /// What a door wants of the configured MCP servers.
@@ -176,7 +178,7 @@ impl Workbench {
             .map_err(|source| WorkbenchError::Root { root: root.clone(), source })?;
         let workspace = Arc::new(workspace);
         let cache = options.cache.unwrap_or_default();
-        let registry = Arc::new(tandem_tools::builtin(config.tools.clone()));
+        let registry = Arc::new(tandem_tools::builtin(config.tools.clone()).at_door(options.door));
         let policy = (config.policy.build(workspace.root(), &registry, config.user_file.clone()))
             .map_err(WorkbenchError::Config)?;
         let manage_tool = options.mcp == Mcp::Sessions && config.tools.profile == tandem_tools::Profile::Full;

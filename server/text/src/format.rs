@@ -182,6 +182,14 @@ pub fn describe_binary(bytes: &[u8]) -> &'static str {
     )
 }
 
+/// The first `max` characters of `text`, with `…` in place of the rest when there is more.
+pub fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ mod output;
 mod profile;
 mod registry;
 mod schema;
+mod service;
 pub mod session;
 pub mod shared;
 mod spec;
@@ -34,6 +35,7 @@ pub use output::{ToolError, ToolOutput};
 pub use profile::{Profile, ToolConfig, WebConfig};
 pub use registry::{CallError, Registry};
 pub use schema::{InvalidArguments, schema_for, validate_arguments};
+pub use service::{Door, Service};
 pub use session::{
     AgentType, AskOutcome, HostError, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
     SubAgentState, SubAgentStatus, Todo, TodoStatus,

@@ -11,7 +11,7 @@ use tandem_protocol::{ToolInfo, ToolResult};
 
 use crate::approval::{Declined, confirm_whole};
 use crate::schema::validate_arguments;
-use crate::{Effect, Tool, ToolCheck, ToolConfig, ToolContext, ToolError, ToolOutput, ToolSpec};
+use crate::{Door, Effect, Tool, ToolCheck, ToolConfig, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// A call that cannot even start. Everything else is a [`ToolResult`] with `error` set.
 #[derive(Debug, thiserror::Error)]
@@ -34,10 +34,12 @@ pub struct Registry {
     by_name: HashMap<&'static str, usize>,
     dynamic: RwLock<BTreeMap<String, Vec<Arc<dyn Tool>>>>,
     config: ToolConfig,
+    door: Door,
 }
 
 impl Registry {
-    /// A registry of `tools` under `config`.
+    /// A registry of `tools` under `config`, at a door whose calls can have every service
+    /// ([`Door::ANY`]; a door that cannot says so with [`Registry::at_door`]).
     pub fn new(tools: Vec<Arc<dyn Tool>>, config: ToolConfig) -> Self {
         let mut by_name = HashMap::new();
         for (i, tool) in tools.iter().enumerate() {
@@ -47,7 +49,30 @@ impl Registry {
                 by_name.entry(*alias).or_insert(i);
             }
         }
-        Self { tools, by_name, dynamic: RwLock::new(BTreeMap::new()), config }
+        Self { tools, by_name, dynamic: RwLock::new(BTreeMap::new()), config, door: Door::ANY }
+    }
+
+    /// The registry as `door` offers it: a tool that needs a service the door does not
+    /// provide ([`ToolSpec::needs`]) is left out of what it lists, with the reason logged, and a
+    /// call to it says which service it needs and where it works.
+    pub fn at_door(mut self, door: Door) -> Self {
+        self.door = door;
+        for spec in self.tools.iter().map(|t| t.spec()) {
+            if let Some(service) = door.unmet(spec.needs) {
+                tracing::info!(
+                    tool = spec.name,
+                    door = door.name(),
+                    "not offered: {}",
+                    service.missing(spec.name, door.name())
+                );
+            }
+        }
+        self
+    }
+
+    /// The door the registry serves.
+    pub fn door(&self) -> Door {
+        self.door
     }
 
     /// Replaces the dynamic tools of `owner` with `tools` (an empty list removes them). Their
@@ -85,17 +110,18 @@ impl Registry {
         dynamic.values().flatten().find(|t| t.spec().name == name || t.spec().aliases.contains(&name)).cloned()
     }
 
-    /// The enabled tools: built-in ones in registration order, then dynamic ones by owner.
+    /// The enabled tools whose needs the door meets: built-in ones in registration order, then
+    /// dynamic ones by owner.
     pub fn enabled(&self) -> impl Iterator<Item = Arc<dyn Tool>> + use<> {
         let dynamic = self.dynamic.read().unwrap_or_else(PoisonError::into_inner);
-        let all: Vec<Arc<dyn Tool>> = self
-            .tools
-            .iter()
-            .chain(dynamic.values().flatten())
-            .filter(|t| self.config.is_enabled(t.spec()))
-            .cloned()
-            .collect();
+        let all: Vec<Arc<dyn Tool>> =
+            self.tools.iter().chain(dynamic.values().flatten()).filter(|t| self.offers(t.spec())).cloned().collect();
         all.into_iter()
+    }
+
+    /// The tool is enabled, and its door meets its needs.
+    fn offers(&self, spec: &ToolSpec) -> bool {
+        self.config.is_enabled(spec) && self.door.unmet(spec.needs).is_none()
     }
 
     /// The enabled tools as the editor protocol lists them.
@@ -147,6 +173,8 @@ impl Registry {
         let started = Instant::now();
         let outcome = if !self.config.is_enabled(spec) {
             Err(ToolError::new(self.config.why_disabled(spec)))
+        } else if let Some(missing) = self.missing(spec, &ctx) {
+            Err(ToolError::new(missing))
         } else {
             match validate_arguments(&spec.parameters, args, spec.strict) {
                 Err(err) => Err(ToolError::new(format!("invalid arguments for `{}`: {err}", spec.name))),
@@ -202,6 +230,16 @@ impl Registry {
         })
     }
 
+    /// Why a call of the tool `spec` cannot run here: a service it needs that the door does not
+    /// provide, or that this call (`ctx`) came without.
+    fn missing(&self, spec: &ToolSpec, ctx: &ToolContext) -> Option<String> {
+        if let Some(service) = self.door.unmet(spec.needs) {
+            return Some(service.missing(spec.name, self.door.name()));
+        }
+        let service = spec.needs.iter().find(|need| !ctx.has(**need))?;
+        Some(service.missing(spec.name, "this call"))
+    }
+
     /// The error for a call to `name`, which is not a tool here, with the closest name.
     pub fn unknown_tool(&self, name: &str) -> CallError {
         CallError::UnknownTool { name: name.to_owned(), suggestion: self.suggest(name) }
@@ -213,7 +251,7 @@ impl Registry {
         self.by_name
             .keys()
             .copied()
-            .filter(|k| self.find(k).is_some_and(|t| self.config.is_enabled(t.spec())))
+            .filter(|k| self.find(k).is_some_and(|t| self.offers(t.spec())))
             .chain(dynamic)
             .map(|k| (strsim(&lower, k), k))
             .filter(|(score, _)| *score >= 0.5)

@@ -4,6 +4,8 @@
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 
+use crate::Service;
+
 /// Everything the registry and the editor need to know about a tool, fixed at construction.
 #[derive(Clone, Debug)]
 pub struct ToolSpec {
@@ -36,6 +38,9 @@ pub struct ToolSpec {
     pub example: Option<&'static str>,
     /// For a tool that writes in only some of its operations: which (`rename`), for help texts.
     pub writes_only_in: Option<&'static str>,
+    /// The services it cannot work without: a registry leaves it out where its door cannot
+    /// provide one, and refuses a call that comes without one.
+    pub needs: &'static [Service],
 }
 
 /// What a tool may change, declared once in its [`ToolSpec`]. Every effect but the first three
@@ -107,6 +112,7 @@ pub struct Decl {
     destructive: bool,
     example: Option<&'static str>,
     writes_only_in: Option<&'static str>,
+    needs: &'static [Service],
 }
 
 impl Decl {
@@ -126,6 +132,7 @@ impl Decl {
             always_load: false,
             example: None,
             writes_only_in: None,
+            needs: &[],
             effect: match group {
                 ToolGroup::Web => Effect::Network,
                 ToolGroup::Plan | ToolGroup::Interact | ToolGroup::Agent => Effect::Session,
@@ -157,12 +164,19 @@ impl Decl {
             destructive: self.destructive,
             example: self.example,
             writes_only_in: self.writes_only_in,
+            needs: self.needs,
         }
     }
 
     /// It writes files only in `operations` (said in help texts; the rest only reads).
     pub const fn writes_only_in(mut self, operations: &'static str) -> Self {
         self.writes_only_in = Some(operations);
+        self
+    }
+
+    /// The services the tool cannot work without (see [`ToolSpec::needs`]).
+    pub const fn needs(mut self, services: &'static [Service]) -> Self {
+        self.needs = services;
         self
     }
 

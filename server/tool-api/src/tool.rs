@@ -12,7 +12,7 @@ use tandem_text::BufferCache;
 use crate::output::{ToolError, ToolOutput};
 use crate::schema::schema_for;
 use crate::spec::{Decl, ToolSpec};
-use crate::{CodeIntel, EditorClient, Workspace};
+use crate::{CodeIntel, EditorClient, Service, Workspace};
 
 /// The context of one call.
 #[derive(Clone)]
@@ -75,6 +75,18 @@ impl ToolContext {
             host: None,
             registry: None,
             writes: None,
+        }
+    }
+
+    /// Whether the call has `service`.
+    pub fn has(&self, service: Service) -> bool {
+        match service {
+            Service::Editor => self.editor.is_some(),
+            Service::Intel => self.intel.is_some(),
+            Service::Approver => self.approver.is_some(),
+            Service::Host => self.host.is_some(),
+            Service::Registry => self.registry.is_some(),
+            Service::Writes => self.writes.is_some(),
         }
     }
 

@@ -250,31 +250,40 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
-    struct Fixture {
+    /// A workspace `ws` beside a folder `outside` (canonical) in a temporary directory.
+    pub(super) struct Tree {
         _dir: tempfile::TempDir,
-        ws: Workspace,
-        outside: PathBuf,
+        pub(super) ws: Workspace,
+        pub(super) outside: PathBuf,
     }
 
-    fn fixture() -> io::Result<Fixture> {
+    /// A [`Tree`] whose workspace root and outside folder `fill` makes.
+    pub(super) fn tree_with(fill: impl FnOnce(&Path, &Path) -> io::Result<()>) -> io::Result<Tree> {
         let dir = tempfile::tempdir()?;
-        let root = dir.path().join("ws");
-        let outside = dir.path().join("outside");
-        std::fs::create_dir_all(root.join("src"))?;
-        std::fs::create_dir_all(&outside)?;
-        std::fs::write(outside.join("secret.txt"), "s")?;
-        std::fs::write(root.join("src/lib.rs"), "x")?;
-        symlink(outside.join("secret.txt"), root.join("link-out"))?;
-        symlink(&outside, root.join("dir-out"))?;
-        symlink("src/lib.rs", root.join("link-in"))?;
-        symlink(root.join("loop-a"), root.join("loop-b"))?;
-        symlink(root.join("loop-b"), root.join("loop-a"))?;
-        symlink(outside.join("not-yet"), root.join("dangling-out"))?;
+        let (root, outside) = (dir.path().join("ws"), dir.path().join("outside"));
+        fill(&root, &outside)?;
         let ws = Workspace::new(&root, &[])?;
-        Ok(Fixture { _dir: dir, ws, outside })
+        let outside = outside.canonicalize()?;
+        Ok(Tree { _dir: dir, ws, outside })
     }
 
-    fn verdict(f: &Fixture, raw: &str) -> String {
+    fn fixture() -> io::Result<Tree> {
+        tree_with(|root, outside| {
+            std::fs::create_dir_all(root.join("src"))?;
+            std::fs::create_dir_all(outside)?;
+            std::fs::write(outside.join("secret.txt"), "s")?;
+            std::fs::write(root.join("src/lib.rs"), "x")?;
+            symlink(outside.join("secret.txt"), root.join("link-out"))?;
+            symlink(outside, root.join("dir-out"))?;
+            symlink("src/lib.rs", root.join("link-in"))?;
+            symlink(root.join("loop-a"), root.join("loop-b"))?;
+            symlink(root.join("loop-b"), root.join("loop-a"))?;
+            symlink(outside.join("not-yet"), root.join("dangling-out"))?;
+            Ok(())
+        })
+    }
+
+    fn verdict(f: &Tree, raw: &str) -> String {
         match f.ws.resolve(raw, f.ws.root()) {
             Ok(path) => format!("ok {}", f.ws.display(&path)),
             Err(PathError::OutsideWorkspace { .. }) => "outside".into(),
@@ -373,6 +382,7 @@ mod tests {
 /// a path the kernel can resolve is accepted exactly when its real location is inside.
 #[cfg(test)]
 mod property {
+    use super::tests::{Tree, tree_with};
     use super::*;
     use proptest::prelude::*;
     use std::os::unix::fs::symlink;
@@ -397,32 +407,23 @@ mod property {
         "",
     ];
 
-    struct Tree {
-        _dir: tempfile::TempDir,
-        ws: Workspace,
-        outside: PathBuf,
-    }
-
     fn tree() -> io::Result<Tree> {
-        let dir = tempfile::tempdir()?;
-        let root = dir.path().join("ws");
-        let outside = dir.path().join("outside");
-        std::fs::create_dir_all(root.join("a/b"))?;
-        std::fs::create_dir_all(outside.join("a"))?;
-        std::fs::write(root.join("file.txt"), "in")?;
-        std::fs::write(root.join("a/file.txt"), "in")?;
-        std::fs::write(outside.join("file.txt"), "secret")?;
-        symlink("a", root.join("link-in"))?;
-        symlink(&outside, root.join("dir-out"))?;
-        symlink(outside.join("file.txt"), root.join("link-out"))?;
-        symlink("../..", root.join("a/up"))?;
-        symlink("../../outside", root.join("a/rel-out"))?;
-        symlink(outside.join("none"), root.join("dangling-out"))?;
-        symlink("link-in/up", root.join("chain"))?;
-        symlink("../ws/a", outside.join("back-in"))?;
-        let ws = Workspace::new(&root, &[])?;
-        let outside = outside.canonicalize()?;
-        Ok(Tree { _dir: dir, ws, outside })
+        tree_with(|root, outside| {
+            std::fs::create_dir_all(root.join("a/b"))?;
+            std::fs::create_dir_all(outside.join("a"))?;
+            std::fs::write(root.join("file.txt"), "in")?;
+            std::fs::write(root.join("a/file.txt"), "in")?;
+            std::fs::write(outside.join("file.txt"), "secret")?;
+            symlink("a", root.join("link-in"))?;
+            symlink(outside, root.join("dir-out"))?;
+            symlink(outside.join("file.txt"), root.join("link-out"))?;
+            symlink("../..", root.join("a/up"))?;
+            symlink("../../outside", root.join("a/rel-out"))?;
+            symlink(outside.join("none"), root.join("dangling-out"))?;
+            symlink("link-in/up", root.join("chain"))?;
+            symlink("../ws/a", outside.join("back-in"))?;
+            Ok(())
+        })
     }
 
     fn raw_path() -> impl Strategy<Value = (u8, Vec<&'static str>)> {

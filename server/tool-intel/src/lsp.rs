@@ -485,10 +485,7 @@ impl Lsp {
                 let at = resolve_position(&ctx, &intel, &mut texts, &path, &args).await?;
                 let hover = intel.hover(&at.path, at.position).await.map_err(tool_error)?;
                 let body = hover.unwrap_or_else(|| "no hover information here".to_owned());
-                let body = match body.char_indices().nth(4000) {
-                    Some((cut, _)) => format!("{}…", &body[..cut]),
-                    None => body,
-                };
+                let body = tandem_text::clip(&body, 4000);
                 Ok(ToolOutput::new("Hover", format!("hover at {}\n{body}", echo(&ctx, &at))))
             }
             Operation::CallHierarchy => {

@@ -1,7 +1,8 @@
 //! Tools that work on the session rather than the workspace: the todo list, questions to the
 //! person, plan mode, sub-agents and tool search. They reach the session through the
-//! [`SessionHost`] the agent loop puts on the [`ToolContext`]; without one
-//! (a call through `tandem/tools/call` or `tandem tool`) they say that they need a session.
+//! [`SessionHost`] the agent loop puts on the [`ToolContext`]; they declare that they need it
+//! ([`SESSION`]), so a door without sessions (`tandem tool`, `tandem mcp`) does not offer them,
+//! and a call without one (`tandem/tools/call`) is told where they work.
 
 mod plan;
 mod question;
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tandem_tool_api::session::SessionHost;
-use tandem_tool_api::{Tool, ToolContext, ToolError, typed};
+use tandem_tool_api::{Service, Tool, ToolContext, ToolError, TypedTool, typed};
 
 /// The session tools.
 pub fn all() -> Vec<Arc<dyn Tool>> {
@@ -31,13 +32,14 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
     ]
 }
 
-/// The context's session, or an error saying the tool needs one.
-pub(crate) fn host<'a>(ctx: &'a ToolContext, tool: &str) -> Result<&'a Arc<dyn SessionHost>, ToolError> {
-    ctx.host.as_ref().ok_or_else(|| {
-        ToolError::new(format!(
-            "`{tool}` works inside an agent session (tandem/session/prompt or `tandem run`); this call has none"
-        ))
-    })
+/// What the session tools need: the agent session ([`Service::Host`]). A registry leaves them
+/// out where the door has no session, and refuses a call that comes without one.
+pub(crate) const SESSION: &[Service] = &[Service::Host];
+
+/// The call's session, which the registry checked is there (an error naming the service for a
+/// call that did not come through a registry).
+pub(crate) fn host<T: TypedTool>(ctx: &ToolContext) -> Result<&Arc<dyn SessionHost>, ToolError> {
+    ctx.host.as_ref().ok_or_else(|| ToolError::new(Service::Host.missing(T::DECL.name(), "this call")))
 }
 
 /// The default plan file of a workspace.

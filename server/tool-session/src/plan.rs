@@ -8,7 +8,7 @@ use tandem_protocol::{ModeId, ToolGroup};
 use tandem_tool_api::session::PlanDecision;
 use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
-use super::{default_plan_file, host};
+use super::{SESSION, default_plan_file, host};
 
 const ENTER: &str = "Switch the session to plan mode: edits and commands are blocked (except writing the plan \
     file) while you investigate and write a plan. Use it before large or risky changes. Then write the plan to the \
@@ -42,11 +42,12 @@ pub(crate) struct PlanEnter;
 impl TypedTool for PlanEnter {
     const DECL: Decl = Decl::new("plan_enter", ToolGroup::Plan, ENTER)
         .aliases(&["enter_plan_mode", "EnterPlanMode"])
-        .keywords(&["plan", "mode", "read-only", "design"]);
+        .keywords(&["plan", "mode", "read-only", "design"])
+        .needs(SESSION);
     type Args = EnterArgs;
 
     async fn run(&self, args: EnterArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let host = host(&ctx, "plan_enter")?;
+        let host = host::<Self>(&ctx)?;
         if let Some(state) = host.plan_state() {
             return Err(ToolError::new(format!(
                 "already in plan mode (plan file `{}`); write the plan there and call `plan_exit`",
@@ -77,11 +78,11 @@ impl TypedTool for PlanEnter {
 pub(crate) struct PlanStatus;
 
 impl TypedTool for PlanStatus {
-    const DECL: Decl = Decl::new("plan_status", ToolGroup::Plan, STATUS).keywords(&["plan", "mode"]);
+    const DECL: Decl = Decl::new("plan_status", ToolGroup::Plan, STATUS).keywords(&["plan", "mode"]).needs(SESSION);
     type Args = StatusArgs;
 
     async fn run(&self, _args: StatusArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let host = host(&ctx, "plan_status")?;
+        let host = host::<Self>(&ctx)?;
         let mode = host.mode();
         let Some(state) = host.plan_state() else {
             let output = if mode == ModeId::Plan {
@@ -114,11 +115,12 @@ pub(crate) struct PlanExit;
 impl TypedTool for PlanExit {
     const DECL: Decl = Decl::new("plan_exit", ToolGroup::Plan, EXIT)
         .aliases(&["exit_plan_mode", "ExitPlanMode"])
-        .keywords(&["plan", "approve", "mode"]);
+        .keywords(&["plan", "approve", "mode"])
+        .needs(SESSION);
     type Args = ExitArgs;
 
     async fn run(&self, args: ExitArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let host = host(&ctx, "plan_exit")?;
+        let host = host::<Self>(&ctx)?;
         if host.mode() != ModeId::Plan {
             return Err(ToolError::new("the session is not in plan mode; there is nothing to approve"));
         }

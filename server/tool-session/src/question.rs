@@ -7,7 +7,7 @@ use tandem_protocol::ToolGroup;
 use tandem_tool_api::session::{AskOutcome, Question as Q, QuestionOption};
 use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
-use super::host;
+use super::{SESSION, host};
 
 const QUESTION: &str = "Ask the person one or more questions and wait for the answers. Use it when a choice \
     is theirs to make (which approach, which file, what name) instead of guessing. Give 2-4 options per question \
@@ -48,8 +48,8 @@ fn render(questions: &[Q], answers: &[Vec<String>]) -> String {
         .join("\n\n")
 }
 
-async fn ask(ctx: &ToolContext, tool: &str, questions: Vec<Q>) -> Result<Vec<Vec<String>>, ToolError> {
-    let host = host(ctx, tool)?;
+async fn ask<T: TypedTool>(ctx: &ToolContext, questions: Vec<Q>) -> Result<Vec<Vec<String>>, ToolError> {
+    let host = host::<T>(ctx)?;
     match host.ask(questions).await {
         AskOutcome::Answered(answers) => Ok(answers),
         AskOutcome::Cancelled => Err(ToolError::new(
@@ -68,7 +68,8 @@ pub(crate) struct Question;
 impl TypedTool for Question {
     const DECL: Decl = Decl::new("question", ToolGroup::Interact, QUESTION)
         .aliases(&["AskUserQuestion", "ask_questions"])
-        .keywords(&["ask", "clarify", "choose", "person", "user"]);
+        .keywords(&["ask", "clarify", "choose", "person", "user"])
+        .needs(SESSION);
     type Args = QuestionArgs;
 
     async fn run(&self, args: QuestionArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
@@ -78,7 +79,7 @@ impl TypedTool for Question {
         if let Some(q) = args.questions.iter().find(|q| q.question.trim().is_empty()) {
             return Err(ToolError::new(format!("a question is empty (header `{}`)", q.header)));
         }
-        let answers = ask(&ctx, "question", args.questions.clone()).await?;
+        let answers = ask::<Self>(&ctx, args.questions.clone()).await?;
         Ok(ToolOutput::new("The person answered", render(&args.questions, &answers))
             .with("answers", serde_json::to_value(&answers).unwrap_or_default()))
     }
@@ -89,7 +90,8 @@ pub(crate) struct AskUser;
 impl TypedTool for AskUser {
     const DECL: Decl = Decl::new("ask_user", ToolGroup::Interact, ASK_USER)
         .aliases(&["ask", "ask_followup_question"])
-        .keywords(&["question", "clarify", "confirm", "person", "user"]);
+        .keywords(&["question", "clarify", "confirm", "person", "user"])
+        .needs(SESSION);
     type Args = AskArgs;
 
     async fn run(&self, args: AskArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
@@ -106,7 +108,7 @@ impl TypedTool for AskUser {
                 .collect(),
             multi_select: false,
         };
-        let answer = match ask(&ctx, "ask_user", vec![question.clone()]).await {
+        let answer = match ask::<Self>(&ctx, vec![question.clone()]).await {
             Ok(answers) => answers.into_iter().next().unwrap_or_default().join(", "),
             Err(err) if err.metadata.contains_key("unavailable") => match args.default {
                 Some(default) => {

@@ -6,7 +6,7 @@ use tandem_protocol::ToolGroup;
 use tandem_tool_api::session::{AgentType, SubAgentRequest, SubAgentState, SubAgentStatus};
 use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
-use super::host;
+use super::{SESSION, host};
 
 const AGENT: &str = "Hand a self-contained task to a sub-agent with its own context, and get its final answer. \
     Types: `explore` (read-only: read, search, language servers, web; for finding things across many files), \
@@ -54,11 +54,12 @@ pub(crate) struct AgentTool;
 impl TypedTool for AgentTool {
     const DECL: Decl = Decl::new("agent", ToolGroup::Agent, AGENT)
         .aliases(&["task", "Task", "subagent", "spawn_agent"])
-        .keywords(&["delegate", "parallel", "explore", "research", "sub-agent"]);
+        .keywords(&["delegate", "parallel", "explore", "research", "sub-agent"])
+        .needs(SESSION);
     type Args = AgentArgs;
 
     async fn run(&self, args: AgentArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let host = host(&ctx, "agent")?;
+        let host = host::<Self>(&ctx)?;
         if args.prompt.trim().is_empty() {
             return Err(ToolError::new("`prompt` is empty: say what the sub-agent should do"));
         }
@@ -87,15 +88,14 @@ impl TypedTool for AgentTool {
 pub(crate) struct AgentStatusTool;
 
 impl TypedTool for AgentStatusTool {
-    const DECL: Decl = Decl::new("agent_status", ToolGroup::Agent, STATUS).aliases(&["task_status"]).keywords(&[
-        "sub-agent",
-        "background",
-        "result",
-    ]);
+    const DECL: Decl = Decl::new("agent_status", ToolGroup::Agent, STATUS)
+        .aliases(&["task_status"])
+        .keywords(&["sub-agent", "background", "result"])
+        .needs(SESSION);
     type Args = StatusArgs;
 
     async fn run(&self, args: StatusArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let host = host(&ctx, "agent_status")?;
+        let host = host::<Self>(&ctx)?;
         let status = host.agent_status(&args.agent_id).ok_or_else(|| {
             ToolError::new(format!("no sub-agent `{}` in this session; use the id `agent` returned", args.agent_id))
         })?;

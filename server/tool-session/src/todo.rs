@@ -6,7 +6,7 @@ use tandem_protocol::ToolGroup;
 use tandem_tool_api::session::{Todo, TodoStatus};
 use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 
-use super::host;
+use super::{SESSION, host};
 
 const WRITE: &str = "Replace the session's task list. Use it for work with three or more steps: write the \
     steps first, mark exactly one `in_progress` while you work on it, and mark each `completed` as soon as it is \
@@ -46,11 +46,12 @@ fn render(todos: &[Todo]) -> String {
 impl TypedTool for TodoWrite {
     const DECL: Decl = Decl::new("todowrite", ToolGroup::Plan, WRITE)
         .aliases(&["todo_write", "TodoWrite", "update_todos", "update_plan"])
-        .keywords(&["task", "list", "plan", "progress", "steps"]);
+        .keywords(&["task", "list", "plan", "progress", "steps"])
+        .needs(SESSION);
     type Args = WriteArgs;
 
     async fn run(&self, args: WriteArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let host = host(&ctx, "todowrite")?;
+        let host = host::<Self>(&ctx)?;
         if let Some(empty) = args.todos.iter().position(|t| t.content.trim().is_empty()) {
             return Err(ToolError::new(format!("task {} has no content", empty + 1)));
         }
@@ -80,11 +81,12 @@ pub(crate) struct TodoRead;
 impl TypedTool for TodoRead {
     const DECL: Decl = Decl::new("todoread", ToolGroup::Plan, READ)
         .aliases(&["todo_read", "TodoRead", "read_todos"])
-        .keywords(&["task", "list", "plan", "progress"]);
+        .keywords(&["task", "list", "plan", "progress"])
+        .needs(SESSION);
     type Args = ReadArgs;
 
     async fn run(&self, _args: ReadArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let todos = host(&ctx, "todoread")?.todos();
+        let todos = host::<Self>(&ctx)?.todos();
         let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
         Ok(ToolOutput::new(format!("Tasks: {done}/{} done", todos.len()), render(&todos)))
     }

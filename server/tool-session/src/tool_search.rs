@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
+use tandem_tool_api::{Decl, Service, ToolContext, ToolError, ToolOutput, ToolSpec, TypedTool};
 
 const DESCRIPTION: &str = "Find tools by what they do, when the one you need is not in your tool list. \
     `query` is keywords (\"rename symbol\", \"fetch web page\"); `select:name1,name2` returns those tools' full \
@@ -32,14 +32,15 @@ impl TypedTool for ToolSearch {
     const DECL: Decl = Decl::new("tool_search", ToolGroup::Search, DESCRIPTION)
         .aliases(&["search_tools", "find_tool"])
         .keywords(&["tools", "discover", "capability", "function"])
-        .always_load();
+        .always_load()
+        .needs(&[Service::Registry]);
     type Args = Args;
 
     async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let registry = ctx
             .registry
             .as_ref()
-            .ok_or_else(|| ToolError::new("`tool_search` needs the session's tool registry, which this call lacks"))?;
+            .ok_or_else(|| ToolError::new(Service::Registry.missing(Self::DECL.name(), "this call")))?;
         let limit = args.max_results.unwrap_or(5).clamp(1, 25);
         // Owned handles first: the registry's dynamic tools (MCP) can change while this runs.
         let tools: Vec<_> = registry.enabled().collect();

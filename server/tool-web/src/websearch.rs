@@ -49,23 +49,22 @@ enum Backend {
 }
 
 impl Backend {
-    fn name(&self) -> &'static str {
+    /// Its name, and the variable that configured it (named in errors).
+    fn names(&self) -> (&'static str, &'static str) {
         match self {
-            Self::Brave { .. } => "Brave Search",
-            Self::Tavily { .. } => "Tavily",
-            Self::SerpApi { .. } => "SerpAPI",
-            Self::Searxng { .. } => "SearXNG",
+            Self::Brave { .. } => ("Brave Search", "BRAVE_API_KEY"),
+            Self::Tavily { .. } => ("Tavily", "TAVILY_API_KEY"),
+            Self::SerpApi { .. } => ("SerpAPI", "SERPAPI_API_KEY"),
+            Self::Searxng { .. } => ("SearXNG", "TANDEM_SEARXNG_URL"),
         }
     }
 
-    /// The variable that configured it (named in errors).
+    fn name(&self) -> &'static str {
+        self.names().0
+    }
+
     fn variable(&self) -> &'static str {
-        match self {
-            Self::Brave { .. } => "BRAVE_API_KEY",
-            Self::Tavily { .. } => "TAVILY_API_KEY",
-            Self::SerpApi { .. } => "SERPAPI_API_KEY",
-            Self::Searxng { .. } => "TANDEM_SEARXNG_URL",
-        }
+        self.names().1
     }
 }
 

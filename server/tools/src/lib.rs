@@ -18,11 +18,11 @@ mod registry_tests;
 
 pub use tandem_tool_api::{
     AgentType, Approver, AskOutcome, CallError, ChangeDecision, CodeIntel, CommandCheck, CommandDecision,
-    CommandOutcome, CommandRun, Decl, DocumentEdit, EditorClient, EditorError, Effect, HostError, PathError,
-    PlanDecision, PlanState, Profile, Question, QuestionOption, Registry, SessionHost, StagedFile, SubAgentRequest,
-    SubAgentState, SubAgentStatus, Todo, TodoStatus, Tool, ToolCheck, ToolConfig, ToolContext, ToolError, ToolOutput,
-    ToolSpec, TypedTool, WebConfig, Workspace, WriteLog, Written, approval, binaries, intel, schema_for, session,
-    shared, state, trust, typed, validate_arguments,
+    CommandOutcome, CommandRun, Decl, DocumentEdit, Door, EditorClient, EditorError, Effect, HostError, PathError,
+    PlanDecision, PlanState, Profile, Question, QuestionOption, Registry, Service, SessionHost, StagedFile,
+    SubAgentRequest, SubAgentState, SubAgentStatus, Todo, TodoStatus, Tool, ToolCheck, ToolConfig, ToolContext,
+    ToolError, ToolOutput, ToolSpec, TypedTool, WebConfig, Workspace, WriteLog, Written, approval, binaries, intel,
+    schema_for, session, shared, state, trust, typed, validate_arguments,
 };
 pub use tandem_tool_exec as exec;
 pub use tandem_tool_fs::{BroughtOver, Incoming, RestoreFile, bring_over, restore_files};

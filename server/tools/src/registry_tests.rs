@@ -8,8 +8,8 @@ use tandem_protocol::ToolGroup;
 use tandem_text::BufferCache;
 
 use crate::{
-    CallError, Decl, Profile, Registry, Tool, ToolConfig, ToolContext, ToolError, ToolOutput, TypedTool, Workspace,
-    typed,
+    CallError, Decl, Door, Profile, Registry, Tool, ToolConfig, ToolContext, ToolError, ToolOutput, TypedTool,
+    Workspace, typed,
 };
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -146,32 +146,77 @@ const ONE_CALL_EACH: &[(&str, &str)] = &[
     ("skill", r#"{"name": "nope"}"#),
 ];
 
-/// Every built-in tool, called once as the doors without a session call it (`tandem tool`,
-/// `tandem/tools/call`, `tandem mcp`: the registry set, no session host): none fails for a
-/// service the door supplies (the registry), and a tool that needs the session says so.
+/// Every built-in tool, called once through each door without a session (`tandem tool` and
+/// `tandem/tools/call` at the shell's door, `tandem mcp` at its own: the registry set, no session
+/// host): none fails for a service the door supplies (the registry), and a tool that needs a
+/// service the door lacks is not offered there and says which service it needs and where it works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_tool_answers_a_door_without_a_session_and_none_lacks_the_registry() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(dir.path().join("a.txt"), "one\n").unwrap_or_else(|e| panic!("{e}"));
-    let registry = Arc::new(crate::builtin(ToolConfig { profile: Profile::Full, ..Default::default() }));
-    let names: Vec<&str> = registry.enabled().map(|t| t.spec().name).collect();
+    let config = || ToolConfig { profile: Profile::Full, ..Default::default() };
+    let names: Vec<&str> = crate::builtin(config()).enabled().map(|t| t.spec().name).collect();
     let missing: Vec<&&str> = names.iter().filter(|n| !ONE_CALL_EACH.iter().any(|(t, _)| t == *n)).collect();
     assert!(missing.is_empty(), "add a call of {missing:?} to ONE_CALL_EACH");
-    for (name, args) in ONE_CALL_EACH {
-        let mut door = ctx(dir.path());
-        door.registry = Some(Arc::clone(&registry));
-        let args: serde_json::Value = serde_json::from_str(args).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let result = registry.call(name, args, door).await.unwrap_or_else(|e| panic!("{name}: {e}"));
-        let error = result.error.unwrap_or_default();
-        assert!(!error.contains("invalid arguments"), "{name}: the call's arguments are wrong: {error}");
-        assert!(!error.contains("lacks"), "{name} is missing a service the door supplies: {error}");
-        assert!(*name != "tool_search" || error.is_empty(), "tool_search works from the shell: {error}");
-        let session_tool = registry.find(name).is_some_and(|t| {
-            matches!(t.spec().group, ToolGroup::Plan | ToolGroup::Interact | ToolGroup::Agent)
-                && t.spec().name != "tool_search"
-        });
-        if session_tool {
-            assert!(error.contains("works inside an agent session"), "{name} should say it needs a session: {error:?}");
+    for door in [Door::SHELL, Door::MCP] {
+        let registry = Arc::new(crate::builtin(config()).at_door(door));
+        let offered: Vec<&str> = registry.enabled().map(|t| t.spec().name).collect();
+        for (name, args) in ONE_CALL_EACH {
+            let mut call = ctx(dir.path());
+            call.registry = Some(Arc::clone(&registry));
+            let args: serde_json::Value = serde_json::from_str(args).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let result = registry.call(name, args, call).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+            let error = result.error.unwrap_or_default();
+            assert!(!error.contains("invalid arguments"), "{name}: the call's arguments are wrong: {error}");
+            assert!(!error.contains("lacks"), "{name} is missing a service the door supplies: {error}");
+            assert!(*name != "tool_search" || error.is_empty(), "tool_search works from the shell: {error}");
+            let session_tool = registry.find(name).is_some_and(|t| {
+                matches!(t.spec().group, ToolGroup::Plan | ToolGroup::Interact | ToolGroup::Agent)
+                    && t.spec().name != "tool_search"
+            });
+            if session_tool {
+                assert!(!offered.contains(name), "{} offers {name}, which needs a session", door.name());
+                let says = format!("which {} does not provide; it works inside an agent session", door.name());
+                assert!(error.contains("needs an agent session") && error.contains(&says), "{name}: {error:?}");
+            } else {
+                assert!(offered.contains(name), "{} leaves out {name}", door.name());
+                assert!(!error.contains("does not provide"), "{name} needs a service {} lacks: {error}", door.name());
+            }
         }
     }
+}
+
+/// A door without sessions does not offer the session tools (its registry leaves them out, as
+/// `tandem tools` and `tandem mcp` list them), and says why a call of one cannot run; where the
+/// door has sessions, a call that comes without one (`tandem/tools/call`) is told the same.
+#[tokio::test]
+async fn a_tool_whose_needs_the_door_cannot_meet_is_not_offered_there() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let shell = crate::builtin(ToolConfig { profile: Profile::Full, ..Default::default() }).at_door(Door::SHELL);
+    let offered: Vec<&str> = shell.enabled().map(|t| t.spec().name).collect();
+    for name in ["todowrite", "todoread", "question", "ask_user", "plan_enter", "plan_status", "plan_exit", "agent"] {
+        assert!(!offered.contains(&name), "{name} is offered without a session: {offered:?}");
+    }
+    assert!(offered.contains(&"tool_search") && offered.contains(&"read"), "{offered:?}");
+    assert!(shell.infos().iter().all(|t| t.name != "todowrite"));
+    assert!(shell.openai_definitions().iter().all(|t| t["function"]["name"] != "todowrite"));
+    let CallError::UnknownTool { suggestion, .. } = shell.unknown_tool("todowrit");
+    assert_ne!(suggestion.as_deref(), Some("todowrite"));
+    let refused = shell.call("todo_write", json!({"todos": []}), ctx(dir.path())).await.unwrap_or_default();
+    assert_eq!(
+        refused.error.as_deref(),
+        Some(
+            "`todowrite` needs an agent session (its task list, questions, plan mode and sub-agents), which \
+             `tandem tool` does not provide; it works inside an agent session (tandem/session/prompt in an editor, \
+             `tandem acp`, `tandem run`)"
+        )
+    );
+    let editor = crate::builtin(ToolConfig::default());
+    assert!(editor.enabled().any(|t| t.spec().name == "todowrite"));
+    let refused = editor.call("todowrite", json!({"todos": []}), ctx(dir.path())).await.unwrap_or_default();
+    let error = refused.error.unwrap_or_default();
+    assert!(error.contains("which this call does not provide; it works inside an agent session"), "{error}");
+    let search = editor.call("tool_search", json!({"query": "read"}), ctx(dir.path())).await.unwrap_or_default();
+    let error = search.error.unwrap_or_default();
+    assert!(error.starts_with("`tool_search` needs the tool registry, which this call does not provide"), "{error}");
 }

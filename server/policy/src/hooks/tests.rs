@@ -18,6 +18,12 @@ async fn run(hooks: Vec<Hook>, event: HookEvent, tool: Option<&str>, input: Valu
     Hooks::new(hooks).run(event, tool, &input, &dir, &CancellationToken::new()).await
 }
 
+/// Runs one hook of `event` for every tool, with the command `command`, as `tool`'s call
+/// (an empty input).
+async fn run_one(event: HookEvent, command: &str, tool: Option<&str>) -> HookOutcome {
+    run(vec![hook(event, None, command, None)], event, tool, json!({})).await
+}
+
 #[test]
 fn matchers_cover_tandem_and_claude_code_names() {
     let h = hook(HookEvent::PreToolUse, Some("edit|write"), "true", None);
@@ -52,13 +58,7 @@ async fn exit_2_blocks_with_stderr_and_the_input_arrives_on_stdin() {
 async fn json_output_decides_and_adds_context() {
     let print = |json: Value| format!("echo '{json}'");
     let deny = json!({ "hookSpecificOutput": { "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no edits on Fridays" } });
-    let outcome = run(
-        vec![hook(HookEvent::PreToolUse, None, &print(deny), None)],
-        HookEvent::PreToolUse,
-        Some("edit"),
-        json!({}),
-    )
-    .await;
+    let outcome = run_one(HookEvent::PreToolUse, &print(deny), Some("edit")).await;
     assert!(outcome.block.as_deref().is_some_and(|b| b.ends_with("no edits on Fridays")), "{outcome:?}");
     assert_eq!(outcome.permission.map(|p| p.0), Some(Action::Deny));
 
@@ -78,32 +78,14 @@ async fn json_output_decides_and_adds_context() {
     assert_eq!(outcome.block, None);
 
     let block = json!({ "decision": "block", "reason": "tests fail", "hookSpecificOutput": { "additionalContext": "see log" } });
-    let outcome = run(
-        vec![hook(HookEvent::PostToolUse, None, &print(block), None)],
-        HookEvent::PostToolUse,
-        Some("edit"),
-        json!({}),
-    )
-    .await;
+    let outcome = run_one(HookEvent::PostToolUse, &print(block), Some("edit")).await;
     assert!(outcome.block.as_deref().is_some_and(|b| b.ends_with("tests fail")));
     assert_eq!(outcome.context, vec!["see log".to_owned()]);
 
     // Plain stdout is context for prompts and session starts only.
-    let outcome = run(
-        vec![hook(HookEvent::UserPromptSubmit, None, "echo 'branch: main'", None)],
-        HookEvent::UserPromptSubmit,
-        None,
-        json!({}),
-    )
-    .await;
+    let outcome = run_one(HookEvent::UserPromptSubmit, "echo 'branch: main'", None).await;
     assert_eq!(outcome.context, vec!["branch: main".to_owned()]);
-    let outcome = run(
-        vec![hook(HookEvent::PostToolUse, None, "echo chatter", None)],
-        HookEvent::PostToolUse,
-        Some("x"),
-        json!({}),
-    )
-    .await;
+    let outcome = run_one(HookEvent::PostToolUse, "echo chatter", Some("x")).await;
     assert!(outcome.context.is_empty() && outcome.block.is_none() && outcome.ran());
 }
 
@@ -151,13 +133,7 @@ async fn a_hook_that_runs_too_long_is_stopped_with_what_it_started() {
 
 #[tokio::test]
 async fn output_is_capped() {
-    let outcome = run(
-        vec![hook(HookEvent::Stop, None, "head -c 300000 /dev/zero | tr '\\0' a", None)],
-        HookEvent::Stop,
-        None,
-        json!({}),
-    )
-    .await;
+    let outcome = run_one(HookEvent::Stop, "head -c 300000 /dev/zero | tr '\\0' a", None).await;
     let stdout = &outcome.runs[0].stdout;
     assert!(stdout.len() < OUTPUT_CAP + 100 && stdout.ends_with("[output cut at 64 KiB]"), "{}", stdout.len());
     assert_eq!(outcome.runs[0].exit, Some(0));

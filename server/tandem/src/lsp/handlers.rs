@@ -338,8 +338,7 @@ impl Backend {
             progress: progress.then_some(progress_tx),
             mcp: Mcp::Sessions,
             cache: Some(Arc::clone(&self.cache)),
-            no_previews: false,
-            lsp_ready_wait: None,
+            ..Options::default()
         };
         let bench = Workbench::open(&root, options).map_err(|err| match err {
             WorkbenchError::Config(_) => RpcError::invalid_params(err.to_string()),

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use tandem_agent::SessionClient;
-use tandem_agent::approver::{CallApprover, SessionGate};
+use tandem_agent::approver::{CallApprover, SessionGate, ShownCall};
 use tandem_protocol::{
     ModeId, ToolKind, WorktreeLeftFile, WorktreeListResult, WorktreeReviewParams, WorktreeReviewResult,
 };
@@ -62,16 +62,13 @@ pub async fn review(
     // A review of its own, asked whatever mode the sessions are in: the person asked for it.
     let id = format!("worktree-{}", params.name);
     let gate = Arc::new(SessionGate::new(id.clone(), ModeId::Default));
-    let approver = CallApprover::new(
-        gate,
-        client,
-        cancel.clone(),
-        id,
-        format!("Bring over worktree {}", params.name),
-        ToolKind::Edit,
-        serde_json::json!({ "worktree": params.name, "base": base }),
-    )
-    .once_only();
+    let shown = ShownCall {
+        tool_call_id: id,
+        title: format!("Bring over worktree {}", params.name),
+        kind: ToolKind::Edit,
+        raw_input: serde_json::json!({ "worktree": params.name, "base": base }),
+    };
+    let approver = CallApprover::new(gate, client, cancel.clone(), shown).once_only();
     let mut ctx = bench.tool_context();
     ctx.editor = Some(editor);
     ctx.approver = Some(Arc::new(approver) as Arc<dyn tandem_tools::Approver>);
@@ -142,8 +139,7 @@ impl Places {
             progress: None,
             mcp: crate::workbench::Mcp::Sessions,
             cache: Some(Arc::clone(cache)),
-            no_previews: false,
-            lsp_ready_wait: None,
+            ..crate::workbench::Options::default()
         };
         let root = crate::workbench::Root::Given { root: worktree.path.clone(), cwd: None };
         let bench = Workbench::open(&root, options).map_err(|err| RpcError::invalid_params(err.to_string()))?;

@@ -902,9 +902,5 @@ fn list(places: &[usize]) -> String {
 }
 
 fn shorten(text: &str) -> String {
-    const MAX: usize = 100;
-    match text.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
+    crate::clip(text, 100)
 }

@@ -266,11 +266,7 @@ fn blank(line: &str) -> bool {
 }
 
 fn shorten(text: &str) -> String {
-    const MAX: usize = 80;
-    match text.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
+    crate::clip(text, 80)
 }
 
 #[cfg(test)]

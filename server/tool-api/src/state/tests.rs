@@ -3,12 +3,18 @@ use std::os::unix::fs::symlink;
 use super::*;
 use crate::trust::Trust;
 
+/// The folders `a` and `b` made in `dir`.
+fn folders(dir: &tempfile::TempDir, a: &str, b: &str) -> std::io::Result<(std::path::PathBuf, std::path::PathBuf)> {
+    let (a, b) = (dir.path().join(a), dir.path().join(b));
+    std::fs::create_dir_all(&a)?;
+    std::fs::create_dir_all(&b)?;
+    Ok((a, b))
+}
+
 #[test]
 fn state_lives_outside_the_workspace_one_folder_per_real_path() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let (a, b) = (dir.path().join("one/app"), dir.path().join("two/app"));
-    std::fs::create_dir_all(&a)?;
-    std::fs::create_dir_all(&b)?;
+    let (a, b) = folders(&dir, "one/app", "two/app")?;
     let sessions = state_dir(&a, "sessions")?;
     assert!(!sessions.starts_with(dir.path()), "{}", sessions.display());
     assert!(!a.join(STATE_DIR).exists(), "nothing is created in the workspace");
@@ -26,9 +32,7 @@ fn state_lives_outside_the_workspace_one_folder_per_real_path() -> Result<(), Bo
 #[test]
 fn a_symlink_inside_the_state_folder_is_never_used() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let (root, outside) = (dir.path().join("ws"), dir.path().join("outside"));
-    std::fs::create_dir_all(&root)?;
-    std::fs::create_dir_all(&outside)?;
+    let (root, outside) = folders(&dir, "ws", "outside")?;
     let project = state_dir(&root, "")?;
     symlink(&outside, project.join("memory"))?;
     assert!(matches!(state_dir(&root, "memory"), Err(StateError::NotARealDirectory { .. })));
