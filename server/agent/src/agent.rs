@@ -369,6 +369,8 @@ impl Agent {
         let mut messages = Vec::new();
         let mut replay = Vec::new();
         let mut calls = 0u64;
+        // The person's prompts so far (each replayed with its own message id).
+        let mut prompts = 0u64;
         let mut todos = Vec::new();
         let mut totals = UsageTotals::default();
         // The tool each of the model's calls named (by the provider's call id), for the replay.
@@ -389,7 +391,11 @@ impl Agent {
                 Record::Usage { totals: stored } => totals = stored,
                 Record::Note { message } => messages.push(message),
                 Record::Command { text } => {
-                    replay.push(SessionUpdate::UserMessageChunk { content: ContentBlock::text(&text) })
+                    prompts += 1;
+                    replay.push(SessionUpdate::UserMessageChunk {
+                        content: ContentBlock::text(&text),
+                        message_id: Some(format!("prompt-{prompts}")),
+                    })
                 }
                 Record::Message { message } => {
                     for part in &message.content {
@@ -406,16 +412,25 @@ impl Agent {
                         // Tool results and what came with them (instruction files now in force)
                         // are Tandem's; a prompt is the person's, replayed as they typed it.
                         let results = message.content.iter().any(|part| matches!(part, Part::ToolResult { .. }));
+                        // Each prompt its own message: one the model never answered (a cancelled
+                        // turn) stays apart from the next.
+                        prompts += 1;
+                        let message_id = Some(format!("prompt-{prompts}"));
                         for part in &message.content {
                             match part {
                                 Part::Text { text } if !results => {
                                     if let Some(block) = crate::turn::as_typed(text) {
-                                        replay.push(SessionUpdate::UserMessageChunk { content: block });
+                                        replay.push(SessionUpdate::UserMessageChunk {
+                                            content: block,
+                                            message_id: message_id.clone(),
+                                        });
                                     }
                                 }
                                 // The person's images; a tool's come right after its result.
-                                Part::Image(image) if !results => replay
-                                    .push(SessionUpdate::UserMessageChunk { content: crate::images::block(image) }),
+                                Part::Image(image) if !results => replay.push(SessionUpdate::UserMessageChunk {
+                                    content: crate::images::block(image),
+                                    message_id: message_id.clone(),
+                                }),
                                 _ => {}
                             }
                         }
