@@ -10,7 +10,8 @@ use tandem_llm::{Message, Part, Role};
 use tandem_protocol::{
     ContentBlock, ModeId, SessionCompactParams, SessionCompactResult, SessionDeleteParams, SessionListParams,
     SessionListResult, SessionLoadParams, SessionLoadResult, SessionNewParams, SessionNewResult, SessionPromptParams,
-    SessionPromptResult, SessionSetModeParams, SessionUpdate, StopReason, ToolCall, ToolCallStatus, UsageTotals,
+    SessionPromptResult, SessionSetModeParams, SessionUpdate, StopReason, ToolCall, ToolCallStatus, ToolCallUpdate,
+    UsageTotals,
 };
 use tandem_text::BufferCache;
 use tandem_tool_api::{EditorClient, Registry, Workspace};
@@ -449,21 +450,56 @@ impl Agent {
                     }
                     messages.push(message);
                 }
-                Record::Call { tool_call_id, call_id, title, kind, status, raw_input, content, locations } => {
+                Record::Call {
+                    tool_call_id,
+                    call_id,
+                    title,
+                    kind,
+                    status,
+                    raw_input,
+                    content,
+                    locations,
+                    raw_output,
+                } => {
                     calls += 1;
                     let tool_name = tool_names.get(&call_id).map(|name| {
                         self.env().registry.find(name).map_or_else(|| name.clone(), |tool| tool.spec().name.to_owned())
                     });
-                    replay.push(SessionUpdate::ToolCall(ToolCall {
-                        tool_call_id,
-                        title,
-                        kind,
-                        status: if status == ToolCallStatus::Completed { status } else { ToolCallStatus::Failed },
-                        content,
-                        locations,
-                        raw_input: Some(raw_input),
-                        tool_name,
-                    }));
+                    let status = if status == ToolCallStatus::Completed { status } else { ToolCallStatus::Failed };
+                    match raw_output {
+                        // As it went live: the call, then its end with the result's rawOutput (an
+                        // exit code, a diff), so an editor draws the same card from the same updates.
+                        Some(raw_output) => {
+                            replay.push(SessionUpdate::ToolCall(ToolCall {
+                                tool_call_id: tool_call_id.clone(),
+                                title: title.clone(),
+                                kind,
+                                status: ToolCallStatus::InProgress,
+                                content: Vec::new(),
+                                locations,
+                                raw_input: Some(raw_input),
+                                tool_name,
+                            }));
+                            replay.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+                                tool_call_id,
+                                status: Some(status),
+                                content: Some(content),
+                                title: Some(title),
+                                raw_output: Some(raw_output),
+                                ..Default::default()
+                            }));
+                        }
+                        None => replay.push(SessionUpdate::ToolCall(ToolCall {
+                            tool_call_id,
+                            title,
+                            kind,
+                            status,
+                            content,
+                            locations,
+                            raw_input: Some(raw_input),
+                            tool_name,
+                        })),
+                    }
                 }
             }
         }
