@@ -738,7 +738,8 @@ fn a_resumed_session_renders_in_a_fresh_neovim_exactly_as_it_did_live() -> Res<(
         let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e_replay", &env)?;
         assert!(report.contains("ok e2e replay (live)"), "the live session did not run:\n{report}");
         assert_eq!(std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?, CALC_ADD_FIXED);
-        let env = [("TANDEM_TEST_REPLAY", "resume"), ("TANDEM_TEST_TRANSCRIPT", transcript.to_str().unwrap_or_default())];
+        let env =
+            [("TANDEM_TEST_REPLAY", "resume"), ("TANDEM_TEST_TRANSCRIPT", transcript.to_str().unwrap_or_default())];
         let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e_replay", &env)?;
         assert!(report.contains("ok e2e replay (resume)"), "the resume did not run:\n{report}");
     }

@@ -506,3 +506,46 @@ fn an_accepted_hunk_lands_where_it_was_reviewed_or_not_at_all_while_the_person_t
     );
     Ok(())
 }
+
+#[test]
+fn a_resumed_session_renders_in_a_fresh_vscode_exactly_as_it_did_live() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let calc = "def add(a, b):\n    return a - b\n\n\ndef one():\n    return 1\n\n\ndef two():\n    return 2\n\n\n\
+                def mul(a, b):\n    return a / b\n";
+    std::fs::write(workspace.path().join("calc.py"), calc).map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call(
+            "c1",
+            "bash",
+            json!({ "command": "echo 'FAILED (failures=1)'; exit 1", "sandbox": false }),
+        ),
+        Turn::reply("The tests failed."),
+        Turn::new().text("Two bugs: add and mul.").tool_call(
+            "c2",
+            "multiedit",
+            json!({ "file_path": "calc.py", "edits": [
+                { "old_string": "return a - b", "new_string": "return a + b" },
+                { "old_string": "return a / b", "new_string": "return a * b" },
+            ] }),
+        ),
+        Turn::reply("Fixed what you accepted."),
+        Turn::reply("Hello again."),
+    ]);
+    // The prompt the person cancels is never answered (whenever its request comes).
+    provider.answer_when(
+        |body| {
+            body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .is_some_and(|m| m.to_string().contains("think hard about calc"))
+        },
+        Turn::hang(),
+    );
+    run_workbench_script("replay.mjs", workspace.path(), &provider, &[])?;
+    let disk = std::fs::read_to_string(workspace.path().join("calc.py")).map_err(|e| e.to_string())?;
+    assert_eq!(disk, calc.replace("return a - b", "return a + b"), "exactly the accepted hunk landed");
+    Ok(())
+}
