@@ -1032,14 +1032,15 @@ function M.status()
   local parts = {}
   if state.busy then
     parts[#parts + 1] = SPINNER[spinner.frame] .. " Tandem"
-    local running = progress_mod.short(state.progress, now_ms())
-    if running then
-      parts[#parts + 1] = running
-    end
     if review.active then
       parts[#parts + 1] = "review"
     elseif ask.waiting and ask.waiting > 0 then
       parts[#parts + 1] = "question"
+    end
+    -- How long it has run and the tokens streamed so far.
+    local running = progress_mod.short(state.progress, now_ms())
+    if running then
+      parts[#parts + 1] = running
     end
     if #state.queue > 0 then
       parts[#parts + 1] = string.format("(%d queued)", #state.queue)
