@@ -423,6 +423,9 @@ fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() ->
         let screen = tmux.wait_for("the end of the turn", |s| s.contains("Fixed what you accepted."))?;
         eprintln!("--- Neovim {version}, after ga and gr:\n{screen}");
         assert!(!screen.contains("h2: ga accept"), "the review is closed:\n{screen}");
+        // The review's summary does not outlive the turn in the command line.
+        let screen = tmux.wait_for("the summary gone", |s| !s.contains("Tandem: Edit calc.py:"))?;
+        assert!(screen.contains("Fixed what you accepted."), "{screen}");
         // The edit's card: the file and the applied counts, its diff folded under it.
         let card = screen
             .lines()

@@ -620,6 +620,7 @@ send_prompt = function(text, opts, variables)
   local function done(err, result)
     set_busy(false)
     reload_changed()
+    review.clear_echo()
     local failure = err or (result and result.error)
     if err then
       chat.note("error: " .. tostring(err))

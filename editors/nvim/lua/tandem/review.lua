@@ -277,6 +277,16 @@ local function echo(text)
     text = text:sub(1, width - 3) .. "..."
   end
   vim.api.nvim_echo({ { text } }, false, {})
+  M.echoed = true
+end
+
+--- The turn ended: a review's summary left in the command line goes ("2 hunk(s): 1 accepted…"
+--- is stale once the turn is over; the chat keeps the review's outcome).
+function M.clear_echo()
+  if M.echoed and not M.active then
+    M.echoed = false
+    vim.api.nvim_echo({ { "" } }, false, {})
+  end
 end
 
 --- A window for the reviewed file: the current one unless it shows the chat.
