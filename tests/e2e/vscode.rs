@@ -523,9 +523,9 @@ fn an_accepted_hunk_lands_after_typing_below_an_undo_an_outside_write_and_a_save
     for n in 1..=4 {
         let file = format!("calc{n}.py");
         std::fs::write(workspace.path().join(&file), original).map_err(|e| e.to_string())?;
-        script.push(Turn::new().tool_call(&format!("r{n}"), "read", json!({ "file_path": file })));
+        script.push(Turn::new().tool_call(format!("r{n}"), "read", json!({ "file_path": file })));
         script.push(Turn::new().tool_call(
-            &format!("e{n}"),
+            format!("e{n}"),
             "edit",
             json!({ "file_path": file, "old_string": "return a / b", "new_string": "return a // b" }),
         ));
