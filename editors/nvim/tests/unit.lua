@@ -574,6 +574,7 @@ return function(H)
     progress.count(p, { sessionUpdate = "user_message_chunk", content = { type = "text", text = string.rep("z", 4000) } })
     progress.count(p, { sessionUpdate = "tool_call", toolCallId = "c1", title = string.rep("x", 400) })
     eq("Working… 1m 05s · ~341 tokens", progress.label(p, 66000))
+    eq("Waiting for your review… 1m 05s · ~341 tokens", progress.label(p, 66000, "your review"))
     eq("1m 05s ~341 tok", progress.short(p, 66000))
     -- The chat shows it under its last line, not in its text, and it follows the chat as it grows.
     local chat = require("tandem.chat")

@@ -51,7 +51,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
     const spin = running ? "$(sync~spin) " : "";
     const icon = sidecarState === "error" ? "$(error) " : sidecarState === "ready" ? "" : "$(circle-slash) ";
-    const progress = session?.progressText();
+    const progress = session?.progressText(Date.now(), reviews.current ? "your review" : undefined);
     status.text = `${spin}${icon}Tandem: ${session?.mode ?? "default"}${progress ? ` · ${progress}` : ""}`;
     status.tooltip = `Tandem sidecar: ${sidecarState}${session?.modelName ? ` · model ${session.modelName}` : ""}\nClick to open the panel.`;
     status.show();

@@ -36,10 +36,13 @@ export function elapsedLabel(ms: number): string {
 }
 
 /**
- * "Waiting for the model… 12s" before the first token, then "Working… 1m 05s · ~340 tokens".
+ * "Waiting for the model… 12s" before the first token, then "Working… 1m 05s · ~340 tokens";
+ * "Waiting for your review… 40s · ~340 tokens" while the turn waits for the person (`waiting`).
  */
-export function progressLabel(progress: TurnProgress, now: number): string {
+export function progressLabel(progress: TurnProgress, now: number, waiting?: string): string {
   const elapsed = elapsedLabel(now - progress.startedAt);
+  const tokens = progress.chars === 0 ? "" : ` · ~${compactCount(approxTokens(progress.chars))} tokens`;
+  if (waiting !== undefined) return `Waiting for ${waiting}… ${elapsed}${tokens}`;
   if (progress.chars === 0) return `Waiting for the model… ${elapsed}`;
-  return `Working… ${elapsed} · ~${compactCount(approxTokens(progress.chars))} tokens`;
+  return `Working… ${elapsed}${tokens}`;
 }

@@ -94,8 +94,8 @@ export class SessionController {
   }
 
   /** "Working… 12s · ~340 tokens" while a turn runs; `undefined` when idle. */
-  progressText(now = Date.now()): string | undefined {
-    return this.running && this.progress ? progressLabel(this.progress, now) : undefined;
+  progressText(now = Date.now(), waiting?: string): string | undefined {
+    return this.running && this.progress ? progressLabel(this.progress, now, waiting) : undefined;
   }
 
   /** Routes a session notification; updates of other sessions (sub-agents' own) are ignored. */

@@ -67,8 +67,11 @@ let sidecarNote = false;
 let progress: TurnProgress | undefined;
 let ticker: ReturnType<typeof setInterval> | undefined;
 
+/** Whether a review waits for the person (the indicator says so instead of "the model"). */
+let reviewing = false;
+
 function showProgress(): void {
-  if (progress && !sidecarNote) status.textContent = progressLabel(progress, Date.now());
+  if (progress && !sidecarNote) status.textContent = progressLabel(progress, Date.now(), reviewing ? "your review" : undefined);
 }
 
 /** Sends the prompt; during a turn the extension queues it (the list above the prompt shows it). */
@@ -402,6 +405,8 @@ function handle(message: ToPanel): void {
       break;
     }
     case "review":
+      reviewing = message.pending;
+      showProgress();
       review.hidden = !message.pending;
       review.querySelector(".review-summary")!.textContent = message.summary ?? "";
       {

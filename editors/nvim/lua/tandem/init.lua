@@ -53,7 +53,8 @@ end
 --- The running turn's indicator under the chat: the spinner, the time and the streamed tokens.
 local function show_progress()
   if state.progress then
-    chat.progress(SPINNER[spinner.frame] .. " " .. progress_mod.label(state.progress, now_ms()))
+    local waiting = review.active and "your review" or (ask.waiting and ask.waiting > 0 and "your answer") or nil
+    chat.progress(SPINNER[spinner.frame] .. " " .. progress_mod.label(state.progress, now_ms(), waiting))
   end
 end
 

@@ -32,13 +32,21 @@ function M.elapsed(ms)
   return string.format("%dm %02ds", math.floor(seconds / 60), seconds % 60)
 end
 
---- "Waiting for the model… 12s" before the first token, then "Working… 1m 05s · ~341 tokens".
-function M.label(progress, now_ms)
+--- "Waiting for the model… 12s" before the first token, then "Working… 1m 05s · ~341 tokens";
+--- "Waiting for your review… 40s · ~341 tokens" while the turn waits for the person (`waiting`).
+function M.label(progress, now_ms, waiting)
   local elapsed = M.elapsed(now_ms - progress.started)
+  local tokens = ""
+  if progress.chars > 0 then
+    tokens = string.format(" · ~%s tokens", require("tandem.usage").compact(math.ceil(progress.chars / 4)))
+  end
+  if waiting then
+    return string.format("Waiting for %s… %s%s", waiting, elapsed, tokens)
+  end
   if progress.chars == 0 then
     return "Waiting for the model… " .. elapsed
   end
-  return string.format("Working… %s · ~%s tokens", elapsed, require("tandem.usage").compact(math.ceil(progress.chars / 4)))
+  return string.format("Working… %s%s", elapsed, tokens)
 end
 
 --- The statusline's short form: "12s ~341 tok" (nil without progress).

@@ -14,6 +14,9 @@ test("the live indicator says how long a turn has run and about how many tokens 
   assert.equal(progressLabel(p, 66_000), "Working… 1m 05s · ~341 tokens");
   countStreamed(p, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "y".repeat(8000) } });
   assert.equal(progressLabel(p, 66_000), "Working… 1m 05s · ~2.3k tokens");
+  // While the turn waits for the person, the indicator says so.
+  assert.equal(progressLabel(p, 66_000, "your review"), "Waiting for your review… 1m 05s · ~2.3k tokens");
+  assert.equal(progressLabel(startProgress(0), 3_000, "your review"), "Waiting for your review… 3s");
 });
 
 test("elapsed time: seconds, then minutes and seconds", () => {
