@@ -1,6 +1,6 @@
 //! Sidecar benchmarks against a peer measured in the same run.
 //!
-//! `cargo bench -p tandem --bench sidecar [-- [--quick] [P1|P2|P3|P4|P7|P8|P9|R1|A1|C1|A2|A3|M1|T1]...]`
+//! `cargo bench -p tandem --bench sidecar [-- [--quick] [P1|P2|P3|P4|P7|P8|P9|R1|A1|A1T|C1|A2|A3|M1|T1]...]`
 //! (or `TANDEM_BENCH_QUICK=1`). Quick mode runs few iterations, for a smoke test.
 //!
 //! - P1: `grep` vs `rg` with the same ignore rules, interleaved, on two trees: a generated one of
@@ -28,6 +28,9 @@
 //!   the whole history, so the peer of turn N is turn 1 plus the extra time a bare HTTP client
 //!   takes to POST turn N's bigger body to the same provider (measured in the same run,
 //!   interleaved); goal ≤ 1.25× of that: what Tandem adds does not grow with the history.
+//! - A1T: A1's turn with OpenTelemetry export off and on (to an OTLP/HTTP receiver in the bench),
+//!   sessions interleaved on two warm sidecars: the loop overhead per tool call of each and the
+//!   ratio. Off, the agent's span call sites are disabled, so off is the loop before telemetry.
 //! - A2: a long session: 100 tool calls reading 8 KB files each with a model whose window is
 //!   32k tokens (the scripted provider counts 4 bytes a token and refuses larger requests as
 //!   OpenAI does). Prints the bytes sent per request against the turn number (they must level
@@ -55,6 +58,7 @@
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
+mod a1t;
 mod c1;
 mod direct;
 mod p7;
@@ -91,6 +95,8 @@ struct Plan {
     a1_posts: usize,
     /// Sessions A1 runs its scripted turn in, samples pooled.
     a1_runs: usize,
+    /// Rounds of A1T (a session with telemetry off and one with it on each).
+    a1t_rounds: usize,
     a2_calls: usize,
     /// Files of the generated tree of P1 and P2.
     tree_files: usize,
@@ -117,6 +123,7 @@ impl Plan {
                 a1_calls: 100,
                 a1_posts: 3,
                 a1_runs: 1,
+                a1t_rounds: 2,
                 a2_calls: 100,
                 tree_files: 2_000,
                 big_bytes: 4 * 1024 * 1024,
@@ -136,6 +143,7 @@ impl Plan {
                 a1_calls: 300,
                 a1_posts: 21,
                 a1_runs: 3,
+                a1t_rounds: 6,
                 a2_calls: 100,
                 tree_files: 20_000,
                 big_bytes: 50 * 1024 * 1024,
@@ -184,7 +192,7 @@ fn main() {
     let mut rows = Vec::new();
     let mut failed = false;
     r3::machine_load("at the start");
-    let benches: [(&str, Bench); 14] = [
+    let benches: [(&str, Bench); 15] = [
         ("P1", p1),
         ("P2", p2),
         ("P3", p3),
@@ -194,6 +202,7 @@ fn main() {
         ("P8", p8),
         ("P9", p9),
         ("A1", a1),
+        ("A1T", a1t::a1t),
         ("C1", c1::c1),
         ("A2", a2),
         ("A3", r3::a3),

@@ -37,4 +37,6 @@ mod telemetry;
 mod tmux;
 mod trust;
 mod vscode;
+mod warm;
 mod web;
+mod worktree_review;

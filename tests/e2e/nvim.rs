@@ -748,3 +748,23 @@ fn a_resumed_session_renders_in_a_fresh_neovim_exactly_as_it_did_live() -> Res<(
     }
     Ok(())
 }
+
+#[test]
+fn tandem_worktree_in_neovim_lists_the_worktrees_and_reviews_one_s_change_inline() -> Res<()> {
+    for (version, nvim) in neovims()? {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let repo = crate::worktree_review::editors_fixture(dir.path())?;
+        std::fs::create_dir_all(repo.join(".tandem")).map_err(|e| e.to_string())?;
+        let provider = FakeProvider::start_blocking(vec![Turn::reply("Hello from the worktree.")]);
+        let env = crate::worktree_review::env_of(&repo);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let report = run_lua_tests(version, &nvim, &repo, &provider, "e2e_worktree", &env)?;
+        assert!(report.contains("ok e2e setup's worktree"), "{report}");
+        assert!(report.contains("ok e2e :TandemWorktree NAME"), "the end-to-end tests did not run:\n{report}");
+        let keep = std::fs::read_to_string(repo.join("keep.txt")).map_err(|e| e.to_string())?;
+        let expected = crate::worktree_review::numbered(1, 20).replace("line 2\n", "line two\n");
+        assert_eq!(keep, expected, "Neovim {version}: exactly the accepted hunk");
+        assert!(repo.join("gone.txt").exists(), "Neovim {version}: the rejected deletion");
+    }
+    Ok(())
+}

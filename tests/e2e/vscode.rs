@@ -588,3 +588,28 @@ fn a_resumed_session_renders_in_a_fresh_vscode_exactly_as_it_did_live() -> Res<(
     assert_eq!(disk, calc.replace("return a - b", "return a + b"), "exactly the accepted hunk landed");
     Ok(())
 }
+
+#[test]
+fn review_worktree_in_a_real_vscode_lists_the_worktrees_and_brings_one_over_through_the_review() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let repo = crate::worktree_review::editors_fixture(dir.path())?;
+    // New sessions work in the worktree `side` (the workspace's own settings say so).
+    std::fs::create_dir_all(repo.join(".vscode")).map_err(|e| e.to_string())?;
+    std::fs::write(repo.join(".vscode/settings.json"), r#"{ "tandem.worktree": "side" }"#)
+        .map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![Turn::reply("Hello from the worktree.")]);
+    let env = crate::worktree_review::env_of(&repo);
+    let state = env.iter().find(|(k, _)| k == "TANDEM_STATE_HOME").map(|(_, v)| v.as_str()).unwrap_or_default();
+    run_workbench_script("worktree.mjs", &repo, &provider, &[("TANDEM_STATE_HOME", state)])?;
+    let keep = std::fs::read_to_string(repo.join("keep.txt")).map_err(|e| e.to_string())?;
+    let expected = crate::worktree_review::numbered(1, 20)
+        .replace("line 2\n", "line two\n")
+        .replace("line 19\n", "line nineteen\n");
+    assert_eq!(keep, expected);
+    assert_eq!(std::fs::read_to_string(repo.join("new.txt")).map_err(|e| e.to_string())?, "new\n");
+    assert!(!repo.join("gone.txt").exists());
+    Ok(())
+}

@@ -61,6 +61,13 @@ command("TandemCheckpoints", { nargs = 0, desc = "Tandem: list the session's che
 command("TandemUndo", { nargs = 0, desc = "Tandem: restore the files to before the last turn" })
 command("TandemRedo", { nargs = 0, desc = "Tandem: bring back what the last restore undid" })
 command("TandemCompact", { nargs = 0, desc = "Tandem: compact the conversation (tokens before and after)" })
+command("TandemWorktree", {
+  nargs = "?",
+  desc = "Tandem: list the agents' worktrees and review one's change (with NAME: that one)",
+  complete = function(lead)
+    return require("tandem.worktrees").complete(lead)
+  end,
+})
 command("TandemSetup", { nargs = 0, desc = "Tandem: choose the model provider (.tandem/config.toml) and run tandem doctor" })
 command("TandemInfo", { nargs = 0, desc = "Tandem: sidecar, session and configuration" })
 

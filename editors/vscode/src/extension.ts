@@ -24,6 +24,7 @@ import { Sidecar, type SidecarState } from "./sidecar";
 import { SymbolSearch } from "./symbolSearch";
 import { TerminalWatcher } from "./terminal";
 import { openProviderSettings, runDoctor } from "./walkthrough";
+import { reviewWorktree } from "./worktrees";
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("Tandem");
@@ -291,6 +292,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("tandem.showLog", () => output.show(true)),
     vscode.commands.registerCommand("tandem.openProviderSettings", () => openProviderSettings()),
     vscode.commands.registerCommand("tandem.doctor", () => runDoctor()),
+    vscode.commands.registerCommand("tandem.reviewWorktree", (name?: unknown) =>
+      reviewWorktree(sidecar, log, typeof name === "string" ? name : undefined),
+    ),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("tandem")) {
         void vscode.window

@@ -573,6 +573,12 @@ export type SessionNewParams = {
   mode?: ModeId | null;
   /** Model; default: the configured model. */
   model?: string | null;
+  /**
+   * Work in the agent worktree of this name (a git worktree on the branch `tandem/NAME`,
+   * outside the working tree), created or reused as `tandem run --worktree NAME` does; `cwd`
+   * is then ignored.
+   */
+  worktree?: string | null;
 };
 
 /** `tandem/session/new` result. */
@@ -583,6 +589,8 @@ export type SessionNewResult = {
   modes: SessionModes;
   /** The new session's id. */
   sessionId: string;
+  /** Where it works, when it was asked to work in a worktree. */
+  worktree?: WorktreePlace | null;
 };
 
 /** `tandem/session/update` params. */
@@ -969,4 +977,73 @@ export type UsageTotals = {
   outputTokens: number;
   /** Completion tokens spent on reasoning. */
   reasoningTokens: number;
+};
+
+/** One agent worktree of the workspace's repository. */
+export type WorktreeInfo = {
+  /** Its branch (`tandem/NAME`). */
+  branch: string;
+  /** How many files differ from its base (committed or not, new files included). */
+  changes: number;
+  /** The newest of them. */
+  lastSession?: string | null;
+  /** Its name (`tandem run --worktree NAME`). */
+  name: string;
+  /** Its folder (absolute). */
+  path: string;
+  /** How many sessions worked in it. */
+  sessions: number;
+};
+
+/** A file of the worktree's change that was not brought over, and why. */
+export type WorktreeLeftFile = {
+  /** Workspace-relative path. */
+  path: string;
+  /** Why (a conflict with the person's own change since the base, not text, ...). */
+  reason: string;
+};
+
+/** `tandem/worktree/list` params. */
+export type WorktreeListParams = Record<string, unknown>;
+
+/** `tandem/worktree/list` result. */
+export type WorktreeListResult = {
+  /** The agent worktrees, by name. */
+  worktrees: WorktreeInfo[];
+};
+
+/** Where a session started with `worktree` works. */
+export type WorktreePlace = {
+  /** Its branch (`tandem/NAME`). */
+  branch: string;
+  /** Whether this session created it (else it was reused). */
+  created: boolean;
+  /** The worktree's name. */
+  name: string;
+  /** Its folder (absolute): the session's workspace. */
+  path: string;
+};
+
+/** `tandem/worktree/review` params. */
+export type WorktreeReviewParams = {
+  /** The worktree's name. */
+  name: string;
+};
+
+/**
+ * `tandem/worktree/review` result, sent once the review is over and the accepted hunks are
+ * written.
+ */
+export type WorktreeReviewResult = {
+  /** Files changed in the workspace (in whole or in part). */
+  applied: string[];
+  /**
+   * The base commit the worktree's change was taken against (the merge base of the
+   * workspace's `HEAD` and the worktree's).
+   */
+  base: string;
+  /** Files not brought over: refused before the review, or rejected in it. */
+  left: WorktreeLeftFile[];
+  /** What happened, in words. */
+  message: string;
 };

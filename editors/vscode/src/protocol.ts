@@ -64,6 +64,8 @@ export const Methods = {
   sessionCheckpointFile: "tandem/session/checkpointFile",
   sessionCompact: "tandem/session/compact",
   commandsList: "tandem/commands/list",
+  worktreeList: "tandem/worktree/list",
+  worktreeReview: "tandem/worktree/review",
   sessionConfigOptions: "tandem/session/configOptions",
   sessionSetConfigOption: "tandem/session/setConfigOption",
   sessionUpdate: "tandem/session/update",

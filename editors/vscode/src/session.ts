@@ -306,11 +306,19 @@ export class SessionController {
   }
 
   private async createSession(): Promise<string> {
+    const worktree = vscode.workspace.getConfiguration("tandem").get<string>("worktree", "").trim();
     const result = await this.sidecar.request<SessionNewResult>(Methods.sessionNew, {
       cwd: workspaceRoot(),
       mode: this._mode,
       ...(this.picked ? { model: this.picked } : {}),
+      ...(worktree ? { worktree } : {}),
     });
+    if (result.worktree) {
+      // Where the session works, said once in the panel (and the log).
+      const where = `Working in worktree ${result.worktree.name} at ${result.worktree.path} (branch ${result.worktree.branch}${result.worktree.created ? ", new" : ""}).`;
+      this.log(where);
+      this.events.post({ type: "notice", text: where, level: "info" });
+    }
     this.sessionId = result.sessionId;
     this.model = result.model ?? undefined;
     this.events.post({ type: "status", state: "ready" });

@@ -179,7 +179,7 @@ impl Agent {
         let session = self.top_session(id.clone(), cwd, model.clone(), mode);
         self.sessions.lock().insert(id.clone(), Arc::new(session));
         tracing::info!(session = id, mode = mode.as_str(), "session/new");
-        Ok(SessionNewResult { session_id: id, modes: modes_of(mode), model: Some(model) })
+        Ok(SessionNewResult { session_id: id, modes: modes_of(mode), model: Some(model), worktree: None })
     }
 
     /// `tandem/session/prompt`: runs one turn and answers when it ends.

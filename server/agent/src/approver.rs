@@ -203,8 +203,9 @@ impl CallApprover {
         }
     }
 
-    /// The review offers only "accept" and "reject" (a restore: nothing to always allow).
-    pub(crate) fn once_only(mut self) -> Self {
+    /// The review offers only "accept" and "reject" (a restore, a worktree brought over:
+    /// nothing to always allow).
+    pub fn once_only(mut self) -> Self {
         self.offers_always = false;
         self
     }

@@ -111,3 +111,42 @@ pub(crate) fn tool_done(span: &Span, failed: bool) {
         span.record("otel.status_code", "ERROR");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    /// The log layer as the binary installs it (its default level, no `TANDEM_LOG`).
+    fn log_layer<S>() -> impl tracing_subscriber::Layer<S>
+    where
+        S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+    {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::sink)
+            .with_filter(tracing_subscriber::EnvFilter::new("warn"))
+    }
+
+    fn spans() -> Vec<tracing::Span> {
+        let input = serde_json::json!({ "file_path": "a.txt" });
+        vec![super::turn("s1", "m", 0, "hello"), super::request("m"), super::tool("read", "c1", &input)]
+    }
+
+    /// Telemetry off (the binary's subscriber without the export layer): the agent's spans are
+    /// disabled at their call sites, so their fields are never evaluated (no `format!` of a
+    /// name) and every `record` on them returns at once. With the export layer they are real.
+    #[test]
+    fn without_the_export_layer_the_spans_are_disabled_at_their_call_sites() {
+        let off = tracing_subscriber::registry().with(log_layer());
+        tracing::subscriber::with_default(off, || {
+            assert!(spans().iter().all(tracing::Span::is_disabled));
+        });
+        let export = tracing_subscriber::fmt::layer()
+            .with_writer(std::io::sink)
+            .with_filter(tracing_subscriber::filter::filter_fn(|meta| meta.target() == super::TARGET));
+        let on = tracing_subscriber::registry().with(log_layer()).with(export);
+        tracing::subscriber::with_default(on, || {
+            assert!(spans().iter().all(|span| !span.is_disabled()));
+        });
+    }
+}

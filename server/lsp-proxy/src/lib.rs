@@ -20,7 +20,7 @@ use std::path::PathBuf;
 pub use catalog::{Catalog, DiagnosticsMode, LspSettings, ServerOverride, ServerSpec, WORKSPACE_DIRS};
 pub use doctor::{DoctorLine, doctor};
 pub use proxy::LspProxy;
-pub use server::ServerError;
+pub use server::{DiskChange, ServerError};
 
 /// Progress of a server (start-up, indexing, checks), for the editor's `$/progress`.
 #[derive(Clone, Debug)]

@@ -22,7 +22,7 @@ use tandem_tool_api::trust::{Trust, trust_of};
 use crate::ProgressEvent;
 use crate::catalog::{Catalog, Choice, LspSettings, ServerSpec, WORKSPACE_DIRS, project_root};
 use crate::restricted;
-use crate::server::{Server, ServerError, raw};
+use crate::server::{DiskChange, Server, ServerError, raw};
 
 mod preview;
 
@@ -34,6 +34,8 @@ const RESTART_WINDOW: Duration = Duration::from_secs(60);
 #[derive(Default)]
 struct Slot {
     server: Option<Arc<Server>>,
+    /// The program `server` runs.
+    program: Option<Program>,
     restarts: Vec<Instant>,
     /// Documents to reopen after a restart.
     open: Vec<PathBuf>,
@@ -219,6 +221,7 @@ impl Start {
             Server::start(spec, &program.path, root, request_timeout, progress_tx, path).await.map_err(intel_error)?;
         server.reopen(&cache, &slot.open);
         slot.server = Some(Arc::clone(&server));
+        slot.program = Some(program);
         Ok(server)
     }
 }
@@ -499,6 +502,51 @@ impl LspProxy {
             .collect()
     }
 
+    /// The servers running now.
+    async fn running_servers(&self) -> Vec<Arc<Server>> {
+        let slots: Vec<_> = lock(&self.slots).values().cloned().collect();
+        let mut out = Vec::new();
+        for slot in slots {
+            if let Some(server) = slot.lock().await.server.clone() {
+                out.push(server);
+            }
+        }
+        out
+    }
+
+    /// Tells every running server that files changed on disk behind its back
+    /// (`workspace/didChangeWatchedFiles`): what a client that watches the disk sends.
+    pub async fn disk_changed(&self, changes: &[(PathBuf, DiskChange)]) {
+        if changes.is_empty() {
+            return;
+        }
+        for server in self.running_servers().await {
+            server.files_changed(changes);
+        }
+    }
+
+    /// Checks again, as at their start, the programs of the running servers: one that may not
+    /// start now (its folder is no longer trusted, its file changed since it was pinned) is
+    /// shut down, so the next request tries to start it and says why it cannot. For a process
+    /// that outlives many calls (warm servers), which must refuse what a fresh one would.
+    pub async fn recheck_programs(&self) {
+        let slots: Vec<_> = lock(&self.slots).values().cloned().collect();
+        for slot in slots {
+            let mut slot = slot.lock().await;
+            let Some(program) = slot.program.clone() else { continue };
+            if slot.server.is_none() {
+                continue;
+            }
+            if let Err(err) = self.binaries.check(&program) {
+                tracing::warn!(program = %program.path.display(), "stopping a running server: {err}");
+                slot.program = None;
+                if let Some(server) = slot.server.take() {
+                    server.shutdown().await;
+                }
+            }
+        }
+    }
+
     /// Shuts every server down (`shutdown` + `exit`, then kill what stays).
     pub async fn shutdown(&self) {
         let slots: Vec<_> = lock(&self.slots).drain().map(|(_, v)| v).collect();
@@ -757,19 +805,8 @@ impl CodeIntel for LspProxy {
             return Vec::new();
         }
         // Every running server learns of changes on disk; the file's own server is synced.
-        let running: Vec<Arc<Server>> = {
-            let slots: Vec<_> = lock(&self.slots).values().cloned().collect();
-            let mut out = Vec::new();
-            for slot in slots {
-                if let Some(server) = slot.lock().await.server.clone() {
-                    out.push(server);
-                }
-            }
-            out
-        };
-        for server in &running {
-            server.files_changed(paths);
-        }
+        let changes: Vec<(PathBuf, DiskChange)> = paths.iter().map(|p| (p.clone(), DiskChange::Changed)).collect();
+        self.disk_changed(&changes).await;
         let waits = paths.iter().map(|path| async move {
             let report = match self.choose(path) {
                 Ok(Some(_)) => self.diagnostics_within(path, self.diagnostics_wait).await,

@@ -186,6 +186,17 @@ struct SentDoc {
     world_at_send: u64,
 }
 
+/// How a file changed on disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DiskChange {
+    /// It appeared.
+    Created,
+    /// Its bytes changed.
+    Changed,
+    /// It went away.
+    Deleted,
+}
+
 /// A running server.
 pub struct Server {
     /// Its catalog entry.
@@ -726,14 +737,20 @@ impl Server {
     }
 
     /// Tells the server that files changed on disk (`workspace/didChangeWatchedFiles`).
-    pub fn files_changed(&self, paths: &[PathBuf]) {
-        if paths.iter().any(|path| !self.is_open(path)) {
+    pub fn files_changed(&self, changes: &[(PathBuf, DiskChange)]) {
+        if changes.iter().any(|(path, _)| !self.is_open(path)) {
             self.disk_epoch.fetch_add(1, Ordering::SeqCst);
         }
-        let changes: Vec<lsp::FileEvent> = paths
+        let changes: Vec<lsp::FileEvent> = changes
             .iter()
-            .filter_map(|p| Url::from_file_path(p).ok())
-            .map(|uri| lsp::FileEvent { uri, typ: lsp::FileChangeType::CHANGED })
+            .filter_map(|(path, change)| {
+                let typ = match change {
+                    DiskChange::Created => lsp::FileChangeType::CREATED,
+                    DiskChange::Changed => lsp::FileChangeType::CHANGED,
+                    DiskChange::Deleted => lsp::FileChangeType::DELETED,
+                };
+                Url::from_file_path(path).ok().map(|uri| lsp::FileEvent { uri, typ })
+            })
             .collect();
         if !changes.is_empty() {
             self.notify::<DidChangeWatchedFiles>(lsp::DidChangeWatchedFilesParams { changes }).ok();

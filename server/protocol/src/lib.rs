@@ -59,17 +59,25 @@ pub mod methods {
     /// with (the built-in ones the agent answers, and the project's and person's own), for `/`
     /// completion; no session needed.
     pub const COMMANDS_LIST: &str = "tandem/commands/list";
+    /// `tandem/worktree/list` (client → server request): the agents' git worktrees of the
+    /// workspace's repository, with their sessions and how many files they change.
+    pub const WORKTREE_LIST: &str = "tandem/worktree/list";
+    /// `tandem/worktree/review` (client → server request): a worktree's change against its base,
+    /// brought over into the workspace through the per-hunk review.
+    pub const WORKTREE_REVIEW: &str = "tandem/worktree/review";
 }
 
 mod checkpoint;
 mod options;
 mod preview;
 mod session;
+mod worktree;
 
 pub use checkpoint::*;
 pub use options::*;
 pub use preview::*;
 pub use session::*;
+pub use worktree::*;
 
 /// Tool groups: the unit that profiles and `TANDEM_FEATURE_<GROUP>` switch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
@@ -366,7 +374,11 @@ pub fn protocol_schema() -> Value {
         SessionCheckpointFileParams,
         SessionCheckpointFileResult,
         CommandsListParams,
-        CommandsListResult
+        CommandsListResult,
+        WorktreeListParams,
+        WorktreeListResult,
+        WorktreeReviewParams,
+        WorktreeReviewResult
     );
     let defs = generator.take_definitions(true);
     serde_json::json!({

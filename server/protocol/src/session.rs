@@ -84,6 +84,11 @@ pub struct SessionNewParams {
     /// MCP servers the editor wants the session to use (ACP shape).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<Value>,
+    /// Work in the agent worktree of this name (a git worktree on the branch `tandem/NAME`,
+    /// outside the working tree), created or reused as `tandem run --worktree NAME` does; `cwd`
+    /// is then ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
 }
 
 /// A mode as shown to people.
@@ -119,6 +124,9 @@ pub struct SessionNewResult {
     /// The model it uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Where it works, when it was asked to work in a worktree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<crate::WorktreePlace>,
 }
 
 /// `tandem/session/prompt` params.

@@ -18,6 +18,7 @@ mod stdout;
 mod telemetry;
 mod tool_cmd;
 mod trust_cmd;
+mod warm;
 mod workbench;
 mod worktree;
 
@@ -95,6 +96,10 @@ enum Command {
     },
     /// Runs a command in a sandbox (used by Tandem itself): `--read-only -- PROGRAM ARGS…` or
     /// `--workspace-write ROOT [--network] -- PROGRAM ARGS…`.
+    /// Keeps the project's language servers running for one-shot `tandem tool lsp` calls (used
+    /// by Tandem itself), until idle for `TANDEM_LSP_IDLE` seconds.
+    #[command(hide = true, name = "lsp-warm")]
+    LspWarm,
     #[command(hide = true)]
     Sandbox {
         /// The policy's options, `--`, then the program and its arguments.
@@ -331,6 +336,7 @@ fn main() -> ExitCode {
             Command::Context => context_cmd::run(root),
             Command::Permissions { args } => permissions_cmd::run(root, &args),
             Command::Trust { path, revoke } => trust_cmd::run(path.or(root), revoke),
+            Command::LspWarm => warm::serve(root).await,
             Command::Sandbox { .. } => ExitCode::from(2),
         }
     });

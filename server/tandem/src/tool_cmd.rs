@@ -81,7 +81,10 @@ pub async fn run(root: Option<PathBuf>, name: &str, arguments: Option<&str>, out
         Ok(bench) => bench,
         Err(err) => return usage(err),
     };
-    let outcome = bench.registry.call(name, arguments, bench.tool_context()).await;
+    let outcome = match warm_call(&bench, name, &arguments).await {
+        Some(result) => Ok(result),
+        None => bench.registry.call(name, arguments, bench.tool_context()).await,
+    };
     bench.close().await;
     match outcome {
         Err(err) => usage(format!("{err}; `tandem tools` lists the tools")),
@@ -102,6 +105,22 @@ pub async fn run(root: Option<PathBuf>, name: &str, arguments: Option<&str>, out
                 _ if failed => ExitCode::from(1),
                 _ => code,
             }
+        }
+    }
+}
+
+/// The call handed to the project's background language servers, when it is an `lsp` call
+/// and they are on; `None`: run it here (a failure to reach them is said on stderr).
+async fn warm_call(bench: &Workbench, name: &str, arguments: &Value) -> Option<ToolResult> {
+    let is_lsp = bench.registry.find(name).is_some_and(|tool| tool.spec().name == crate::warm::TOOL);
+    if !is_lsp || crate::warm::idle().is_none() {
+        return None;
+    }
+    match crate::warm::call(bench, arguments).await {
+        Ok(result) => Some(result),
+        Err(err) => {
+            eprintln!("tandem: {err}; starting the language servers for this call only");
+            None
         }
     }
 }

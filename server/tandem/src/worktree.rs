@@ -238,9 +238,186 @@ pub fn remove(root: Option<PathBuf>, name: &str, force: bool) -> ExitCode {
     }
 }
 
+/// One file the worktree's change touches, as git's raw diff names it.
+pub struct Changed {
+    /// Its path (relative to the repository's top); for a rename, the new one.
+    pub path: String,
+    /// For a rename: the path it had.
+    pub from: Option<String>,
+    /// Its blob at the base (`None`: it did not exist), and its blob in the worktree (`None`:
+    /// deleted).
+    blobs: (Option<String>, Option<String>),
+    /// Why it cannot be brought over as text (a symbolic link, a submodule), if so.
+    pub unsupported: Option<String>,
+}
+
+/// `git` for the worktree at `dir` over the index file `index` (a copy: the worktree's own index
+/// is never touched).
+fn git_over(dir: &Path, index: &Path) -> Command {
+    let mut command = git(dir);
+    command.env("GIT_INDEX_FILE", index);
+    command
+}
+
+/// A copy of the worktree's index, removed when dropped.
+struct IndexCopy(PathBuf);
+
+impl IndexCopy {
+    fn of(worktree: &Path) -> anyhow::Result<Self> {
+        let mut where_ = git(worktree);
+        where_.args(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+        let index = PathBuf::from(output(where_, "find the worktree's index")?.trim());
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let copy = index.with_file_name(format!("index.tandem-{}-{n}", std::process::id()));
+        if index.exists() {
+            std::fs::copy(&index, &copy).with_context(|| format!("cannot copy {}", index.display()))?;
+        }
+        Ok(Self(copy))
+    }
+}
+
+impl Drop for IndexCopy {
+    fn drop(&mut self) {
+        if let Err(err) = std::fs::remove_file(&self.0)
+            && err.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!("cannot remove {}: {err}", self.0.display());
+        }
+    }
+}
+
+/// The worktree `name` of the repository around `root`: its folder, its base (the merge base
+/// of the main checkout's `HEAD` and the worktree's) and the files its change touches against
+/// that base: committed or not, new files included (those git ignores aside), renames found.
+pub fn changes(root: &Path, name: &str) -> anyhow::Result<(PathBuf, String, Vec<Changed>)> {
+    check_name(name)?;
+    let main = main_checkout(root)?;
+    let Some((_, path, _)) = list_of(&main)?.into_iter().find(|(n, _, _)| n == name) else {
+        bail!("there is no agent worktree named {name} (`tandem worktrees` lists them)");
+    };
+    let mut head = git(&path);
+    head.args(["rev-parse", "HEAD"]);
+    let head = output(head, "read the worktree's HEAD")?;
+    let mut base = git(&main);
+    base.args(["merge-base", "HEAD", head.trim()]);
+    let base = output(base, "find the worktree's base")?.trim().to_owned();
+    let index = IndexCopy::of(&path)?;
+    let mut add = git_over(&path, &index.0);
+    add.args(["add", "--all", "--", "."]);
+    output(add, "stage the worktree's files in a copy of its index")?;
+    let mut diff = git_over(&path, &index.0);
+    diff.args(["diff", "--cached", "--raw", "-z", "--find-renames", "--no-abbrev", &base, "--"]);
+    let raw = output(diff, "compare the worktree with its base")?;
+    Ok((path, base, parse_raw(&raw)))
+}
+
+/// Git's `diff --raw -z` output: `:<old mode> <new mode> <old blob> <new blob> <status>` NUL
+/// `<path>` NUL, with a second path for a rename or copy.
+fn parse_raw(raw: &str) -> Vec<Changed> {
+    let mut fields = raw.split('\0');
+    let mut found = Vec::new();
+    while let Some(head) = fields.next() {
+        let Some(head) = head.strip_prefix(':') else { continue };
+        let parts: Vec<&str> = head.split(' ').collect();
+        let [old_mode, new_mode, old_blob, new_blob, status] = parts.as_slice() else { continue };
+        let Some(first) = fields.next() else { break };
+        let two = matches!(status.as_bytes().first(), Some(b'R' | b'C'));
+        let second = if two { fields.next() } else { None };
+        let blob = |mode: &str, blob: &str| (mode != "000000").then(|| blob.to_owned());
+        let text_mode = |mode: &str| matches!(mode, "000000" | "100644" | "100755");
+        let unsupported = (!text_mode(old_mode) || !text_mode(new_mode)).then(|| {
+            "a symbolic link or a submodule: bring it over with git (`git checkout <branch> -- <path>`)".to_owned()
+        });
+        let (path, from, old) = match (status.as_bytes().first(), second) {
+            (Some(b'R'), Some(to)) => (to.to_owned(), Some(first.to_owned()), blob(old_mode, old_blob)),
+            // A copy: a new file with the copied content.
+            (Some(b'C'), Some(to)) => (to.to_owned(), None, None),
+            _ => (first.to_owned(), None, blob(old_mode, old_blob)),
+        };
+        found.push(Changed { path, from, blobs: (old, blob(new_mode, new_blob)), unsupported });
+    }
+    found
+}
+
+/// A blob's content as the checkout would hold it (the repository's filters applied).
+pub fn blob(worktree: &Path, changed: &Changed, old: bool) -> anyhow::Result<Option<Vec<u8>>> {
+    let (blob, path) = if old {
+        (&changed.blobs.0, changed.from.as_deref().unwrap_or(&changed.path))
+    } else {
+        (&changed.blobs.1, changed.path.as_str())
+    };
+    let Some(blob) = blob else { return Ok(None) };
+    let mut cat = git(worktree);
+    cat.args(["cat-file", "--filters", &format!("--path={path}"), blob]);
+    let out = cat.output().context("cannot run git to read a file's content")?;
+    if !out.status.success() {
+        bail!("git could not read {path}: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(Some(out.stdout))
+}
+
+/// The main checkout of the repository around `root`.
+pub fn main_of(root: &Path) -> anyhow::Result<PathBuf> {
+    main_checkout(root)
+}
+
+/// The agent worktrees of the repository around `root`, with their sessions and how many files
+/// their change touches.
+pub fn infos(root: &Path) -> anyhow::Result<Vec<tandem_protocol::WorktreeInfo>> {
+    let main = main_checkout(root)?;
+    let mut infos = Vec::new();
+    for (name, path, branch) in list_of(&main)? {
+        let sessions = Store::in_workspace(&path).list();
+        let changes = match changes(root, &name) {
+            Ok((_, _, changed)) => changed.len(),
+            Err(err) => {
+                tracing::warn!("worktree {name}: {err:#}");
+                0
+            }
+        };
+        infos.push(tandem_protocol::WorktreeInfo {
+            name,
+            path: path.display().to_string(),
+            branch,
+            sessions: u32::try_from(sessions.len()).unwrap_or(u32::MAX),
+            last_session: sessions.first().map(|s| s.session_id.clone()),
+            changes: u32::try_from(changes).unwrap_or(u32::MAX),
+        });
+    }
+    Ok(infos)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::check_name;
+    use super::{check_name, parse_raw};
+
+    #[test]
+    fn raw_diffs_name_renames_and_deletions() {
+        let z = "0".repeat(40);
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let raw = format!(
+            ":100644 100644 {a} {b} M\0x.txt\0:000000 100644 {z} {b} A\0new.txt\0:100644 000000 {a} {z} D\0gone.txt\0\
+             :100644 100644 {a} {b} R090\0old.txt\0moved.txt\0:120000 120000 {a} {b} M\0link\0"
+        );
+        let found = parse_raw(&raw);
+        let shape: Vec<(&str, Option<&str>, bool, bool, bool)> = found
+            .iter()
+            .map(|c| {
+                (c.path.as_str(), c.from.as_deref(), c.blobs.0.is_some(), c.blobs.1.is_some(), c.unsupported.is_some())
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("x.txt", None, true, true, false),
+                ("new.txt", None, false, true, false),
+                ("gone.txt", None, true, false, false),
+                ("moved.txt", Some("old.txt"), true, true, false),
+                ("link", None, true, true, true),
+            ]
+        );
+    }
 
     #[test]
     fn names_are_plain_and_cannot_climb() {

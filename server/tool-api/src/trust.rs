@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// The variable that trusts the workspace for one process (CI, scripts).
 pub const TRUST_ENV: &str = "TANDEM_TRUST_WORKSPACE";
 /// The file, in Tandem's user configuration directory, that lists trusted folders.
-const TRUST_FILE: &str = "trusted-folders";
+pub const TRUST_FILE: &str = "trusted-folders";
 
 /// Whether the repository's own settings may raise privileges.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -6,6 +6,7 @@
 
 mod append;
 mod apply_patch;
+mod bring;
 mod commit;
 mod delete;
 mod diagnostics;
@@ -30,6 +31,7 @@ use tandem_text::disk::{self, ReadOutcome};
 use tandem_text::hunks::Same;
 use tandem_text::{ContentHash, Decoded, FileFormat, LineEnding, Rope};
 
+pub use bring::{BroughtOver, Incoming, bring_over};
 pub use commit::{Change, Committed, commit_all};
 pub(crate) use commit::{commit, reviewed_title};
 pub use diagnostics::{attach_diagnostics, render_report};

@@ -25,7 +25,7 @@ pub use tandem_tool_api::{
     shared, state, trust, typed, validate_arguments,
 };
 pub use tandem_tool_exec as exec;
-pub use tandem_tool_fs::{RestoreFile, restore_files};
+pub use tandem_tool_fs::{BroughtOver, Incoming, RestoreFile, bring_over, restore_files};
 pub use tandem_tool_memory as memory;
 
 /// Every built-in tool, under `config`, in the order they are offered: files, README

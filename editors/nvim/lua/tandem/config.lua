@@ -14,6 +14,9 @@ M.defaults = {
   profile = nil,
   -- The workspace root; default: the current directory when the sidecar starts.
   root_dir = nil,
+  -- New sessions work in the agent worktree of this name (a git worktree on the branch
+  -- `tandem/NAME`, outside the checkout, created or reused); nil: in the workspace.
+  worktree = nil,
   -- Extra environment variables for the sidecar.
   env = nil,
   -- Review keys, buffer-local while a review is open. `g` first, so that Vim's own `a`, `r`, `A`
@@ -61,7 +64,7 @@ function M.resolve(opts)
     error("tandem.setup: expected a table of options, got " .. type(opts), 0)
   end
   local known = { cmd = 1, provider = 1, mode = 1, profile = 1, root_dir = 1, env = 1, keymaps = 1, chat = 1, permissions = 1,
-    add_selection = 1 }
+    add_selection = 1, worktree = 1 }
   for key in pairs(opts) do
     if not known[key] then
       error(string.format("tandem.setup: unknown option `%s`", tostring(key)), 0)
@@ -85,6 +88,7 @@ function M.resolve(opts)
   one_of("mode", config.mode, M.modes)
   one_of("profile", config.profile, M.profiles)
   check_string("root_dir", config.root_dir)
+  check_string("worktree", config.worktree)
   if config.provider ~= nil then
     if type(config.provider) ~= "table" then
       error("tandem.setup: `provider` must be a table { kind, base_url, model, api_key_env }", 0)

@@ -269,8 +269,8 @@ local function ensure_session(callback)
     return
   end
   local params = vim.empty_dict()
-  if state.mode or state.picked then
-    params = { mode = state.mode, model = state.picked }
+  if state.mode or state.picked or cfg().worktree then
+    params = { mode = state.mode, model = state.picked, worktree = cfg().worktree }
   end
   M.request("tandem/session/new", params, function(err, result)
     if err then
@@ -278,6 +278,12 @@ local function ensure_session(callback)
       return
     end
     state.session_id = result.sessionId
+    -- A session in a worktree says where it works.
+    state.worktree = result.worktree ~= vim.NIL and result.worktree or nil
+    if state.worktree then
+      vim.api.nvim_echo({ { string.format("Tandem: working in worktree %s at %s (branch %s%s)", state.worktree.name,
+        state.worktree.path, state.worktree.branch, state.worktree.created and ", new" or "") } }, true, {})
+    end
     state.usage = nil
     state.mode = result.modes and result.modes.current or state.mode
     state.model = result.model ~= vim.NIL and result.model or nil
@@ -997,6 +1003,10 @@ function M.info()
   end
   lines[#lines + 1] = string.format("session: %s, mode: %s, model: %s, turn running: %s", state.session_id or "none",
     state.mode or "default", M.model() or "(the sidecar's configured one)", tostring(state.busy))
+  if state.worktree then
+    lines[#lines + 1] = string.format("worktree: %s at %s (branch %s)", state.worktree.name, state.worktree.path,
+      state.worktree.branch)
+  end
   if state.models and state.models.error then
     lines[#lines + 1] = "models: only the configured model is offered: " .. state.models.error
   end
@@ -1214,6 +1224,9 @@ M.commands = {
   end),
   TandemCompact = guarded(function()
     require("tandem.checkpoints").compact()
+  end),
+  TandemWorktree = guarded(function(args)
+    require("tandem.worktrees").command(args.args)
   end),
   TandemSetup = guarded(function()
     require("tandem.wizard").run()

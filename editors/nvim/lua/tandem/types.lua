@@ -315,12 +315,14 @@
 ---@field mcpServers? any MCP servers the editor wants the session to use (ACP shape).
 ---@field mode? tandem.ModeId|nil Starting mode; default: the configured mode.
 ---@field model? string|nil Model; default: the configured model.
+---@field worktree? string|nil Work in the agent worktree of this name (a git worktree on the branch `tandem/NAME`, outside the working tree), created or reused as `tandem run --worktree NAME` does; `cwd` is then ignored.
 
 --- `tandem/session/new` result.
 ---@class tandem.SessionNewResult
 ---@field model? string|nil The model it uses.
 ---@field modes tandem.SessionModes Its modes.
 ---@field sessionId string The new session's id.
+---@field worktree? tandem.WorktreePlace|nil Where it works, when it was asked to work in a worktree.
 
 --- `tandem/session/update` params.
 ---@class tandem.SessionNotification
@@ -528,5 +530,45 @@
 ---@field inputTokens integer Prompt tokens (cached ones included).
 ---@field outputTokens integer Completion tokens.
 ---@field reasoningTokens integer Completion tokens spent on reasoning.
+
+--- One agent worktree of the workspace's repository.
+---@class tandem.WorktreeInfo
+---@field branch string Its branch (`tandem/NAME`).
+---@field changes integer How many files differ from its base (committed or not, new files included).
+---@field lastSession? string|nil The newest of them.
+---@field name string Its name (`tandem run --worktree NAME`).
+---@field path string Its folder (absolute).
+---@field sessions integer How many sessions worked in it.
+
+--- A file of the worktree's change that was not brought over, and why.
+---@class tandem.WorktreeLeftFile
+---@field path string Workspace-relative path.
+---@field reason string Why (a conflict with the person's own change since the base, not text, ...).
+
+--- `tandem/worktree/list` params.
+---@alias tandem.WorktreeListParams table<string, any>
+
+--- `tandem/worktree/list` result.
+---@class tandem.WorktreeListResult
+---@field worktrees tandem.WorktreeInfo[] The agent worktrees, by name.
+
+--- Where a session started with `worktree` works.
+---@class tandem.WorktreePlace
+---@field branch string Its branch (`tandem/NAME`).
+---@field created boolean Whether this session created it (else it was reused).
+---@field name string The worktree's name.
+---@field path string Its folder (absolute): the session's workspace.
+
+--- `tandem/worktree/review` params.
+---@class tandem.WorktreeReviewParams
+---@field name string The worktree's name.
+
+--- `tandem/worktree/review` result, sent once the review is over and the accepted hunks are
+--- written.
+---@class tandem.WorktreeReviewResult
+---@field applied string[] Files changed in the workspace (in whole or in part).
+---@field base string The base commit the worktree's change was taken against (the merge base of the workspace's `HEAD` and the worktree's).
+---@field left tandem.WorktreeLeftFile[] Files not brought over: refused before the review, or rejected in it.
+---@field message string What happened, in words.
 
 return {}

@@ -382,7 +382,22 @@ impl Server {
 
     async fn session_new(&self, params: &Value) -> Result<Value, RpcError> {
         let cwd = string_param(params, "cwd").map_err(RpcError::invalid_params)?;
-        let (ready, dir) = self.workspace(cwd).await?;
+        // `_meta["_tandem/worktree"]`: the session works in that agent worktree of the project
+        // around `cwd` (created or reused as `tandem run --worktree` does).
+        let worktree = match params.get("_meta").and_then(|meta| meta.get("_tandem/worktree")) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(name)) => {
+                let (root, name) = (Root::Given { root: PathBuf::from(cwd), cwd: None }, name.clone());
+                let made = tokio::task::spawn_blocking(move || crate::worktree::prepare(&root, &name))
+                    .await
+                    .map_err(|err| RpcError::internal(err.to_string()))?
+                    .map_err(|err| RpcError::invalid_params(format!("{err:#}")))?;
+                Some(made)
+            }
+            Some(_) => return Err(RpcError::invalid_params("`_meta._tandem/worktree` must be a worktree's name")),
+        };
+        let place = worktree.as_ref().map(|w| w.path.display().to_string());
+        let (ready, dir) = self.workspace(place.as_deref().unwrap_or(cwd)).await?;
         self.add_mcp_servers(&ready, params).await;
         let created = ready
             .agent
@@ -393,11 +408,17 @@ impl Server {
             self.announce_models_when_read(&ready, &created.session_id);
         }
         let model = created.model.clone().unwrap_or_else(|| ready.agent.default_model());
-        Ok(json!({
+        let mut answer = json!({
             "sessionId": created.session_id,
             "modes": mapping::modes(&created.modes),
             "configOptions": mapping::config_options(created.modes.current, &model, &ready.agent),
-        }))
+        });
+        if let Some(w) = worktree {
+            answer["_meta"] = json!({ "_tandem/worktree": {
+                "name": w.name, "path": w.path, "branch": w.branch, "created": w.created,
+            } });
+        }
+        Ok(answer)
     }
 
     /// `session/load` (history replayed as updates) and `session/resume` (not replayed).

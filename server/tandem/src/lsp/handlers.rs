@@ -39,6 +39,8 @@ struct Ready {
     editor: Arc<LspEditor>,
     /// The sessions, or why there are none (an invalid provider configuration).
     agent: Result<Arc<Agent>, String>,
+    /// The editor's `initializationOptions`, for the workbenches of worktrees.
+    init: Option<InitializationOptions>,
 }
 
 /// The state behind the handlers.
@@ -50,6 +52,8 @@ pub struct Backend {
     uris: Arc<Mutex<HashMap<PathBuf, Uri>>>,
     ready: RwLock<Option<Arc<Ready>>>,
     encoding: RwLock<PositionEncoding>,
+    /// Sessions started in an agent worktree: the worktrees opened so far, by name.
+    places: super::worktrees::Places,
 }
 
 /// Params of type `T`; absent params read as `{}`.
@@ -115,6 +119,7 @@ impl Backend {
             uris: Arc::new(Mutex::new(HashMap::new())),
             ready: RwLock::new(None),
             encoding: RwLock::new(PositionEncoding::Utf16),
+            places: super::worktrees::Places::default(),
         }
     }
 
@@ -130,12 +135,21 @@ impl Backend {
         self.ready()?.agent.clone().map_err(RpcError::invalid_params)
     }
 
+    /// The agent of session `session_id`: the one of its worktree, else the workspace's.
+    fn agent_of(&self, session_id: &str) -> Result<Arc<Agent>, RpcError> {
+        match self.places.agent_of(session_id) {
+            Some(agent) => Ok(agent),
+            None => self.agent(),
+        }
+    }
+
     /// Stops the language servers (at `shutdown`, and when the session ends without it).
     pub async fn stop_language_servers(&self) {
         let ready = self.ready.read().clone();
         if let Some(ready) = ready {
             ready.bench.stop_language_servers().await;
         }
+        self.places.stop_language_servers().await;
     }
 
     /// A request, in its own task. What `$/cancelRequest` does depends on the method: a turn is
@@ -166,23 +180,35 @@ impl Backend {
             methods::SESSION_LIST => self.session_list(parse(params)?),
             methods::SESSION_LOAD => self.session_load(parse(params)?).await,
             methods::SESSION_DELETE => {
-                self.agent()?.delete(parse(params)?).map_err(agent_error)?;
+                let params: tandem_protocol::SessionDeleteParams = parse(params)?;
+                self.agent_of(&params.session_id)?.delete(params).map_err(agent_error)?;
                 Ok(serde_json::json!({}))
             }
             methods::SESSION_CHECKPOINTS => self.session_checkpoints(parse(params)?).await,
             methods::SESSION_RESTORE => self.session_restore(parse(params)?).await,
             methods::SESSION_CHECKPOINT_FILE => {
-                to_json(self.agent()?.checkpoint_file(parse(params)?).await.map_err(agent_error)?)
+                let params: tandem_protocol::SessionCheckpointFileParams = parse(params)?;
+                to_json(self.agent_of(&params.session_id)?.checkpoint_file(params).await.map_err(agent_error)?)
             }
             methods::SESSION_COMPACT => self.session_compact(parse(params)?).await,
             methods::SESSION_CONFIG_OPTIONS => self.session_config_options(parse(params)?, cancel).await,
             methods::SESSION_SET_CONFIG_OPTION => {
-                to_json(self.agent()?.set_config_option(parse(params)?).await.map_err(agent_error)?)
+                let params: tandem_protocol::SessionSetConfigOptionParams = parse(params)?;
+                to_json(self.agent_of(&params.session_id)?.set_config_option(params).await.map_err(agent_error)?)
             }
             methods::COMMANDS_LIST => {
                 let params: tandem_protocol::CommandsListParams = parse(params)?;
                 let commands = self.agent()?.commands(params.cwd.as_deref()).map_err(agent_error)?;
                 to_json(tandem_protocol::CommandsListResult { commands })
+            }
+            methods::WORKTREE_LIST => to_json(super::worktrees::list(&self.ready()?.bench).await?),
+            // Runs to its end once started, as a restore does: its review waits on the editor,
+            // and `$/cancelRequest` ends that review (nothing is written then).
+            methods::WORKTREE_REVIEW => {
+                let ready = self.ready()?;
+                let editor = Arc::clone(&ready.editor) as Arc<dyn EditorClient>;
+                let client = Arc::new(LspSessionClient::new(Arc::clone(&self.conn)));
+                to_json(super::worktrees::review(&ready.bench, editor, client, parse(params)?, cancel).await?)
             }
             _ => Err(RpcError::new(RpcError::METHOD_NOT_FOUND, format!("unknown method `{method}`"))),
         }
@@ -213,8 +239,15 @@ impl Backend {
     }
 
     async fn session_new(&self, params: SessionNewParams) -> Result<Value, RpcError> {
-        let agent = self.agent()?;
         let ready = self.ready()?;
+        if let Some(name) = params.worktree.clone() {
+            let editor = Arc::clone(&ready.editor) as Arc<dyn EditorClient>;
+            let client = Arc::new(LspSessionClient::new(Arc::clone(&self.conn)));
+            let opened = self.places.open(&ready.bench, ready.init.clone(), &self.cache, editor, client, &name).await?;
+            let result = self.places.new_session(opened, params)?;
+            return to_json(result);
+        }
+        let agent = self.agent()?;
         // Servers the editor passes join the process's; then the session's first turn waits
         // (bounded) for the servers to list their tools.
         if let (Some(servers), Some(mcp)) = (&params.mcp_servers, &ready.bench.mcp) {
@@ -228,7 +261,7 @@ impl Backend {
 
     /// Answered when the turn has ended: every update it sent is queued before the response.
     async fn session_prompt(&self, params: SessionPromptParams, cancel: &CancellationToken) -> Result<Value, RpcError> {
-        let agent = self.agent()?;
+        let agent = self.agent_of(&params.session_id)?;
         let session_id = params.session_id.clone();
         let turn = agent.prompt(params);
         tokio::pin!(turn);
@@ -243,13 +276,13 @@ impl Backend {
     }
 
     pub fn session_cancel(&self, params: SessionCancelParams) -> Result<(), RpcError> {
-        self.agent()?.cancel(&params.session_id);
+        self.agent_of(&params.session_id)?.cancel(&params.session_id);
         Ok(())
     }
 
     /// Answered after the `current_mode_update` it sends is queued.
     async fn session_set_mode(&self, params: SessionSetModeParams) -> Result<Value, RpcError> {
-        self.agent()?.set_mode(params).await.map_err(agent_error)?;
+        self.agent_of(&params.session_id)?.set_mode(params).await.map_err(agent_error)?;
         Ok(serde_json::json!({}))
     }
 
@@ -263,13 +296,13 @@ impl Backend {
     }
 
     async fn session_checkpoints(&self, params: SessionCheckpointsParams) -> Result<Value, RpcError> {
-        to_json(self.agent()?.checkpoints(params).await.map_err(agent_error)?)
+        to_json(self.agent_of(&params.session_id)?.checkpoints(params).await.map_err(agent_error)?)
     }
 
     /// Runs to its end once started (its review waits on the editor; a half-restored workspace
     /// helps nobody), so `$/cancelRequest` does not cut it.
     async fn session_restore(&self, params: SessionRestoreParams) -> Result<Value, RpcError> {
-        to_json(self.agent()?.restore(params).await.map_err(agent_error)?)
+        to_json(self.agent_of(&params.session_id)?.restore(params).await.map_err(agent_error)?)
     }
 
     /// Reads the provider's model list (once per process) unless cancelled.
@@ -278,13 +311,13 @@ impl Backend {
         params: tandem_protocol::SessionConfigOptionsParams,
         cancel: &CancellationToken,
     ) -> Result<Value, RpcError> {
-        let agent = self.agent()?;
+        let agent = self.agent_of(&params.session_id)?;
         let options = abortable(cancel, agent.config_options(&params.session_id, true)).await?;
         to_json(options.map_err(agent_error)?)
     }
 
     async fn session_compact(&self, params: tandem_protocol::SessionCompactParams) -> Result<Value, RpcError> {
-        to_json(self.agent()?.compact(params).await.map_err(agent_error)?)
+        to_json(self.agent_of(&params.session_id)?.compact(params).await.map_err(agent_error)?)
     }
 
     /// `initialize`: opens the workspace, the tools, the language servers and the agent.
@@ -301,7 +334,7 @@ impl Backend {
         let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
         let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
         let options = Options {
-            init,
+            init: init.clone(),
             progress: progress.then_some(progress_tx),
             mcp: Mcp::Sessions,
             cache: Some(Arc::clone(&self.cache)),
@@ -317,14 +350,20 @@ impl Backend {
         }
         let (encoding, kind) = position_encoding(&params);
         *self.encoding.write() = encoding;
-        let ready = self.open(&params, bench, encoding);
+        let ready = self.open(&params, bench, encoding, init);
         let tool_names: Vec<String> = ready.bench.registry.infos().into_iter().map(|t| t.name).collect();
         *self.ready.write() = Some(Arc::new(ready));
         to_json(capabilities(kind, tool_names))
     }
 
     /// The editor and the agent over the workbench, from the client's capabilities.
-    fn open(&self, params: &InitializeParams, bench: Workbench, encoding: PositionEncoding) -> Ready {
+    fn open(
+        &self,
+        params: &InitializeParams,
+        bench: Workbench,
+        encoding: PositionEncoding,
+        init: Option<InitializationOptions>,
+    ) -> Ready {
         let workspace_caps = params.capabilities.workspace.as_ref();
         let document_changes =
             workspace_caps.and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false);
@@ -343,7 +382,7 @@ impl Backend {
         if let Err(err) = &agent {
             tracing::warn!("agent sessions are unavailable: {err}");
         }
-        Ready { bench, editor, agent }
+        Ready { bench, editor, agent, init }
     }
 
     // Text sync: called on the read loop, in the editor's order; none of them awaits.

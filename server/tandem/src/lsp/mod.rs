@@ -12,6 +12,7 @@
 
 mod editor;
 mod handlers;
+mod worktrees;
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
