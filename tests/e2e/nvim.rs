@@ -423,6 +423,9 @@ fn the_review_renders_inline_in_a_real_neovim_in_tmux_and_takes_single_keys() ->
         let screen = tmux.wait_for("the end of the turn", |s| s.contains("Fixed what you accepted."))?;
         eprintln!("--- Neovim {version}, after ga and gr:\n{screen}");
         assert!(!screen.contains("h2: ga accept"), "the review is closed:\n{screen}");
+        // The review's summary does not outlive the turn in the command line.
+        let screen = tmux.wait_for("the summary gone", |s| !s.contains("Tandem: Edit calc.py:"))?;
+        assert!(screen.contains("Fixed what you accepted."), "{screen}");
         // The edit's card: the file and the applied counts, its diff folded under it.
         let card = screen
             .lines()
@@ -704,6 +707,44 @@ fn an_image_variable_and_tandem_attach_in_a_real_neovim_in_tmux_reach_the_model_
         for request in &requests {
             assert!(request.images()?.iter().all(|i| i.bytes == crate::images::PNG && i.media_type == "image/png"));
         }
+    }
+    Ok(())
+}
+
+/// Whether the last message of a request to the model says `text`.
+fn last_message_says(body: &serde_json::Value, text: &str) -> bool {
+    body["messages"].as_array().and_then(|m| m.last()).is_some_and(|m| m.to_string().contains(text))
+}
+
+#[test]
+fn a_resumed_session_renders_in_a_fresh_neovim_exactly_as_it_did_live() -> Res<()> {
+    for (version, nvim) in neovims()? {
+        let dir = workspace()?;
+        let provider = FakeProvider::start_blocking(vec![
+            Turn::new().tool_call("c1", "bash", json!({ "command": "echo 'FAILED (failures=1)'; exit 1" })),
+            Turn::reply("The tests failed."),
+            Turn::new().text("Two bugs: add and mul.").tool_call(
+                "c2",
+                "multiedit",
+                json!({ "file_path": "calc.py", "edits": [
+                    { "old_string": "return a - b", "new_string": "return a + b" },
+                    { "old_string": "return a / b", "new_string": "return a * b" },
+                ] }),
+            ),
+            Turn::reply("Fixed what you accepted."),
+            Turn::reply("Hello again."),
+        ]);
+        // The prompt the person cancels is never answered (whenever its request comes).
+        provider.answer_when(|body| last_message_says(body, "think hard about calc"), Turn::hang());
+        let transcript = dir.path().join(".tandem/live-transcript.txt");
+        let env = [("TANDEM_TEST_REPLAY", "live"), ("TANDEM_TEST_TRANSCRIPT", transcript.to_str().unwrap_or_default())];
+        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e_replay", &env)?;
+        assert!(report.contains("ok e2e replay (live)"), "the live session did not run:\n{report}");
+        assert_eq!(std::fs::read_to_string(dir.path().join("calc.py")).map_err(|e| e.to_string())?, CALC_ADD_FIXED);
+        let env =
+            [("TANDEM_TEST_REPLAY", "resume"), ("TANDEM_TEST_TRANSCRIPT", transcript.to_str().unwrap_or_default())];
+        let report = run_lua_tests(version, &nvim, dir.path(), &provider, "e2e_replay", &env)?;
+        assert!(report.contains("ok e2e replay (resume)"), "the resume did not run:\n{report}");
     }
     Ok(())
 }

@@ -508,6 +508,88 @@ fn an_accepted_hunk_lands_where_it_was_reviewed_or_not_at_all_while_the_person_t
 }
 
 #[test]
+fn an_accepted_hunk_lands_after_typing_below_an_undo_an_outside_write_and_a_save_that_reformats_in_vscode() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let original = "def add(a, b):\n    return a - b\n\n\ndef one():\n    return 1\n\n\ndef two():\n    return 2\n\n\n\
+                    def div(a, b):\n    return a / b\n";
+    // A save participant that changes the text as it is saved (as a formatter on save does).
+    std::fs::create_dir_all(workspace.path().join(".vscode")).map_err(|e| e.to_string())?;
+    std::fs::write(workspace.path().join(".vscode/settings.json"), r#"{ "files.trimTrailingWhitespace": true }"#)
+        .map_err(|e| e.to_string())?;
+    let mut script = Vec::new();
+    for n in 1..=4 {
+        let file = format!("calc{n}.py");
+        std::fs::write(workspace.path().join(&file), original).map_err(|e| e.to_string())?;
+        script.push(Turn::new().tool_call(format!("r{n}"), "read", json!({ "file_path": file })));
+        script.push(Turn::new().tool_call(
+            format!("e{n}"),
+            "edit",
+            json!({ "file_path": file, "old_string": "return a / b", "new_string": "return a // b" }),
+        ));
+        script.push(Turn::reply(format!("Done with {file}.")));
+    }
+    let provider = FakeProvider::start_blocking(script);
+    run_workbench_script("landing-more.mjs", workspace.path(), &provider, &[])?;
+    let divided = original.replace("return a / b", "return a // b");
+    for (n, case, expected) in [
+        (1, "below", format!("{divided}# end")),
+        (2, "undo", divided.clone()),
+        (3, "outside", format!("# outside\n{divided}")),
+        (4, "formatter", format!("# note\n{divided}")),
+    ] {
+        let disk = std::fs::read_to_string(workspace.path().join(format!("calc{n}.py"))).map_err(|e| e.to_string())?;
+        assert_eq!(disk, expected, "{case}: the bytes on disk");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_resumed_session_renders_in_a_fresh_vscode_exactly_as_it_did_live() -> Res<()> {
+    if !workbench_prerequisites()? {
+        return Ok(());
+    }
+    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let calc = "def add(a, b):\n    return a - b\n\n\ndef one():\n    return 1\n\n\ndef two():\n    return 2\n\n\n\
+                def mul(a, b):\n    return a / b\n";
+    std::fs::write(workspace.path().join("calc.py"), calc).map_err(|e| e.to_string())?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call(
+            "c1",
+            "bash",
+            json!({ "command": "echo 'FAILED (failures=1)'; exit 1", "sandbox": false }),
+        ),
+        Turn::reply("The tests failed."),
+        Turn::new().text("Two bugs: add and mul.").tool_call(
+            "c2",
+            "multiedit",
+            json!({ "file_path": "calc.py", "edits": [
+                { "old_string": "return a - b", "new_string": "return a + b" },
+                { "old_string": "return a / b", "new_string": "return a * b" },
+            ] }),
+        ),
+        Turn::reply("Fixed what you accepted."),
+        Turn::reply("Hello again."),
+    ]);
+    // The prompt the person cancels is never answered (whenever its request comes).
+    provider.answer_when(
+        |body| {
+            body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .is_some_and(|m| m.to_string().contains("think hard about calc"))
+        },
+        Turn::hang(),
+    );
+    run_workbench_script("replay.mjs", workspace.path(), &provider, &[])?;
+    let disk = std::fs::read_to_string(workspace.path().join("calc.py")).map_err(|e| e.to_string())?;
+    assert_eq!(disk, calc.replace("return a - b", "return a + b"), "exactly the accepted hunk landed");
+    Ok(())
+}
+
+#[test]
 fn review_worktree_in_a_real_vscode_lists_the_worktrees_and_brings_one_over_through_the_review() -> Res<()> {
     if !workbench_prerequisites()? {
         return Ok(());

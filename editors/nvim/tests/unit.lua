@@ -133,14 +133,18 @@ return function(H)
       for _, line in ipairs(d.virt_lines or {}) do
         added[#added + 1] = vim.trim(line[1][1])
         eq("TandemAdded", line[1][2])
+        if line[2] then
+          labels[#labels + 1] = "+" .. line[2][1]
+        end
       end
       if d.virt_text then
-        labels[#labels + 1] = d.virt_text[1][1]
+        labels[#labels + 1] = m[2] .. d.virt_text[1][1]
       end
     end
     eq({ 1 }, removed, "row of the removed line")
     eq({ "+ TWO", "+ twelve" }, added)
-    eq({ " h1: ga accept, gr reject ", " h2: ga accept, gr reject " }, labels)
+    -- h1's label on its removed line (row 1); h2 only adds: its label on its added line.
+    eq({ "1 h1: ga accept, gr reject ", "+ h2: ga accept, gr reject " }, labels)
     eq({ 2, 0 }, vim.api.nvim_win_get_cursor(0), "cursor on the first hunk")
     eq("h1", tandem.review().hunks[1].id)
     vim.api.nvim_feedkeys("ga", "x", false)
@@ -152,6 +156,37 @@ return function(H)
     eq(nil, tandem.review())
     eq({}, vim.api.nvim_buf_get_extmarks(bufnr, ns, 0, -1, {}), "extmarks cleared")
     eq("", vim.fn.maparg("ga", "n"), "keys unmapped")
+    vim.cmd("bwipeout! " .. bufnr)
+  end)
+
+  test("review: a decided hunk's mark sits on a line it changes, never on a context line", function()
+    local path, params = review_fixture()
+    local reply
+    review.start(params, function(r)
+      reply = r
+    end, config.defaults.keymaps)
+    local bufnr = vim.fn.bufnr(path)
+    -- h2 (it adds `twelve` below the context lines nine, ten, eleven) rejected first.
+    vim.api.nvim_feedkeys("]h", "x", false)
+    vim.api.nvim_feedkeys("gr", "x", false)
+    eq("rejected", tandem.review().hunks[2].state)
+    local on_rows, on_virtual = {}, {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, review.ns, 0, -1, { details = true })) do
+      local d = m[4]
+      if d.virt_text then
+        on_rows[#on_rows + 1] = { m[2], d.virt_text[1][1] }
+      end
+      for _, line in ipairs(d.virt_lines or {}) do
+        on_virtual[#on_virtual + 1] = { vim.trim(line[1][1]), line[1][2], line[2] and line[2][1] or "" }
+      end
+    end
+    -- Nothing on rows 8-10 (nine, ten, eleven: context); h1's label on row 1 (`two`, removed).
+    eq({ { 1, " h1: ga accept, gr reject " } }, on_rows)
+    -- The rejected line stays in view, dimmed, with its label.
+    eq({ { "+ TWO", "TandemAdded", "" }, { "+ twelve", "TandemRejected", " h2: rejected " } }, on_virtual)
+    -- The cursor went on to the pending h1.
+    vim.api.nvim_feedkeys("ga", "x", false)
+    eq({ outcome = { outcome = "selected", optionId = "allow_once", acceptedHunks = { "h1" } } }, reply)
     vim.cmd("bwipeout! " .. bufnr)
   end)
 
@@ -262,6 +297,9 @@ return function(H)
           eq("DiagnosticError", line[1][2])
         elseif headline and m[4].virt_lines_above and line[1][2] == "DiagnosticError" then
           headline = headline .. " " .. line[1][1]
+        elseif line[2] and line[2][2] == "TandemHunk" then
+          -- A hunk that only adds lines has its label on its first added line.
+          labels[#labels + 1] = line[2][1]
         elseif line[2] then
           noted = line[2][1]
         end
@@ -506,6 +544,52 @@ return function(H)
     local text = chat.text()
     H.truthy(text:find("look at this\n\n(attached: calc.py, doc)", 1, true), text)
     H.truthy(not text:find("file:///", 1, true), text)
+  end)
+
+  test("chat: a replayed prompt that got no answer (cancelled) stays its own block, apart from the next", function()
+    local chat = require("tandem.chat")
+    chat.open("botright vsplit", true)
+    chat.clear()
+    chat.on_update({ sessionUpdate = "user_message_chunk", content = { type = "text", text = "think hard about calc" },
+      messageId = "prompt-1" })
+    chat.on_update({ sessionUpdate = "user_message_chunk", content = { type = "text", text = "hello after cancel" },
+      messageId = "prompt-2" })
+    chat.on_update({ sessionUpdate = "user_message_chunk",
+      content = { type = "resource_link", uri = "file:///w/calc.py", name = "calc.py" }, messageId = "prompt-2" })
+    local replayed = chat.text()
+    eq("\n## You\nthink hard about calc\n\n## You\nhello after cancel\n\n(attached: calc.py)", replayed)
+    -- Drawn as the live prompts were.
+    chat.clear()
+    chat.user("think hard about calc")
+    chat.user("hello after cancel\n\n(attached: calc.py)")
+    eq(replayed, chat.text())
+  end)
+
+  test("progress: the running turn's time and streamed tokens, in the chat and the statusline", function()
+    local progress = require("tandem.progress")
+    local p = progress.start(1000)
+    eq("Waiting for the model… 12s", progress.label(p, 13500))
+    progress.count(p, { sessionUpdate = "agent_thought_chunk", content = { type = "text", text = string.rep("x", 400) } })
+    progress.count(p, { sessionUpdate = "agent_message_chunk", content = { type = "text", text = string.rep("y", 961) } })
+    progress.count(p, { sessionUpdate = "user_message_chunk", content = { type = "text", text = string.rep("z", 4000) } })
+    progress.count(p, { sessionUpdate = "tool_call", toolCallId = "c1", title = string.rep("x", 400) })
+    eq("Working… 1m 05s · ~341 tokens", progress.label(p, 66000))
+    eq("Waiting for your review… 1m 05s · ~341 tokens", progress.label(p, 66000, "your review"))
+    eq("1m 05s ~341 tok", progress.short(p, 66000))
+    -- The chat shows it under its last line, not in its text, and it follows the chat as it grows.
+    local chat = require("tandem.chat")
+    chat.clear()
+    chat.user("slow one")
+    chat.progress("⠋ " .. progress.label(p, 66000))
+    local before = chat.text()
+    local shown, row = chat.progress_shown()
+    eq({ "⠋ Working… 1m 05s · ~341 tokens", vim.api.nvim_buf_line_count(chat.buffer()) - 1 }, { shown, row })
+    chat.note("more")
+    local _, moved = chat.progress_shown()
+    eq(vim.api.nvim_buf_line_count(chat.buffer()) - 1, moved)
+    H.truthy(not before:find("Working", 1, true), before)
+    chat.progress(nil)
+    eq(nil, chat.progress_shown())
   end)
 
   test("chat: tool cards: an edit's counts with its diff folded, a command's exit and tail, an answer, long output folded", function()

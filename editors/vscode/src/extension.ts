@@ -41,10 +41,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let session: SessionController;
   const panel = new PanelProvider(context.extensionUri, (message) => void onPanel(message), log);
 
+  // While a turn runs the status bar says how long and how many tokens so far, once a second.
+  let ticker: ReturnType<typeof setInterval> | undefined;
   const renderStatus = () => {
-    const spin = session?.isRunning ? "$(sync~spin) " : "";
+    const running = session?.isRunning === true;
+    if (running && !ticker) ticker = setInterval(() => renderStatus(), 1000);
+    if (!running && ticker) {
+      clearInterval(ticker);
+      ticker = undefined;
+    }
+    const spin = running ? "$(sync~spin) " : "";
     const icon = sidecarState === "error" ? "$(error) " : sidecarState === "ready" ? "" : "$(circle-slash) ";
-    status.text = `${spin}${icon}Tandem: ${session?.mode ?? "default"}`;
+    const progress = session?.progressText(Date.now(), reviews.current ? "your review" : undefined);
+    status.text = `${spin}${icon}Tandem: ${session?.mode ?? "default"}${progress ? ` · ${progress}` : ""}`;
     status.tooltip = `Tandem sidecar: ${sidecarState}${session?.modelName ? ` · model ${session.modelName}` : ""}\nClick to open the panel.`;
     status.show();
   };
@@ -115,6 +124,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       case "ready": {
         panel.post({ type: "mode", mode: session.mode });
         session.postAttachments();
+        session.postQueue();
         // Until a session names the model, the dropdown shows the configured one (if any).
         session.postModels();
         break;
@@ -130,6 +140,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       case "cancel":
         await session.cancel();
+        break;
+      case "dequeue":
+        session.dequeue(message.id);
         break;
       case "setMode":
         await session.setMode(message.mode);
@@ -210,6 +223,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     output,
     status,
+    { dispose: () => ticker && clearInterval(ticker) },
     reviews,
     applied,
     panel,

@@ -46,7 +46,17 @@ export type ToPanel =
   | { type: "review"; pending: boolean; summary?: string; diagnostics?: string; diagnosticsStatus?: string }
   | { type: "attachments"; labels: string[]; thumbnails?: Record<string, string> }
   | { type: "mentions"; query: string; items: Mention[] }
-  | { type: "commands"; commands: SlashCommand[] };
+  | { type: "commands"; commands: SlashCommand[] }
+  /** The prompts waiting for the running turn's end, in the order they go. */
+  | { type: "queue"; items: QueuedPrompt[] };
+
+/** A prompt sent during a turn: it goes when the turn ends (the panel lists it, cancellable). */
+export interface QueuedPrompt {
+  id: number;
+  text: string;
+  /** What goes with it (the chips the person had added). */
+  attachments: string[];
+}
 
 /** Panel → extension. */
 export type FromPanel =
@@ -69,7 +79,8 @@ export type FromPanel =
   | { type: "attachImage"; name: string; mimeType: string; data: string }
   | { type: "mentionQuery"; query: string }
   | { type: "mention"; mention: Mention }
-  | { type: "listCommands" };
+  | { type: "listCommands" }
+  | { type: "dequeue"; id: number };
 
 /** The longest prompt the panel may send (a paste of a whole file is fine; a runaway script is not). */
 export const MAX_PROMPT_CHARS = 1_000_000;
@@ -108,6 +119,8 @@ export function parseFromPanel(raw: unknown): FromPanel | undefined {
       return typeof m.model === "string" && m.model.trim() !== "" && /^[^\x00-\x1f\x7f]{1,300}$/.test(m.model)
         ? { type: "setModel", model: m.model }
         : undefined;
+    case "dequeue":
+      return Number.isInteger(m.id) && (m.id as number) >= 1 ? { type: "dequeue", id: m.id as number } : undefined;
     case "restoreTurn":
       return Number.isInteger(m.turn) && (m.turn as number) >= 1 && (m.turn as number) <= 1_000_000
         ? { type: "restoreTurn", turn: m.turn as number }

@@ -104,6 +104,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
 <ol class="plan" data-testid="plan" hidden></ol>
 <main class="messages" data-testid="messages" aria-live="polite"></main>
 <footer class="composer">
+  <ol class="queue" data-testid="queue" hidden></ol>
   <div class="attachments" data-testid="attachments" hidden>
     <span class="attachment-list"></span>
     <button class="secondary" data-testid="clear-attachments" title="Do not send these with the next prompt">Clear</button>

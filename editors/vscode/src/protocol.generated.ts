@@ -697,6 +697,12 @@ export type SessionUpdate =
   | {
     /** The chunk. */
     content: ContentBlock;
+    /**
+     * The prompt this chunk belongs to: all chunks of one prompt share it, a new id starts
+     * the next prompt (ACP's `messageId`). A replay sets it, so a prompt that got no answer
+     * (a cancelled one) stays apart from the next.
+     */
+    messageId?: string | null;
     sessionUpdate: "user_message_chunk";
   }
   /** A new tool call. */

@@ -221,6 +221,23 @@ export function anchorLine(h: Pick<ReviewHunk, "newStart" | "newLines"> & { patc
   return Math.min(start + context, start + Math.max(h.newLines - 1, 0));
 }
 
+/**
+ * The lines (0-based, of the proposed text) a hunk adds or changes: where a decided hunk's mark
+ * goes, never on its context lines. A whole-file stand-in (no patch) covers its lines; a pure
+ * deletion has none (its CodeLens says the decision).
+ */
+export function changedLines(h: Pick<ReviewHunk, "newStart" | "newLines" | "patch">): number[] {
+  if (!h.patch) return Array.from({ length: h.newLines }, (_, i) => h.newStart - 1 + i);
+  const lines: number[] = [];
+  // `+n,0` names the line before the (empty) new range; otherwise the range starts at newStart.
+  let line = h.newLines === 0 ? h.newStart : h.newStart - 1;
+  for (const text of h.patch.split("\n").slice(1)) {
+    if (text.startsWith("+")) lines.push(line++);
+    else if (text.startsWith(" ")) line += 1;
+  }
+  return lines;
+}
+
 export function lineCount(text: string): number {
   if (text.length === 0) return 0;
   const n = text.split("\n").length;

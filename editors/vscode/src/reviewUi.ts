@@ -10,7 +10,7 @@ import * as vscode from "vscode";
 
 import type { PermissionResult, RequestPermissionParams } from "./protocol";
 import { type PlacedDiagnostic, counts, fileLine, fileOf, headline, inHunk, place } from "./preview";
-import { Review, type ReviewHunk, anchorLine } from "./review";
+import { Review, type ReviewHunk, anchorLine, changedLines } from "./review";
 
 export const SCHEME = "tandem-review";
 
@@ -50,13 +50,14 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
       borderWidth: "0 0 0 3px",
       borderStyle: "solid",
       borderColor: new vscode.ThemeColor("testing.iconPassed"),
-      after: { contentText: "  ✓ accepted", color: new vscode.ThemeColor("testing.iconPassed") },
+      // The label goes on a hunk's first changed line only (the decorations' own after text).
+      after: { color: new vscode.ThemeColor("testing.iconPassed") },
     });
     this.rejected = vscode.window.createTextEditorDecorationType({
       isWholeLine: true,
       opacity: "0.45",
       textDecoration: "line-through",
-      after: { contentText: "  ✗ rejected", color: new vscode.ThemeColor("testing.iconFailed") },
+      after: { color: new vscode.ThemeColor("testing.iconFailed") },
     });
     this.problems = vscode.languages.createDiagnosticCollection(SCHEME);
     this.disposables.push(
@@ -440,12 +441,18 @@ export class ReviewController implements vscode.Disposable, vscode.TextDocumentC
       const { key, file, side } = parse(editor.document.uri);
       const f = this.pending.get(key)?.review.files[file];
       if (!f || side !== "proposed") continue;
-      const lines = (state: string) =>
+      // Only the lines a hunk adds or changes (never its context), the label on the first.
+      const lines = (state: string, label: string): vscode.DecorationOptions[] =>
         f.hunks
-          .filter((h) => h.state === state && h.newLines > 0)
-          .map((h) => new vscode.Range(h.newStart - 1, 0, h.newStart - 1 + h.newLines - 1, 0));
-      editor.setDecorations(this.accepted, lines("accepted"));
-      editor.setDecorations(this.rejected, lines("rejected"));
+          .filter((h) => h.state === state)
+          .flatMap((h) =>
+            changedLines(h).map((line, i) => ({
+              range: new vscode.Range(line, 0, line, 0),
+              ...(i === 0 ? { renderOptions: { after: { contentText: label } } } : {}),
+            })),
+          );
+      editor.setDecorations(this.accepted, lines("accepted", "  ✓ accepted"));
+      editor.setDecorations(this.rejected, lines("rejected", "  ✗ rejected"));
     }
   }
 }

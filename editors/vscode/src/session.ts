@@ -8,7 +8,7 @@ import * as vscode from "vscode";
 
 import { isConfigError, showError } from "./errorUi";
 import { thumbnail } from "./images";
-import type { ToPanel } from "./messages";
+import type { QueuedPrompt, ToPanel } from "./messages";
 import {
   type ModelChoices,
   type ModelPickItem,
@@ -29,6 +29,7 @@ import {
   type StopReason,
   isMode,
 } from "./protocol";
+import { type TurnProgress, countStreamed, progressLabel, startProgress } from "./progress";
 import type { Sidecar } from "./sidecar";
 import { TERMINAL_URI } from "./terminal";
 
@@ -58,6 +59,13 @@ export class SessionController {
   private creating: Promise<string> | undefined;
   /** Context the person added for the next prompt ("Tandem: Add Selection to Chat"). */
   private attached: { label: string; block: ContentBlock }[] = [];
+  /** Prompts sent while a turn ran: sent in order when it ends (each with its own context). */
+  private queue: (QueuedPrompt & { context: ContentBlock[] })[] = [];
+  private nextQueued = 1;
+  /** The prompts sent in this window so far (each prompt's chunks share a message id). */
+  private sent = 0;
+  /** The running turn's elapsed time and streamed tokens (the status bar's indicator). */
+  private progress: TurnProgress | undefined;
 
   constructor(
     private readonly sidecar: Sidecar,
@@ -85,10 +93,16 @@ export class SessionController {
     return this.model;
   }
 
+  /** "Working… 12s · ~340 tokens" while a turn runs; `undefined` when idle. */
+  progressText(now = Date.now(), waiting?: string): string | undefined {
+    return this.running && this.progress ? progressLabel(this.progress, now, waiting) : undefined;
+  }
+
   /** Routes a session notification; updates of other sessions (sub-agents' own) are ignored. */
   onUpdate(notification: SessionNotification): void {
     if (notification.sessionId !== this.sessionId) return;
     const update = notification.update;
+    if (this.progress) countStreamed(this.progress, update);
     if (update.sessionUpdate === "current_mode_update" && isMode(update.currentModeId)) {
       this._mode = update.currentModeId;
       this.events.modeChanged(this._mode);
@@ -123,32 +137,56 @@ export class SessionController {
     this.events.post({ type: "attachments", labels: this.attached.map((a) => a.label), thumbnails });
   }
 
+  /**
+   * Sends a prompt with the context added for it. During a turn it is queued instead (the panel
+   * lists it; it goes when the turn ends, in order, unless the person takes it back).
+   */
   async prompt(text: string, extra: ContentBlock[] = []): Promise<void> {
-    if (this.running) {
-      void vscode.window.showWarningMessage("Tandem is still working on the last prompt. Cancel it first or wait.");
-      return;
-    }
+    const labels = this.attached.map((a) => a.label);
     const context = [...this.attached.map((a) => a.block), ...extra];
     this.clearAttachments();
+    if (this.running) {
+      this.queue.push({ id: this.nextQueued++, text, attachments: labels, context });
+      this.postQueue();
+      return;
+    }
+    await this.send(text, context);
+  }
+
+  /** Takes a queued prompt back (its ✕ in the panel); `false` when it is no longer queued. */
+  dequeue(id: number): boolean {
+    const before = this.queue.length;
+    this.queue = this.queue.filter((q) => q.id !== id);
+    this.postQueue();
+    return this.queue.length < before;
+  }
+
+  /** Re-sends the queue (the panel's webview was created). */
+  postQueue(): void {
+    this.events.post({ type: "queue", items: this.queue.map(({ id, text, attachments }) => ({ id, text, attachments })) });
+  }
+
+  private async send(text: string, context: ContentBlock[]): Promise<void> {
     this.setRunning(true);
     let stopReason: StopReason = "error";
     try {
       const sessionId = await this.ensureSession();
       const block: ContentBlock = { type: "text", text };
-      this.events.post({ type: "update", update: { sessionUpdate: "user_message_chunk", content: block } });
+      // All chunks of this prompt share an id, as a resumed session's do: the next prompt is
+      // its own bubble even when this one gets no answer (a cancel).
+      this.sent += 1;
+      const messageId = `live-${this.sent}`;
+      const say = (content: ContentBlock) =>
+        this.events.post({ type: "update", update: { sessionUpdate: "user_message_chunk", content, messageId } });
+      say(block);
       for (const c of context) {
         if (c.type === "image") {
           // The person's image shows in their message, as it will when the session is resumed.
-          this.events.post({ type: "update", update: { sessionUpdate: "user_message_chunk", content: c } });
+          say(c);
           continue;
         }
         const name = c.type === "resource" ? shortName(c.resource.uri) : c.type === "resource_link" ? c.name : undefined;
-        if (name !== undefined) {
-          this.events.post({
-            type: "update",
-            update: { sessionUpdate: "user_message_chunk", content: { type: "text", text: `\n\n(attached ${name})` } },
-          });
-        }
+        if (name !== undefined) say({ type: "text", text: `\n\n(attached ${name})` });
       }
       const result = await this.sidecar.request<{ stopReason: StopReason; error?: string }>(Methods.sessionPrompt, {
         sessionId,
@@ -169,6 +207,12 @@ export class SessionController {
       if (isConfigError(message)) void showError(message);
     } finally {
       this.setRunning(false, stopReason);
+    }
+    // The next queued prompt, now that the turn is over.
+    const next = this.queue.shift();
+    if (next) {
+      this.postQueue();
+      await this.send(next.text, next.context);
     }
   }
 
@@ -239,6 +283,11 @@ export class SessionController {
 
   /** The current session is `sessionId` from now on (undefined: none until the next prompt). */
   private leaveSession(sessionId: string | undefined): void {
+    // Queued prompts were for the session left.
+    if (this.queue.length > 0) {
+      this.queue = [];
+      this.postQueue();
+    }
     this.loading?.source.cancel();
     this.loading = undefined;
     this.creating = undefined;
@@ -409,6 +458,7 @@ export class SessionController {
 
   private setRunning(running: boolean, stopReason?: StopReason): void {
     this.running = running;
+    this.progress = running ? startProgress(Date.now()) : undefined;
     void vscode.commands.executeCommand("setContext", "tandem.turnRunning", running);
     this.events.turnChanged(running);
     this.events.post({ type: "turn", running, ...(stopReason ? { stopReason } : {}) });

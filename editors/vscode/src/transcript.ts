@@ -4,7 +4,7 @@
 import type { ContentBlock, ModeId, PlanEntry, SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolKind, Usage } from "./protocol";
 
 export type Entry =
-  | { kind: "user"; text: string }
+  | { kind: "user"; text: string; messageId?: string }
   | { kind: "assistant"; text: string }
   | { kind: "thought"; text: string }
   | { kind: "tool"; call: Required<Pick<ToolCall, "toolCallId" | "title" | "kind" | "status">> & ToolCall & { rawOutput?: unknown } }
@@ -65,7 +65,7 @@ export function applyUpdate(t: Transcript, update: SessionUpdate): Change {
     case "agent_thought_chunk":
       return appendText(t, "thought", blockText(update.content));
     case "user_message_chunk":
-      return appendText(t, "user", userText(update.content));
+      return appendText(t, "user", userText(update.content), update.messageId ?? undefined);
     case "tool_call": {
       const { sessionUpdate: _, ...call } = update;
       const existing = t.entries.findIndex((e) => e.kind === "tool" && e.call.toolCallId === call.toolCallId);
@@ -126,13 +126,18 @@ export function addNotice(t: Transcript, text: string, level: "info" | "error" =
   return { what: "entry", index: t.entries.length - 1, added: true };
 }
 
-function appendText(t: Transcript, kind: "assistant" | "thought" | "user", text: string): Change {
+/**
+ * Appends streamed text to the last entry when it is of the same kind; a prompt's chunks join
+ * only while their `messageId` is the same (a new id is the next prompt: one that got no answer,
+ * a cancelled one, stays its own bubble).
+ */
+function appendText(t: Transcript, kind: "assistant" | "thought" | "user", text: string, messageId?: string): Change {
   const last = t.entries[t.entries.length - 1];
-  if (last && last.kind === kind) {
+  if (last && last.kind === kind && (last.kind !== "user" || last.messageId === messageId)) {
     last.text += text;
     return { what: "entry", index: t.entries.length - 1, added: false };
   }
-  t.entries.push({ kind, text });
+  t.entries.push(kind === "user" ? { kind, text, ...(messageId !== undefined ? { messageId } : {}) } : { kind, text });
   return { what: "entry", index: t.entries.length - 1, added: true };
 }
 

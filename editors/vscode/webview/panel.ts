@@ -8,7 +8,8 @@ import { Inbox } from "../src/delivery";
 import { mentionAt } from "../src/mentionSyntax";
 import { type SlashCommand, matchCommands, slashAt } from "../src/slash";
 import { highlight } from "./highlight";
-import type { Mention, ToPanel } from "../src/messages";
+import type { Mention, QueuedPrompt, ToPanel } from "../src/messages";
+import { type TurnProgress, countStreamed, progressLabel, startProgress } from "../src/progress";
 import { type ModelChoices, modelTooltip, selectOptions } from "../src/models";
 import type { ModeId, SessionInfo } from "../src/protocol";
 import {
@@ -51,6 +52,7 @@ const sessions = $<HTMLElement>("sessions");
 const review = $<HTMLElement>("review");
 const usage = $<HTMLElement>("usage");
 const attachments = $<HTMLElement>("attachments");
+const queue = $<HTMLOListElement>("queue");
 const mentionList = $<HTMLUListElement>("mention-list");
 /** The workspace folder: paths in cards are shown relative to it. */
 const root = document.body.dataset.root || undefined;
@@ -61,10 +63,21 @@ let running = false;
 let outcome = "";
 /** The status line shows the sidecar's state (starting, stopped, an error), not a turn's. */
 let sidecarNote = false;
+/** The running turn's time and streamed tokens, shown in the status line once a second. */
+let progress: TurnProgress | undefined;
+let ticker: ReturnType<typeof setInterval> | undefined;
 
+/** Whether a review waits for the person (the indicator says so instead of "the model"). */
+let reviewing = false;
+
+function showProgress(): void {
+  if (progress && !sidecarNote) status.textContent = progressLabel(progress, Date.now(), reviewing ? "your review" : undefined);
+}
+
+/** Sends the prompt; during a turn the extension queues it (the list above the prompt shows it). */
 function submit(): void {
   const text = prompt.value.trim();
-  if (text === "" || running) return;
+  if (text === "") return;
   vscode.postMessage({ type: "prompt", text });
   prompt.value = "";
 }
@@ -302,6 +315,10 @@ function handle(message: ToPanel): void {
       renderUsage();
       break;
     case "update": {
+      if (progress) {
+        countStreamed(progress, message.update);
+        showProgress();
+      }
       const change = applyUpdate(transcript, message.update);
       if (change.what === "entry") renderEntry(change.index);
       else if (change.what === "plan") renderPlan();
@@ -318,10 +335,24 @@ function handle(message: ToPanel): void {
       running = message.running;
       sidecarNote = false;
       cancel.disabled = !running;
-      send.disabled = running;
+      // During a turn a prompt is queued: it goes when the turn ends.
+      send.textContent = running ? "Queue" : "Send";
+      send.title = running ? "Send when this turn ends (queued; ✕ takes it back)" : "";
       document.body.classList.toggle("running", running);
       outcome = message.stopReason ? `Done (${message.stopReason.replace("_", " ")})` : "";
-      status.textContent = running ? "Working…" : outcome;
+      if (running) {
+        progress = startProgress(Date.now());
+        ticker ??= setInterval(showProgress, 1000);
+        showProgress();
+      } else {
+        progress = undefined;
+        if (ticker) clearInterval(ticker);
+        ticker = undefined;
+        status.textContent = outcome;
+      }
+      break;
+    case "queue":
+      renderQueue(message.items);
       break;
     case "mode":
       mode.value = message.mode satisfies ModeId;
@@ -374,6 +405,8 @@ function handle(message: ToPanel): void {
       break;
     }
     case "review":
+      reviewing = message.pending;
+      showProgress();
       review.hidden = !message.pending;
       review.querySelector(".review-summary")!.textContent = message.summary ?? "";
       {
@@ -383,6 +416,28 @@ function handle(message: ToPanel): void {
         preview.dataset.status = message.diagnosticsStatus ?? "";
       }
       break;
+  }
+}
+
+/** The prompts waiting for the turn's end: each with a ✕ that takes it back. */
+function renderQueue(items: QueuedPrompt[]): void {
+  queue.replaceChildren();
+  queue.hidden = items.length === 0;
+  for (const item of items) {
+    const li = document.createElement("li");
+    li.dataset.testid = "queued-prompt";
+    const label = span("queued-text", `Queued: ${item.text}`);
+    li.title = "Sent when the running turn ends";
+    li.append(label);
+    if (item.attachments.length > 0) li.append(span("detail", ` (with ${item.attachments.join(", ")})`));
+    const remove = document.createElement("button");
+    remove.className = "secondary dequeue";
+    remove.dataset.testid = "dequeue";
+    remove.textContent = "✕";
+    remove.title = "Do not send this prompt";
+    remove.addEventListener("click", () => vscode.postMessage({ type: "dequeue", id: item.id }));
+    li.append(remove);
+    queue.append(li);
   }
 }
 

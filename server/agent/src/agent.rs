@@ -10,7 +10,8 @@ use tandem_llm::{Message, Part, Role};
 use tandem_protocol::{
     ContentBlock, ModeId, SessionCompactParams, SessionCompactResult, SessionDeleteParams, SessionListParams,
     SessionListResult, SessionLoadParams, SessionLoadResult, SessionNewParams, SessionNewResult, SessionPromptParams,
-    SessionPromptResult, SessionSetModeParams, SessionUpdate, StopReason, ToolCall, ToolCallStatus, UsageTotals,
+    SessionPromptResult, SessionSetModeParams, SessionUpdate, StopReason, ToolCall, ToolCallStatus, ToolCallUpdate,
+    UsageTotals,
 };
 use tandem_text::BufferCache;
 use tandem_tool_api::{EditorClient, Registry, Workspace};
@@ -369,6 +370,8 @@ impl Agent {
         let mut messages = Vec::new();
         let mut replay = Vec::new();
         let mut calls = 0u64;
+        // The person's prompts so far (each replayed with its own message id).
+        let mut prompts = 0u64;
         let mut todos = Vec::new();
         let mut totals = UsageTotals::default();
         // The tool each of the model's calls named (by the provider's call id), for the replay.
@@ -389,7 +392,11 @@ impl Agent {
                 Record::Usage { totals: stored } => totals = stored,
                 Record::Note { message } => messages.push(message),
                 Record::Command { text } => {
-                    replay.push(SessionUpdate::UserMessageChunk { content: ContentBlock::text(&text) })
+                    prompts += 1;
+                    replay.push(SessionUpdate::UserMessageChunk {
+                        content: ContentBlock::text(&text),
+                        message_id: Some(format!("prompt-{prompts}")),
+                    })
                 }
                 Record::Message { message } => {
                     for part in &message.content {
@@ -406,16 +413,25 @@ impl Agent {
                         // Tool results and what came with them (instruction files now in force)
                         // are Tandem's; a prompt is the person's, replayed as they typed it.
                         let results = message.content.iter().any(|part| matches!(part, Part::ToolResult { .. }));
+                        // Each prompt its own message: one the model never answered (a cancelled
+                        // turn) stays apart from the next.
+                        prompts += 1;
+                        let message_id = Some(format!("prompt-{prompts}"));
                         for part in &message.content {
                             match part {
                                 Part::Text { text } if !results => {
                                     if let Some(block) = crate::turn::as_typed(text) {
-                                        replay.push(SessionUpdate::UserMessageChunk { content: block });
+                                        replay.push(SessionUpdate::UserMessageChunk {
+                                            content: block,
+                                            message_id: message_id.clone(),
+                                        });
                                     }
                                 }
                                 // The person's images; a tool's come right after its result.
-                                Part::Image(image) if !results => replay
-                                    .push(SessionUpdate::UserMessageChunk { content: crate::images::block(image) }),
+                                Part::Image(image) if !results => replay.push(SessionUpdate::UserMessageChunk {
+                                    content: crate::images::block(image),
+                                    message_id: message_id.clone(),
+                                }),
                                 _ => {}
                             }
                         }
@@ -434,21 +450,56 @@ impl Agent {
                     }
                     messages.push(message);
                 }
-                Record::Call { tool_call_id, call_id, title, kind, status, raw_input, content, locations } => {
+                Record::Call {
+                    tool_call_id,
+                    call_id,
+                    title,
+                    kind,
+                    status,
+                    raw_input,
+                    content,
+                    locations,
+                    raw_output,
+                } => {
                     calls += 1;
                     let tool_name = tool_names.get(&call_id).map(|name| {
                         self.env().registry.find(name).map_or_else(|| name.clone(), |tool| tool.spec().name.to_owned())
                     });
-                    replay.push(SessionUpdate::ToolCall(ToolCall {
-                        tool_call_id,
-                        title,
-                        kind,
-                        status: if status == ToolCallStatus::Completed { status } else { ToolCallStatus::Failed },
-                        content,
-                        locations,
-                        raw_input: Some(raw_input),
-                        tool_name,
-                    }));
+                    let status = if status == ToolCallStatus::Completed { status } else { ToolCallStatus::Failed };
+                    match raw_output {
+                        // As it went live: the call, then its end with the result's rawOutput (an
+                        // exit code, a diff), so an editor draws the same card from the same updates.
+                        Some(raw_output) => {
+                            replay.push(SessionUpdate::ToolCall(ToolCall {
+                                tool_call_id: tool_call_id.clone(),
+                                title: title.clone(),
+                                kind,
+                                status: ToolCallStatus::InProgress,
+                                content: Vec::new(),
+                                locations,
+                                raw_input: Some(raw_input),
+                                tool_name,
+                            }));
+                            replay.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate {
+                                tool_call_id,
+                                status: Some(status),
+                                content: Some(content),
+                                title: Some(title),
+                                raw_output: Some(raw_output),
+                                ..Default::default()
+                            }));
+                        }
+                        None => replay.push(SessionUpdate::ToolCall(ToolCall {
+                            tool_call_id,
+                            title,
+                            kind,
+                            status,
+                            content,
+                            locations,
+                            raw_input: Some(raw_input),
+                            tool_name,
+                        })),
+                    }
                 }
             }
         }

@@ -329,7 +329,7 @@ async fn refuse(session: &Session, call: &PlannedCall, message: String) -> CallO
         }
         None => (call.name.clone(), ToolKind::Other),
     };
-    store_call(session, call, title, kind, ToolCallStatus::Failed, content);
+    store_call(session, call, title, kind, ToolCallStatus::Failed, content, None);
     CallOutcome { text: message, failed: true, images: Vec::new() }
 }
 
@@ -416,9 +416,9 @@ async fn report(
     }
     let raw = json!({ "title": result.title, "error": result.error, "metadata": result.metadata });
     let status = if result.error.is_some() { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
-    let update = finished(call, status, content.clone(), Some(result.title.clone()), Some(raw));
+    let update = finished(call, status, content.clone(), Some(result.title.clone()), Some(raw.clone()));
     session.client.update(&session.id, update).await;
-    store_call(session, call, result.title.clone(), kind, status, content);
+    store_call(session, call, result.title.clone(), kind, status, content, Some(raw));
 }
 
 /// What the model is told of a result; `failed_before` is how often this exact call failed.
@@ -493,6 +493,7 @@ fn store_call(
     kind: ToolKind,
     status: ToolCallStatus,
     content: Vec<ToolCallContent>,
+    raw_output: Option<Value>,
 ) {
     let (_, locations) = describe(&call.name, &call.arguments, &session.cwd);
     session.record(&Record::Call {
@@ -504,5 +505,6 @@ fn store_call(
         raw_input: call.arguments.clone(),
         content,
         locations,
+        raw_output,
     });
 }

@@ -33,6 +33,10 @@ pub(crate) enum Record {
         /// The files it touched, as first sent.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         locations: Vec<tandem_protocol::ToolCallLocation>,
+        /// Its result's `rawOutput` as sent (title, error, metadata: an exit code, a diff), so a
+        /// replayed card shows what the live one did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        raw_output: Option<Value>,
     },
     /// A message Tandem wrote to the model (what a restore undid, say): in the conversation the
     /// model sees, never replayed as the person's words.

@@ -257,7 +257,7 @@ async fn a_custom_command_expands_its_arguments_and_the_transcript_shows_the_com
         .lock()
         .iter()
         .filter_map(|u| match u {
-            SessionUpdate::UserMessageChunk { content: ContentBlock::Text { text } } => Some(text.clone()),
+            SessionUpdate::UserMessageChunk { content: ContentBlock::Text { text }, .. } => Some(text.clone()),
             _ => None,
         })
         .collect();

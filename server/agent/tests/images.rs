@@ -201,7 +201,7 @@ async fn a_resumed_session_keeps_its_images_and_replays_the_persons() {
         .lock()
         .iter()
         .filter_map(|u| match u {
-            SessionUpdate::UserMessageChunk { content: ContentBlock::Image { data, mime_type, .. } } => {
+            SessionUpdate::UserMessageChunk { content: ContentBlock::Image { data, mime_type, .. }, .. } => {
                 Some(format!("{mime_type}:{}", data.len()))
             }
             _ => None,

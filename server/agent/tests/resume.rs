@@ -41,7 +41,7 @@ fn user_chunks(client: &Recorder) -> Vec<ContentBlock> {
         .updates()
         .into_iter()
         .filter_map(|u| match u {
-            SessionUpdate::UserMessageChunk { content } => Some(content),
+            SessionUpdate::UserMessageChunk { content, .. } => Some(content),
             _ => None,
         })
         .collect()
@@ -176,4 +176,42 @@ async fn a_resumed_session_shows_its_token_totals() {
     assert_eq!((usage.session.input_tokens, usage.session.output_tokens), (1_000, 200));
     assert_eq!(usage.total_tokens, 1_200);
     assert_eq!(usage.context_window, 100_000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_prompt_replays_as_its_own_message() {
+    let dir = tempdir();
+    // The first turn never gets an answer: the person cancels it.
+    let provider = FakeProvider::start(vec![Turn::hang(), Turn::reply("hello back")]).await;
+    let agent = start_agent(dir.path(), &provider, Arc::new(Recorder::default()));
+    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let running = tokio::spawn({
+        let agent = Arc::clone(&agent);
+        let params = prompt(&session, "think hard about calc");
+        async move { agent.prompt(params).await }
+    });
+    // Waits for the request to reach the provider (the turn is running), then cancels it.
+    while provider.requests().is_empty() {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    agent.cancel(&session);
+    let result = running.await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::Cancelled));
+    let result = agent.prompt(prompt(&session, "hello after cancel")).await;
+    assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
+    drop(agent);
+
+    let (_agent, client) = reload(dir.path(), &provider, &session).await;
+    let chunks: Vec<(Option<String>, String)> = client
+        .updates()
+        .into_iter()
+        .filter_map(|u| match u {
+            SessionUpdate::UserMessageChunk { content, message_id } => Some((message_id, text_of(&content))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(chunks.len(), 2, "{chunks:?}");
+    assert_eq!(chunks[0].1, "think hard about calc");
+    assert_eq!(chunks[1].1, "hello after cancel");
+    assert!(chunks[0].0.is_some() && chunks[0].0 != chunks[1].0, "two prompts, two messages: {chunks:?}");
 }

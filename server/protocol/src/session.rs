@@ -302,9 +302,15 @@ pub enum SessionUpdate {
         content: ContentBlock,
     },
     /// The person's prompt (replayed by `load`).
+    #[serde(rename_all = "camelCase")]
     UserMessageChunk {
         /// The chunk.
         content: ContentBlock,
+        /// The prompt this chunk belongs to: all chunks of one prompt share it, a new id starts
+        /// the next prompt (ACP's `messageId`). A replay sets it, so a prompt that got no answer
+        /// (a cancelled one) stays apart from the next.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message_id: Option<String>,
     },
     /// A new tool call.
     ToolCall(ToolCall),

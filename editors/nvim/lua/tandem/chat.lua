@@ -104,6 +104,41 @@ local function scroll()
   end
 end
 
+-- The running turn's indicator ("⠋ Working… 12s · ~340 tokens"): a virtual line under the last
+-- line of the chat (not its text), kept there as the chat grows; gone when the turn ends.
+M.progress_ns = vim.api.nvim_create_namespace("tandem-chat-progress")
+
+local function place_progress(bufnr)
+  vim.api.nvim_buf_clear_namespace(bufnr, M.progress_ns, 0, -1)
+  if M.progress_text then
+    M.progress_mark = vim.api.nvim_buf_set_extmark(bufnr, M.progress_ns, vim.api.nvim_buf_line_count(bufnr) - 1, 0, {
+      virt_lines = { { { M.progress_text, "TandemProgress" } } },
+    })
+  end
+end
+
+--- Shows `text` as the running turn's indicator under the chat's last line (nil: removes it).
+function M.progress(text)
+  M.progress_text = text
+  if M.bufnr and vim.api.nvim_buf_is_valid(M.bufnr) then
+    place_progress(M.bufnr)
+  end
+end
+
+--- The indicator's text as shown (for tests), or nil.
+function M.progress_shown()
+  if not M.bufnr or not vim.api.nvim_buf_is_valid(M.bufnr) then
+    return nil
+  end
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(M.bufnr, M.progress_ns, 0, -1, { details = true })) do
+    local lines = mark[4].virt_lines
+    if lines and lines[1] and lines[1][1] then
+      return lines[1][1][1], mark[2]
+    end
+  end
+  return nil
+end
+
 local function edit(fn)
   local bufnr = M.buffer()
   vim.bo[bufnr].modifiable = true
@@ -111,6 +146,9 @@ local function edit(fn)
   vim.bo[bufnr].modifiable = false
   if not ok then
     error(err)
+  end
+  if M.progress_text then
+    place_progress(bufnr)
   end
   scroll()
 end
@@ -121,7 +159,8 @@ function M.clear()
     vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, {})
     vim.api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
   end)
-  M.last, M.tools = nil, {}
+  M.last, M.tools, M.message_id = nil, {}, nil
+  M.progress(nil)
 end
 
 local function is_empty(bufnr)
@@ -165,9 +204,11 @@ function M.note(text)
   M.append_lines({ "", "> " .. text }, "note")
 end
 
+--- A prompt as sent: a "## You" block of its own, drawn as a replayed prompt is.
 function M.user(text)
-  M.append_lines({ "", "## You", "" }, "user")
-  M.append_lines(vim.split(text, "\n", { plain = true }), "user")
+  M.last = nil
+  M.stream("user", "## You", text)
+  M.message_id = nil
 end
 
 -- A tool call is a card: a header line (a mark and what the call did), then its body. Lines of
@@ -422,6 +463,14 @@ function M.on_update(update)
     M.stream("thought", "### Thinking", update.content and update.content.text or "")
   elseif kind == "user_message_chunk" then
     local content = update.content or {}
+    -- A new message id is the next prompt: one that got no answer (a cancelled one) stays its
+    -- own "## You" block, as it was live.
+    local id = value(update.messageId)
+    if M.last == "user" and id ~= nil and id ~= M.message_id then
+      M.last = nil
+      attaching = false
+    end
+    M.message_id = id
     local name = content.type == "resource_link" and content.name
     if content.type == "resource" and type(content.resource) == "table" and type(content.resource.uri) == "string" then
       name = content.resource.uri:match("([^/]+)/*$") or content.resource.uri

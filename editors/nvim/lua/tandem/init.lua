@@ -44,14 +44,30 @@ end
 -- The spinner of status() while a turn runs: a timer redraws the statuslines.
 local SPINNER = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" }
 local spinner = { timer = nil, frame = 1 }
+local progress_mod = require("tandem.progress")
+
+local function now_ms()
+  return vim.loop.hrtime() / 1e6
+end
+
+--- The running turn's indicator under the chat: the spinner, the time and the streamed tokens.
+local function show_progress()
+  if state.progress then
+    local waiting = review.active and "your review" or (ask.waiting and ask.waiting > 0 and "your answer") or nil
+    chat.progress(SPINNER[spinner.frame] .. " " .. progress_mod.label(state.progress, now_ms(), waiting))
+  end
+end
 
 local function set_busy(busy)
   state.busy = busy
+  -- How long the turn has run and how many tokens streamed: in the chat and the statusline.
+  state.progress = busy and progress_mod.start(now_ms()) or nil
   if busy and not spinner.timer then
     spinner.timer = vim.loop.new_timer()
     spinner.timer:start(120, 120, vim.schedule_wrap(function()
       if spinner.timer then
         spinner.frame = spinner.frame % #SPINNER + 1
+        pcall(show_progress)
         pcall(vim.cmd, "redrawstatus!")
       end
     end))
@@ -59,6 +75,11 @@ local function set_busy(busy)
     spinner.timer:stop()
     spinner.timer:close()
     spinner.timer = nil
+  end
+  if busy then
+    pcall(show_progress)
+  else
+    chat.progress(nil)
   end
   pcall(vim.cmd, "redrawstatus!")
 end
@@ -112,6 +133,7 @@ local handlers = {
         return
       end
       local update = params.update or {}
+      progress_mod.count(state.progress, update)
       if update.sessionUpdate == "current_mode_update" then
         state.mode = update.currentModeId
       elseif update.sessionUpdate == "usage_update" then
@@ -133,6 +155,8 @@ local function define_highlights()
   vim.cmd("highlight default link TandemCardOk String")
   vim.cmd("highlight default link TandemCardFailed DiagnosticError")
   vim.cmd("highlight default link TandemCardRunning Comment")
+  vim.cmd("highlight default link TandemProgress Comment")
+  vim.cmd("highlight default link TandemRejected Comment")
 end
 
 -- The Visual-mode key of `add_selection`, as mapped now (so that setup() can move it).
@@ -603,6 +627,7 @@ send_prompt = function(text, opts, variables)
   local function done(err, result)
     set_busy(false)
     reload_changed()
+    review.clear_echo()
     local failure = err or (result and result.error)
     if err then
       chat.note("error: " .. tostring(err))
@@ -1023,6 +1048,11 @@ function M.status()
       parts[#parts + 1] = "review"
     elseif ask.waiting and ask.waiting > 0 then
       parts[#parts + 1] = "question"
+    end
+    -- How long it has run and the tokens streamed so far.
+    local running = progress_mod.short(state.progress, now_ms())
+    if running then
+      parts[#parts + 1] = running
     end
     if #state.queue > 0 then
       parts[#parts + 1] = string.format("(%d queued)", #state.queue)

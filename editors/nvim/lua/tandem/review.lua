@@ -171,7 +171,32 @@ local function render(review, file)
   end
   for index, h in ipairs(file.hunks) do
     local p = h.parsed
-    if h.state ~= "rejected" then
+    -- The hunk's label goes on a line it changes: its first removed line, else its first added
+    -- (virtual) line; never on a context line.
+    local tag = { label(review, h), "TandemHunk" }
+    if #p.removed > 0 then
+      vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(p.removed[1]), 0, { virt_text = { tag }, virt_text_pos = "eol" })
+      tag = nil
+    end
+    if h.state == "rejected" then
+      -- A rejected hunk's added lines stay in view, dimmed, so its label has its own lines.
+      for _, block in ipairs(p.added) do
+        local virt = {}
+        for _, text in ipairs(block.lines) do
+          local chunks = { { prefix .. text, "TandemRejected" } }
+          if tag then
+            chunks[#chunks + 1] = tag
+            tag = nil
+          end
+          virt[#virt + 1] = chunks
+        end
+        vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(math.max(block.after, 1)), 0, {
+          virt_lines = virt,
+          virt_lines_above = block.after == 0,
+          virt_lines_leftcol = true,
+        })
+      end
+    else
       for _, line in ipairs(p.removed) do
         -- The text to the end of the line (hl_group: 0.7 reads back no line_hl_group), and
         -- apart from it (a sign on a range is drawn on every line of it in 0.10+) the sign
@@ -192,6 +217,10 @@ local function render(review, file)
         local virt = {}
         for nth, text in ipairs(block.lines) do
           local chunks = { { prefix .. text, "TandemAdded" } }
+          if tag then
+            chunks[#chunks + 1] = tag
+            tag = nil
+          end
           for _, note in ipairs(notes[string.format("%d:%d:%d", index, block.after, nth)] or {}) do
             chunks[#chunks + 1] = { note.text, note.hl }
           end
@@ -204,10 +233,10 @@ local function render(review, file)
         })
       end
     end
-    vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(p.first), 0, {
-      virt_text = { { label(review, h), "TandemHunk" } },
-      virt_text_pos = "eol",
-    })
+    if tag then
+      -- A hunk that neither removes nor adds a line (cannot come from a diff): its first line.
+      vim.api.nvim_buf_set_extmark(bufnr, M.ns, row(p.first), 0, { virt_text = { tag }, virt_text_pos = "eol" })
+    end
   end
 end
 
@@ -248,6 +277,16 @@ local function echo(text)
     text = text:sub(1, width - 3) .. "..."
   end
   vim.api.nvim_echo({ { text } }, false, {})
+  M.echoed = true
+end
+
+--- The turn ended: a review's summary left in the command line goes ("2 hunk(s): 1 accepted…"
+--- is stale once the turn is over; the chat keeps the review's outcome).
+function M.clear_echo()
+  if M.echoed and not M.active then
+    M.echoed = false
+    vim.api.nvim_echo({ { "" } }, false, {})
+  end
 end
 
 --- A window for the reviewed file: the current one unless it shows the chat.

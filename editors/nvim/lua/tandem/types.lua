@@ -382,6 +382,7 @@
 --- The person's prompt (replayed by `load`).
 ---@class tandem.SessionUpdate.user_message_chunk
 ---@field content tandem.ContentBlock The chunk.
+---@field messageId? string|nil The prompt this chunk belongs to: all chunks of one prompt share it, a new id starts the next prompt (ACP's `messageId`). A replay sets it, so a prompt that got no answer (a cancelled one) stays apart from the next.
 ---@field sessionUpdate "user_message_chunk"
 
 --- A new tool call.

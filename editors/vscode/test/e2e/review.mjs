@@ -128,7 +128,13 @@ await runInWorkbench(async (page) => {
   step("cancel stops a running turn");
   await panel.locator('[data-testid="prompt"]').fill("Think for a long time");
   await panel.locator('[data-testid="send"]').click();
-  await panel.locator('[data-testid="status"]', { hasText: "Working" }).waitFor({ timeout: 10_000 });
+  await panel.locator('[data-testid="status"]', { hasText: "Waiting for the model…" }).waitFor({ timeout: 10_000 });
+  step("a prompt sent meanwhile is queued, and its ✕ takes it back");
+  await panel.locator('[data-testid="prompt"]').fill("Never mind");
+  await panel.locator('[data-testid="send"]').click();
+  await panel.locator('[data-testid="queued-prompt"]', { hasText: "Queued: Never mind" }).waitFor({ timeout: 10_000 });
+  await panel.locator('[data-testid="dequeue"]').click();
+  await panel.locator('[data-testid="queued-prompt"]').waitFor({ state: "detached", timeout: 10_000 });
   await panel.locator('[data-testid="cancel"]').click();
   await panel.locator('[data-testid="status"]', { hasText: "Done (cancelled)" }).waitFor({ timeout: 10_000 });
 

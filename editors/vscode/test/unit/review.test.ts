@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import type { PermissionOption, RequestPermissionParams } from "../../src/protocol";
-import { Review, ReviewError, anchorLine, lineCount } from "../../src/review";
+import { Review, ReviewError, anchorLine, changedLines, lineCount } from "../../src/review";
 
 const OPTIONS: PermissionOption[] = [
   { optionId: "allow_once", name: "Accept", kind: "allow_once" },
@@ -135,4 +135,15 @@ test("navigation moves across files, wraps, and after a decision finds the next 
   review.decide("h1", false);
   review.decide("h3", true);
   assert.equal(review.neighbour(h3, 1, true), undefined, "nothing left to decide");
+});
+
+test("a decided hunk's marks go on the lines it changes, never on its context", () => {
+  // calc.py: `def mul` and `def div` are context around the changed `return` line; a blank line too.
+  const patch = "@@ -4,7 +4,8 @@\n def mul(a, b):\n     return a * b\n \n def div(a, b):\n-    return a / b\n+    return a // b\n+    # floor\n \n"
+  assert.deepEqual(changedLines({ newStart: 4, newLines: 8, patch }), [7, 8]);
+  // Added at the top (no leading context), and a pure deletion (no line of its own).
+  assert.deepEqual(changedLines({ newStart: 1, newLines: 4, patch: "@@ -1,3 +1,4 @@\n+# note\n a\n b\n c\n" }), [0]);
+  assert.deepEqual(changedLines({ newStart: 3, newLines: 0, patch: "@@ -4,1 +3,0 @@\n-gone\n" }), []);
+  // A whole-file stand-in (no patch): all its lines.
+  assert.deepEqual(changedLines({ newStart: 1, newLines: 2, patch: "" }), [0, 1]);
 });

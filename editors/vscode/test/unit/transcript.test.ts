@@ -97,3 +97,20 @@ test("a replayed prompt shows its attachments by name, as the live one did", () 
   });
   assert.deepEqual(t.entries, [{ kind: "user", text: "look at this\n\n(attached calc.py)" }]);
 });
+
+test("a prompt that got no answer (cancelled) stays its own bubble: a new messageId is a new prompt", () => {
+  const t = emptyTranscript();
+  const chunk = (text: string, messageId: string) =>
+    applyUpdate(t, { sessionUpdate: "user_message_chunk", content: { type: "text", text }, messageId });
+  chunk("think hard about calc", "prompt-1");
+  chunk("hello after cancel", "prompt-2");
+  applyUpdate(t, {
+    sessionUpdate: "user_message_chunk",
+    content: { type: "resource_link", uri: "file:///w/calc.py", name: "calc.py" },
+    messageId: "prompt-2",
+  });
+  assert.deepEqual(
+    t.entries.map((e) => (e.kind === "user" ? e.text : e.kind)),
+    ["think hard about calc", "hello after cancel\n\n(attached calc.py)"],
+  );
+});

@@ -298,10 +298,10 @@ impl Terminal {
             return;
         }
         match update {
-            SessionUpdate::UserMessageChunk { content: ContentBlock::Text { text } } => {
+            SessionUpdate::UserMessageChunk { content: ContentBlock::Text { text }, .. } => {
                 self.say(&format!("\n{}\n", self.style.paint("1", &format!("› {}", text.trim_end()))));
             }
-            SessionUpdate::UserMessageChunk { content: ContentBlock::ResourceLink { name, .. } } => {
+            SessionUpdate::UserMessageChunk { content: ContentBlock::ResourceLink { name, .. }, .. } => {
                 self.say(&format!("  (attached {name})\n"));
             }
             SessionUpdate::AgentMessageChunk { content: ContentBlock::Text { text } } => {
