@@ -13,7 +13,7 @@ use crate::support::{Res, repo_root, tandem_bin};
 
 /// A git project (`proj/`) holding a copy of the Python fixture, with a `.tandem/config.toml`;
 /// the temporary directory and `proj/shop`, the subdirectory the commands run in.
-fn project(config: &str) -> Res<(tempfile::TempDir, PathBuf)> {
+pub(crate) fn project(config: &str) -> Res<(tempfile::TempDir, PathBuf)> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let root = dir.path().join("proj");
     copy_dir(&repo_root().join("tests/fixtures/python"), &root)?;

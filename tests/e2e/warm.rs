@@ -8,8 +8,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::lsp_proxy::{copy_dir, require, server_path};
-use crate::support::{Res, repo_root, tandem_bin};
+use crate::lsp_proxy::{require, server_path};
+use crate::support::{Res, tandem_bin};
 
 /// A git project holding a copy of the Python fixture, and a home of its own (state and
 /// configuration) for the calls.
@@ -21,20 +21,19 @@ struct Project {
 
 impl Project {
     fn new() -> Res<Self> {
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let root = dir.path().join("proj");
-        copy_dir(&repo_root().join("tests/fixtures/python"), &root)?;
-        let git = Command::new("git").args(["init", "-q"]).current_dir(&root).status().map_err(|e| e.to_string())?;
-        if !git.success() {
-            return Err("git init failed".to_owned());
-        }
-        std::fs::create_dir_all(root.join(".tandem")).map_err(|e| e.to_string())?;
-        std::fs::write(root.join(".tandem/config.toml"), "[lsp]\nrequest_timeout_ms = 60000\n")
-            .map_err(|e| e.to_string())?;
+        let (dir, shop) = crate::project::project("[lsp]\nrequest_timeout_ms = 60000\n")?;
         let home = dir.path().join("home");
         std::fs::create_dir_all(&home).map_err(|e| e.to_string())?;
-        let root = root.canonicalize().map_err(|e| e.to_string())?;
+        let root = shop.parent().ok_or("no project above shop/")?.to_path_buf();
         Ok(Self { _dir: dir, root, home })
+    }
+
+    /// The first call, answered: the background process it started.
+    fn first_call(&self, env: &[(&str, &str)]) -> Res<(u32, Value)> {
+        let (code, result, stderr) = self.lsp(HOVER, env)?;
+        assert_eq!(code, 0, "{result} {stderr}");
+        assert!(!stderr.contains("starting the language servers for this call"), "{stderr}");
+        Ok((self.warm_pid().ok_or("no background process after the first call")?, result))
     }
 
     /// `tandem tool lsp <arguments> --json` from `shop/`: exit status, result, stderr.
@@ -137,11 +136,8 @@ const HOVER: &str = r#"{"operation":"hover","file_path":"main.py","line":8,"symb
 fn the_second_lsp_call_is_answered_by_the_same_warm_server() -> Res<()> {
     require("pyright-langserver", "npm install (package.json devDependencies)")?;
     let project = Project::new()?;
-    let (code, first, stderr) = project.lsp(HOVER, &[])?;
-    assert_eq!(code, 0, "{first} {stderr}");
+    let (pid, first) = project.first_call(&[])?;
     assert!(first["output"].as_str().is_some_and(|o| o.contains("increment")), "{first}");
-    assert!(!stderr.contains("starting the language servers for this call"), "{stderr}");
-    let pid = project.warm_pid().ok_or("no background process after the first call")?;
     let servers = descendants(pid);
     assert!(!servers.is_empty(), "the background process runs no language server");
     let (code, second, stderr) =
@@ -165,8 +161,7 @@ fn the_second_lsp_call_is_answered_by_the_same_warm_server() -> Res<()> {
 fn a_file_changed_on_disk_between_calls_is_seen_by_the_warm_server() -> Res<()> {
     require("pyright-langserver", "npm install (package.json devDependencies)")?;
     let project = Project::new()?;
-    let (code, before, stderr) = project.lsp(HOVER, &[])?;
-    assert_eq!(code, 0, "{before} {stderr}");
+    let (pid, before) = project.first_call(&[])?;
     let shown = before["output"].as_str().unwrap_or_default();
     assert!(shown.contains("-> int"), "{before}");
     // counter.py is not open in the server: only a watcher's word tells it of the change.
@@ -181,9 +176,8 @@ fn a_file_changed_on_disk_between_calls_is_seen_by_the_warm_server() -> Res<()> 
     assert_eq!(code, 0, "{after} {stderr}");
     let shown = after["output"].as_str().unwrap_or_default();
     assert!(shown.contains("-> str"), "the warm server still has the old counter.py: {after}");
-    if let Some(pid) = project.warm_pid() {
-        stop(pid)?;
-    }
+    assert_eq!(project.warm_pid(), Some(pid), "not answered by the warm server");
+    stop(pid)?;
     Ok(())
 }
 
@@ -191,9 +185,7 @@ fn a_file_changed_on_disk_between_calls_is_seen_by_the_warm_server() -> Res<()> 
 fn other_settings_start_a_fresh_background_process_and_the_old_one_ends() -> Res<()> {
     require("pyright-langserver", "npm install (package.json devDependencies)")?;
     let project = Project::new()?;
-    let (code, result, stderr) = project.lsp(HOVER, &[])?;
-    assert_eq!(code, 0, "{result} {stderr}");
-    let old = project.warm_pid().ok_or("no background process")?;
+    let (old, _) = project.first_call(&[])?;
     let old_servers = descendants(old);
     // The project's settings change: the old process must not answer with them.
     std::fs::write(project.root.join(".tandem/config.toml"), "[lsp]\nrequest_timeout_ms = 59000\n")
@@ -215,12 +207,22 @@ fn an_idle_background_process_ends_with_its_servers() -> Res<()> {
     let project = Project::new()?;
     let (code, result, stderr) = project.lsp(HOVER, &[("TANDEM_LSP_IDLE", "1")])?;
     assert_eq!(code, 0, "{result} {stderr}");
-    let pid = project.warm_pid().ok_or("no background process")?;
-    let mut all = descendants(pid);
-    all.push(pid);
-    wait_gone(&all)?;
+    assert!(!stderr.contains("starting the language servers for this call"), "{stderr}");
+    // It may be gone already: what counts is that nothing runs in the project afterwards (a
+    // server left behind would still have its working directory there).
+    wait_gone(&running_in(&project.root))?;
     assert_eq!(project.warm_pid(), None, "the pid file outlived the process");
     Ok(())
+}
+
+/// The processes whose working directory is `root` or below (the background process and its
+/// servers run in the project's root).
+fn running_in(root: &Path) -> Vec<u32> {
+    parents()
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(root)))
+        .collect()
 }
 
 #[test]
