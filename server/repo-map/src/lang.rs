@@ -3,7 +3,7 @@
 //! configuration does), after a small query of ours for the definitions the grammar's query
 //! leaves out (constants, namespaces, type aliases, ...).
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use tree_sitter::Query;
@@ -101,22 +101,36 @@ impl Lang {
         format!("{}\n{grammar}", extra(self))
     }
 
-    /// The compiled tags query (once per process); `None` only if it does not compile, which a
-    /// test rules out for every language.
+    /// The compiled tags query (once per process, when first needed), with only the patterns
+    /// that tag definitions (the grammars' reference patterns cost matching time, and the
+    /// outline finds the names a file uses by walking its tree); `None` only if it does not
+    /// compile, which a test rules out for every language.
     pub(crate) fn query(self) -> Option<&'static Query> {
-        static QUERIES: LazyLock<Vec<Option<Query>>> = LazyLock::new(|| {
-            ALL.iter()
-                .map(|lang| match Query::new(&lang.grammar(), &lang.query_source()) {
-                    Ok(query) => Some(query),
-                    Err(err) => {
-                        tracing::error!("the tags query of {lang:?} does not compile: {err}");
-                        None
-                    }
-                })
-                .collect()
-        });
+        static QUERIES: [OnceLock<Option<Query>>; ALL.len()] = [const { OnceLock::new() }; ALL.len()];
         let index = ALL.iter().position(|l| *l == self)?;
-        QUERIES.get(index)?.as_ref()
+        QUERIES[index]
+            .get_or_init(|| match Query::new(&self.grammar(), &self.query_source()) {
+                Ok(mut query) => {
+                    let defines: Vec<bool> =
+                        query.capture_names().iter().map(|n| n.starts_with("definition.")).collect();
+                    for pattern in 0..query.pattern_count() {
+                        let tags_a_definition = query
+                            .capture_quantifiers(pattern)
+                            .iter()
+                            .zip(&defines)
+                            .any(|(q, d)| *d && *q != tree_sitter::CaptureQuantifier::Zero);
+                        if !tags_a_definition {
+                            query.disable_pattern(pattern);
+                        }
+                    }
+                    Some(query)
+                }
+                Err(err) => {
+                    tracing::error!("the tags query of {self:?} does not compile: {err}");
+                    None
+                }
+            })
+            .as_ref()
     }
 }
 

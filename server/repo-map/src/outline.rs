@@ -100,11 +100,15 @@ impl Outline {
 
 /// The outline of `text`, a file of `lang`.
 pub fn outline(lang: Lang, text: &str) -> Outline {
-    let mut parser = Parser::new();
-    if parser.set_language(&lang.grammar()).is_err() {
-        return Outline::default();
+    thread_local! {
+        /// One parser per thread, reused from file to file.
+        static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(Parser::new());
     }
-    let Some(tree) = parser.parse(text, None) else { return Outline::default() };
+    let tree = PARSER.with_borrow_mut(|parser| {
+        parser.set_language(&lang.grammar()).ok()?;
+        parser.parse(text, None)
+    });
+    let Some(tree) = tree else { return Outline::default() };
     let Some(query) = lang.query() else { return Outline::default() };
     let names = query.capture_names();
     let bytes = text.as_bytes();

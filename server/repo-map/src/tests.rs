@@ -182,3 +182,40 @@ proptest! {
         }
     }
 }
+
+const VOCABULARY: &[&str] = &[
+    "upload", "retry", "cache", "token", "stream", "buffer", "parse", "render", "config", "session", "queue", "worker",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// A file whose path and definitions hold every word of the query ranks first, however
+    /// often other files (with at most one of the words in their path, and definitions named
+    /// after each word alone) repeat the words.
+    #[test]
+    fn a_file_named_and_defining_every_query_word_ranks_first(
+        pair in proptest::sample::subsequence(VOCABULARY, 2),
+        others in proptest::collection::vec((0usize..12, 0usize..12, 1usize..40), 1..12),
+    ) {
+        let (a, b) = (pair[0], pair[1]);
+        let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let root = dir.path().join("ws");
+        let target = format!("src/{a}_{b}.rs");
+        let mut files = vec![(target.clone(), format!("pub fn {a}_{b}() {{}}\n"))];
+        for (i, (x, y, repeats)) in others.iter().enumerate() {
+            // At most one query word in the path; the text says both words, many times.
+            let (x, y) = (VOCABULARY[*x], VOCABULARY[*y]);
+            let named = if x == b || y == b { format!("{x}_{i}") } else { format!("{x}_{y}_{i}") };
+            let text = format!(
+                "// {}\npub fn {a}_{i}() {{ {a}_{b}(); }}\npub fn {b}_{i}() {{ {a}_{b}(); }}\n",
+                format!("{a} {b} ").repeat(*repeats)
+            );
+            files.push((format!("lib/{named}.rs"), text));
+        }
+        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        write(&root, &files).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let map = map(&root, &request(dir.path(), &format!("{a} {b}"))).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(map.ranked.first().map(|r| r.path.as_str()), Some(target.as_str()), "{:?}", map.ranked);
+    }
+}

@@ -1,0 +1,101 @@
+//! BM25 over documents given as term counts (Okapi BM25, k1 = 1.2, b = 0.75, the idf of
+//! tandem-rank's ranker): an inverted index, so building it costs one pass over each file's
+//! distinct words and a query touches only the postings of its own terms.
+
+use std::collections::HashMap;
+
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// The BM25 statistics of a set of documents.
+#[derive(Debug, Default)]
+pub(crate) struct Bm25 {
+    /// Per term, the documents holding it with how often.
+    postings: HashMap<String, Vec<(u32, u32)>>,
+    /// Per document, its length in terms.
+    lens: Vec<u32>,
+    avgdl: f64,
+}
+
+impl Bm25 {
+    /// The index of `documents`, each given as its terms with their counts.
+    pub(crate) fn new(documents: &[HashMap<String, u32>]) -> Self {
+        let mut postings: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
+        let mut lens = Vec::with_capacity(documents.len());
+        for (i, doc) in documents.iter().enumerate() {
+            lens.push(doc.values().sum());
+            for (term, &count) in doc {
+                if count > 0 {
+                    postings.entry(term.clone()).or_default().push((i as u32, count));
+                }
+            }
+        }
+        let total: f64 = lens.iter().map(|&l| f64::from(l)).sum();
+        let avgdl = if lens.is_empty() { 1.0 } else { (total / lens.len() as f64).max(1.0) };
+        Self { postings, lens, avgdl }
+    }
+
+    /// The documents that hold `term`.
+    pub(crate) fn holders(&self, term: &str) -> impl Iterator<Item = u32> + '_ {
+        self.postings.get(term).into_iter().flatten().map(|&(doc, _)| doc)
+    }
+
+    /// Every document's score for `terms` (a term named twice counts twice), in the documents'
+    /// order.
+    pub(crate) fn scores<'a>(&self, terms: impl IntoIterator<Item = &'a str>) -> Vec<f64> {
+        let mut out = vec![0.0; self.lens.len()];
+        let n = self.lens.len() as f64;
+        for term in terms {
+            let Some(list) = self.postings.get(term) else { continue };
+            let df = list.len() as f64;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for &(doc, tf) in list {
+                let tf = f64::from(tf);
+                let len = f64::from(self.lens[doc as usize]);
+                out[doc as usize] += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / self.avgdl));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(words: &[(&str, u32)]) -> HashMap<String, u32> {
+        words.iter().map(|(w, c)| ((*w).to_owned(), *c)).collect()
+    }
+
+    #[test]
+    fn rarer_terms_and_more_occurrences_score_higher() {
+        let index =
+            Bm25::new(&[doc(&[("upload", 3), ("file", 1)]), doc(&[("upload", 1), ("file", 1)]), doc(&[("file", 2)])]);
+        let s = index.scores(["upload"]);
+        assert!(s[0] > s[1] && s[1] > 0.0 && s[2] == 0.0, "{s:?}");
+        let s = index.scores(["upload", "file"]);
+        assert!(s[1] > s[2], "the rarer term weighs more: {s:?}");
+        assert_eq!(index.scores(["absent"]), vec![0.0; 3]);
+        assert!(Bm25::new(&[]).scores(["x"]).is_empty());
+    }
+
+    #[test]
+    fn it_scores_as_tandem_rank_does() {
+        let texts = ["upload upload file retry", "file file queue", "queue worker retry retry"];
+        let docs: Vec<HashMap<String, u32>> = texts
+            .iter()
+            .map(|t| {
+                let mut m = HashMap::new();
+                for term in tandem_rank::terms(t) {
+                    *m.entry(term).or_default() += 1;
+                }
+                m
+            })
+            .collect();
+        let ours = Bm25::new(&docs).scores(tandem_rank::terms("retry the upload").iter().map(String::as_str));
+        let theirs = tandem_rank::scores(&texts.map(str::to_owned), "retry the upload");
+        for (a, b) in ours.iter().zip(&theirs) {
+            assert!((a - b).abs() < 1e-3, "{ours:?} vs {theirs:?}");
+        }
+    }
+}
