@@ -408,7 +408,7 @@ fn an_agent_session_calls_mcp_tools_from_session_new_read_only_without_asking() 
     Ok(())
 }
 
-fn mcp_client(root: &Path, allow_writes: bool, calls: Value) -> Res<Value> {
+pub(crate) fn mcp_client(root: &Path, allow_writes: bool, calls: Value) -> Res<Value> {
     let python = python()?;
     let client = repo().join("tests/fixtures/mcp/client.py");
     let mut command = Command::new(python);

@@ -75,3 +75,49 @@ fn the_lsp_door_maps_what_the_editor_has_open() -> Res<()> {
     assert!(sidecar.shutdown()?.success());
     Ok(())
 }
+
+#[test]
+fn an_mcp_client_gets_the_map() -> Res<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    write(dir.path(), TREE)?;
+    let calls = json!([{"name": "repo_map", "arguments": {"query": "retry failed uploads", "max_tokens": 200}}]);
+    let out = crate::mcp::mcp_client(dir.path(), false, calls)?;
+    assert!(out["tools"].as_array().into_iter().flatten().any(|t| t["name"] == "repo_map"), "{out}");
+    let result = &out["results"][0];
+    assert_eq!(result["isError"], json!(false), "{out}");
+    assert!(result["text"].as_str().unwrap_or_default().starts_with("src/upload.rs:\n⋮\n"), "{out}");
+    Ok(())
+}
+
+/// Over ACP the map reaches the model twice: in the first request of the session (`[agent]
+/// repo_map = true`), ranked for the first prompt, and as the `repo_map` tool's result.
+#[test]
+fn over_acp_the_first_request_carries_the_map_and_the_model_can_ask_for_more() -> Res<()> {
+    use tandem_fake_provider::{FakeProvider, Turn};
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let root = dir.path().canonicalize().map_err(|e| e.to_string())?;
+    write(&root, TREE)?;
+    let config = "[tools]\nprofile = \"full\"\n[agent]\nrepo_map = true\n[provider]\nmax_retries = 2\n";
+    write(&root, &[(".tandem/config.toml", config)])?;
+    let provider = FakeProvider::start_blocking(vec![
+        Turn::new().tool_call("call_1", "repo_map", json!({ "query": "checkout cart" })),
+        Turn::reply("The cart is in web/cart.ts."),
+    ]);
+    let report = crate::acp::run_client(
+        &root,
+        &provider,
+        json!({
+            "caps": { "fs": false, "terminal": false },
+            "permissions": [],
+            "steps": [{ "op": "new" }, { "op": "prompt", "text": "where do we retry failed uploads?" }],
+        }),
+    )?;
+    assert_eq!(report["results"][1]["ok"]["stopReason"], "end_turn", "{:#}", report["results"]);
+    let requests = provider.requests();
+    let first = requests.first().ok_or("no request")?.body.to_string();
+    let map_at = first.find("<repo-map>").ok_or_else(|| format!("no map in the first request: {first}"))?;
+    assert!(first[map_at..].contains("src/upload.rs"), "{first}");
+    let results = crate::acp::tool_results(&provider);
+    assert!(results.iter().any(|r| r.starts_with("web/cart.ts:\n⋮\n")), "{results:?}");
+    Ok(())
+}
