@@ -2,12 +2,11 @@
 //! (`notifications/cancelled`), or by Ctrl-C in `tandem run` — is gone with everything it
 //! started (checked in `/proc`), even when it ignores SIGTERM, and its side effects never happen.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tandem_fake_provider::{FakeProvider, Turn};
 
 use crate::support::{Res, tandem_bin};
@@ -67,45 +66,19 @@ fn assert_stopped(dir: &Path, pids: &[String]) {
 fn mcp_cancelled_notification_stops_the_command_and_its_children() -> Res<()> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let root = dir.path().canonicalize().map_err(|e| e.to_string())?;
-    let mut child = Command::new(tandem_bin())
-        .args(["mcp", "--allow-writes"])
-        .current_dir(&root)
-        .env_remove("TANDEM_PROFILE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    let mut stdin = child.stdin.take().ok_or("stdin")?;
-    let mut stdout = BufReader::new(child.stdout.take().ok_or("stdout")?);
-    let mut send =
-        |message: Value| writeln!(stdin, "{message}").and_then(|()| stdin.flush()).map_err(|e| e.to_string());
-    let mut read = || -> Res<Value> {
-        let mut line = String::new();
-        stdout.read_line(&mut line).map_err(|e| e.to_string())?;
-        serde_json::from_str(&line).map_err(|e| format!("{e}: {line}"))
-    };
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}))?;
-    read()?;
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+    let mut mcp = crate::support::McpStdio::start(&root, &["mcp", "--allow-writes"])?;
+    mcp.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "bash", "arguments": {"command": stubborn_command(&root)}}}))?;
     let pids = wait_pids(&root)?;
-    send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "test"}}))?;
+    mcp.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "test"}}),
+    )?;
     assert_stopped(&root, &pids);
     // The server keeps serving.
-    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}))?;
-    let listed = loop {
-        let message = read()?;
-        if message["id"] == json!(3) {
-            break message;
-        }
-    };
+    mcp.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}))?;
+    let listed = mcp.answer(3)?;
     assert!(listed["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{listed}");
-    drop(stdin);
-    child.wait().map_err(|e| e.to_string())?;
-    Ok(())
+    mcp.close()
 }
 
 #[test]

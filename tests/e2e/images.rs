@@ -148,45 +148,15 @@ fn acp_advertises_images_for_a_vision_model_and_its_image_blocks_reach_the_provi
 
 #[test]
 fn tandem_mcp_returns_a_read_image_as_mcp_image_content() -> Res<()> {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::Stdio;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let root = dir.path().canonicalize().map_err(|e| e.to_string())?;
     std::fs::write(root.join("shot.png"), PNG).map_err(|e| e.to_string())?;
-    let mut child = Command::new(tandem_bin())
-        .arg("mcp")
-        .current_dir(&root)
-        .env_remove("TANDEM_PROFILE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    let mut stdin = child.stdin.take().ok_or("stdin")?;
-    let mut stdout = BufReader::new(child.stdout.take().ok_or("stdout")?);
-    let mut send =
-        |message: Value| writeln!(stdin, "{message}").and_then(|()| stdin.flush()).map_err(|e| e.to_string());
-    let mut read = || -> Res<Value> {
-        let mut line = String::new();
-        stdout.read_line(&mut line).map_err(|e| e.to_string())?;
-        serde_json::from_str(&line).map_err(|e| format!("{e}: {line}"))
-    };
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}))?;
-    read()?;
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+    let mut mcp = crate::support::McpStdio::start(&root, &["mcp"])?;
+    mcp.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "read", "arguments": {"file_path": "shot.png"}}}))?;
-    let answer = loop {
-        let message = read()?;
-        if message["id"] == json!(2) {
-            break message;
-        }
-    };
+    let answer = mcp.answer(2)?;
     let content = &answer["result"]["content"];
     assert!(content[0]["text"].as_str().is_some_and(|t| t.contains("PNG, 1×1 px")), "{answer}");
     assert_eq!(content[1], json!({"type": "image", "data": PNG_BASE64, "mimeType": "image/png"}), "{answer}");
-    drop(stdin);
-    child.wait().map_err(|e| e.to_string())?;
-    Ok(())
+    mcp.close()
 }

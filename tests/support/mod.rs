@@ -514,3 +514,64 @@ impl Sidecar {
         self.stdin.flush().map_err(|e| e.to_string())
     }
 }
+
+/// `tandem <args>` (`mcp`, `mcp --allow-writes`) in `root` as an MCP client over stdio sees it:
+/// one JSON-RPC message a line, initialized on start.
+#[allow(dead_code)]
+pub struct McpStdio {
+    pub child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+#[allow(dead_code)]
+impl McpStdio {
+    /// Starts it and goes through `initialize` and `notifications/initialized`.
+    pub fn start(root: &Path, args: &[&str]) -> Res<Self> {
+        let mut child = Command::new(tandem_bin())
+            .args(args)
+            .current_dir(root)
+            .env_remove("TANDEM_PROFILE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let stdin = child.stdin.take().ok_or("stdin")?;
+        let stdout = BufReader::new(child.stdout.take().ok_or("stdout")?);
+        let mut mcp = Self { child, stdin, stdout };
+        mcp.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}))?;
+        mcp.read()?;
+        mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        Ok(mcp)
+    }
+
+    pub fn send(&mut self, message: Value) -> Res<()> {
+        writeln!(self.stdin, "{message}").and_then(|()| self.stdin.flush()).map_err(|e| e.to_string())
+    }
+
+    pub fn read(&mut self) -> Res<Value> {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).map_err(|e| e.to_string())?;
+        serde_json::from_str(&line).map_err(|e| format!("{e}: {line}"))
+    }
+
+    /// The answer to request `id` (messages before it are passed over).
+    pub fn answer(&mut self, id: i64) -> Res<Value> {
+        loop {
+            let message = self.read()?;
+            if message["id"] == json!(id) {
+                return Ok(message);
+            }
+        }
+    }
+
+    /// Closes its stdin and waits for it to end.
+    pub fn close(self) -> Res<()> {
+        let Self { mut child, stdin, .. } = self;
+        drop(stdin);
+        child.wait().map_err(|e| e.to_string())?;
+        Ok(())
+    }
+}
