@@ -1330,17 +1330,7 @@ fn long_session(n: usize, window: u64, max_output: u64) -> Res<LongSession> {
         n + 5
     );
     fs::write(root.join(".tandem/config.toml"), config).map_err(|e| e.to_string())?;
-    let mut sidecar =
-        Sidecar::spawn(&root, &[("TANDEM_PROVIDER", "openai"), ("TANDEM_BASE_URL", &base), ("TANDEM_MODEL", "bench")])?;
-    sidecar.initialize(Value::Null)?;
-    let session = sidecar.request("tandem/session/new", json!({}))?["sessionId"].clone();
-    let result = sidecar.request(
-        "tandem/session/prompt",
-        json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "read every file" }] }),
-    )?;
-    if result["stopReason"] != "end_turn" {
-        return Err(format!("the scripted turn ended with {result}"));
-    }
+    scripted_turn(&root, &base)?;
     let requests = provider.requests();
     let turns: Vec<&tandem_fake_provider::ReceivedRequest> = requests.iter().filter(|r| !is_summary(&r.body)).collect();
     if turns.len() != n + 1 {
@@ -1378,4 +1368,21 @@ fn long_session(n: usize, window: u64, max_output: u64) -> Res<LongSession> {
         early: median(&mut early),
         late: median(&mut late),
     })
+}
+
+/// One "read every file" turn of a sidecar in `root` against the scripted provider at `base`
+/// (model `bench`), which must end the turn itself (`end_turn`).
+pub(crate) fn scripted_turn(root: &Path, base: &str) -> Res<()> {
+    let mut sidecar =
+        Sidecar::spawn(root, &[("TANDEM_PROVIDER", "openai"), ("TANDEM_BASE_URL", base), ("TANDEM_MODEL", "bench")])?;
+    sidecar.initialize(Value::Null)?;
+    let session = sidecar.request("tandem/session/new", json!({}))?["sessionId"].clone();
+    let result = sidecar.request(
+        "tandem/session/prompt",
+        json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "read every file" }] }),
+    )?;
+    if result["stopReason"] != "end_turn" {
+        return Err(format!("the scripted turn ended with {result}"));
+    }
+    Ok(())
 }

@@ -185,17 +185,7 @@ fn read_session(turns: usize, bytes: usize, window: u64) -> Res<(usize, u64, u64
     fs::create_dir_all(root.join(".tandem")).map_err(|e| e.to_string())?;
     let config = format!("[agent]\nmax_turns = {}\n[provider]\ncontext_window = {window}\n", turns + 5);
     fs::write(root.join(".tandem/config.toml"), config).map_err(|e| e.to_string())?;
-    let mut sidecar =
-        Sidecar::spawn(&root, &[("TANDEM_PROVIDER", "openai"), ("TANDEM_BASE_URL", &base), ("TANDEM_MODEL", "bench")])?;
-    sidecar.initialize(Value::Null)?;
-    let session = sidecar.request("tandem/session/new", json!({}))?["sessionId"].clone();
-    let result = sidecar.request(
-        "tandem/session/prompt",
-        json!({ "sessionId": session, "prompt": [{ "type": "text", "text": "read every file" }] }),
-    )?;
-    if result["stopReason"] != "end_turn" {
-        return Err(format!("the scripted turn ended with {result}"));
-    }
+    crate::scripted_turn(&root, &base)?;
     let requests = provider.requests();
     let summaries = requests.iter().filter(|r| is_summary(&r.body)).count();
     if requests.len() - summaries != turns + 1 {
