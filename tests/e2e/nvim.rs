@@ -69,16 +69,21 @@ fn review_turns() -> Vec<Turn> {
             .text("Reading calc.py first.")
             .tool_call("c1", "read", json!({ "file_path": "calc.py" }))
             .tool_call("c1b", "read", json!({ "file_path": "notes.md" })),
-        Turn::new().text("Two bugs: add and mul.").tool_call(
-            "c2",
-            "multiedit",
-            json!({ "file_path": "calc.py", "edits": [
-                { "old_string": "return a - b", "new_string": "return a + b" },
-                { "old_string": "return a / b", "new_string": "return a * b" },
-            ] }),
-        ),
+        fix_add_and_mul(),
         Turn::reply("Fixed what you accepted."),
     ]
+}
+
+/// The model's fix of `calc.py`'s two bugs in one `multiedit` (two hunks, reviewed apart).
+pub(crate) fn fix_add_and_mul() -> Turn {
+    Turn::new().text("Two bugs: add and mul.").tool_call(
+        "c2",
+        "multiedit",
+        json!({ "file_path": "calc.py", "edits": [
+            { "old_string": "return a - b", "new_string": "return a + b" },
+            { "old_string": "return a / b", "new_string": "return a * b" },
+        ] }),
+    )
 }
 
 fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Res<std::process::ExitStatus> {
@@ -723,14 +728,7 @@ fn a_resumed_session_renders_in_a_fresh_neovim_exactly_as_it_did_live() -> Res<(
         let provider = FakeProvider::start_blocking(vec![
             Turn::new().tool_call("c1", "bash", json!({ "command": "echo 'FAILED (failures=1)'; exit 1" })),
             Turn::reply("The tests failed."),
-            Turn::new().text("Two bugs: add and mul.").tool_call(
-                "c2",
-                "multiedit",
-                json!({ "file_path": "calc.py", "edits": [
-                    { "old_string": "return a - b", "new_string": "return a + b" },
-                    { "old_string": "return a / b", "new_string": "return a * b" },
-                ] }),
-            ),
+            fix_add_and_mul(),
             Turn::reply("Fixed what you accepted."),
             Turn::reply("Hello again."),
         ]);

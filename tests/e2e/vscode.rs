@@ -562,14 +562,7 @@ fn a_resumed_session_renders_in_a_fresh_vscode_exactly_as_it_did_live() -> Res<(
             json!({ "command": "echo 'FAILED (failures=1)'; exit 1", "sandbox": false }),
         ),
         Turn::reply("The tests failed."),
-        Turn::new().text("Two bugs: add and mul.").tool_call(
-            "c2",
-            "multiedit",
-            json!({ "file_path": "calc.py", "edits": [
-                { "old_string": "return a - b", "new_string": "return a + b" },
-                { "old_string": "return a / b", "new_string": "return a * b" },
-            ] }),
-        ),
+        crate::nvim::fix_add_and_mul(),
         Turn::reply("Fixed what you accepted."),
         Turn::reply("Hello again."),
     ]);
