@@ -11,7 +11,7 @@ use std::process::{Child, ChildStdin, ChildStdout};
 
 use serde_json::{Value, json};
 
-use crate::support::{Res, lsp_command, read_message, tandem_bin};
+use crate::support::{Res, lsp_command, read_frame, tandem_bin};
 
 pub(crate) struct Direct {
     child: Child,
@@ -49,17 +49,35 @@ impl Direct {
     /// Sends a request and reads until its answer: `Ok(result)` or `Err(error)`. Notifications
     /// are skipped; a request from the server is answered with a null result.
     pub(crate) fn request(&mut self, method: &str, params: Value) -> Res<Result<Value, Value>> {
+        Ok(self.timed_request(method, params)?.1)
+    }
+
+    /// [`Self::request`], with the round trip's time: from just before the request is written to
+    /// the last byte of its answer read, as a spawned `cat` is timed from the spawn to the last
+    /// byte of its output. Parsing the messages is the client's work after the trip, left out
+    /// (so is parsing a notification that came first).
+    pub(crate) fn timed_request(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> Res<(std::time::Duration, Result<Value, Value>)> {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))?;
+        let request = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let start = std::time::Instant::now();
+        let mut parsing = std::time::Duration::ZERO;
+        self.send(&request)?;
         loop {
-            let message = read_message(&mut self.stdout).ok_or("the server closed stdout")?;
+            let frame = read_frame(&mut self.stdout).ok_or("the server closed stdout")?;
+            let read_at = std::time::Instant::now();
+            let message: Value = serde_json::from_slice(&frame).map_err(|e| format!("bad frame: {e}"))?;
             match (message.get("method"), message.get("id")) {
                 (None, Some(got)) if got == &json!(id) => {
-                    return Ok(match message.get("error") {
+                    let outcome = match message.get("error") {
                         Some(error) => Err(error.clone()),
                         None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
-                    });
+                    };
+                    return Ok(((read_at - start).saturating_sub(parsing), outcome));
                 }
                 (Some(_), Some(asked)) => {
                     let answer = json!({ "jsonrpc": "2.0", "id": asked, "result": null });
@@ -67,13 +85,20 @@ impl Direct {
                 }
                 _ => {}
             }
+            parsing += read_at.elapsed();
         }
     }
 
     /// `tandem/tools/call`: the tool's result.
     pub(crate) fn call(&mut self, name: &str, arguments: Value) -> Res<Value> {
-        self.request("tandem/tools/call", json!({ "name": name, "arguments": arguments }))?
-            .map_err(|e| format!("{name}: {e}"))
+        Ok(self.timed_call(name, arguments)?.1)
+    }
+
+    /// [`Self::call`], timed as [`Self::timed_request`] times it.
+    pub(crate) fn timed_call(&mut self, name: &str, arguments: Value) -> Res<(std::time::Duration, Value)> {
+        let (took, outcome) =
+            self.timed_request("tandem/tools/call", json!({ "name": name, "arguments": arguments }))?;
+        Ok((took, outcome.map_err(|e| format!("{name}: {e}"))?))
     }
 }
 

@@ -143,6 +143,11 @@ pub fn lsp_command(root: &Path, args: &[&str]) -> Command {
 
 /// One LSP-framed message from `reader` (`None` at the end of input or on a bad frame).
 pub fn read_message(reader: &mut impl BufRead) -> Option<Value> {
+    serde_json::from_slice(&read_frame(reader)?).ok()
+}
+
+/// One framed message's body, unparsed (`None` at the end of the stream).
+pub fn read_frame(reader: &mut impl BufRead) -> Option<Vec<u8>> {
     let mut length = None;
     loop {
         let mut line = String::new();
@@ -159,7 +164,7 @@ pub fn read_message(reader: &mut impl BufRead) -> Option<Value> {
     }
     let mut body = vec![0; length?];
     reader.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
+    Some(body)
 }
 
 /// UTF-16 position to byte offset in `text` (LSP's default encoding).

@@ -43,6 +43,9 @@ struct Slot {
 
 type SharedSlot = Arc<tokio::sync::Mutex<Slot>>;
 
+/// Files whose chosen server is remembered at most (then forgotten all at once).
+const MAX_CHOSEN: usize = 4096;
+
 /// Tandem as a language client.
 pub struct LspProxy {
     workspace: PathBuf,
@@ -60,6 +63,9 @@ pub struct LspProxy {
     /// How many files that reference a change a preview looks at besides the changed ones.
     preview_files: usize,
     slots: Mutex<HashMap<(String, PathBuf), SharedSlot>>,
+    /// The slot each file's server was chosen for (server name and project root), so that a
+    /// query to a running server does not search for its program and project again.
+    chosen: Mutex<HashMap<PathBuf, (String, PathBuf)>>,
     progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
     /// How long a preview waits for the servers; zero: no previews.
     preview_wait: Duration,
@@ -269,6 +275,7 @@ impl LspProxy {
             cargo_check: settings.cargo_check.unwrap_or(true),
             preview_files: preview::DEFAULT_FILES,
             slots: Mutex::new(HashMap::new()),
+            chosen: Mutex::new(HashMap::new()),
             progress_tx,
             preview_wait: preview::DEFAULT_WAIT,
             previews: Mutex::new(HashMap::new()),
@@ -357,6 +364,9 @@ impl LspProxy {
 
     /// The running server for `path`, started or restarted as needed.
     async fn server_for(&self, path: &Path) -> Result<Arc<Server>, IntelError> {
+        if let Some(server) = self.running_for(path) {
+            return Ok(server);
+        }
         let Some((spec, program, root)) = self.choose(path)? else {
             return Err(IntelError::NoServer(format!(
                 "no project for {} above `{}` (rust-analyzer needs a Cargo.toml)",
@@ -365,7 +375,25 @@ impl LspProxy {
             )));
         };
         let slot = self.slot(&spec.name, &root);
-        self.start(spec, program, root).run(slot).await
+        let key = (spec.name.clone(), root.clone());
+        let server = self.start(spec, program, root).run(slot).await?;
+        let mut chosen = lock(&self.chosen);
+        if chosen.len() >= MAX_CHOSEN {
+            chosen.clear();
+        }
+        chosen.insert(path.to_path_buf(), key);
+        Ok(server)
+    }
+
+    /// The server already chosen for `path`, while it runs: what [`Self::choose`] and
+    /// [`Start::run`] would give again, without searching PATH and the folders above `path`.
+    /// A server that stopped (it died, or [`Self::recheck_programs`] stopped it) is not
+    /// returned, so the next query chooses and starts afresh.
+    fn running_for(&self, path: &Path) -> Option<Arc<Server>> {
+        let key = lock(&self.chosen).get(path).cloned()?;
+        let slot = lock(&self.slots).get(&key).cloned()?;
+        let slot = slot.try_lock().ok()?;
+        slot.server.as_ref().filter(|server| server.alive()).cloned()
     }
 
     /// The slot of the server `name` for `root`.
@@ -805,7 +833,10 @@ impl CodeIntel for LspProxy {
     }
 
     fn restrictions(&self, path: &Path) -> Option<String> {
-        let (spec, _, _) = self.choose(path).ok()??;
+        let spec = match self.running_for(path) {
+            Some(server) => server.spec.clone(),
+            None => self.choose(path).ok()??.0,
+        };
         (!spec.restricted.is_empty()).then(|| {
             format!(
                 "{} runs restricted until `tandem trust`, because this folder is not trusted and these would run the repository's code: {} off",

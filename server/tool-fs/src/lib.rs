@@ -263,10 +263,10 @@ where
 
 /// Files up to this size are read inline: a few microseconds of IO, less than the hand-off of
 /// [`blocking`] costs (measured: the P3 benchmark's 4 KB `read`).
-pub(crate) const INLINE_READ_BYTES: u64 = 1024 * 1024;
+pub const INLINE_READ_BYTES: u64 = 1024 * 1024;
 
 /// [`blocking`], or inline when the work is a read of at most [`INLINE_READ_BYTES`].
-pub(crate) async fn blocking_sized<T, F>(bytes: u64, work: F) -> Result<T, ToolError>
+pub async fn blocking_sized<T, F>(bytes: u64, work: F) -> Result<T, ToolError>
 where
     F: FnOnce() -> Result<T, ToolError> + Send + 'static,
     T: Send + 'static,

@@ -21,7 +21,7 @@ use tandem_tool_api::intel::{
 };
 use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 use tandem_tool_fs::{
-    Change, Loaded, blocking, check_fresh, commit_all, cut_line_at, diff_metadata, load, render_report,
+    Change, Loaded, blocking, blocking_sized, check_fresh, commit_all, cut_line_at, diff_metadata, load, render_report,
 };
 
 const DESCRIPTION: &str = "Ask the project's real language server (rust-analyzer, pyright, typescript-language-server, \
@@ -102,8 +102,14 @@ impl Texts {
             return rope.clone();
         }
         let (ctx, owned) = (self.ctx.clone(), path.to_path_buf());
-        let rope =
-            blocking(move || load(&ctx, &owned)).await.ok().filter(Loaded::exists).map(|l| Rope::from_str(&l.text));
+        // Source files are read inline (a hand-off to a blocking thread costs more than the
+        // read); the size is only a hint, `load` checks the file again.
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        let rope = blocking_sized(size, move || load(&ctx, &owned))
+            .await
+            .ok()
+            .filter(Loaded::exists)
+            .map(|l| Rope::from_str(&l.text));
         self.loaded.insert(path.to_path_buf(), rope.clone());
         rope
     }
