@@ -140,10 +140,13 @@ fn locations(value: Value, ropes: &mut Ropes<'_>) -> Vec<Location> {
     items
         .into_iter()
         .filter_map(|item| {
-            if let Some(link) = parse::<lsp::LocationLink>(item.clone()) {
+            // Read in place (no copy of the item per attempt); a link only when it names a target.
+            if item.get("targetUri").is_some()
+                && let Ok(link) = <lsp::LocationLink as serde::Deserialize>::deserialize(&item)
+            {
                 return ropes.location(&link.target_uri, &link.target_selection_range);
             }
-            let location = parse::<lsp::Location>(item)?;
+            let location = <lsp::Location as serde::Deserialize>::deserialize(&item).ok()?;
             ropes.location(&location.uri, &location.range)
         })
         .collect()

@@ -29,6 +29,12 @@ pub struct Position {
     pub character: u32,
 }
 
+/// Whether every char of `rope` is ASCII (one byte, one UTF-16 unit): known from its root's
+/// counts, without a scan.
+fn is_ascii(rope: &Rope) -> bool {
+    rope.len_bytes() == rope.len_chars()
+}
+
 /// The line's text without its line break.
 fn line_content(rope: &Rope, line: usize) -> RopeSlice<'_> {
     let slice = rope.line(line);
@@ -58,8 +64,20 @@ pub fn position_to_char(rope: &Rope, position: Position, encoding: PositionEncod
         });
     }
     let start = rope.line_to_char(line);
-    let content = line_content(rope, line);
     let column = position.character as usize;
+    if is_ascii(rope) {
+        // Every encoding counts one per char, and a char is a byte: the line's length is where
+        // the next line starts, less its break (no slices, whose lengths ropey recounts).
+        let end = if line + 1 < rope.len_lines() { rope.line_to_char(line + 1) } else { rope.len_chars() };
+        let mut len = end - start;
+        for byte in [b'\n', b'\r'] {
+            if len > 0 && rope.byte(start + len - 1) == byte {
+                len -= 1;
+            }
+        }
+        return Ok(start + column.min(len));
+    }
+    let content = line_content(rope, line);
     let offset = match encoding {
         PositionEncoding::Utf8 => content.byte_to_char(column.min(content.len_bytes())),
         PositionEncoding::Utf16 => content.utf16_cu_to_char(column.min(content.len_utf16_cu())),
@@ -73,6 +91,9 @@ pub fn char_to_position(rope: &Rope, char_idx: usize, encoding: PositionEncoding
     let char_idx = char_idx.min(rope.len_chars());
     let line = rope.char_to_line(char_idx);
     let in_line = char_idx - rope.line_to_char(line);
+    if is_ascii(rope) {
+        return Position { line: line as u32, character: in_line as u32 };
+    }
     let slice = rope.line(line).slice(..in_line);
     let character = match encoding {
         PositionEncoding::Utf8 => slice.len_bytes(),
@@ -138,6 +159,56 @@ mod tests {
         // One past the last line at column 0 is the end; further is an error.
         assert_eq!(position_to_char(&rope, pos(2, 0), PositionEncoding::Utf16).ok(), Some(6));
         assert!(position_to_char(&rope, pos(3, 0), PositionEncoding::Utf16).is_err());
+    }
+
+    /// The conversions of the general path, which every text takes when it is not all ASCII.
+    fn general_to_char(rope: &Rope, position: Position, encoding: PositionEncoding) -> Option<usize> {
+        let line = position.line as usize;
+        if line >= rope.len_lines() {
+            return (line == rope.len_lines() && position.character == 0).then(|| rope.len_chars());
+        }
+        let content = line_content(rope, line);
+        let column = position.character as usize;
+        let offset = match encoding {
+            PositionEncoding::Utf8 => content.byte_to_char(column.min(content.len_bytes())),
+            PositionEncoding::Utf16 => content.utf16_cu_to_char(column.min(content.len_utf16_cu())),
+            PositionEncoding::Utf32 => column.min(content.len_chars()),
+        };
+        Some(rope.line_to_char(line) + offset)
+    }
+
+    fn general_to_position(rope: &Rope, char_idx: usize, encoding: PositionEncoding) -> Position {
+        let char_idx = char_idx.min(rope.len_chars());
+        let line = rope.char_to_line(char_idx);
+        let slice = rope.line(line).slice(..char_idx - rope.line_to_char(line));
+        let character = match encoding {
+            PositionEncoding::Utf8 => slice.len_bytes(),
+            PositionEncoding::Utf16 => slice.len_utf16_cu(),
+            PositionEncoding::Utf32 => slice.len_chars(),
+        };
+        Position { line: line as u32, character: character as u32 }
+    }
+
+    proptest::proptest! {
+        /// All-ASCII texts take a shortcut; it gives what the general path gives, for any
+        /// line breaks (`\n`, `\r\n`, a lone `\r`), positions past a line's end or the text's,
+        /// and every encoding. Texts with other chars check the general path against itself.
+        #[test]
+        fn the_ascii_shortcut_agrees_with_the_general_path(
+            pieces in proptest::collection::vec(proptest::sample::select(vec!["a", "bc", "\n", "\r", "\r\n", "\t", "é", "𝄞"]), 0..40),
+            ascii_only in proptest::bool::ANY,
+            line in 0u32..12,
+            character in 0u32..12,
+            index in 0usize..80,
+        ) {
+            let text: String = pieces.iter().filter(|p| !ascii_only || p.is_ascii()).copied().collect();
+            let rope = Rope::from_str(&text);
+            for encoding in [PositionEncoding::Utf8, PositionEncoding::Utf16, PositionEncoding::Utf32] {
+                let at = Position { line, character };
+                proptest::prop_assert_eq!(position_to_char(&rope, at, encoding).ok(), general_to_char(&rope, at, encoding));
+                proptest::prop_assert_eq!(char_to_position(&rope, index, encoding), general_to_position(&rope, index, encoding));
+            }
+        }
     }
 
     #[test]
