@@ -40,10 +40,12 @@ impl Direct {
         self.child.id()
     }
 
+    /// One message, in one write (as editors send a frame): a `write!` straight to the pipe
+    /// would send the header's pieces and the body as separate writes, each waking the server.
     fn send(&mut self, message: &Value) -> Res<()> {
         let body = message.to_string();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).map_err(|e| e.to_string())?;
-        self.stdin.flush().map_err(|e| e.to_string())
+        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        self.stdin.write_all(frame.as_bytes()).map_err(|e| e.to_string())
     }
 
     /// Sends a request and reads until its answer: `Ok(result)` or `Err(error)`. Notifications

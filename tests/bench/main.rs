@@ -13,12 +13,17 @@
 //!   and as a process per call (`tandem tool glob`), against ripgrep 15 (`.tools/rg15/bin/rg`,
 //!   or `$TANDEM_BENCH_RG15`; a row says MISSING without it) and the system's `rg`.
 //! - P3: `tandem/tools/call read` round trip on a 4 KB file vs spawning `cat` on it, strictly
-//!   interleaved (one spawn, one read); the syscalls per read, counted with `strace -f -c`.
+//!   interleaved (one spawn, one read); the syscalls per read, counted with `strace -f -c`. The
+//!   client writes each request in one write and reads the answer on the asking thread; a trip
+//!   ends at the answer's last byte (its JSON is parsed after, as `cat`'s output is not parsed).
+//!   For reference, an unknown method's round trip, back to back and after a `cat` spawn.
 //! - P4: `edit` near the end of a 50 MB file (staged, fsynced, renamed) vs `cp` + `sync` of it and
 //!   a Python read-replace-write-fsync, interleaved (`cp` without sync for reference).
 //! - P7: `lsp` definition/references via Tandem vs a direct async-lsp request to a warm instance of
-//!   the same server (pyright, clangd, typescript-language-server, rust-analyzer); edit → fresh
-//!   diagnostics per server.
+//!   the same server (pyright, clangd, typescript-language-server, rust-analyzer), both started
+//!   and warmed, then asked in turn (A/B interleaved, which goes first alternating), so that
+//!   background work of either server falls on both sides alike; edit → fresh diagnostics per
+//!   server.
 //! - P8: cold start (spawn → `initialize` response) and idle RSS; `true` spawn for reference.
 //! - A1: agent loop overhead per tool call: from the end of the provider's streamed tool call to
 //!   the next request carrying the result (scripted provider over real HTTP), at turns 1, 20 and
