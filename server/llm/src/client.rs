@@ -8,7 +8,7 @@
 //! response, which closes the connection.
 
 use std::hash::{BuildHasher, RandomState};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
@@ -31,7 +31,10 @@ const ERROR_BODY_LIMIT: usize = 16 * 1024;
 #[derive(Clone, Debug)]
 pub struct Client {
     settings: ProviderSettings,
-    http: reqwest::Client,
+    /// The HTTP client, made at the first request and shared by the clones of this client:
+    /// making one reads the system's certificates (a few milliseconds), which a sidecar that
+    /// has not talked to a model yet (its start, `tandem tool`) does not need.
+    http: Arc<OnceLock<reqwest::Client>>,
     /// The JSON of messages already sent, shared by the clones of this client.
     encoded: Arc<Mutex<EncodeCache>>,
 }
@@ -72,10 +75,7 @@ impl Client {
                 Ok(()) | Err(_) => {}
             }
         }
-        let http = reqwest::Client::builder().connect_timeout(settings.timeouts.connect).build().map_err(|error| {
-            LlmError { kind: ErrorKind::Unreachable, message: format!("could not set up the HTTP client: {error}") }
-        })?;
-        Ok(Self { settings, http, encoded: Arc::default() })
+        Ok(Self { settings, http: Arc::default(), encoded: Arc::default() })
     }
 
     /// The configuration this client uses.
@@ -84,8 +84,16 @@ impl Client {
     }
 
     /// The HTTP client (connection pool) requests share.
-    pub(crate) fn http(&self) -> &reqwest::Client {
-        &self.http
+    pub(crate) fn http(&self) -> Result<&reqwest::Client, LlmError> {
+        if let Some(http) = self.http.get() {
+            return Ok(http);
+        }
+        let made =
+            reqwest::Client::builder().connect_timeout(self.settings.timeouts.connect).build().map_err(|error| {
+                LlmError { kind: ErrorKind::Unreachable, message: format!("could not set up the HTTP client: {error}") }
+            })?;
+        // Two first requests at once may both make one; the first kept serves both.
+        Ok(self.http.get_or_init(|| made))
     }
 
     /// `builder` with the provider's authentication: OpenAI's bearer key, Anthropic's
@@ -203,8 +211,8 @@ impl Client {
         body: &bytes::Bytes,
         on_event: &mut (dyn FnMut(Event) + Send),
     ) -> Result<Response, Failure> {
-        let builder = self
-            .http
+        let http = self.http().map_err(|error| Failure::fatal(error.kind, error.message))?;
+        let builder = http
             .post(url)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")

@@ -41,7 +41,7 @@ impl Client {
 
     async fn get_json(&self, url: &str) -> Result<Value, LlmError> {
         let settings = self.settings();
-        let request = self.authorize(self.http().get(url));
+        let request = self.authorize(self.http()?.get(url));
         let failed = |kind: ErrorKind, what: String| LlmError {
             kind,
             message: format!("could not list the models at {url}: {what}"),
