@@ -376,6 +376,10 @@ fn common_suffix_len(a: &[u8], b: &[u8]) -> usize {
 }
 
 #[cfg(test)]
+#[path = "../tests/support/line_edits.rs"]
+mod line_edits;
+
+#[cfg(test)]
 mod tests {
     use std::fmt::Write as _;
 
@@ -813,17 +817,7 @@ mod tests {
         let edited = (prop::collection::vec(line(), 0..40), prop::collection::vec(edit, 0..5), last(), last())
             .prop_map(|(a, edits, a_last, b_last)| {
                 let mut b = a.clone();
-                for (at, kind, line) in edits {
-                    let at = at.index(b.len() + 1);
-                    match kind {
-                        0 => b.insert(at, line),
-                        1 if at < b.len() => b[at] = line,
-                        _ if at < b.len() => {
-                            b.remove(at);
-                        }
-                        _ => {}
-                    }
-                }
+                line_edits::apply(&mut b, edits);
                 (text(a, a_last), text(b, b_last))
             });
         prop_oneof![independent, edited]

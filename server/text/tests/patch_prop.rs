@@ -8,6 +8,9 @@ use proptest::test_runner::TestCaseError;
 use similar::{ChangeTag, TextDiff};
 use tandem_text::patch::{self, PatchError};
 
+#[path = "support/line_edits.rs"]
+mod line_edits;
+
 /// Lines from a small alphabet, so that repeats (and whitespace-only differences) are common.
 fn text(final_newline: impl Strategy<Value = bool>) -> impl Strategy<Value = String> {
     let line = prop::sample::select(vec!["a", "b", "c", "", " a", "a ", "fn x() {", "}", "\ta"]);
@@ -28,17 +31,7 @@ fn pair(final_newline: impl Strategy<Value = bool> + Clone + 'static) -> impl St
     let edits = prop::collection::vec((any::<prop::sample::Index>(), 0..3u8, line), 1..4);
     let edited = (text(final_newline.clone()), edits, final_newline).prop_map(|(a, edits, final_newline)| {
         let mut lines: Vec<&str> = a.lines().collect();
-        for (at, kind, line) in edits {
-            let at = at.index(lines.len() + 1);
-            match kind {
-                0 => lines.insert(at, line),
-                1 if at < lines.len() => lines[at] = line,
-                _ if at < lines.len() => {
-                    lines.remove(at);
-                }
-                _ => {}
-            }
-        }
+        line_edits::apply(&mut lines, edits);
         let mut b = lines.join("\n");
         if final_newline && !lines.is_empty() {
             b.push('\n');
