@@ -51,6 +51,13 @@ async fn recorded(kind: ProviderKind, model: &str, stream: &str, then: Vec<Turn>
     (provider, client)
 }
 
+/// A conversation that starts with `text`, and its first turn.
+async fn ask(client: &Client, text: &str) -> (Request, (Response, Vec<Event>)) {
+    let request = Request { messages: vec![user(text).into()], ..Request::default() };
+    let first = turn(client, &request).await;
+    (request, first)
+}
+
 /// The turn after `first`: the request goes on with its message and the results of `calls`.
 async fn answer(client: &Client, request: &mut Request, first: Response, calls: &[&str]) -> Response {
     request.messages.push(first.message.into());
@@ -79,8 +86,7 @@ async fn deepseek_reasoning_goes_back_on_every_tool_call_turn_and_only_there() {
     ])
     .await;
     let client = client(settings(ProviderKind::OpenAi, &provider.base_url(), "deepseek-chat"));
-    let mut request = Request { messages: vec![user("fix a.rs").into()], ..Request::default() };
-    let (first, events) = turn(&client, &request).await;
+    let (mut request, (first, events)) = ask(&client, "fix a.rs").await;
     assert_eq!(
         first.message.content[0],
         Part::Thinking {
@@ -128,8 +134,7 @@ async fn gemini_thought_signatures_go_back_verbatim_on_their_call_only() {
     let (provider, client) =
         recorded(ProviderKind::OpenAi, "gemini-2.5-flash", "gemini_parallel_calls.sse", vec![Turn::reply("done")])
             .await;
-    let mut request = Request { messages: vec![user("read a.rs and b.rs").into()], ..Request::default() };
-    let (first, _) = turn(&client, &request).await;
+    let (mut request, (first, _)) = ask(&client, "read a.rs and b.rs").await;
     assert_eq!(first.usage.reasoning_tokens, 134);
     let ids: Vec<String> = first
         .message
@@ -168,8 +173,7 @@ async fn gemini_thought_signatures_go_back_verbatim_on_their_call_only() {
 async fn mistral_typed_thinking_parts_are_shown_as_thinking_and_not_sent_back() {
     let (provider, client) =
         recorded(ProviderKind::OpenAi, "magistral-medium-2509", "mistral_magistral.sse", vec![Turn::reply("ok")]).await;
-    let mut request = Request { messages: vec![user("what is in a.rs?").into()], ..Request::default() };
-    let (first, events) = turn(&client, &request).await;
+    let (mut request, (first, events)) = ask(&client, "what is in a.rs?").await;
     let shown: Vec<&Event> = events.iter().filter(|event| !matches!(event, Event::Usage(_))).collect();
     assert_eq!(
         shown[..4],
@@ -237,8 +241,7 @@ async fn groq_whole_calls_in_one_chunk_and_usage_under_x_groq() {
 async fn ollama_whole_calls_under_one_index_and_reasoning_goes_back_as_reasoning() {
     let (provider, client) =
         recorded(ProviderKind::OpenAi, "qwen3:8b", "ollama_reasoning_calls.sse", vec![Turn::reply("ok")]).await;
-    let mut request = Request { messages: vec![user("read both").into()], ..Request::default() };
-    let (first, _) = turn(&client, &request).await;
+    let (mut request, (first, _)) = ask(&client, "read both").await;
     answer(&client, &mut request, first, &["call_o1", "call_o2"]).await;
     let sent = assistant_messages(&provider.requests()[1].body);
     assert_eq!(sent.len(), 1);
@@ -258,8 +261,7 @@ async fn anthropic_signed_and_redacted_thinking_go_back_in_order() {
         vec![Turn::reply("ok")],
     )
     .await;
-    let mut request = Request { messages: vec![user("what does a.rs do?").into()], ..Request::default() };
-    let (first, _) = turn(&client, &request).await;
+    let (mut request, (first, _)) = ask(&client, "what does a.rs do?").await;
     // Cache reads are part of the prompt.
     assert_eq!((first.usage.input_tokens, first.usage.cache_read_tokens, first.usage.output_tokens), (2050, 2000, 89));
     answer(&client, &mut request, first, &["toolu_01T1x1fJ34qAmk2tNTrN7Up6"]).await;
