@@ -233,19 +233,9 @@ proptest! {
 
 #[test]
 fn edge_cases_apply_exactly() -> Result<(), TestCaseError> {
-    let cases = [
-        ("", "a\n"),
-        ("a\n", ""),
-        ("a", "a\n"),
-        ("a\n", "a"),
-        ("a", "b"),
-        ("", "a"),
-        ("a", ""),
-        ("a\nb", "a\nb\nc"),
-        ("x\n\n\n", "\n\nx\n"),
-        ("a\na\na\n", "a\nb\na\n"),
-    ];
-    for (a, b) in cases {
+    // Texts without a `\r` of their own: the CRLF check writes each `\n` as `\r\n`, and
+    // `similar` ends a line at a lone `\r` too, which no patch does.
+    for &(a, b) in line_edits::EDGE_PAIRS.iter().filter(|(a, b)| !a.contains('\r') && !b.contains('\r')) {
         check_unified(a, b)?;
         check_crlf(a, b)?;
     }

@@ -1,5 +1,6 @@
-//! Random edits of a list of lines, for the property tests of the crate's unit tests
-//! (`src/hunks.rs`) and of `tests/patch_prop.rs`.
+//! Edits for the property tests of the crate's unit tests (`src/hunks.rs`) and of
+//! `tests/patch_prop.rs`: random edits of a list of lines, and the pairs of texts the
+//! properties once failed on or that sit at an edge.
 
 use proptest::sample::Index;
 
@@ -19,3 +20,25 @@ pub fn apply<T>(lines: &mut Vec<T>, edits: Vec<(Index, u8, T)>) {
         }
     }
 }
+
+/// (old, new) pairs at the edges: a common prefix or suffix that ends inside a line, a line that
+/// differs only in its terminator, empty texts and lone `\r`s, missing final newlines, repeats.
+pub const EDGE_PAIRS: &[(&str, &str)] = &[
+    ("\n", "a\n"),
+    ("a", "a\n"),
+    ("", "a\n"),
+    ("x\n", "a\nx\n"),
+    ("ab\nc\n", "b\nc\n"),
+    ("a\nb", "a\nab"),
+    ("a\r\nb\r\n", "a\nb\r\n"),
+    ("é\n", "ê\n"),
+    ("a\rb\n", "a\nb\n"),
+    ("a\n", ""),
+    ("a\n", "a"),
+    ("a", "b"),
+    ("", "a"),
+    ("a", ""),
+    ("a\nb", "a\nb\nc"),
+    ("x\n\n\n", "\n\nx\n"),
+    ("a\na\na\n", "a\nb\na\n"),
+];
