@@ -132,5 +132,5 @@ async fn run_step(manager: &dyn Servers, step: &Step, ctx: &ToolContext) -> Resu
     let arguments = tandem_tool_api::validate_arguments(&remote.schema, arguments, false)
         .map_err(|e| ToolError::new(format!("invalid arguments for `{}`: {e}", remote.exposed)))?
         .value;
-    manager.call(&server, &remote, arguments, ctx).await
+    crate::dispatch::call(manager, &server, &remote, arguments, ctx).await
 }
