@@ -251,7 +251,7 @@ pub(crate) async fn fit(
     if summarise_now {
         let trigger = if matches!(force, Force::Person) { "manual" } else { "auto" };
         crate::policy::pre_compact(env, session, trigger, cancel).await;
-        report.summarized = summarise(env, session, history, fixed, budget, force, cancel).await?;
+        report.summarized = history.summarise(env, session, fixed, budget, force, cancel).await?;
     }
     if history.estimate(fixed) > budget.limit {
         report.cut |= squeeze(history, fixed, budget);
@@ -568,74 +568,76 @@ fn tail_start(history: &mut History, fixed: usize, budget: Budget) -> Option<usi
     best
 }
 
-/// Replaces the turns before the recent ones with the model's summary of them. `Some(false)`
-/// when there was nothing to summarise, `None` when cancelled.
-async fn summarise(
-    env: &Env,
-    session: &Session,
-    history: &mut History,
-    fixed: usize,
-    budget: Budget,
-    force: Force,
-    cancel: &CancellationToken,
-) -> Option<bool> {
-    let start = match force {
-        Force::Person => last_answer(history),
-        Force::No | Force::Provider => tail_start(history, fixed, budget),
-    };
-    let Some(start) = start else { return Some(false) };
-    let head = &history.messages[..start];
-    // The summariser's request must fit too: the transcript gets what the budget leaves.
-    let room = ((budget.limit.saturating_sub(1_000)) as f64 * history.bytes_per_token) as usize;
-    let transcript = transcript(head, room.saturating_sub(fixed.min(room / 2)));
-    let latest = latest_request(head);
-    let request = Request {
-        system: SUMMARY_SYSTEM.to_owned(),
-        messages: vec![Arc::new(Message {
-            role: Role::User,
-            content: vec![Part::Text {
-                text: format!("<transcript>\n{transcript}</transcript>\n\n{SUMMARY_INSTRUCTIONS}"),
-            }],
-        })],
-        tools: Arc::default(),
-        model: Some(session.model()),
-        temperature: None,
-    };
-    let summary = match env.llm.stream(&request, cancel, &mut |_| {}).await {
-        Ok(response) => {
-            history.add_usage(&response.usage, env.price_of(&session.model()));
-            tandem_llm::text_of(&response.message.content, "").trim().to_owned()
+impl History {
+    /// Replaces the turns before the recent ones with the model's summary of them. `Some(false)`
+    /// when there was nothing to summarise, `None` when cancelled.
+    async fn summarise(
+        &mut self,
+        env: &Env,
+        session: &Session,
+        fixed: usize,
+        budget: Budget,
+        force: Force,
+        cancel: &CancellationToken,
+    ) -> Option<bool> {
+        let start = match force {
+            Force::Person => last_answer(self),
+            Force::No | Force::Provider => tail_start(self, fixed, budget),
+        };
+        let Some(start) = start else { return Some(false) };
+        let head = &self.messages[..start];
+        // The summariser's request must fit too: the transcript gets what the budget leaves.
+        let room = ((budget.limit.saturating_sub(1_000)) as f64 * self.bytes_per_token) as usize;
+        let transcript = transcript(head, room.saturating_sub(fixed.min(room / 2)));
+        let latest = latest_request(head);
+        let request = Request {
+            system: SUMMARY_SYSTEM.to_owned(),
+            messages: vec![Arc::new(Message {
+                role: Role::User,
+                content: vec![Part::Text {
+                    text: format!("<transcript>\n{transcript}</transcript>\n\n{SUMMARY_INSTRUCTIONS}"),
+                }],
+            })],
+            tools: Arc::default(),
+            model: Some(session.model()),
+            temperature: None,
+        };
+        let summary = match env.llm.stream(&request, cancel, &mut |_| {}).await {
+            Ok(response) => {
+                self.add_usage(&response.usage, env.price_of(&session.model()));
+                tandem_llm::text_of(&response.message.content, "").trim().to_owned()
+            }
+            Err(err) if err.kind == ErrorKind::Cancelled => return None,
+            Err(err) => {
+                tracing::warn!(session = session.id, "the summary request failed, dropping older turns: {err}");
+                String::new()
+            }
+        };
+        let mut text = if summary.is_empty() {
+            "[Earlier turns of this conversation were dropped: they no longer fit the model's context window. Ask the person if something from them is needed.]".to_owned()
+        } else {
+            format!(
+                "[Summary of the earlier conversation, written when it no longer fit the model's context window]\n{summary}"
+            )
+        };
+        if let Some(latest) = latest {
+            let _ = write!(text, "\n\n[The person's latest request before this point, verbatim]\n{latest}");
         }
-        Err(err) if err.kind == ErrorKind::Cancelled => return None,
-        Err(err) => {
-            tracing::warn!(session = session.id, "the summary request failed, dropping older turns: {err}");
-            String::new()
+        let before = self.estimate(fixed);
+        let mut messages = vec![Arc::new(Message { role: Role::User, content: vec![Part::Text { text }] })];
+        messages.extend(self.messages[start..].iter().cloned());
+        // Rules and instructions in force are never summarised: they stay word for word.
+        crate::guidance::keep_in_force(session, &mut messages);
+        let kept = std::mem::take(&mut self.messages);
+        self.replace(messages);
+        if self.estimate(fixed) >= before {
+            // A summary no smaller than the turns it would replace only loses their detail.
+            tracing::info!(session = session.id, "the summary is not smaller than the turns it summarises; kept them");
+            self.replace(kept);
+            return Some(false);
         }
-    };
-    let mut text = if summary.is_empty() {
-        "[Earlier turns of this conversation were dropped: they no longer fit the model's context window. Ask the person if something from them is needed.]".to_owned()
-    } else {
-        format!(
-            "[Summary of the earlier conversation, written when it no longer fit the model's context window]\n{summary}"
-        )
-    };
-    if let Some(latest) = latest {
-        let _ = write!(text, "\n\n[The person's latest request before this point, verbatim]\n{latest}");
+        Some(true)
     }
-    let before = history.estimate(fixed);
-    let mut messages = vec![Arc::new(Message { role: Role::User, content: vec![Part::Text { text }] })];
-    messages.extend(history.messages[start..].iter().cloned());
-    // Rules and instructions in force are never summarised: they stay word for word.
-    crate::guidance::keep_in_force(session, &mut messages);
-    let kept = std::mem::take(&mut history.messages);
-    history.replace(messages);
-    if history.estimate(fixed) >= before {
-        // A summary no smaller than the turns it would replace only loses their detail.
-        tracing::info!(session = session.id, "the summary is not smaller than the turns it summarises; kept them");
-        history.replace(kept);
-        return Some(false);
-    }
-    Some(true)
 }
 
 /// Where the tail starts when the person compacts: the last answer of the model (with the calls

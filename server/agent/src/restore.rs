@@ -295,14 +295,7 @@ fn relative_path(root: &std::path::Path, path: &str) -> Result<String, AgentErro
 fn info(checkpoint: &Checkpoint) -> CheckpointInfo {
     CheckpointInfo {
         id: checkpoint.id,
-        kind: match checkpoint.kind {
-            Kind::BeforeTurn => CheckpointKind::BeforeTurn,
-            Kind::BeforeTool => CheckpointKind::BeforeTool,
-            Kind::AfterTool => CheckpointKind::AfterTool,
-            Kind::AfterTurn => CheckpointKind::AfterTurn,
-            Kind::BeforeRestore => CheckpointKind::BeforeRestore,
-            Kind::AfterRestore => CheckpointKind::AfterRestore,
-        },
+        kind: checkpoint.kind,
         turn: checkpoint.turn,
         tool_call_id: checkpoint.tool_call_id.clone(),
         tool: checkpoint.tool.clone(),

@@ -14,9 +14,7 @@ use support::{Recorder, prompt};
 use tandem_agent::{Agent, AgentConfig};
 use tandem_fake_provider::{FakeProvider, ReceivedRequest, Turn};
 use tandem_llm::ProviderKind;
-use tandem_protocol::{
-    ContentBlock, SessionCompactParams, SessionLoadParams, SessionNewParams, SessionUpdate, StopReason,
-};
+use tandem_protocol::{ContentBlock, SessionCompactParams, SessionLoadParams, SessionUpdate, StopReason};
 
 fn start(root: &Path, provider: &FakeProvider, window: u32, client: Arc<Recorder>) -> Arc<Agent> {
     let settings = support::settings(ProviderKind::OpenAi, &provider.base_url(), window, 1_024);
@@ -29,6 +27,15 @@ fn write(root: &Path, rel: &str, text: &str) {
         std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{e}"));
     }
     std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A workspace holding `files` (path, text).
+fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    for (rel, text) in files {
+        write(dir.path(), rel, text);
+    }
+    dir
 }
 
 fn system(request: &ReceivedRequest) -> String {
@@ -56,15 +63,16 @@ fn is_summary(body: &Value) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instructions_come_root_down_and_a_nested_file_arrives_once_on_first_touch() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = workspace(&[
+        ("AGENTS.md", "ROOT-INSTRUCTIONS"),
+        ("CLAUDE.md", "ROOT-CLAUDE (not read: the root has an AGENTS.md)"),
+        ("pkg/CLAUDE.md", "PKG-INSTRUCTIONS"),
+        ("pkg/app/AGENTS.md", "APP-INSTRUCTIONS"),
+        ("lib/AGENTS.md", "LIB-INSTRUCTIONS"),
+        ("lib/x.rs", "fn x() {}\n"),
+        ("lib/y.rs", "fn y() {}\n"),
+    ]);
     let root = dir.path();
-    write(root, "AGENTS.md", "ROOT-INSTRUCTIONS");
-    write(root, "CLAUDE.md", "ROOT-CLAUDE (not read: the root has an AGENTS.md)");
-    write(root, "pkg/CLAUDE.md", "PKG-INSTRUCTIONS");
-    write(root, "pkg/app/AGENTS.md", "APP-INSTRUCTIONS");
-    write(root, "lib/AGENTS.md", "LIB-INSTRUCTIONS");
-    write(root, "lib/x.rs", "fn x() {}\n");
-    write(root, "lib/y.rs", "fn y() {}\n");
     let provider = FakeProvider::start(vec![
         Turn::new().tool_call("c1", "read", json!({ "file_path": "../../lib/x.rs" })),
         Turn::new().tool_call("c2", "read", json!({ "file_path": "../../lib/y.rs" })),
@@ -73,8 +81,7 @@ async fn instructions_come_root_down_and_a_nested_file_arrives_once_on_first_tou
     .await;
     let client = Arc::new(Recorder::default());
     let agent = start(root, &provider, 128_000, Arc::clone(&client));
-    let params = SessionNewParams { cwd: Some("pkg/app".into()), ..SessionNewParams::default() };
-    let session = agent.new_session(params).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let session = support::new_session_in(&agent, "pkg/app");
     let result = agent.prompt(prompt(&session, "look at lib")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
 
@@ -122,7 +129,7 @@ async fn scoped_rules_arrive_on_first_touch_and_survive_compaction_word_for_word
     provider.answer_when(is_summary, Turn::reply("## Goal\nRead files.\n## Done\nRead README.md and src/a.py."));
     let client = Arc::new(Recorder::default());
     let agent = start(root, &provider, 128_000, Arc::clone(&client));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let session = support::new_session(&agent);
     let result = agent.prompt(prompt(&session, "read the readme, then a.py")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
     let result = agent.prompt(prompt(&session, "anything else?")).await;
@@ -165,16 +172,14 @@ async fn scoped_rules_arrive_on_first_touch_and_survive_compaction_word_for_word
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_the_budget_cuts_is_named_to_the_model_and_the_person() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let general = "General advice that goes on and on.\n".repeat(400);
+    let dir = workspace(&[("AGENTS.md", &general), ("pkg/AGENTS.md", "PKG-SPECIFIC: run `make pkg`.")]);
     let root = dir.path();
-    write(root, "AGENTS.md", &"General advice that goes on and on.\n".repeat(400));
-    write(root, "pkg/AGENTS.md", "PKG-SPECIFIC: run `make pkg`.");
     let provider = FakeProvider::start(vec![Turn::reply("Hello.")]).await;
     let client = Arc::new(Recorder::default());
     // An 8k window: an instruction budget of 1,000 tokens.
     let agent = start(root, &provider, 8_192, Arc::clone(&client));
-    let params = SessionNewParams { cwd: Some("pkg".into()), ..SessionNewParams::default() };
-    let session = agent.new_session(params).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let session = support::new_session_in(&agent, "pkg");
     let result = agent.prompt(prompt(&session, "hi")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
     let first = system(&provider.requests()[0]);
@@ -191,20 +196,20 @@ async fn what_the_budget_cuts_is_named_to_the_model_and_the_person() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_custom_command_expands_its_arguments_and_the_transcript_shows_the_command() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = workspace(&[
+        (
+            ".tandem/commands/review.md",
+            "---\ndescription: Review a file\nargument-hint: <file> [focus]\n---\nReview $1 with a focus on $2.\nEverything: $ARGUMENTS\n",
+        ),
+        (".claude/commands/review.md", "CLAUDE REVIEW (shadowed by .tandem/commands)"),
+        (".claude/commands/summary.md", "Summarise the project."),
+        (".tandem/commands/compact.md", "A custom /compact: the built-in wins."),
+    ]);
     let root = dir.path();
-    write(
-        root,
-        ".tandem/commands/review.md",
-        "---\ndescription: Review a file\nargument-hint: <file> [focus]\n---\nReview $1 with a focus on $2.\nEverything: $ARGUMENTS\n",
-    );
-    write(root, ".claude/commands/review.md", "CLAUDE REVIEW (shadowed by .tandem/commands)");
-    write(root, ".claude/commands/summary.md", "Summarise the project.");
-    write(root, ".tandem/commands/compact.md", "A custom /compact: the built-in wins.");
     let provider = FakeProvider::start(vec![Turn::reply("Reviewed."), Turn::reply("Summarised.")]).await;
     let client = Arc::new(Recorder::default());
     let agent = start(root, &provider, 128_000, Arc::clone(&client));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let session = support::new_session(&agent);
     let result = agent.prompt(prompt(&session, "/review src/a.py \"error handling\"")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
     // What the editor attached goes along with the command.
@@ -266,21 +271,21 @@ async fn a_custom_command_expands_its_arguments_and_the_transcript_shows_the_com
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_skill_is_listed_by_description_and_loaded_only_on_demand() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = workspace(&[
+        (
+            ".tandem/skills/release/SKILL.md",
+            "---\nname: release\ndescription: Cut a release of the crate (bump, changelog, tag)\n---\nRELEASE-BODY: run scripts/bump.sh, then update CHANGELOG.md.\n",
+        ),
+        (".tandem/skills/release/scripts/bump.sh", "#!/bin/sh\necho bump\n"),
+    ]);
     let root = dir.path();
-    write(
-        root,
-        ".tandem/skills/release/SKILL.md",
-        "---\nname: release\ndescription: Cut a release of the crate (bump, changelog, tag)\n---\nRELEASE-BODY: run scripts/bump.sh, then update CHANGELOG.md.\n",
-    );
-    write(root, ".tandem/skills/release/scripts/bump.sh", "#!/bin/sh\necho bump\n");
     let provider = FakeProvider::start(vec![
         Turn::new().tool_call("c1", "skill", json!({ "name": "release" })),
         Turn::reply("Following the skill."),
     ])
     .await;
     let agent = start(root, &provider, 128_000, Arc::new(Recorder::default()));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let session = support::new_session(&agent);
     let result = agent.prompt(prompt(&session, "cut a release")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
     let requests = provider.requests();
@@ -296,9 +301,8 @@ async fn a_skill_is_listed_by_description_and_loaded_only_on_demand() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn init_has_the_model_write_a_first_agents_md_through_the_review() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = workspace(&[("Cargo.toml", "[package]\nname = \"demo\"\n")]);
     let root = dir.path();
-    write(root, "Cargo.toml", "[package]\nname = \"demo\"\n");
     let provider = FakeProvider::start(vec![
         Turn::new().tool_call(
             "c1",
@@ -310,7 +314,7 @@ async fn init_has_the_model_write_a_first_agents_md_through_the_review() {
     .await;
     let client = Arc::new(Recorder::default());
     let agent = start(root, &provider, 128_000, Arc::clone(&client));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let session = support::new_session(&agent);
     let result = agent.prompt(prompt(&session, "/init keep it short")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
     let sent = conversation(&provider.requests()[0]).join("\n");

@@ -16,7 +16,7 @@ use support::Recorder;
 use tandem_agent::{Agent, AgentConfig};
 use tandem_fake_provider::{FakeProvider, SentImage, Turn};
 use tandem_llm::ProviderKind;
-use tandem_protocol::{ContentBlock, SessionNewParams, SessionPromptParams, SessionUpdate, StopReason};
+use tandem_protocol::{ContentBlock, SessionPromptParams, SessionUpdate, StopReason};
 use tandem_tool_api::{Registry, ToolConfig};
 
 fn start(kind: ProviderKind, model: &str, root: &Path, provider: &FakeProvider, window: Option<u32>) -> Arc<Agent> {
@@ -69,7 +69,7 @@ async fn a_read_png_reaches_a_vision_model_in_each_providers_format() {
         ])
         .await;
         let agent = start(kind, model, dir.path(), &provider, None);
-        let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+        let session = support::new_session(&agent);
         let result = agent.prompt(prompt(&session, vec![ContentBlock::text("what is in shot.png?")])).await;
         assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn), "{kind:?}");
         let requests = provider.requests();
@@ -92,7 +92,7 @@ async fn a_pasted_screenshot_is_resized_under_each_providers_limits() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let provider = FakeProvider::start(vec![Turn::reply("A wide screenshot.")]).await;
         let agent = start(kind, model, dir.path(), &provider, None);
-        let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+        let session = support::new_session(&agent);
         let blocks = vec![ContentBlock::text("what is this?"), image_block(&png(4_000, 1_000))];
         let result = agent.prompt(prompt(&session, blocks)).await;
         assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn), "{kind:?}");
@@ -113,7 +113,7 @@ async fn a_model_without_vision_refuses_an_image_by_name_and_read_says_so() {
     ])
     .await;
     let agent = start(ProviderKind::OpenAi, "qwen2.5-coder", dir.path(), &provider, None);
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let session = support::new_session(&agent);
     let refused = agent.prompt(prompt(&session, vec![ContentBlock::text("look"), image_block(&png(8, 8))])).await;
     let message = refused.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(message.contains("`qwen2.5-coder` does not take images"), "{message}");
@@ -139,7 +139,7 @@ async fn compaction_drops_old_images_before_any_text() {
     settings.context_window = Some(5_000);
     let empty = Registry::new(Vec::new(), ToolConfig::default());
     let agent = support::start_with(dir.path(), AgentConfig::new(settings), Arc::clone(&client), empty);
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let session = support::new_session(&agent);
     let text = "notes ".repeat(100);
     for i in 0..4 {
         let blocks = vec![ContentBlock::text(format!("screenshot {i}: {text}")), image_block(&png(1_024, 1_024))];
@@ -180,7 +180,7 @@ async fn a_resumed_session_keeps_its_images_and_replays_the_persons() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let provider = FakeProvider::start(vec![Turn::reply("A gradient."), Turn::reply("Still a gradient.")]).await;
     let agent = start(ProviderKind::Anthropic, "claude-sonnet-4-5", dir.path(), &provider, None);
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let session = support::new_session(&agent);
     let bytes = png(20, 10);
     let result = agent.prompt(prompt(&session, vec![ContentBlock::text("what is this?"), image_block(&bytes)])).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));

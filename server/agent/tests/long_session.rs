@@ -14,7 +14,7 @@ use support::{Recorder, prompt};
 use tandem_agent::{Agent, AgentConfig};
 use tandem_fake_provider::{FakeProvider, ReceivedRequest, Turn};
 use tandem_llm::ProviderKind;
-use tandem_protocol::{SessionCompactParams, SessionLoadParams, SessionNewParams, SessionUpdate, StopReason};
+use tandem_protocol::{SessionCompactParams, SessionLoadParams, SessionUpdate, StopReason};
 
 /// The window of the scripted model, and the tokenizer the fake provider plays: 4 bytes a token.
 const WINDOW: u32 = 8_192;
@@ -26,6 +26,14 @@ const LIMIT: u64 = (WINDOW - MAX_OUTPUT) as u64;
 
 fn start_agent(root: &Path, provider: &FakeProvider, window: u32, client: Arc<Recorder>) -> Arc<Agent> {
     start_agent_of(ProviderKind::OpenAi, root, provider, window, client)
+}
+
+/// An agent with a recording client, and a new session of it.
+fn start_session(root: &Path, provider: &FakeProvider, window: u32) -> (Arc<Agent>, Arc<Recorder>, String) {
+    let client = Arc::new(Recorder::default());
+    let agent = start_agent(root, provider, window, Arc::clone(&client));
+    let session = support::new_session(&agent);
+    (agent, client, session)
 }
 
 fn start_agent_of(
@@ -78,9 +86,7 @@ async fn a_sixty_turn_session_of_large_reads_stays_within_a_small_window_and_res
     let provider = FakeProvider::start(script).await;
     provider.count_tokens(BYTES_PER_TOKEN, Some(u64::from(WINDOW)));
     provider.answer_when(is_summary, Turn::reply(SUMMARY));
-    let client = Arc::new(Recorder::default());
-    let agent = start_agent(dir.path(), &provider, WINDOW, Arc::clone(&client));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let (agent, client, session) = start_session(dir.path(), &provider, WINDOW);
 
     let result = agent.prompt(prompt(&session, "read every file, one at a time")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
@@ -162,10 +168,8 @@ async fn a_context_length_error_mid_session_compacts_and_the_turn_goes_on() {
     ])
     .await;
     provider.answer_when(is_summary, Turn::reply(SUMMARY));
-    let client = Arc::new(Recorder::default());
     // A large window: the agent sees no reason to compact by itself.
-    let agent = start_agent(dir.path(), &provider, 200_000, Arc::clone(&client));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let (agent, client, session) = start_session(dir.path(), &provider, 200_000);
     let result = agent.prompt(prompt(&session, "read three files")).await;
     assert_eq!(result, Ok(tandem_protocol::SessionPromptResult { stop_reason: StopReason::EndTurn, error: None }));
     let requests = provider.requests();
@@ -195,9 +199,7 @@ async fn compact_on_request_summarises_and_a_second_refusal_ends_the_turn_with_t
     ])
     .await;
     provider.answer_when(is_summary, Turn::reply(SUMMARY));
-    let client = Arc::new(Recorder::default());
-    let agent = start_agent(dir.path(), &provider, 200_000, Arc::clone(&client));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let (agent, _, session) = start_session(dir.path(), &provider, 200_000);
     let result = agent.prompt(prompt(&session, "read two files")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
 
@@ -226,9 +228,7 @@ async fn compact_keeps_the_history_when_the_summary_is_not_smaller() {
     .await;
     // A summariser that writes more than the conversation held.
     provider.answer_when(is_summary, Turn::reply(SUMMARY.repeat(20)));
-    let client = Arc::new(Recorder::default());
-    let agent = start_agent(dir.path(), &provider, 200_000, Arc::clone(&client));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let (agent, _, session) = start_session(dir.path(), &provider, 200_000);
     for text in ["read the file", "once more"] {
         let result = agent.prompt(prompt(&session, text)).await;
         assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
@@ -260,7 +260,7 @@ async fn each_request_extends_the_last_one_so_provider_caches_hit_and_anthropic_
         script.push(Turn::reply("Done."));
         let provider = FakeProvider::start(script).await;
         let agent = start_agent_of(kind, dir.path(), &provider, 200_000, Arc::new(Recorder::default()));
-        let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+        let session = support::new_session(&agent);
         let result = agent.prompt(prompt(&session, "read four files")).await;
         assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
         let requests = provider.requests();
@@ -303,7 +303,7 @@ async fn the_sessions_cost_adds_every_turn_at_its_models_price_and_survives_a_re
     let provider = FakeProvider::start(vec![Turn::reply("one").usage(400_000, 100_000).cache_usage(600_000, 0)]).await;
     let client = Arc::new(Recorder::default());
     let agent = start_agent_of(ProviderKind::Anthropic, dir.path(), &provider, COST_WINDOW, Arc::clone(&client));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let session = support::new_session(&agent);
 
     // A model the price table does not know costs nothing that anyone could state.
     let result = agent.prompt(prompt(&session, "hello")).await;
@@ -359,7 +359,7 @@ async fn read_session(turns: usize, bytes: usize, window: u32) -> Compactions {
         AgentConfig::new(support::settings(ProviderKind::OpenAi, &provider.base_url(), window, max_tokens));
     config.max_turns = turns as u32 + 10;
     let agent = support::start(dir.path(), config, Arc::new(Recorder::default()));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let session = support::new_session(&agent);
     let result = agent.prompt(prompt(&session, "read every file, one at a time")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn), "{bytes} B in a {window}-token window");
     let requests = provider.requests();
@@ -438,7 +438,7 @@ async fn a_deferred_tool_is_found_with_tool_search_and_called() {
     .await;
     // A large window: the core set is what every model gets, not a small-window fallback.
     let agent = start_agent(dir.path(), &provider, 200_000, Arc::new(Recorder::default()));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let session = support::new_session(&agent);
     let result = agent.prompt(prompt(&session, "translate a.txt")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
     let requests = provider.requests();

@@ -12,12 +12,19 @@ use tandem_agent::{Agent, AgentConfig};
 use tandem_fake_provider::{FakeProvider, Turn};
 use tandem_llm::ProviderKind;
 use tandem_protocol::{
-    ContentBlock, EmbeddedResource, SessionLoadParams, SessionNewParams, SessionPromptParams, SessionUpdate, StopReason,
+    ContentBlock, EmbeddedResource, SessionLoadParams, SessionPromptParams, SessionUpdate, StopReason,
 };
 
 fn start_agent(root: &Path, provider: &FakeProvider, client: Arc<Recorder>) -> Arc<Agent> {
     let config = AgentConfig::new(support::settings(ProviderKind::OpenAi, &provider.base_url(), 100_000, 1_024));
     support::start(root, config, client)
+}
+
+/// An agent and a new session of it.
+fn start_session(root: &Path, provider: &FakeProvider) -> (Arc<Agent>, String) {
+    let agent = start_agent(root, provider, Arc::new(Recorder::default()));
+    let session = support::new_session(&agent);
+    (agent, session)
 }
 
 fn tempdir() -> tempfile::TempDir {
@@ -58,8 +65,7 @@ fn text_of(block: &ContentBlock) -> String {
 async fn a_resumed_session_keeps_the_model_chosen_in_it_and_its_next_request_uses_it() {
     let dir = tempdir();
     let provider = FakeProvider::start(vec![Turn::reply("one")]).await;
-    let agent = start_agent(dir.path(), &provider, Arc::new(Recorder::default()));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let (agent, session) = start_session(dir.path(), &provider);
     let result = agent.prompt(prompt(&session, "hello")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
     agent.set_model(&session, "chosen-model").unwrap_or_else(|e| panic!("{e}"));
@@ -92,8 +98,7 @@ async fn tandems_notes_to_the_model_never_replay_as_the_persons_words() {
         Turn::reply("written"),
     ])
     .await;
-    let agent = start_agent(dir.path(), &provider, Arc::new(Recorder::default()));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let (agent, session) = start_session(dir.path(), &provider);
     let result = agent.prompt(prompt(&session, "write it")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
     let restored = agent.undo(&session, None).await.unwrap_or_else(|e| panic!("{e}"));
@@ -122,8 +127,7 @@ async fn tandems_notes_to_the_model_never_replay_as_the_persons_words() {
 async fn the_persons_prompts_replay_as_typed_with_attachments_as_links() {
     let dir = tempdir();
     let provider = FakeProvider::start(vec![Turn::reply("seen")]).await;
-    let agent = start_agent(dir.path(), &provider, Arc::new(Recorder::default()));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let (agent, session) = start_session(dir.path(), &provider);
     let uri = format!("file://{}/calc.py", dir.path().display());
     let typed = vec![
         ContentBlock::text("look at this"),
@@ -157,8 +161,7 @@ async fn the_persons_prompts_replay_as_typed_with_attachments_as_links() {
 async fn a_resumed_session_shows_its_token_totals() {
     let dir = tempdir();
     let provider = FakeProvider::start(vec![Turn::reply("one").usage(1_000, 200)]).await;
-    let agent = start_agent(dir.path(), &provider, Arc::new(Recorder::default()));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let (agent, session) = start_session(dir.path(), &provider);
     let result = agent.prompt(prompt(&session, "hello")).await;
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
     drop(agent);
@@ -183,8 +186,7 @@ async fn a_cancelled_prompt_replays_as_its_own_message() {
     let dir = tempdir();
     // The first turn never gets an answer: the person cancels it.
     let provider = FakeProvider::start(vec![Turn::hang(), Turn::reply("hello back")]).await;
-    let agent = start_agent(dir.path(), &provider, Arc::new(Recorder::default()));
-    let session = agent.new_session(SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id;
+    let (agent, session) = start_session(dir.path(), &provider);
     let running = tokio::spawn({
         let agent = Arc::clone(&agent);
         let params = prompt(&session, "think hard about calc");

@@ -68,24 +68,12 @@ pub enum CheckpointError {
     },
 }
 
-/// What was about to happen when a snapshot was taken.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Kind {
-    /// A turn starts.
-    BeforeTurn,
-    /// A tool call that can change files starts (its window opens; taken again when the
-    /// person allowed a command, so the wait is not part of it).
-    BeforeTool,
-    /// A tool call ended (its window closes; the snapshot carries its [`Effects`]).
-    AfterTool,
-    /// A turn ended.
-    AfterTurn,
-    /// A restore starts (the state it replaces: what a redo brings back; its window opens).
-    BeforeRestore,
-    /// A restore ended (its window closes; the snapshot carries its [`Effects`]).
-    AfterRestore,
-}
+/// What was about to happen when a snapshot was taken: the wire's kind of checkpoint, one type
+/// for the store and the editor protocol. `BeforeTool` opens a tool call's window (taken again
+/// when the person allowed a command, so the wait is not part of it) and `AfterTool` closes it,
+/// carrying its [`Effects`]; `BeforeRestore` (the state a restore replaces: what a redo brings
+/// back) and `AfterRestore` do the same for a restore.
+pub use tandem_protocol::CheckpointKind as Kind;
 
 /// What Tandem knows it changed in a window (a tool call, a restore), given on the snapshot
 /// that closes it.

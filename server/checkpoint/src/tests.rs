@@ -10,6 +10,16 @@ struct Fixture {
     store: Store,
 }
 
+/// A fixture whose workspace holds `files` (path, text), snapshotted as turn 1 starts.
+fn turn_one_over(files: &[(&str, &str)]) -> Fixture {
+    let f = fixture();
+    for (path, text) in files {
+        f.write(path, text);
+    }
+    f.snap(Kind::BeforeTurn, 1);
+    f
+}
+
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let root = dir.path().join("ws");
@@ -115,11 +125,7 @@ fn paths(list: &[Restored]) -> Vec<&str> {
 
 #[test]
 fn a_turn_is_undone_the_persons_later_edit_is_kept_and_redo_brings_the_turn_back() {
-    let f = fixture();
-    f.write("a.txt", "a0\n");
-    f.write("b.txt", "b0\n");
-    f.write("gone.txt", "g0\n");
-    f.snap(Kind::BeforeTurn, 1);
+    let f = turn_one_over(&[("a.txt", "a0\n"), ("b.txt", "b0\n"), ("gone.txt", "g0\n")]);
     // The turn: a tool edits two files, a command creates a third and removes one.
     f.snap_call(Kind::BeforeTool, 1, "c1", None);
     let writes = [f.commit("a.txt", Some(b"a1\n")), f.commit("b.txt", Some(b"b1\n"))].into_iter().flatten().collect();
@@ -149,10 +155,7 @@ fn a_turn_is_undone_the_persons_later_edit_is_kept_and_redo_brings_the_turn_back
 
 #[test]
 fn one_tool_call_is_undone_alone_unless_its_file_changed_since() {
-    let f = fixture();
-    f.write("a.txt", "a0\n");
-    f.write("b.txt", "b0\n");
-    f.snap(Kind::BeforeTurn, 1);
+    let f = turn_one_over(&[("a.txt", "a0\n"), ("b.txt", "b0\n")]);
     let write = |path: &str, text: &str| Effects::Writes(f.commit(path, Some(text.as_bytes())).into_iter().collect());
     f.snap_call(Kind::BeforeTool, 1, "c1", None);
     f.snap_call(Kind::AfterTool, 1, "c1", Some(write("a.txt", "a1\n")));
@@ -493,11 +496,7 @@ fn the_state_folder_inside_the_workspace_is_left_out() {
 
 #[test]
 fn the_persons_edit_while_a_command_waits_for_approval_or_after_a_dry_run_is_a_conflict() {
-    let f = fixture();
-    f.write("a.txt", "a0\n");
-    f.write("b.txt", "b0\n");
-    f.write("c.txt", "c0\n");
-    f.snap(Kind::BeforeTurn, 1);
+    let f = turn_one_over(&[("a.txt", "a0\n"), ("b.txt", "b0\n"), ("c.txt", "c0\n")]);
     // The command asks; the person edits b.txt meanwhile; once allowed, its window opens again.
     f.snap_call(Kind::BeforeTool, 1, "c1", None);
     f.write("b.txt", "b0 mine\n");
@@ -520,10 +519,7 @@ fn the_persons_edit_while_a_command_waits_for_approval_or_after_a_dry_run_is_a_c
 
 #[test]
 fn a_file_tools_window_explains_only_its_own_writes() {
-    let f = fixture();
-    f.write("a.txt", "a0\n");
-    f.write("b.txt", "b0\n");
-    f.snap(Kind::BeforeTurn, 1);
+    let f = turn_one_over(&[("a.txt", "a0\n"), ("b.txt", "b0\n")]);
     // While the edit of a.txt waits for review, the person edits b.txt, and a.txt right before
     // the tool loads it: the tool's write replaced the person's text, not the snapshot's.
     f.snap_call(Kind::BeforeTool, 1, "c1", None);
@@ -581,9 +577,7 @@ fn changes_undo_cannot_bring_back_are_named_and_the_persons_files_left_out_are_f
 
 #[test]
 fn a_directory_that_became_a_link_is_planned_without_error() {
-    let f = fixture();
-    f.write("sub/c.txt", "c0\n");
-    f.snap(Kind::BeforeTurn, 1);
+    let f = turn_one_over(&[("sub/c.txt", "c0\n")]);
     f.command_with(1, "c1", || {
         std::fs::remove_dir_all(f.root.join("sub")).unwrap_or_else(|e| panic!("{e}"));
         std::os::unix::fs::symlink("/tmp", f.root.join("sub")).unwrap_or_else(|e| panic!("{e}"));

@@ -178,17 +178,18 @@ fn decoded(at: &str, media_type: &str, data: &str, in_tool_result: bool) -> Resu
 /// The provider's own check of what the bytes are, kept apart from Tandem's
 /// (`tandem_text::image_media_type`) on purpose: the double does not trust the code it tests.
 fn sniff(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
+    // Each format with the byte runs its files hold, at their offsets (WebP is a RIFF container
+    // whose form type is `WEBP`).
+    type Run = (usize, &'static [u8]);
+    const SIGNATURES: &[(&str, &[Run])] = &[
+        ("image/png", &[(0, b"\x89PNG\r\n\x1a\n")]),
+        ("image/jpeg", &[(0, &[0xFF, 0xD8, 0xFF])]),
+        ("image/gif", &[(0, b"GIF87a")]),
+        ("image/gif", &[(0, b"GIF89a")]),
+        ("image/webp", &[(0, b"RIFF"), (8, b"WEBP")]),
+    ];
+    let holds = |&(offset, run): &Run| bytes.get(offset..offset + run.len()) == Some(run);
+    SIGNATURES.iter().find(|(_, runs)| runs.iter().all(holds)).map(|(kind, _)| *kind)
 }
 
 /// Standard, padded base64; `None` when it is not.
@@ -263,5 +264,17 @@ mod tests {
         let bad = json!({"messages": [{"role": "user", "content": [
             {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR*"}}]}]});
         assert!(check(Format::OpenAi, &bad).is_err());
+    }
+
+    #[test]
+    fn the_four_formats_are_told_by_their_bytes() {
+        assert_eq!(sniff(b"\x89PNG\r\n\x1a\n...."), Some("image/png"));
+        assert_eq!(sniff(&[0xFF, 0xD8, 0xFF, 0xE0]), Some("image/jpeg"));
+        assert_eq!(sniff(b"GIF87a.."), Some("image/gif"));
+        assert_eq!(sniff(b"GIF89a.."), Some("image/gif"));
+        assert_eq!(sniff(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
+        assert_eq!(sniff(b"RIFF\0\0\0\0WAVEfmt "), None);
+        assert_eq!(sniff(b"RIFF"), None);
+        assert_eq!(sniff(b"\x89PN"), None);
     }
 }

@@ -105,14 +105,17 @@ mod tests {
     fn root_down_with_claude_only_where_agents_is_missing() -> std::io::Result<()> {
         let dir = tempfile::tempdir()?;
         let (root, user) = (dir.path().join("ws"), dir.path().join("config"));
-        std::fs::create_dir_all(root.join("pkg/app/src"))?;
-        std::fs::create_dir_all(&user)?;
-        std::fs::write(user.join("AGENTS.md"), "mine")?;
-        std::fs::write(root.join("AGENTS.md"), "root")?;
-        std::fs::write(root.join("CLAUDE.md"), "root claude (not read)")?;
-        std::fs::write(root.join("pkg/CLAUDE.md"), "pkg claude")?;
-        std::fs::write(root.join("pkg/app/AGENTS.md"), "app")?;
-        std::fs::write(root.join("pkg/app/src/AGENTS.md"), "  ")?;
+        tandem_tool_api::testing::write_files(&user, &[("AGENTS.md", "mine")])?;
+        tandem_tool_api::testing::write_files(
+            &root,
+            &[
+                ("AGENTS.md", "root"),
+                ("CLAUDE.md", "root claude (not read)"),
+                ("pkg/CLAUDE.md", "pkg claude"),
+                ("pkg/app/AGENTS.md", "app"),
+                ("pkg/app/src/AGENTS.md", "  "),
+            ],
+        )?;
         let (files, problems) = chain(&places(&root, &root.join("pkg/app/src"), Some(&user)));
         assert!(problems.is_empty(), "{problems:?}");
         let seen: Vec<_> = files.iter().map(|f| (f.file.as_str(), f.text.as_str())).collect();

@@ -170,18 +170,20 @@ mod tests {
     fn skills_are_found_marked_and_listed() -> std::io::Result<()> {
         let dir = tempfile::tempdir()?;
         let (root, user) = (dir.path().join("ws"), dir.path().join("config"));
-        std::fs::create_dir_all(root.join(".tandem/skills/release/scripts"))?;
-        std::fs::create_dir_all(root.join(".claude/skills/release"))?;
-        std::fs::create_dir_all(user.join("skills/notes"))?;
-        std::fs::write(
-            root.join(".tandem/skills/release/SKILL.md"),
-            "---\nname: release\ndescription: Cut a release of the crate\nlicense: MIT\n---\n1. Run scripts/bump.sh\n",
+        tandem_tool_api::testing::write_files(
+            &root,
+            &[
+                (
+                    ".tandem/skills/release/SKILL.md",
+                    "---\nname: release\ndescription: Cut a release of the crate\nlicense: MIT\n---\n1. Run scripts/bump.sh\n",
+                ),
+                (".tandem/skills/release/scripts/bump.sh", "echo bump"),
+                (".claude/skills/release/SKILL.md", "---\nname: release\ndescription: other\n---\nx"),
+            ],
         )?;
-        std::fs::write(root.join(".tandem/skills/release/scripts/bump.sh"), "echo bump")?;
-        std::fs::write(root.join(".claude/skills/release/SKILL.md"), "---\nname: release\ndescription: other\n---\nx")?;
-        std::fs::write(
-            user.join("skills/notes/SKILL.md"),
-            "---\nname: notes\ndescription: Take notes\n---\nWrite notes.",
+        tandem_tool_api::testing::write_files(
+            &user,
+            &[("skills/notes/SKILL.md", "---\nname: notes\ndescription: Take notes\n---\nWrite notes.")],
         )?;
         let places = Places { root: root.clone(), cwd: root.clone(), user_dir: Some(user), trusted: false };
         let (found, problems) = skills(&places);

@@ -156,14 +156,16 @@ mod tests {
     fn each_arrives_once_on_first_touch() -> std::io::Result<()> {
         let dir = tempfile::tempdir()?;
         let root = dir.path().to_path_buf();
-        std::fs::create_dir_all(root.join("pkg/api"))?;
-        std::fs::create_dir_all(root.join("app"))?;
-        std::fs::create_dir_all(root.join(".tandem/rules"))?;
-        std::fs::write(root.join("AGENTS.md"), "root")?;
-        std::fs::write(root.join("app/AGENTS.md"), "app (in the prompt already)")?;
-        std::fs::write(root.join("pkg/AGENTS.md"), "pkg rules")?;
-        std::fs::write(root.join("pkg/api/CLAUDE.md"), "api rules")?;
-        std::fs::write(root.join(".tandem/rules/py.md"), "---\npaths: [\"*.py\"]\n---\nType hints.")?;
+        tandem_tool_api::testing::write_files(
+            &root,
+            &[
+                ("AGENTS.md", "root"),
+                ("app/AGENTS.md", "app (in the prompt already)"),
+                ("pkg/AGENTS.md", "pkg rules"),
+                ("pkg/api/CLAUDE.md", "api rules"),
+                (".tandem/rules/py.md", "---\npaths: [\"*.py\"]\n---\nType hints."),
+            ],
+        )?;
         let places = Places { root: root.clone(), cwd: root.join("app"), user_dir: None, trusted: false };
         let (rules, _) = crate::rules::rules(&places);
         let mut tracker = Tracker::default();

@@ -43,6 +43,28 @@ async fn turn(client: &Client, request: &Request) -> (Response, Vec<Event>) {
     }
 }
 
+/// A provider that streams the recorded `stream`, then answers `then`, and a client speaking
+/// `kind` to it for `model`.
+async fn recorded(kind: ProviderKind, model: &str, stream: &str, then: Vec<Turn>) -> (FakeProvider, Client) {
+    let provider = FakeProvider::start([vec![Turn::raw(fixture(stream))], then].concat()).await;
+    let client = client(settings(kind, &provider.base_url(), model));
+    (provider, client)
+}
+
+/// A conversation that starts with `text`, and its first turn.
+async fn ask(client: &Client, text: &str) -> (Request, (Response, Vec<Event>)) {
+    let request = Request { messages: vec![user(text).into()], ..Request::default() };
+    let first = turn(client, &request).await;
+    (request, first)
+}
+
+/// The turn after `first`: the request goes on with its message and the results of `calls`.
+async fn answer(client: &Client, request: &mut Request, first: Response, calls: &[&str]) -> Response {
+    request.messages.push(first.message.into());
+    request.messages.push(results(calls).into());
+    turn(client, request).await.0
+}
+
 fn client(settings: ProviderSettings) -> Client {
     match Client::new(settings) {
         Ok(client) => client,
@@ -64,8 +86,7 @@ async fn deepseek_reasoning_goes_back_on_every_tool_call_turn_and_only_there() {
     ])
     .await;
     let client = client(settings(ProviderKind::OpenAi, &provider.base_url(), "deepseek-chat"));
-    let mut request = Request { messages: vec![user("fix a.rs").into()], ..Request::default() };
-    let (first, events) = turn(&client, &request).await;
+    let (mut request, (first, events)) = ask(&client, "fix a.rs").await;
     assert_eq!(
         first.message.content[0],
         Part::Thinking {
@@ -86,9 +107,7 @@ async fn deepseek_reasoning_goes_back_on_every_tool_call_turn_and_only_there() {
         }
     );
     assert!(events.contains(&Event::ThinkingDelta(" Read it first.".into())), "{events:?}");
-    request.messages.push(first.message.into());
-    request.messages.push(results(&["call_00_q9kKpmHzF"]).into());
-    let (second, _) = turn(&client, &request).await;
+    let second = answer(&client, &mut request, first, &["call_00_q9kKpmHzF"]).await;
     request.messages.push(second.message.into());
     request.messages.push((user("thanks; and y?")).into());
     turn(&client, &request).await;
@@ -112,11 +131,10 @@ async fn deepseek_reasoning_goes_back_on_every_tool_call_turn_and_only_there() {
 
 #[tokio::test]
 async fn gemini_thought_signatures_go_back_verbatim_on_their_call_only() {
-    let provider =
-        FakeProvider::start(vec![Turn::raw(fixture("gemini_parallel_calls.sse")), Turn::reply("done")]).await;
-    let client = client(settings(ProviderKind::OpenAi, &provider.base_url(), "gemini-2.5-flash"));
-    let mut request = Request { messages: vec![user("read a.rs and b.rs").into()], ..Request::default() };
-    let (first, _) = turn(&client, &request).await;
+    let (provider, client) =
+        recorded(ProviderKind::OpenAi, "gemini-2.5-flash", "gemini_parallel_calls.sse", vec![Turn::reply("done")])
+            .await;
+    let (mut request, (first, _)) = ask(&client, "read a.rs and b.rs").await;
     assert_eq!(first.usage.reasoning_tokens, 134);
     let ids: Vec<String> = first
         .message
@@ -128,11 +146,8 @@ async fn gemini_thought_signatures_go_back_verbatim_on_their_call_only() {
         })
         .collect();
     assert_eq!(ids, ["function-call-13398155582946432386", "function-call-13398155582946432387"]);
-    request.messages.push(first.message.into());
-    request
-        .messages
-        .push(results(&["function-call-13398155582946432386", "function-call-13398155582946432387"]).into());
-    turn(&client, &request).await;
+    answer(&client, &mut request, first, &["function-call-13398155582946432386", "function-call-13398155582946432387"])
+        .await;
     let body = &provider.requests()[1].body;
     assert_eq!(
         assistant_messages(body),
@@ -156,10 +171,9 @@ async fn gemini_thought_signatures_go_back_verbatim_on_their_call_only() {
 
 #[tokio::test]
 async fn mistral_typed_thinking_parts_are_shown_as_thinking_and_not_sent_back() {
-    let provider = FakeProvider::start(vec![Turn::raw(fixture("mistral_magistral.sse")), Turn::reply("ok")]).await;
-    let client = client(settings(ProviderKind::OpenAi, &provider.base_url(), "magistral-medium-2509"));
-    let mut request = Request { messages: vec![user("what is in a.rs?").into()], ..Request::default() };
-    let (first, events) = turn(&client, &request).await;
+    let (provider, client) =
+        recorded(ProviderKind::OpenAi, "magistral-medium-2509", "mistral_magistral.sse", vec![Turn::reply("ok")]).await;
+    let (mut request, (first, events)) = ask(&client, "what is in a.rs?").await;
     let shown: Vec<&Event> = events.iter().filter(|event| !matches!(event, Event::Usage(_))).collect();
     assert_eq!(
         shown[..4],
@@ -189,9 +203,7 @@ async fn mistral_typed_thinking_parts_are_shown_as_thinking_and_not_sent_back() 
         ]
     );
     assert_eq!((first.usage.input_tokens, first.usage.output_tokens), (90, 40));
-    request.messages.push(first.message.into());
-    request.messages.push(results(&["D681PevKs"]).into());
-    turn(&client, &request).await;
+    answer(&client, &mut request, first, &["D681PevKs"]).await;
     assert_eq!(
         assistant_messages(&provider.requests()[1].body),
         [json!({
@@ -205,8 +217,8 @@ async fn mistral_typed_thinking_parts_are_shown_as_thinking_and_not_sent_back() 
 
 #[tokio::test]
 async fn groq_whole_calls_in_one_chunk_and_usage_under_x_groq() {
-    let provider = FakeProvider::start(vec![Turn::raw(fixture("groq_whole_calls.sse"))]).await;
-    let client = client(settings(ProviderKind::OpenAi, &provider.base_url(), "llama-3.3-70b-versatile"));
+    let (_provider, client) =
+        recorded(ProviderKind::OpenAi, "llama-3.3-70b-versatile", "groq_whole_calls.sse", vec![]).await;
     let request = Request { messages: vec![user("read both").into()], ..Request::default() };
     let (response, _) = turn(&client, &request).await;
     let calls: Vec<(String, Value)> = response
@@ -227,13 +239,10 @@ async fn groq_whole_calls_in_one_chunk_and_usage_under_x_groq() {
 
 #[tokio::test]
 async fn ollama_whole_calls_under_one_index_and_reasoning_goes_back_as_reasoning() {
-    let provider = FakeProvider::start(vec![Turn::raw(fixture("ollama_reasoning_calls.sse")), Turn::reply("ok")]).await;
-    let client = client(settings(ProviderKind::OpenAi, &provider.base_url(), "qwen3:8b"));
-    let mut request = Request { messages: vec![user("read both").into()], ..Request::default() };
-    let (first, _) = turn(&client, &request).await;
-    request.messages.push(first.message.into());
-    request.messages.push(results(&["call_o1", "call_o2"]).into());
-    turn(&client, &request).await;
+    let (provider, client) =
+        recorded(ProviderKind::OpenAi, "qwen3:8b", "ollama_reasoning_calls.sse", vec![Turn::reply("ok")]).await;
+    let (mut request, (first, _)) = ask(&client, "read both").await;
+    answer(&client, &mut request, first, &["call_o1", "call_o2"]).await;
     let sent = assistant_messages(&provider.requests()[1].body);
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0]["reasoning"], "Two files to read.");
@@ -245,16 +254,17 @@ async fn ollama_whole_calls_under_one_index_and_reasoning_goes_back_as_reasoning
 
 #[tokio::test]
 async fn anthropic_signed_and_redacted_thinking_go_back_in_order() {
-    let provider =
-        FakeProvider::start(vec![Turn::raw(fixture("anthropic_redacted_thinking.sse")), Turn::reply("ok")]).await;
-    let client = client(settings(ProviderKind::Anthropic, &provider.base_url(), "claude-sonnet-4-5"));
-    let mut request = Request { messages: vec![user("what does a.rs do?").into()], ..Request::default() };
-    let (first, _) = turn(&client, &request).await;
+    let (provider, client) = recorded(
+        ProviderKind::Anthropic,
+        "claude-sonnet-4-5",
+        "anthropic_redacted_thinking.sse",
+        vec![Turn::reply("ok")],
+    )
+    .await;
+    let (mut request, (first, _)) = ask(&client, "what does a.rs do?").await;
     // Cache reads are part of the prompt.
     assert_eq!((first.usage.input_tokens, first.usage.cache_read_tokens, first.usage.output_tokens), (2050, 2000, 89));
-    request.messages.push(first.message.into());
-    request.messages.push(results(&["toolu_01T1x1fJ34qAmk2tNTrN7Up6"]).into());
-    turn(&client, &request).await;
+    answer(&client, &mut request, first, &["toolu_01T1x1fJ34qAmk2tNTrN7Up6"]).await;
     let body = &provider.requests()[1].body;
     assert_eq!(
         body["messages"][1],

@@ -25,7 +25,7 @@ pub use error::McpError;
 pub use manager::McpManager;
 pub use serve::{ServeError, TandemServer};
 pub use server::{Health, McpServer, RemoteTool, stdio_binaries};
-pub use tool::{Dispatcher, McpTool};
+pub use tool::McpTool;
 pub use tracking::CallRecord;
 
 /// reqwest is built without a default TLS provider (no aws-lc): install ring once.

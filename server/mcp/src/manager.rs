@@ -12,7 +12,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tandem_tool_api::{Registry, Tool, ToolContext, ToolError, ToolOutput};
+use tandem_tool_api::{Registry, Tool, ToolContext};
 use tokio::sync::mpsc;
 
 use crate::config::{McpConfig, ServerConfig, Startup};
@@ -315,21 +315,9 @@ impl McpManager {
     }
 }
 
-#[async_trait::async_trait]
 impl Dispatcher for McpManager {
     fn server(&self, name: &str) -> Option<Arc<McpServer>> {
         McpManager::server(self, name)
-    }
-
-    /// Through the whole resilience chain ([`crate::dispatch`]).
-    async fn call(
-        &self,
-        server: &McpServer,
-        remote: &RemoteTool,
-        arguments: Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        crate::dispatch::call(self, server, remote, arguments, ctx).await
     }
 }
 

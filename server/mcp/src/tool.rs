@@ -41,20 +41,12 @@ pub(crate) fn rank_document(server: &str, tags: &[String], remote: &RemoteTool) 
     tandem_rank::document(&remote.exposed, &[], &[], &description(server, tags, remote))
 }
 
-/// What an MCP tool needs of the client: its server by name, and the call through the
-/// resilience chain. The manager implements it; tools hold it weakly (the manager holds them).
-#[async_trait]
-pub trait Dispatcher: Send + Sync {
+/// What an MCP tool needs of the client: its server by name, and what the resilience chain
+/// ([`crate::dispatch::call`]) keeps. The manager implements it; tools hold it weakly (the
+/// manager holds them).
+pub(crate) trait Dispatcher: crate::dispatch::Ledger {
     /// The server named `name`, if it is still configured.
     fn server(&self, name: &str) -> Option<Arc<McpServer>>;
-    /// Calls `remote` of `server` on behalf of `ctx`.
-    async fn call(
-        &self,
-        server: &McpServer,
-        remote: &RemoteTool,
-        arguments: Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError>;
 }
 
 /// One tool of one server.
@@ -67,7 +59,7 @@ pub struct McpTool {
 
 impl McpTool {
     /// The tool `remote` of `server`, whose configuration gives it `tags`.
-    pub fn new(dispatcher: Weak<dyn Dispatcher>, server: &str, tags: &[String], remote: RemoteTool) -> Self {
+    pub(crate) fn new(dispatcher: Weak<dyn Dispatcher>, server: &str, tags: &[String], remote: RemoteTool) -> Self {
         let description = description(server, tags, &remote);
         let mut parameters = remote.schema.clone();
         if let Value::Object(map) = &mut parameters {
@@ -96,7 +88,7 @@ impl Tool for McpTool {
                 self.server
             )));
         };
-        dispatcher.call(&server, &self.remote, args, &ctx).await
+        crate::dispatch::call(dispatcher.as_ref(), &server, &self.remote, args, &ctx).await
     }
 }
 

@@ -52,6 +52,15 @@ fn types(schema: &Value) -> Vec<&str> {
     }
 }
 
+/// The schema's types, each as `each` writes it, joined by `sep`; `none` when it states none.
+fn each_type(schema: &Value, (none, sep): (&str, &str), each: impl Fn(&str) -> String) -> String {
+    let ts = types(schema);
+    if ts.is_empty() {
+        return none.to_owned();
+    }
+    ts.into_iter().map(each).collect::<Vec<_>>().join(sep)
+}
+
 fn variants(schema: &Value) -> Option<&Vec<Value>> {
     schema.get("oneOf").or_else(|| schema.get("anyOf")).and_then(Value::as_array)
 }
@@ -125,32 +134,25 @@ fn ts_type(schema: &Value, indent: &str) -> String {
             .collect();
         return parts.join(" | ");
     }
-    let ts = types(schema);
-    if ts.is_empty() {
-        return "unknown".to_owned();
-    }
-    ts.iter()
-        .map(|t| match *t {
-            "string" => "string".to_owned(),
-            "integer" | "number" => "number".to_owned(),
-            "boolean" => "boolean".to_owned(),
-            "null" => "null".to_owned(),
-            "array" => {
-                let item = schema.get("items").map_or_else(|| "unknown".to_owned(), |i| ts_type(i, indent));
-                if item.contains(' ') { format!("({item})[]") } else { format!("{item}[]") }
+    each_type(schema, ("unknown", " | "), |t| match t {
+        "string" => "string".to_owned(),
+        "integer" | "number" => "number".to_owned(),
+        "boolean" => "boolean".to_owned(),
+        "null" => "null".to_owned(),
+        "array" => {
+            let item = schema.get("items").map_or_else(|| "unknown".to_owned(), |i| ts_type(i, indent));
+            if item.contains(' ') { format!("({item})[]") } else { format!("{item}[]") }
+        }
+        "object" if own_object => ts_object(schema, indent),
+        "object" => match schema.get("additionalProperties") {
+            Some(Value::Bool(false)) => "Record<string, never>".to_owned(),
+            Some(Value::Object(_)) => {
+                format!("Record<string, {}>", ts_type(&schema["additionalProperties"], indent))
             }
-            "object" if own_object => ts_object(schema, indent),
-            "object" => match schema.get("additionalProperties") {
-                Some(Value::Bool(false)) => "Record<string, never>".to_owned(),
-                Some(Value::Object(_)) => {
-                    format!("Record<string, {}>", ts_type(&schema["additionalProperties"], indent))
-                }
-                _ => "Record<string, unknown>".to_owned(),
-            },
-            other => panic!("unsupported JSON Schema type {other:?}"),
-        })
-        .collect::<Vec<_>>()
-        .join(" | ")
+            _ => "Record<string, unknown>".to_owned(),
+        },
+        other => panic!("unsupported JSON Schema type {other:?}"),
+    })
 }
 
 fn ts_object(schema: &Value, indent: &str) -> String {
@@ -211,39 +213,32 @@ fn lua_type(schema: &Value) -> String {
     if let Some(variants) = variants(schema) {
         return variants.iter().map(lua_type).collect::<Vec<_>>().join("|");
     }
-    let ts = types(schema);
-    if ts.is_empty() {
-        return "any".to_owned();
-    }
-    ts.iter()
-        .map(|t| match *t {
-            "string" => "string".to_owned(),
-            "integer" => "integer".to_owned(),
-            "number" => "number".to_owned(),
-            "boolean" => "boolean".to_owned(),
-            "null" => "nil".to_owned(),
-            "array" => {
-                let item = schema.get("items").map_or_else(|| "any".to_owned(), lua_type);
-                if item.contains('|') { format!("({item})[]") } else { format!("{item}[]") }
+    each_type(schema, ("any", "|"), |t| match t {
+        "string" => "string".to_owned(),
+        "integer" => "integer".to_owned(),
+        "number" => "number".to_owned(),
+        "boolean" => "boolean".to_owned(),
+        "null" => "nil".to_owned(),
+        "array" => {
+            let item = schema.get("items").map_or_else(|| "any".to_owned(), lua_type);
+            if item.contains('|') { format!("({item})[]") } else { format!("{item}[]") }
+        }
+        "object" => match schema.get("properties").and_then(Value::as_object) {
+            Some(properties) => {
+                let required = required(schema);
+                let fields: Vec<String> = properties
+                    .iter()
+                    .map(|(name, p)| {
+                        let optional = if required.contains(&name.as_str()) { "" } else { "?" };
+                        format!("{name}{optional}: {}", lua_type(p))
+                    })
+                    .collect();
+                format!("{{ {} }}", fields.join(", "))
             }
-            "object" => match schema.get("properties").and_then(Value::as_object) {
-                Some(properties) => {
-                    let required = required(schema);
-                    let fields: Vec<String> = properties
-                        .iter()
-                        .map(|(name, p)| {
-                            let optional = if required.contains(&name.as_str()) { "" } else { "?" };
-                            format!("{name}{optional}: {}", lua_type(p))
-                        })
-                        .collect();
-                    format!("{{ {} }}", fields.join(", "))
-                }
-                None => "table<string, any>".to_owned(),
-            },
-            other => panic!("unsupported JSON Schema type {other:?}"),
-        })
-        .collect::<Vec<_>>()
-        .join("|")
+            None => "table<string, any>".to_owned(),
+        },
+        other => panic!("unsupported JSON Schema type {other:?}"),
+    })
 }
 
 fn lua_comment(out: &mut String, text: Option<&str>) {

@@ -98,7 +98,9 @@ impl Lang {
             Self::Java => tree_sitter_java::TAGS_QUERY.to_owned(),
             Self::Ruby => tree_sitter_ruby::TAGS_QUERY.to_owned(),
         };
-        format!("{}\n{grammar}", extra(self))
+        // C++ has C's preprocessor, and C's additions with it.
+        let c = if self == Self::Cpp { extra(Self::C) } else { "" };
+        format!("{c}{}\n{grammar}", extra(self))
     }
 
     /// The compiled tags query (once per process, when first needed), with only the patterns
@@ -185,11 +187,10 @@ fn extra(lang: Lang) -> &'static str {
 (preproc_function_def name: (identifier) @name) @definition.macro
 "#
         }
+        // C's preprocessor too ([`Lang::query_source`] adds C's).
         Lang::Cpp => {
             r#"
 (namespace_definition name: (namespace_identifier) @name) @definition.module
-(preproc_def name: (identifier) @name) @definition.constant
-(preproc_function_def name: (identifier) @name) @definition.macro
 (alias_declaration name: (type_identifier) @name) @definition.type
 "#
         }

@@ -8,16 +8,7 @@ use crate::{Request, map};
 
 type Res = Result<(), Box<dyn std::error::Error>>;
 
-fn write(root: &Path, files: &[(&str, &str)]) -> std::io::Result<()> {
-    for (path, text) in files {
-        let path = root.join(path);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(path, text)?;
-    }
-    Ok(())
-}
+use tandem_tool_api::testing::write_files as write;
 
 const TREE: &[(&str, &str)] = &[
     ("src/upload.rs", "pub struct Uploader;\nimpl Uploader {\n    pub fn retry_failed_uploads(&self) {}\n}\n"),

@@ -49,21 +49,10 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
         "list",
         (|| {
             let (store, _) = store_of(root)?;
-            let sessions = store.list();
-            if json {
-                crate::stdout::line(&serde_json::to_string(&sessions)?);
-            } else if sessions.is_empty() {
-                crate::stdout::line("no stored sessions in this project");
-            } else {
-                for s in sessions {
-                    crate::stdout::line(&format!(
-                        "{}  {}  {}",
-                        s.session_id,
-                        s.updated_at.unwrap_or_default(),
-                        s.title.unwrap_or_else(|| "(no prompt)".to_owned())
-                    ));
-                }
-            }
+            crate::stdout::listing(&store.list(), json, "no stored sessions in this project", |s| {
+                let (updated, title) = (s.updated_at.as_deref(), s.title.as_deref());
+                format!("{}  {}  {}", s.session_id, updated.unwrap_or_default(), title.unwrap_or("(no prompt)"))
+            })?;
             Ok(())
         })(),
     )

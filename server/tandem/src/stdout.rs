@@ -18,3 +18,23 @@ pub fn text(text: &str) {
     stdout.write_all(text.as_bytes()).ok();
     stdout.flush().ok();
 }
+
+/// A list command's answer: `items` as one JSON array with `json`, else a line each as `line`
+/// writes it, or `empty` when there are none.
+pub fn listing<T: serde::Serialize>(
+    items: &[T],
+    json: bool,
+    empty: &str,
+    line: impl Fn(&T) -> String,
+) -> serde_json::Result<()> {
+    if json {
+        self::line(&serde_json::to_string(items)?);
+    } else if items.is_empty() {
+        self::line(empty);
+    } else {
+        for item in items {
+            self::line(&line(item));
+        }
+    }
+    Ok(())
+}

@@ -175,22 +175,16 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
                 "name": name, "path": path, "branch": branch, "sessions": sessions.len(), "last_session": last,
             }));
         }
-        if json {
-            crate::stdout::line(&serde_json::Value::Array(rows).to_string());
-        } else if rows.is_empty() {
-            crate::stdout::line("no agent worktrees (`tandem run --worktree NAME` makes one)");
-        } else {
-            for row in rows {
-                crate::stdout::line(&format!(
-                    "{}  {}  {}  {} session(s){}",
-                    row["name"].as_str().unwrap_or_default(),
-                    row["branch"].as_str().unwrap_or_default(),
-                    row["path"].as_str().unwrap_or_default(),
-                    row["sessions"],
-                    row["last_session"].as_str().map(|s| format!(", last {s}")).unwrap_or_default()
-                ));
-            }
-        }
+        crate::stdout::listing(&rows, json, "no agent worktrees (`tandem run --worktree NAME` makes one)", |row| {
+            format!(
+                "{}  {}  {}  {} session(s){}",
+                row["name"].as_str().unwrap_or_default(),
+                row["branch"].as_str().unwrap_or_default(),
+                row["path"].as_str().unwrap_or_default(),
+                row["sessions"],
+                row["last_session"].as_str().map(|s| format!(", last {s}")).unwrap_or_default()
+            )
+        })?;
         Ok(())
     };
     match run() {

@@ -376,6 +376,10 @@ fn common_suffix_len(a: &[u8], b: &[u8]) -> usize {
 }
 
 #[cfg(test)]
+#[path = "../tests/support/line_edits.rs"]
+mod line_edits;
+
+#[cfg(test)]
 mod tests {
     use std::fmt::Write as _;
 
@@ -767,22 +771,11 @@ mod tests {
         Ok(())
     }
 
-    /// Pairs where the common prefix or suffix ends inside a line, or a line differs only in its
-    /// terminator (found by the proptest against wrong cuts).
+    /// Pairs at the edges (a common prefix or suffix that ends inside a line, a line that differs
+    /// only in its terminator: found by the proptest against wrong cuts), either way round.
     #[test]
     fn cuts_at_line_boundaries() -> Result<(), TestCaseError> {
-        let pairs = [
-            ("\n", "a\n"),
-            ("a", "a\n"),
-            ("", "a\n"),
-            ("x\n", "a\nx\n"),
-            ("ab\nc\n", "b\nc\n"),
-            ("a\nb", "a\nab"),
-            ("a\r\nb\r\n", "a\nb\r\n"),
-            ("é\n", "ê\n"),
-            ("a\rb\n", "a\nb\n"),
-        ];
-        for (a, b) in pairs {
+        for &(a, b) in line_edits::EDGE_PAIRS {
             for mask in 0..4 {
                 check_subset(a, b, mask)?;
                 check_subset(b, a, mask)?;
@@ -813,17 +806,7 @@ mod tests {
         let edited = (prop::collection::vec(line(), 0..40), prop::collection::vec(edit, 0..5), last(), last())
             .prop_map(|(a, edits, a_last, b_last)| {
                 let mut b = a.clone();
-                for (at, kind, line) in edits {
-                    let at = at.index(b.len() + 1);
-                    match kind {
-                        0 => b.insert(at, line),
-                        1 if at < b.len() => b[at] = line,
-                        _ if at < b.len() => {
-                            b.remove(at);
-                        }
-                        _ => {}
-                    }
-                }
+                line_edits::apply(&mut b, edits);
                 (text(a, a_last), text(b, b_last))
             });
         prop_oneof![independent, edited]

@@ -179,6 +179,13 @@ struct Case {
     expect: Expect,
 }
 
+impl Case {
+    /// An edit of `text` (one occurrence of `old`, not `replace_all`).
+    fn edit(text: String, old: String, new: String, expect: Expect) -> Self {
+        Self { text, old, new, replace_all: false, expect }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     /// Must be correct.
@@ -205,13 +212,8 @@ fn map_lines(lines: &[String], f: impl Fn(&str) -> String) -> String {
 
 fn case(change: &Change, old: String, new: String) -> Option<Case> {
     // A drifted old_string that is verbatim elsewhere in the file is another real target.
-    (old != change.old_string() && !change.pre.contains(&old) || old == change.old_string()).then(|| Case {
-        text: change.pre.clone(),
-        old,
-        new,
-        replace_all: false,
-        expect: Expect::Text(change.expected()),
-    })
+    (old != change.old_string() && !change.pre.contains(&old) || old == change.old_string())
+        .then(|| Case::edit(change.pre.clone(), old, new, Expect::Text(change.expected())))
 }
 
 fn exact(change: &Change, _: &mut Lcg) -> Option<Case> {
@@ -219,13 +221,12 @@ fn exact(change: &Change, _: &mut Lcg) -> Option<Case> {
 }
 
 fn crlf(change: &Change, _: &mut Lcg) -> Option<Case> {
-    Some(Case {
-        text: change.pre.replace('\n', "\r\n"),
-        old: change.old_string(),
-        new: change.new_string(),
-        replace_all: false,
-        expect: Expect::Text(change.expected().replace('\n', "\r\n")),
-    })
+    Some(Case::edit(
+        change.pre.replace('\n', "\r\n"),
+        change.old_string(),
+        change.new_string(),
+        Expect::Text(change.expected().replace('\n', "\r\n")),
+    ))
 }
 
 fn has_trailing_whitespace(lines: &[String]) -> bool {
@@ -458,13 +459,7 @@ fn identifier_on_kept_line(change: &Change, rng: &mut Lcg) -> Option<Case> {
 }
 
 fn must_fail(change: &Change, old: String, new: String) -> Option<Case> {
-    (!change.pre.contains(&old)).then(|| Case {
-        text: change.pre.clone(),
-        old,
-        new,
-        replace_all: false,
-        expect: Expect::RefusedOr(change.expected()),
-    })
+    (!change.pre.contains(&old)).then(|| Case::edit(change.pre.clone(), old, new, Expect::RefusedOr(change.expected())))
 }
 
 fn identifier_old(change: &Change, rng: &mut Lcg) -> Option<Case> {
@@ -476,35 +471,17 @@ fn identifier_both(change: &Change, rng: &mut Lcg) -> Option<Case> {
 }
 
 fn already_applied(change: &Change, _: &mut Lcg) -> Option<Case> {
-    Some(Case {
-        text: change.expected(),
-        old: change.old_string(),
-        new: change.new_string(),
-        replace_all: false,
-        expect: Expect::Refused,
-    })
+    Some(Case::edit(change.expected(), change.old_string(), change.new_string(), Expect::Refused))
 }
 
 fn already_applied_drifted(change: &Change, rng: &mut Lcg) -> Option<Case> {
     let right = rng.next(2) == 0;
-    Some(Case {
-        text: change.expected(),
-        old: shift(&change.old, right)?,
-        new: shift(&change.new, right)?,
-        replace_all: false,
-        expect: Expect::Refused,
-    })
+    Some(Case::edit(change.expected(), shift(&change.old, right)?, shift(&change.new, right)?, Expect::Refused))
 }
 
 fn ambiguous(change: &Change, _: &mut Lcg) -> Option<Case> {
     let old = change.old_string();
-    Some(Case {
-        text: format!("{}\n{old}", change.pre),
-        old,
-        new: change.new_string(),
-        replace_all: false,
-        expect: Expect::Refused,
-    })
+    Some(Case::edit(format!("{}\n{old}", change.pre), old, change.new_string(), Expect::Refused))
 }
 
 fn replace_all(change: &Change, rng: &mut Lcg) -> Option<Case> {

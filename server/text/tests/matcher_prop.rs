@@ -14,6 +14,8 @@
 //! else byte for byte as it was, or is refused; and where the escaping can be undone (a JSON
 //! string, or line breaks in code without a `\n` of its own), it lands exactly as intended.
 
+use std::ops::Range;
+
 use proptest::prelude::*;
 use tandem_text::LineEnding;
 use tandem_text::matcher::find;
@@ -45,16 +47,10 @@ enum Drift {
 }
 
 fn drift() -> impl Strategy<Value = Drift> {
-    prop_oneof![
-        Just(Drift::None),
-        Just(Drift::IndentOld),
-        Just(Drift::IndentBoth),
-        Just(Drift::TrailingBoth),
-        Just(Drift::TabsBoth),
-        Just(Drift::BlankOld),
-        Just(Drift::WordOnChangedLine),
-        Just(Drift::WordOnKeptLineBoth),
-    ]
+    use Drift::*;
+    prop::sample::select(
+        &[None, IndentOld, IndentBoth, TrailingBoth, TabsBoth, BlankOld, WordOnChangedLine, WordOnKeptLineBoth][..],
+    )
 }
 
 fn join(lines: &[String]) -> String {
@@ -94,11 +90,7 @@ proptest! {
         how in drift(),
     ) {
         let text_lines: Vec<String> = source.iter().map(render_line).collect();
-        prop_assume!(size < text_lines.len());
-        let start = start % (text_lines.len() - size);
-        let block: Vec<String> = text_lines[start..start + size].to_vec();
-        let text = join(&text_lines);
-        let old_exact = join(&block);
+        let (_, block, text, old_exact) = block_of(&text_lines, start, size)?;
         prop_assume!(block.iter().filter(|l| !l.trim().is_empty()).count() >= 2);
         prop_assume!(text.matches(&old_exact).count() == 1);
         let at = at % size;
@@ -191,7 +183,7 @@ fn shaped(lines: &[(usize, usize)]) -> Vec<String> {
     out
 }
 
-fn shapes(len: std::ops::Range<usize>, marker: bool) -> impl Strategy<Value = Vec<(usize, usize)>> {
+fn shapes(len: Range<usize>, marker: bool) -> impl Strategy<Value = Vec<(usize, usize)>> {
     prop::collection::vec((0usize..2, 0usize..SHAPES.len() + usize::from(marker)), len)
 }
 
@@ -212,6 +204,59 @@ fn edited(block: &[String], at: usize, del: usize, ins: &[String]) -> Vec<String
     out
 }
 
+/// Lines `start..start + size` of `lines` (`start` taken modulo what fits) as `(start, block,
+/// text of all lines, text of the block)`; rejected unless there are more lines than `size`.
+fn block_of(
+    lines: &[String],
+    start: usize,
+    size: usize,
+) -> Result<(usize, Vec<String>, String, String), TestCaseError> {
+    prop_assume!(size < lines.len());
+    let start = start % (lines.len() - size);
+    let block = lines[start..start + size].to_vec();
+    let old_exact = join(&block);
+    Ok((start, block, join(lines), old_exact))
+}
+
+/// An edit of a block of code-like lines: the text of `source`, and the block of `size` of its
+/// lines from `start` (both taken modulo what fits), which occurs in it once, with `del` of its
+/// lines from `at` replaced by `insert`'s.
+struct BlockEdit {
+    lines: Vec<String>,
+    text: String,
+    start: usize,
+    block: Vec<String>,
+    /// The block's text and where it starts in `text`.
+    old_exact: String,
+    begin: usize,
+    at: usize,
+    del: usize,
+    ins: Vec<String>,
+    new_block: Vec<String>,
+}
+
+/// What a [`BlockEdit`] is drawn from: the text's line shapes, `start`, `size`, `at`, `del` and
+/// the inserted line shapes.
+type Draw = (Vec<(usize, usize)>, usize, usize, usize, usize, Vec<(usize, usize)>);
+
+/// Texts of 8 to 30 lines, blocks of `size` lines, edits that delete `del` lines and insert
+/// `insert` (a marked line among them).
+fn draws(size: Range<usize>, del: Range<usize>, insert: Range<usize>) -> impl Strategy<Value = Draw> {
+    (shapes(8..30, false), 0usize..30, size.clone(), 0..size.end, del, shapes(insert, true))
+}
+
+fn block_edit((source, start, size, at, del, insert): Draw) -> Result<BlockEdit, TestCaseError> {
+    let lines = shaped(&source);
+    let (start, block, text, old_exact) = block_of(&lines, start, size)?;
+    let begin = join(&lines[..start]).len();
+    prop_assume!(occurrences(&text, &old_exact) == [begin]);
+    let at = at % (size + 1);
+    let del = del.min(size - at);
+    let ins = shaped(&insert);
+    let new_block = edited(&block, at, del, &ins);
+    Ok(BlockEdit { lines, text, start, block, old_exact, begin, at, del, ins, new_block })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 3000, max_global_rejects: 1_000_000, ..ProptestConfig::default() })]
 
@@ -221,33 +266,18 @@ proptest! {
     /// diff can be read.
     #[test]
     fn a_dropped_blank_line_lands_where_it_was_or_the_edit_is_refused(
-        source in shapes(8..30, false),
-        start in 0usize..30,
-        size in 3usize..9,
-        at in 0usize..9,
-        del in 0usize..3,
-        insert in shapes(0..5, true),
+        draw in draws(3..9, 0..3, 0..5),
         pick in 0usize..4,
         both in any::<bool>(),
     ) {
-        let text_lines = shaped(&source);
-        prop_assume!(size < text_lines.len());
-        let start = start % (text_lines.len() - size);
-        let block = text_lines[start..start + size].to_vec();
-        let text = join(&text_lines);
-        let old_exact = join(&block);
-        let begin = join(&text_lines[..start]).len();
-        prop_assume!(occurrences(&text, &old_exact) == [begin]);
-        let at = at % (size + 1);
-        let del = del.min(size - at);
-        let ins = shaped(&insert);
-        let new_block = edited(&block, at, del, &ins);
+        let BlockEdit { lines: text_lines, text, block, old_exact, begin, at, del, ins, new_block, .. } =
+            block_edit(draw)?;
         prop_assume!(new_block != block);
         let expected = format!("{}{}{}", &text[..begin], join(&new_block), &text[begin + old_exact.len()..]);
         let expected_lines: Vec<String> = expected.lines().map(str::to_owned).collect();
         prop_assume!(no_double_blank(&expected_lines));
         // A blank line the edit keeps, inside old_string (not its first or last line).
-        let kept: Vec<usize> = (1..size - 1).filter(|&i| block[i].is_empty() && (i < at || i >= at + del)).collect();
+        let kept: Vec<usize> = (1..block.len() - 1).filter(|&i| block[i].is_empty() && (i < at || i >= at + del)).collect();
         prop_assume!(!kept.is_empty());
         let blank = kept[pick % kept.len()];
         let mut old = block.clone();
@@ -275,30 +305,15 @@ proptest! {
     /// blank lines are ignored: the edit is refused, never made twice.
     #[test]
     fn an_edit_the_file_already_holds_is_refused(
-        source in shapes(8..30, false),
-        start in 0usize..30,
-        size in 2usize..7,
-        at in 0usize..7,
-        del in 0usize..2,
-        insert in shapes(1..5, true),
+        draw in draws(2..7, 0..2, 1..5),
         blank in 0usize..8,
     ) {
-        let text_lines = shaped(&source);
-        prop_assume!(size < text_lines.len());
-        let start = start % (text_lines.len() - size);
-        let block = text_lines[start..start + size].to_vec();
-        let before = join(&text_lines);
-        let old_exact = join(&block);
-        let begin = join(&text_lines[..start]).len();
-        prop_assume!(occurrences(&before, &old_exact) == [begin]);
-        let at = at % (size + 1);
-        let del = del.min(size - at);
-        let ins = shaped(&insert);
+        let BlockEdit { text: before, start, block, old_exact, begin, ins, new_block, .. } =
+            block_edit(draw)?;
         prop_assume!(ins.iter().any(|l| l.contains("changed_marker")));
-        let new_block = edited(&block, at, del, &ins);
         let text = format!("{}{}{}", &before[..begin], join(&new_block), &before[begin + old_exact.len()..]);
         let mut old = block.clone();
-        if blank < size && old[blank].is_empty() {
+        if blank < block.len() && old[blank].is_empty() {
             old.remove(blank);
         }
         prop_assume!(old.iter().any(|l| !l.trim().is_empty()));
@@ -428,11 +443,7 @@ proptest! {
         ],
     ) {
         let text_lines: Vec<String> = source.iter().map(escaped_line).collect();
-        prop_assume!(size < text_lines.len());
-        let start = start % (text_lines.len() - size);
-        let block: Vec<String> = text_lines[start..start + size].to_vec();
-        let text = join(&text_lines);
-        let old_exact = join(&block);
+        let (_, block, text, old_exact) = block_of(&text_lines, start, size)?;
         prop_assume!(text.matches(&old_exact).count() == 1);
         let at = at % size;
         let new_line = escaped_line(&line);

@@ -1,7 +1,8 @@
 //! Test support shared by the tools' fixture tests (behind the `testing` feature, which the tool
 //! crates turn on in their dev-dependencies): a fixture (files under `//- path` headers, `<CR>`,
 //! `<NUL>` and `<NOEOL>` markers) written to a temporary workspace, a registry of the tools under
-//! test to call, and results rendered for snapshots.
+//! test to call, and results rendered for snapshots; and files written from (path, text) pairs,
+//! for the tests of the crates that read a workspace.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -35,6 +36,18 @@ pub fn write_fixture(root: &Path, fixture: &str) {
         std::fs::create_dir_all(path.parent().unwrap_or(root)).ok();
         std::fs::write(path, text.replace("<CR>", "\r").replace("<NUL>", "\0").replace("<NOEOL>\n", "")).ok();
     }
+}
+
+/// Writes `files` (path under `root`, text), creating their folders.
+pub fn write_files(root: &Path, files: &[(&str, &str)]) -> std::io::Result<()> {
+    for (rel, text) in files {
+        let path = root.join(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, text)?;
+    }
+    Ok(())
 }
 
 /// A result as a snapshot shows it: title and output (or the error), then the metadata that

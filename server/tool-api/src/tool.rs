@@ -141,6 +141,35 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
     }
 }
 
+/// Declares a tool that needs no state of its own, once: `tool!(pub(crate) Read(Args) = DECL)`
+/// is the unit struct `Read` and its [`TypedTool`] impl, with the declaration `DECL` (a
+/// [`Decl`](crate::Decl) expression), the argument type `Args`, and as its `run` the module's
+/// async function `run(args: Args, ctx: ToolContext)`; `tool!(... = DECL, read_file)` names
+/// another (a function or a closure), for a module that declares more than one tool.
+#[macro_export]
+macro_rules! tool {
+    ($(#[$attr:meta])* $vis:vis $name:ident($args:ty) = $decl:expr) => {
+        $crate::tool!($(#[$attr])* $vis $name($args) = $decl, run);
+    };
+    ($(#[$attr:meta])* $vis:vis $name:ident($args:ty) = $decl:expr, $run:expr) => {
+        $(#[$attr])*
+        $vis struct $name;
+
+        impl $crate::TypedTool for $name {
+            const DECL: $crate::Decl = $decl;
+            type Args = $args;
+
+            async fn run(
+                &self,
+                args: $args,
+                ctx: $crate::ToolContext,
+            ) -> Result<$crate::ToolOutput, $crate::ToolError> {
+                ($run)(args, ctx).await
+            }
+        }
+    };
+}
+
 /// A [`TypedTool`] with its derived spec: the [`Tool`] the registry holds ([`typed`]).
 struct Typed<T> {
     spec: ToolSpec,
@@ -195,20 +224,43 @@ mod tests {
         }
     }
 
+    tool!(Shout(Args) = Decl::new("shout", ToolGroup::Fs, "Shouts."), shout);
+
+    async fn shout(args: Args, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::new("Shouted", args.name.to_uppercase()))
+    }
+
+    /// A person's context in a fresh workspace (kept while the directory lives).
+    fn context() -> Result<(tempfile::TempDir, ToolContext), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let ctx = ToolContext::new(Arc::new(Workspace::new(dir.path(), &[])?), Arc::new(BufferCache::new()));
+        Ok((dir, ctx))
+    }
+
     fn call(tool: &dyn Tool, args: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         tool.call(args, ctx).now_or_never().unwrap_or_else(|| Err(ToolError::new("the call did not finish")))
     }
 
     #[test]
     fn a_typed_tool_is_a_tool_that_gets_its_arguments_parsed() -> Result<(), Box<dyn std::error::Error>> {
-        let dir = tempfile::tempdir()?;
-        let ctx = ToolContext::new(Arc::new(Workspace::new(dir.path(), &[])?), Arc::new(BufferCache::new()));
+        let (_dir, ctx) = context()?;
         let tool = typed(Greet);
         assert_eq!(tool.spec().name, "greet");
         let out = call(tool.as_ref(), json!({"name": "Ada"}), ctx.clone()).map_err(|e| e.message)?;
         assert_eq!(out.output, "hello Ada");
         let err = call(tool.as_ref(), json!({"name": 1}), ctx).err().map(|e| e.message).unwrap_or_default();
         assert!(err.starts_with("invalid arguments: invalid type: integer `1`"), "{err}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_tool_declared_by_the_macro_is_a_typed_tool_that_runs_its_function() -> Result<(), Box<dyn std::error::Error>> {
+        let (_dir, ctx) = context()?;
+        let tool = typed(Shout);
+        assert_eq!(tool.spec().name, "shout");
+        assert_eq!(tool.spec().parameters, schema_for::<Args>());
+        let out = call(tool.as_ref(), json!({"name": "Ada"}), ctx).map_err(|e| e.message)?;
+        assert_eq!(out.output, "ADA");
         Ok(())
     }
 }

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::approval::{CommandCheck, CommandDecision};
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::group::Group;
@@ -53,8 +53,6 @@ pub(crate) struct Args {
     /// in the sandbox because it needs the network or to write outside the workspace.
     sandbox: Option<bool>,
 }
-
-pub(crate) struct Bash;
 
 /// A background command.
 struct Job {
@@ -247,66 +245,63 @@ pub(super) async fn confirm(
     }
 }
 
-impl TypedTool for Bash {
-    const DECL: Decl = Decl::new("bash", ToolGroup::Exec, DESCRIPTION)
-        .aliases(&["run_command", "shell", "execute_command"])
-        .keywords(&["command", "terminal", "build", "test", "run", "execute"])
-        .runs_commands()
-        .always_load();
-    type Args = Args;
+tool!(pub(crate) Bash(Args) = Decl::new("bash", ToolGroup::Exec, DESCRIPTION)
+    .aliases(&["run_command", "shell", "execute_command"])
+    .keywords(&["command", "terminal", "build", "test", "run", "execute"])
+    .runs_commands()
+    .always_load(), bash);
 
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let verdict = classify(&args.command);
-        if let Verdict::Refused { reason } = &verdict {
-            return Err(ToolError::new(format!(
-                "this command is refused: {reason}. Find another way, or ask the person to run it themselves"
-            ))
-            .with("refused", true));
-        }
-        let dir = match &args.working_dir {
-            Some(raw) => ctx.workspace.resolve(raw, &ctx.working_dir)?,
-            None => ctx.working_dir.clone(),
-        };
-        if !dir.is_dir() {
-            return Err(ToolError::new(format!("working_dir `{}` is not a directory", ctx.workspace.display(&dir))));
-        }
-        let verdict = in_other_repository(verdict, &args.command, &dir, ctx.workspace.root());
-        let background = args.run_in_background.unwrap_or(false);
-        let leave_sandbox = args.sandbox == Some(false);
-        let confinement = confirm(&ctx, &args.command, &dir, &verdict, background, leave_sandbox).await?;
-        if !background {
-            if let Some(editor) = ctx.editor.clone().filter(|editor| editor.runs_commands()) {
-                return run_in_editor(&ctx, editor.as_ref(), &args.command, &dir, args.timeout, &confinement).await;
-            }
-            return run_foreground(&ctx, &args.command, &args.command, &dir, args.timeout, &confinement).await;
-        }
-        let Started { id, log, shown_log, mut child, mut stdout, mut file, group } =
-            start(&ctx, &args.command, &dir, &confinement).await?;
-        // A background command outlives this call: only the end of the process stops it.
-        let pgid = group.detach();
-        let exit = Arc::new(Mutex::new(None));
-        let job_exit = Arc::clone(&exit);
-        let log_error = Arc::new(Mutex::new(None));
-        let job_log_error = Arc::clone(&log_error);
-        tokio::spawn(async move {
-            if let Err(err) = copy_redacted(&mut stdout, &mut file).await {
-                *job_log_error.lock().unwrap_or_else(PoisonError::into_inner) = Some(err.to_string());
-            }
-            let code = child.wait().await.ok().map_or(-1, |s| s.code().unwrap_or(-1));
-            *job_exit.lock().unwrap_or_else(PoisonError::into_inner) = Some(code);
-            super::group::forget_if_gone(pgid);
-        });
-        jobs().insert(
-            id.clone(),
-            Job { command: args.command.clone(), log, read: 0, pgid, started: Instant::now(), exit, log_error },
-        );
-        Ok(ToolOutput::new(
-            format!("Started in the background: {id}"),
-            format!("Started `{}` in the background as `{id}`. Read its output and status with `bash_output` {{\"id\": \"{id}\"}}; stop it with {{\"id\": \"{id}\", \"kill\": true}}.", args.command),
-        )
-        .with("id", id)
-        .with("outputFile", shown_log))
+async fn bash(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    let verdict = classify(&args.command);
+    if let Verdict::Refused { reason } = &verdict {
+        return Err(ToolError::new(format!(
+            "this command is refused: {reason}. Find another way, or ask the person to run it themselves"
+        ))
+        .with("refused", true));
     }
+    let dir = match &args.working_dir {
+        Some(raw) => ctx.workspace.resolve(raw, &ctx.working_dir)?,
+        None => ctx.working_dir.clone(),
+    };
+    if !dir.is_dir() {
+        return Err(ToolError::new(format!("working_dir `{}` is not a directory", ctx.workspace.display(&dir))));
+    }
+    let verdict = in_other_repository(verdict, &args.command, &dir, ctx.workspace.root());
+    let background = args.run_in_background.unwrap_or(false);
+    let leave_sandbox = args.sandbox == Some(false);
+    let confinement = confirm(&ctx, &args.command, &dir, &verdict, background, leave_sandbox).await?;
+    if !background {
+        if let Some(editor) = ctx.editor.clone().filter(|editor| editor.runs_commands()) {
+            return run_in_editor(&ctx, editor.as_ref(), &args.command, &dir, args.timeout, &confinement).await;
+        }
+        return run_foreground(&ctx, &args.command, &args.command, &dir, args.timeout, &confinement).await;
+    }
+    let Started { id, log, shown_log, mut child, mut stdout, mut file, group } =
+        start(&ctx, &args.command, &dir, &confinement).await?;
+    // A background command outlives this call: only the end of the process stops it.
+    let pgid = group.detach();
+    let exit = Arc::new(Mutex::new(None));
+    let job_exit = Arc::clone(&exit);
+    let log_error = Arc::new(Mutex::new(None));
+    let job_log_error = Arc::clone(&log_error);
+    tokio::spawn(async move {
+        if let Err(err) = copy_redacted(&mut stdout, &mut file).await {
+            *job_log_error.lock().unwrap_or_else(PoisonError::into_inner) = Some(err.to_string());
+        }
+        let code = child.wait().await.ok().map_or(-1, |s| s.code().unwrap_or(-1));
+        *job_exit.lock().unwrap_or_else(PoisonError::into_inner) = Some(code);
+        super::group::forget_if_gone(pgid);
+    });
+    jobs().insert(
+        id.clone(),
+        Job { command: args.command.clone(), log, read: 0, pgid, started: Instant::now(), exit, log_error },
+    );
+    Ok(ToolOutput::new(
+        format!("Started in the background: {id}"),
+        format!("Started `{}` in the background as `{id}`. Read its output and status with `bash_output` {{\"id\": \"{id}\"}}; stop it with {{\"id\": \"{id}\", \"kill\": true}}.", args.command),
+    )
+    .with("id", id)
+    .with("outputFile", shown_log))
 }
 
 /// Output the editor keeps of a command run in its terminal (the tail when longer).
@@ -550,73 +545,68 @@ pub(crate) struct OutputArgs {
 const OUTPUT_DESCRIPTION: &str = "Read the new output and the status of a command started by `bash` with \
     run_in_background (only what was printed since the last read), or stop it with kill.";
 
-pub(crate) struct BashOutput;
+tool!(pub(crate) BashOutput(OutputArgs) = Decl::new("bash_output", ToolGroup::Exec, OUTPUT_DESCRIPTION)
+    .aliases(&["command_status", "kill_shell"])
+    .keywords(&["background", "job", "status", "kill", "logs"])
+    .session_only(), bash_output);
 
-impl TypedTool for BashOutput {
-    const DECL: Decl = Decl::new("bash_output", ToolGroup::Exec, OUTPUT_DESCRIPTION)
-        .aliases(&["command_status", "kill_shell"])
-        .keywords(&["background", "job", "status", "kill", "logs"])
-        .session_only();
-    type Args = OutputArgs;
-
-    async fn run(&self, args: OutputArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let (log, from, pgid, command, started, exit, log_error) = {
-            let table = jobs();
-            let Some(job) = table.get(&args.id) else {
-                let known: Vec<&String> = table.keys().collect();
-                return Err(ToolError::new(format!(
-                    "no background command `{}`; known: {}",
-                    args.id,
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
-                    }
-                )));
-            };
-            let log_error = job.log_error.lock().unwrap_or_else(PoisonError::into_inner).clone();
-            (job.log.clone(), job.read, job.pgid, job.command.clone(), job.started, Arc::clone(&job.exit), log_error)
-        };
-        if args.kill.unwrap_or(false) {
-            kill_group(pgid);
-            // Give the drain task a moment to see the end.
-            for _ in 0..50 {
-                if exit.lock().unwrap_or_else(PoisonError::into_inner).is_some() {
-                    break;
+async fn bash_output(args: OutputArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    let (log, from, pgid, command, started, exit, log_error) = {
+        let table = jobs();
+        let Some(job) = table.get(&args.id) else {
+            let known: Vec<&String> = table.keys().collect();
+            return Err(ToolError::new(format!(
+                "no background command `{}`; known: {}",
+                args.id,
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
                 }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        }
-        let bytes = tokio::fs::read(&log).await.map_err(|e| ToolError::new(format!("cannot read the output: {e}")))?;
-        let new = &bytes[(from as usize).min(bytes.len())..];
-        if let Some(job) = jobs().get_mut(&args.id) {
-            job.read = bytes.len() as u64;
-        }
-        let code = *exit.lock().unwrap_or_else(PoisonError::into_inner);
-        let redacted = redact(&String::from_utf8_lossy(new));
-        let shown_log = ctx.workspace.display(&log);
-        let (text, _) = cap(&redacted.text, &shown_log);
-        let status = match code {
-            None => "running".to_owned(),
-            Some(-1) => "killed".to_owned(),
-            Some(code) => format!("exited with {code}"),
+            )));
         };
-        let mut output = format!(
-            "`{command}` is {status} ({}s). New output:\n{}",
-            started.elapsed().as_secs(),
-            if text.is_empty() { "(none)".to_owned() } else { text }
-        );
-        if let Some(err) = &log_error {
-            output.push_str(&format!("\n\n(the output log is incomplete: writing it failed: {err})"));
+        let log_error = job.log_error.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        (job.log.clone(), job.read, job.pgid, job.command.clone(), job.started, Arc::clone(&job.exit), log_error)
+    };
+    if args.kill.unwrap_or(false) {
+        kill_group(pgid);
+        // Give the drain task a moment to see the end.
+        for _ in 0..50 {
+            if exit.lock().unwrap_or_else(PoisonError::into_inner).is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        Ok(ToolOutput::new(format!("{}: {status}", args.id), output)
-            .with("logError", log_error.map_or(Value::Null, Value::from))
-            .with("id", args.id)
-            .with("status", status)
-            .with("exitCode", code.map_or(Value::Null, Value::from))
-            .with("redacted", redacted.count)
-            .with("outputFile", shown_log))
     }
+    let bytes = tokio::fs::read(&log).await.map_err(|e| ToolError::new(format!("cannot read the output: {e}")))?;
+    let new = &bytes[(from as usize).min(bytes.len())..];
+    if let Some(job) = jobs().get_mut(&args.id) {
+        job.read = bytes.len() as u64;
+    }
+    let code = *exit.lock().unwrap_or_else(PoisonError::into_inner);
+    let redacted = redact(&String::from_utf8_lossy(new));
+    let shown_log = ctx.workspace.display(&log);
+    let (text, _) = cap(&redacted.text, &shown_log);
+    let status = match code {
+        None => "running".to_owned(),
+        Some(-1) => "killed".to_owned(),
+        Some(code) => format!("exited with {code}"),
+    };
+    let mut output = format!(
+        "`{command}` is {status} ({}s). New output:\n{}",
+        started.elapsed().as_secs(),
+        if text.is_empty() { "(none)".to_owned() } else { text }
+    );
+    if let Some(err) = &log_error {
+        output.push_str(&format!("\n\n(the output log is incomplete: writing it failed: {err})"));
+    }
+    Ok(ToolOutput::new(format!("{}: {status}", args.id), output)
+        .with("logError", log_error.map_or(Value::Null, Value::from))
+        .with("id", args.id)
+        .with("status", status)
+        .with("exitCode", code.map_or(Value::Null, Value::from))
+        .with("redacted", redacted.count)
+        .with("outputFile", shown_log))
 }
 
 /// Copies a background command's output to its log, redacted as it is written (the log is what

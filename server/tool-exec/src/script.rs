@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 
 use super::bash::run_foreground;
 use super::safety::{Verdict, classify};
@@ -31,45 +31,20 @@ enum Language {
     Python,
 }
 
-/// `run_shell_script`.
-pub(crate) struct ShellScript;
+const SHELL: &str = "Run a multi-line bash script (written to a file, then run with bash), with the same limits \
+    as `bash`: timeout, capped output with the full log kept, secrets redacted, destructive commands refused.";
+const PYTHON: &str = "Run a Python 3 script (written to a file, then run with python3), with the same limits as \
+    `bash`: timeout, capped output with the full log kept, secrets redacted.";
 
-/// `run_python_script`.
-pub(crate) struct PythonScript;
-
-impl TypedTool for ShellScript {
-    const DECL: Decl = Decl::new(
-        "run_shell_script",
-        ToolGroup::Exec,
-        "Run a multi-line bash script (written to a file, then run with bash), with the same limits as \
-         `bash`: timeout, capped output with the full log kept, secrets redacted, destructive commands refused.",
-    )
+tool!(pub(crate) ShellScript(Args) = Decl::new("run_shell_script", ToolGroup::Exec, SHELL)
     .aliases(&["shell_script"])
     .keywords(&["script", "bash", "multi-line"])
-    .runs_commands();
-    type Args = Args;
+    .runs_commands(), |args, ctx| run_script(Language::Shell, args, ctx));
 
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        run_script(Language::Shell, args, ctx).await
-    }
-}
-
-impl TypedTool for PythonScript {
-    const DECL: Decl = Decl::new(
-        "run_python_script",
-        ToolGroup::Exec,
-        "Run a Python 3 script (written to a file, then run with python3), with the same limits as `bash`: \
-         timeout, capped output with the full log kept, secrets redacted.",
-    )
+tool!(pub(crate) PythonScript(Args) = Decl::new("run_python_script", ToolGroup::Exec, PYTHON)
     .aliases(&["python"])
     .keywords(&["script", "python", "analysis"])
-    .runs_commands();
-    type Args = Args;
-
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        run_script(Language::Python, args, ctx).await
-    }
-}
+    .runs_commands(), |args, ctx| run_script(Language::Python, args, ctx));
 
 /// `word` quoted for bash.
 fn quote(word: &str) -> String {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
 use tandem_text::patch::{self, FilePatch, PatchFormat};
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 
 use super::{Change, Committed, Loaded, check_fresh, commit_all, diff_metadata, load_shown, reviewed_title};
 
@@ -30,8 +30,6 @@ pub(crate) struct Args {
     strip: Option<usize>,
 }
 
-pub(crate) struct ApplyPatch;
-
 /// One file's staged result.
 struct Staged {
     loaded: Loaded,
@@ -43,127 +41,124 @@ struct Staged {
     notes: Vec<String>,
 }
 
-impl TypedTool for ApplyPatch {
-    const DECL: Decl = Decl::new("apply_patch", ToolGroup::Fs, DESCRIPTION)
-        .aliases(&["patch", "apply_diff"])
-        .keywords(&["diff", "unified", "git", "begin patch", "hunks"])
-        .writes();
-    type Args = Args;
+tool!(pub(crate) ApplyPatch(Args) = Decl::new("apply_patch", ToolGroup::Fs, DESCRIPTION)
+    .aliases(&["patch", "apply_diff"])
+    .keywords(&["diff", "unified", "git", "begin patch", "hunks"])
+    .writes());
 
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let parsed = patch::parse(&args.patch).map_err(|err| ToolError::new(format!("{err}. No file was changed.")))?;
-        let strip = match (args.strip, parsed.format) {
-            (Some(strip), _) => strip,
-            (None, PatchFormat::BeginPatch) => 0,
-            (None, PatchFormat::Unified) => {
-                let (ws, base) = (ctx.workspace.clone(), ctx.working_dir.clone());
-                patch::detect_strip(&parsed, &|p: &str| ws.resolve(p, &base).is_ok_and(|r| r.exists()))
-            }
+async fn run(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    let parsed = patch::parse(&args.patch).map_err(|err| ToolError::new(format!("{err}. No file was changed.")))?;
+    let strip = match (args.strip, parsed.format) {
+        (Some(strip), _) => strip,
+        (None, PatchFormat::BeginPatch) => 0,
+        (None, PatchFormat::Unified) => {
+            let (ws, base) = (ctx.workspace.clone(), ctx.working_dir.clone());
+            patch::detect_strip(&parsed, &|p: &str| ws.resolve(p, &base).is_ok_and(|r| r.exists()))
+        }
+    };
+    let mut staged: Vec<Staged> = Vec::new();
+    let total = parsed.files.len();
+    for (index, file) in parsed.files.iter().enumerate() {
+        let fail = |err: ToolError| {
+            let mut err = err;
+            err.message = format!(
+                "file {} of {total} (`{}`): {}. No file was changed.",
+                index + 1,
+                file.display_path(),
+                err.message.trim_end_matches('.')
+            );
+            err.with("failedFile", index + 1)
         };
-        let mut staged: Vec<Staged> = Vec::new();
-        let total = parsed.files.len();
-        for (index, file) in parsed.files.iter().enumerate() {
-            let fail = |err: ToolError| {
-                let mut err = err;
-                err.message = format!(
-                    "file {} of {total} (`{}`): {}. No file was changed.",
-                    index + 1,
-                    file.display_path(),
-                    err.message.trim_end_matches('.')
-                );
-                err.with("failedFile", index + 1)
-            };
-            let one = stage(&ctx, file, strip, &staged).await.map_err(fail)?;
-            staged.push(one);
-        }
-        let mut output = String::new();
-        let mut files = Vec::new();
-        let mut diffs = serde_json::Map::new();
-        let mut changes = Vec::new();
-        for s in staged {
-            let hunks: Vec<String> = s
-                .hunks
-                .iter()
-                .map(|h| {
-                    let offset = h["offset"].as_i64().unwrap_or(0);
-                    let moved = if offset == 0 { String::new() } else { format!(", offset {offset:+}") };
-                    let fuzz = match h["fuzz"].as_u64() {
-                        Some(fuzz) => {
-                            let ignored: Vec<String> = h["ignored"]
-                                .as_array()
-                                .into_iter()
-                                .flatten()
-                                .map(|m| {
-                                    format!(
-                                        "line {} is `{}`, not `{}`",
-                                        m["line"],
-                                        m["file"].as_str().unwrap_or(""),
-                                        m["patch"].as_str().unwrap_or("")
-                                    )
-                                })
-                                .collect();
-                            let which =
-                                if ignored.is_empty() { String::new() } else { format!(": {}", ignored.join(", ")) };
-                            format!(", fuzz {fuzz} (outer context lines left unchecked{which})")
-                        }
-                        None => String::new(),
-                    };
-                    format!(
-                        "hunk {} {} at line {}{moved}{fuzz}",
-                        h["hunk"],
-                        h["strategy"].as_str().unwrap_or(""),
-                        h["line"]
-                    )
-                })
-                .collect();
-            let shown_target = s.target.as_ref().map(|(_, shown)| shown.clone());
-            let name = match &shown_target {
-                Some(to) => format!("{} → {to}", s.shown),
-                None => s.shown.clone(),
-            };
-            output.push_str(&format!("{} {name}", s.action));
-            if !hunks.is_empty() {
-                output.push_str(&format!(": {}", hunks.join("; ")));
-            }
-            output.push('\n');
-            for note in &s.notes {
-                output.push_str(&format!("  note: {note}\n"));
-            }
-            let diff_name = shown_target.clone().unwrap_or_else(|| s.shown.clone());
-            diffs.insert(diff_name, diff_metadata(&s.shown, &s.loaded.text, &s.text).into());
-            files.push(json!({ "path": s.shown, "action": s.action, "to": shown_target, "hunks": s.hunks }));
-            let change = match (s.action, s.target) {
-                ("delete", _) => Change::Delete,
-                ("rename", Some((to, _))) => Change::Move { to, text: s.text },
-                (_, _) => Change::Write(s.text),
-            };
-            changes.push((s.loaded, change));
-        }
-        let count = changes.len();
-        let changed_paths: Vec<PathBuf> = changes
+        let one = stage(&ctx, file, strip, &staged).await.map_err(fail)?;
+        staged.push(one);
+    }
+    let mut output = String::new();
+    let mut files = Vec::new();
+    let mut diffs = serde_json::Map::new();
+    let mut changes = Vec::new();
+    for s in staged {
+        let hunks: Vec<String> = s
+            .hunks
             .iter()
-            .filter_map(|(l, c)| match c {
-                Change::Write(_) => Some(l.path.clone()),
-                Change::Move { to, .. } => Some(to.clone()),
-                Change::Delete => None,
+            .map(|h| {
+                let offset = h["offset"].as_i64().unwrap_or(0);
+                let moved = if offset == 0 { String::new() } else { format!(", offset {offset:+}") };
+                let fuzz = match h["fuzz"].as_u64() {
+                    Some(fuzz) => {
+                        let ignored: Vec<String> = h["ignored"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|m| {
+                                format!(
+                                    "line {} is `{}`, not `{}`",
+                                    m["line"],
+                                    m["file"].as_str().unwrap_or(""),
+                                    m["patch"].as_str().unwrap_or("")
+                                )
+                            })
+                            .collect();
+                        let which =
+                            if ignored.is_empty() { String::new() } else { format!(": {}", ignored.join(", ")) };
+                        format!(", fuzz {fuzz} (outer context lines left unchecked{which})")
+                    }
+                    None => String::new(),
+                };
+                format!(
+                    "hunk {} {} at line {}{moved}{fuzz}",
+                    h["hunk"],
+                    h["strategy"].as_str().unwrap_or(""),
+                    h["line"]
+                )
             })
             .collect();
-        let committed = commit_all(&ctx, changes).await?;
-        output.push_str(&Committed::applied_report(&committed));
-        for note in committed.iter().flat_map(|c| &c.notes) {
-            output.push_str(&format!("Note: {note}.\n"));
+        let shown_target = s.target.as_ref().map(|(_, shown)| shown.clone());
+        let name = match &shown_target {
+            Some(to) => format!("{} → {to}", s.shown),
+            None => s.shown.clone(),
+        };
+        output.push_str(&format!("{} {name}", s.action));
+        if !hunks.is_empty() {
+            output.push_str(&format!(": {}", hunks.join("; ")));
         }
-        let mut result = ToolOutput::new(
-            reviewed_title(format!("Applied a patch to {count} file(s)"), &committed),
-            output.trim_end().to_owned(),
-        )
-        .with("format", if parsed.format == PatchFormat::Unified { "unified" } else { "begin-patch" })
-        .with("strip", strip)
-        .with("files", files)
-        .with("diffs", diffs);
-        super::attach_diagnostics(&ctx, &changed_paths, &mut result).await;
-        Ok(result)
+        output.push('\n');
+        for note in &s.notes {
+            output.push_str(&format!("  note: {note}\n"));
+        }
+        let diff_name = shown_target.clone().unwrap_or_else(|| s.shown.clone());
+        diffs.insert(diff_name, diff_metadata(&s.shown, &s.loaded.text, &s.text).into());
+        files.push(json!({ "path": s.shown, "action": s.action, "to": shown_target, "hunks": s.hunks }));
+        let change = match (s.action, s.target) {
+            ("delete", _) => Change::Delete,
+            ("rename", Some((to, _))) => Change::Move { to, text: s.text },
+            (_, _) => Change::Write(s.text),
+        };
+        changes.push((s.loaded, change));
     }
+    let count = changes.len();
+    let changed_paths: Vec<PathBuf> = changes
+        .iter()
+        .filter_map(|(l, c)| match c {
+            Change::Write(_) => Some(l.path.clone()),
+            Change::Move { to, .. } => Some(to.clone()),
+            Change::Delete => None,
+        })
+        .collect();
+    let committed = commit_all(&ctx, changes).await?;
+    output.push_str(&Committed::applied_report(&committed));
+    for note in committed.iter().flat_map(|c| &c.notes) {
+        output.push_str(&format!("Note: {note}.\n"));
+    }
+    let mut result = ToolOutput::new(
+        reviewed_title(format!("Applied a patch to {count} file(s)"), &committed),
+        output.trim_end().to_owned(),
+    )
+    .with("format", if parsed.format == PatchFormat::Unified { "unified" } else { "begin-patch" })
+    .with("strip", strip)
+    .with("files", files)
+    .with("diffs", diffs);
+    super::attach_diagnostics(&ctx, &changed_paths, &mut result).await;
+    Ok(result)
 }
 
 /// Resolves, loads and applies one file's part of the patch, on top of earlier parts of the same

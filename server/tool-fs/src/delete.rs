@@ -3,7 +3,7 @@
 use std::io;
 
 use tandem_tool_api::approval::{Declined, confirm_whole};
-use tandem_tool_api::{Decl, ToolCheck, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolCheck, ToolContext, ToolError, ToolOutput, tool};
 
 use super::{Change, Origin, blocking, check_fresh, commit_all, load};
 use schemars::JsonSchema;
@@ -20,67 +20,62 @@ pub(crate) struct Args {
     file_path: String,
 }
 
-pub(crate) struct Delete;
+tool!(pub(crate) Delete(Args) = Decl::new("delete", ToolGroup::Fs, DESCRIPTION)
+    .aliases(&["delete_file", "remove", "rm"])
+    .keywords(&["remove", "unlink", "file", "directory"])
+    .writes());
 
-impl TypedTool for Delete {
-    const DECL: Decl = Decl::new("delete", ToolGroup::Fs, DESCRIPTION)
-        .aliases(&["delete_file", "remove", "rm"])
-        .keywords(&["remove", "unlink", "file", "directory"])
-        .writes();
-    type Args = Args;
-
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let target = {
-            let ctx = ctx.clone();
-            blocking(move || inspect(&args, &ctx)).await?
-        };
-        let shown = ctx.workspace.display(target.path());
-        match target {
-            // A file goes through the commit path: the person reviews its deletion as a diff,
-            // and the disk is checked against what was read.
-            Target::File(loaded) => {
-                let open = matches!(loaded.origin, Origin::Editor { .. } | Origin::Client { .. });
-                let path = loaded.path.clone();
-                commit_all(&ctx, vec![(loaded, Change::Delete)]).await?;
-                if let Some(session) = &ctx.session_id {
-                    ctx.cache.forget_read(session, &path);
-                }
-                let mut output = format!("Deleted `{shown}`.");
-                if open {
-                    output.push_str(" It is still open in the editor, which may offer to save it again.");
-                }
-                Ok(ToolOutput::new(format!("Deleted {shown}"), output).with("path", shown).with("kind", "file"))
+async fn run(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    let target = {
+        let ctx = ctx.clone();
+        blocking(move || inspect(&args, &ctx)).await?
+    };
+    let shown = ctx.workspace.display(target.path());
+    match target {
+        // A file goes through the commit path: the person reviews its deletion as a diff,
+        // and the disk is checked against what was read.
+        Target::File(loaded) => {
+            let open = matches!(loaded.origin, Origin::Editor { .. } | Origin::Client { .. });
+            let path = loaded.path.clone();
+            commit_all(&ctx, vec![(loaded, Change::Delete)]).await?;
+            if let Some(session) = &ctx.session_id {
+                ctx.cache.forget_read(session, &path);
             }
-            Target::Symlink(path) => {
-                confirm(&ctx, &format!("deletes the symbolic link `{shown}` (its target is untouched)")).await?;
-                // A snapshot holds a link as the text of its target.
-                let before = std::fs::read_link(&path)
-                    .ok()
-                    .map(|target| tandem_text::ContentHash::of(target.as_os_str().as_encoded_bytes()));
-                std::fs::remove_file(&path)
-                    .map_err(|err| ToolError::new(format!("cannot delete the link `{shown}`: {err}")))?;
-                if let Some(log) = &ctx.writes {
-                    log.record(tandem_tool_api::Written { path: path.clone(), before, after: None });
+            let mut output = format!("Deleted `{shown}`.");
+            if open {
+                output.push_str(" It is still open in the editor, which may offer to save it again.");
+            }
+            Ok(ToolOutput::new(format!("Deleted {shown}"), output).with("path", shown).with("kind", "file"))
+        }
+        Target::Symlink(path) => {
+            confirm(&ctx, &format!("deletes the symbolic link `{shown}` (its target is untouched)")).await?;
+            // A snapshot holds a link as the text of its target.
+            let before = std::fs::read_link(&path)
+                .ok()
+                .map(|target| tandem_text::ContentHash::of(target.as_os_str().as_encoded_bytes()));
+            std::fs::remove_file(&path)
+                .map_err(|err| ToolError::new(format!("cannot delete the link `{shown}`: {err}")))?;
+            if let Some(log) = &ctx.writes {
+                log.record(tandem_tool_api::Written { path: path.clone(), before, after: None });
+            }
+            Ok(ToolOutput::new(
+                format!("Deleted {shown}"),
+                format!("Deleted the symbolic link `{shown}` (its target is untouched)."),
+            )
+            .with("path", shown)
+            .with("kind", "symlink"))
+        }
+        Target::EmptyDir(path) => {
+            confirm(&ctx, &format!("deletes the empty directory `{shown}`")).await?;
+            std::fs::remove_dir(&path).map_err(|err| match err.kind() {
+                io::ErrorKind::DirectoryNotEmpty => {
+                    ToolError::new(format!("`{shown}` is no longer empty; nothing was deleted"))
                 }
-                Ok(ToolOutput::new(
-                    format!("Deleted {shown}"),
-                    format!("Deleted the symbolic link `{shown}` (its target is untouched)."),
-                )
+                _ => ToolError::new(format!("cannot delete `{shown}`: {err}")),
+            })?;
+            Ok(ToolOutput::new(format!("Deleted {shown}/"), format!("Deleted the empty directory `{shown}`."))
                 .with("path", shown)
-                .with("kind", "symlink"))
-            }
-            Target::EmptyDir(path) => {
-                confirm(&ctx, &format!("deletes the empty directory `{shown}`")).await?;
-                std::fs::remove_dir(&path).map_err(|err| match err.kind() {
-                    io::ErrorKind::DirectoryNotEmpty => {
-                        ToolError::new(format!("`{shown}` is no longer empty; nothing was deleted"))
-                    }
-                    _ => ToolError::new(format!("cannot delete `{shown}`: {err}")),
-                })?;
-                Ok(ToolOutput::new(format!("Deleted {shown}/"), format!("Deleted the empty directory `{shown}`."))
-                    .with("path", shown)
-                    .with("kind", "directory"))
-            }
+                .with("kind", "directory"))
         }
     }
 }

@@ -11,7 +11,7 @@ use tandem_protocol::ToolGroup;
 use tandem_text::LineEnding;
 use tandem_text::hunks::Same;
 use tandem_text::matcher::{self, Closest, Difference, MatchError, Strategy};
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 
 use super::{
     attach_diagnostics, check_fresh, commit, diff_metadata, diff_metadata_knowing, load_shown, numbered,
@@ -44,99 +44,91 @@ pub(crate) struct Args {
     replace_all: Option<bool>,
 }
 
-pub(crate) struct Edit;
+tool!(pub(crate) Edit(Args) = Decl::new("edit", ToolGroup::Fs, DESCRIPTION)
+    .aliases(&["edit_file", "str_replace", "replace"])
+    .keywords(&["modify", "change", "replace", "fix", "update"])
+    .writes()
+    .always_load());
 
-impl TypedTool for Edit {
-    const DECL: Decl = Decl::new("edit", ToolGroup::Fs, DESCRIPTION)
-        .aliases(&["edit_file", "str_replace", "replace"])
-        .keywords(&["modify", "change", "replace", "fix", "update"])
-        .writes()
-        .always_load();
-    type Args = Args;
-
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        if args.old_string == args.new_string {
-            return Err(ToolError::new("old_string and new_string are identical; the edit would change nothing"));
-        }
-        let path = ctx.workspace.resolve_writable(&args.file_path, &ctx.working_dir)?;
-        let shown = ctx.workspace.display(&path);
-        let loaded = load_shown(&ctx, &path).await?;
-        if !loaded.exists() {
-            if args.old_string.is_empty() {
-                let lines = args.new_string.lines().count();
-                commit(&ctx, loaded, args.new_string).await?;
-                return Ok(ToolOutput::new(format!("Created {shown}"), format!("Created `{shown}` ({lines} lines)."))
-                    .with("path", shown)
-                    .with("created", true)
-                    .with("strategy", "create"));
-            }
-            return Err(super::read::not_found(&ctx, &path));
-        }
-        check_fresh(&ctx, &loaded)?;
+async fn run(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    if args.old_string == args.new_string {
+        return Err(ToolError::new("old_string and new_string are identical; the edit would change nothing"));
+    }
+    let path = ctx.workspace.resolve_writable(&args.file_path, &ctx.working_dir)?;
+    let shown = ctx.workspace.display(&path);
+    let loaded = load_shown(&ctx, &path).await?;
+    if !loaded.exists() {
         if args.old_string.is_empty() {
-            if !loaded.text.is_empty() {
-                return Err(ToolError::new(format!(
-                    "old_string is empty but `{shown}` is not; give the text to replace, or use `write` to replace the whole file"
-                )));
-            }
-            let new_text = loaded.line_ending().apply(&args.new_string).into_owned();
-            let preview = snippet(&new_text, 0, new_text.len());
-            let diff = diff_metadata(&shown, &loaded.text, &new_text);
-            let committed = commit(&ctx, loaded, new_text).await?;
-            return Ok(ToolOutput::new(
-                format!("Edited {shown}"),
-                format!("Filled the empty file `{shown}`:\n{preview}"),
-            )
+            let lines = args.new_string.lines().count();
+            commit(&ctx, loaded, args.new_string).await?;
+            return Ok(ToolOutput::new(format!("Created {shown}"), format!("Created `{shown}` ({lines} lines)."))
+                .with("path", shown)
+                .with("created", true)
+                .with("strategy", "create"));
+        }
+        return Err(super::read::not_found(&ctx, &path));
+    }
+    check_fresh(&ctx, &loaded)?;
+    if args.old_string.is_empty() {
+        if !loaded.text.is_empty() {
+            return Err(ToolError::new(format!(
+                "old_string is empty but `{shown}` is not; give the text to replace, or use `write` to replace the whole file"
+            )));
+        }
+        let new_text = loaded.line_ending().apply(&args.new_string).into_owned();
+        let preview = snippet(&new_text, 0, new_text.len());
+        let diff = diff_metadata(&shown, &loaded.text, &new_text);
+        let committed = commit(&ctx, loaded, new_text).await?;
+        return Ok(ToolOutput::new(format!("Edited {shown}"), format!("Filled the empty file `{shown}`:\n{preview}"))
             .with("path", shown)
             .with("strategy", "exact")
             .with("replacements", 1)
             .with("via", committed.via)
             .with_all(diff));
-        }
-        let applied = apply_one(
-            &loaded.text,
-            &shown,
-            &args.old_string,
-            &args.new_string,
-            args.replace_all.unwrap_or(false),
-            loaded.line_ending(),
-        )?;
-        // Where the change is, the edit knows: nothing before or after it is counted again.
-        let mut preview = snippet_at(&applied.text, applied.start, applied.end, applied.line);
-        let same = applied.same();
-        let forgiven = applied.forgiven_json();
-        let forgiven_count = applied.forgiven.len();
-        let Applied { text: new_text, strategy, similarity, replacements, line, .. } = applied;
-        let mut diff = diff_metadata_knowing(&shown, &loaded.text, &new_text, same);
-        let committed = commit(&ctx, loaded, new_text).await?;
-        committed.show_applied(&mut preview, &mut diff);
-        let how = if strategy == "exact" { String::new() } else { format!(" (matched {strategy})") };
-        let kept = if forgiven_count == 0 {
-            String::new()
-        } else {
-            format!(
-                " {forgiven_count} line group(s) of old_string differ from the file on lines the edit keeps; the file's text was kept there (metadata.forgiven)."
-            )
-        };
-        let mut output =
-            format!("Edited `{shown}`: {replacements} replacement(s), first at line {line}{how}.{kept}\n{preview}");
-        for note in &committed.notes {
-            output.push_str(&format!("\nNote: {note}."));
-        }
-        let mut result = ToolOutput::new(reviewed_title(format!("Edited {shown}"), [&committed]), output)
-            .with("path", shown)
-            .with("strategy", strategy)
-            .with("similarity", (similarity * 100.0).round() / 100.0)
-            .with("replacements", replacements)
-            .with("firstLine", line)
-            .with("via", committed.via)
-            .with_all(diff);
-        if forgiven_count > 0 {
-            result = result.with("forgiven", forgiven);
-        }
-        attach_diagnostics(&ctx, &[path], &mut result).await;
-        Ok(result)
     }
+    let applied = apply_one(
+        &loaded.text,
+        &shown,
+        &args.old_string,
+        &args.new_string,
+        args.replace_all.unwrap_or(false),
+        loaded.line_ending(),
+    )?;
+    // Where the change is, the edit knows: nothing before or after it is counted again.
+    let mut preview = snippet_at(&applied.text, applied.start, applied.end, applied.line);
+    let same = applied.same();
+    let forgiven = applied.forgiven_json();
+    let forgiven_count = applied.forgiven.len();
+    let Applied { text: new_text, strategy, similarity, replacements, line, .. } = applied;
+    let mut diff = diff_metadata_knowing(&shown, &loaded.text, &new_text, same);
+    let committed = commit(&ctx, loaded, new_text).await?;
+    committed.show_applied(&mut preview, &mut diff);
+    let how = if strategy == "exact" { String::new() } else { format!(" (matched {strategy})") };
+    let kept = if forgiven_count == 0 {
+        String::new()
+    } else {
+        format!(
+            " {forgiven_count} line group(s) of old_string differ from the file on lines the edit keeps; the file's text was kept there (metadata.forgiven)."
+        )
+    };
+    let mut output =
+        format!("Edited `{shown}`: {replacements} replacement(s), first at line {line}{how}.{kept}\n{preview}");
+    for note in &committed.notes {
+        output.push_str(&format!("\nNote: {note}."));
+    }
+    let mut result = ToolOutput::new(reviewed_title(format!("Edited {shown}"), [&committed]), output)
+        .with("path", shown)
+        .with("strategy", strategy)
+        .with("similarity", (similarity * 100.0).round() / 100.0)
+        .with("replacements", replacements)
+        .with("firstLine", line)
+        .with("via", committed.via)
+        .with_all(diff);
+    if forgiven_count > 0 {
+        result = result.with("forgiven", forgiven);
+    }
+    attach_diagnostics(&ctx, &[path], &mut result).await;
+    Ok(result)
 }
 
 /// An edit placed in a text.

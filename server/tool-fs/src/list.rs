@@ -4,7 +4,7 @@ use globset::{Glob, GlobMatcher};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 
 use super::blocking;
 
@@ -26,18 +26,13 @@ pub(crate) struct Args {
     recursive: Option<bool>,
 }
 
-pub(crate) struct List;
+tool!(pub(crate) List(Args) = Decl::new("list", ToolGroup::Fs, DESCRIPTION)
+    .aliases(&["list_files", "ls", "list_directory"])
+    .keywords(&["directory", "folder", "tree", "files"])
+    .always_load(), list);
 
-impl TypedTool for List {
-    const DECL: Decl = Decl::new("list", ToolGroup::Fs, DESCRIPTION)
-        .aliases(&["list_files", "ls", "list_directory"])
-        .keywords(&["directory", "folder", "tree", "files"])
-        .always_load();
-    type Args = Args;
-
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking(move || run(args, &ctx)).await
-    }
+async fn list(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    blocking(move || run(args, &ctx)).await
 }
 
 fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

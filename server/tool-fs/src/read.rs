@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 
 use super::{Loaded, Origin, blocking, blocking_sized, load_seen, load_shown, remember};
 
@@ -30,8 +30,6 @@ pub(crate) struct Args {
     #[schemars(range(min = 1))]
     limit: Option<usize>,
 }
-
-pub(crate) struct Read;
 
 /// The number of lines as `str::lines` counts them, with memchr.
 pub(crate) fn count_lines(text: &str) -> usize {
@@ -60,38 +58,35 @@ pub fn cut_line_at(line: &str, max: usize) -> (std::borrow::Cow<'_, str>, bool) 
     }
 }
 
-impl TypedTool for Read {
-    const DECL: Decl = Decl::new("read", ToolGroup::Fs, DESCRIPTION)
-        .aliases(&["read_file", "view", "cat"])
-        .keywords(&["open", "show", "file", "contents", "lines"])
-        .always_load();
-    type Args = Args;
+tool!(pub(crate) Read(Args) = Decl::new("read", ToolGroup::Fs, DESCRIPTION)
+    .aliases(&["read_file", "view", "cat"])
+    .keywords(&["open", "show", "file", "contents", "lines"])
+    .always_load());
 
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        if is_image_name(&args.file_path) {
-            let path = ctx.workspace.resolve(&args.file_path, &ctx.working_dir)?;
-            let image_ctx = ctx.clone();
-            let found = blocking(move || crate::picture::read(&image_ctx, &path)).await?;
-            if let Some(out) = found {
-                return Ok(out);
-            }
+async fn run(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    if is_image_name(&args.file_path) {
+        let path = ctx.workspace.resolve(&args.file_path, &ctx.working_dir)?;
+        let image_ctx = ctx.clone();
+        let found = blocking(move || crate::picture::read(&image_ctx, &path)).await?;
+        if let Some(out) = found {
+            return Ok(out);
         }
-        if ctx.editor.as_ref().is_some_and(|editor| editor.reads_files()) {
-            // The editor serves the text (unsaved changes included): ask it, then render.
-            let path = ctx.workspace.resolve(&args.file_path, &ctx.working_dir)?;
-            let loaded = load_shown(&ctx, &path).await?;
-            return blocking_sized(loaded.text.len() as u64, move || render(args, &ctx, &path, loaded)).await;
-        }
-        // Small files (the common case) are read inline; the size is only a hint, `load`
-        // checks the file again.
-        let (path, seen) = ctx.workspace.resolve_seen(&args.file_path, &ctx.working_dir)?;
-        let size = seen.as_ref().map_or(0, std::fs::Metadata::len);
-        blocking_sized(size, move || {
-            let loaded = load_seen(&ctx, &path, seen)?;
-            render(args, &ctx, &path, loaded)
-        })
-        .await
     }
+    if ctx.editor.as_ref().is_some_and(|editor| editor.reads_files()) {
+        // The editor serves the text (unsaved changes included): ask it, then render.
+        let path = ctx.workspace.resolve(&args.file_path, &ctx.working_dir)?;
+        let loaded = load_shown(&ctx, &path).await?;
+        return blocking_sized(loaded.text.len() as u64, move || render(args, &ctx, &path, loaded)).await;
+    }
+    // Small files (the common case) are read inline; the size is only a hint, `load`
+    // checks the file again.
+    let (path, seen) = ctx.workspace.resolve_seen(&args.file_path, &ctx.working_dir)?;
+    let size = seen.as_ref().map_or(0, std::fs::Metadata::len);
+    blocking_sized(size, move || {
+        let loaded = load_seen(&ctx, &path, seen)?;
+        render(args, &ctx, &path, loaded)
+    })
+    .await
 }
 
 /// Whether `path` is named like an image `read` returns as one.

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tandem_protocol::ToolGroup;
 use tandem_repo_map::{DEFAULT_MAX_FILES, DEFAULT_MAX_TOKENS, Request};
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 use tandem_tool_fs::blocking;
 
 /// The largest budget a call may ask for.
@@ -36,58 +36,52 @@ pub(crate) struct Args {
     max_files: Option<usize>,
 }
 
-pub(crate) struct RepoMap;
+tool!(pub(crate) RepoMap(Args) = Decl::new("repo_map", ToolGroup::Search, DESCRIPTION)
+    .aliases(&["repomap", "codebase_map", "map"])
+    .keywords(&["map", "overview", "codebase", "structure", "where", "files", "symbols", "definitions", "rank"]));
 
-impl TypedTool for RepoMap {
-    const DECL: Decl = Decl::new("repo_map", ToolGroup::Search, DESCRIPTION)
-        .aliases(&["repomap", "codebase_map", "map"])
-        .keywords(&["map", "overview", "codebase", "structure", "where", "files", "symbols", "definitions", "rank"]);
-    type Args = Args;
-
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let root = ctx.workspace.root().to_path_buf();
-        let session = match &ctx.session_id {
-            Some(id) => ctx.cache.read_by(id),
-            None => Vec::new(),
-        };
-        let open = ctx.cache.documents().into_iter().filter(|(p, _)| p.starts_with(&root)).collect();
-        let request = Request {
-            query: args.query.unwrap_or_default(),
-            paths: args.paths.unwrap_or_default(),
-            max_tokens: args.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS).clamp(1, MAX_MAX_TOKENS),
-            max_files: args.max_files.unwrap_or(DEFAULT_MAX_FILES).clamp(1, MAX_MAX_FILES),
-            session,
-            open,
-            cache: None,
-        };
-        let map =
-            blocking(move || tandem_repo_map::map(&root, &request).map_err(|e| ToolError::new(e.to_string()))).await?;
-        let stats = map.stats;
-        let mut output = if map.text.is_empty() {
-            "No source files to map (the map outlines Rust, Python, JavaScript, TypeScript, Go, C, C++, Java and Ruby)."
-                .to_owned()
-        } else {
-            map.text.clone()
-        };
-        let skipped = stats.too_big + stats.binary + stats.unreadable;
-        if map.shown.len() < map.ranked.len() {
-            output.push_str(&format!(
-                "\n({} of {} source files shown; raise max_tokens or max_files, or narrow with query or paths.)",
-                map.shown.len(),
-                map.ranked.len()
-            ));
-        }
-        if skipped > 0 {
-            output.push_str(&format!(
-                "\n({} too big, {} binary, {} unreadable: not mapped.)",
-                stats.too_big, stats.binary, stats.unreadable
-            ));
-        }
-        let files: Vec<serde_json::Value> =
-            map.shown.iter().map(|r| json!({"path": r.path, "score": r.score})).collect();
-        Ok(ToolOutput::new(format!("Mapped {} file(s)", map.shown.len()), output)
-            .with("files", files)
-            .with("tokens", tandem_repo_map::tokens(&map.text))
-            .with("stats", serde_json::to_value(stats).unwrap_or_default()))
+async fn run(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    let root = ctx.workspace.root().to_path_buf();
+    let session = match &ctx.session_id {
+        Some(id) => ctx.cache.read_by(id),
+        None => Vec::new(),
+    };
+    let open = ctx.cache.documents().into_iter().filter(|(p, _)| p.starts_with(&root)).collect();
+    let request = Request {
+        query: args.query.unwrap_or_default(),
+        paths: args.paths.unwrap_or_default(),
+        max_tokens: args.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS).clamp(1, MAX_MAX_TOKENS),
+        max_files: args.max_files.unwrap_or(DEFAULT_MAX_FILES).clamp(1, MAX_MAX_FILES),
+        session,
+        open,
+        cache: None,
+    };
+    let map =
+        blocking(move || tandem_repo_map::map(&root, &request).map_err(|e| ToolError::new(e.to_string()))).await?;
+    let stats = map.stats;
+    let mut output = if map.text.is_empty() {
+        "No source files to map (the map outlines Rust, Python, JavaScript, TypeScript, Go, C, C++, Java and Ruby)."
+            .to_owned()
+    } else {
+        map.text.clone()
+    };
+    let skipped = stats.too_big + stats.binary + stats.unreadable;
+    if map.shown.len() < map.ranked.len() {
+        output.push_str(&format!(
+            "\n({} of {} source files shown; raise max_tokens or max_files, or narrow with query or paths.)",
+            map.shown.len(),
+            map.ranked.len()
+        ));
     }
+    if skipped > 0 {
+        output.push_str(&format!(
+            "\n({} too big, {} binary, {} unreadable: not mapped.)",
+            stats.too_big, stats.binary, stats.unreadable
+        ));
+    }
+    let files: Vec<serde_json::Value> = map.shown.iter().map(|r| json!({"path": r.path, "score": r.score})).collect();
+    Ok(ToolOutput::new(format!("Mapped {} file(s)", map.shown.len()), output)
+        .with("files", files)
+        .with("tokens", tandem_repo_map::tokens(&map.text))
+        .with("stats", serde_json::to_value(stats).unwrap_or_default()))
 }

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 
 use super::{MemoryType, load_all, score};
 
@@ -21,51 +21,46 @@ pub(crate) struct Args {
     type_filter: Option<MemoryType>,
 }
 
-pub(crate) struct MemoryRead;
+tool!(pub(crate) MemoryRead(Args) = Decl::new("memory_read", ToolGroup::Memory, DESCRIPTION)
+    .aliases(&["recall", "read_memory", "search_memory"])
+    .keywords(&["memory", "remember", "recall", "notes"]));
 
-impl TypedTool for MemoryRead {
-    const DECL: Decl = Decl::new("memory_read", ToolGroup::Memory, DESCRIPTION)
-        .aliases(&["recall", "read_memory", "search_memory"])
-        .keywords(&["memory", "remember", "recall", "notes"]);
-    type Args = Args;
-
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let mut all = load_all(ctx.workspace.root());
-        if let Some(kind) = args.type_filter {
-            all.retain(|m| m.kind == kind);
-        }
-        if all.is_empty() {
-            return Ok(ToolOutput::new("No memories", "There are no memories yet (`memory_write` keeps one).")
-                .with("count", 0));
-        }
-        let Some(query) = args.query.filter(|q| !q.trim().is_empty()) else {
-            let lines: Vec<String> = all
-                .iter()
-                .map(|m| {
-                    let first = m.content.lines().next().unwrap_or_default();
-                    format!("{} [{}] {} — {first}", m.id, m.kind.as_str(), m.title)
-                })
-                .collect();
-            return Ok(ToolOutput::new(format!("{} memories", all.len()), lines.join("\n")).with("count", all.len()));
-        };
-        let mut ranked: Vec<(usize, &super::Memory)> = all.iter().map(|m| (score(m, &query), m)).collect();
-        ranked.retain(|(s, _)| *s > 0);
-        ranked.sort_by_key(|b| std::cmp::Reverse(b.0));
-        if ranked.is_empty() {
-            return Err(ToolError::new(format!(
-                "no memory matches `{query}` ({} memories; call without `query` to list them)",
-                all.len()
-            )));
-        }
-        let shown: Vec<String> = ranked
+async fn run(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    let mut all = load_all(ctx.workspace.root());
+    if let Some(kind) = args.type_filter {
+        all.retain(|m| m.kind == kind);
+    }
+    if all.is_empty() {
+        return Ok(
+            ToolOutput::new("No memories", "There are no memories yet (`memory_write` keeps one).").with("count", 0)
+        );
+    }
+    let Some(query) = args.query.filter(|q| !q.trim().is_empty()) else {
+        let lines: Vec<String> = all
             .iter()
-            .take(5)
-            .map(|(_, m)| {
-                let tags = if m.tags.is_empty() { String::new() } else { format!(" tags: {}", m.tags.join(", ")) };
-                format!("## {} ({}, {}){tags}\n{}", m.title, m.kind.as_str(), m.id, m.content)
+            .map(|m| {
+                let first = m.content.lines().next().unwrap_or_default();
+                format!("{} [{}] {} — {first}", m.id, m.kind.as_str(), m.title)
             })
             .collect();
-        Ok(ToolOutput::new(format!("{} matching memories", ranked.len()), shown.join("\n\n"))
-            .with("count", ranked.len()))
+        return Ok(ToolOutput::new(format!("{} memories", all.len()), lines.join("\n")).with("count", all.len()));
+    };
+    let mut ranked: Vec<(usize, &super::Memory)> = all.iter().map(|m| (score(m, &query), m)).collect();
+    ranked.retain(|(s, _)| *s > 0);
+    ranked.sort_by_key(|b| std::cmp::Reverse(b.0));
+    if ranked.is_empty() {
+        return Err(ToolError::new(format!(
+            "no memory matches `{query}` ({} memories; call without `query` to list them)",
+            all.len()
+        )));
     }
+    let shown: Vec<String> = ranked
+        .iter()
+        .take(5)
+        .map(|(_, m)| {
+            let tags = if m.tags.is_empty() { String::new() } else { format!(" tags: {}", m.tags.join(", ")) };
+            format!("## {} ({}, {}){tags}\n{}", m.title, m.kind.as_str(), m.id, m.content)
+        })
+        .collect();
+    Ok(ToolOutput::new(format!("{} matching memories", ranked.len()), shown.join("\n\n")).with("count", ranked.len()))
 }

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
 use tandem_text::disk::{self, Expected};
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 use tandem_tool_fs::blocking;
 
 use super::{Memory, MemoryType, Scope, file_name, memory_dir, render};
@@ -31,68 +31,61 @@ pub(crate) struct Args {
     scope: Option<Scope>,
 }
 
-pub(crate) struct MemoryWrite;
+tool!(pub(crate) MemoryWrite(Args) = Decl::new("memory_write", ToolGroup::Memory, DESCRIPTION)
+    .aliases(&["remember", "save_memory"])
+    .keywords(&["memory", "remember", "note", "preference"])
+    .changes_state()
+    .additive());
 
-impl TypedTool for MemoryWrite {
-    const DECL: Decl = Decl::new("memory_write", ToolGroup::Memory, DESCRIPTION)
-        .aliases(&["remember", "save_memory"])
-        .keywords(&["memory", "remember", "note", "preference"])
-        .changes_state()
-        .additive();
-    type Args = Args;
-
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        if args.title.trim().is_empty() || args.content.trim().is_empty() {
-            return Err(ToolError::new("a memory needs a `title` and some `content`"));
-        }
-        let scope = args.scope.unwrap_or(Scope::Project);
-        let dir = memory_dir(ctx.workspace.root(), scope).ok_or_else(|| {
-            ToolError::new("no home directory for user memories (HOME is not set); use scope `project`")
-        })?;
-        let now = std::time::SystemTime::now();
-        let nanos = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let id = format!("{:08x}", tandem_text::ContentHash::of(format!("{}{nanos}", args.title).as_bytes()).0 as u32);
-        let memory = Memory {
-            id: id.clone(),
-            title: args.title.trim().to_owned(),
-            kind: args.kind.unwrap_or(MemoryType::Project),
-            tags: args.tags,
-            created: humantime::format_rfc3339_seconds(now).to_string(),
-            content: args.content.trim().to_owned(),
-            scope,
-            path: dir.join("x.md"),
-        };
-        let path = dir.join(file_name(&memory));
-        let text = render(&memory);
-        let write_path = path.clone();
-        let root = ctx.workspace.root().to_path_buf();
-        blocking(move || {
-            match scope {
-                // The workspace's shared `.tandem/memory`: never through a shipped symlink.
-                Scope::Project => {
-                    tandem_tool_api::state::workspace_dir(&root, "memory")
-                        .map_err(|e| ToolError::new(e.to_string()))?;
-                }
-                Scope::User => std::fs::create_dir_all(&dir)
-                    .map_err(|e| ToolError::new(format!("cannot create {}: {e}", dir.display())))?,
-            }
-            disk::write_atomic(&write_path, text.as_bytes(), Expected::Absent)?;
-            Ok(())
-        })
-        .await?;
-        let shown = match scope {
-            Scope::Project => ctx.workspace.display(&path),
-            Scope::User => path.display().to_string(),
-        };
-        Ok(ToolOutput::new(
-            format!("Remembered: {}", memory.title),
-            format!(
-                "Saved memory `{id}` ({}, {} scope) in `{shown}`.",
-                memory.kind.as_str(),
-                if scope == Scope::User { "user" } else { "project" }
-            ),
-        )
-        .with("id", id)
-        .with("path", shown))
+async fn run(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    if args.title.trim().is_empty() || args.content.trim().is_empty() {
+        return Err(ToolError::new("a memory needs a `title` and some `content`"));
     }
+    let scope = args.scope.unwrap_or(Scope::Project);
+    let dir = memory_dir(ctx.workspace.root(), scope)
+        .ok_or_else(|| ToolError::new("no home directory for user memories (HOME is not set); use scope `project`"))?;
+    let now = std::time::SystemTime::now();
+    let nanos = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let id = format!("{:08x}", tandem_text::ContentHash::of(format!("{}{nanos}", args.title).as_bytes()).0 as u32);
+    let memory = Memory {
+        id: id.clone(),
+        title: args.title.trim().to_owned(),
+        kind: args.kind.unwrap_or(MemoryType::Project),
+        tags: args.tags,
+        created: humantime::format_rfc3339_seconds(now).to_string(),
+        content: args.content.trim().to_owned(),
+        scope,
+        path: dir.join("x.md"),
+    };
+    let path = dir.join(file_name(&memory));
+    let text = render(&memory);
+    let write_path = path.clone();
+    let root = ctx.workspace.root().to_path_buf();
+    blocking(move || {
+        match scope {
+            // The workspace's shared `.tandem/memory`: never through a shipped symlink.
+            Scope::Project => {
+                tandem_tool_api::state::workspace_dir(&root, "memory").map_err(|e| ToolError::new(e.to_string()))?;
+            }
+            Scope::User => std::fs::create_dir_all(&dir)
+                .map_err(|e| ToolError::new(format!("cannot create {}: {e}", dir.display())))?,
+        }
+        disk::write_atomic(&write_path, text.as_bytes(), Expected::Absent)?;
+        Ok(())
+    })
+    .await?;
+    let shown = match scope {
+        Scope::Project => ctx.workspace.display(&path),
+        Scope::User => path.display().to_string(),
+    };
+    Ok(ToolOutput::new(
+        format!("Remembered: {}", memory.title),
+        format!(
+            "Saved memory `{id}` ({}, {} scope) in `{shown}`.",
+            memory.kind.as_str(),
+            if scope == Scope::User { "user" } else { "project" }
+        ),
+    )
+    .with("id", id)
+    .with("path", shown))
 }

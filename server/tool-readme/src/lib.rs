@@ -14,7 +14,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Decl, Tool, ToolContext, ToolError, ToolOutput, TypedTool, typed};
+use tandem_tool_api::{Decl, Tool, ToolContext, ToolError, ToolOutput, tool, typed};
 use tandem_tool_fs::{Change, Loaded, blocking, commit_all, load};
 
 use outline::Language;
@@ -55,79 +55,74 @@ pub(crate) struct Args {
     overwrite: Option<bool>,
 }
 
-pub(crate) struct GenerateReadme;
-
 /// The tools of this module.
 pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![typed(GenerateReadme)]
 }
 
-impl TypedTool for GenerateReadme {
-    const DECL: Decl = Decl::new("generate_readme", ToolGroup::Fs, DESCRIPTION)
-        .aliases(&["generate_readmes", "readme"])
-        .keywords(&["readme", "documentation", "docs", "overview", "modules", "symbols"])
-        .writes();
-    type Args = Args;
+tool!(pub(crate) GenerateReadme(Args) = Decl::new("generate_readme", ToolGroup::Fs, DESCRIPTION)
+    .aliases(&["generate_readmes", "readme"])
+    .keywords(&["readme", "documentation", "docs", "overview", "modules", "symbols"])
+    .writes());
 
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let overwrite = args.overwrite.unwrap_or(false);
-        let root = ctx.workspace.resolve(args.path.as_deref().unwrap_or("."), &ctx.working_dir)?;
-        let shown_root = ctx.workspace.display(&root);
-        if !root.is_dir() {
-            return Err(ToolError::new(format!("`{shown_root}` is not a directory; give a directory in `path`")));
-        }
-        let max_dirs = args.max_dirs.unwrap_or(DEFAULT_MAX_DIRS).clamp(1, MAX_MAX_DIRS);
-        let recursive = args.recursive.unwrap_or(false);
-        let plan_ctx = ctx.clone();
-        let plan = blocking(move || plan(&plan_ctx, &root, recursive, max_dirs, overwrite)).await?;
-        let Plan { changes, skipped, empty, left_out } = plan;
-        let created: Vec<String> = changes.iter().map(|(loaded, _)| ctx.workspace.display(&loaded.path)).collect();
-        let replaced = changes.iter().filter(|(loaded, _)| loaded.exists()).count();
-        let mut notes = Vec::new();
-        if !changes.is_empty() {
-            for committed in commit_all(&ctx, changes).await? {
-                notes.extend(committed.notes);
-            }
-        }
-        let mut output = if created.is_empty() {
-            format!("No README written under `{shown_root}`.")
-        } else {
-            format!(
-                "Wrote {} README(s) under `{shown_root}`{}:\n{}",
-                created.len(),
-                if replaced > 0 { format!(" ({replaced} replaced)") } else { String::new() },
-                created.iter().map(|p| format!("- {p}")).collect::<Vec<_>>().join("\n")
-            )
-        };
-        if !skipped.is_empty() {
-            output.push_str(&format!(
-                "\nSkipped {} director{} that already had a README.md (pass overwrite=true to replace them):\n{}",
-                skipped.len(),
-                if skipped.len() == 1 { "y" } else { "ies" },
-                skipped.iter().map(|p| format!("- {p}")).collect::<Vec<_>>().join("\n")
-            ));
-        }
-        if empty > 0 {
-            output.push_str(&format!("\n{empty} empty director{} left alone.", if empty == 1 { "y" } else { "ies" }));
-        }
-        if left_out > 0 {
-            output.push_str(&format!(
-                "\n{left_out} more director{} not handled (max_dirs = {max_dirs}); raise max_dirs or run again on a subdirectory.",
-                if left_out == 1 { "y was" } else { "ies were" }
-            ));
-        }
-        if !recursive {
-            output.push_str("\nOnly direct subdirectories were handled; pass recursive=true for every depth.");
-        }
-        for note in notes {
-            output.push_str(&format!("\nNote: {note}."));
-        }
-        Ok(ToolOutput::new(format!("Generated {} README(s)", created.len()), output)
-            .with("created", created.len() - replaced)
-            .with("replaced", replaced)
-            .with("skipped", skipped.len())
-            .with("paths", created))
+async fn run(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    let overwrite = args.overwrite.unwrap_or(false);
+    let root = ctx.workspace.resolve(args.path.as_deref().unwrap_or("."), &ctx.working_dir)?;
+    let shown_root = ctx.workspace.display(&root);
+    if !root.is_dir() {
+        return Err(ToolError::new(format!("`{shown_root}` is not a directory; give a directory in `path`")));
     }
+    let max_dirs = args.max_dirs.unwrap_or(DEFAULT_MAX_DIRS).clamp(1, MAX_MAX_DIRS);
+    let recursive = args.recursive.unwrap_or(false);
+    let plan_ctx = ctx.clone();
+    let plan = blocking(move || plan(&plan_ctx, &root, recursive, max_dirs, overwrite)).await?;
+    let Plan { changes, skipped, empty, left_out } = plan;
+    let created: Vec<String> = changes.iter().map(|(loaded, _)| ctx.workspace.display(&loaded.path)).collect();
+    let replaced = changes.iter().filter(|(loaded, _)| loaded.exists()).count();
+    let mut notes = Vec::new();
+    if !changes.is_empty() {
+        for committed in commit_all(&ctx, changes).await? {
+            notes.extend(committed.notes);
+        }
+    }
+    let mut output = if created.is_empty() {
+        format!("No README written under `{shown_root}`.")
+    } else {
+        format!(
+            "Wrote {} README(s) under `{shown_root}`{}:\n{}",
+            created.len(),
+            if replaced > 0 { format!(" ({replaced} replaced)") } else { String::new() },
+            created.iter().map(|p| format!("- {p}")).collect::<Vec<_>>().join("\n")
+        )
+    };
+    if !skipped.is_empty() {
+        output.push_str(&format!(
+            "\nSkipped {} director{} that already had a README.md (pass overwrite=true to replace them):\n{}",
+            skipped.len(),
+            if skipped.len() == 1 { "y" } else { "ies" },
+            skipped.iter().map(|p| format!("- {p}")).collect::<Vec<_>>().join("\n")
+        ));
+    }
+    if empty > 0 {
+        output.push_str(&format!("\n{empty} empty director{} left alone.", if empty == 1 { "y" } else { "ies" }));
+    }
+    if left_out > 0 {
+        output.push_str(&format!(
+            "\n{left_out} more director{} not handled (max_dirs = {max_dirs}); raise max_dirs or run again on a subdirectory.",
+            if left_out == 1 { "y was" } else { "ies were" }
+        ));
+    }
+    if !recursive {
+        output.push_str("\nOnly direct subdirectories were handled; pass recursive=true for every depth.");
+    }
+    for note in notes {
+        output.push_str(&format!("\nNote: {note}."));
+    }
+    Ok(ToolOutput::new(format!("Generated {} README(s)", created.len()), output)
+        .with("created", created.len() - replaced)
+        .with("replaced", replaced)
+        .with("skipped", skipped.len())
+        .with("paths", created))
 }
 
 /// What one call will write and what it leaves.

@@ -12,7 +12,7 @@ use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 use tandem_tool_fs::blocking;
 
 /// Files shown when the call does not say.
@@ -46,18 +46,13 @@ enum SortBy {
     Modified,
 }
 
-pub(crate) struct Glob;
+tool!(pub(crate) Glob(Args) = Decl::new("glob", ToolGroup::Search, DESCRIPTION)
+    .aliases(&["find_files"])
+    .keywords(&["find", "files", "pattern", "names", "paths"])
+    .always_load(), glob);
 
-impl TypedTool for Glob {
-    const DECL: Decl = Decl::new("glob", ToolGroup::Search, DESCRIPTION)
-        .aliases(&["find_files"])
-        .keywords(&["find", "files", "pattern", "names", "paths"])
-        .always_load();
-    type Args = Args;
-
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking(move || run(args, &ctx)).await
-    }
+async fn glob(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    blocking(move || run(args, &ctx)).await
 }
 
 /// One walker thread's matches, handed to the shared list in batches and when the thread's

@@ -11,7 +11,7 @@ use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 use tandem_tool_fs::blocking;
 
 /// Results shown when the call does not say.
@@ -63,18 +63,13 @@ enum OutputMode {
     Count,
 }
 
-pub(crate) struct Grep;
+tool!(pub(crate) Grep(Args) = Decl::new("grep", ToolGroup::Search, DESCRIPTION)
+    .aliases(&["search"])
+    .keywords(&["search", "regex", "find", "content", "text", "ripgrep"])
+    .always_load(), grep);
 
-impl TypedTool for Grep {
-    const DECL: Decl = Decl::new("grep", ToolGroup::Search, DESCRIPTION)
-        .aliases(&["search"])
-        .keywords(&["search", "regex", "find", "content", "text", "ripgrep"])
-        .always_load();
-    type Args = Args;
-
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking(move || run(args, &ctx)).await
-    }
+async fn grep(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    blocking(move || run(args, &ctx)).await
 }
 
 /// One line of a file's results.

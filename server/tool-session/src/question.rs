@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::session::{AskOutcome, Question as Q, QuestionOption};
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool, tool};
 
 use super::{SESSION, host};
 
@@ -63,65 +63,51 @@ async fn ask<T: TypedTool>(ctx: &ToolContext, questions: Vec<Q>) -> Result<Vec<V
     }
 }
 
-pub(crate) struct Question;
+tool!(pub(crate) Question(QuestionArgs) = Decl::new("question", ToolGroup::Interact, QUESTION)
+    .aliases(&["AskUserQuestion", "ask_questions"])
+    .keywords(&["ask", "clarify", "choose", "person", "user"])
+    .needs(SESSION), question);
 
-impl TypedTool for Question {
-    const DECL: Decl = Decl::new("question", ToolGroup::Interact, QUESTION)
-        .aliases(&["AskUserQuestion", "ask_questions"])
-        .keywords(&["ask", "clarify", "choose", "person", "user"])
-        .needs(SESSION);
-    type Args = QuestionArgs;
-
-    async fn run(&self, args: QuestionArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        if args.questions.is_empty() || args.questions.len() > 4 {
-            return Err(ToolError::new(format!("ask 1 to 4 questions at a time (got {})", args.questions.len())));
-        }
-        if let Some(q) = args.questions.iter().find(|q| q.question.trim().is_empty()) {
-            return Err(ToolError::new(format!("a question is empty (header `{}`)", q.header)));
-        }
-        let answers = ask::<Self>(&ctx, args.questions.clone()).await?;
-        Ok(ToolOutput::new("The person answered", render(&args.questions, &answers))
-            .with("answers", serde_json::to_value(&answers).unwrap_or_default()))
+async fn question(args: QuestionArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    if args.questions.is_empty() || args.questions.len() > 4 {
+        return Err(ToolError::new(format!("ask 1 to 4 questions at a time (got {})", args.questions.len())));
     }
+    if let Some(q) = args.questions.iter().find(|q| q.question.trim().is_empty()) {
+        return Err(ToolError::new(format!("a question is empty (header `{}`)", q.header)));
+    }
+    let answers = ask::<Question>(&ctx, args.questions.clone()).await?;
+    Ok(ToolOutput::new("The person answered", render(&args.questions, &answers))
+        .with("answers", serde_json::to_value(&answers).unwrap_or_default()))
 }
 
-pub(crate) struct AskUser;
+tool!(pub(crate) AskUser(AskArgs) = Decl::new("ask_user", ToolGroup::Interact, ASK_USER)
+    .aliases(&["ask", "ask_followup_question"])
+    .keywords(&["question", "clarify", "confirm", "person", "user"])
+    .needs(SESSION), ask_user);
 
-impl TypedTool for AskUser {
-    const DECL: Decl = Decl::new("ask_user", ToolGroup::Interact, ASK_USER)
-        .aliases(&["ask", "ask_followup_question"])
-        .keywords(&["question", "clarify", "confirm", "person", "user"])
-        .needs(SESSION);
-    type Args = AskArgs;
-
-    async fn run(&self, args: AskArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        if args.question.trim().is_empty() {
-            return Err(ToolError::new("`question` is empty"));
-        }
-        let question = Q {
-            question: args.question.clone(),
-            header: String::new(),
-            options: args
-                .options
-                .iter()
-                .map(|l| QuestionOption { label: l.clone(), description: String::new() })
-                .collect(),
-            multi_select: false,
-        };
-        let answer = match ask::<Self>(&ctx, vec![question.clone()]).await {
-            Ok(answers) => answers.into_iter().next().unwrap_or_default().join(", "),
-            Err(err) if err.metadata.contains_key("unavailable") => match args.default {
-                Some(default) => {
-                    return Ok(ToolOutput::new(
-                        "Used the default answer",
-                        format!("Q: {}\nA: {default} (the default: nobody could be asked)", args.question),
-                    )
-                    .with("defaulted", true));
-                }
-                None => return Err(err),
-            },
-            Err(err) => return Err(err),
-        };
-        Ok(ToolOutput::new("The person answered", format!("Q: {}\nA: {answer}", args.question)).with("answer", answer))
+async fn ask_user(args: AskArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    if args.question.trim().is_empty() {
+        return Err(ToolError::new("`question` is empty"));
     }
+    let question = Q {
+        question: args.question.clone(),
+        header: String::new(),
+        options: args.options.iter().map(|l| QuestionOption { label: l.clone(), description: String::new() }).collect(),
+        multi_select: false,
+    };
+    let answer = match ask::<AskUser>(&ctx, vec![question.clone()]).await {
+        Ok(answers) => answers.into_iter().next().unwrap_or_default().join(", "),
+        Err(err) if err.metadata.contains_key("unavailable") => match args.default {
+            Some(default) => {
+                return Ok(ToolOutput::new(
+                    "Used the default answer",
+                    format!("Q: {}\nA: {default} (the default: nobody could be asked)", args.question),
+                )
+                .with("defaulted", true));
+            }
+            None => return Err(err),
+        },
+        Err(err) => return Err(err),
+    };
+    Ok(ToolOutput::new("The person answered", format!("Q: {}\nA: {answer}", args.question)).with("answer", answer))
 }

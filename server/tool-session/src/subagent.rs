@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::session::{AgentType, SubAgentRequest, SubAgentState, SubAgentStatus};
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 
 use super::{SESSION, host};
 
@@ -49,58 +49,48 @@ fn render(status: &SubAgentStatus) -> (String, String) {
     }
 }
 
-pub(crate) struct AgentTool;
+tool!(pub(crate) AgentTool(AgentArgs) = Decl::new("agent", ToolGroup::Agent, AGENT)
+    .aliases(&["task", "Task", "subagent", "spawn_agent"])
+    .keywords(&["delegate", "parallel", "explore", "research", "sub-agent"])
+    .needs(SESSION), agent);
 
-impl TypedTool for AgentTool {
-    const DECL: Decl = Decl::new("agent", ToolGroup::Agent, AGENT)
-        .aliases(&["task", "Task", "subagent", "spawn_agent"])
-        .keywords(&["delegate", "parallel", "explore", "research", "sub-agent"])
-        .needs(SESSION);
-    type Args = AgentArgs;
-
-    async fn run(&self, args: AgentArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let host = host::<Self>(&ctx)?;
-        if args.prompt.trim().is_empty() {
-            return Err(ToolError::new("`prompt` is empty: say what the sub-agent should do"));
-        }
-        let depth = ctx.agent_depth + 1;
-        if depth > ctx.max_agent_depth {
-            return Err(ToolError::new(format!(
-                "sub-agents may nest {} deep and this one would be {depth} deep; do the task yourself",
-                ctx.max_agent_depth
-            )));
-        }
-        let agent_type = args.agent_type.unwrap_or(AgentType::General);
-        let request = SubAgentRequest { prompt: args.prompt, agent_type, background: args.run_in_background, depth };
-        let status = host.run_agent(request).await?;
-        let (title, output) = render(&status);
-        let result = ToolOutput::new(title, output)
-            .with("agentId", status.id.clone())
-            .with("agentType", agent_type.as_str())
-            .with("toolCalls", status.tool_calls);
-        match status.state {
-            SubAgentState::Failed(why) => Err(ToolError::new(why).with("agentId", status.id)),
-            _ => Ok(result),
-        }
+async fn agent(args: AgentArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    let host = host::<AgentTool>(&ctx)?;
+    if args.prompt.trim().is_empty() {
+        return Err(ToolError::new("`prompt` is empty: say what the sub-agent should do"));
+    }
+    let depth = ctx.agent_depth + 1;
+    if depth > ctx.max_agent_depth {
+        return Err(ToolError::new(format!(
+            "sub-agents may nest {} deep and this one would be {depth} deep; do the task yourself",
+            ctx.max_agent_depth
+        )));
+    }
+    let agent_type = args.agent_type.unwrap_or(AgentType::General);
+    let request = SubAgentRequest { prompt: args.prompt, agent_type, background: args.run_in_background, depth };
+    let status = host.run_agent(request).await?;
+    let (title, output) = render(&status);
+    let result = ToolOutput::new(title, output)
+        .with("agentId", status.id.clone())
+        .with("agentType", agent_type.as_str())
+        .with("toolCalls", status.tool_calls);
+    match status.state {
+        SubAgentState::Failed(why) => Err(ToolError::new(why).with("agentId", status.id)),
+        _ => Ok(result),
     }
 }
 
-pub(crate) struct AgentStatusTool;
+tool!(pub(crate) AgentStatusTool(StatusArgs) = Decl::new("agent_status", ToolGroup::Agent, STATUS)
+    .aliases(&["task_status"])
+    .keywords(&["sub-agent", "background", "result"])
+    .needs(SESSION), agent_status);
 
-impl TypedTool for AgentStatusTool {
-    const DECL: Decl = Decl::new("agent_status", ToolGroup::Agent, STATUS)
-        .aliases(&["task_status"])
-        .keywords(&["sub-agent", "background", "result"])
-        .needs(SESSION);
-    type Args = StatusArgs;
-
-    async fn run(&self, args: StatusArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let host = host::<Self>(&ctx)?;
-        let status = host.agent_status(&args.agent_id).ok_or_else(|| {
-            ToolError::new(format!("no sub-agent `{}` in this session; use the id `agent` returned", args.agent_id))
-        })?;
-        let (title, output) = render(&status);
-        let running = status.state == SubAgentState::Running;
-        Ok(ToolOutput::new(title, output).with("running", running).with("toolCalls", status.tool_calls))
-    }
+async fn agent_status(args: StatusArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    let host = host::<AgentStatusTool>(&ctx)?;
+    let status = host.agent_status(&args.agent_id).ok_or_else(|| {
+        ToolError::new(format!("no sub-agent `{}` in this session; use the id `agent` returned", args.agent_id))
+    })?;
+    let (title, output) = render(&status);
+    let running = status.state == SubAgentState::Running;
+    Ok(ToolOutput::new(title, output).with("running", running).with("toolCalls", status.tool_calls))
 }

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
 use tandem_tool_api::session::{Todo, TodoStatus};
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 
 use super::{SESSION, host};
 
@@ -21,8 +21,6 @@ pub(crate) struct WriteArgs {
 
 #[derive(Deserialize, JsonSchema)]
 pub(crate) struct ReadArgs {}
-
-pub(crate) struct TodoWrite;
 
 fn render(todos: &[Todo]) -> String {
     if todos.is_empty() {
@@ -43,51 +41,43 @@ fn render(todos: &[Todo]) -> String {
         .join("\n")
 }
 
-impl TypedTool for TodoWrite {
-    const DECL: Decl = Decl::new("todowrite", ToolGroup::Plan, WRITE)
-        .aliases(&["todo_write", "TodoWrite", "update_todos", "update_plan"])
-        .keywords(&["task", "list", "plan", "progress", "steps"])
-        .needs(SESSION);
-    type Args = WriteArgs;
+tool!(pub(crate) TodoWrite(WriteArgs) = Decl::new("todowrite", ToolGroup::Plan, WRITE)
+    .aliases(&["todo_write", "TodoWrite", "update_todos", "update_plan"])
+    .keywords(&["task", "list", "plan", "progress", "steps"])
+    .needs(SESSION), todo_write);
 
-    async fn run(&self, args: WriteArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let host = host::<Self>(&ctx)?;
-        if let Some(empty) = args.todos.iter().position(|t| t.content.trim().is_empty()) {
-            return Err(ToolError::new(format!("task {} has no content", empty + 1)));
-        }
-        let count = |s| args.todos.iter().filter(|t| t.status == s).count();
-        let (pending, active, done) =
-            (count(TodoStatus::Pending), count(TodoStatus::InProgress), count(TodoStatus::Completed));
-        let mut output = render(&args.todos);
-        if active == 0 && pending > 0 {
-            output.push_str("\n\nWarning: no task is in progress; mark the one you work on `in_progress`.");
-        }
-        if active > 1 {
-            output.push_str(&format!(
-                "\n\nWarning: {active} tasks are in progress; keep one at a time and finish it before starting the next."
-            ));
-        }
-        let total = args.todos.len();
-        host.set_todos(args.todos).await;
-        Ok(ToolOutput::new(format!("Tasks: {done}/{total} done"), output)
-            .with("pending", pending)
-            .with("inProgress", active)
-            .with("completed", done))
+async fn todo_write(args: WriteArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    let host = host::<TodoWrite>(&ctx)?;
+    if let Some(empty) = args.todos.iter().position(|t| t.content.trim().is_empty()) {
+        return Err(ToolError::new(format!("task {} has no content", empty + 1)));
     }
+    let count = |s| args.todos.iter().filter(|t| t.status == s).count();
+    let (pending, active, done) =
+        (count(TodoStatus::Pending), count(TodoStatus::InProgress), count(TodoStatus::Completed));
+    let mut output = render(&args.todos);
+    if active == 0 && pending > 0 {
+        output.push_str("\n\nWarning: no task is in progress; mark the one you work on `in_progress`.");
+    }
+    if active > 1 {
+        output.push_str(&format!(
+            "\n\nWarning: {active} tasks are in progress; keep one at a time and finish it before starting the next."
+        ));
+    }
+    let total = args.todos.len();
+    host.set_todos(args.todos).await;
+    Ok(ToolOutput::new(format!("Tasks: {done}/{total} done"), output)
+        .with("pending", pending)
+        .with("inProgress", active)
+        .with("completed", done))
 }
 
-pub(crate) struct TodoRead;
+tool!(pub(crate) TodoRead(ReadArgs) = Decl::new("todoread", ToolGroup::Plan, READ)
+    .aliases(&["todo_read", "TodoRead", "read_todos"])
+    .keywords(&["task", "list", "plan", "progress"])
+    .needs(SESSION), todo_read);
 
-impl TypedTool for TodoRead {
-    const DECL: Decl = Decl::new("todoread", ToolGroup::Plan, READ)
-        .aliases(&["todo_read", "TodoRead", "read_todos"])
-        .keywords(&["task", "list", "plan", "progress"])
-        .needs(SESSION);
-    type Args = ReadArgs;
-
-    async fn run(&self, _args: ReadArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let todos = host::<Self>(&ctx)?.todos();
-        let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
-        Ok(ToolOutput::new(format!("Tasks: {done}/{} done", todos.len()), render(&todos)))
-    }
+async fn todo_read(_args: ReadArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    let todos = host::<TodoRead>(&ctx)?.todos();
+    let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
+    Ok(ToolOutput::new(format!("Tasks: {done}/{} done", todos.len()), render(&todos)))
 }

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tandem_guidance::{Origin, Places, Skill, skill_files, skills};
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, tool};
 
 const DESCRIPTION: &str = "Load a skill by name: returns its instructions and lists its other files. The skills \
     available are listed in the system prompt with what each is for; load one before a task that matches its \
@@ -28,8 +28,6 @@ pub(crate) struct Args {
     #[serde(default)]
     file: Option<String>,
 }
-
-pub(crate) struct SkillTool;
 
 /// The untrusted-repository warning above a skill's text.
 fn caution(skill: &Skill) -> &'static str {
@@ -70,56 +68,52 @@ fn read_file(places: &Places, skill: &Skill, rel: &str) -> Result<String, ToolEr
     }
 }
 
-impl TypedTool for SkillTool {
-    const DECL: Decl = Decl::new("skill", ToolGroup::Fs, DESCRIPTION)
-        .aliases(&["Skill", "load_skill", "use_skill"])
-        .keywords(&["skill", "procedure", "instructions", "how to"])
-        .always_load();
-    type Args = Args;
+tool!(pub(crate) SkillTool(Args) = Decl::new("skill", ToolGroup::Fs, DESCRIPTION)
+    .aliases(&["Skill", "load_skill", "use_skill"])
+    .keywords(&["skill", "procedure", "instructions", "how to"])
+    .always_load());
 
-    async fn run(&self, args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let places = Places::new(ctx.workspace.root(), &ctx.working_dir);
-        let (found, _) = skills(&places);
-        let name = args.name.trim();
-        let Some(skill) = found.iter().find(|s| s.name == name) else {
-            let names: Vec<&str> = found.iter().map(|s| s.name.as_str()).collect();
-            let known = if names.is_empty() {
-                "there are none".to_owned()
-            } else {
-                format!("the skills are: {}", names.join(", "))
-            };
-            return Err(ToolError::new(format!("no skill `{name}`: {known}")));
+async fn run(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    let places = Places::new(ctx.workspace.root(), &ctx.working_dir);
+    let (found, _) = skills(&places);
+    let name = args.name.trim();
+    let Some(skill) = found.iter().find(|s| s.name == name) else {
+        let names: Vec<&str> = found.iter().map(|s| s.name.as_str()).collect();
+        let known = if names.is_empty() {
+            "there are none".to_owned()
+        } else {
+            format!("the skills are: {}", names.join(", "))
         };
-        if let Some(rel) = args.file.as_deref().filter(|f| !f.trim().is_empty()) {
-            let text = read_file(&places, skill, rel.trim())?;
-            let mut output =
-                ToolOutput::new(format!("Skill {} · {rel}", skill.name), format!("{}{text}", caution(skill)));
-            output.metadata.insert("skill".into(), json!(skill.name));
-            output.metadata.insert("untrusted".into(), json!(skill.untrusted));
-            return Ok(output);
-        }
-        let mut text = format!("{}Skill `{}` ({}):\n\n{}\n", caution(skill), skill.name, skill.file, skill.body);
-        let files = skill_files(skill);
-        if !files.is_empty() {
-            let how = match skill.origin {
-                Origin::Project => "read them with `read` when the instructions point to them; run scripts with `bash`",
-                Origin::User => "read them with this tool's `file` argument when the instructions point to them",
-            };
-            let _ = writeln!(text, "\nOther files of this skill ({how}):");
-            for file in &files {
-                let shown = match skill.origin {
-                    Origin::Project => places.shown(&skill.dir.join(file)),
-                    Origin::User => file.display().to_string(),
-                };
-                let _ = writeln!(text, "- {shown}");
-            }
-        }
-        let mut output = ToolOutput::new(format!("Skill {}", skill.name), text);
+        return Err(ToolError::new(format!("no skill `{name}`: {known}")));
+    };
+    if let Some(rel) = args.file.as_deref().filter(|f| !f.trim().is_empty()) {
+        let text = read_file(&places, skill, rel.trim())?;
+        let mut output = ToolOutput::new(format!("Skill {} · {rel}", skill.name), format!("{}{text}", caution(skill)));
         output.metadata.insert("skill".into(), json!(skill.name));
-        output.metadata.insert("file".into(), json!(skill.file));
         output.metadata.insert("untrusted".into(), json!(skill.untrusted));
-        Ok(output)
+        return Ok(output);
     }
+    let mut text = format!("{}Skill `{}` ({}):\n\n{}\n", caution(skill), skill.name, skill.file, skill.body);
+    let files = skill_files(skill);
+    if !files.is_empty() {
+        let how = match skill.origin {
+            Origin::Project => "read them with `read` when the instructions point to them; run scripts with `bash`",
+            Origin::User => "read them with this tool's `file` argument when the instructions point to them",
+        };
+        let _ = writeln!(text, "\nOther files of this skill ({how}):");
+        for file in &files {
+            let shown = match skill.origin {
+                Origin::Project => places.shown(&skill.dir.join(file)),
+                Origin::User => file.display().to_string(),
+            };
+            let _ = writeln!(text, "- {shown}");
+        }
+    }
+    let mut output = ToolOutput::new(format!("Skill {}", skill.name), text);
+    output.metadata.insert("skill".into(), json!(skill.name));
+    output.metadata.insert("file".into(), json!(skill.file));
+    output.metadata.insert("untrusted".into(), json!(skill.untrusted));
+    Ok(output)
 }
 
 #[cfg(test)]
@@ -127,7 +121,7 @@ mod tests {
     use std::sync::Arc;
 
     use tandem_text::BufferCache;
-    use tandem_tool_api::Workspace;
+    use tandem_tool_api::{TypedTool, Workspace};
 
     use super::*;
 

@@ -103,3 +103,14 @@ pub fn start_with(root: &Path, config: AgentConfig, client: Arc<Recorder>, regis
 pub fn prompt(session_id: &str, text: &str) -> SessionPromptParams {
     SessionPromptParams { session_id: session_id.to_owned(), prompt: vec![ContentBlock::text(text)] }
 }
+
+/// A new session of `agent` (default parameters), by id.
+pub fn new_session(agent: &Agent) -> String {
+    agent.new_session(tandem_protocol::SessionNewParams::default()).unwrap_or_else(|e| panic!("{e}")).session_id
+}
+
+/// A new session of `agent` working in `cwd` (relative to the workspace), by id.
+pub fn new_session_in(agent: &Agent, cwd: &str) -> String {
+    let params = tandem_protocol::SessionNewParams { cwd: Some(cwd.into()), ..Default::default() };
+    agent.new_session(params).unwrap_or_else(|e| panic!("{e}")).session_id
+}

@@ -122,7 +122,7 @@ impl LspProxy {
                 opened: Vec::new(),
             });
         }
-        match self.before_and_after(&server, &group.files, &group.root, deadline).await {
+        match self.before_and_after(&server, &group, deadline).await {
             Ok((previewed, others)) => {
                 let mut previews = lock(&self.previews);
                 if let Some(first) = paths.first().and_then(|path| previews.get_mut(path)) {
@@ -163,10 +163,10 @@ impl LspProxy {
     async fn before_and_after(
         &self,
         server: &Arc<Server>,
-        files: &[&PreviewFile],
-        root: &Path,
+        group: &Group<'_>,
         deadline: Instant,
     ) -> Result<(Vec<PreviewedFile>, Vec<(Url, Option<Published>)>), ServerError> {
+        let (files, root) = (&group.files, &group.root);
         let name = server.spec.name.clone();
         let wait = self.preview_wait.as_secs_f64();
         let mut out = Vec::new();

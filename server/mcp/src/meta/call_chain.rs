@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput};
 
-use super::{Client, upgrade};
+use super::{Manager, MetaTool};
 use super::{Step, run_step, substitute};
 
 const DESCRIPTION: &str = "Call MCP tools one after another; `{{previous}}` in a string argument is replaced by the \
@@ -16,35 +16,23 @@ const DESCRIPTION: &str = "Call MCP tools one after another; `{{previous}}` in a
 
 /// `mcp_call_chain` arguments.
 #[derive(Deserialize, JsonSchema)]
-pub(super) struct ChainArgs {
+pub(super) struct CallChain {
     /// The calls, run in order; the chain stops at the first failure.
     steps: Vec<Step>,
 }
 
 /// `mcp_call_chain`: MCP calls in order, each output passed on as `{{previous}}`.
-pub(super) struct CallChain {
-    manager: Client,
-}
-
-impl CallChain {
-    pub(super) fn new(manager: Client) -> Self {
-        Self { manager }
-    }
-}
-
-impl TypedTool for CallChain {
+impl MetaTool for CallChain {
     // It may call tools that write: it runs alone (approval is per call).
     const DECL: Decl = Decl::new("mcp_call_chain", ToolGroup::Mcp, DESCRIPTION).exclusive();
-    type Args = ChainArgs;
 
-    async fn run(&self, args: ChainArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let manager = upgrade(&self.manager)?;
-        if args.steps.is_empty() {
+    async fn run(self, manager: Manager, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        if self.steps.is_empty() {
             return Err(ToolError::new("`steps` is empty: give at least one {tool, arguments}"));
         }
         let mut previous = String::new();
         let mut text = String::new();
-        for (i, step) in args.steps.iter().enumerate() {
+        for (i, step) in self.steps.iter().enumerate() {
             let step = Step { tool: step.tool.clone(), arguments: substitute(&step.arguments, &previous) };
             match run_step(manager.as_ref(), &step, &ctx).await {
                 Ok(out) => {
@@ -62,6 +50,6 @@ impl TypedTool for CallChain {
                 }
             }
         }
-        Ok(ToolOutput::new(format!("{} MCP calls", args.steps.len()), text).with("final", previous))
+        Ok(ToolOutput::new(format!("{} MCP calls", self.steps.len()), text).with("final", previous))
     }
 }

@@ -2,11 +2,11 @@
 
 use std::fmt::Write as _;
 
-use super::{Client, upgrade};
+use super::{Manager, MetaTool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput};
 
 const DESCRIPTION: &str = "List the MCP servers (with their state) and their tools ranked for a query, with each tool's \
     argument schema. Use it to find a tool that is not in your tool list, then call it with \
@@ -14,7 +14,7 @@ const DESCRIPTION: &str = "List the MCP servers (with their state) and their too
 
 /// `mcp_discover` arguments.
 #[derive(Deserialize, JsonSchema)]
-pub(super) struct DiscoverArgs {
+pub(super) struct Discover {
     /// What you want to do, in words; tools are ranked by relevance to it (and by reliability,
     /// latency and what usually follows your last call). Empty: all tools.
     #[serde(default)]
@@ -28,23 +28,11 @@ pub(super) struct DiscoverArgs {
 }
 
 /// `mcp_discover`: the MCP servers (with their state) and their tools ranked for a query, with schemas.
-pub(super) struct Discover {
-    manager: Client,
-}
-
-impl Discover {
-    pub(super) fn new(manager: Client) -> Self {
-        Self { manager }
-    }
-}
-
-impl TypedTool for Discover {
+impl MetaTool for Discover {
     const DECL: Decl =
         Decl::new("mcp_discover", ToolGroup::Mcp, DESCRIPTION).keywords(&["mcp", "tools", "search", "servers"]);
-    type Args = DiscoverArgs;
 
-    async fn run(&self, args: DiscoverArgs, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let manager = upgrade(&self.manager)?;
+    async fn run(self, manager: Manager, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         manager.ready(std::time::Duration::from_secs(10)).await;
         let mut text = String::from("Servers:\n");
         for server in manager.servers() {
@@ -52,11 +40,11 @@ impl TypedTool for Discover {
             let error = health.last_error.map(|e| format!(" — last error: {e}")).unwrap_or_default();
             writeln!(text, "- `{}`: {}, {} tools{error}", server.name(), health.state, health.tools).ok();
         }
-        let limit = args.limit.unwrap_or(10).max(1);
+        let limit = self.limit.unwrap_or(10).max(1);
         let ranked: Vec<_> = manager
-            .rank(args.query.as_deref().unwrap_or_default())
+            .rank(self.query.as_deref().unwrap_or_default())
             .into_iter()
-            .filter(|(_, s, _)| args.server.as_deref().is_none_or(|name| name == s.name()))
+            .filter(|(_, s, _)| self.server.as_deref().is_none_or(|name| name == s.name()))
             .take(limit)
             .collect();
         writeln!(text, "\nTools (best first):").ok();

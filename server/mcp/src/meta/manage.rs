@@ -6,9 +6,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{CommandDecision, Decl, ToolCheck, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{CommandDecision, Decl, ToolCheck, ToolContext, ToolError, ToolOutput};
 
-use super::{Client, upgrade};
+use super::{Manager, MetaTool};
 use crate::config::McpConfig;
 
 const DESCRIPTION: &str = "Manage MCP servers of this process: `list`, `health` (of one or all), `add` (name + config \
@@ -17,7 +17,7 @@ const DESCRIPTION: &str = "Manage MCP servers of this process: `list`, `health` 
 
 /// `mcp_server_manage` arguments.
 #[derive(Deserialize, JsonSchema)]
-pub(super) struct ManageArgs {
+pub(super) struct Manage {
     /// `list`, `health`, `add` or `remove`.
     action: String,
     /// Server name (for `add`, `remove`, `health` of one server).
@@ -29,27 +29,15 @@ pub(super) struct ManageArgs {
 }
 
 /// `mcp_server_manage` (full profile only, asking the person first): list, health, add and remove MCP servers of this process.
-pub(super) struct Manage {
-    manager: Client,
-}
-
-impl Manage {
-    pub(super) fn new(manager: Client) -> Self {
-        Self { manager }
-    }
-}
-
-impl TypedTool for Manage {
+impl MetaTool for Manage {
     const DECL: Decl = Decl::new("mcp_server_manage", ToolGroup::Mcp, DESCRIPTION).writes();
-    type Args = ManageArgs;
 
-    async fn run(&self, args: ManageArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let manager = upgrade(&self.manager)?;
-        match args.action.as_str() {
+    async fn run(self, manager: Manager, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        match self.action.as_str() {
             "list" | "health" => {
                 let mut text = String::new();
                 for server in manager.servers() {
-                    if args.name.as_deref().is_some_and(|n| n != server.name()) {
+                    if self.name.as_deref().is_some_and(|n| n != server.name()) {
                         continue;
                     }
                     let health = server.health().await;
@@ -69,14 +57,14 @@ impl TypedTool for Manage {
                 Ok(ToolOutput::new("MCP servers", if text.is_empty() { "(no servers)".into() } else { text }))
             }
             action @ ("add" | "remove") => {
-                let Some(name) = args.name else {
+                let Some(name) = self.name else {
                     return Err(ToolError::new(format!("`{action}` needs `name`")));
                 };
                 if let Some(approver) = &ctx.approver {
                     let check = ToolCheck {
                         tool: "mcp_server_manage".into(),
                         server: Some(name.clone()),
-                        arguments: json!({"action": action, "name": name, "config": args.config}),
+                        arguments: json!({"action": action, "name": name, "config": self.config}),
                         reason: format!("it would {action} an MCP server (a program or endpoint tools run on)"),
                     };
                     match approver.confirm_tool(&check).await {
@@ -93,7 +81,7 @@ impl TypedTool for Manage {
                         Err(ToolError::new(format!("no MCP server `{name}`")))
                     };
                 }
-                let Some(config) = args.config else {
+                let Some(config) = self.config else {
                     return Err(ToolError::new("`add` needs `config` ({\"command\", \"args\"} or {\"url\"})"));
                 };
                 let mut parsed = McpConfig::default();

@@ -9,14 +9,17 @@ mod fan_out;
 mod manage;
 mod summary;
 
+use std::future::Future;
+use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tandem_tool_api::{Tool, ToolContext, ToolError, ToolOutput, typed};
+use tandem_tool_api::{Decl, Tool, ToolContext, ToolError, ToolOutput, TypedTool, typed};
 
 use crate::config::ServerConfig;
 use crate::error::McpError;
@@ -53,20 +56,49 @@ type Client = Weak<dyn Servers>;
 /// The meta-tools.
 pub(crate) fn all(manager: Client, manage: bool) -> Vec<Arc<dyn Tool>> {
     let mut tools: Vec<Arc<dyn Tool>> = vec![
-        typed(discover::Discover::new(manager.clone())),
-        typed(call_chain::CallChain::new(manager.clone())),
-        typed(fan_out::FanOut::new(manager.clone())),
-        typed(summary::Summary::new(manager.clone())),
+        meta::<discover::Discover>(&manager),
+        meta::<call_chain::CallChain>(&manager),
+        meta::<fan_out::FanOut>(&manager),
+        meta::<summary::Summary>(&manager),
     ];
     if manage {
-        tools.push(typed(manage::Manage::new(manager)));
+        tools.push(meta::<manage::Manage>(&manager));
     }
     tools
 }
 
-/// The manager, unless the MCP client has shut down.
-fn upgrade(manager: &Client) -> Result<Arc<dyn Servers>, ToolError> {
-    manager.upgrade().ok_or_else(|| ToolError::new("the MCP client has shut down"))
+/// The client, as a meta-tool's call gets it.
+type Manager = Arc<dyn Servers>;
+
+/// A meta-tool, as the arguments of one call: declared as a [`TypedTool`] is, and run with the
+/// MCP client ([`Meta`] holds it and hands it to each call).
+trait MetaTool: DeserializeOwned + JsonSchema + Send + Sync + 'static {
+    /// Name, group, description and effects.
+    const DECL: Decl;
+    /// Runs the call with the client and the call's context.
+    fn run(self, manager: Manager, ctx: ToolContext) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+}
+
+/// A meta-tool as the registry holds it: with the client, held weakly (the manager holds its
+/// tools).
+struct Meta<T> {
+    manager: Client,
+    tool: PhantomData<fn() -> T>,
+}
+
+impl<T: MetaTool> TypedTool for Meta<T> {
+    const DECL: Decl = T::DECL;
+    type Args = T;
+
+    async fn run(&self, args: T, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let manager = self.manager.upgrade().ok_or_else(|| ToolError::new("the MCP client has shut down"))?;
+        args.run(manager, ctx).await
+    }
+}
+
+/// The meta-tool `T` over `manager`.
+fn meta<T: MetaTool>(manager: &Client) -> Arc<dyn Tool> {
+    typed(Meta::<T> { manager: manager.clone(), tool: PhantomData })
 }
 
 /// One call of a chain or fan-out.
@@ -100,5 +132,5 @@ async fn run_step(manager: &dyn Servers, step: &Step, ctx: &ToolContext) -> Resu
     let arguments = tandem_tool_api::validate_arguments(&remote.schema, arguments, false)
         .map_err(|e| ToolError::new(format!("invalid arguments for `{}`: {e}", remote.exposed)))?
         .value;
-    manager.call(&server, &remote, arguments, ctx).await
+    crate::dispatch::call(manager, &server, &remote, arguments, ctx).await
 }

@@ -2,37 +2,25 @@
 
 use std::fmt::Write as _;
 
-use super::{Client, upgrade};
+use super::{Manager, MetaTool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tandem_protocol::ToolGroup;
-use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
+use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput};
 
 /// `mcp_session_summary` arguments.
 #[derive(Deserialize, JsonSchema)]
-pub(super) struct SummaryArgs {}
+pub(super) struct Summary {}
 
 /// `mcp_session_summary`: what this session did with MCP tools.
-pub(super) struct Summary {
-    manager: Client,
-}
-
-impl Summary {
-    pub(super) fn new(manager: Client) -> Self {
-        Self { manager }
-    }
-}
-
-impl TypedTool for Summary {
+impl MetaTool for Summary {
     const DECL: Decl = Decl::new(
         "mcp_session_summary",
         ToolGroup::Mcp,
         "What this session did with MCP tools: calls per tool, failures, mean latency, and the servers' states.",
     );
-    type Args = SummaryArgs;
 
-    async fn run(&self, _args: SummaryArgs, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let manager = upgrade(&self.manager)?;
+    async fn run(self, manager: Manager, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let calls = manager.session_calls(ctx.session_id.as_deref());
         let mut per_tool: std::collections::BTreeMap<&str, (u64, u64, u64)> = Default::default();
         for call in &calls {

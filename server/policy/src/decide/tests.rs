@@ -9,7 +9,12 @@ fn source(origin: Origin) -> Source {
     Source { origin, file: format!("{origin:?}.toml").to_lowercase() }
 }
 
-fn rules(list: &[(Action, &str)]) -> Rules {
+/// The person's rules, as a configuration file lists them: `allow`, `ask` and `deny`.
+fn rules(allow: &[&str], ask: &[&str], deny: &[&str]) -> Rules {
+    let list: Vec<(Action, &str)> = [(Action::Allow, allow), (Action::Ask, ask), (Action::Deny, deny)]
+        .into_iter()
+        .flat_map(|(action, texts)| texts.iter().map(move |text| (action, *text)))
+        .collect();
     let parsed = list
         .iter()
         .map(|(action, text)| Rule::parse(*action, text, source(Origin::Person), &|_| None, None))
@@ -41,13 +46,7 @@ fn short(v: &Verdict) -> &'static str {
 
 #[test]
 fn commands_are_decided_part_by_part() {
-    let r = rules(&[
-        (Action::Allow, "bash(npm test:*)"),
-        (Action::Allow, "bash(cargo check)"),
-        (Action::Ask, "bash(git push:*)"),
-        (Action::Deny, "bash(curl:*)"),
-        (Action::Deny, "read(.env)"),
-    ]);
+    let r = rules(&["bash(npm test:*)", "bash(cargo check)"], &["bash(git push:*)"], &["bash(curl:*)", "read(.env)"]);
     let cwd = Path::new("/p/sub");
     let check = |parts: Vec<CommandPart>| short(&r.decide_command("bash", Some(&parts), cwd));
     assert_eq!(check(vec![part("npm test", false)]), "allow");
@@ -93,16 +92,11 @@ fn commands_are_decided_part_by_part() {
 
 #[test]
 fn files_urls_and_tools_are_decided() {
-    let r = rules(&[
-        (Action::Allow, "edit(src/**)"),
-        (Action::Deny, "Edit(src/generated/**)"),
-        (Action::Ask, "write(docs/**)"),
-        (Action::Deny, "read(**/*.pem)"),
-        (Action::Allow, "webfetch(domain:docs.rs)"),
-        (Action::Deny, "WebFetch(domain:evil.example)"),
-        (Action::Allow, "mcp__github"),
-        (Action::Deny, "mcp__github__delete_repo"),
-    ]);
+    let r = rules(
+        &["edit(src/**)", "webfetch(domain:docs.rs)", "mcp__github"],
+        &["write(docs/**)"],
+        &["Edit(src/generated/**)", "read(**/*.pem)", "WebFetch(domain:evil.example)", "mcp__github__delete_repo"],
+    );
     let paths = |list: &[&str]| list.iter().map(|p| Path::new("/p").join(p)).collect::<Vec<_>>();
     let files = |tool: &str, list: &[&str]| short(&r.decide_paths(tool, &paths(list)));
     assert_eq!(files("edit", &["src/a.rs"]), "allow");

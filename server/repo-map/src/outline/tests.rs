@@ -149,3 +149,11 @@ fn nothing_to_outline_is_an_empty_outline() {
     // A file that does not parse still yields what parses.
     assert_eq!(defs("x.rs", "fn ok() {}\nfn broken( {\n").first().map(String::as_str), Some("fn ok"));
 }
+
+#[test]
+fn cpp_has_the_c_preprocessor() {
+    assert_eq!(
+        defs("limits.cpp", "#define LIMIT 3\n#define SQUARE(x) ((x) * (x))\n"),
+        ["#define LIMIT", "#define SQUARE"]
+    );
+}

@@ -28,6 +28,17 @@ fn staged(path: &str, old: &str, new: &str) -> StagedFile {
     }
 }
 
+/// What a change from `old` to `new` introduces and resolves, with diagnostics `before` and
+/// `after` it.
+fn delta_of<'a>(
+    old: &str,
+    new: &str,
+    before: &'a [Diagnostic],
+    after: &'a [Diagnostic],
+) -> (Vec<&'a Diagnostic>, Vec<&'a Diagnostic>) {
+    delta(before, after, &tandem_text::hunks::diff("/ws/a.py", old, new).hunks)
+}
+
 fn lines(n: usize) -> String {
     (1..=n).map(|i| format!("line {i}\n")).collect()
 }
@@ -37,10 +48,9 @@ fn an_unchanged_error_that_moves_with_the_change_is_neither_new_nor_resolved() {
     let old = lines(20);
     // Two lines inserted at the top: the old error on line 15 (0-based 14) is now on 16.
     let new = format!("new a\nnew b\n{old}");
-    let file = staged("/ws/a.py", &old, &new);
     let before = [diag(14, Severity::Error, "x is undefined")];
     let after = [diag(16, Severity::Error, "x is undefined"), diag(0, Severity::Error, "y is undefined")];
-    let (introduced, resolved) = delta(&before, &after, &file.hunks);
+    let (introduced, resolved) = delta_of(&old, &new, &before, &after);
     let introduced: Vec<&str> = introduced.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(introduced, ["y is undefined"]);
     assert!(resolved.is_empty());
@@ -50,11 +60,10 @@ fn an_unchanged_error_that_moves_with_the_change_is_neither_new_nor_resolved() {
 fn the_same_message_twice_counts_the_one_at_a_new_place_as_new() {
     let old = lines(20);
     let new = old.replace("line 3\n", "line three\n");
-    let file = staged("/ws/a.py", &old, &new);
     let before = [diag(15, Severity::Error, "x is undefined")];
     // The old one stays at line 16; the change adds the same message on line 3.
     let after = [diag(2, Severity::Error, "x is undefined"), diag(15, Severity::Error, "x is undefined")];
-    let (introduced, resolved) = delta(&before, &after, &file.hunks);
+    let (introduced, resolved) = delta_of(&old, &new, &before, &after);
     assert_eq!(introduced.len(), 1);
     assert_eq!(introduced[0].range.start.line, 2);
     assert!(resolved.is_empty());
@@ -64,10 +73,9 @@ fn the_same_message_twice_counts_the_one_at_a_new_place_as_new() {
 fn hints_and_information_are_left_out_and_fixed_errors_are_resolved() {
     let old = lines(5);
     let new = old.replace("line 2\n", "line two\n");
-    let file = staged("/ws/a.py", &old, &new);
     let before = [diag(1, Severity::Error, "bad"), diag(3, Severity::Hint, "unused")];
     let after = [diag(3, Severity::Information, "note")];
-    let (introduced, resolved) = delta(&before, &after, &file.hunks);
+    let (introduced, resolved) = delta_of(&old, &new, &before, &after);
     assert!(introduced.is_empty());
     assert_eq!(resolved.len(), 1);
     assert_eq!(resolved[0].message, "bad");
