@@ -68,6 +68,9 @@ pub struct Outline {
     /// Every word of the text (identifiers split, comments, strings), lowercase, with how often
     /// it occurs (at most [`MAX_WORDS`] distinct words, the most frequent), sorted by word.
     pub words: Vec<(String, u32)>,
+    /// The compound identifiers of the text ([`compounds`](crate::words::compounds),
+    /// [`joined`](crate::words::joined)), with how often each occurs (at most [`MAX_WORDS`], the most frequent), sorted.
+    pub idents: Vec<(String, u32)>,
 }
 
 /// Distinct words kept per file.
@@ -82,6 +85,20 @@ fn word_counts(text: &str) -> Vec<(String, u32)> {
         }
         *counts.entry(word.to_lowercase()).or_default() += 1;
     }
+    most_frequent(counts)
+}
+
+/// The compound identifiers of `text` with their counts ([`Outline::idents`]).
+fn ident_counts(text: &str) -> Vec<(String, u32)> {
+    let mut counts: HashMap<String, u32> = HashMap::new();
+    for ident in crate::words::compounds(text).filter(|i| i.len() <= MAX_NAME_LEN) {
+        *counts.entry(crate::words::joined(&ident)).or_default() += 1;
+    }
+    most_frequent(counts)
+}
+
+/// At most [`MAX_WORDS`] of `counts`, the most frequent, sorted.
+fn most_frequent(counts: HashMap<String, u32>) -> Vec<(String, u32)> {
     let mut words: Vec<(String, u32)> = counts.into_iter().collect();
     if words.len() > MAX_WORDS {
         words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -223,7 +240,7 @@ pub fn outline(lang: Lang, text: &str) -> Outline {
     }
     let mut refs: Vec<(String, u32)> = refs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
     refs.sort();
-    Outline { defs, refs, comments, words: word_counts(text) }
+    Outline { defs, refs, comments, words: word_counts(text), idents: ident_counts(text) }
 }
 
 fn is_name_kind(kind: &str) -> bool {

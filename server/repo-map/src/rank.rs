@@ -1,9 +1,11 @@
 //! Which files matter for a query: a graph with an edge from each file that uses a name to the
 //! files that define it, ranked by personalized PageRank, combined with lexical signals (BM25
 //! over each file's words, path and defined names; the share of the query's words in the path
-//! and the defined names), so a query with no graph signal still ranks well. The weights
-//! ([`Weights`]) were tuned on real commits: the path and the names a file defines say most,
-//! its words next, and PageRank mostly breaks near ties.
+//! and the defined names; the names the query says whole, or as adjacent words, among the file's
+//! identifiers and definitions; the query's scope, as in `fix(parser): …`, in the path), so a
+//! query with no graph signal still ranks well. The weights ([`Weights`]) were tuned on real
+//! commits: the path and the names a file defines say most, its words next, and PageRank mostly
+//! breaks near ties.
 //!
 //! The personalization (where the random walk restarts) favours files whose path or defined
 //! names share words with the query (split and stemmed as BM25 splits them), the files the
@@ -42,6 +44,11 @@ pub struct Model {
     stem_terms: Vec<HashSet<String>>,
     /// Per file, the stemmed terms of the names it defines.
     def_terms: Vec<HashSet<String>>,
+    /// BM25 over each file's compound identifiers, whole ([`words::joined`]).
+    idents: Bm25,
+    /// Per file, the compound names it defines, [`words::joined`].
+    def_idents: Vec<HashSet<String>>,
+
     /// Per file, the files it links to and how strongly (aggregated over names).
     edges: Vec<Vec<(u32, f64)>>,
     /// Per defined name: (its stemmed terms, definers, users with their use counts).
@@ -144,6 +151,16 @@ impl Model {
         let content = Bm25::new(&content_docs);
         let paths = Bm25::new(&path_docs);
         let definitions = Bm25::new(&def_docs);
+        let ident_docs: Vec<HashMap<String, u32>> =
+            files.iter().map(|f| f.outline.idents.iter().cloned().collect()).collect();
+        let idents = Bm25::new(&ident_docs);
+        let def_idents = files
+            .iter()
+            .map(|f| {
+                let defs = f.outline.defs.iter().filter(|d| d.kind != Kind::Impl);
+                defs.flat_map(|d| words::compounds(&d.name).map(|c| words::joined(&c))).collect()
+            })
+            .collect();
 
         let mut names: HashMap<String, NameInfo> = HashMap::new();
         for (i, file) in files.iter().enumerate() {
@@ -192,8 +209,31 @@ impl Model {
                 v
             })
             .collect();
-        Self { content, paths, definitions, path_terms, stem_terms, def_terms, edges, names, users }
+        Self { content, paths, definitions, path_terms, stem_terms, def_terms, idents, def_idents, edges, names, users }
     }
+}
+
+/// Per file, the share of the query's scope (`fix(parser): …`, `net/http: …`) in its path:
+/// 1 when the path holds the scope's words joined (`VS Code` in `editors/vscode/`), else the
+/// share of the scope's terms in the path's; all 0 without a scope.
+fn scope_in_path(model: &Model, query: &str) -> Vec<f64> {
+    let n = model.path_terms.len();
+    let Some(scope) = words::scope(query) else { return vec![0.0; n] };
+    let terms = term_set(scope);
+    let whole = tandem_rank::terms(&words::joined(&scope.replace(' ', ""))).into_iter().next();
+    model
+        .path_terms
+        .iter()
+        .map(|path| {
+            if whole.as_ref().is_some_and(|w| path.contains(w)) {
+                1.0
+            } else if terms.is_empty() {
+                0.0
+            } else {
+                terms.intersection(path).count() as f64 / terms.len() as f64
+            }
+        })
+        .collect()
 }
 
 fn base_weight(name: &str, definers: usize) -> f64 {
@@ -245,18 +285,39 @@ pub struct Weights {
     pub graph: f64,
     /// Share of the query's terms the file has anywhere (words, path, definitions).
     pub coverage: f64,
+    /// Share of the query's compound identifiers (`parse_args`, `HttpClient`) the file defines.
+    pub def_idents: f64,
+    /// BM25 of the names the query says (its compound identifiers, and two or three adjacent
+    /// words joined: "token meter" for `tokenMeter`) over the file's compound identifiers,
+    /// relative to the best file's.
+    pub phrase: f64,
+    /// Share of the query's scope (`parser` of `fix(parser): …`) in the file's path.
+    pub scope: f64,
 }
 
 impl Weights {
     fn array(&self) -> [f64; FEATURES] {
-        [self.content, self.path_bm25, self.defs_bm25, self.path, self.stem, self.defs, self.graph, self.coverage]
+        [
+            self.content,
+            self.path_bm25,
+            self.defs_bm25,
+            self.path,
+            self.stem,
+            self.defs,
+            self.graph,
+            self.coverage,
+            self.def_idents,
+            self.phrase,
+            self.scope,
+        ]
     }
 }
 
 impl Default for Weights {
     /// Tuned on real commits (one half of them; the other half agrees): the query's words in
     /// the path and the defined names say most about which file a task touches, the text's
-    /// words come next, and the graph only breaks near ties.
+    /// words come next, and the graph only breaks near ties. A scope (`parser: …`) moves its
+    /// folder's files up; a name the query says whole favours the file defining it.
     fn default() -> Self {
         Self {
             content: 0.5,
@@ -267,12 +328,15 @@ impl Default for Weights {
             defs: 0.2,
             graph: 0.05,
             coverage: 0.0,
+            def_idents: 0.3,
+            phrase: 0.1,
+            scope: 0.3,
         }
     }
 }
 
 /// The number of signals [`features`] gives per file.
-pub const FEATURES: usize = 8;
+pub const FEATURES: usize = 11;
 
 /// Every file's score for `focus` (finite, not negative), in the files' order.
 pub fn rank(model: &Model, focus: &Focus) -> Vec<f64> {
@@ -319,6 +383,19 @@ pub fn features(model: &Model, focus: &Focus) -> Vec<[f64; FEATURES]> {
             covered[holder as usize] += 1.0 / terms.len() as f64;
         }
     }
+
+    let compounds: Vec<String> = words::compounds(&focus.query).map(|c| words::joined(&c)).collect();
+    let def_idents: Vec<f64> = model
+        .def_idents
+        .iter()
+        .map(|defined| {
+            let named = compounds.iter().filter(|c| defined.contains(*c)).count();
+            named as f64 / compounds.len().max(1) as f64
+        })
+        .collect();
+    let phrases = words::query_idents(&focus.query);
+    let phrase = relative(model.idents.scores(phrases.iter().map(String::as_str)));
+    let scope = scope_in_path(model, &focus.query);
 
     let share = |set: &HashSet<String>| set.intersection(&terms).count() as f64 / terms.len().max(1) as f64;
     let path: Vec<f64> = model.path_terms.iter().map(share).collect();
@@ -401,8 +478,20 @@ pub fn features(model: &Model, focus: &Focus) -> Vec<[f64; FEATURES]> {
     (0..n)
         .map(|i| {
             let graph = if max_rank > 0.0 { rank[i] / max_rank } else { 0.0 };
-            [lexical[i], path_bm25[i], defs_bm25[i], path[i], stem[i], defs[i], graph, covered[i]]
-                .map(|x| if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 })
+            [
+                lexical[i],
+                path_bm25[i],
+                defs_bm25[i],
+                path[i],
+                stem[i],
+                defs[i],
+                graph,
+                covered[i],
+                def_idents[i],
+                phrase[i],
+                scope[i],
+            ]
+            .map(|x| if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 })
         })
         .collect()
 }

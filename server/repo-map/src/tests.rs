@@ -219,3 +219,45 @@ proptest! {
         prop_assert_eq!(map.ranked.first().map(|r| r.path.as_str()), Some(target.as_str()), "{:?}", map.ranked);
     }
 }
+
+/// The first file of the map of `files` for `query`.
+fn first_for(files: &[(&str, &str)], query: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let root = dir.path().join("ws");
+    write(&root, files)?;
+    let map = map(&root, &request(dir.path(), query))?;
+    Ok(map.ranked.first().map(|r| r.path.clone()).unwrap_or_default())
+}
+
+#[test]
+fn the_scope_of_a_commit_style_query_points_at_its_folder() -> Res {
+    let files = [
+        ("src/parser/read.rs", "pub fn next_token(input: &str) {}\n"),
+        ("src/report.rs", "/// An empty report when the input is empty.\npub fn empty_report(input: &str) {}\n"),
+        ("src/cli.rs", "fn main() { next_token(); empty_input_report(); }\n"),
+    ];
+    assert_eq!(first_for(&files, "fix(parser): handle empty input")?, "src/parser/read.rs");
+    assert_eq!(first_for(&files, "parser: handle empty input")?, "src/parser/read.rs");
+    assert_eq!(first_for(&files, "handle empty input")?, "src/report.rs", "no scope, no folder preference");
+    Ok(())
+}
+
+#[test]
+fn words_of_the_query_that_make_a_name_find_the_file_that_has_it() -> Res {
+    let files = [
+        ("src/usage.ts", "export function update(tokenMeter: Meter) {}\n"),
+        ("src/panel.ts", "// token meter\nexport function update(meter: Meter) {}\n"),
+    ];
+    assert_eq!(first_for(&files, "the token meter shows cached tokens")?, "src/usage.ts");
+    Ok(())
+}
+
+#[test]
+fn a_name_the_query_says_whole_ranks_the_file_that_defines_it_first() -> Res {
+    let files = [
+        ("lib/options.py", "def parse_args(argv):\n    return argv\n"),
+        ("lib/runner.py", "# Drops nothing: the last argument stays.\ndef run(argv):\n    return parse_args(argv)\n"),
+    ];
+    assert_eq!(first_for(&files, "parse_args drops the last argument")?, "lib/options.py");
+    Ok(())
+}
