@@ -71,36 +71,31 @@ struct Stemmer {
 
 impl Stemmer {
     /// The term a lowercase word is matched by (`None` for stop words).
-    fn term(&mut self, word: &str) -> Option<String> {
-        if let Some(known) = self.known.get(word) {
-            return known.clone();
+    fn term(&mut self, word: &str) -> Option<&str> {
+        if !self.known.contains_key(word) {
+            let term = tandem_rank::terms(word).into_iter().next();
+            self.known.insert(word.to_owned(), term);
         }
-        let term = tandem_rank::terms(word).into_iter().next();
-        self.known.insert(word.to_owned(), term.clone());
-        term
+        self.known.get(word).and_then(|t| t.as_deref())
     }
 
-    /// The terms of `text` (split as identifiers are) with their counts.
-    fn counts(&mut self, text: &str) -> HashMap<String, u32> {
-        let mut out = HashMap::new();
-        for word in words::split(text) {
-            if let Some(term) = self.term(&word.to_lowercase()) {
-                *out.entry(term).or_default() += 1;
+    /// Adds the terms of `text` (split as identifiers are) to document `doc` of `index`, and
+    /// to `set` when given.
+    fn add(&mut self, text: &str, doc: usize, index: &mut crate::bm25::Builder, mut set: Option<&mut HashSet<String>>) {
+        let mut lower = String::new();
+        words::each_word(text, |word| {
+            lower.clear();
+            lower.extend(word.chars().flat_map(char::to_lowercase));
+            if let Some(term) = self.term(&lower) {
+                index.add(doc, term, 1);
+                if let Some(set) = set.as_deref_mut()
+                    && !set.contains(term)
+                {
+                    set.insert(term.to_owned());
+                }
             }
-        }
-        out
+        });
     }
-}
-
-/// The content document of a file: the terms of every word of its text, with their counts.
-fn content(file: &FileOutline, stemmer: &mut Stemmer) -> HashMap<String, u32> {
-    let mut doc: HashMap<String, u32> = HashMap::new();
-    for (word, count) in &file.outline.words {
-        if let Some(term) = stemmer.term(word) {
-            *doc.entry(term).or_default() += count;
-        }
-    }
-    doc
 }
 
 /// File names that say nothing about what a file holds.
@@ -130,30 +125,29 @@ fn specific(name: &str) -> bool {
 impl Model {
     /// The model of `files`.
     pub fn new(files: &[FileOutline]) -> Self {
+        let n = files.len();
         let mut stemmer = Stemmer::default();
-        let content_docs: Vec<HashMap<String, u32>> = files.iter().map(|f| content(f, &mut stemmer)).collect();
-        let path_docs: Vec<HashMap<String, u32>> = files.iter().map(|f| stemmer.counts(&f.rel)).collect();
-        let def_docs: Vec<HashMap<String, u32>> = files
-            .iter()
-            .map(|f| {
-                let mut doc = HashMap::new();
-                for def in f.outline.defs.iter().filter(|d| d.kind != Kind::Impl) {
-                    for (term, count) in stemmer.counts(&def.name) {
-                        *doc.entry(term).or_default() += count;
-                    }
+        let (mut content, mut paths) = (Bm25::builder(n), Bm25::builder(n));
+        let (mut definitions, mut idents) = (Bm25::builder(n), Bm25::builder(n));
+        let mut path_terms = vec![HashSet::new(); n];
+        let mut def_terms = vec![HashSet::new(); n];
+        for (i, file) in files.iter().enumerate() {
+            for (word, count) in &file.outline.words {
+                if let Some(term) = stemmer.term(word) {
+                    content.add(i, term, *count);
                 }
-                doc
-            })
-            .collect();
-        let path_terms = path_docs.iter().map(|d| d.keys().cloned().collect()).collect();
-        let def_terms = def_docs.iter().map(|d| d.keys().cloned().collect()).collect();
+            }
+            stemmer.add(&file.rel, i, &mut paths, Some(&mut path_terms[i]));
+            for def in file.outline.defs.iter().filter(|d| d.kind != Kind::Impl) {
+                stemmer.add(&def.name, i, &mut definitions, Some(&mut def_terms[i]));
+            }
+            for (ident, count) in &file.outline.idents {
+                idents.add(i, ident, *count);
+            }
+        }
+        let (content, paths) = (content.build(), paths.build());
+        let (definitions, idents) = (definitions.build(), idents.build());
         let stem_terms = files.iter().map(|f| stem_terms(&f.rel)).collect();
-        let content = Bm25::new(&content_docs);
-        let paths = Bm25::new(&path_docs);
-        let definitions = Bm25::new(&def_docs);
-        let ident_docs: Vec<HashMap<String, u32>> =
-            files.iter().map(|f| f.outline.idents.iter().cloned().collect()).collect();
-        let idents = Bm25::new(&ident_docs);
         let def_idents = files
             .iter()
             .map(|f| {
@@ -182,7 +176,12 @@ impl Model {
             for (name, count) in &file.outline.refs {
                 if let Some(info) = names.get_mut(name) {
                     info.users.push((i as u32, *count));
-                    *users.entry(name.clone()).or_default() += 1;
+                    match users.get_mut(name) {
+                        Some(n) => *n += 1,
+                        None => {
+                            users.insert(name.clone(), 1);
+                        }
+                    }
                 }
             }
         }

@@ -6,26 +6,33 @@
 /// lowercase letter (`HTTPRequest` → `HTTP`, `Request`). Cased as written.
 pub fn split(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
+    each_word(text, |word| out.push(word));
+    out
+}
+
+/// Calls `f` with each word of `text`, as [`split`] gives them, without collecting them.
+pub fn each_word<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
     for part in text.split(|c: char| !c.is_alphanumeric()) {
         if part.is_empty() {
             continue;
         }
-        let chars: Vec<(usize, char)> = part.char_indices().collect();
         let mut start = 0;
-        for i in 1..chars.len() {
-            let (at, c) = chars[i];
-            let prev = chars[i - 1].1;
-            let next_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
-            let boundary = ((prev.is_lowercase() || prev.is_ascii_digit()) && c.is_uppercase())
-                || (prev.is_uppercase() && c.is_uppercase() && next_lower);
-            if boundary {
-                out.push(&part[start..at]);
-                start = at;
+        let mut chars = part.char_indices().peekable();
+        let mut prev: Option<char> = None;
+        while let Some((at, c)) = chars.next() {
+            if let Some(prev) = prev {
+                let next_lower = chars.peek().is_some_and(|(_, n)| n.is_lowercase());
+                let boundary = ((prev.is_lowercase() || prev.is_ascii_digit()) && c.is_uppercase())
+                    || (prev.is_uppercase() && c.is_uppercase() && next_lower);
+                if boundary {
+                    f(&part[start..at]);
+                    start = at;
+                }
             }
+            prev = Some(c);
         }
-        out.push(&part[start..]);
+        f(&part[start..]);
     }
-    out
 }
 
 /// [`split`], joined by spaces and lowercased: what a ranking document holds for `text`.
@@ -137,6 +144,13 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn each_word_gives_the_words_of_split(text in "[a-zA-Zé0-9_ ./-]{0,40}") {
+            let mut words = Vec::new();
+            each_word(&text, |w| words.push(w));
+            prop_assert_eq!(words, split(&text));
+        }
+
         #[test]
         fn words_are_pieces_of_the_text_in_order(text in "[a-zA-Z0-9_ ./-]{0,40}") {
             let words = split(&text);

@@ -149,3 +149,23 @@ fn nothing_to_outline_is_an_empty_outline() {
     // A file that does not parse still yields what parses.
     assert_eq!(defs("x.rs", "fn ok() {}\nfn broken( {\n").first().map(String::as_str), Some("fn ok"));
 }
+
+proptest::proptest! {
+    /// One pass counts what the words and the compounds of the text say, one by one.
+    #[test]
+    fn one_pass_counts_the_words_and_the_compounds(text in "[a-zA-ZÉé0-9_ .:/-]{0,60}") {
+        let (words, idents) = text_counts(&text);
+        let mut expected_words: HashMap<String, u32> = HashMap::new();
+        for word in crate::words::split(&text) {
+            if word.len() >= 2 && word.len() <= 40 && !word.bytes().all(|b| b.is_ascii_digit()) {
+                *expected_words.entry(word.to_lowercase()).or_default() += 1;
+            }
+        }
+        let mut expected_idents: HashMap<String, u32> = HashMap::new();
+        for ident in crate::words::compounds(&text).filter(|i| i.len() <= MAX_NAME_LEN) {
+            *expected_idents.entry(crate::words::joined(&ident)).or_default() += 1;
+        }
+        proptest::prop_assert_eq!(words, most_frequent(expected_words));
+        proptest::prop_assert_eq!(idents, most_frequent(expected_idents));
+    }
+}
