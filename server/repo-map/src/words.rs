@@ -84,7 +84,8 @@ pub fn query_idents(query: &str) -> Vec<String> {
 
 /// What a commit subject or task says it is about before its colon: the scope of
 /// `fix(parser): …` or the prefix of `net/http: …`, `VS Code: …` (at most three words, no
-/// sentence); `None` when there is none.
+/// sentence); `None` when there is none or the head only says what kind of change it is
+/// (`fix: …`).
 pub fn scope(query: &str) -> Option<&str> {
     let (head, rest) = query.split_once(": ")?;
     if rest.trim().is_empty() || head.len() > 40 {
@@ -94,9 +95,17 @@ pub fn scope(query: &str) -> Option<&str> {
         Some((_, inner)) => inner.trim_end_matches('!').strip_suffix(')')?,
         None => head,
     };
+    let head = head.trim();
     let plain = head.chars().all(|c| c.is_alphanumeric() || matches!(c, ' ' | '.' | '/' | '_' | '-' | ',' | '*'));
-    (plain && !head.trim().is_empty() && head.split_whitespace().count() <= 3).then_some(head.trim())
+    let kind_only = CHANGE_KINDS.contains(&head.to_lowercase().as_str());
+    (plain && !kind_only && !head.is_empty() && head.split_whitespace().count() <= 3).then_some(head)
 }
+
+/// Heads that say what kind of change a commit is, not where (`fix: …`, `feat: …`).
+const CHANGE_KINDS: &[&str] = &[
+    "fix", "fixes", "feat", "feature", "chore", "refactor", "style", "perf", "revert", "wip", "release", "bump",
+    "merge",
+];
 
 #[cfg(test)]
 mod tests {
@@ -132,6 +141,8 @@ mod tests {
         assert_eq!(scope("Fix the bug where a: b is parsed"), None);
         assert_eq!(scope("no colon here"), None);
         assert_eq!(scope("trailing: "), None);
+        assert_eq!(scope("fix: handle empty input"), None, "a kind of change, not a place");
+        assert_eq!(scope("Feat!: drop v1"), None);
     }
 
     #[test]
