@@ -82,7 +82,7 @@ struct OnDisk {
     outlines: Vec<(u64, Outline)>,
 }
 
-type Shared = Arc<Mutex<Store>>;
+pub(crate) type Shared = Arc<Mutex<Store>>;
 
 /// Generations are unique in the process, whichever store bumps one.
 static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
