@@ -79,6 +79,20 @@ impl Stemmer {
         self.known.get(word).and_then(|t| t.as_deref())
     }
 
+    /// The terms of `text`, split as identifiers are, in order.
+    fn terms(&mut self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut lower = String::new();
+        words::each_word(text, |word| {
+            lower.clear();
+            lower.extend(word.chars().flat_map(char::to_lowercase));
+            if let Some(term) = self.term(&lower) {
+                out.push(term.to_owned());
+            }
+        });
+        out
+    }
+
     /// Adds the terms of `text` (split as identifiers are) to document `doc` of `index`, and
     /// to `set` when given.
     fn add(&mut self, text: &str, doc: usize, index: &mut crate::bm25::Builder, mut set: Option<&mut HashSet<String>>) {
@@ -104,13 +118,13 @@ const GENERIC_STEMS: &[&str] = &[
 ];
 
 /// The stemmed terms of a file's name without its extension, unless the name is generic.
-fn stem_terms(rel: &str) -> HashSet<String> {
+fn stem_terms(rel: &str, stemmer: &mut Stemmer) -> HashSet<String> {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let stem = name.split('.').next().unwrap_or(name);
     if GENERIC_STEMS.contains(&stem) {
         return HashSet::new();
     }
-    term_set(stem)
+    stemmer.terms(stem).into_iter().collect()
 }
 
 fn term_set(text: &str) -> HashSet<String> {
@@ -147,7 +161,7 @@ impl Model {
         }
         let (content, paths) = (content.build(), paths.build());
         let (definitions, idents) = (definitions.build(), idents.build());
-        let stem_terms = files.iter().map(|f| stem_terms(&f.rel)).collect();
+        let stem_terms = files.iter().map(|f| stem_terms(&f.rel, &mut stemmer)).collect();
         let def_idents = files
             .iter()
             .map(|f| {
@@ -163,12 +177,13 @@ impl Model {
                 if def.kind == Kind::Impl || !seen.insert(def.name.as_str()) {
                     continue;
                 }
-                let info = names.entry(def.name.clone()).or_insert_with(|| NameInfo {
-                    terms: tandem_rank::terms(&words::spaced(&def.name)),
-                    definers: Vec::new(),
-                    users: Vec::new(),
-                });
-                info.definers.push(i as u32);
+                match names.get_mut(&def.name) {
+                    Some(info) => info.definers.push(i as u32),
+                    None => {
+                        let terms = stemmer.terms(&def.name);
+                        names.insert(def.name.clone(), NameInfo { terms, definers: vec![i as u32], users: Vec::new() });
+                    }
+                }
             }
         }
         let mut users: HashMap<String, u32> = HashMap::new();
