@@ -3,8 +3,9 @@
 //! files' recall at 1 and at 5 is set beside a plain BM25 over the files' contents, computed in
 //! the same run on the same files.
 //!
-//! `cargo bench -p tandem-repo-map --bench history [-- [--max N] [REPO]...]` (default: this
-//! repository, the 150 most recent qualifying commits). Each repository's commits are checked
+//! `cargo bench -p tandem-repo-map --bench history [-- [--max N] [--skip N] [REPO]...]`
+//! (default: this repository, the 150 most recent qualifying commits; `--skip` leaves out the
+//! N most recent, to check a change on commits it was not tuned on). Each repository's commits are checked
 //! out in one temporary worktree (`git worktree add`, removed afterwards); the map's cache goes
 //! to a temporary state directory.
 
@@ -35,9 +36,10 @@ struct Case {
 }
 
 /// Commits (newest first) with one parent that modify 1–3 source files the map outlines, all
-/// present in the parent; at most `max`.
-fn cases(repo: &Path, max: usize) -> Res<Vec<Case>> {
-    let log = git(repo, &["log", "--no-merges", "--format=@@%H%x09%P%x09%s", "--name-status", "-n", "3000"])?;
+/// present in the parent; the `skip` newest left out, at most `max`.
+fn cases(repo: &Path, skip: usize, max: usize) -> Res<Vec<Case>> {
+    let log = git(repo, &["log", "--no-merges", "--format=@@%H%x09%P%x09%s", "--name-status", "-n", "5000"])?;
+    let mut skipped = 0;
     let mut out = Vec::new();
     for chunk in log.split("@@").filter(|c| !c.trim().is_empty()) {
         let mut lines = chunk.lines();
@@ -65,6 +67,10 @@ fn cases(repo: &Path, max: usize) -> Res<Vec<Case>> {
         if other_source || changed.is_empty() || changed.len() > 3 {
             continue;
         }
+        if skipped < skip {
+            skipped += 1;
+            continue;
+        }
         out.push(Case { parent: parents.to_owned(), subject: subject.to_owned(), changed });
         if out.len() == max {
             break;
@@ -87,8 +93,8 @@ struct Totals {
     bm5: f64,
 }
 
-fn run(repo: &Path, max: usize, verbose: bool, dump: Option<&Dump>, totals: &mut Totals) -> Res<()> {
-    let cases = cases(repo, max)?;
+fn run(repo: &Path, (skip, max): (usize, usize), verbose: bool, dump: Option<&Dump>, totals: &mut Totals) -> Res<()> {
+    let cases = cases(repo, skip, max)?;
     let temp = tempfile::tempdir()?;
     let tree = temp.path().join("tree");
     std::fs::create_dir(&tree)?;
@@ -173,6 +179,7 @@ fn run(repo: &Path, max: usize, verbose: bool, dump: Option<&Dump>, totals: &mut
 
 fn main() -> Res<()> {
     let mut max = 150;
+    let mut skip = 0;
     let mut verbose = false;
     let mut dump_to: Option<PathBuf> = None;
     let mut repos: Vec<PathBuf> = Vec::new();
@@ -180,6 +187,7 @@ fn main() -> Res<()> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--max" => max = args.next().and_then(|n| n.parse().ok()).ok_or("--max takes a number")?,
+            "--skip" => skip = args.next().and_then(|n| n.parse().ok()).ok_or("--skip takes a number")?,
             "--verbose" | "-v" => verbose = true,
             "--dump" => dump_to = args.next().map(PathBuf::from),
             "--bench" => {}
@@ -193,7 +201,7 @@ fn main() -> Res<()> {
     let mut totals = Totals::default();
     let dump = Dump::default();
     for repo in &repos {
-        if let Err(err) = run(repo, max, verbose, dump_to.as_ref().map(|_| &dump), &mut totals) {
+        if let Err(err) = run(repo, (skip, max), verbose, dump_to.as_ref().map(|_| &dump), &mut totals) {
             eprintln!("{}: {err}", repo.display());
         }
     }

@@ -19,20 +19,20 @@ pub(crate) struct Bm25 {
 
 impl Bm25 {
     /// The index of `documents`, each given as its terms with their counts.
+    #[cfg(test)]
     pub(crate) fn new(documents: &[HashMap<String, u32>]) -> Self {
-        let mut postings: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
-        let mut lens = Vec::with_capacity(documents.len());
+        let mut builder = Self::builder(documents.len());
         for (i, doc) in documents.iter().enumerate() {
-            lens.push(doc.values().sum());
             for (term, &count) in doc {
-                if count > 0 {
-                    postings.entry(term.clone()).or_default().push((i as u32, count));
-                }
+                builder.add(i, term, count);
             }
         }
-        let total: f64 = lens.iter().map(|&l| f64::from(l)).sum();
-        let avgdl = if lens.is_empty() { 1.0 } else { (total / lens.len() as f64).max(1.0) };
-        Self { postings, lens, avgdl }
+        builder.build()
+    }
+
+    /// An index built one document at a time ([`Builder::add`]).
+    pub(crate) fn builder(documents: usize) -> Builder {
+        Builder { postings: HashMap::new(), lens: vec![0; documents] }
     }
 
     /// The documents that hold `term`.
@@ -59,6 +59,39 @@ impl Bm25 {
     }
 }
 
+/// A [`Bm25`] in the making.
+pub(crate) struct Builder {
+    postings: HashMap<String, Vec<(u32, u32)>>,
+    lens: Vec<u32>,
+}
+
+impl Builder {
+    /// Adds `count` occurrences of `term` to document `doc` (documents in order: a document's
+    /// terms all before the next document's).
+    pub(crate) fn add(&mut self, doc: usize, term: &str, count: u32) {
+        if count == 0 || doc >= self.lens.len() {
+            return;
+        }
+        self.lens[doc] += count;
+        let doc = doc as u32;
+        match self.postings.get_mut(term) {
+            Some(list) => match list.last_mut() {
+                Some(last) if last.0 == doc => last.1 += count,
+                _ => list.push((doc, count)),
+            },
+            None => {
+                self.postings.insert(term.to_owned(), vec![(doc, count)]);
+            }
+        }
+    }
+
+    pub(crate) fn build(self) -> Bm25 {
+        let total: f64 = self.lens.iter().map(|&l| f64::from(l)).sum();
+        let avgdl = if self.lens.is_empty() { 1.0 } else { (total / self.lens.len() as f64).max(1.0) };
+        Bm25 { postings: self.postings, lens: self.lens, avgdl }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +110,24 @@ mod tests {
         assert!(s[1] > s[2], "the rarer term weighs more: {s:?}");
         assert_eq!(index.scores(["absent"]), vec![0.0; 3]);
         assert!(Bm25::new(&[]).scores(["x"]).is_empty());
+    }
+
+    #[test]
+    fn a_built_index_is_the_index_of_its_documents() {
+        let docs = [doc(&[("upload", 3), ("file", 1)]), doc(&[]), doc(&[("file", 2), ("queue", 1)])];
+        let mut builder = Bm25::builder(docs.len());
+        for (i, d) in docs.iter().enumerate() {
+            for (term, count) in d {
+                // In two parts: counts of one term in one document add up.
+                builder.add(i, term, count - count / 2);
+                builder.add(i, term, count / 2);
+            }
+        }
+        let built = builder.build();
+        let plain = Bm25::new(&docs);
+        for query in [&["upload"][..], &["file", "queue"], &["absent"]] {
+            assert_eq!(built.scores(query.iter().copied()), plain.scores(query.iter().copied()));
+        }
     }
 
     #[test]

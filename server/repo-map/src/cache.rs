@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::outline::Outline;
 
 /// Bumped whenever outlines change meaning (queries, fields): older caches are dropped.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 /// How much older than the read a file's change time must be for its stat to be trusted.
 pub(crate) const RACY_MARGIN_NS: i64 = 50_000_000;
 /// The state subfolder.
@@ -82,7 +82,7 @@ struct OnDisk {
     outlines: Vec<(u64, Outline)>,
 }
 
-type Shared = Arc<Mutex<Store>>;
+pub(crate) type Shared = Arc<Mutex<Store>>;
 
 /// Generations are unique in the process, whichever store bumps one.
 static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);

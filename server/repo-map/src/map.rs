@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::rank::{FEATURES, Focus, Model, features, query_terms, rank};
 use crate::render::render;
-use crate::scan::{ScanOptions, Stats, scan};
+use crate::scan::{ScanOptions, Stats, scan_unsaved};
 
 /// Tokens a map takes when the request does not say.
 pub const DEFAULT_MAX_TOKENS: usize = 1024;
@@ -134,14 +134,21 @@ fn prepare(root: &Path, request: &Request) -> Result<(crate::scan::Scan, Arc<Mod
         )
     };
     let overrides: HashMap<PathBuf, String> = request.open.iter().cloned().collect();
-    let scan = scan(root, &ScanOptions { globs, overrides, cache: request.cache.clone() });
+    let (scan, unsaved) = scan_unsaved(root, &ScanOptions { globs, overrides, cache: request.cache.clone() });
 
     let key = (root.to_path_buf(), request.cache.clone());
     let cached = MODELS.lock().unwrap_or_else(PoisonError::into_inner).get(&key).cloned();
     let model = match cached {
-        Some((generation, paths, model)) if generation == scan.generation && paths == request.paths => model,
+        Some((generation, paths, model)) if generation == scan.generation && paths == request.paths => {
+            unsaved.save();
+            model
+        }
         _ => {
-            let model = Arc::new(Model::new(&scan.files));
+            // The cache is written while the model is built (both before the map returns).
+            let model = std::thread::scope(|scope| {
+                scope.spawn(|| unsaved.save());
+                Arc::new(Model::new(&scan.files))
+            });
             MODELS
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)

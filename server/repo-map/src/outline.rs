@@ -68,20 +68,58 @@ pub struct Outline {
     /// Every word of the text (identifiers split, comments, strings), lowercase, with how often
     /// it occurs (at most [`MAX_WORDS`] distinct words, the most frequent), sorted by word.
     pub words: Vec<(String, u32)>,
+    /// The compound identifiers of the text ([`compounds`](crate::words::compounds),
+    /// [`joined`](crate::words::joined)), with how often each occurs (at most [`MAX_WORDS`], the most frequent), sorted.
+    pub idents: Vec<(String, u32)>,
 }
 
 /// Distinct words kept per file.
 pub const MAX_WORDS: usize = 3_000;
 
-/// The words of `text` with their counts ([`Outline::words`]).
-fn word_counts(text: &str) -> Vec<(String, u32)> {
-    let mut counts: HashMap<String, u32> = HashMap::new();
-    for word in crate::words::split(text) {
-        if word.len() < 2 || word.len() > 40 || word.bytes().all(|b| b.is_ascii_digit()) {
+/// Words with how often each occurs.
+type Counts = Vec<(String, u32)>;
+
+/// The words of `text` ([`Outline::words`]) and its compound identifiers ([`Outline::idents`]),
+/// with their counts, in one pass (each distinct word allocated once).
+fn text_counts(text: &str) -> (Counts, Counts) {
+    fn count(counts: &mut HashMap<String, u32>, key: &str) {
+        match counts.get_mut(key) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(key.to_owned(), 1);
+            }
+        }
+    }
+    let mut words: HashMap<String, u32> = HashMap::new();
+    let mut idents: HashMap<String, u32> = HashMap::new();
+    let mut lower = String::new();
+    for run in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')) {
+        if run.is_empty() {
             continue;
         }
-        *counts.entry(word.to_lowercase()).or_default() += 1;
+        let mut parts = 0;
+        crate::words::each_word(run, |word| {
+            parts += 1;
+            if word.len() < 2 || word.len() > 40 || word.bytes().all(|b| b.is_ascii_digit()) {
+                return;
+            }
+            lower.clear();
+            lower.extend(word.chars().flat_map(char::to_lowercase));
+            count(&mut words, &lower);
+        });
+        // A compound identifier (as `words::compounds` finds them), joined.
+        let trimmed = run.trim_matches(|c| c == '_' || c == '-');
+        if parts > 1 && trimmed.len() >= 4 && trimmed.len() <= MAX_NAME_LEN {
+            lower.clear();
+            lower.extend(trimmed.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase));
+            count(&mut idents, &lower);
+        }
     }
+    (most_frequent(words), most_frequent(idents))
+}
+
+/// At most [`MAX_WORDS`] of `counts`, the most frequent, sorted.
+fn most_frequent(counts: HashMap<String, u32>) -> Vec<(String, u32)> {
     let mut words: Vec<(String, u32)> = counts.into_iter().collect();
     if words.len() > MAX_WORDS {
         words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -223,7 +261,8 @@ pub fn outline(lang: Lang, text: &str) -> Outline {
     }
     let mut refs: Vec<(String, u32)> = refs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
     refs.sort();
-    Outline { defs, refs, comments, words: word_counts(text) }
+    let (words, idents) = text_counts(text);
+    Outline { defs, refs, comments, words, idents }
 }
 
 fn is_name_kind(kind: &str) -> bool {

@@ -1,9 +1,11 @@
 //! Which files matter for a query: a graph with an edge from each file that uses a name to the
 //! files that define it, ranked by personalized PageRank, combined with lexical signals (BM25
 //! over each file's words, path and defined names; the share of the query's words in the path
-//! and the defined names), so a query with no graph signal still ranks well. The weights
-//! ([`Weights`]) were tuned on real commits: the path and the names a file defines say most,
-//! its words next, and PageRank mostly breaks near ties.
+//! and the defined names; the names the query says whole, or as adjacent words, among the file's
+//! identifiers and definitions; the query's scope, as in `fix(parser): …`, in the path), so a
+//! query with no graph signal still ranks well. The weights ([`Weights`]) were tuned on real
+//! commits: the path and the names a file defines say most, its words next, and PageRank mostly
+//! breaks near ties.
 //!
 //! The personalization (where the random walk restarts) favours files whose path or defined
 //! names share words with the query (split and stemmed as BM25 splits them), the files the
@@ -42,6 +44,11 @@ pub struct Model {
     stem_terms: Vec<HashSet<String>>,
     /// Per file, the stemmed terms of the names it defines.
     def_terms: Vec<HashSet<String>>,
+    /// BM25 over each file's compound identifiers, whole ([`words::joined`]).
+    idents: Bm25,
+    /// Per file, the compound names it defines, [`words::joined`].
+    def_idents: Vec<HashSet<String>>,
+
     /// Per file, the files it links to and how strongly (aggregated over names).
     edges: Vec<Vec<(u32, f64)>>,
     /// Per defined name: (its stemmed terms, definers, users with their use counts).
@@ -64,36 +71,45 @@ struct Stemmer {
 
 impl Stemmer {
     /// The term a lowercase word is matched by (`None` for stop words).
-    fn term(&mut self, word: &str) -> Option<String> {
-        if let Some(known) = self.known.get(word) {
-            return known.clone();
+    fn term(&mut self, word: &str) -> Option<&str> {
+        if !self.known.contains_key(word) {
+            let term = tandem_rank::terms(word).into_iter().next();
+            self.known.insert(word.to_owned(), term);
         }
-        let term = tandem_rank::terms(word).into_iter().next();
-        self.known.insert(word.to_owned(), term.clone());
-        term
+        self.known.get(word).and_then(|t| t.as_deref())
     }
 
-    /// The terms of `text` (split as identifiers are) with their counts.
-    fn counts(&mut self, text: &str) -> HashMap<String, u32> {
-        let mut out = HashMap::new();
-        for word in words::split(text) {
-            if let Some(term) = self.term(&word.to_lowercase()) {
-                *out.entry(term).or_default() += 1;
+    /// The terms of `text`, split as identifiers are, in order.
+    fn terms(&mut self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut lower = String::new();
+        words::each_word(text, |word| {
+            lower.clear();
+            lower.extend(word.chars().flat_map(char::to_lowercase));
+            if let Some(term) = self.term(&lower) {
+                out.push(term.to_owned());
             }
-        }
+        });
         out
     }
-}
 
-/// The content document of a file: the terms of every word of its text, with their counts.
-fn content(file: &FileOutline, stemmer: &mut Stemmer) -> HashMap<String, u32> {
-    let mut doc: HashMap<String, u32> = HashMap::new();
-    for (word, count) in &file.outline.words {
-        if let Some(term) = stemmer.term(word) {
-            *doc.entry(term).or_default() += count;
-        }
+    /// Adds the terms of `text` (split as identifiers are) to document `doc` of `index`, and
+    /// to `set` when given.
+    fn add(&mut self, text: &str, doc: usize, index: &mut crate::bm25::Builder, mut set: Option<&mut HashSet<String>>) {
+        let mut lower = String::new();
+        words::each_word(text, |word| {
+            lower.clear();
+            lower.extend(word.chars().flat_map(char::to_lowercase));
+            if let Some(term) = self.term(&lower) {
+                index.add(doc, term, 1);
+                if let Some(set) = set.as_deref_mut()
+                    && !set.contains(term)
+                {
+                    set.insert(term.to_owned());
+                }
+            }
+        });
     }
-    doc
 }
 
 /// File names that say nothing about what a file holds.
@@ -102,13 +118,13 @@ const GENERIC_STEMS: &[&str] = &[
 ];
 
 /// The stemmed terms of a file's name without its extension, unless the name is generic.
-fn stem_terms(rel: &str) -> HashSet<String> {
+fn stem_terms(rel: &str, stemmer: &mut Stemmer) -> HashSet<String> {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let stem = name.split('.').next().unwrap_or(name);
     if GENERIC_STEMS.contains(&stem) {
         return HashSet::new();
     }
-    term_set(stem)
+    stemmer.terms(stem).into_iter().collect()
 }
 
 fn term_set(text: &str) -> HashSet<String> {
@@ -123,27 +139,36 @@ fn specific(name: &str) -> bool {
 impl Model {
     /// The model of `files`.
     pub fn new(files: &[FileOutline]) -> Self {
+        let n = files.len();
         let mut stemmer = Stemmer::default();
-        let content_docs: Vec<HashMap<String, u32>> = files.iter().map(|f| content(f, &mut stemmer)).collect();
-        let path_docs: Vec<HashMap<String, u32>> = files.iter().map(|f| stemmer.counts(&f.rel)).collect();
-        let def_docs: Vec<HashMap<String, u32>> = files
+        let (mut content, mut paths) = (Bm25::builder(n), Bm25::builder(n));
+        let (mut definitions, mut idents) = (Bm25::builder(n), Bm25::builder(n));
+        let mut path_terms = vec![HashSet::new(); n];
+        let mut def_terms = vec![HashSet::new(); n];
+        for (i, file) in files.iter().enumerate() {
+            for (word, count) in &file.outline.words {
+                if let Some(term) = stemmer.term(word) {
+                    content.add(i, term, *count);
+                }
+            }
+            stemmer.add(&file.rel, i, &mut paths, Some(&mut path_terms[i]));
+            for def in file.outline.defs.iter().filter(|d| d.kind != Kind::Impl) {
+                stemmer.add(&def.name, i, &mut definitions, Some(&mut def_terms[i]));
+            }
+            for (ident, count) in &file.outline.idents {
+                idents.add(i, ident, *count);
+            }
+        }
+        let (content, paths) = (content.build(), paths.build());
+        let (definitions, idents) = (definitions.build(), idents.build());
+        let stem_terms = files.iter().map(|f| stem_terms(&f.rel, &mut stemmer)).collect();
+        let def_idents = files
             .iter()
             .map(|f| {
-                let mut doc = HashMap::new();
-                for def in f.outline.defs.iter().filter(|d| d.kind != Kind::Impl) {
-                    for (term, count) in stemmer.counts(&def.name) {
-                        *doc.entry(term).or_default() += count;
-                    }
-                }
-                doc
+                let defs = f.outline.defs.iter().filter(|d| d.kind != Kind::Impl);
+                defs.flat_map(|d| words::compounds(&d.name).map(|c| words::joined(&c))).collect()
             })
             .collect();
-        let path_terms = path_docs.iter().map(|d| d.keys().cloned().collect()).collect();
-        let def_terms = def_docs.iter().map(|d| d.keys().cloned().collect()).collect();
-        let stem_terms = files.iter().map(|f| stem_terms(&f.rel)).collect();
-        let content = Bm25::new(&content_docs);
-        let paths = Bm25::new(&path_docs);
-        let definitions = Bm25::new(&def_docs);
 
         let mut names: HashMap<String, NameInfo> = HashMap::new();
         for (i, file) in files.iter().enumerate() {
@@ -152,12 +177,13 @@ impl Model {
                 if def.kind == Kind::Impl || !seen.insert(def.name.as_str()) {
                     continue;
                 }
-                let info = names.entry(def.name.clone()).or_insert_with(|| NameInfo {
-                    terms: tandem_rank::terms(&words::spaced(&def.name)),
-                    definers: Vec::new(),
-                    users: Vec::new(),
-                });
-                info.definers.push(i as u32);
+                match names.get_mut(&def.name) {
+                    Some(info) => info.definers.push(i as u32),
+                    None => {
+                        let terms = stemmer.terms(&def.name);
+                        names.insert(def.name.clone(), NameInfo { terms, definers: vec![i as u32], users: Vec::new() });
+                    }
+                }
             }
         }
         let mut users: HashMap<String, u32> = HashMap::new();
@@ -165,7 +191,12 @@ impl Model {
             for (name, count) in &file.outline.refs {
                 if let Some(info) = names.get_mut(name) {
                     info.users.push((i as u32, *count));
-                    *users.entry(name.clone()).or_default() += 1;
+                    match users.get_mut(name) {
+                        Some(n) => *n += 1,
+                        None => {
+                            users.insert(name.clone(), 1);
+                        }
+                    }
                 }
             }
         }
@@ -192,8 +223,31 @@ impl Model {
                 v
             })
             .collect();
-        Self { content, paths, definitions, path_terms, stem_terms, def_terms, edges, names, users }
+        Self { content, paths, definitions, path_terms, stem_terms, def_terms, idents, def_idents, edges, names, users }
     }
+}
+
+/// Per file, the share of the query's scope (`fix(parser): …`, `net/http: …`) in its path:
+/// 1 when the path holds the scope's words joined (`VS Code` in `editors/vscode/`), else the
+/// share of the scope's terms in the path's; all 0 without a scope.
+fn scope_in_path(model: &Model, query: &str) -> Vec<f64> {
+    let n = model.path_terms.len();
+    let Some(scope) = words::scope(query) else { return vec![0.0; n] };
+    let terms = term_set(scope);
+    let whole = tandem_rank::terms(&words::joined(&scope.replace(' ', ""))).into_iter().next();
+    model
+        .path_terms
+        .iter()
+        .map(|path| {
+            if whole.as_ref().is_some_and(|w| path.contains(w)) {
+                1.0
+            } else if terms.is_empty() {
+                0.0
+            } else {
+                terms.intersection(path).count() as f64 / terms.len() as f64
+            }
+        })
+        .collect()
 }
 
 fn base_weight(name: &str, definers: usize) -> f64 {
@@ -245,18 +299,39 @@ pub struct Weights {
     pub graph: f64,
     /// Share of the query's terms the file has anywhere (words, path, definitions).
     pub coverage: f64,
+    /// Share of the query's compound identifiers (`parse_args`, `HttpClient`) the file defines.
+    pub def_idents: f64,
+    /// BM25 of the names the query says (its compound identifiers, and two or three adjacent
+    /// words joined: "token meter" for `tokenMeter`) over the file's compound identifiers,
+    /// relative to the best file's.
+    pub phrase: f64,
+    /// Share of the query's scope (`parser` of `fix(parser): …`) in the file's path.
+    pub scope: f64,
 }
 
 impl Weights {
     fn array(&self) -> [f64; FEATURES] {
-        [self.content, self.path_bm25, self.defs_bm25, self.path, self.stem, self.defs, self.graph, self.coverage]
+        [
+            self.content,
+            self.path_bm25,
+            self.defs_bm25,
+            self.path,
+            self.stem,
+            self.defs,
+            self.graph,
+            self.coverage,
+            self.def_idents,
+            self.phrase,
+            self.scope,
+        ]
     }
 }
 
 impl Default for Weights {
     /// Tuned on real commits (one half of them; the other half agrees): the query's words in
     /// the path and the defined names say most about which file a task touches, the text's
-    /// words come next, and the graph only breaks near ties.
+    /// words come next, and the graph only breaks near ties. A scope (`parser: …`) moves its
+    /// folder's files up; a name the query says whole favours the file defining it.
     fn default() -> Self {
         Self {
             content: 0.5,
@@ -267,12 +342,15 @@ impl Default for Weights {
             defs: 0.2,
             graph: 0.05,
             coverage: 0.0,
+            def_idents: 0.3,
+            phrase: 0.1,
+            scope: 0.3,
         }
     }
 }
 
 /// The number of signals [`features`] gives per file.
-pub const FEATURES: usize = 8;
+pub const FEATURES: usize = 11;
 
 /// Every file's score for `focus` (finite, not negative), in the files' order.
 pub fn rank(model: &Model, focus: &Focus) -> Vec<f64> {
@@ -319,6 +397,19 @@ pub fn features(model: &Model, focus: &Focus) -> Vec<[f64; FEATURES]> {
             covered[holder as usize] += 1.0 / terms.len() as f64;
         }
     }
+
+    let compounds: Vec<String> = words::compounds(&focus.query).map(|c| words::joined(&c)).collect();
+    let def_idents: Vec<f64> = model
+        .def_idents
+        .iter()
+        .map(|defined| {
+            let named = compounds.iter().filter(|c| defined.contains(*c)).count();
+            named as f64 / compounds.len().max(1) as f64
+        })
+        .collect();
+    let phrases = words::query_idents(&focus.query);
+    let phrase = relative(model.idents.scores(phrases.iter().map(String::as_str)));
+    let scope = scope_in_path(model, &focus.query);
 
     let share = |set: &HashSet<String>| set.intersection(&terms).count() as f64 / terms.len().max(1) as f64;
     let path: Vec<f64> = model.path_terms.iter().map(share).collect();
@@ -401,8 +492,20 @@ pub fn features(model: &Model, focus: &Focus) -> Vec<[f64; FEATURES]> {
     (0..n)
         .map(|i| {
             let graph = if max_rank > 0.0 { rank[i] / max_rank } else { 0.0 };
-            [lexical[i], path_bm25[i], defs_bm25[i], path[i], stem[i], defs[i], graph, covered[i]]
-                .map(|x| if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 })
+            [
+                lexical[i],
+                path_bm25[i],
+                defs_bm25[i],
+                path[i],
+                stem[i],
+                defs[i],
+                graph,
+                covered[i],
+                def_idents[i],
+                phrase[i],
+                scope[i],
+            ]
+            .map(|x| if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 })
         })
         .collect()
 }

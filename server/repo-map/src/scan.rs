@@ -87,8 +87,30 @@ struct Found {
     key: StatKey,
 }
 
-/// Walks `root` and outlines its source files.
+/// Walks `root` and outlines its source files; the cache is saved before it returns.
 pub fn scan(root: &Path, options: &ScanOptions) -> Scan {
+    let (scan, unsaved) = scan_unsaved(root, options);
+    unsaved.save();
+    scan
+}
+
+/// A cache a scan changed, to be saved ([`Unsaved::save`]): the caller may do other work
+/// (build the ranking model) while another thread writes it.
+pub(crate) struct Unsaved {
+    at: cache::CacheDir,
+    shared: cache::Shared,
+}
+
+impl Unsaved {
+    /// Writes the cache to disk when it changed.
+    pub(crate) fn save(self) {
+        let mut store = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        cache::save(&self.at, &mut store);
+    }
+}
+
+/// [`scan`], with the cache left to save.
+pub(crate) fn scan_unsaved(root: &Path, options: &ScanOptions) -> (Scan, Unsaved) {
     let mut stats = Stats::default();
     let (found, walk_stats) = walk(root, options.globs.as_ref());
     stats.ignored = walk_stats.ignored;
@@ -185,11 +207,10 @@ pub fn scan(root: &Path, options: &ScanOptions) -> Scan {
         store.generation = cache::next_generation();
     }
     let generation = store.generation;
-    cache::save(&at, &mut store);
     drop(store);
     let files: Vec<FileOutline> = files.into_iter().flatten().collect();
     stats.outlined = files.len();
-    Scan { files, stats, generation }
+    (Scan { files, stats, generation }, Unsaved { at, shared })
 }
 
 #[derive(Default)]

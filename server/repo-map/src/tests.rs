@@ -210,3 +210,56 @@ proptest! {
         prop_assert_eq!(map.ranked.first().map(|r| r.path.as_str()), Some(target.as_str()), "{:?}", map.ranked);
     }
 }
+
+/// The first file of the map of `files` for `query`.
+fn first_for(files: &[(&str, &str)], query: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let root = dir.path().join("ws");
+    write(&root, files)?;
+    let map = map(&root, &request(dir.path(), query))?;
+    Ok(map.ranked.first().map(|r| r.path.clone()).unwrap_or_default())
+}
+
+#[test]
+fn the_scope_of_a_commit_style_query_points_at_its_folder() -> Res {
+    let files = [
+        ("src/parser/read.rs", "pub fn next_token(input: &str) {}\n"),
+        ("src/report.rs", "/// An empty report when the input is empty.\npub fn empty_report(input: &str) {}\n"),
+        ("src/cli.rs", "fn main() { next_token(); empty_input_report(); }\n"),
+    ];
+    assert_eq!(first_for(&files, "fix(parser): handle empty input")?, "src/parser/read.rs");
+    assert_eq!(first_for(&files, "parser: handle empty input")?, "src/parser/read.rs");
+    assert_eq!(first_for(&files, "handle empty input")?, "src/report.rs", "no scope, no folder preference");
+    Ok(())
+}
+
+/// Names the query says find the file that has them: two or three adjacent words joined
+/// (`token meter` is `tokenMeter`), and a whole name ranks the file that defines it first.
+#[test]
+fn names_the_query_says_find_the_file_that_has_them() -> Res {
+    let cases: [(&[(&str, &str)], &str, &str); 2] = [
+        (
+            &[
+                ("src/usage.ts", "export function update(tokenMeter: Meter) {}\n"),
+                ("src/panel.ts", "// token meter\nexport function update(meter: Meter) {}\n"),
+            ],
+            "the token meter shows cached tokens",
+            "src/usage.ts",
+        ),
+        (
+            &[
+                ("lib/options.py", "def parse_args(argv):\n    return argv\n"),
+                (
+                    "lib/runner.py",
+                    "# Drops nothing: the last argument stays.\ndef run(argv):\n    return parse_args(argv)\n",
+                ),
+            ],
+            "parse_args drops the last argument",
+            "lib/options.py",
+        ),
+    ];
+    for (files, query, first) in cases {
+        assert_eq!(first_for(files, query)?, first, "{query}");
+    }
+    Ok(())
+}

@@ -157,3 +157,23 @@ fn cpp_has_the_c_preprocessor() {
         ["#define LIMIT", "#define SQUARE"]
     );
 }
+
+proptest::proptest! {
+    /// One pass counts what the words and the compounds of the text say, one by one.
+    #[test]
+    fn one_pass_counts_the_words_and_the_compounds(text in "[a-zA-ZÉé0-9_ .:/-]{0,60}") {
+        let (words, idents) = text_counts(&text);
+        let mut expected_words: HashMap<String, u32> = HashMap::new();
+        for word in crate::words::split(&text) {
+            if word.len() >= 2 && word.len() <= 40 && !word.bytes().all(|b| b.is_ascii_digit()) {
+                *expected_words.entry(word.to_lowercase()).or_default() += 1;
+            }
+        }
+        let mut expected_idents: HashMap<String, u32> = HashMap::new();
+        for ident in crate::words::compounds(&text).filter(|i| i.len() <= MAX_NAME_LEN) {
+            *expected_idents.entry(crate::words::joined(&ident)).or_default() += 1;
+        }
+        proptest::prop_assert_eq!(words, most_frequent(expected_words));
+        proptest::prop_assert_eq!(idents, most_frequent(expected_idents));
+    }
+}
