@@ -237,7 +237,8 @@ fn the_scope_of_a_commit_style_query_points_at_its_folder() -> Res {
 /// (`token meter` is `tokenMeter`), and a whole name ranks the file that defines it first.
 #[test]
 fn names_the_query_says_find_the_file_that_has_them() -> Res {
-    let cases: [(&[(&str, &str)], &str, &str); 2] = [
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: [Case; 2] = [
         (
             &[
                 ("src/usage.ts", "export function update(tokenMeter: Meter) {}\n"),
