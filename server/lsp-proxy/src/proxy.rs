@@ -152,6 +152,17 @@ fn locations(value: Value, ropes: &mut Ropes<'_>) -> Vec<Location> {
         .collect()
 }
 
+/// What the server of `spec` runs without, and why, when it runs restricted.
+fn restriction_note(spec: &ServerSpec) -> Option<String> {
+    (!spec.restricted.is_empty()).then(|| {
+        format!(
+            "{} runs restricted until `tandem trust`, because this folder is not trusted and these would run the repository's code: {} off",
+            spec.name,
+            spec.restricted.join(", ")
+        )
+    })
+}
+
 fn kind_name(kind: lsp::SymbolKind) -> String {
     let name = format!("{kind:?}");
     // `SymbolKind`'s Debug is its constant name (`FUNCTION`) or a number for unknown kinds.
@@ -836,17 +847,10 @@ impl CodeIntel for LspProxy {
     }
 
     fn restrictions(&self, path: &Path) -> Option<String> {
-        let spec = match self.running_for(path) {
-            Some(server) => server.spec.clone(),
-            None => self.choose(path).ok()??.0,
-        };
-        (!spec.restricted.is_empty()).then(|| {
-            format!(
-                "{} runs restricted until `tandem trust`, because this folder is not trusted and these would run the repository's code: {} off",
-                spec.name,
-                spec.restricted.join(", ")
-            )
-        })
+        match self.running_for(path) {
+            Some(server) => restriction_note(&server.spec),
+            None => restriction_note(&self.choose(path).ok()??.0),
+        }
     }
 
     async fn diagnostics_after_write(&self, paths: &[PathBuf]) -> Vec<(PathBuf, DiagnosticsReport)> {

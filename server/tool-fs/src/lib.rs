@@ -160,8 +160,9 @@ pub fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> {
     load_seen(ctx, path, None)
 }
 
-/// [`load`] with `stat`'s answer for `path` in hand (see [`tandem_tool_api::Workspace::resolve_seen`]).
-pub(crate) fn load_seen(ctx: &ToolContext, path: &Path, seen: Option<std::fs::Metadata>) -> Result<Loaded, ToolError> {
+/// [`load`] with `stat`'s answer for `path` in hand (see [`tandem_tool_api::Workspace::resolve_seen`]),
+/// so that it is not asked again.
+pub fn load_seen(ctx: &ToolContext, path: &Path, seen: Option<std::fs::Metadata>) -> Result<Loaded, ToolError> {
     journal::recover_once(ctx.workspace.root());
     let shown = ctx.workspace.display(path);
     if let Some(doc) = ctx.cache.get(path) {

@@ -21,7 +21,8 @@ use tandem_tool_api::intel::{
 };
 use tandem_tool_api::{Decl, ToolContext, ToolError, ToolOutput, TypedTool};
 use tandem_tool_fs::{
-    Change, Loaded, blocking, blocking_sized, check_fresh, commit_all, cut_line_at, diff_metadata, load, render_report,
+    Change, Loaded, blocking, blocking_sized, check_fresh, commit_all, cut_line_at, diff_metadata, load, load_seen,
+    render_report,
 };
 
 const DESCRIPTION: &str = "Ask the project's real language server (rust-analyzer, pyright, typescript-language-server, \
@@ -103,9 +104,10 @@ impl Texts {
         }
         let (ctx, owned) = (self.ctx.clone(), path.to_path_buf());
         // Source files are read inline (a hand-off to a blocking thread costs more than the
-        // read); the size is only a hint, `load` checks the file again.
-        let size = std::fs::metadata(path).map_or(0, |m| m.len());
-        let rope = blocking_sized(size, move || load(&ctx, &owned))
+        // read); the size is only a hint, and the `stat` that gave it is the read's own.
+        let seen = std::fs::metadata(path).ok();
+        let size = seen.as_ref().map_or(0, std::fs::Metadata::len);
+        let rope = blocking_sized(size, move || load_seen(&ctx, &owned, seen))
             .await
             .ok()
             .filter(Loaded::exists)
