@@ -295,7 +295,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // A single tool call from the shell runs on this thread: worker threads would cost more to
+    // start (and to size: the CPU count is read from cgroup files) than the call takes. Its
+    // blocking file work then runs inline, and `glob` and `grep` walk on threads of their own.
+    let mut builder = match cli.command {
+        Command::Tool { .. } | Command::Tools { .. } => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("tandem: cannot start the async runtime: {err}");

@@ -23,6 +23,9 @@ impl LineEnding {
     /// The majority line ending of `text` (LF when there are none).
     pub fn detect(text: &str) -> Self {
         let bytes = text.as_bytes();
+        if memchr::memchr(b'\r', bytes).is_none() {
+            return Self::Lf;
+        }
         let (mut crlf, mut lf) = (0usize, 0usize);
         for i in memchr::memchr_iter(b'\n', bytes) {
             if i > 0 && bytes[i - 1] == b'\r' {
@@ -111,7 +114,7 @@ pub fn decode(mut bytes: Vec<u8>) -> Decoded {
     }
     let bom = bytes.starts_with(UTF8_BOM);
     let sniff = &bytes[..bytes.len().min(BINARY_SNIFF)];
-    if sniff.contains(&0) {
+    if memchr::memchr(0, sniff).is_some() {
         return Decoded::Binary { kind: describe_binary(&bytes) };
     }
     if bom {

@@ -132,8 +132,8 @@ fn render(args: Args, ctx: &ToolContext, path: &std::path::Path, loaded: Loaded)
     let mut cut_lines = 0usize;
     let mut budget_hit = false;
     for (k, line) in lines(&loaded.text[start..]).take(limit).enumerate() {
-        let mut digits = [0u8; 20];
-        let number = decimal(offset + k, &mut digits);
+        let mut digits = itoa::Buffer::new();
+        let number = digits.format(offset + k);
         let (line, cut) = cut_line(line);
         let width = number.len().max(6) + 2 + line.len();
         if text.len() + width > MAX_OUTPUT_BYTES && last >= offset {
@@ -195,20 +195,6 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// `n` in decimal, written into `digits`.
-fn decimal(mut n: usize, digits: &mut [u8; 20]) -> &str {
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&digits[at..]).unwrap_or_default()
-}
-
 /// "Does not exist", with similar names from the same directory.
 pub(crate) fn not_found(ctx: &ToolContext, path: &std::path::Path) -> ToolError {
     let shown = ctx.workspace.display(path);
@@ -248,12 +234,6 @@ mod tests {
         #[test]
         fn lines_are_str_lines(text in "[a\\r\\né]{0,30}") {
             prop_assert_eq!(lines(&text).collect::<Vec<_>>(), text.lines().collect::<Vec<_>>());
-        }
-
-        #[test]
-        fn decimal_is_to_string(n in any::<usize>()) {
-            let mut digits = [0u8; 20];
-            prop_assert_eq!(decimal(n, &mut digits), n.to_string());
         }
     }
 }

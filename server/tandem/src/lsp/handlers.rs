@@ -18,7 +18,7 @@ use tandem_agent::{Agent, AgentError};
 use tandem_protocol::{
     InitializationOptions, ModeId, PROTOCOL_VERSION, SessionCancelParams, SessionCheckpointsParams, SessionListParams,
     SessionLoadParams, SessionNewParams, SessionPromptParams, SessionRestoreParams, SessionSetModeParams,
-    TandemCapabilities, ToolGroup, ToolsCallParams, ToolsListParams, ToolsListResult, methods,
+    TandemCapabilities, ToolGroup, ToolResult, ToolsCallParams, ToolsListParams, ToolsListResult, methods,
 };
 use tandem_text::{BufferCache, ContentChange, Position, PositionEncoding};
 use tandem_tools::EditorClient;
@@ -26,11 +26,27 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::editor::{LspEditor, LspSessionClient, forward_progress};
-use crate::rpc::{Connection, RpcError};
+use crate::rpc::{Connection, RpcError, WriteJson};
 use crate::workbench::{Mcp, Options, Root, Workbench, WorkbenchError};
 
 /// How long `session/new` waits for MCP servers that are still connecting.
 const MCP_READY_WAIT: Duration = Duration::from_secs(10);
+
+/// A request's result: a tool's goes out as it is, without a `Value` made of it first (a `read`
+/// result carries the whole text it read).
+pub enum Answer {
+    Json(Value),
+    Tool(ToolResult),
+}
+
+impl WriteJson for Answer {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Self::Json(value) => value.write_json(out),
+            Self::Tool(result) => result.write_json(out),
+        }
+    }
+}
 
 /// What exists once `initialize` has run.
 struct Ready {
@@ -156,13 +172,13 @@ impl Backend {
     /// cancelled as `tandem/session/cancel` would (it ends with its updates and a response); a
     /// command or MCP call is stopped; file tools, mode changes, loads, checkpoint lists, checkpoint files and
     /// restores finish what they started; the rest is dropped and answered -32800.
-    pub async fn handle(&self, method: &str, params: Value, cancel: &CancellationToken) -> Result<Value, RpcError> {
+    pub async fn handle(&self, method: &str, params: Value, cancel: &CancellationToken) -> Result<Answer, RpcError> {
         match method {
             // The hot path stays inline; the others run boxed, so that this future (which every
             // request's task holds and moves) stays the size of a tool call, not of the largest
             // handler (about 14 KB, copied several times per request).
-            methods::TOOLS_CALL => self.tools_call(parse(params)?, cancel).await,
-            _ => Box::pin(self.handle_other(method, params, cancel)).await,
+            methods::TOOLS_CALL => self.tools_call(parse(params)?, cancel).await.map(Answer::Tool),
+            _ => Box::pin(self.handle_other(method, params, cancel)).await.map(Answer::Json),
         }
     }
 
@@ -220,7 +236,7 @@ impl Backend {
         to_json(ToolsListResult { tools: registry.infos(), profile: registry.config().profile.to_string() })
     }
 
-    async fn tools_call(&self, params: ToolsCallParams, cancel: &CancellationToken) -> Result<Value, RpcError> {
+    async fn tools_call(&self, params: ToolsCallParams, cancel: &CancellationToken) -> Result<ToolResult, RpcError> {
         let ready = self.ready()?;
         let mut ctx = ready.bench.tool_context();
         ctx.session_id = params.session_id;
@@ -235,7 +251,7 @@ impl Backend {
         let span = tracing::info_span!("tool", name = %params.name);
         let call = ready.bench.registry.call(&params.name, params.arguments, ctx).instrument(span);
         let result = if cancellable { abortable(cancel, call).await? } else { call.await };
-        Ok(Value::from(result.map_err(|err| RpcError::invalid_params(err.to_string()))?))
+        result.map_err(|err| RpcError::invalid_params(err.to_string()))
     }
 
     async fn session_new(&self, params: SessionNewParams) -> Result<Value, RpcError> {

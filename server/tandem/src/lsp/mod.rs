@@ -191,7 +191,7 @@ impl Server {
             if let Err(err) = &result {
                 tracing::info!(code = err.code, "{method} failed: {}", err.message);
             }
-            server.conn.respond(id, result);
+            server.conn.reply(id, result);
         };
         tokio::spawn(task.instrument(span));
     }

@@ -6,9 +6,9 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::json_out;
+use super::json_out::{self, Envelope, WriteJson};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
@@ -27,10 +27,11 @@ const HEADER_ROOM: usize = 48;
 impl Framing {
     /// `message` as it goes on the wire: serialized once ([`json_out`]), straight into the buffer
     /// that is written (header and body in one write). The frame is `bytes[start..]`.
-    fn frame(self, message: &Value) -> (Vec<u8>, usize) {
+    fn frame(self, message: &Envelope<'_>) -> (Vec<u8>, usize) {
         match self {
             Self::Lines => {
-                let mut bytes = json_out::to_vec(message);
+                let mut bytes = Vec::with_capacity(128);
+                json_out::write_envelope(&mut bytes, message);
                 self.trace(&bytes);
                 bytes.push(b'\n');
                 (bytes, 0)
@@ -38,7 +39,7 @@ impl Framing {
             Self::Headers => {
                 let mut bytes = Vec::with_capacity(256);
                 bytes.resize(HEADER_ROOM, b' ');
-                json_out::write(&mut bytes, message);
+                json_out::write_envelope(&mut bytes, message);
                 self.trace(&bytes[HEADER_ROOM..]);
                 let header = format!("Content-Length: {}\r\n\r\n", bytes.len() - HEADER_ROOM);
                 let start = HEADER_ROOM - header.len();
@@ -100,14 +101,6 @@ impl RpcError {
         self.code == Self::INTERNAL && self.message == Self::DISCONNECTED
     }
 
-    fn to_json(&self) -> Value {
-        let mut error = json!({ "code": self.code, "message": self.message });
-        if let Some(data) = &self.data {
-            error["data"] = data.clone();
-        }
-        error
-    }
-
     fn from_json(value: &Value) -> Self {
         Self {
             code: value.get("code").and_then(Value::as_i64).unwrap_or(Self::INTERNAL),
@@ -147,7 +140,7 @@ impl Connection {
         (Self { framing, out, pending: Mutex::new(HashMap::new()), next_id: AtomicU64::new(1) }, task)
     }
 
-    fn send(&self, message: &Value) {
+    fn send(&self, message: &Envelope<'_>) {
         let (bytes, start) = self.framing.frame(message);
         if self.out.send(Outgoing::Frame { bytes, start }).is_err() {
             tracing::warn!("the client's output is closed; a message was dropped");
@@ -156,16 +149,22 @@ impl Connection {
 
     /// Sends a notification.
     pub fn notify(&self, method: &str, params: Value) {
-        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+        self.send(&Envelope::Notification { method, params: &params });
     }
 
     /// Sends a response to the client's request `id`.
     pub fn respond(&self, id: Value, result: Result<Value, RpcError>) {
-        let message = match result {
-            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-            Err(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error.to_json() }),
-        };
-        self.send(&message);
+        self.reply(id, result);
+    }
+
+    /// Sends a response to the client's request `id`: `result` is written straight into the
+    /// frame (a `Value`, or a tool's result without a `Value` made of it first).
+    pub fn reply<T: WriteJson>(&self, id: Value, result: Result<T, RpcError>) {
+        let id = &id;
+        self.send(&match &result {
+            Ok(result) => Envelope::Response { id, result },
+            Err(error) => Envelope::Error { id, code: error.code, message: &error.message, data: error.data.as_ref() },
+        });
     }
 
     /// Sends a request and waits for its response (no timeout: callers bound it).
@@ -175,7 +174,7 @@ impl Connection {
         self.pending.lock().insert(id, tx);
         // Removes the entry however the wait ends, a timeout or a cancelled caller included.
         let _forget = Forget { pending: &self.pending, id };
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        self.send(&Envelope::Request { id, method, params: &params });
         rx.await.unwrap_or_else(|_| Err(RpcError::disconnected()))
     }
 
@@ -250,6 +249,7 @@ async fn write_all<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::Unbounded
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[tokio::test]
     async fn messages_leave_in_queue_order_in_either_framing() {

@@ -25,26 +25,115 @@ pub(crate) fn write(out: &mut Vec<u8>, value: &Value) {
             }
             out.push(b']');
         }
-        Value::Object(map) => {
-            out.push(b'{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_str(out, key);
-                out.push(b':');
-                write(out, item);
-            }
-            out.push(b'}');
-        }
+        Value::Object(map) => write_map(out, map),
     }
 }
 
-/// `value` as compact JSON.
-pub(crate) fn to_vec(value: &Value) -> Vec<u8> {
-    let mut out = Vec::with_capacity(128);
-    write(&mut out, value);
-    out
+fn write_map(out: &mut Vec<u8>, map: &serde_json::Map<String, Value>) {
+    out.push(b'{');
+    for (i, (key, item)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, key);
+        out.push(b':');
+        write(out, item);
+    }
+    out.push(b'}');
+}
+
+/// What the connection can write as a message's result: written straight into the frame, never
+/// first built into a `Value` tree (which a `json!` envelope would copy whole, and drop twice).
+pub trait WriteJson {
+    /// Appends `self` as compact JSON, byte for byte what `serde_json::to_writer` writes for
+    /// it.
+    fn write_json(&self, out: &mut Vec<u8>);
+}
+
+impl WriteJson for Value {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        write(out, self);
+    }
+}
+
+/// A tool's result, as serializing it gives (its fields in the sorted order a `serde_json` map
+/// has).
+impl WriteJson for tandem_protocol::ToolResult {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"attachments\":[");
+        for (i, attachment) in self.attachments.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write(out, attachment);
+        }
+        out.extend_from_slice(b"],\"error\":");
+        match &self.error {
+            Some(error) => write_str(out, error),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"metadata\":");
+        write_map(out, &self.metadata);
+        out.extend_from_slice(b",\"output\":");
+        write_str(out, &self.output);
+        out.extend_from_slice(b",\"title\":");
+        write_str(out, &self.title);
+        out.push(b'}');
+    }
+}
+
+/// The members of a JSON-RPC message besides `"jsonrpc": "2.0"`.
+pub(crate) enum Envelope<'a> {
+    Request { id: u64, method: &'a str, params: &'a Value },
+    Notification { method: &'a str, params: &'a Value },
+    Response { id: &'a Value, result: &'a dyn WriteJson },
+    Error { id: &'a Value, code: i64, message: &'a str, data: Option<&'a Value> },
+}
+
+/// Appends the message `envelope` describes, as `serde_json` writes the same message built with
+/// `json!` (members in a map's sorted order: `error`, `id`, `jsonrpc`, `method`, `params`,
+/// `result`).
+pub(crate) fn write_envelope(out: &mut Vec<u8>, envelope: &Envelope<'_>) {
+    out.push(b'{');
+    if let Envelope::Error { code, message, data, .. } = envelope {
+        out.extend_from_slice(b"\"error\":{\"code\":");
+        out.extend_from_slice(itoa::Buffer::new().format(*code).as_bytes());
+        if let Some(data) = data {
+            out.extend_from_slice(b",\"data\":");
+            write(out, data);
+        }
+        out.extend_from_slice(b",\"message\":");
+        write_str(out, message);
+        out.extend_from_slice(b"},");
+    }
+    match envelope {
+        Envelope::Request { id, .. } => {
+            out.extend_from_slice(b"\"id\":");
+            out.extend_from_slice(itoa::Buffer::new().format(*id).as_bytes());
+            out.push(b',');
+        }
+        Envelope::Response { id, .. } | Envelope::Error { id, .. } => {
+            out.extend_from_slice(b"\"id\":");
+            write(out, id);
+            out.push(b',');
+        }
+        Envelope::Notification { .. } => {}
+    }
+    out.extend_from_slice(b"\"jsonrpc\":\"2.0\"");
+    match envelope {
+        Envelope::Request { method, params, .. } | Envelope::Notification { method, params } => {
+            out.extend_from_slice(b",\"method\":");
+            write_str(out, method);
+            out.extend_from_slice(b",\"params\":");
+            write(out, params);
+        }
+        Envelope::Response { result, .. } => {
+            out.extend_from_slice(b",\"result\":");
+            result.write_json(out);
+        }
+        Envelope::Error { .. } => {}
+    }
+    out.push(b'}');
 }
 
 const ONES: u64 = u64::from_le_bytes([1; 8]);
@@ -129,6 +218,47 @@ fn write_str(out: &mut Vec<u8>, text: &str) {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use serde_json::json;
+
+    fn to_vec(value: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        write(&mut out, value);
+        out
+    }
+
+    fn envelope_bytes(envelope: &Envelope<'_>) -> String {
+        let mut out = Vec::new();
+        write_envelope(&mut out, envelope);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    fn serde_bytes(value: &Value) -> Result<String, TestCaseError> {
+        let bytes = serde_json::to_vec(value).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    fn id() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            string().prop_map(Value::String),
+            Just(Value::Null)
+        ]
+    }
+
+    fn tool_result() -> impl Strategy<Value = tandem_protocol::ToolResult> {
+        let metadata =
+            prop::collection::vec((string(), value()), 0..6).prop_map(|entries| entries.into_iter().collect());
+        (string(), string(), metadata, prop::option::of(string()), prop::collection::vec(value(), 0..3)).prop_map(
+            |(title, output, metadata, error, attachments)| tandem_protocol::ToolResult {
+                title,
+                output,
+                metadata,
+                error,
+                attachments,
+            },
+        )
+    }
 
     /// Strings that stress the scan: escapes at every offset of a word, runs of plain bytes
     /// around them, non-ASCII characters, the bytes just outside the escaped ranges.
@@ -191,6 +321,50 @@ mod tests {
             let expected = serde_json::to_vec(&value).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let written = to_vec(&value);
             prop_assert_eq!(String::from_utf8_lossy(&written), String::from_utf8_lossy(&expected));
+        }
+
+        /// Every message the connection writes is byte for byte the message `json!` builds
+        /// and serde_json writes: requests, notifications, results and errors (with and
+        /// without data), whatever their ids, methods and values.
+        #[test]
+        fn envelopes_are_written_as_serde_json_writes_the_messages(
+            number in any::<u64>(),
+            id in id(),
+            method in string(),
+            params in value(),
+            code in any::<i64>(),
+            message in string(),
+            data in prop::option::of(value()),
+        ) {
+            prop_assert_eq!(
+                envelope_bytes(&Envelope::Request { id: number, method: &method, params: &params }),
+                serde_bytes(&json!({ "jsonrpc": "2.0", "id": number, "method": method, "params": params }))?
+            );
+            prop_assert_eq!(
+                envelope_bytes(&Envelope::Notification { method: &method, params: &params }),
+                serde_bytes(&json!({ "jsonrpc": "2.0", "method": method, "params": params }))?
+            );
+            prop_assert_eq!(
+                envelope_bytes(&Envelope::Response { id: &id, result: &params }),
+                serde_bytes(&json!({ "jsonrpc": "2.0", "id": id, "result": params }))?
+            );
+            let mut error = json!({ "code": code, "message": message });
+            if let Some(data) = &data {
+                error["data"] = data.clone();
+            }
+            prop_assert_eq!(
+                envelope_bytes(&Envelope::Error { id: &id, code, message: &message, data: data.as_ref() }),
+                serde_bytes(&json!({ "jsonrpc": "2.0", "id": id, "error": error }))?
+            );
+        }
+
+        /// A tool's result is written as the `Value` it converts to would be.
+        #[test]
+        fn a_tool_result_is_written_as_its_value_would_be(result in tool_result()) {
+            let mut written = Vec::new();
+            result.write_json(&mut written);
+            let expected = serde_bytes(&Value::from(result))?;
+            prop_assert_eq!(String::from_utf8_lossy(&written), expected);
         }
 
         /// Each byte value at each offset of a word, among plain bytes: escaped exactly when

@@ -12,4 +12,5 @@ mod message;
 pub mod ndjson;
 
 pub use connection::{Connection, Framing, RpcError};
+pub use json_out::WriteJson;
 pub use message::Incoming;
