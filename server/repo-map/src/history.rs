@@ -18,9 +18,12 @@
 //! map ranks as without it.
 
 use std::collections::HashMap;
+use std::io::Read as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -82,10 +85,35 @@ fn git(root: &Path) -> Command {
     command
 }
 
-/// The stdout of `command` when it succeeds.
+/// How long git may take to answer: a repository can make it wait forever (a config include
+/// that is a FIFO), which must cost only the history. Reading 2,000 commits takes well under a
+/// second.
+#[cfg(not(test))]
+const GIT_TIMEOUT: Duration = Duration::from_secs(10);
+#[cfg(test)]
+const GIT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The stdout of `command` when it succeeds within [`GIT_TIMEOUT`] (killed after it).
 fn run(mut command: Command) -> Option<Vec<u8>> {
-    let output = command.output().ok()?;
-    output.status.success().then_some(output.stdout)
+    let mut child = command.stdout(Stdio::piped()).spawn().ok()?;
+    let mut stdout = child.stdout.take()?;
+    let child = Arc::new(Mutex::new(child));
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let watchdog = {
+        let child = child.clone();
+        std::thread::spawn(move || {
+            if finished.recv_timeout(GIT_TIMEOUT) == Err(RecvTimeoutError::Timeout) {
+                let _ = child.lock().unwrap_or_else(PoisonError::into_inner).kill();
+            }
+        })
+    };
+    let mut out = Vec::new();
+    let read = stdout.read_to_end(&mut out);
+    // Its output closed, git is exiting: waited for with the watchdog still on guard.
+    let status = child.lock().unwrap_or_else(PoisonError::into_inner).wait();
+    drop(done);
+    let _ = watchdog.join();
+    (read.is_ok() && status.ok()?.success()).then_some(out)
 }
 
 /// The history as read from git (and kept on disk).

@@ -414,3 +414,19 @@ fn a_repository_config_runs_nothing_when_the_history_is_read() -> Res {
     assert_eq!(map.ranked.first().map(|r| r.path.as_str()), Some("src/zeta.rs"), "the history was read");
     Ok(())
 }
+
+/// A repository whose config makes git wait forever (an include that is a FIFO nobody writes):
+/// the map gives up on the history and answers as without it.
+#[test]
+fn a_repository_that_makes_git_hang_costs_only_the_history() -> Res {
+    let (dir, root) = repo_with_history()?;
+    let fifo = dir.path().join("fifo");
+    rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600))?;
+    let config = dir.path().join(".git/config");
+    let mut text = std::fs::read_to_string(&config)?;
+    text += &format!("[include]\n\tpath = {}\n", fifo.display());
+    std::fs::write(&config, text)?;
+    let map = map(&root, &request(dir.path(), HISTORY_QUERY))?;
+    assert_eq!(map.ranked.first().map(|r| r.path.as_str()), Some("src/alpha.rs"), "no history: {:?}", map.ranked);
+    Ok(())
+}
