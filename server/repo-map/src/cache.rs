@@ -117,9 +117,9 @@ pub(crate) fn store(at: &CacheDir) -> Shared {
     stores.entry(at.dir.clone()).or_insert_with(|| Arc::new(Mutex::new(load(&at.dir)))).clone()
 }
 
-/// Forgets the process's copy of the cache of `root` kept in `dir` (as in [`Request::cache`]
-/// (crate::Request::cache)), outlines and history; the copy on disk stays: the next map starts
-/// as a new process would.
+/// Forgets the process's copy of the cache of `root` kept in `dir` (as in
+/// [`Request::cache`](crate::Request::cache)), outlines and history; the copy on disk stays:
+/// the next map starts as a new process would.
 pub fn forget_in_process(root: &Path, dir: Option<&Path>) {
     let at = location(root, dir);
     STORES.lock().unwrap_or_else(PoisonError::into_inner).remove(&at.dir);

@@ -14,8 +14,9 @@
 //! with no inherited `GIT_*` variable, no system or global config, and every setting through
 //! which a config could make `git log` run a program (signature checks, a file system monitor,
 //! a pager, external diffs and text conversions, hooks, fetches of a partial clone) overridden
-//! on the command line. No git, no repository, no commit or any failure: no history, and the
-//! map ranks as without it.
+//! on the command line; git that has not answered within 10 s (a config can make it
+//! wait forever) is killed. No git, no repository, no commit or any failure: no history, and
+//! the map ranks as without it.
 
 use std::collections::HashMap;
 use std::io::Read as _;
@@ -109,7 +110,7 @@ fn run(mut command: Command) -> Option<Vec<u8>> {
     };
     let mut out = Vec::new();
     let read = stdout.read_to_end(&mut out);
-    // Its output closed, git is exiting: waited for with the watchdog still on guard.
+    // Its output closed (or the watchdog killed it): git has exited or is exiting.
     let status = child.lock().unwrap_or_else(PoisonError::into_inner).wait();
     drop(done);
     let _ = watchdog.join();
