@@ -1,13 +1,14 @@
 //! The repository map on real history: for commits that change one to three source files, the
 //! map of the commit's parent is asked with only the commit's subject line, and the changed
-//! files' recall at 1 and at 5 is set beside a plain BM25 over the files' contents, computed in
-//! the same run on the same files.
+//! files' recall at 1 and at 5 is set beside the map's without the git history and a plain
+//! BM25 over the files' contents, computed in the same run on the same files.
 //!
 //! `cargo bench -p tandem-repo-map --bench history [-- [--max N] [--skip N] [REPO]...]`
 //! (default: this repository, the 150 most recent qualifying commits; `--skip` leaves out the
-//! N most recent, to check a change on commits it was not tuned on). Each repository's commits are checked
-//! out in one temporary worktree (`git worktree add`, removed afterwards); the map's cache goes
-//! to a temporary state directory.
+//! N most recent, to check a change on commits it was not tuned on). Each repository's commits
+//! are checked out, detached, in one temporary worktree (`git worktree add`, removed
+//! afterwards), so the map sees the parent's history and nothing newer; the map's cache goes to
+//! a temporary state directory.
 
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a benchmark reports on stdout")]
 
@@ -89,27 +90,37 @@ struct Totals {
     n: usize,
     map1: f64,
     map5: f64,
+    plain1: f64,
+    plain5: f64,
     bm1: f64,
     bm5: f64,
+}
+
+impl Totals {
+    fn print(&self, name: &str) {
+        let n = self.n.max(1) as f64;
+        println!(
+            "{name:<30} {:>5} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+            self.n,
+            self.map1 / n,
+            self.map5 / n,
+            self.plain1 / n,
+            self.plain5 / n,
+            self.bm1 / n,
+            self.bm5 / n
+        );
+    }
 }
 
 fn run(repo: &Path, (skip, max): (usize, usize), verbose: bool, dump: Option<&Dump>, totals: &mut Totals) -> Res<()> {
     let cases = cases(repo, skip, max)?;
     let temp = tempfile::tempdir()?;
     let tree = temp.path().join("tree");
-    std::fs::create_dir(&tree)?;
-    let index = temp.path().join("index");
+    let Some(first) = cases.first() else { return Ok(()) };
+    // A real checkout with its history: HEAD is the parent, and only what it reaches is seen.
+    git(repo, &["worktree", "add", "--detach", "-q", &tree.to_string_lossy(), &first.parent])?;
     let checkout = |commit: &str| -> Res<()> {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(repo)
-            .arg(format!("--work-tree={}", tree.display()))
-            .args(["read-tree", "-u", "--reset", commit])
-            .env("GIT_INDEX_FILE", &index)
-            .output()?;
-        if !out.status.success() {
-            return Err(format!("checkout {commit}: {}", String::from_utf8_lossy(&out.stderr)).into());
-        }
+        git(&tree, &["checkout", "--detach", "-q", "-f", commit])?;
         Ok(())
     };
     let result = (|| -> Res<Totals> {
@@ -122,6 +133,8 @@ fn run(repo: &Path, (skip, max): (usize, usize), verbose: bool, dump: Option<&Du
                 ..Default::default()
             };
             let map = tandem_repo_map::map(&tree, &request)?;
+            let plain = tandem_repo_map::map(&tree, &tandem_repo_map::Request { history: false, ..request.clone() })?;
+            let plain: Vec<String> = plain.ranked.iter().map(|r| r.path.clone()).collect();
             if let Some(dump) = dump {
                 let signals = tandem_repo_map::explain(&tree, &request)?;
                 let line = serde_json::json!({"subject": case.subject, "changed": case.changed, "files": signals});
@@ -142,9 +155,10 @@ fn run(repo: &Path, (skip, max): (usize, usize), verbose: bool, dump: Option<&Du
             }
             let (m1, m5) = (recall(&ranked, &case.changed, 1), recall(&ranked, &case.changed, 5));
             let (b1, b5) = (recall(&bm25, &case.changed, 1), recall(&bm25, &case.changed, 5));
+            let (p1, p5) = (recall(&plain, &case.changed, 1), recall(&plain, &case.changed, 5));
             if verbose {
                 println!(
-                    "{m1:.2} {m5:.2} | {b1:.2} {b5:.2} | {} | {} | map top: {}",
+                    "{m1:.2} {m5:.2} | {p1:.2} {p5:.2} | {b1:.2} {b5:.2} | {} | {} | map top: {}",
                     case.subject.chars().take(70).collect::<String>(),
                     case.changed.join(" "),
                     ranked.iter().take(3).cloned().collect::<Vec<_>>().join(" ")
@@ -153,25 +167,23 @@ fn run(repo: &Path, (skip, max): (usize, usize), verbose: bool, dump: Option<&Du
             t.n += 1;
             t.map1 += m1;
             t.map5 += m5;
+            t.plain1 += p1;
+            t.plain5 += p5;
             t.bm1 += b1;
             t.bm5 += b5;
         }
         Ok(t)
     })();
+    let removed = git(repo, &["worktree", "remove", "--force", &tree.to_string_lossy()]);
     let t = result?;
-    let n = t.n.max(1) as f64;
-    println!(
-        "{:<40} {:>5} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
-        repo.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        t.n,
-        t.map1 / n,
-        t.map5 / n,
-        t.bm1 / n,
-        t.bm5 / n
-    );
+    removed?;
+    let name = repo.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    t.print(&name);
     totals.n += t.n;
     totals.map1 += t.map1;
     totals.map5 += t.map5;
+    totals.plain1 += t.plain1;
+    totals.plain5 += t.plain5;
     totals.bm1 += t.bm1;
     totals.bm5 += t.bm5;
     Ok(())
@@ -197,7 +209,10 @@ fn main() -> Res<()> {
     if repos.is_empty() {
         repos.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize()?);
     }
-    println!("{:<40} {:>5} {:>9} {:>9} {:>9} {:>9}", "repository", "cases", "map@1", "map@5", "bm25@1", "bm25@5");
+    println!(
+        "{:<30} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "repository", "cases", "map@1", "map@5", "nohist@1", "nohist@5", "bm25@1", "bm25@5"
+    );
     let mut totals = Totals::default();
     let dump = Dump::default();
     for repo in &repos {
@@ -205,16 +220,7 @@ fn main() -> Res<()> {
             eprintln!("{}: {err}", repo.display());
         }
     }
-    let n = totals.n.max(1) as f64;
-    println!(
-        "{:<40} {:>5} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
-        "all",
-        totals.n,
-        totals.map1 / n,
-        totals.map5 / n,
-        totals.bm1 / n,
-        totals.bm5 / n
-    );
+    totals.print("all");
     if let Some(path) = dump_to {
         std::fs::write(path, serde_json::to_string(&dump.into_inner())?)?;
     }

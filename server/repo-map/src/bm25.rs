@@ -10,10 +10,11 @@ const B: f64 = 0.75;
 /// The BM25 statistics of a set of documents.
 #[derive(Debug, Default)]
 pub(crate) struct Bm25 {
-    /// Per term, the documents holding it with how often.
-    postings: HashMap<String, Vec<(u32, u32)>>,
+    /// Per term, the documents holding it with how often (or how much: see
+    /// [`Builder::add_weight`]).
+    postings: HashMap<String, Vec<(u32, f32)>>,
     /// Per document, its length in terms.
-    lens: Vec<u32>,
+    lens: Vec<f32>,
     avgdl: f64,
 }
 
@@ -32,7 +33,7 @@ impl Bm25 {
 
     /// An index built one document at a time ([`Builder::add`]).
     pub(crate) fn builder(documents: usize) -> Builder {
-        Builder { postings: HashMap::new(), lens: vec![0; documents] }
+        Builder { postings: HashMap::new(), lens: vec![0.0; documents] }
     }
 
     /// The documents that hold `term`.
@@ -61,26 +62,32 @@ impl Bm25 {
 
 /// A [`Bm25`] in the making.
 pub(crate) struct Builder {
-    postings: HashMap<String, Vec<(u32, u32)>>,
-    lens: Vec<u32>,
+    postings: HashMap<String, Vec<(u32, f32)>>,
+    lens: Vec<f32>,
 }
 
 impl Builder {
     /// Adds `count` occurrences of `term` to document `doc` (documents in order: a document's
     /// terms all before the next document's).
     pub(crate) fn add(&mut self, doc: usize, term: &str, count: u32) {
-        if count == 0 || doc >= self.lens.len() {
+        self.add_weight(doc, term, count as f32);
+    }
+
+    /// Adds `term` to document `doc` with `weight` occurrences, which may be fractional (an old
+    /// mention weighing less than a recent one), as [`add`](Self::add) does.
+    pub(crate) fn add_weight(&mut self, doc: usize, term: &str, weight: f32) {
+        if weight <= 0.0 || !weight.is_finite() || doc >= self.lens.len() {
             return;
         }
-        self.lens[doc] += count;
+        self.lens[doc] += weight;
         let doc = doc as u32;
         match self.postings.get_mut(term) {
             Some(list) => match list.last_mut() {
-                Some(last) if last.0 == doc => last.1 += count,
-                _ => list.push((doc, count)),
+                Some(last) if last.0 == doc => last.1 += weight,
+                _ => list.push((doc, weight)),
             },
             None => {
-                self.postings.insert(term.to_owned(), vec![(doc, count)]);
+                self.postings.insert(term.to_owned(), vec![(doc, weight)]);
             }
         }
     }

@@ -106,7 +106,7 @@ pub(crate) fn location(root: &Path, dir: Option<&Path>) -> CacheDir {
 /// A cache's folder on disk.
 #[derive(Clone, Debug)]
 pub(crate) struct CacheDir {
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// The workspace whose state directory holds it (created on save as state folders are).
     state_of: Option<PathBuf>,
 }
@@ -117,22 +117,17 @@ pub(crate) fn store(at: &CacheDir) -> Shared {
     stores.entry(at.dir.clone()).or_insert_with(|| Arc::new(Mutex::new(load(&at.dir)))).clone()
 }
 
-/// Forgets the process's copy of the cache of `root` kept in `dir` (as in [`Request::cache`]
-/// (crate::Request::cache)); the copy on disk stays: the next map starts as a new process would.
+/// Forgets the process's copy of the cache of `root` kept in `dir` (as in
+/// [`Request::cache`](crate::Request::cache)), outlines and history; the copy on disk stays:
+/// the next map starts as a new process would.
 pub fn forget_in_process(root: &Path, dir: Option<&Path>) {
-    STORES.lock().unwrap_or_else(PoisonError::into_inner).remove(&location(root, dir).dir);
+    let at = location(root, dir);
+    STORES.lock().unwrap_or_else(PoisonError::into_inner).remove(&at.dir);
+    crate::history::forget(&at.dir);
 }
 
 fn load(dir: &Path) -> Store {
-    let path = dir.join(FILE);
-    let Ok(file) = tandem_tool_api::state::open_regular(&path) else { return Store::default() };
-    let disk: OnDisk = match serde_json::from_reader(std::io::BufReader::new(file)) {
-        Ok(disk) => disk,
-        Err(err) => {
-            tracing::warn!("the repository map's cache {} is unreadable ({err}); starting afresh", path.display());
-            return Store::default();
-        }
-    };
+    let Some(disk) = read::<OnDisk>(dir, FILE) else { return Store::default() };
     if disk.format != FORMAT {
         return Store::default();
     }
@@ -145,6 +140,40 @@ fn load(dir: &Path) -> Store {
     }
 }
 
+/// The JSON file `name` of the cache folder `dir`, when it is there and reads (an unreadable one
+/// is said in the log and costs only the cache).
+pub(crate) fn read<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Option<T> {
+    let path = dir.join(name);
+    let file = tandem_tool_api::state::open_regular(&path).ok()?;
+    match serde_json::from_reader(std::io::BufReader::new(file)) {
+        Ok(value) => Some(value),
+        Err(err) => {
+            tracing::warn!("the repository map's cache {} is unreadable ({err}); starting afresh", path.display());
+            None
+        }
+    }
+}
+
+/// Writes `value` as the JSON file `name` of the cache folder `at` (a temporary file renamed
+/// over the old one).
+pub(crate) fn write(at: &CacheDir, name: &str, value: &impl Serialize) -> Result<(), Box<dyn std::error::Error>> {
+    let dir = match &at.state_of {
+        Some(root) => tandem_tool_api::state::state_dir(root, SUB)?,
+        None => {
+            std::fs::create_dir_all(&at.dir)?;
+            at.dir.clone()
+        }
+    };
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&temp);
+    let mut file = std::io::BufWriter::new(tandem_tool_api::state::create_new(&temp)?);
+    serde_json::to_writer(&mut file, value)?;
+    file.flush()?;
+    drop(file);
+    std::fs::rename(&temp, dir.join(name))?;
+    Ok(())
+}
+
 /// Writes `store` to the state directory when it changed (a temporary file renamed over the
 /// old one); outlines no file names any more are dropped first. A failure costs only the cache.
 pub(crate) fn save(at: &CacheDir, store: &mut Store) {
@@ -153,28 +182,12 @@ pub(crate) fn save(at: &CacheDir, store: &mut Store) {
     }
     let live: std::collections::HashSet<u64> = store.entries.values().map(|e| e.hash).collect();
     store.outlines.retain(|h, _| live.contains(h));
-    let result = (|| -> Result<(), Box<dyn std::error::Error>> {
-        let dir = match &at.state_of {
-            Some(root) => tandem_tool_api::state::state_dir(root, SUB)?,
-            None => {
-                std::fs::create_dir_all(&at.dir)?;
-                at.dir.clone()
-            }
-        };
-        let disk = OnDisk {
-            format: FORMAT,
-            entries: store.entries.clone(),
-            outlines: store.outlines.iter().map(|(h, o)| (*h, (**o).clone())).collect(),
-        };
-        let temp = dir.join(format!(".{FILE}.{}.tmp", std::process::id()));
-        let _ = std::fs::remove_file(&temp);
-        let mut file = std::io::BufWriter::new(tandem_tool_api::state::create_new(&temp)?);
-        serde_json::to_writer(&mut file, &disk)?;
-        file.flush()?;
-        drop(file);
-        std::fs::rename(&temp, dir.join(FILE))?;
-        Ok(())
-    })();
+    let disk = OnDisk {
+        format: FORMAT,
+        entries: store.entries.clone(),
+        outlines: store.outlines.iter().map(|(h, o)| (*h, (**o).clone())).collect(),
+    };
+    let result = write(at, FILE, &disk);
     match result {
         Ok(()) => store.dirty = false,
         Err(err) => tracing::warn!("cannot save the repository map's cache: {err}"),

@@ -9,6 +9,7 @@
 
 mod bm25;
 mod cache;
+pub mod history;
 pub mod lang;
 mod map;
 pub mod outline;

@@ -35,6 +35,9 @@ pub struct Request {
     /// Where the outline cache is kept on disk; default (`None`): the workspace's folder in
     /// Tandem's state directory.
     pub cache: Option<PathBuf>,
+    /// Whether the repository's git history (from HEAD) helps rank: the files past commits with
+    /// messages like the query changed, and the files changed recently and often. Default: yes.
+    pub history: bool,
 }
 
 impl Default for Request {
@@ -47,6 +50,7 @@ impl Default for Request {
             session: Vec::new(),
             open: Vec::new(),
             cache: None,
+            history: true,
         }
     }
 }
@@ -134,6 +138,11 @@ fn prepare(root: &Path, request: &Request) -> Result<(crate::scan::Scan, Arc<Mod
         )
     };
     let overrides: HashMap<PathBuf, String> = request.open.iter().cloned().collect();
+    // The history is read while the tree is scanned.
+    let history = request.history.then(|| {
+        let (root, at) = (root.to_path_buf(), crate::cache::location(root, request.cache.as_deref()));
+        std::thread::spawn(move || crate::history::changes(&root, &at))
+    });
     let (scan, unsaved) = scan_unsaved(root, &ScanOptions { globs, overrides, cache: request.cache.clone() });
 
     let key = (root.to_path_buf(), request.cache.clone());
@@ -164,10 +173,15 @@ fn prepare(root: &Path, request: &Request) -> Result<(crate::scan::Scan, Arc<Mod
             .filter_map(|rel| index.get(rel.to_string_lossy().as_ref()).copied())
             .collect()
     };
+    let history = history.and_then(|thread| thread.join().ok()).flatten().map(|changes| {
+        let ids = changes.ids(scan.files.iter().map(|f| f.rel.as_str()));
+        (changes, ids)
+    });
     let focus = Focus {
         query: request.query.clone(),
         session: indices(&mut request.session.iter()),
         open: indices(&mut request.open.iter().map(|(p, _)| p)),
+        history,
     };
     Ok((scan, model, focus))
 }

@@ -2,8 +2,9 @@
 //! files that define it, ranked by personalized PageRank, combined with lexical signals (BM25
 //! over each file's words, path and defined names; the share of the query's words in the path
 //! and the defined names; the names the query says whole, or as adjacent words, among the file's
-//! identifiers and definitions; the query's scope, as in `fix(parser): …`, in the path), so a
-//! query with no graph signal still ranks well. The weights ([`Weights`]) were tuned on real
+//! identifiers and definitions; the query's scope, as in `fix(parser): …`, in the path; BM25
+//! over the subjects of the past commits that changed the file, when the workspace is a git
+//! repository), so a query with no graph signal still ranks well. The weights ([`Weights`]) were tuned on real
 //! commits: the path and the names a file defines say most, its words next, and PageRank mostly
 //! breaks near ties.
 //!
@@ -273,6 +274,8 @@ pub struct Focus {
     pub session: Vec<usize>,
     /// Files open in the editor (indices).
     pub open: Vec<usize>,
+    /// The repository's history, with each file's path in it (indices), when there is one.
+    pub history: Option<(std::sync::Arc<crate::history::Changes>, Vec<Option<u32>>)>,
 }
 
 /// The query's terms: its words split as identifiers are, stemmed, stop words out.
@@ -307,6 +310,9 @@ pub struct Weights {
     pub phrase: f64,
     /// Share of the query's scope (`parser` of `fix(parser): …`) in the file's path.
     pub scope: f64,
+    /// BM25 over the subjects of the past commits that changed the file (recent ones weighing
+    /// more), relative to the best file's.
+    pub history: f64,
 }
 
 impl Weights {
@@ -323,6 +329,7 @@ impl Weights {
             self.def_idents,
             self.phrase,
             self.scope,
+            self.history,
         ]
     }
 }
@@ -331,7 +338,8 @@ impl Default for Weights {
     /// Tuned on real commits (one half of them; the other half agrees): the query's words in
     /// the path and the defined names say most about which file a task touches, the text's
     /// words come next, and the graph only breaks near ties. A scope (`parser: …`) moves its
-    /// folder's files up; a name the query says whole favours the file defining it.
+    /// folder's files up; a name the query says whole favours the file defining it. A file whose
+    /// past commits read like the query moves up about as much as a scope moves its folder.
     fn default() -> Self {
         Self {
             content: 0.5,
@@ -345,12 +353,13 @@ impl Default for Weights {
             def_idents: 0.3,
             phrase: 0.1,
             scope: 0.3,
+            history: 0.3,
         }
     }
 }
 
 /// The number of signals [`features`] gives per file.
-pub const FEATURES: usize = 11;
+pub const FEATURES: usize = 12;
 
 /// Every file's score for `focus` (finite, not negative), in the files' order.
 pub fn rank(model: &Model, focus: &Focus) -> Vec<f64> {
@@ -365,7 +374,7 @@ pub fn rank(model: &Model, focus: &Focus) -> Vec<f64> {
 }
 
 /// `scores` relative to the best one (all 0 when none is positive).
-fn relative(mut scores: Vec<f64>) -> Vec<f64> {
+pub(crate) fn relative(mut scores: Vec<f64>) -> Vec<f64> {
     let max = scores.iter().copied().fold(0.0, f64::max);
     if max > 0.0 {
         scores.iter_mut().for_each(|s| *s /= max);
@@ -382,8 +391,8 @@ pub fn features(model: &Model, focus: &Focus) -> Vec<[f64; FEATURES]> {
         return Vec::new();
     }
     let terms = query_terms(&focus.query);
-    let listed = tandem_rank::terms(&words::spaced(&focus.query));
-    let listed = || listed.iter().map(String::as_str);
+    let listed_terms = tandem_rank::terms(&words::spaced(&focus.query));
+    let listed = || listed_terms.iter().map(String::as_str);
     let lexical = relative(model.content.scores(listed()));
     let path_bm25 = relative(model.paths.scores(listed()));
     let defs_bm25 = relative(model.definitions.scores(listed()));
@@ -410,6 +419,10 @@ pub fn features(model: &Model, focus: &Focus) -> Vec<[f64; FEATURES]> {
     let phrases = words::query_idents(&focus.query);
     let phrase = relative(model.idents.scores(phrases.iter().map(String::as_str)));
     let scope = scope_in_path(model, &focus.query);
+    let history = match &focus.history {
+        Some((changes, ids)) => changes.scores(&listed_terms, ids),
+        None => vec![0.0; n],
+    };
 
     let share = |set: &HashSet<String>| set.intersection(&terms).count() as f64 / terms.len().max(1) as f64;
     let path: Vec<f64> = model.path_terms.iter().map(share).collect();
@@ -504,6 +517,7 @@ pub fn features(model: &Model, focus: &Focus) -> Vec<[f64; FEATURES]> {
                 def_idents[i],
                 phrase[i],
                 scope[i],
+                history[i],
             ]
             .map(|x| if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 })
         })

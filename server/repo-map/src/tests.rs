@@ -264,3 +264,169 @@ fn names_the_query_says_find_the_file_that_has_them() -> Res {
     }
     Ok(())
 }
+
+/// Runs git in `dir` for a test: no config of the person's or the system's, a fixed author.
+fn git(dir: &Path, args: &[&str]) -> Result<String, Box<dyn std::error::Error>> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()?;
+    if !out.status.success() {
+        return Err(format!("git {args:?}: {}", String::from_utf8_lossy(&out.stderr)).into());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// Writes `files` under `repo` and commits them with `subject`.
+fn commit(repo: &Path, files: &[(&str, &str)], subject: &str) -> Res {
+    write(repo, files)?;
+    git(repo, &["add", "-A"])?;
+    git(repo, &["commit", "-q", "--no-verify", "-m", subject])?;
+    Ok(())
+}
+
+/// Two files the query says nothing about apart from their history: `ws/src/alpha.rs` first by
+/// name, `ws/src/zeta.rs` changed by a past commit whose subject reads like the query. The
+/// repository is the temporary folder; the map's root is its folder `ws` (paths in the history
+/// are the root's).
+fn repo_with_history() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let repo = dir.path();
+    git(repo, &["init", "-q", "-b", "main"])?;
+    write(repo, &[(".gitignore", "cache/\n")])?;
+    commit(repo, &[("ws/src/alpha.rs", "pub fn run() {}\n"), ("ws/src/zeta.rs", "pub fn go() {}\n")], "start")?;
+    commit(repo, &[("ws/src/zeta.rs", "pub fn go() { wait(); }\n")], "make the retry backoff exponential")?;
+    commit(repo, &[("ws/src/alpha.rs", "pub fn run() { step(); }\n")], "typo in a comment")?;
+    let root = repo.join("ws");
+    Ok((dir, root))
+}
+
+const HISTORY_QUERY: &str = "the retry backoff is too slow";
+
+#[test]
+fn the_file_whose_past_commits_read_like_the_query_ranks_first() -> Res {
+    let (dir, root) = repo_with_history()?;
+    let first = |history: bool| -> Result<String, Box<dyn std::error::Error>> {
+        let map = map(&root, &Request { history, ..request(dir.path(), HISTORY_QUERY) })?;
+        Ok(map.ranked.first().map(|r| r.path.clone()).unwrap_or_default())
+    };
+    assert_eq!(first(true)?, "src/zeta.rs");
+    assert_eq!(first(false)?, "src/alpha.rs", "without the history, nothing tells the files apart");
+    // Not a repository: the map works as without history.
+    let plain = tempfile::tempdir()?;
+    let copy = plain.path().join("ws");
+    write(&copy, &[("src/alpha.rs", "pub fn run() {}\n"), ("src/zeta.rs", "pub fn go() {}\n")])?;
+    let map = map(&copy, &request(plain.path(), HISTORY_QUERY))?;
+    assert_eq!(map.ranked.first().map(|r| r.path.as_str()), Some("src/alpha.rs"));
+    Ok(())
+}
+
+/// The history signal of `path` in the map of `root` for [`HISTORY_QUERY`].
+fn history_signal(dir: &Path, root: &Path, path: &str) -> Result<f64, Box<dyn std::error::Error>> {
+    let signals = crate::explain(root, &request(dir, HISTORY_QUERY))?;
+    let (_, features) = signals.iter().find(|(p, _)| p == path).ok_or("no such file")?;
+    Ok(features[crate::rank::FEATURES - 1])
+}
+
+#[test]
+fn only_the_history_head_reaches_counts() -> Res {
+    let (dir, root) = repo_with_history()?;
+    let repo = dir.path();
+    // A branch HEAD is not on says the query of alpha.rs: it is not read.
+    git(repo, &["checkout", "-q", "-b", "future"])?;
+    commit(repo, &[("ws/src/alpha.rs", "pub fn run() { later(); }\n")], "retry backoff too slow, for real")?;
+    git(repo, &["checkout", "-q", "main"])?;
+    assert_eq!(history_signal(repo, &root, "src/alpha.rs")?, 0.0);
+    assert!(history_signal(repo, &root, "src/zeta.rs")? > 0.0);
+    // Once HEAD reaches it, it counts (the history kept for the old HEAD is not used).
+    git(repo, &["merge", "-q", "--ff-only", "future"])?;
+    assert!(history_signal(repo, &root, "src/alpha.rs")? > 0.0);
+    Ok(())
+}
+
+#[test]
+fn the_history_is_kept_per_head_in_the_cache_folder() -> Res {
+    let (dir, root) = repo_with_history()?;
+    let cache = dir.path().join("cache");
+    assert!(history_signal(dir.path(), &root, "src/zeta.rs")? > 0.0);
+    // A new process reads the history kept for this HEAD, and runs no `git log`: a doctored
+    // file for the same HEAD is what it sees.
+    let kept = std::fs::read_to_string(cache.join("history.json"))?;
+    assert!(kept.contains(&git(dir.path(), &["rev-parse", "HEAD"])?), "{kept}");
+    std::fs::write(cache.join("history.json"), kept.replace("make the retry backoff exponential", "unrelated"))?;
+    crate::forget_in_process(&root, Some(&cache));
+    assert_eq!(history_signal(dir.path(), &root, "src/zeta.rs")?, 0.0);
+    // A new HEAD reads the history again.
+    commit(dir.path(), &[("ws/src/alpha.rs", "pub fn run() { step(); step(); }\n")], "more steps")?;
+    assert!(history_signal(dir.path(), &root, "src/zeta.rs")? > 0.0);
+    Ok(())
+}
+
+/// A repository whose config names programs for every hook `git log` could run: the map reads
+/// its history without running any of them.
+#[test]
+fn a_repository_config_runs_nothing_when_the_history_is_read() -> Res {
+    let (dir, root) = repo_with_history()?;
+    let repo = dir.path();
+    let marker = repo.join("ran");
+    let script = repo.join("evil.sh");
+    std::fs::write(&script, format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\nexit 1\n", marker.display()))?;
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    // A signed commit on HEAD, so that showing signatures would run the verifier.
+    let tree = git(repo, &["write-tree"])?;
+    let parent = git(repo, &["rev-parse", "HEAD"])?;
+    let object = format!(
+        "tree {tree}\nparent {parent}\nauthor t <t@example.invalid> 1700000000 +0000\ncommitter t \
+         <t@example.invalid> 1700000000 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n \
+         -----END PGP SIGNATURE-----\n\nsigned: the retry backoff\n"
+    );
+    std::fs::write(repo.join("object"), object)?;
+    let signed = git(repo, &["hash-object", "-t", "commit", "-w", "object"])?;
+    git(repo, &["update-ref", "HEAD", &signed])?;
+    let evil = script.to_string_lossy().into_owned();
+    for (key, value) in [
+        ("log.showSignature", "true"),
+        ("gpg.program", evil.as_str()),
+        ("gpg.ssh.program", evil.as_str()),
+        ("core.fsmonitor", evil.as_str()),
+        ("core.pager", evil.as_str()),
+        ("pager.log", evil.as_str()),
+        ("diff.external", evil.as_str()),
+        ("core.alternateRefsCommand", evil.as_str()),
+        ("core.hooksPath", repo.to_string_lossy().as_ref()),
+    ] {
+        git(repo, &["config", key, value])?;
+    }
+    // The attack is real: git as a person runs it reads the config and runs the script.
+    git(repo, &["log", "-1", "--format=%s"])?;
+    assert!(marker.exists(), "the config runs the script for a plain git log");
+    std::fs::remove_file(&marker)?;
+
+    let map = map(&root, &request(repo, HISTORY_QUERY))?;
+    assert!(!marker.exists(), "ran: {}", std::fs::read_to_string(&marker).unwrap_or_default());
+    assert_eq!(map.ranked.first().map(|r| r.path.as_str()), Some("src/zeta.rs"), "the history was read");
+    Ok(())
+}
+
+/// A repository whose config makes git wait forever (an include that is a FIFO nobody writes):
+/// the map gives up on the history and answers as without it.
+#[test]
+fn a_repository_that_makes_git_hang_costs_only_the_history() -> Res {
+    let (dir, root) = repo_with_history()?;
+    let fifo = dir.path().join("fifo");
+    rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600))?;
+    let config = dir.path().join(".git/config");
+    let mut text = std::fs::read_to_string(&config)?;
+    text += &format!("[include]\n\tpath = {}\n", fifo.display());
+    std::fs::write(&config, text)?;
+    let map = map(&root, &request(dir.path(), HISTORY_QUERY))?;
+    assert_eq!(map.ranked.first().map(|r| r.path.as_str()), Some("src/alpha.rs"), "no history: {:?}", map.ranked);
+    Ok(())
+}

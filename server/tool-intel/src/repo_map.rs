@@ -54,7 +54,7 @@ async fn run(args: Args, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         max_files: args.max_files.unwrap_or(DEFAULT_MAX_FILES).clamp(1, MAX_MAX_FILES),
         session,
         open,
-        cache: None,
+        ..Request::default()
     };
     let map =
         blocking(move || tandem_repo_map::map(&root, &request).map_err(|e| ToolError::new(e.to_string()))).await?;
