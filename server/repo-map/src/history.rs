@@ -15,7 +15,7 @@
 //! which a config could make `git log` run a program (signature checks, a file system monitor,
 //! a pager, external diffs and text conversions, hooks, fetches of a partial clone) overridden
 //! on the command line; git that has not answered within 10 s (a config can make it
-//! wait forever) is killed. No git, no repository, no commit or any failure: no history, and
+//! wait forever) is killed, and not asked again in that repository by this process. No git, no repository, no commit or any failure: no history, and
 //! the map ranks as without it.
 
 use std::collections::HashMap;
@@ -94,8 +94,19 @@ const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 #[cfg(test)]
 const GIT_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The stdout of `command` when it succeeds within [`GIT_TIMEOUT`] (killed after it).
-fn run(mut command: Command) -> Option<Vec<u8>> {
+/// Repositories (by the map's root) whose git had to be killed: not asked again by this
+/// process, so that one that makes git wait costs one timeout, not one per map.
+static HUNG: LazyLock<Mutex<std::collections::HashSet<std::path::PathBuf>>> = LazyLock::new(Default::default);
+
+/// Whether git was given up on in `root`.
+#[cfg(test)]
+pub(crate) fn hung(root: &Path) -> bool {
+    HUNG.lock().unwrap_or_else(PoisonError::into_inner).contains(root)
+}
+
+/// The stdout of `command`, git run in `root`, when it succeeds within [`GIT_TIMEOUT`]
+/// (killed after it, and `root` remembered in [`HUNG`]).
+fn run(root: &Path, mut command: Command) -> Option<Vec<u8>> {
     let mut child = command.stdout(Stdio::piped()).spawn().ok()?;
     let mut stdout = child.stdout.take()?;
     let child = Arc::new(Mutex::new(child));
@@ -103,9 +114,11 @@ fn run(mut command: Command) -> Option<Vec<u8>> {
     let watchdog = {
         let child = child.clone();
         std::thread::spawn(move || {
-            if finished.recv_timeout(GIT_TIMEOUT) == Err(RecvTimeoutError::Timeout) {
+            let hung = finished.recv_timeout(GIT_TIMEOUT) == Err(RecvTimeoutError::Timeout);
+            if hung {
                 let _ = child.lock().unwrap_or_else(PoisonError::into_inner).kill();
             }
+            hung
         })
     };
     let mut out = Vec::new();
@@ -113,7 +126,14 @@ fn run(mut command: Command) -> Option<Vec<u8>> {
     // Its output closed (or the watchdog killed it): git has exited or is exiting.
     let status = child.lock().unwrap_or_else(PoisonError::into_inner).wait();
     drop(done);
-    let _ = watchdog.join();
+    if watchdog.join().unwrap_or(false) {
+        tracing::warn!(
+            "git did not answer within {GIT_TIMEOUT:?} in {}: the repository map ranks without its history",
+            root.display()
+        );
+        HUNG.lock().unwrap_or_else(PoisonError::into_inner).insert(root.to_path_buf());
+        return None;
+    }
     (read.is_ok() && status.ok()?.success()).then_some(out)
 }
 
@@ -139,7 +159,7 @@ struct Commit {
 fn head(root: &Path) -> Option<String> {
     let mut command = git(root);
     command.args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
-    let out = String::from_utf8(run(command)?).ok()?;
+    let out = String::from_utf8(run(root, command)?).ok()?;
     let id = out.trim();
     (!id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit())).then(|| id.to_owned())
 }
@@ -154,7 +174,7 @@ fn read_log(root: &Path, head: &str) -> Option<Log> {
         .arg("--format=%x1e%s%x1f")
         .arg(head)
         .arg("--");
-    let out = run(command)?;
+    let out = run(root, command)?;
     Some(parse(&String::from_utf8_lossy(&out), head))
 }
 
@@ -253,6 +273,9 @@ pub(crate) fn forget(dir: &Path) {
 /// same, else the state directory's, else read from git (and kept in both). `None` without
 /// git, a repository or a commit.
 pub(crate) fn changes(root: &Path, at: &CacheDir) -> Option<Arc<Changes>> {
+    if HUNG.lock().unwrap_or_else(PoisonError::into_inner).contains(root) {
+        return None;
+    }
     let head = head(root)?;
     let known = CHANGES.lock().unwrap_or_else(PoisonError::into_inner).get(&at.dir).cloned();
     if let Some(known) = known.filter(|c| c.head == head) {
