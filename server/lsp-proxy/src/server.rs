@@ -658,32 +658,35 @@ impl Server {
 
     /// The text of `path` as the person sees it: the editor's buffer, else the disk.
     pub fn current_text(cache: &BufferCache, path: &Path) -> Result<Rope, ServerError> {
-        if let Some(doc) = cache.get(path) {
-            return Ok(doc.rope);
-        }
-        match tandem_text::disk::read(path, 64 * 1024 * 1024) {
-            Ok(tandem_text::disk::ReadOutcome::File(file)) => match file.decoded {
-                tandem_text::Decoded::Text { text, .. } => Ok(Rope::from_str(&text)),
-                tandem_text::Decoded::Binary { .. } => {
-                    Err(ServerError::File(format!("{} is a binary file", path.display())))
-                }
-            },
-            Ok(_) => Err(ServerError::File(format!("{} does not exist or is not a file", path.display()))),
-            Err(err) => Err(ServerError::File(err.to_string())),
+        match cache.get(path) {
+            Some(doc) => Ok(doc.rope),
+            None => disk_text(path).map(|text| Rope::from_str(&text)),
         }
     }
 
     /// Brings the server's copy of `path` up to date (didOpen, or didChange with the full text
-    /// when it changed). Returns the URI, the version and the text.
+    /// when it changed). Returns the URI, the version and the text. A file read from disk that
+    /// the server already has is not made into a rope again: the one sent is returned.
     pub fn sync(&self, cache: &BufferCache, path: &Path) -> Result<(Url, i32, Rope), ServerError> {
-        self.send_text(path, Self::current_text(cache, path)?)
+        match cache.get(path) {
+            Some(doc) => self.send_text(path, doc.rope),
+            None => {
+                let text = disk_text(path)?;
+                self.send(path, &text, || Rope::from_str(&text))
+            }
+        }
     }
 
     /// Brings the server's copy of `path` to `rope` (didOpen, or didChange with the full text
     /// when it differs). Returns the URI, the version and the text.
     pub fn send_text(&self, path: &Path, rope: Rope) -> Result<(Url, i32, Rope), ServerError> {
-        let uri = Url::from_file_path(path).map_err(|()| ServerError::File(format!("bad path {}", path.display())))?;
         let text = rope.to_string();
+        self.send(path, &text, || rope)
+    }
+
+    /// [`Server::send_text`] of `text`, whose rope `rope` makes when it is needed.
+    fn send(&self, path: &Path, text: &str, rope: impl FnOnce() -> Rope) -> Result<(Url, i32, Rope), ServerError> {
+        let uri = Url::from_file_path(path).map_err(|()| ServerError::File(format!("bad path {}", path.display())))?;
         let hash = ContentHash::of(text.as_bytes());
         let mut docs = lock(&self.docs);
         let sent_seq = self.shared.seq.load(Ordering::SeqCst);
@@ -691,6 +694,7 @@ impl Server {
         match docs.get_mut(path) {
             Some(doc) if doc.hash == hash => Ok((uri, doc.version, doc.rope.clone())),
             Some(doc) => {
+                let rope = rope();
                 doc.version = self.version_counter.fetch_add(1, Ordering::SeqCst) + 1;
                 doc.hash = hash;
                 doc.rope = rope.clone();
@@ -704,12 +708,13 @@ impl Server {
                     content_changes: vec![lsp::TextDocumentContentChangeEvent {
                         range: None,
                         range_length: None,
-                        text,
+                        text: text.to_owned(),
                     }],
                 })?;
                 Ok((uri, version, rope))
             }
             None => {
+                let rope = rope();
                 let version = self.version_counter.fetch_add(1, Ordering::SeqCst) + 1;
                 let extension = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
                 self.notify::<DidOpenTextDocument>(lsp::DidOpenTextDocumentParams {
@@ -717,7 +722,7 @@ impl Server {
                         uri: uri.clone(),
                         language_id: language_id(extension).to_owned(),
                         version,
-                        text,
+                        text: text.to_owned(),
                     },
                 })?;
                 docs.insert(
@@ -881,5 +886,19 @@ impl Server {
 
     async fn kill(&self) {
         self.child.lock().await.kill().await.ok();
+    }
+}
+
+/// The text of `path` on disk (a binary, missing or unreadable file is an error).
+fn disk_text(path: &Path) -> Result<String, ServerError> {
+    match tandem_text::disk::read(path, 64 * 1024 * 1024) {
+        Ok(tandem_text::disk::ReadOutcome::File(file)) => match file.decoded {
+            tandem_text::Decoded::Text { text, .. } => Ok(text),
+            tandem_text::Decoded::Binary { .. } => {
+                Err(ServerError::File(format!("{} is a binary file", path.display())))
+            }
+        },
+        Ok(_) => Err(ServerError::File(format!("{} does not exist or is not a file", path.display()))),
+        Err(err) => Err(ServerError::File(err.to_string())),
     }
 }
