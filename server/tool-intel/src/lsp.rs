@@ -25,6 +25,8 @@ use tandem_tool_fs::{
     render_report,
 };
 
+use crate::lines::Lines;
+
 const DESCRIPTION: &str = "Ask the project's real language server (rust-analyzer, pyright, typescript-language-server, \
     clangd, ...). Operations: definition, references, hover, diagnostics, document_symbols, workspace_symbols (with \
     `query`), implementation, call_hierarchy (`direction` incoming or outgoing), rename (with `new_name`; applied to \
@@ -90,7 +92,7 @@ pub(crate) struct Lsp;
 /// A file's text, loaded once per call.
 struct Texts {
     ctx: ToolContext,
-    loaded: HashMap<PathBuf, Option<Rope>>,
+    loaded: HashMap<PathBuf, Option<Arc<Lines>>>,
 }
 
 impl Texts {
@@ -98,32 +100,28 @@ impl Texts {
         Self { ctx: ctx.clone(), loaded: HashMap::new() }
     }
 
-    async fn rope(&mut self, path: &Path) -> Option<Rope> {
-        if let Some(rope) = self.loaded.get(path) {
-            return rope.clone();
+    async fn lines(&mut self, path: &Path) -> Option<Arc<Lines>> {
+        if let Some(lines) = self.loaded.get(path) {
+            return lines.clone();
         }
         let (ctx, owned) = (self.ctx.clone(), path.to_path_buf());
         // Source files are read inline (a hand-off to a blocking thread costs more than the
         // read); the size is only a hint, and the `stat` that gave it is the read's own.
         let seen = std::fs::metadata(path).ok();
         let size = seen.as_ref().map_or(0, std::fs::Metadata::len);
-        let rope = blocking_sized(size, move || load_seen(&ctx, &owned, seen))
+        let lines = blocking_sized(size, move || load_seen(&ctx, &owned, seen))
             .await
             .ok()
             .filter(Loaded::exists)
-            .map(|l| Rope::from_str(&l.text));
-        self.loaded.insert(path.to_path_buf(), rope.clone());
-        rope
+            .map(|l| Arc::new(Lines::new(l.text)));
+        self.loaded.insert(path.to_path_buf(), lines.clone());
+        lines
     }
 
     /// 0-based line `line` of `path`, trimmed and cut.
     async fn line(&mut self, path: &Path, line: u32) -> String {
-        let Some(rope) = self.rope(path).await else { return String::new() };
-        if (line as usize) >= rope.len_lines() {
-            return String::new();
-        }
-        let text = rope.line(line as usize).to_string();
-        cut_line_at(text.trim(), MAX_LINE_CHARS).0.into_owned()
+        let Some(lines) = self.lines(path).await else { return String::new() };
+        cut_line_at(lines.line(line as usize).trim(), MAX_LINE_CHARS).0.into_owned()
     }
 }
 
@@ -188,27 +186,27 @@ async fn resolve_position(
     args: &Args,
 ) -> Result<At, ToolError> {
     let shown = ctx.workspace.display(path);
-    let rope = texts.rope(path).await.ok_or_else(|| ToolError::new(format!("`{shown}` does not exist")))?;
+    let lines = texts.lines(path).await.ok_or_else(|| ToolError::new(format!("`{shown}` does not exist")))?;
     let position = match (args.line, args.column.or(args.character), args.symbol.as_deref()) {
         (Some(line), Some(column), _) => {
             let (line0, col0) = (line.saturating_sub(1), column.saturating_sub(1));
-            if line == 0 || line0 as usize >= rope.len_lines() {
+            if line == 0 || line0 as usize >= lines.len_lines() {
                 return Err(ToolError::new(format!(
                     "line {line} is outside `{shown}`, which has {} lines",
-                    rope.len_lines()
+                    lines.len_lines()
                 )));
             }
             Position { line: line0, character: col0 }
         }
         (Some(line), None, Some(needle)) => {
             let line0 = line.saturating_sub(1);
-            if line == 0 || line0 as usize >= rope.len_lines() {
+            if line == 0 || line0 as usize >= lines.len_lines() {
                 return Err(ToolError::new(format!(
                     "line {line} is outside `{shown}`, which has {} lines",
-                    rope.len_lines()
+                    lines.len_lines()
                 )));
             }
-            let text = rope.line(line0 as usize).to_string();
+            let text = lines.line(line0 as usize);
             let Some(byte) = text.find(needle) else {
                 return Err(ToolError::new(format!(
                     "`{needle}` is not on line {line} of `{shown}`, which reads: {}",
@@ -267,7 +265,7 @@ async fn resolve_position(
     };
     // Clamp the column to the line (chars), as LSP does.
     let line_chars = {
-        let line = rope.line(position.line as usize);
+        let line = lines.line(position.line as usize);
         line.chars().filter(|c| *c != '\n' && *c != '\r').count() as u32
     };
     let position = Position { line: position.line, character: position.character.min(line_chars) };
