@@ -99,6 +99,17 @@ impl Builder {
     }
 }
 
+/// `scores` relative to the best one (all 0 when none is positive).
+pub(crate) fn relative(mut scores: Vec<f64>) -> Vec<f64> {
+    let max = scores.iter().copied().fold(0.0, f64::max);
+    if max > 0.0 {
+        scores.iter_mut().for_each(|s| *s /= max);
+    } else {
+        scores.iter_mut().for_each(|s| *s = 0.0);
+    }
+    scores
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

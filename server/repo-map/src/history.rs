@@ -252,7 +252,7 @@ impl Changes {
     /// best file's.
     pub(crate) fn scores(&self, listed: &[String], ids: &[Option<u32>]) -> Vec<f64> {
         let documents = self.documents.scores(listed.iter().map(String::as_str));
-        crate::rank::relative(ids.iter().map(|id| id.map_or(0.0, |p| documents[p as usize])).collect())
+        crate::bm25::relative(ids.iter().map(|id| id.map_or(0.0, |p| documents[p as usize])).collect())
     }
 }
 

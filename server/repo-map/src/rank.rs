@@ -19,7 +19,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::bm25::Bm25;
+use crate::bm25::{Bm25, relative};
 use crate::outline::Kind;
 use crate::scan::FileOutline;
 use crate::words;
@@ -371,17 +371,6 @@ pub fn rank(model: &Model, focus: &Focus) -> Vec<f64> {
             if score.is_finite() { score.max(0.0) } else { 0.0 }
         })
         .collect()
-}
-
-/// `scores` relative to the best one (all 0 when none is positive).
-pub(crate) fn relative(mut scores: Vec<f64>) -> Vec<f64> {
-    let max = scores.iter().copied().fold(0.0, f64::max);
-    if max > 0.0 {
-        scores.iter_mut().for_each(|s| *s /= max);
-    } else {
-        scores.iter_mut().for_each(|s| *s = 0.0);
-    }
-    scores
 }
 
 /// Every file's signals for `focus`, each in 0..=1, in the order of [`Weights`]' fields.
