@@ -670,22 +670,23 @@ impl Server {
     pub fn sync(&self, cache: &BufferCache, path: &Path) -> Result<(Url, i32, Rope), ServerError> {
         match cache.get(path) {
             Some(doc) => self.send_text(path, doc.rope),
-            None => {
-                let text = disk_text(path)?;
-                self.send(path, &text, || Rope::from_str(&text))
-            }
+            None => self.send(path, disk_text(path)?, Rope::from_str),
         }
     }
 
     /// Brings the server's copy of `path` to `rope` (didOpen, or didChange with the full text
     /// when it differs). Returns the URI, the version and the text.
     pub fn send_text(&self, path: &Path, rope: Rope) -> Result<(Url, i32, Rope), ServerError> {
-        let text = rope.to_string();
-        self.send(path, &text, || rope)
+        self.send(path, rope.to_string(), |_| rope)
     }
 
-    /// [`Server::send_text`] of `text`, whose rope `rope` makes when it is needed.
-    fn send(&self, path: &Path, text: &str, rope: impl FnOnce() -> Rope) -> Result<(Url, i32, Rope), ServerError> {
+    /// [`Server::send_text`] of `text`, whose rope `rope` makes from it when it is needed.
+    fn send(
+        &self,
+        path: &Path,
+        text: String,
+        rope: impl FnOnce(&str) -> Rope,
+    ) -> Result<(Url, i32, Rope), ServerError> {
         let uri = Url::from_file_path(path).map_err(|()| ServerError::File(format!("bad path {}", path.display())))?;
         let hash = ContentHash::of(text.as_bytes());
         let mut docs = lock(&self.docs);
@@ -694,7 +695,7 @@ impl Server {
         match docs.get_mut(path) {
             Some(doc) if doc.hash == hash => Ok((uri, doc.version, doc.rope.clone())),
             Some(doc) => {
-                let rope = rope();
+                let rope = rope(&text);
                 doc.version = self.version_counter.fetch_add(1, Ordering::SeqCst) + 1;
                 doc.hash = hash;
                 doc.rope = rope.clone();
@@ -708,13 +709,13 @@ impl Server {
                     content_changes: vec![lsp::TextDocumentContentChangeEvent {
                         range: None,
                         range_length: None,
-                        text: text.to_owned(),
+                        text,
                     }],
                 })?;
                 Ok((uri, version, rope))
             }
             None => {
-                let rope = rope();
+                let rope = rope(&text);
                 let version = self.version_counter.fetch_add(1, Ordering::SeqCst) + 1;
                 let extension = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
                 self.notify::<DidOpenTextDocument>(lsp::DidOpenTextDocumentParams {
@@ -722,7 +723,7 @@ impl Server {
                         uri: uri.clone(),
                         language_id: language_id(extension).to_owned(),
                         version,
-                        text: text.to_owned(),
+                        text,
                     },
                 })?;
                 docs.insert(

@@ -35,8 +35,8 @@ pub struct Request {
     /// Where the outline cache is kept on disk; default (`None`): the workspace's folder in
     /// Tandem's state directory.
     pub cache: Option<PathBuf>,
-    /// Whether the repository's git history (from HEAD) helps rank: the files past commits with
-    /// messages like the query changed, and the files changed recently and often. Default: yes.
+    /// Whether the repository's git history (from HEAD) helps rank: files that past commits
+    /// with subjects like the query changed move up. Default: yes.
     pub history: bool,
 }
 

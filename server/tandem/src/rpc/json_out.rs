@@ -15,18 +15,20 @@ pub(crate) fn write(out: &mut Vec<u8>, value: &Value) {
         // Numbers as serde_json writes them (itoa, and floats its own way; never fails on a Vec).
         Value::Number(number) => serde_json::to_writer(&mut *out, number).unwrap_or_default(),
         Value::String(text) => write_str(out, text),
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write(out, item);
-            }
-            out.push(b']');
-        }
+        Value::Array(items) => write_array(out, items),
         Value::Object(map) => write_map(out, map),
     }
+}
+
+fn write_array(out: &mut Vec<u8>, items: &[Value]) {
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write(out, item);
+    }
+    out.push(b']');
 }
 
 fn write_map(out: &mut Vec<u8>, map: &serde_json::Map<String, Value>) {
@@ -60,14 +62,9 @@ impl WriteJson for Value {
 /// has).
 impl WriteJson for tandem_protocol::ToolResult {
     fn write_json(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"attachments\":[");
-        for (i, attachment) in self.attachments.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            write(out, attachment);
-        }
-        out.extend_from_slice(b"],\"error\":");
+        out.extend_from_slice(b"{\"attachments\":");
+        write_array(out, &self.attachments);
+        out.extend_from_slice(b",\"error\":");
         match &self.error {
             Some(error) => write_str(out, error),
             None => out.extend_from_slice(b"null"),
