@@ -87,12 +87,13 @@ pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) 
     let review_notes = std::mem::take(&mut changes.notes);
     let rejected = changes.rejected;
     let partial = std::mem::take(&mut changes.partial);
+    let asked = changes.asked;
     let Some((loaded, Change::Write(new_text))) = changes.kept.pop() else {
         return Err(ToolError::new("internal error: the reviewed change is not a write"));
     };
     // From the last check of the file to its replacement, no other commit touches it.
     let _locked = lock_paths([loaded.path.clone()]).await;
-    let committed = commit_reviewed(ctx, loaded, new_text).await;
+    let committed = commit_reviewed(ctx, loaded, new_text, asked).await;
     if let Some(foresight) = foresight {
         foresight.end().await;
     }
@@ -107,12 +108,20 @@ pub(crate) async fn commit(ctx: &ToolContext, loaded: Loaded, new_text: String) 
 /// while the person reviewed it (they typed, undid, saved through a formatter, another program
 /// wrote it): exactly, every hunk where its lines are now, or not at all (an error saying where
 /// the text changed). The third value is the note for the model when the text had moved on.
+///
+/// Without a review (`asked` false) a file read from disk and still not open in the editor is
+/// not read again here: the write checks it right before the rename, and a file that changed
+/// in the moment since the tool read it is refused there (nothing written), not carried over.
 fn catch_up(
     ctx: &ToolContext,
     loaded: Loaded,
     new_text: String,
+    asked: bool,
 ) -> Result<(Loaded, String, Option<String>), ToolError> {
     if matches!(loaded.origin, Origin::Client { .. } | Origin::Missing) {
+        return Ok((loaded, new_text, None));
+    }
+    if !asked && matches!(loaded.origin, Origin::Disk { .. }) && ctx.cache.get(&loaded.path).is_none() {
         return Ok((loaded, new_text, None));
     }
     // Unchanged on disk and still not open in the editor: known from a streamed hash, without
@@ -155,10 +164,15 @@ fn catch_up(
 }
 
 /// [`commit`] after the review; the caller holds the path's lock.
-async fn commit_reviewed(ctx: &ToolContext, loaded: Loaded, new_text: String) -> Result<Committed, ToolError> {
+async fn commit_reviewed(
+    ctx: &ToolContext,
+    loaded: Loaded,
+    new_text: String,
+    asked: bool,
+) -> Result<Committed, ToolError> {
     let client = ctx.editor.clone().filter(|editor| editor.writes_files());
     let (loaded, new_text, moved) =
-        if client.is_none() { catch_up(ctx, loaded, new_text)? } else { (loaded, new_text, None) };
+        if client.is_none() { catch_up(ctx, loaded, new_text, asked)? } else { (loaded, new_text, None) };
     // Only a session keeps read stamps.
     let stamp = ctx.session_id.is_some();
     let path = loaded.path.clone();
@@ -488,7 +502,8 @@ fn disk_phase(root: &Path, ops: Vec<(PathBuf, Option<Before>, Change)>) -> Resul
 /// undoes the disk changes and the editor edits before it). Public for the tools above this crate
 /// that change files (`lsp`'s rename, `generate_readme`): one review, one commit path.
 pub async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Vec<Committed>, ToolError> {
-    let Reviewed { kept: changes, notes: review_notes, rejected, partial, foresight } = review(ctx, changes).await?;
+    let Reviewed { kept: changes, notes: review_notes, rejected, partial, foresight, asked } =
+        review(ctx, changes).await?;
     let mut paths = Vec::new();
     for (loaded, change) in &changes {
         paths.push(loaded.path.clone());
@@ -498,7 +513,7 @@ pub async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Re
     }
     // From the last check of each file to its replacement, no other commit touches them.
     let _locked = lock_paths(paths).await;
-    let committed = commit_all_reviewed(ctx, changes).await;
+    let committed = commit_all_reviewed(ctx, changes, asked).await;
     if let Some(foresight) = foresight {
         foresight.end().await;
     }
@@ -512,7 +527,11 @@ pub async fn commit_all(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Re
 }
 
 /// [`commit_all`] after the review.
-async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) -> Result<Vec<Committed>, ToolError> {
+async fn commit_all_reviewed(
+    ctx: &ToolContext,
+    changes: Vec<(Loaded, Change)>,
+    asked: bool,
+) -> Result<Vec<Committed>, ToolError> {
     let mut disk_ops = Vec::new();
     let mut editor_ops = Vec::new();
     let mut stamps = Vec::new();
@@ -522,7 +541,7 @@ async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) 
         // Carried over to the file as it is now (or refused) before anything is written.
         let (loaded, change) = match change {
             Change::Write(text) if !client_writes => {
-                let (loaded, text, moved) = catch_up(ctx, loaded, text)?;
+                let (loaded, text, moved) = catch_up(ctx, loaded, text, asked)?;
                 moved_notes.extend(moved);
                 (loaded, Change::Write(text))
             }
@@ -592,7 +611,7 @@ async fn commit_all_reviewed(ctx: &ToolContext, changes: Vec<(Loaded, Change)>) 
         let path = loaded.path.clone();
         let old_text = loaded.text.clone();
         let existed = loaded.exists();
-        match commit_reviewed(ctx, loaded, text.clone()).await {
+        match commit_reviewed(ctx, loaded, text.clone(), asked).await {
             Ok(done) => {
                 committed.push(done);
                 applied.push((path, old_text, text, existed));

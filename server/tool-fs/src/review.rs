@@ -19,12 +19,15 @@ pub(super) struct Reviewed {
     pub(super) partial: Vec<PartialApply>,
     /// The language servers' preview of the change, to end once it is committed (or not).
     pub(super) foresight: Option<Foresight>,
+    /// Whether an approver was asked. Only then may the files have moved on while the change
+    /// waited: without one, the check right before the write is the only one needed.
+    pub(super) asked: bool,
 }
 
 impl Reviewed {
     /// Every change as proposed (no approver, or everything accepted).
     fn as_proposed(kept: Vec<(Loaded, Change)>) -> Self {
-        Self { kept, notes: Vec::new(), rejected: 0, partial: Vec::new(), foresight: None }
+        Self { kept, notes: Vec::new(), rejected: 0, partial: Vec::new(), foresight: None, asked: false }
     }
 }
 
@@ -126,6 +129,7 @@ fn accepted(
         reviewed.notes.extend(note);
     }
     reviewed.foresight = foresight;
+    reviewed.asked = true;
     Ok(reviewed)
 }
 
@@ -195,5 +199,5 @@ fn accept_hunks(
     if !rejected_quotes.is_empty() {
         notes.push(format!("rejected hunks, not applied:\n{}", rejected_quotes.trim_end()));
     }
-    Ok(Reviewed { kept, notes, rejected, partial, foresight: None })
+    Ok(Reviewed { kept, notes, rejected, partial, foresight: None, asked: true })
 }
