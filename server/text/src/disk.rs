@@ -274,7 +274,7 @@ pub fn write_atomic_parts(path: &Path, parts: &[&[u8]], expected: Expected) -> R
         check_expected(path, expected)?;
     }
     let tmp = temp_path(path, "tmp");
-    let result = stage(path, &tmp, parts).and_then(|()| check_and_install(&tmp, path, expected));
+    let result = stage(path, &tmp, parts).and_then(|_| check_and_install(&tmp, path, expected));
     if result.is_err() {
         // Best effort: the temporary file may not exist if creating it failed.
         fs::remove_file(&tmp).ok();
@@ -298,8 +298,10 @@ fn existing_for_write(path: &Path) -> Result<Option<fs::Metadata>, TextError> {
 
 /// Writes the new content of `path` to the temporary file `tmp` (which must not exist) in the
 /// same directory, with the permissions (and owner, where allowed) of the file it will
-/// replace, and syncs it. Nothing at `path` changes; [`install`] puts it in place.
-pub fn stage(path: &Path, tmp: &Path, parts: &[&[u8]]) -> Result<(), TextError> {
+/// replace, and syncs it. Nothing at `path` changes; [`install`] puts it in place. Returns
+/// the hash of what it wrote, taken piece by piece as each piece is written (while the piece
+/// is in the CPU's cache), so a large text is not read once more to hash it.
+pub fn stage(path: &Path, tmp: &Path, parts: &[&[u8]]) -> Result<ContentHash, TextError> {
     let existing = existing_for_write(path)?;
     let mut file = OpenOptions::new()
         .write(true)
@@ -307,8 +309,10 @@ pub fn stage(path: &Path, tmp: &Path, parts: &[&[u8]]) -> Result<(), TextError> 
         .mode(0o666) // the umask applies, as for any new file
         .open(tmp)
         .map_err(io_err("cannot create a temporary file next to", path))?;
-    for part in parts {
-        file.write_all(part).map_err(io_err("cannot write", tmp))?;
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for piece in parts.iter().flat_map(|part| part.chunks(STAGE_PIECE)) {
+        hasher.update(piece);
+        file.write_all(piece).map_err(io_err("cannot write", tmp))?;
     }
     if let Some(meta) = &existing {
         file.set_permissions(fs::Permissions::from_mode(meta.mode()))
@@ -319,8 +323,12 @@ pub fn stage(path: &Path, tmp: &Path, parts: &[&[u8]]) -> Result<(), TextError> 
         }
     }
     file.sync_all().map_err(io_err("cannot sync", tmp))?;
-    Ok(())
+    Ok(ContentHash(hasher.digest()))
 }
+
+/// How much [`stage`] hashes and writes at a time: small enough to stay in the CPU's cache
+/// between the two, large enough that the extra `write` calls cost nothing.
+const STAGE_PIECE: usize = 256 * 1024;
 
 /// Checks that `path` still matches `expected`, then renames the staged `tmp` over it and syncs
 /// the directory. The replaced file is closed (and its pages freed) off this thread.
@@ -502,6 +510,32 @@ mod tests {
                 file.write_all_at(&[bytes[at] ^ 0x40], at as u64)?;
                 file.set_modified(modified).map(|()| true)
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 32, ..Default::default() })]
+
+        /// The hash `stage` gives is the hash of the bytes it wrote, however the content is cut
+        /// into parts and wherever the parts cross its pieces.
+        #[test]
+        fn stage_hashes_exactly_what_it_wrote(
+            lens in proptest::collection::vec(0usize..STAGE_PIECE * 2 + 3, 0..4),
+            seed in proptest::prelude::any::<u8>(),
+        ) {
+            let dir = tempdir();
+            let (path, tmp) = (dir.join("f.txt"), dir.join("f.tmp"));
+            let parts: Vec<Vec<u8>> = lens
+                .iter()
+                .enumerate()
+                .map(|(p, len)| (0..*len).map(|i| (i * 31 + p * 7 + usize::from(seed)) as u8).collect())
+                .collect();
+            let slices: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+            let hash = stage(&path, &tmp, &slices).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            let written = fs::read(&tmp).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            proptest::prop_assert_eq!(&written, &parts.concat());
+            proptest::prop_assert_eq!(hash, ContentHash::of(&written));
+            fs::remove_dir_all(&dir).ok();
         }
     }
 

@@ -195,19 +195,13 @@ async fn commit_reviewed(
             (commit_to_client(ctx, editor.as_ref(), &path, &origin, loaded.hash, &new_text).await?, after)
         }
         (Origin::Disk { format, disk_hash } | Origin::Client { format, disk_hash }, None) => {
-            let root = ctx.workspace.root().to_path_buf();
-            let after = ContentHash::of_parts(&format.encode(&new_text));
             let op = Op::Write { path, format, text: new_text, expected: Expected::Hash(disk_hash), mode_from: None };
-            blocking(move || journal::commit(&root, vec![op]).map_err(|failed| failed.error.into())).await?;
-            (Committed::new("disk", Vec::new()), after)
+            (Committed::new("disk", Vec::new()), write_one(ctx, op).await?)
         }
         (Origin::Missing, None) => {
-            let root = ctx.workspace.root().to_path_buf();
             let format = FileFormat::default();
-            let after = ContentHash::of(new_text.as_bytes());
             let op = Op::Write { path, format, text: new_text, expected: Expected::Absent, mode_from: None };
-            blocking(move || journal::commit(&root, vec![op]).map_err(|failed| failed.error.into())).await?;
-            (Committed::new("disk", Vec::new()), after)
+            (Committed::new("disk", Vec::new()), write_one(ctx, op).await?)
         }
     };
     if let Some(log) = &ctx.writes {
@@ -221,6 +215,13 @@ async fn commit_reviewed(
     let mut committed = committed;
     committed.notes.extend(moved);
     Ok(committed)
+}
+
+/// Commits one disk write; the hash of the bytes written.
+async fn write_one(ctx: &ToolContext, op: Op) -> Result<ContentHash, ToolError> {
+    let root = ctx.workspace.root().to_path_buf();
+    let written = blocking(move || journal::commit(&root, vec![op]).map_err(|failed| failed.error.into())).await?;
+    written.first().copied().ok_or_else(|| ToolError::new("internal error: a committed write has no hash"))
 }
 
 /// Writes the whole text through the editor (ACP `fs/write_text_file`, so its review records
@@ -483,7 +484,7 @@ fn disk_phase(root: &Path, ops: Vec<(PathBuf, Option<Before>, Change)>) -> Resul
         }
     }
     match journal::commit(root, journal_ops) {
-        Ok(()) => Ok(done),
+        Ok(_) => Ok(done),
         Err(Failed { error, problems }) => {
             let mut message = format!("{error}. Nothing was changed: the files already written were restored.");
             if !problems.is_empty() {

@@ -131,15 +131,16 @@ fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) 
 }
 
 /// Applies `ops` in order, all or none, crash-safe (see the module documentation). The paths
-/// must be resolved and confined; the caller holds their in-process locks.
-pub(crate) fn commit(root: &Path, ops: Vec<Op>) -> Result<(), Failed> {
+/// must be resolved and confined; the caller holds their in-process locks. Returns the content
+/// hash of each write, in order, taken as its bytes were written (no pass of its own).
+pub(crate) fn commit(root: &Path, ops: Vec<Op>) -> Result<Vec<ContentHash>, Failed> {
     commit_until(root, ops, usize::MAX)
 }
 
 /// [`commit`], stopping dead (as a killed process would) after `steps` steps: for tests. The
 /// texts are recycled afterwards (see [`memory::recycle`]): freed off this thread, a large one
 /// kept a moment for the next whole-file read.
-fn commit_until(root: &Path, ops: Vec<Op>, steps: usize) -> Result<(), Failed> {
+fn commit_until(root: &Path, ops: Vec<Op>, steps: usize) -> Result<Vec<ContentHash>, Failed> {
     let result = commit_ops(root, &ops, steps);
     for op in ops {
         if let Op::Write { text, .. } = op {
@@ -149,7 +150,7 @@ fn commit_until(root: &Path, ops: Vec<Op>, steps: usize) -> Result<(), Failed> {
     result
 }
 
-fn commit_ops(root: &Path, ops: &[Op], steps: usize) -> Result<(), Failed> {
+fn commit_ops(root: &Path, ops: &[Op], steps: usize) -> Result<Vec<ContentHash>, Failed> {
     recover(root);
     let many = ops.len() > 1;
     for op in ops {
@@ -195,27 +196,27 @@ fn commit_ops(root: &Path, ops: &[Op], steps: usize) -> Result<(), Failed> {
         }
     };
     if crash() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let result = apply(ops, &entries, &mut crash);
     if crash() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     match result {
-        Ok(()) => {
+        Ok(written) => {
             if let Some(journal) = &journal
                 && many
             {
                 journal.mark_committed()?;
             }
             if crash() {
-                return Ok(());
+                return Ok(Vec::new());
             }
             finish(&entries);
             if let Some(journal) = journal {
                 journal.remove();
             }
-            Ok(())
+            Ok(written)
         }
         Err(error) => {
             let problems = roll_back(&entries);
@@ -230,11 +231,12 @@ fn commit_ops(root: &Path, ops: &[Op], steps: usize) -> Result<(), Failed> {
 }
 
 /// Stages, keeps the old contents, then renames and removes. Stops (as a crash would) when
-/// `crash` says so.
-fn apply(ops: &[Op], entries: &[Entry], crash: &mut impl FnMut() -> bool) -> Result<(), TextError> {
+/// `crash` says so. Returns the hash of each write's content.
+fn apply(ops: &[Op], entries: &[Entry], crash: &mut impl FnMut() -> bool) -> Result<Vec<ContentHash>, TextError> {
+    let mut written = Vec::new();
     for (op, entry) in ops.iter().zip(entries) {
         if let (Op::Write { path, format, text, mode_from, .. }, Some(tmp)) = (op, &entry.tmp) {
-            disk::stage(path, tmp, &format.encode(text))?;
+            written.push(disk::stage(path, tmp, &format.encode(text))?);
             if let Some(from) = mode_from
                 && let Ok(meta) = fs::metadata(from)
             {
@@ -247,7 +249,7 @@ fn apply(ops: &[Op], entries: &[Entry], crash: &mut impl FnMut() -> bool) -> Res
             keep(&entry.target, pre)?;
         }
         if crash() {
-            return Ok(());
+            return Ok(written);
         }
     }
     for (op, entry) in ops.iter().zip(entries) {
@@ -257,10 +259,10 @@ fn apply(ops: &[Op], entries: &[Entry], crash: &mut impl FnMut() -> bool) -> Res
             (Op::Write { .. }, None) => {}
         }
         if crash() {
-            return Ok(());
+            return Ok(written);
         }
     }
-    Ok(())
+    Ok(written)
 }
 
 /// Keeps the content of `target` at `pre`: a hard link (no copy), or a copy where links are
