@@ -77,7 +77,7 @@ fn the_seams_are_typed_errors_not_strings() -> Res<()> {
     assert!(
         found.len() <= MAX_STRING_RESULTS,
         "{} `Result<_, String>` in production code (at most {MAX_STRING_RESULTS}): give the error a thiserror \
-         enum whose variants a caller can match (STYLE.md, Errors):\n{}",
+         enum whose variants a caller can match:\n{}",
         found.len(),
         found.join("\n")
     );

@@ -798,7 +798,8 @@ impl CodeIntel for LspProxy {
             }
             Ok(())
         };
-        // FACTS trap 5: parse the WorkspaceEdit leniently, part by part.
+        // A WorkspaceEdit is parsed leniently, part by part: servers send shapes a typed parse
+        // rejects whole (missing or extra fields), and one odd part must not lose the rest.
         if let Some(changes) = answer.get("changes").and_then(Value::as_object) {
             for (uri, edits) in changes {
                 let uri: Url = uri.parse().map_err(|_| IntelError::Server(format!("bad URI {uri} in rename")))?;

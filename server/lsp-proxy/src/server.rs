@@ -34,6 +34,8 @@ use crate::{ProgressEvent, ProgressKind};
 
 /// How long to wait for a version-less server's publish once it has published for the file.
 const FIRST_PUBLISH_WAIT: Duration = Duration::from_secs(3);
+/// How much of a message to a language server is gathered before it is written.
+const SERVER_WRITE_BUFFER: usize = 64 * 1024;
 
 /// Why a call to a server failed.
 #[derive(Debug, thiserror::Error)]
@@ -91,8 +93,8 @@ pub enum ServerError {
     File(String),
 }
 
-/// Requests sent with `Value` results, parsed leniently (FACTS: typed replies break on real
-/// servers).
+/// Requests sent with `Value` results, parsed leniently: typed replies break on what real
+/// servers send (a `null` where a list is due, fields a version added or left out).
 macro_rules! raw_request {
     ($($name:ident => $method:literal),* $(,)?) => {
         /// Raw requests.
@@ -278,7 +280,7 @@ fn router(shared: Arc<Shared>) -> Router<Arc<Shared>> {
             tracing::info!(server = %s.name, "message: {}", params.message);
             ControlFlow::Continue(())
         })
-        // FACTS trap 1: unknown notifications must not stop the loop.
+        // Unknown notifications must not stop the loop (async-lsp's default for them is an error).
         .unhandled_notification(|s, n| {
             if n.method == "experimental/serverStatus" {
                 let quiescent = n.params.get("quiescent").and_then(Value::as_bool).unwrap_or(false);
@@ -289,7 +291,8 @@ fn router(shared: Arc<Shared>) -> Router<Arc<Shared>> {
             }
             ControlFlow::Continue(())
         })
-        // FACTS trap 2: answer what servers ask of clients.
+        // Servers ask the client things (progress tokens, capability registration) and some
+        // wait for the answer before they go on: every such request is answered.
         .request::<req::WorkDoneProgressCreate, _>(|_, _| async { Ok(()) })
         .request::<req::RegisterCapability, _>(|_, _| async { Ok(()) })
         .request::<req::UnregisterCapability, _>(|_, _| async { Ok(()) })
@@ -389,9 +392,12 @@ impl Server {
         let loop_shared = Arc::clone(&shared);
         let (main_loop, socket) = MainLoop::new_client(|_socket| router(loop_shared));
         let loop_shared = Arc::clone(&shared);
-        // FACTS trap 3: `socket` (kept in `Server`) outlives the loop; the loop ending means
-        // the server died.
+        // `socket` (kept in `Server`) outlives the loop; the loop ending means the server died.
         let keep_alive = socket.clone();
+        // The loop writes a message's header and body separately and flushes after each
+        // message: buffered, a message reaches the server in one write (a server that reads
+        // the header alone first, as Node's do, wakes once per message, not twice).
+        let stdin = tokio::io::BufWriter::with_capacity(SERVER_WRITE_BUFFER, stdin);
         tokio::spawn(async move {
             let result = main_loop.run_buffered(stdout.compat(), stdin.compat_write()).await;
             drop(keep_alive);
@@ -541,7 +547,7 @@ impl Server {
             let answer = match outcome {
                 Ok(answer) => answer,
                 Err(_) => {
-                    // FACTS trap 4: dropping the future cancels nothing on the server.
+                    // Dropping the future cancels nothing on the server: it is told with `$/cancelRequest`.
                     self.socket.notify::<notif::Cancel>(lsp::CancelParams { id: NumberOrString::Number(id) }).ok();
                     tracing::warn!(server = %self.spec.name, method = R::METHOD, id, "timed out; cancelled");
                     return Err(ServerError::Timeout {
