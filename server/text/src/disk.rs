@@ -122,6 +122,14 @@ pub fn read_seen(path: &Path, max_len: u64, seen: Option<fs::Metadata>) -> Resul
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(ReadOutcome::NotFound),
         Err(err) => return Err(io_err("cannot read", path)(err)),
     };
+    // A small text file read before and unchanged since (see `seen`): no need to read it again.
+    if seen.is_file()
+        && seen.len() <= max_len
+        && let Some(known) = seen::known_text(path, seen::Stamp::of(&seen))
+    {
+        let decoded = Decoded::Text { text: known.text, format: known.format };
+        return Ok(ReadOutcome::File(DiskFile { hash: known.hash, len: seen.len(), decoded }));
+    }
     let began = std::time::SystemTime::now();
     let Some((mut file, meta)) = open_seen(path, &seen, "cannot read")? else { return Ok(ReadOutcome::NotFound) };
     if meta.len() > max_len {
@@ -133,15 +141,25 @@ pub fn read_seen(path: &Path, max_len: u64, seen: Option<fs::Metadata>) -> Resul
         .take(max_len.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(io_err("cannot read", path))?;
+    #[cfg(test)]
+    tests::READ.with(|read| read.set(read.get() + bytes.len() as u64));
     if bytes.len() as u64 > max_len {
         return Ok(ReadOutcome::TooLarge { len: bytes.len() as u64 });
     }
     let hash = ContentHash::of(&bytes);
     let len = bytes.len() as u64;
+    let stamp = seen::Stamp::of(&meta);
     if len >= seen::MIN_LEN {
-        seen::note_read(path, &file, seen::Stamp::of(&meta), began, hash);
+        seen::note_read(path, &file, stamp, began, hash);
     }
-    Ok(ReadOutcome::File(DiskFile { hash, len, decoded: decode(bytes) }))
+    let decoded = decode(bytes);
+    if len <= seen::TEXT_MAX
+        && let Decoded::Text { text, format } = &decoded
+    {
+        let known = seen::KnownText { hash, format: *format, text: text.clone() };
+        seen::note_text(path, &file, stamp, began, &known);
+    }
+    Ok(ReadOutcome::File(DiskFile { hash, len, decoded }))
 }
 
 /// The raw bytes of the regular file at `path` (an image to show), `None` when there is none or
@@ -375,6 +393,8 @@ mod tests {
     thread_local! {
         /// Bytes this thread read to hash files again.
         pub(super) static HASHED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+        /// Bytes this thread read from files to give their content.
+        pub(super) static READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
 
     fn tempdir() -> PathBuf {
@@ -510,6 +530,57 @@ mod tests {
                 file.write_all_at(&[bytes[at] ^ 0x40], at as u64)?;
                 file.set_modified(modified).map(|()| true)
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+
+        /// However a small file changes after it was read (at once, or once its stamp is settled
+        /// and its text remembered), the next read gives what the file holds now; left alone
+        /// since a settled read, it is given without being read again.
+        #[test]
+        fn a_small_file_changed_after_it_was_read_is_read_again(
+            len in 1usize..4096,
+            seed in proptest::prelude::any::<u8>(),
+            settled in proptest::prelude::any::<bool>(),
+            change in change(),
+        ) {
+            let fail = |e: io::Error| proptest::test_runner::TestCaseError::fail(e.to_string());
+            let dir = tempdir();
+            let path = dir.join("small.txt");
+            let bytes: Vec<u8> = (0..len).map(|i| b'a' + ((i * 7 + usize::from(seed)) % 26) as u8).collect();
+            fs::write(&path, &bytes).map_err(fail)?;
+            if settled {
+                std::thread::sleep(seen::MARGIN * 2);
+            }
+            let Ok(ReadOutcome::File(first)) = read(&path, u64::MAX) else { panic!("cannot read {}", path.display()) };
+            proptest::prop_assert_eq!(first.hash, ContentHash::of(&bytes));
+            let changed = make(&path, &bytes, &change).map_err(fail)?;
+            READ.with(|r| r.set(0));
+            let Ok(ReadOutcome::File(again)) = read(&path, u64::MAX) else { panic!("cannot read {}", path.display()) };
+            let read_bytes = READ.with(std::cell::Cell::get);
+            let now = fs::read(&path).map_err(fail)?;
+            proptest::prop_assert_eq!(again.hash, ContentHash::of(&now), "{:?}: not what the file holds", change);
+            proptest::prop_assert_eq!(again.len, now.len() as u64);
+            match (&again.decoded, decode(now)) {
+                (Decoded::Text { text, format }, Decoded::Text { text: now, format: now_format }) => {
+                    proptest::prop_assert_eq!((text, format), (&now, &now_format), "{:?}", change);
+                }
+                (Decoded::Binary { kind }, Decoded::Binary { kind: now }) => proptest::prop_assert_eq!(kind, &now),
+                (got, now) => proptest::prop_assert!(false, "{change:?}: read {got:?}, the file holds {now:?}"),
+            }
+            if changed {
+                proptest::prop_assert!(read_bytes > 0, "{change:?}: a changed file was not read again");
+            }
+            let local = File::open(&path).is_ok_and(|f| seen::is_local(&f));
+            if settled && matches!(change, Change::None) && local {
+                proptest::prop_assert_eq!(read_bytes, 0, "an unchanged settled file was read again");
+            }
+            if !settled {
+                proptest::prop_assert!(read_bytes > 0, "a file read right after it was written must be read again");
+            }
+            fs::remove_dir_all(&dir).ok();
         }
     }
 

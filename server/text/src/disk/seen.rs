@@ -23,8 +23,12 @@
 //! Left out: writes through a shared `mmap` of the file, which the kernel may not stamp at all
 //! until writeback. Editors, formatters and version control write with `write` and `rename`.
 //!
-//! Only files of [`MIN_LEN`] bytes or more are remembered: hashing a smaller one again costs
-//! less than being clever about it.
+//! Only files of [`MIN_LEN`] bytes or more are remembered by hash: hashing a smaller one again
+//! costs less than being clever about it.
+//!
+//! Small text files (up to [`TEXT_MAX`] bytes) are remembered whole under the same rule
+//! ([`note_text`]): a file read again, as a model reads the same files again and again, costs
+//! one `stat` while its stamp stays the same, and is read from disk as soon as it changes.
 
 use std::collections::HashMap;
 use std::fs::{File, Metadata};
@@ -75,10 +79,7 @@ impl Stamp {
         let (secs, nanos) = self.changed;
         let (Ok(secs), Ok(nanos)) = (u64::try_from(secs), u32::try_from(nanos)) else { return false };
         let changed = UNIX_EPOCH + Duration::new(secs, nanos);
-        self.len >= MIN_LEN
-            && nanos != 0
-            && changed.checked_add(MARGIN).is_some_and(|settled| settled < began)
-            && is_local(file)
+        nanos != 0 && changed.checked_add(MARGIN).is_some_and(|settled| settled < began) && is_local(file)
     }
 }
 
@@ -94,7 +95,8 @@ static SEEN: Mutex<Option<HashMap<PathBuf, (Stamp, ContentHash)>>> = Mutex::new(
 /// and forgets any older one for `path` otherwise.
 pub(crate) fn note_read(path: &Path, file: &File, before: Stamp, began: SystemTime, hash: ContentHash) {
     let after = file.metadata().map(|meta| Stamp::of(&meta));
-    let trusted = after.as_ref().is_ok_and(|after| *after == before) && before.settled(file, began);
+    let trusted =
+        before.len >= MIN_LEN && after.as_ref().is_ok_and(|after| *after == before) && before.settled(file, began);
     let mut seen = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
     let seen = seen.get_or_insert_with(HashMap::new);
     if trusted {
@@ -113,6 +115,58 @@ pub(crate) fn known_hash(path: &Path, now: Stamp) -> Option<ContentHash> {
     let seen = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
     match seen.as_ref()?.get(path) {
         Some((stamp, hash)) if *stamp == now => Some(*hash),
+        _ => None,
+    }
+}
+
+/// Text files up to this size are remembered whole ([`note_text`]).
+pub(crate) const TEXT_MAX: u64 = 128 * 1024;
+/// How many bytes of text are remembered at most; past that, all are forgotten.
+const TEXTS_MAX_BYTES: usize = 4 * 1024 * 1024;
+
+/// A small text file as it was read: what [`super::read`] gives for it.
+#[derive(Clone)]
+pub(crate) struct KnownText {
+    pub(crate) hash: ContentHash,
+    pub(crate) format: crate::FileFormat,
+    pub(crate) text: String,
+}
+
+#[derive(Default)]
+struct Texts {
+    files: HashMap<PathBuf, (Stamp, KnownText)>,
+    bytes: usize,
+}
+
+static TEXTS: Mutex<Option<Texts>> = Mutex::new(None);
+
+/// After the small text file `file` (at `path`) was read whole (as `known`): `before` is its
+/// stamp from before the read, which began at `began`. Remembers the text when its stamp can be
+/// trusted later (see the module's notes), and forgets any older one for `path` otherwise.
+pub(crate) fn note_text(path: &Path, file: &File, before: Stamp, began: SystemTime, known: &KnownText) {
+    let after = file.metadata().map(|meta| Stamp::of(&meta));
+    let trusted =
+        before.len <= TEXT_MAX && after.as_ref().is_ok_and(|after| *after == before) && before.settled(file, began);
+    let mut texts = TEXTS.lock().unwrap_or_else(PoisonError::into_inner);
+    let texts = texts.get_or_insert_with(Texts::default);
+    if let Some((_, old)) = texts.files.remove(path) {
+        texts.bytes -= old.text.len();
+    }
+    if trusted {
+        if texts.bytes + known.text.len() > TEXTS_MAX_BYTES {
+            *texts = Texts::default();
+        }
+        texts.bytes += known.text.len();
+        texts.files.insert(path.to_path_buf(), (before, known.clone()));
+    }
+}
+
+/// The text of the file at `path` whose stamp is `now`, if a read of it was remembered under
+/// that very stamp.
+pub(crate) fn known_text(path: &Path, now: Stamp) -> Option<KnownText> {
+    let texts = TEXTS.lock().unwrap_or_else(PoisonError::into_inner);
+    match texts.as_ref()?.files.get(path) {
+        Some((stamp, known)) if *stamp == now => Some(known.clone()),
         _ => None,
     }
 }
