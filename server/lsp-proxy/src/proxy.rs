@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use async_lsp::lsp_types::{self as lsp, Url};
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tandem_text::{BufferCache, Position, PositionEncoding, Rope, char_to_position, position_to_char};
+use tandem_text::{BufferCache, Lines, Position, PositionEncoding, Rope, char_to_position, position_to_char};
 use tandem_tool_api::binaries::{Binaries, Program};
 use tandem_tool_api::intel::{
     CallDirection, CallItem, CodeIntel, Diagnostic, DiagnosticsReport, IntelError, Location, PreviewFile,
@@ -92,30 +92,27 @@ fn to_server(rope: &Rope, at: Position, encoding: PositionEncoding) -> lsp::Posi
     lsp::Position { line: p.line, character: p.character }
 }
 
-/// The server's encoding → chars, over `rope` (when the file could be read).
-fn from_server(rope: Option<&Rope>, p: lsp::Position, encoding: PositionEncoding) -> Position {
+/// The server's encoding → chars, over the file's `lines` (when the file could be read); the
+/// server's position as it is where it does not convert.
+fn from_server(lines: Option<&Lines>, p: lsp::Position, encoding: PositionEncoding) -> Position {
     let raw = Position { line: p.line, character: p.character };
-    let Some(rope) = rope else { return raw };
-    match position_to_char(rope, raw, encoding) {
-        Ok(index) => char_to_position(rope, index, PositionEncoding::Utf32),
-        Err(_) => raw,
-    }
+    lines.and_then(|lines| lines.to_utf32(raw, encoding)).unwrap_or(raw)
 }
 
-/// Texts of result files, read once per answer.
+/// Texts of result files, read once per answer, indexed by line.
 struct Ropes<'a> {
     cache: &'a BufferCache,
     encoding: PositionEncoding,
-    ropes: HashMap<PathBuf, Option<Rope>>,
+    texts: HashMap<PathBuf, Option<Lines>>,
 }
 
 impl Ropes<'_> {
     fn range(&mut self, path: &Path, range: &lsp::Range) -> TextRange {
         let cache = self.cache;
-        let rope = self.ropes.entry(path.to_path_buf()).or_insert_with(|| Server::current_text(cache, path).ok());
+        let lines = self.texts.entry(path.to_path_buf()).or_insert_with(|| Server::current_lines(cache, path).ok());
         TextRange {
-            start: from_server(rope.as_ref(), range.start, self.encoding),
-            end: from_server(rope.as_ref(), range.end, self.encoding),
+            start: from_server(lines.as_ref(), range.start, self.encoding),
+            end: from_server(lines.as_ref(), range.end, self.encoding),
         }
     }
 
@@ -448,7 +445,7 @@ impl LspProxy {
     }
 
     fn ropes(&self, encoding: PositionEncoding) -> Ropes<'_> {
-        Ropes { cache: &self.cache, encoding, ropes: HashMap::new() }
+        Ropes { cache: &self.cache, encoding, texts: HashMap::new() }
     }
 
     /// A position request (`definition`, ...): syncs, converts, asks.

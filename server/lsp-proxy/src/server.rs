@@ -21,7 +21,7 @@ use async_lsp::lsp_types::{self as lsp, NumberOrString, ProgressParamsValue, Url
 use async_lsp::router::Router;
 use async_lsp::{ErrorCode, MainLoop, ResponseError, ServerSocket};
 use serde_json::{Value, json};
-use tandem_text::{BufferCache, ContentHash, PositionEncoding, Rope};
+use tandem_text::{BufferCache, ContentHash, Lines, PositionEncoding, Rope};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
@@ -667,6 +667,14 @@ impl Server {
         match cache.get(path) {
             Some(doc) => Ok(doc.rope),
             None => disk_text(path).map(|text| Rope::from_str(&text)),
+        }
+    }
+
+    /// [`Server::current_text`]'s lines.
+    pub fn current_lines(cache: &BufferCache, path: &Path) -> Result<Lines, ServerError> {
+        match cache.get(path) {
+            Some(doc) => Ok(Lines::new(doc.rope.to_string())),
+            None => disk_text(path).map(Lines::new),
         }
     }
 

@@ -11,6 +11,7 @@ mod error;
 mod format;
 mod hash;
 pub mod hunks;
+mod lines;
 pub mod matcher;
 pub mod memory;
 pub mod patch;
@@ -22,4 +23,5 @@ pub use encoding::{Position, PositionEncoding, char_to_position, minimal_change,
 pub use error::TextError;
 pub use format::{Decoded, FileFormat, LineEnding, clip, decode, describe_binary, image_media_type};
 pub use hash::ContentHash;
+pub use lines::Lines;
 pub use ropey::Rope;

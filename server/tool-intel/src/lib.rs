@@ -3,7 +3,6 @@
 //! and `repo_map`, the map of the codebase (`tandem-repo-map`) ranked for a task.
 //! Renames go through the file tools' commit path (`tandem-tool-fs`).
 
-mod lines;
 mod lsp;
 mod repo_map;
 

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tandem_protocol::ToolGroup;
-use tandem_text::{Position, PositionEncoding, Rope, position_to_char};
+use tandem_text::{Lines, Position, PositionEncoding, Rope, position_to_char};
 use tandem_tool_api::intel::{
     CallDirection, CodeIntel, DiagnosticsReport, IntelError, Location, Severity, Symbol, TextReplacement,
 };
@@ -24,8 +24,6 @@ use tandem_tool_fs::{
     Change, Loaded, blocking, blocking_sized, check_fresh, commit_all, cut_line_at, diff_metadata, load, load_seen,
     render_report,
 };
-
-use crate::lines::Lines;
 
 const DESCRIPTION: &str = "Ask the project's real language server (rust-analyzer, pyright, typescript-language-server, \
     clangd, ...). Operations: definition, references, hover, diagnostics, document_symbols, workspace_symbols (with \

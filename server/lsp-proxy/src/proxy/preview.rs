@@ -346,12 +346,13 @@ impl LspProxy {
 
     /// A server's diagnostics of a text that is not (yet) the file's, over that text.
     fn convert(&self, server: &Server, items: Vec<lsp::Diagnostic>, rope: &Rope) -> Vec<Diagnostic> {
+        let lines = tandem_text::Lines::new(rope.to_string());
         items
             .into_iter()
             .map(|d| {
                 let range = TextRange {
-                    start: from_server(Some(rope), d.range.start, server.encoding),
-                    end: from_server(Some(rope), d.range.end, server.encoding),
+                    start: from_server(Some(&lines), d.range.start, server.encoding),
+                    end: from_server(Some(&lines), d.range.end, server.encoding),
                 };
                 diagnostic(d, range)
             })
