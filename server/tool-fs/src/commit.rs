@@ -183,6 +183,10 @@ async fn commit_reviewed(
         Origin::Disk { disk_hash, .. } | Origin::Client { disk_hash, .. } => Some(*disk_hash),
         Origin::Missing => None,
     };
+    // A read stamp is the hash of the text (as `Loaded::hash` is), which for a file with a
+    // byte-order mark is not that of the bytes written.
+    let bom = matches!(&loaded.origin, Origin::Disk { format, .. } | Origin::Client { format, .. } if format.bom);
+    let stamped = (stamp && bom).then(|| ContentHash::of(new_text.as_bytes()));
     let (committed, after) = match (loaded.origin, client) {
         (Origin::Editor { version, rope }, _) => {
             // The text may have been carried over to a newer buffer on the way: its hash is
@@ -190,7 +194,6 @@ async fn commit_reviewed(
             commit_to_editor(ctx, &path, version, &rope, &loaded.text, new_text).await?
         }
         (origin, Some(editor)) => {
-            let bom = matches!(origin, Origin::Disk { format, .. } | Origin::Client { format, .. } if format.bom);
             let after = ContentHash::of_parts(&FileFormat { bom, ..FileFormat::default() }.encode(&new_text));
             (commit_to_client(ctx, editor.as_ref(), &path, &origin, loaded.hash, &new_text).await?, after)
         }
@@ -208,7 +211,7 @@ async fn commit_reviewed(
         log.record(Written { path: loaded.path.clone(), before, after: Some(after) });
     }
     if stamp {
-        remember(ctx, &loaded.path, after);
+        remember(ctx, &loaded.path, stamped.unwrap_or(after));
     }
     // The old text may be large: freed off the caller's path, or kept for the next read.
     memory::recycle_string(loaded.text);

@@ -913,3 +913,18 @@ fn read_returns_png_jpeg_gif_and_webp_as_images() {
     let result = h.call("read", json!({ "file_path": "cut.png" }));
     assert!(result.error.as_deref().is_some_and(|e| e.contains("binary file (PNG image")), "{:?}", result.error);
 }
+
+/// A file with a byte-order mark edited twice in a session: the first edit's stamp is of the
+/// text the session now knows (as a read's is), so the second edit is not refused as stale.
+#[test]
+fn a_bom_file_edited_twice_in_a_session_is_not_stale() {
+    let mut h = Harness::new("//- a.txt\n\u{feff}one\ntwo\n", crate::all());
+    h.ctx.session_id = Some("s".into());
+    assert!(h.call("read", json!({"file_path": "a.txt"})).error.is_none());
+    let first = h.call("edit", json!({"file_path": "a.txt", "old_string": "one", "new_string": "ONE"}));
+    assert!(first.error.is_none(), "{:?}", first.error);
+    let second = h.call("edit", json!({"file_path": "a.txt", "old_string": "two", "new_string": "TWO"}));
+    assert!(second.error.is_none(), "{:?}", second.error);
+    let bytes = std::fs::read(h.root().join("a.txt")).unwrap_or_default();
+    assert_eq!(String::from_utf8_lossy(&bytes), "\u{feff}ONE\nTWO\n");
+}
