@@ -100,16 +100,16 @@ fn from_server(lines: Option<&Lines>, p: lsp::Position, encoding: PositionEncodi
 }
 
 /// Texts of result files, read once per answer, indexed by line.
-struct Ropes<'a> {
+struct ResultTexts<'a> {
     cache: &'a BufferCache,
     encoding: PositionEncoding,
-    texts: HashMap<PathBuf, Option<Lines>>,
+    files: HashMap<PathBuf, Option<Lines>>,
 }
 
-impl Ropes<'_> {
+impl ResultTexts<'_> {
     fn range(&mut self, path: &Path, range: &lsp::Range) -> TextRange {
         let cache = self.cache;
-        let lines = self.texts.entry(path.to_path_buf()).or_insert_with(|| Server::current_lines(cache, path).ok());
+        let lines = self.files.entry(path.to_path_buf()).or_insert_with(|| Server::current_lines(cache, path).ok());
         TextRange {
             start: from_server(lines.as_ref(), range.start, self.encoding),
             end: from_server(lines.as_ref(), range.end, self.encoding),
@@ -128,7 +128,7 @@ fn parse<T: serde::de::DeserializeOwned>(value: Value) -> Option<T> {
 }
 
 /// `Location | Location[] | LocationLink[] | null`, leniently.
-fn locations(value: Value, ropes: &mut Ropes<'_>) -> Vec<Location> {
+fn locations(value: Value, texts: &mut ResultTexts<'_>) -> Vec<Location> {
     let items = match value {
         Value::Array(items) => items,
         Value::Null => Vec::new(),
@@ -141,10 +141,10 @@ fn locations(value: Value, ropes: &mut Ropes<'_>) -> Vec<Location> {
             if item.get("targetUri").is_some()
                 && let Ok(link) = <lsp::LocationLink as serde::Deserialize>::deserialize(&item)
             {
-                return ropes.location(&link.target_uri, &link.target_selection_range);
+                return texts.location(&link.target_uri, &link.target_selection_range);
             }
             let location = <lsp::Location as serde::Deserialize>::deserialize(&item).ok()?;
-            ropes.location(&location.uri, &location.range)
+            texts.location(&location.uri, &location.range)
         })
         .collect()
 }
@@ -444,8 +444,8 @@ impl LspProxy {
         }
     }
 
-    fn ropes(&self, encoding: PositionEncoding) -> Ropes<'_> {
-        Ropes { cache: &self.cache, encoding, texts: HashMap::new() }
+    fn texts(&self, encoding: PositionEncoding) -> ResultTexts<'_> {
+        ResultTexts { cache: &self.cache, encoding, files: HashMap::new() }
     }
 
     /// A position request (`definition`, ...): syncs, converts, asks.
@@ -477,26 +477,26 @@ impl LspProxy {
         .await
     }
 
-    fn symbol_tree(&self, items: Vec<lsp::DocumentSymbol>, path: &Path, ropes: &mut Ropes<'_>) -> Vec<Symbol> {
+    fn symbol_tree(&self, items: Vec<lsp::DocumentSymbol>, path: &Path, texts: &mut ResultTexts<'_>) -> Vec<Symbol> {
         items
             .into_iter()
             .map(|s| {
-                let range = ropes.range(path, &s.range);
+                let range = texts.range(path, &s.range);
                 Symbol {
                     name: s.name,
                     kind: kind_name(s.kind),
                     detail: s.detail,
                     location: Location { path: path.to_path_buf(), range },
-                    selection: ropes.range(path, &s.selection_range),
-                    children: self.symbol_tree(s.children.unwrap_or_default(), path, ropes),
+                    selection: texts.range(path, &s.selection_range),
+                    children: self.symbol_tree(s.children.unwrap_or_default(), path, texts),
                 }
             })
             .collect()
     }
 
-    fn call_item(&self, item: &lsp::CallHierarchyItem, ropes: &mut Ropes<'_>) -> Option<Symbol> {
-        let location = ropes.location(&item.uri, &item.range)?;
-        let selection = ropes.range(&location.path, &item.selection_range);
+    fn call_item(&self, item: &lsp::CallHierarchyItem, texts: &mut ResultTexts<'_>) -> Option<Symbol> {
+        let location = texts.location(&item.uri, &item.range)?;
+        let selection = texts.range(&location.path, &item.selection_range);
         Some(Symbol {
             name: item.name.clone(),
             kind: kind_name(item.kind),
@@ -525,11 +525,11 @@ impl LspProxy {
         };
         match result {
             Ok(Some((items, _rope))) => {
-                let mut ropes = self.ropes(server.encoding);
+                let mut texts = self.texts(server.encoding);
                 let diagnostics = items
                     .into_iter()
                     .map(|d| {
-                        let range = ropes.range(path, &d.range);
+                        let range = texts.range(path, &d.range);
                         diagnostic(d, range)
                     })
                     .collect();
@@ -623,12 +623,12 @@ impl LspProxy {
 impl CodeIntel for LspProxy {
     async fn definition(&self, path: &Path, at: Position) -> Result<Vec<Location>, IntelError> {
         let (answer, server) = self.at_position::<raw::Definition>(path, at, json!({})).await?;
-        Ok(locations(answer, &mut self.ropes(server.encoding)))
+        Ok(locations(answer, &mut self.texts(server.encoding)))
     }
 
     async fn implementation(&self, path: &Path, at: Position) -> Result<Vec<Location>, IntelError> {
         let (answer, server) = self.at_position::<raw::Implementation>(path, at, json!({})).await?;
-        Ok(locations(answer, &mut self.ropes(server.encoding)))
+        Ok(locations(answer, &mut self.texts(server.encoding)))
     }
 
     async fn references(
@@ -639,7 +639,7 @@ impl CodeIntel for LspProxy {
     ) -> Result<Vec<Location>, IntelError> {
         let extra = json!({ "context": { "includeDeclaration": include_declaration } });
         let (answer, server) = self.at_position::<raw::References>(path, at, extra).await?;
-        Ok(locations(answer, &mut self.ropes(server.encoding)))
+        Ok(locations(answer, &mut self.texts(server.encoding)))
     }
 
     async fn hover(&self, path: &Path, at: Position) -> Result<Option<String>, IntelError> {
@@ -656,15 +656,15 @@ impl CodeIntel for LspProxy {
                 Ok((answer, server))
             })
             .await?;
-        let mut ropes = self.ropes(server.encoding);
+        let mut texts = self.texts(server.encoding);
         if let Some(tree) = parse::<Vec<lsp::DocumentSymbol>>(answer.clone()) {
-            return Ok(self.symbol_tree(tree, path, &mut ropes));
+            return Ok(self.symbol_tree(tree, path, &mut texts));
         }
         let flat = parse::<Vec<lsp::SymbolInformation>>(answer).unwrap_or_default();
         Ok(flat
             .into_iter()
             .filter_map(|s| {
-                let location = ropes.location(&s.location.uri, &s.location.range)?;
+                let location = texts.location(&s.location.uri, &s.location.range)?;
                 Some(Symbol {
                     name: s.name,
                     kind: kind_name(s.kind),
@@ -706,7 +706,7 @@ impl CodeIntel for LspProxy {
                 Ok((answer, server))
             })
             .await?;
-        let mut ropes = self.ropes(server.encoding);
+        let mut texts = self.texts(server.encoding);
         let items = match answer {
             Value::Array(items) => items,
             _ => Vec::new(),
@@ -719,7 +719,7 @@ impl CodeIntel for LspProxy {
                 let uri: Url = parse(item.get("location")?.get("uri")?.clone())?;
                 // WorkspaceSymbol may omit the range (resolve later); take the file's start.
                 let range: lsp::Range = item.get("location")?.get("range").cloned().and_then(parse).unwrap_or_default();
-                let location = ropes.location(&uri, &range)?;
+                let location = texts.location(&uri, &range)?;
                 let detail = item.get("containerName").and_then(Value::as_str).map(str::to_owned);
                 Some(Symbol { name, kind, detail, selection: location.range, location, children: Vec::new() })
             })
@@ -741,22 +741,22 @@ impl CodeIntel for LspProxy {
             CallDirection::Outgoing => server.ask::<raw::OutgoingCalls>(params).await,
         }
         .map_err(intel_error)?;
-        let mut ropes = self.ropes(server.encoding);
+        let mut texts = self.texts(server.encoding);
         let mut out = Vec::new();
         match direction {
             CallDirection::Incoming => {
                 for call in parse::<Vec<lsp::CallHierarchyIncomingCall>>(answer).unwrap_or_default() {
-                    let Some(symbol) = self.call_item(&call.from, &mut ropes) else { continue };
-                    let sites = call.from_ranges.iter().filter_map(|r| ropes.location(&call.from.uri, r)).collect();
+                    let Some(symbol) = self.call_item(&call.from, &mut texts) else { continue };
+                    let sites = call.from_ranges.iter().filter_map(|r| texts.location(&call.from.uri, r)).collect();
                     out.push(CallItem { symbol, sites });
                 }
             }
             CallDirection::Outgoing => {
                 for call in parse::<Vec<lsp::CallHierarchyOutgoingCall>>(answer).unwrap_or_default() {
-                    let Some(symbol) = self.call_item(&call.to, &mut ropes) else { continue };
+                    let Some(symbol) = self.call_item(&call.to, &mut texts) else { continue };
                     let origin = Url::from_file_path(path).ok();
                     let sites = match &origin {
-                        Some(uri) => call.from_ranges.iter().filter_map(|r| ropes.location(uri, r)).collect(),
+                        Some(uri) => call.from_ranges.iter().filter_map(|r| texts.location(uri, r)).collect(),
                         None => Vec::new(),
                     };
                     out.push(CallItem { symbol, sites });
@@ -779,15 +779,15 @@ impl CodeIntel for LspProxy {
                 server.spec.name
             )));
         }
-        let mut ropes = self.ropes(server.encoding);
+        let mut texts = self.texts(server.encoding);
         let mut per_file: Vec<(PathBuf, Vec<TextReplacement>)> = Vec::new();
-        let mut add = |uri: &Url, edits: Vec<lsp::TextEdit>, ropes: &mut Ropes<'_>| -> Result<(), IntelError> {
+        let mut add = |uri: &Url, edits: Vec<lsp::TextEdit>, texts: &mut ResultTexts<'_>| -> Result<(), IntelError> {
             let file = uri
                 .to_file_path()
                 .map_err(|()| IntelError::Server(format!("the rename touches a non-file URI {uri}")))?;
             let replacements: Vec<TextReplacement> = edits
                 .into_iter()
-                .map(|e| TextReplacement { range: ropes.range(&file, &e.range), new_text: e.new_text })
+                .map(|e| TextReplacement { range: texts.range(&file, &e.range), new_text: e.new_text })
                 .collect();
             match per_file.iter_mut().find(|(p, _)| *p == file) {
                 Some((_, existing)) => existing.extend(replacements),
@@ -800,7 +800,7 @@ impl CodeIntel for LspProxy {
         if let Some(changes) = answer.get("changes").and_then(Value::as_object) {
             for (uri, edits) in changes {
                 let uri: Url = uri.parse().map_err(|_| IntelError::Server(format!("bad URI {uri} in rename")))?;
-                add(&uri, parse(edits.clone()).unwrap_or_default(), &mut ropes)?;
+                add(&uri, parse(edits.clone()).unwrap_or_default(), &mut texts)?;
             }
         }
         if let Some(changes) = answer.get("documentChanges").and_then(Value::as_array) {
@@ -819,7 +819,7 @@ impl CodeIntel for LspProxy {
                     .and_then(Value::as_array)
                     .map(|edits| edits.iter().filter_map(|e| parse(e.clone())).collect())
                     .unwrap_or_default();
-                add(&uri, edits, &mut ropes)?;
+                add(&uri, edits, &mut texts)?;
             }
         }
         Ok(per_file)

@@ -124,7 +124,7 @@ pub fn read_seen(path: &Path, max_len: u64, seen: Option<fs::Metadata>) -> Resul
     };
     // A small text file read before and unchanged since (see `seen`): no need to read it again.
     if seen.is_file()
-        && seen.len() <= max_len
+        && seen.len() <= max_len.min(seen::TEXT_MAX)
         && let Some(known) = seen::known_text(path, seen::Stamp::of(&seen))
     {
         let decoded = Decoded::Text { text: known.text, format: known.format };

@@ -40,6 +40,15 @@ impl Lines {
         &self.text[start..end]
     }
 
+    /// 0-based line `n` without its line break; empty past the end.
+    pub fn content(&self, n: usize) -> &str {
+        let mut content = self.line(n);
+        for end in ['\n', '\r'] {
+            content = content.strip_suffix(end).unwrap_or(content);
+        }
+        content
+    }
+
     /// `position`, whose character counts in `encoding`, with its character counted in chars
     /// (UTF-32), as [`crate::position_to_char`] then [`crate::char_to_position`] give it on a
     /// rope of the same text: a character past the end of its line is the line's end, the line
@@ -56,10 +65,7 @@ impl Lines {
             let character = self.line(last).chars().count();
             return Some(Position { line: last as u32, character: character as u32 });
         }
-        let mut content = self.line(line);
-        for end in ['\n', '\r'] {
-            content = content.strip_suffix(end).unwrap_or(content);
-        }
+        let content = self.content(line);
         let column = position.character as usize;
         // The char holding code unit `column` (as `width` counts them), or the line's end.
         let holding = |width: fn(char) -> usize| {

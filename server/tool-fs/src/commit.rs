@@ -121,14 +121,11 @@ fn catch_up(
     if matches!(loaded.origin, Origin::Client { .. } | Origin::Missing) {
         return Ok((loaded, new_text, None));
     }
-    if !asked && matches!(loaded.origin, Origin::Disk { .. }) && ctx.cache.get(&loaded.path).is_none() {
-        return Ok((loaded, new_text, None));
-    }
-    // Unchanged on disk and still not open in the editor: known from a streamed hash, without
-    // holding a third copy of a big file.
+    // Still not open in the editor and, when someone was asked, unchanged on disk: known from
+    // a streamed hash, without holding a third copy of a big file.
     if let Origin::Disk { disk_hash, .. } = loaded.origin
         && ctx.cache.get(&loaded.path).is_none()
-        && tandem_text::disk::current_hash(&loaded.path).ok().flatten() == Some(disk_hash)
+        && (!asked || tandem_text::disk::current_hash(&loaded.path).ok().flatten() == Some(disk_hash))
     {
         return Ok((loaded, new_text, None));
     }

@@ -262,10 +262,7 @@ async fn resolve_position(
         }
     };
     // Clamp the column to the line (chars), as LSP does.
-    let line_chars = {
-        let line = lines.line(position.line as usize);
-        line.chars().filter(|c| *c != '\n' && *c != '\r').count() as u32
-    };
+    let line_chars = lines.content(position.line as usize).chars().count() as u32;
     let position = Position { line: position.line, character: position.character.min(line_chars) };
     let line_text = texts.line(path, position.line).await;
     Ok(At { path: path.to_path_buf(), position, line_text })

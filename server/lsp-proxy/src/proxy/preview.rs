@@ -253,7 +253,7 @@ impl LspProxy {
             return (Vec::new(), Vec::new());
         }
         server.settle(quiet, deadline).await;
-        let mut ropes = self.ropes(server.encoding);
+        let mut texts = self.texts(server.encoding);
         let mut out = Vec::new();
         let mut records = Vec::new();
         for (uri, items) in server.published_since(seq) {
@@ -265,7 +265,7 @@ impl LspProxy {
                 items
                     .into_iter()
                     .map(|d| {
-                        let range = ropes.range(&path, &d.range);
+                        let range = texts.range(&path, &d.range);
                         diagnostic(d, range)
                     })
                     .collect()
