@@ -104,7 +104,7 @@ pub struct FileWrite {
 
 /// The hash [`FileWrite`]s carry: xxh3-64 of the bytes, the same as `tandem_text::ContentHash`.
 pub fn content_hash(bytes: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(bytes)
+    twox_hash::XxHash3_64::oneshot(bytes)
 }
 
 /// Why a file is left out of snapshots, so that undo cannot bring it back.

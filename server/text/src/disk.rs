@@ -14,7 +14,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::format::{Decoded, decode};
+use crate::format::{Decoded, decode_checked};
 use crate::memory::release;
 use crate::{ContentHash, TextError};
 
@@ -136,23 +136,35 @@ pub fn read_seen(path: &Path, max_len: u64, seen: Option<fs::Metadata>) -> Resul
         return Ok(ReadOutcome::TooLarge { len: meta.len() });
     }
     let mut bytes = crate::memory::buffer(usize::try_from(meta.len()).unwrap_or(0));
+    // Hashed and checked as UTF-8 piece by piece as it comes in, while each piece is in the
+    // CPU's cache: for a big file, a pass over it in memory costs about as much as reading it.
+    let (mut hasher, mut utf8) = (crate::hash::Hashing::new(), crate::format::Utf8Check::default());
     // One byte past the limit tells a file that grew meanwhile from one that fits.
-    Read::by_ref(&mut file)
-        .take(max_len.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(io_err("cannot read", path))?;
+    let mut rest = max_len.saturating_add(1);
+    loop {
+        let (start, want) = (bytes.len(), READ_PIECE.min(rest));
+        let read = Read::by_ref(&mut file).take(want).read_to_end(&mut bytes).map_err(io_err("cannot read", path))?;
+        let piece = &bytes[start..];
+        hasher.update(piece);
+        utf8.feed(piece);
+        rest -= read as u64;
+        // Short of what was asked: the end of the file (or one byte past the limit).
+        if (read as u64) < want || rest == 0 {
+            break;
+        }
+    }
     #[cfg(test)]
     tests::READ.with(|read| read.set(read.get() + bytes.len() as u64));
     if bytes.len() as u64 > max_len {
         return Ok(ReadOutcome::TooLarge { len: bytes.len() as u64 });
     }
-    let hash = ContentHash::of(&bytes);
+    let hash = hasher.finish();
     let len = bytes.len() as u64;
     let stamp = seen::Stamp::of(&meta);
     if len >= seen::MIN_LEN {
         seen::note_read(path, &file, stamp, began, hash);
     }
-    let decoded = decode(bytes);
+    let decoded = decode_checked(bytes, Some(utf8.is_utf8()));
     if len <= seen::TEXT_MAX
         && let Decoded::Text { text, format } = &decoded
     {
@@ -210,11 +222,11 @@ fn hash_known(file: &File, meta: &fs::Metadata, path: &Path) -> Result<ContentHa
 
 /// The hash of what `file` holds from its current offset on, read in blocks.
 fn hash_of(mut file: &File, path: &Path) -> Result<ContentHash, TextError> {
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let mut hasher = crate::hash::Hashing::new();
     let mut buffer = vec![0u8; 256 * 1024];
     loop {
         match file.read(&mut buffer) {
-            Ok(0) => return Ok(ContentHash(hasher.digest())),
+            Ok(0) => return Ok(hasher.finish()),
             Ok(n) => {
                 #[cfg(test)]
                 tests::HASHED.with(|hashed| hashed.set(hashed.get() + n as u64));
@@ -269,12 +281,12 @@ pub const TEMP_PREFIX: &str = ".tandem-";
 pub fn temp_path(path: &Path, suffix: &str) -> PathBuf {
     let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let mut hasher = crate::hash::Hashing::new();
     hasher.update(path.as_os_str().as_encoded_bytes());
     hasher.update(&std::process::id().to_le_bytes());
     hasher.update(&n.to_le_bytes());
     hasher.update(&nanos.to_le_bytes());
-    path.with_file_name(format!("{TEMP_PREFIX}{:016x}.{suffix}", hasher.digest()))
+    path.with_file_name(format!("{TEMP_PREFIX}{:016x}.{suffix}", hasher.finish().0))
 }
 
 /// Writes `bytes` to `path` atomically, if the file still matches `expected`.
@@ -327,7 +339,7 @@ pub fn stage(path: &Path, tmp: &Path, parts: &[&[u8]]) -> Result<ContentHash, Te
         .mode(0o666) // the umask applies, as for any new file
         .open(tmp)
         .map_err(io_err("cannot create a temporary file next to", path))?;
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let mut hasher = crate::hash::Hashing::new();
     for piece in parts.iter().flat_map(|part| part.chunks(STAGE_PIECE)) {
         hasher.update(piece);
         file.write_all(piece).map_err(io_err("cannot write", tmp))?;
@@ -341,12 +353,14 @@ pub fn stage(path: &Path, tmp: &Path, parts: &[&[u8]]) -> Result<ContentHash, Te
         }
     }
     file.sync_all().map_err(io_err("cannot sync", tmp))?;
-    Ok(ContentHash(hasher.digest()))
+    Ok(hasher.finish())
 }
 
 /// How much [`stage`] hashes and writes at a time: small enough to stay in the CPU's cache
 /// between the two, large enough that the extra `write` calls cost nothing.
 const STAGE_PIECE: usize = 256 * 1024;
+/// The size of the pieces a file is read in (each hashed and checked while in the CPU's cache).
+const READ_PIECE: u64 = 256 * 1024;
 
 /// Checks that `path` still matches `expected`, then renames the staged `tmp` over it and syncs
 /// the directory. The replaced file is closed (and its pages freed) off this thread.
@@ -396,6 +410,8 @@ mod tests {
         /// Bytes this thread read from files to give their content.
         pub(super) static READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
+
+    const UTF8_BOM_BYTES: &[u8] = b"\xEF\xBB\xBF";
 
     fn tempdir() -> PathBuf {
         let dir = std::env::temp_dir().join(format!(
@@ -581,7 +597,7 @@ mod tests {
             let now = fs::read(&path).map_err(fail)?;
             proptest::prop_assert_eq!(again.hash, ContentHash::of(&now), "{:?}: not what the file holds", change);
             proptest::prop_assert_eq!(again.len, now.len() as u64);
-            match (&again.decoded, decode(now)) {
+            match (&again.decoded, crate::format::decode(now)) {
                 (Decoded::Text { text, format }, Decoded::Text { text: now, format: now_format }) => {
                     proptest::prop_assert_eq!((text, format), (&now, &now_format), "{:?}", change);
                 }
@@ -618,6 +634,62 @@ mod tests {
             let written = fs::read(&tmp).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
             proptest::prop_assert_eq!(&written, &parts.concat());
             proptest::prop_assert_eq!(hash, ContentHash::of(&written));
+            fs::remove_dir_all(&dir).ok();
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+
+        /// A file read in pieces (hashed and checked as UTF-8 as they come) reads as the whole
+        /// file decoded at once does: the same hash, text or binary verdict and text, with a
+        /// character (whole, broken or cut short) where a piece ends, and a size limit just
+        /// below, at or above the file's size.
+        #[test]
+        fn a_file_read_in_pieces_reads_as_the_whole_decoded_at_once(
+            pieces in 1u64..3,
+            shift in 0usize..8,
+            tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..6),
+            bom in proptest::prelude::any::<bool>(),
+            ending in proptest::prop_oneof![
+                proptest::strategy::Just("é".as_bytes().to_vec()),
+                proptest::strategy::Just("€".as_bytes().to_vec()),
+                proptest::strategy::Just("𝄞".as_bytes().to_vec()),
+                proptest::strategy::Just(vec![0xE2, 0x82]),
+                proptest::strategy::Just(vec![0xF0, 0x9D, 0x84, 0x41]),
+                proptest::strategy::Just(vec![0xC3, 0x28]),
+            ],
+            limit in -1i64..2,
+        ) {
+            let dir = tempdir();
+            let path = dir.join("f.txt");
+            // The chosen character starts a few bytes before the end of a piece, so that it is
+            // cut there, or lies wholly in one piece.
+            let filler = (pieces * READ_PIECE) as usize - shift.min(4);
+            let mut bytes = if bom { UTF8_BOM_BYTES.to_vec() } else { Vec::new() };
+            bytes.extend((bytes.len()..filler).map(|i| if i % 61 == 60 { b'\n' } else { b'a' + (i % 26) as u8 }));
+            bytes.extend(&ending);
+            bytes.extend(&tail);
+            fs::write(&path, &bytes).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            let max_len = (bytes.len() as i64 + limit).max(0) as u64;
+            let outcome = read(&path, max_len).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            match outcome {
+                ReadOutcome::TooLarge { .. } => proptest::prop_assert!(bytes.len() as u64 > max_len),
+                ReadOutcome::File(file) => {
+                    proptest::prop_assert!(bytes.len() as u64 <= max_len);
+                    proptest::prop_assert_eq!(file.hash, ContentHash::of(&bytes));
+                    proptest::prop_assert_eq!(file.len, bytes.len() as u64);
+                    match (file.decoded, crate::format::decode(bytes.clone())) {
+                        (Decoded::Text { text, format }, Decoded::Text { text: whole, format: whole_format }) => {
+                            proptest::prop_assert!(text == whole, "the text differs");
+                            proptest::prop_assert_eq!(format, whole_format);
+                        }
+                        (Decoded::Binary { kind }, Decoded::Binary { kind: whole }) => proptest::prop_assert_eq!(kind, whole),
+                        _ => proptest::prop_assert!(false, "text read in pieces, binary whole, or the other way round"),
+                    }
+                }
+                _ => proptest::prop_assert!(false, "not read as a file"),
+            }
             fs::remove_dir_all(&dir).ok();
         }
     }

@@ -5,6 +5,10 @@
 
 use std::borrow::Cow;
 
+mod utf8;
+
+pub(crate) use utf8::Utf8Check;
+
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// How many leading bytes are inspected for a NUL (as git and ripgrep do).
 const BINARY_SNIFF: usize = 8000;
@@ -108,7 +112,13 @@ pub enum Decoded {
 }
 
 /// Decodes a file's bytes without copying when it is plain UTF-8.
-pub fn decode(mut bytes: Vec<u8>) -> Decoded {
+pub fn decode(bytes: Vec<u8>) -> Decoded {
+    decode_checked(bytes, None)
+}
+
+/// [`decode`], when the reader already checked the bytes as they came in (`checked`: whether
+/// they are UTF-8, from a [`Utf8Check`] fed every one of them): not checked again.
+pub(crate) fn decode_checked(mut bytes: Vec<u8>, checked: Option<bool>) -> Decoded {
     if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
         return Decoded::Binary { kind: "UTF-16 text (convert it to UTF-8 to edit it)" };
     }
@@ -120,14 +130,31 @@ pub fn decode(mut bytes: Vec<u8>) -> Decoded {
     if bom {
         bytes.drain(..UTF8_BOM.len());
     }
-    match String::from_utf8(bytes) {
-        Ok(text) => {
-            let head = floor_boundary(&text, 1 << 16);
-            let line_ending = LineEnding::detect(&text[..head]);
-            Decoded::Text { text, format: FileFormat { bom, line_ending } }
-        }
-        Err(err) => Decoded::Binary { kind: describe_binary(err.as_bytes()) },
+    if checked == Some(false) {
+        return Decoded::Binary { kind: describe_binary(&bytes) };
     }
+    let text = if checked == Some(true) {
+        // Tests check it again, so that a fault in the piecewise check shows there.
+        debug_assert!(std::str::from_utf8(&bytes).is_ok(), "the piecewise UTF-8 check passed bytes that are not");
+        // SAFETY: every byte was fed to a `Utf8Check` in order and it found them UTF-8 (its
+        // property test holds it to `str::from_utf8` over any cuts); the BOM taken off the
+        // front is one whole character, so what remains is UTF-8 too.
+        #[expect(
+            unsafe_code,
+            reason = "the bytes were checked as they were read; a second pass over a big file costs more than the check itself"
+        )]
+        unsafe {
+            String::from_utf8_unchecked(bytes)
+        }
+    } else {
+        match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(err) => return Decoded::Binary { kind: describe_binary(err.as_bytes()) },
+        }
+    };
+    let head = floor_boundary(&text, 1 << 16);
+    let line_ending = LineEnding::detect(&text[..head]);
+    Decoded::Text { text, format: FileFormat { bom, line_ending } }
 }
 
 fn floor_boundary(text: &str, at: usize) -> usize {

@@ -22,6 +22,6 @@ pub use cache::{BufferCache, ContentChange, EditorDocument};
 pub use encoding::{Position, PositionEncoding, char_to_position, minimal_change, position_to_char};
 pub use error::TextError;
 pub use format::{Decoded, FileFormat, LineEnding, clip, decode, describe_binary, image_media_type};
-pub use hash::ContentHash;
+pub use hash::{ContentHash, Hashing};
 pub use lines::Lines;
 pub use ropey::Rope;

@@ -5,11 +5,13 @@
 //!
 //! - **Reuse.** A large buffer that is done with ([`recycle`]) is kept for a few seconds, and the
 //!   next large buffer asked for ([`buffer`]) is that memory, already touched: an edit of a big
-//!   file frees the old text and the next edit reads into it. What is kept is bounded: two
-//!   buffers, at most [`KEEP_SHARE`] of the memory the rest of the process holds (and never more
-//!   than [`KEEP_BYTES`]), so an idle process does not sit on memory it no longer needs. It is
-//!   given back to the system after [`KEEP_FOR`] unused, or at once when the system runs low on
-//!   memory, by the background thread that also frees what [`release`] hands it.
+//!   file frees the old text and its new one, and the next edit reads into the one and builds
+//!   into the other. What is kept is bounded by what the process needed: two buffers at most,
+//!   and never so much that the process holds more than it held at its largest in the last
+//!   [`KEEP_FOR`] (so keeping never makes the process bigger than the work it just did made it;
+//!   [`KEEP_BYTES`] in any case). It is given back to the system after [`KEEP_FOR`] unused, or at
+//!   once when the system runs low on memory, by the background thread that also frees what
+//!   [`release`] hands it.
 //! - **Huge pages.** A fresh large buffer asks the kernel for transparent huge pages (2 MiB
 //!   each, where the system allows them with `madvise`): one fault per 2 MiB instead of 512.
 //!
@@ -26,11 +28,8 @@ const HUGE_PAGE: usize = 2 * 1024 * 1024;
 
 /// How long a recycled buffer is kept for reuse.
 pub const KEEP_FOR: Duration = Duration::from_secs(5);
-/// At most this many bytes (capacity) are kept, whatever the process holds.
+/// At most this many bytes (capacity) are kept, whatever the process held.
 pub const KEEP_BYTES: usize = 256 * 1024 * 1024;
-/// What is kept is at most this share of the memory the rest of the process holds (its
-/// resident set less the kept buffers).
-pub const KEEP_SHARE: f64 = 0.5;
 /// At most this many buffers are kept (an edit frees two: the old text and its copy on disk).
 const KEEP_BUFFERS: usize = 2;
 /// Nothing is kept while the system has less memory available than this share of its total.
@@ -44,9 +43,12 @@ pub fn buffer(capacity: usize) -> Vec<u8> {
     if capacity < HUGE_FROM {
         return Vec::with_capacity(capacity);
     }
-    if let Some(bytes) = pool().take(capacity) {
+    let mut pool = pool();
+    pool.saw(resident_bytes(), Instant::now());
+    if let Some(bytes) = pool.take(capacity) {
         return bytes;
     }
+    drop(pool);
     // Rounded up to whole huge pages: an edit that makes the text a little longer then still
     // fits in the buffer the text was read into (pages never written cost nothing).
     let mut bytes = Vec::with_capacity(capacity.next_multiple_of(HUGE_PAGE));
@@ -66,8 +68,13 @@ pub fn recycle(bytes: Vec<u8>) {
     let freed = if bytes.capacity() < HUGE_FROM {
         vec![bytes]
     } else {
-        let limit = keep_limit(resident_bytes(), memory_low());
-        pool().keep(bytes, Instant::now(), limit)
+        let (resident, now) = (resident_bytes(), Instant::now());
+        let mut pool = pool();
+        // What the process holds now, this buffer included: the peak of an edit is when the old
+        // text and the new are both held, right before the first of them is recycled.
+        pool.saw(resident, now);
+        let room = room(resident, pool.peak(now), pool.bytes() + bytes.capacity(), memory_low());
+        pool.keep(bytes, now, room)
     };
     // Also wakes the background thread, which then watches the new buffer's expiry.
     send(Box::new(freed));
@@ -94,13 +101,30 @@ struct Kept {
     since: Instant,
 }
 
-/// The kept buffers, oldest first.
+/// The kept buffers, oldest first, and the most the process held lately.
 #[derive(Default)]
 struct Pool {
     kept: Vec<Kept>,
+    /// The largest resident set seen when a large buffer was asked for or recycled, and when.
+    peak: Option<(usize, Instant)>,
 }
 
 impl Pool {
+    /// Notes the process's resident set (`None`: unknown) at `now`: the peak, when larger than
+    /// the one noted in the last [`KEEP_FOR`].
+    fn saw(&mut self, resident: Option<usize>, now: Instant) {
+        let Some(resident) = resident else { return };
+        match self.peak(now) {
+            Some(peak) if peak >= resident => {}
+            _ => self.peak = Some((resident, now)),
+        }
+    }
+
+    /// The most the process held in the last [`KEEP_FOR`] before `now`, as far as seen.
+    fn peak(&self, now: Instant) -> Option<usize> {
+        self.peak.filter(|(_, at)| now.saturating_duration_since(*at) < KEEP_FOR).map(|(peak, _)| peak)
+    }
+
     /// The smallest kept buffer with room for `capacity` bytes, emptied; none when even that
     /// one is much larger (it would hold memory the caller does not need: it expires instead).
     fn take(&mut self, capacity: usize) -> Option<Vec<u8>> {
@@ -114,17 +138,16 @@ impl Pool {
     }
 
     /// Keeps `bytes` when large, then gives up the oldest kept buffers beyond the bounds:
-    /// [`KEEP_BUFFERS`], and `limit` bytes in all given what the process holds besides (see
-    /// [`keep_limit`]). Returns what to free (`bytes` itself when it is small, or larger than
-    /// the limit).
-    fn keep(&mut self, bytes: Vec<u8>, now: Instant, limit: impl Fn(usize) -> usize) -> Vec<Vec<u8>> {
+    /// [`KEEP_BUFFERS`], and `room` bytes in all (see [`room`]). Returns what to free (`bytes`
+    /// itself when it is small, or larger than the room).
+    fn keep(&mut self, bytes: Vec<u8>, now: Instant, room: usize) -> Vec<Vec<u8>> {
         let mut freed = Vec::new();
-        if bytes.capacity() < HUGE_FROM || bytes.capacity() > limit(self.bytes() + bytes.capacity()) {
+        if bytes.capacity() < HUGE_FROM || bytes.capacity() > room {
             freed.push(bytes);
         } else {
             self.kept.push(Kept { bytes, since: now });
         }
-        while self.kept.len() > KEEP_BUFFERS || self.bytes() > limit(self.bytes()) {
+        while self.kept.len() > KEEP_BUFFERS || self.bytes() > room {
             freed.push(self.kept.remove(0).bytes);
         }
         freed
@@ -154,17 +177,15 @@ impl Pool {
     }
 }
 
-/// The bytes the pool may keep when the process's resident set is `resident` bytes and the
-/// pool itself holds `kept` of them (the argument of the returned bound): [`KEEP_SHARE`] of the
-/// rest, within [`KEEP_BYTES`]; nothing when the system is `low` on memory.
-fn keep_limit(resident: Option<usize>, low: bool) -> impl Fn(usize) -> usize {
-    move |kept| {
-        if low {
-            return 0;
-        }
-        // Unknown (not Linux): the fixed bound alone.
-        let Some(resident) = resident else { return KEEP_BYTES };
-        ((resident.saturating_sub(kept) as f64 * KEEP_SHARE) as usize).min(KEEP_BYTES)
+/// The bytes the pool may keep, all told, when the process's resident set is `resident` bytes,
+/// `kept` of them in the pool and the buffer being recycled, and the most the process held lately
+/// was `peak`: no more than brings the process back to that peak (what it holds besides plus what
+/// is kept), within [`KEEP_BYTES`]; nothing when the system is `low` on memory, or when the
+/// process's size is not known (not Linux).
+fn room(resident: Option<usize>, peak: Option<usize>, kept: usize, low: bool) -> usize {
+    match (resident, peak) {
+        (Some(resident), Some(peak)) if !low => peak.saturating_sub(resident.saturating_sub(kept)).min(KEEP_BYTES),
+        _ => 0,
     }
 }
 
@@ -189,7 +210,7 @@ fn memory_low() -> bool {
 }
 
 /// The process's kept buffers.
-static POOL: Mutex<Pool> = Mutex::new(Pool { kept: Vec::new() });
+static POOL: Mutex<Pool> = Mutex::new(Pool { kept: Vec::new(), peak: None });
 
 fn pool() -> std::sync::MutexGuard<'static, Pool> {
     POOL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -319,7 +340,7 @@ mod tests {
                         let mut bytes = Vec::with_capacity(mib << 20);
                         bytes.push(0xAB);
                         given += 1;
-                        out += pool.keep(bytes, now, |_| KEEP_BYTES).len();
+                        out += pool.keep(bytes, now, KEEP_BYTES).len();
                     }
                     Step::Take(capacity) => {
                         let fitting = pool.kept.iter().any(|k| k.bytes.capacity() >= capacity && k.bytes.capacity() <= 2 * capacity + HUGE_FROM);
@@ -346,24 +367,91 @@ mod tests {
         }
     }
 
-    /// What is kept is at most half of what the rest of the process holds, and nothing when the
-    /// system is low on memory.
+    /// What is kept never brings the process above the most it held in the last [`KEEP_FOR`],
+    /// nothing is kept under memory pressure or when the process's size is unknown.
     #[test]
-    fn the_pool_keeps_a_share_of_the_process_and_nothing_under_pressure() {
+    fn the_pool_keeps_no_more_than_the_process_needed_lately() {
         let mib = |n: usize| n << 20;
         let now = Instant::now();
-        // A process of 40 MiB besides the pool: 20 MiB may be kept, one 12 MiB buffer.
-        let limit = keep_limit(Some(mib(40) + mib(12)), false);
         let mut pool = Pool::default();
-        assert!(pool.keep(Vec::with_capacity(mib(12)), now, &limit).is_empty());
-        let limit = keep_limit(Some(mib(40) + mib(24)), false);
-        assert_eq!(pool.keep(Vec::with_capacity(mib(12)), now, &limit).len(), 1, "the older buffer goes");
-        assert_eq!(pool.kept.len(), 1);
-        // Larger than the share: not kept at all.
-        assert_eq!(pool.keep(Vec::with_capacity(mib(30)), now, keep_limit(Some(mib(52)), false)).len(), 1);
-        // Under memory pressure nothing is kept.
-        assert_eq!(pool.keep(Vec::with_capacity(mib(12)), now, keep_limit(Some(mib(400)), true)).len(), 2);
-        assert!(pool.kept.is_empty());
+        // An edit of a 50 MiB file: 20 MiB besides, the old text and the new held at once.
+        pool.saw(Some(mib(120)), now);
+        assert_eq!(pool.peak(now), Some(mib(120)));
+        let space = room(Some(mib(120)), pool.peak(now), mib(50), false);
+        assert!(pool.keep(Vec::with_capacity(mib(50)), now, space).is_empty(), "the old text is kept");
+        // The new text recycled after the write: both kept, the process back at its peak.
+        let space = room(Some(mib(120)), pool.peak(now), mib(100), false);
+        assert!(pool.keep(Vec::with_capacity(mib(50)), now, space).is_empty(), "the new text is kept");
+        assert_eq!(pool.kept.len(), 2);
+        // A lower peak (the old one expired): the rest no longer fits.
+        let later = now + KEEP_FOR;
+        assert_eq!(pool.peak(later), None);
+        pool.saw(Some(mib(60)), later);
+        let space = room(Some(mib(110)), pool.peak(later), mib(80), false);
+        assert_eq!(space, mib(30));
+        assert_eq!(pool.keep(Vec::with_capacity(mib(30)), later, space).len(), 2, "the 50 MiB buffers go");
+        assert_eq!(pool.bytes(), mib(30));
+        // Under memory pressure, or with no size known, nothing is kept.
+        assert_eq!(room(Some(mib(400)), Some(mib(400)), mib(12), true), 0);
+        assert_eq!(room(None, None, mib(12), false), 0);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(300))]
+
+        /// Edits of files of any sizes, one after another as an agent makes them (each reads the
+        /// old text into one buffer, builds the new one in another, and recycles both), seen
+        /// through a model of the process's resident set: at no moment does keeping make the
+        /// process hold more than it held at its largest in the last few seconds, and an edit
+        /// of the same file again (same size) before they expire gets both its buffers from the
+        /// pool (when the two it used fit in [`KEEP_BYTES`]).
+        #[test]
+        fn keeping_never_grows_the_process_past_its_peak(
+            edits in proptest::collection::vec((4usize..200, 0u64..7000), 1..30),
+        ) {
+            let mib = |n: usize| n << 20;
+            let base = mib(20);
+            let mut pool = Pool::default();
+            let mut now = Instant::now();
+            // What the process held, and when, in the model: to check against.
+            let mut held: Vec<(usize, Instant)> = Vec::new();
+            let mut last: Option<(usize, bool)> = None;
+            for (size, pause) in edits {
+                now += Duration::from_millis(pause);
+                let (freed, _) = pool.expire(now);
+                drop(freed);
+                let resident = |pool: &Pool, in_use: usize| base + pool.bytes() + in_use;
+                let mut in_use = 0;
+                let mut buffers = Vec::new();
+                let mut reused = 0;
+                for capacity in [mib(size), mib(size) + 1] {
+                    pool.saw(Some(resident(&pool, in_use)), now);
+                    let bytes = match pool.take(capacity) {
+                        Some(bytes) => { reused += 1; bytes }
+                        None => Vec::with_capacity(capacity.next_multiple_of(HUGE_PAGE)),
+                    };
+                    in_use += bytes.capacity();
+                    buffers.push(bytes);
+                    held.push((resident(&pool, in_use), now));
+                }
+                // (When the previous edit's two fit in the pool's bound: a larger pair keeps one.)
+                if last == Some((size, true)) && Duration::from_millis(pause) < KEEP_FOR {
+                    proptest::prop_assert_eq!(reused, 2, "the same edit again, soon, reuses both buffers");
+                }
+                let pair: usize = buffers.iter().map(Vec::capacity).sum();
+                for bytes in buffers {
+                    let r = resident(&pool, in_use);
+                    pool.saw(Some(r), now);
+                    in_use -= bytes.capacity();
+                    let space = room(Some(r), pool.peak(now), pool.bytes() + bytes.capacity(), false);
+                    drop(pool.keep(bytes, now, space));
+                    let after = resident(&pool, in_use);
+                    let peak = held.iter().filter(|(_, at)| now.duration_since(*at) < KEEP_FOR).map(|(r, _)| *r).max();
+                    proptest::prop_assert!(Some(after) <= peak, "{after} held after keeping, peak {peak:?}");
+                }
+                last = Some((size, pair <= KEEP_BYTES));
+            }
+        }
     }
 
     /// A recycled buffer is what the next fitting request gets, emptied: reading a smaller file
@@ -373,9 +461,6 @@ mod tests {
         // Larger than twice anything the other tests of this crate ask for, so that the buffer
         // is ours to take.
         let big = 40 * 1024 * 1024 + 77;
-        // The pool keeps a share of what the rest of the process holds: this test's process
-        // holds enough for a buffer of that size.
-        let ballast = vec![1u8; 4 * big];
         let mut old = buffer(big);
         old.resize(big, b'o');
         let address = old.as_ptr();
@@ -389,7 +474,6 @@ mod tests {
         std::io::Read::read_to_end(&mut std::fs::File::open(&path)?, &mut bytes)?;
         assert!(bytes == content, "the read holds only the file (reused: {reused})");
         assert!(reused, "the recycled buffer was not reused");
-        drop(ballast);
         Ok(())
     }
 }
