@@ -480,6 +480,41 @@ fn exact_forms(old: &str, new: &str, ending: LineEnding) -> Vec<(String, String)
     forms
 }
 
+/// How much text the exact search looks at before counting its lines (see [`occurrences`]):
+/// small enough to stay in the CPU's cache between the two.
+const SEARCH_WINDOW: usize = 256 * 1024;
+
+/// Every exact occurrence of `needle` in `text` that `memmem::find_iter` gives (leftmost first,
+/// none overlapping), and the line of the first. The first is looked for window by window, and
+/// each window's lines are counted right after the search went over it, while it is in the
+/// cache: on a big file, counting the lines before the first occurrence in a pass of its own
+/// costs as much as the search.
+fn occurrences(text: &str, needle: &str) -> (Vec<usize>, usize) {
+    occurrences_in(text.as_bytes(), needle.as_bytes(), SEARCH_WINDOW)
+}
+
+fn occurrences_in(text: &[u8], needle: &[u8], window: usize) -> (Vec<usize>, usize) {
+    let finder = memchr::memmem::Finder::new(needle);
+    let (mut from, mut newlines) = (0, 0);
+    while from < text.len() {
+        let end = (from + window).min(text.len());
+        // Any occurrence that starts before `end` lies within this slice, and the leftmost one
+        // in it is the leftmost from `from` on.
+        let slice = &text[from..(end + needle.len().saturating_sub(1)).min(text.len())];
+        if let Some(at) = finder.find(slice) {
+            let first = from + at;
+            newlines += memchr::memchr_iter(b'\n', &text[from..first]).count();
+            let mut hits = vec![first];
+            let after = first + needle.len();
+            hits.extend(finder.find_iter(&text[after..]).map(|at| after + at));
+            return (hits, newlines + 1);
+        }
+        newlines += memchr::memchr_iter(b'\n', &text[from..end]).count();
+        from = end;
+    }
+    (Vec::new(), newlines + 1)
+}
+
 fn line_at(text: &str, byte: usize) -> usize {
     memchr::memchr_iter(b'\n', &text.as_bytes()[..byte]).count() + 1
 }
@@ -655,11 +690,9 @@ fn locate(text: &str, old: &str, new: &str, ending: LineEnding, chain: Chain) ->
     // Exact, in the file's line endings first, then as given (files with mixed endings).
     for (o, n) in &exact_forms(old, new, ending) {
         // memmem's vectorised search: many times faster than `str::match_indices` on big files.
-        let mut hits = memchr::memmem::find_iter(text.as_bytes(), o.as_bytes());
-        if let Some(first) = hits.next() {
-            let rest: Vec<usize> = hits.collect();
-            if rest.is_empty() {
-                let line = line_at(text, first);
+        let (hits, line) = occurrences(text, o);
+        if let Some(&first) = hits.first() {
+            if hits.len() == 1 {
                 if o == n || holds_new_around(text, first, first + o.len(), o, n) {
                     return Err(MatchError::AlreadyApplied { strategy: Strategy::Exact, line });
                 }
@@ -673,9 +706,7 @@ fn locate(text: &str, old: &str, new: &str, ending: LineEnding, chain: Chain) ->
                     forgiven: Vec::new(),
                 });
             }
-            let mut lines = vec![first];
-            lines.extend(rest);
-            let lines = lines.iter().map(|p| line_at(text, *p)).collect();
+            let lines = hits.iter().map(|p| line_at(text, *p)).collect();
             return Err(MatchError::Ambiguous { strategy: Strategy::Exact, lines });
         }
     }

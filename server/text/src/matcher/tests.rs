@@ -641,3 +641,31 @@ impl<'a, K, V> Iterator for Keys<'a, K, V> {
 ";
     check(text, old, new, expect!["already applied (blank-lines) at line 13"]);
 }
+
+mod windowed {
+    use proptest::prelude::*;
+
+    use super::super::{line_at, occurrences_in};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// The windowed search finds what one search over the whole text finds (every
+        /// occurrence, none overlapping, in order) and counts the first one's line as a count
+        /// of every line before it does, whatever the window (occurrences across its edges,
+        /// overlapping candidates, a needle longer than the window, an empty text).
+        #[test]
+        fn the_windowed_search_finds_and_counts_as_a_whole_search_does(
+            text in "[ab\n]{0,200}",
+            needle in "[ab\n]{1,6}",
+            window in 1usize..40,
+        ) {
+            let whole: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), needle.as_bytes()).collect();
+            let (hits, line) = occurrences_in(text.as_bytes(), needle.as_bytes(), window);
+            prop_assert_eq!(&hits, &whole);
+            if let Some(&first) = whole.first() {
+                prop_assert_eq!(line, line_at(&text, first));
+            }
+        }
+    }
+}
