@@ -6,12 +6,11 @@
 //! - **Reuse.** A large buffer that is done with ([`recycle`]) is kept for a few seconds, and the
 //!   next large buffer asked for ([`buffer`]) is that memory, already touched: an edit of a big
 //!   file frees the old text and its new one, and the next edit reads into the one and builds
-//!   into the other. What is kept is bounded by what the process needed: two buffers at most,
-//!   and never so much that the process holds more than it held at its largest in the last
-//!   [`KEEP_FOR`] (so keeping never makes the process bigger than the work it just did made it;
-//!   [`KEEP_BYTES`] in any case). It is given back to the system after [`KEEP_FOR`] unused, or at
-//!   once when the system runs low on memory, by the background thread that also frees what
-//!   [`release`] hands it.
+//!   into the other. What is kept is what the last big operation used: two buffers at most (an
+//!   edit's pair; a kept buffer is already resident, so keeping it never makes the process bigger
+//!   than that operation made it), within [`KEEP_BYTES`]. It is given back to the system after
+//!   [`KEEP_FOR`] unused, or at once when the system runs low on memory, by the background thread
+//!   that also frees what [`release`] hands it.
 //! - **Huge pages.** A fresh large buffer asks the kernel for transparent huge pages (2 MiB
 //!   each, where the system allows them with `madvise`): one fault per 2 MiB instead of 512.
 //!
@@ -43,12 +42,9 @@ pub fn buffer(capacity: usize) -> Vec<u8> {
     if capacity < HUGE_FROM {
         return Vec::with_capacity(capacity);
     }
-    let mut pool = pool();
-    pool.saw(resident_bytes(), Instant::now());
-    if let Some(bytes) = pool.take(capacity) {
+    if let Some(bytes) = pool().take(capacity) {
         return bytes;
     }
-    drop(pool);
     // Rounded up to whole huge pages: an edit that makes the text a little longer then still
     // fits in the buffer the text was read into (pages never written cost nothing).
     let mut bytes = Vec::with_capacity(capacity.next_multiple_of(HUGE_PAGE));
@@ -68,13 +64,8 @@ pub fn recycle(bytes: Vec<u8>) {
     let freed = if bytes.capacity() < HUGE_FROM {
         vec![bytes]
     } else {
-        let (resident, now) = (resident_bytes(), Instant::now());
-        let mut pool = pool();
-        // What the process holds now, this buffer included: the peak of an edit is when the old
-        // text and the new are both held, right before the first of them is recycled.
-        pool.saw(resident, now);
-        let room = room(resident, pool.peak(now), pool.bytes() + bytes.capacity(), memory_low());
-        pool.keep(bytes, now, room)
+        let room = if memory_low() { 0 } else { KEEP_BYTES };
+        pool().keep(bytes, Instant::now(), room)
     };
     // Also wakes the background thread, which then watches the new buffer's expiry.
     send(Box::new(freed));
@@ -101,30 +92,13 @@ struct Kept {
     since: Instant,
 }
 
-/// The kept buffers, oldest first, and the most the process held lately.
+/// The kept buffers, oldest first.
 #[derive(Default)]
 struct Pool {
     kept: Vec<Kept>,
-    /// The largest resident set seen when a large buffer was asked for or recycled, and when.
-    peak: Option<(usize, Instant)>,
 }
 
 impl Pool {
-    /// Notes the process's resident set (`None`: unknown) at `now`: the peak, when larger than
-    /// the one noted in the last [`KEEP_FOR`].
-    fn saw(&mut self, resident: Option<usize>, now: Instant) {
-        let Some(resident) = resident else { return };
-        match self.peak(now) {
-            Some(peak) if peak >= resident => {}
-            _ => self.peak = Some((resident, now)),
-        }
-    }
-
-    /// The most the process held in the last [`KEEP_FOR`] before `now`, as far as seen.
-    fn peak(&self, now: Instant) -> Option<usize> {
-        self.peak.filter(|(_, at)| now.saturating_duration_since(*at) < KEEP_FOR).map(|(peak, _)| peak)
-    }
-
     /// The smallest kept buffer with room for `capacity` bytes, emptied; none when even that
     /// one is much larger (it would hold memory the caller does not need: it expires instead).
     fn take(&mut self, capacity: usize) -> Option<Vec<u8>> {
@@ -138,8 +112,9 @@ impl Pool {
     }
 
     /// Keeps `bytes` when large, then gives up the oldest kept buffers beyond the bounds:
-    /// [`KEEP_BUFFERS`], and `room` bytes in all (see [`room`]). Returns what to free (`bytes`
-    /// itself when it is small, or larger than the room).
+    /// [`KEEP_BUFFERS`], and `room` bytes in all ([`KEEP_BYTES`], or nothing when the system is
+    /// low on memory). Returns what to free (`bytes` itself when it is small, or larger than the
+    /// room).
     fn keep(&mut self, bytes: Vec<u8>, now: Instant, room: usize) -> Vec<Vec<u8>> {
         let mut freed = Vec::new();
         if bytes.capacity() < HUGE_FROM || bytes.capacity() > room {
@@ -177,25 +152,6 @@ impl Pool {
     }
 }
 
-/// The bytes the pool may keep, all told, when the process's resident set is `resident` bytes,
-/// `kept` of them in the pool and the buffer being recycled, and the most the process held lately
-/// was `peak`: no more than brings the process back to that peak (what it holds besides plus what
-/// is kept), within [`KEEP_BYTES`]; nothing when the system is `low` on memory, or when the
-/// process's size is not known (not Linux).
-fn room(resident: Option<usize>, peak: Option<usize>, kept: usize, low: bool) -> usize {
-    match (resident, peak) {
-        (Some(resident), Some(peak)) if !low => peak.saturating_sub(resident.saturating_sub(kept)).min(KEEP_BYTES),
-        _ => 0,
-    }
-}
-
-/// The process's resident set in bytes (`/proc/self/statm`), `None` where there is none.
-fn resident_bytes() -> Option<usize> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: usize = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096)
-}
-
 /// Whether the system has less than [`LOW_MEMORY_SHARE`] of its memory available
 /// (`/proc/meminfo`); `false` where that cannot be told.
 fn memory_low() -> bool {
@@ -210,7 +166,7 @@ fn memory_low() -> bool {
 }
 
 /// The process's kept buffers.
-static POOL: Mutex<Pool> = Mutex::new(Pool { kept: Vec::new(), peak: None });
+static POOL: Mutex<Pool> = Mutex::new(Pool { kept: Vec::new() });
 
 fn pool() -> std::sync::MutexGuard<'static, Pool> {
     POOL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -367,72 +323,47 @@ mod tests {
         }
     }
 
-    /// What is kept never brings the process above the most it held in the last [`KEEP_FOR`],
-    /// nothing is kept under memory pressure or when the process's size is unknown.
+    /// An edit of a big file leaves its two buffers kept, the next edit's pair replaces them,
+    /// and nothing is kept under memory pressure.
     #[test]
-    fn the_pool_keeps_no_more_than_the_process_needed_lately() {
+    fn the_pool_keeps_the_last_edits_pair_and_nothing_under_pressure() {
         let mib = |n: usize| n << 20;
         let now = Instant::now();
         let mut pool = Pool::default();
-        // An edit of a 50 MiB file: 20 MiB besides, the old text and the new held at once.
-        pool.saw(Some(mib(120)), now);
-        assert_eq!(pool.peak(now), Some(mib(120)));
-        let space = room(Some(mib(120)), pool.peak(now), mib(50), false);
-        assert!(pool.keep(Vec::with_capacity(mib(50)), now, space).is_empty(), "the old text is kept");
-        // The new text recycled after the write: both kept, the process back at its peak.
-        let space = room(Some(mib(120)), pool.peak(now), mib(100), false);
-        assert!(pool.keep(Vec::with_capacity(mib(50)), now, space).is_empty(), "the new text is kept");
+        assert!(pool.keep(Vec::with_capacity(mib(50)), now, KEEP_BYTES).is_empty(), "the old text is kept");
+        assert!(pool.keep(Vec::with_capacity(mib(50)), now, KEEP_BYTES).is_empty(), "the new text is kept");
+        assert_eq!(pool.keep(Vec::with_capacity(mib(30)), now, KEEP_BYTES).len(), 1, "the oldest goes");
         assert_eq!(pool.kept.len(), 2);
-        // A lower peak (the old one expired): the rest no longer fits.
-        let later = now + KEEP_FOR;
-        assert_eq!(pool.peak(later), None);
-        pool.saw(Some(mib(60)), later);
-        let space = room(Some(mib(110)), pool.peak(later), mib(80), false);
-        assert_eq!(space, mib(30));
-        assert_eq!(pool.keep(Vec::with_capacity(mib(30)), later, space).len(), 2, "the 50 MiB buffers go");
-        assert_eq!(pool.bytes(), mib(30));
-        // Under memory pressure, or with no size known, nothing is kept.
-        assert_eq!(room(Some(mib(400)), Some(mib(400)), mib(12), true), 0);
-        assert_eq!(room(None, None, mib(12), false), 0);
+        assert_eq!(pool.keep(Vec::with_capacity(mib(12)), now, 0).len(), 3, "under pressure, all go");
+        assert!(pool.kept.is_empty());
     }
 
     proptest::proptest! {
         #![proptest_config(proptest::test_runner::Config::with_cases(300))]
 
         /// Edits of files of any sizes, one after another as an agent makes them (each reads the
-        /// old text into one buffer, builds the new one in another, and recycles both), seen
-        /// through a model of the process's resident set: at no moment does keeping make the
-        /// process hold more than it held at its largest in the last few seconds, and an edit
+        /// old text into one buffer, builds the new one in another, and recycles both): an edit
         /// of the same file again (same size) before they expire gets both its buffers from the
         /// pool (when the two it used fit in [`KEEP_BYTES`]).
         #[test]
-        fn keeping_never_grows_the_process_past_its_peak(
+        fn the_same_edit_again_reuses_both_buffers(
             edits in proptest::collection::vec((4usize..200, 0u64..7000), 1..30),
         ) {
             let mib = |n: usize| n << 20;
-            let base = mib(20);
             let mut pool = Pool::default();
             let mut now = Instant::now();
-            // What the process held, and when, in the model: to check against.
-            let mut held: Vec<(usize, Instant)> = Vec::new();
             let mut last: Option<(usize, bool)> = None;
             for (size, pause) in edits {
                 now += Duration::from_millis(pause);
-                let (freed, _) = pool.expire(now);
-                drop(freed);
-                let resident = |pool: &Pool, in_use: usize| base + pool.bytes() + in_use;
-                let mut in_use = 0;
+                drop(pool.expire(now));
                 let mut buffers = Vec::new();
                 let mut reused = 0;
                 for capacity in [mib(size), mib(size) + 1] {
-                    pool.saw(Some(resident(&pool, in_use)), now);
                     let bytes = match pool.take(capacity) {
                         Some(bytes) => { reused += 1; bytes }
                         None => Vec::with_capacity(capacity.next_multiple_of(HUGE_PAGE)),
                     };
-                    in_use += bytes.capacity();
                     buffers.push(bytes);
-                    held.push((resident(&pool, in_use), now));
                 }
                 // (When the previous edit's two fit in the pool's bound: a larger pair keeps one.)
                 if last == Some((size, true)) && Duration::from_millis(pause) < KEEP_FOR {
@@ -440,14 +371,7 @@ mod tests {
                 }
                 let pair: usize = buffers.iter().map(Vec::capacity).sum();
                 for bytes in buffers {
-                    let r = resident(&pool, in_use);
-                    pool.saw(Some(r), now);
-                    in_use -= bytes.capacity();
-                    let space = room(Some(r), pool.peak(now), pool.bytes() + bytes.capacity(), false);
-                    drop(pool.keep(bytes, now, space));
-                    let after = resident(&pool, in_use);
-                    let peak = held.iter().filter(|(_, at)| now.duration_since(*at) < KEEP_FOR).map(|(r, _)| *r).max();
-                    proptest::prop_assert!(Some(after) <= peak, "{after} held after keeping, peak {peak:?}");
+                    drop(pool.keep(bytes, now, KEEP_BYTES));
                 }
                 last = Some((size, pair <= KEEP_BYTES));
             }
