@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use globset::GlobBuilder;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -82,11 +82,7 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     )?;
     let shown = ctx.workspace.display(&dir);
     let pattern = args.pattern.as_str();
-    let matcher = GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .build()
-        .map_err(|err| ToolError::new(format!("invalid glob pattern `{pattern}`: {err}")))?
-        .compile_matcher();
+    let matcher = matcher(pattern)?;
     let max = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
     let by_time = args.sort == Some(SortBy::Modified);
 
@@ -161,6 +157,16 @@ fn run(args: Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         .with("count", total.min(max))
         .with("total", total)
         .with("truncated", total > max))
+}
+
+/// The matcher of `pattern`, on paths relative to the searched directory (`*` never crosses a
+/// `/`). A set of one glob, not the glob's own matcher: the set matches the common shapes
+/// (`**/*.rs`, `*.toml`, `src/**`, a literal name) by extension, prefix, suffix or literal,
+/// with no regex run per file (the glob's matcher always runs its regex).
+pub(crate) fn matcher(pattern: &str) -> Result<GlobSet, ToolError> {
+    let invalid = |err: globset::Error| ToolError::new(format!("invalid glob pattern `{pattern}`: {err}"));
+    let glob = GlobBuilder::new(pattern).literal_separator(true).build().map_err(invalid)?;
+    GlobSetBuilder::new().add(glob).build().map_err(invalid)
 }
 
 /// The paths found, one a line, as the workspace shows them: relative to its root when inside

@@ -523,4 +523,35 @@ mod bounded {
             prop_assert_eq!(result.metadata["total"].as_u64(), Some(expected.len() as u64));
         }
     }
+
+    /// Patterns built of the pieces people write (`**`, `*`, `?`, classes, alternatives,
+    /// extensions, folders, literal names).
+    fn pattern() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec![
+            "**/", "**", "*", "?", "a", "b", "ab", ".rs", ".", "/", "{a,b}", "{a,.rs}", "[ab]", "[!a]", "src/", "*.rs",
+            "*.toml", "a*", "-", "_",
+        ]);
+        proptest::collection::vec(piece, 1..6).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        /// The matcher `glob` walks with (a set of one glob, which takes shortcuts by extension,
+        /// prefix, suffix or literal) says what the glob's own regex says, on every path.
+        #[test]
+        fn the_glob_matcher_agrees_with_the_globs_regex(
+            pattern in pattern(),
+            paths in proptest::collection::vec("(src/|a/|b/|ab/)?(src/|a/|b/)?[ab._-]{0,3}(\\.rs|\\.toml|\\.rs\\.bak)?", 1..30),
+        ) {
+            let Ok(ours) = crate::glob::matcher(&pattern) else {
+                prop_assert!(globset::GlobBuilder::new(&pattern).literal_separator(true).build().is_err());
+                return Ok(());
+            };
+            let reference = globset::GlobBuilder::new(&pattern).literal_separator(true).build().map_err(|e| TestCaseError::fail(e.to_string()))?.compile_matcher();
+            for path in &paths {
+                prop_assert_eq!(ours.is_match(path), reference.is_match(path), "pattern {} path {}", pattern, path);
+            }
+        }
+    }
 }

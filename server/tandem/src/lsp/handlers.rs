@@ -46,6 +46,13 @@ impl WriteJson for Answer {
             Self::Tool(result) => result.write_json(out),
         }
     }
+
+    fn size_hint(&self) -> usize {
+        match self {
+            Self::Json(_) => 0,
+            Self::Tool(result) => result.size_hint(),
+        }
+    }
 }
 
 /// What exists once `initialize` has run.

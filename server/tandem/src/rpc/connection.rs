@@ -30,14 +30,14 @@ impl Framing {
     fn frame(self, message: &Envelope<'_>) -> (Vec<u8>, usize) {
         match self {
             Self::Lines => {
-                let mut bytes = Vec::with_capacity(128);
+                let mut bytes = Vec::with_capacity(message.size_hint());
                 json_out::write_envelope(&mut bytes, message);
                 self.trace(&bytes);
                 bytes.push(b'\n');
                 (bytes, 0)
             }
             Self::Headers => {
-                let mut bytes = Vec::with_capacity(256);
+                let mut bytes = Vec::with_capacity(HEADER_ROOM + message.size_hint());
                 bytes.resize(HEADER_ROOM, b' ');
                 json_out::write_envelope(&mut bytes, message);
                 self.trace(&bytes[HEADER_ROOM..]);
@@ -272,6 +272,30 @@ mod tests {
             let mut text = String::new();
             tokio::io::AsyncReadExt::read_to_string(&mut theirs, &mut text).await.ok();
             assert_eq!(text, expected, "{framing:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// A tool's result shaped as `read` returns a file (numbered lines of source text, a tab
+        /// and a newline to escape on each) is framed in the buffer allocated for it: never
+        /// grown on the way, which would copy everything written so far, again and again.
+        #[test]
+        fn a_read_result_is_framed_without_growing_its_buffer(
+            lines in proptest::collection::vec("[ -~]{12,120}", 0..400),
+            title in "[ -~]{0,80}",
+            metadata in proptest::collection::btree_map("[a-z]{1,12}", "[ -~]{0,40}", 0..8),
+        ) {
+            let output: String = lines.iter().enumerate().map(|(i, line)| format!("{:>6}\t{line}\n", i + 1)).collect();
+            let metadata = metadata.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+            let result = tandem_protocol::ToolResult { title, output, metadata, error: None, attachments: Vec::new() };
+            let id = json!(7);
+            for framing in [Framing::Lines, Framing::Headers] {
+                let message = Envelope::Response { id: &id, result: &result };
+                let room = match framing { Framing::Lines => 0, Framing::Headers => HEADER_ROOM } + message.size_hint();
+                let (bytes, _) = framing.frame(&message);
+                proptest::prop_assert!(bytes.len() <= room, "{} bytes written, {room} reserved", bytes.len());
+                proptest::prop_assert_eq!(bytes.capacity(), room);
+            }
         }
     }
 

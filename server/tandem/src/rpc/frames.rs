@@ -225,6 +225,10 @@ fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// Logs bytes skipped while looking for a header, unless they are blank or other headers.
 fn report_junk(bytes: &[u8]) {
+    // Between well-formed messages there is nothing: the common case costs one compare.
+    if bytes.is_empty() {
+        return;
+    }
     let text = String::from_utf8_lossy(bytes);
     let junk = text
         .lines()

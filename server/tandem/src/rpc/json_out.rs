@@ -50,6 +50,12 @@ pub trait WriteJson {
     /// Appends `self` as compact JSON, byte for byte what `serde_json::to_writer` writes for
     /// it.
     fn write_json(&self, out: &mut Vec<u8>);
+
+    /// About how many bytes [`Self::write_json`] appends, so that the frame is allocated once
+    /// at about its size instead of grown (and copied) several times on the way.
+    fn size_hint(&self) -> usize {
+        0
+    }
 }
 
 impl WriteJson for Value {
@@ -77,6 +83,12 @@ impl WriteJson for tandem_protocol::ToolResult {
         write_str(out, &self.title);
         out.push(b'}');
     }
+
+    /// The texts, with room for an escape per line of them, and for the metadata.
+    fn size_hint(&self) -> usize {
+        let text = self.output.len() + self.title.len() + self.error.as_ref().map_or(0, String::len);
+        text + text / 8 + 512
+    }
 }
 
 /// The members of a JSON-RPC message besides `"jsonrpc": "2.0"`.
@@ -85,6 +97,16 @@ pub(crate) enum Envelope<'a> {
     Notification { method: &'a str, params: &'a Value },
     Response { id: &'a Value, result: &'a dyn WriteJson },
     Error { id: &'a Value, code: i64, message: &'a str, data: Option<&'a Value> },
+}
+
+impl Envelope<'_> {
+    /// About how many bytes [`write_envelope`] appends for this message.
+    pub(crate) fn size_hint(&self) -> usize {
+        match self {
+            Self::Response { result, .. } => 64 + result.size_hint(),
+            _ => 256,
+        }
+    }
 }
 
 /// Appends the message `envelope` describes, as `serde_json` writes the same message built with
