@@ -95,7 +95,7 @@ fn tools_lists_a_table_and_json_that_match_the_registry() -> Res<()> {
         let spec = tool.spec();
         assert_eq!(entry["name"], spec.name);
         assert_eq!(entry["description"], spec.description);
-        assert_eq!(entry["inputSchema"], spec.parameters, "{}", spec.name);
+        assert_eq!(entry["inputSchema"], *spec.parameters, "{}", spec.name);
         assert_eq!(entry["group"], spec.group.as_str(), "{}", spec.name);
         assert_eq!(entry["canWrite"], spec.can_write, "{}", spec.name);
         assert_eq!(entry["annotations"]["readOnlyHint"], spec.effect.is_read_only(), "{}", spec.name);

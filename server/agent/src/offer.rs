@@ -35,7 +35,7 @@ impl ToolSets {
                 ToolDef {
                     name: spec.name.to_owned(),
                     description: spec.description.to_owned(),
-                    parameters: spec.parameters.clone(),
+                    parameters: (*spec.parameters).clone(),
                 }
             })
             .collect();

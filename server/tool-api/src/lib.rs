@@ -40,7 +40,7 @@ pub use session::{
     AgentType, AskOutcome, HostError, PlanDecision, PlanState, Question, QuestionOption, SessionHost, SubAgentRequest,
     SubAgentState, SubAgentStatus, Todo, TodoStatus,
 };
-pub use spec::{Decl, Effect, ToolSpec};
+pub use spec::{Decl, Effect, Parameters, ToolSpec};
 pub use tool::{Tool, ToolContext, TypedTool, parse_args, typed};
 pub use walk::walker;
 pub use workspace::{PathError, Workspace};

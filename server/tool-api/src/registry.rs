@@ -136,7 +136,7 @@ impl Registry {
                     group: spec.group,
                     can_write: spec.can_write,
                     concurrency_safe: spec.concurrency_safe,
-                    parameters: spec.parameters.clone(),
+                    parameters: (*spec.parameters).clone(),
                 }
             })
             .collect()

@@ -1,6 +1,8 @@
 //! What a tool is, as the registry, the editor and the model see it: its fixed [`ToolSpec`]
 //! and the [`Effect`] it declares.
 
+use std::sync::OnceLock;
+
 use serde_json::Value;
 use tandem_protocol::ToolGroup;
 
@@ -18,7 +20,7 @@ pub struct ToolSpec {
     /// What it does and when to use it, for the model.
     pub description: &'static str,
     /// JSON Schema of the arguments.
-    pub parameters: Value,
+    pub parameters: Parameters,
     /// Its group (what profiles switch).
     pub group: ToolGroup,
     /// It changes files or state.
@@ -86,6 +88,63 @@ impl Effect {
     }
 }
 
+/// The JSON Schema of a tool's arguments, made the first time it is looked at: a process that
+/// runs one tool (`tandem tool glob …`) never derives the schemas of the thirty others, nor
+/// frees them at exit. Reads as the schema's [`Value`].
+pub struct Parameters {
+    made: OnceLock<Value>,
+    make: fn() -> Value,
+}
+
+impl Parameters {
+    /// A schema known already.
+    pub fn new(schema: Value) -> Self {
+        Self { made: OnceLock::from(schema), make: || Value::Null }
+    }
+
+    /// A schema `make` derives when it is first needed.
+    pub fn lazy(make: fn() -> Value) -> Self {
+        Self { made: OnceLock::new(), make }
+    }
+
+    /// Whether the schema exists yet (given, or derived by a look at it).
+    pub fn is_made(&self) -> bool {
+        self.made.get().is_some()
+    }
+}
+
+impl std::ops::Deref for Parameters {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        self.made.get_or_init(self.make)
+    }
+}
+
+impl Clone for Parameters {
+    fn clone(&self) -> Self {
+        Self { made: self.made.clone(), make: self.make }
+    }
+}
+
+impl std::fmt::Debug for Parameters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl PartialEq<Value> for Parameters {
+    fn eq(&self, other: &Value) -> bool {
+        **self == *other
+    }
+}
+
+impl serde::Serialize for Parameters {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(serializer)
+    }
+}
+
 impl ToolSpec {
     /// A tool that changes nothing, may run concurrently and asks nobody (see [`Decl::new`]),
     /// for tools whose spec is only known at run time (an MCP server's).
@@ -149,6 +208,16 @@ impl Decl {
 
     /// The spec of a tool so declared whose arguments have the schema `parameters`.
     pub fn spec(self, parameters: Value) -> ToolSpec {
+        self.spec_with(Parameters::new(parameters))
+    }
+
+    /// The spec of a tool so declared whose arguments have the schema `make` derives, when it
+    /// is first needed.
+    pub fn spec_lazy(self, make: fn() -> Value) -> ToolSpec {
+        self.spec_with(Parameters::lazy(make))
+    }
+
+    fn spec_with(self, parameters: Parameters) -> ToolSpec {
         ToolSpec {
             name: self.name,
             aliases: self.aliases,
@@ -255,5 +324,34 @@ impl Decl {
     pub const fn strict(mut self) -> Self {
         self.strict = true;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    static MADE: AtomicUsize = AtomicUsize::new(0);
+
+    fn schema() -> Value {
+        MADE.fetch_add(1, Ordering::SeqCst);
+        serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}}})
+    }
+
+    #[test]
+    fn a_lazy_schema_is_derived_once_when_first_looked_at() {
+        let spec = Decl::new("t", ToolGroup::Search, "T.").spec_lazy(schema);
+        let copy = spec.clone();
+        assert_eq!(MADE.load(Ordering::SeqCst), 0, "made before anything looked at it");
+        assert!(!spec.parameters.is_made() && !copy.parameters.is_made());
+        assert_eq!(spec.parameters["type"], "object");
+        assert_eq!(serde_json::to_value(&spec.parameters).ok(), Some(schema()));
+        assert_eq!(MADE.load(Ordering::SeqCst), 2, "derived once by the spec, once by the test");
+        // A copy taken before is still lazy; one taken after shares what was made.
+        assert!(!copy.parameters.is_made());
+        assert!(spec.clone().parameters.is_made());
+        assert_eq!(spec.parameters, schema());
     }
 }

@@ -137,7 +137,7 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
 
     /// The spec: [`TypedTool::DECL`] with the schema of [`TypedTool::Args`].
     fn spec() -> ToolSpec {
-        Self::DECL.spec(schema_for::<Self::Args>())
+        Self::DECL.spec_lazy(schema_for::<Self::Args>)
     }
 }
 

@@ -220,3 +220,19 @@ async fn a_tool_whose_needs_the_door_cannot_meet_is_not_offered_there() {
     let error = search.error.unwrap_or_default();
     assert!(error.starts_with("`tool_search` needs the tool registry, which this call does not provide"), "{error}");
 }
+
+/// A process that runs one tool derives that tool's argument schema only: building the
+/// registry, finding the tool and calling it leave every other schema unmade (deriving them
+/// all was a tenth of a `tandem tool glob` process's start).
+#[tokio::test]
+async fn one_call_derives_only_its_own_tools_schema() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let registry = crate::builtin(ToolConfig::default());
+    let made = |registry: &Registry| -> Vec<&'static str> {
+        registry.enabled().filter(|t| t.spec().parameters.is_made()).map(|t| t.spec().name).collect()
+    };
+    assert_eq!(made(&registry), Vec::<&str>::new());
+    let result = registry.call("glob", json!({"pattern": "*.rs"}), ctx(dir.path())).await;
+    assert!(result.is_ok_and(|r| r.error.is_none()));
+    assert_eq!(made(&registry), vec!["glob"]);
+}
