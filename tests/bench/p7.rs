@@ -221,17 +221,34 @@ impl Direct {
         Ok(Self { runtime, server, child, task, params })
     }
 
-    /// One definition (or references) request's round trip.
+    /// One definition (or references) request's round trip. A server that answers "busy"
+    /// (ContentModified or ServerCancelled: rust-analyzer does while it reloads the project) is
+    /// asked again, as editors (and Tandem) do, and only the answered round trip counts: the
+    /// direct side never pays for a retry.
     fn time(&mut self, references: bool) -> Res<Duration> {
         let (server, params) = (&mut self.server, self.params.clone());
         self.runtime.block_on(async {
-            let start = Instant::now();
-            if references {
-                server.request::<RawRefs>(params).await.map_err(|e| e.to_string())?;
-            } else {
-                server.request::<Raw>(params).await.map_err(|e| e.to_string())?;
+            let mut busy = 0;
+            loop {
+                let start = Instant::now();
+                let answer = if references {
+                    server.request::<RawRefs>(params.clone()).await.map(drop)
+                } else {
+                    server.request::<Raw>(params.clone()).await.map(drop)
+                };
+                match answer {
+                    Ok(()) => return Ok(start.elapsed()),
+                    Err(async_lsp::Error::Response(err))
+                        if busy < 50
+                            && (err.code == async_lsp::ErrorCode::CONTENT_MODIFIED
+                                || err.code == async_lsp::ErrorCode::SERVER_CANCELLED) =>
+                    {
+                        busy += 1;
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    Err(err) => return Err(err.to_string()),
+                }
             }
-            Ok(start.elapsed())
         })
     }
 }

@@ -164,7 +164,8 @@ pub fn load(ctx: &ToolContext, path: &Path) -> Result<Loaded, ToolError> {
 /// so that it is not asked again.
 pub fn load_seen(ctx: &ToolContext, path: &Path, seen: Option<std::fs::Metadata>) -> Result<Loaded, ToolError> {
     journal::recover_once(ctx.workspace.root());
-    let shown = ctx.workspace.display(path);
+    // Only an error names the file: a read that succeeds makes no display name here.
+    let shown = || ctx.workspace.display(path);
     if let Some(doc) = ctx.cache.get(path) {
         let text = doc.rope.to_string();
         let hash = ContentHash::of(text.as_bytes());
@@ -185,10 +186,11 @@ pub fn load_seen(ctx: &ToolContext, path: &Path, seen: Option<std::fs::Metadata>
             fuzzed: Vec::new(),
         }),
         ReadOutcome::Directory => {
-            Err(ToolError::new(format!("`{shown}` is a directory, not a file; use `list` to see what it holds")))
+            Err(ToolError::new(format!("`{}` is a directory, not a file; use `list` to see what it holds", shown())))
         }
         ReadOutcome::TooLarge { len } => Err(ToolError::new(format!(
-            "`{shown}` is {}; files over {} are not loaded whole. Search it with `grep`, or look at parts with `bash` (head, tail, sed -n)",
+            "`{}` is {}; files over {} are not loaded whole. Search it with `grep`, or look at parts with `bash` (head, tail, sed -n)",
+            shown(),
             size(len),
             size(MAX_FILE_BYTES)
         ))),
@@ -205,7 +207,8 @@ pub fn load_seen(ctx: &ToolContext, path: &Path, seen: Option<std::fs::Metadata>
                 })
             }
             Decoded::Binary { kind } => Err(ToolError::new(format!(
-                "`{shown}` is a binary file ({kind}, {}); it cannot be shown or edited as text",
+                "`{}` is a binary file ({kind}, {}); it cannot be shown or edited as text",
+                shown(),
                 size(file.len)
             ))
             .with("binary", true)
