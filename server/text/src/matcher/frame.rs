@@ -31,6 +31,8 @@ pub(super) struct Frame {
     unit: Option<(String, String)>,
     /// Columns every mapped indentation moves by, when all are of one kind and move alike.
     shift: Option<(u8, isize)>,
+    /// `old_string` indents with tabs and the file's block with spaces only.
+    tabs_to_spaces: bool,
 }
 
 /// `new_string`'s indentation fits neither frame: the three common indentations.
@@ -70,8 +72,18 @@ fn same_kind(new: (bool, bool), frame: (bool, bool)) -> bool {
 }
 
 /// Decides the frame of `w` (`new_string`'s lines) for `n` (`old_string`'s) placed at `b` (the
-/// file's block), whose aligned lines are `pairs` (index in `n`, index in `b`).
+/// file's block), whose aligned lines are `pairs` (index in `n`, index in `b`). Refused when
+/// `new_string` is in `old_string`'s frame but a line of it cannot be moved into the file's (an
+/// indentation of tabs, say, that no level of the file's spaces stands for).
 pub(super) fn decide(n: &[&str], b: &[&str], w: &[&str], pairs: &[(usize, usize)]) -> Result<Frame, Misfit> {
+    let frame = decide_kind(n, b, w, pairs)?;
+    if frame.kind == Kind::Old && w.iter().any(|line| frame.foreign(line)) {
+        return Err(Misfit { old: frame.needle_base.clone(), file: frame.block_base.clone(), new: base(w) });
+    }
+    Ok(frame)
+}
+
+fn decide_kind(n: &[&str], b: &[&str], w: &[&str], pairs: &[(usize, usize)]) -> Result<Frame, Misfit> {
     let mut map: Vec<(String, String)> = Vec::new();
     for &(i, j) in pairs {
         if n[i].trim().is_empty() || b[j].trim().is_empty() {
@@ -85,6 +97,7 @@ pub(super) fn decide(n: &[&str], b: &[&str], w: &[&str], pairs: &[(usize, usize)
     let (needle_base, block_base) = (base(n), base(b));
     let unit = unit_of(&map);
     let shift = shift_of(&map);
+    let tabs_to_spaces = chars(n).1 && !chars(b).1;
     let frame = |kind| Frame {
         kind,
         map: map.clone(),
@@ -92,6 +105,7 @@ pub(super) fn decide(n: &[&str], b: &[&str], w: &[&str], pairs: &[(usize, usize)
         block_base: block_base.clone(),
         unit: unit.clone(),
         shift,
+        tabs_to_spaces,
     };
     let drifted = needle_base != block_base || map.iter().any(|(from, to)| from != to);
     if !drifted {
@@ -192,7 +206,12 @@ impl Frame {
         let (from, to) = match longest {
             Some((from, to)) => (from.as_str(), to.as_str()),
             None if own.starts_with(self.needle_base.as_str()) => (self.needle_base.as_str(), self.block_base.as_str()),
-            None => return line.to_owned(),
+            None => {
+                return match self.levels_up(own) {
+                    Some(to) => format!("{to}{rest}"),
+                    None => line.to_owned(),
+                };
+            }
         };
         let extra = &own[from.len()..];
         let extra = match &self.unit {
@@ -200,5 +219,26 @@ impl Frame {
             None => extra.to_owned(),
         };
         format!("{to}{extra}{rest}")
+    }
+
+    /// An indentation shallower than `old_string`'s base, of whole levels, when the two frames
+    /// indent with different characters: the block's base with as many levels fewer (one tab
+    /// for each four spaces the file's base has beyond it, say). `None` when that is not whole
+    /// levels of both.
+    fn levels_up(&self, own: &str) -> Option<String> {
+        let (a, b) = self.unit.as_ref()?;
+        let levels = |text: &str, unit: &str| -> Option<usize> {
+            (text.len().is_multiple_of(unit.len()) && text.as_bytes().chunks(unit.len()).all(|c| c == unit.as_bytes()))
+                .then(|| text.len() / unit.len())
+        };
+        let (own, needle, block) = (levels(own, a)?, levels(&self.needle_base, a)?, levels(&self.block_base, b)?);
+        let up = needle.checked_sub(own)?;
+        Some(b.repeat(block.checked_sub(up)?))
+    }
+
+    /// `line`, in `old_string`'s frame of tabs, would keep a tab in the file's frame of spaces.
+    /// (Spaces left after tabs are alignment, which files indented with tabs use too.)
+    fn foreign(&self, line: &str) -> bool {
+        self.tabs_to_spaces && !line.trim().is_empty() && indent(&self.to_file(line)).contains('\t')
     }
 }

@@ -141,6 +141,47 @@ fn tabs_versus_spaces_and_collapsed_whitespace() {
     );
 }
 
+/// A file indented with spaces, an edit written with tabs (`old_string` and `new_string`), and
+/// `new_string` closing a block above `old_string`'s shallowest line: that line takes the
+/// file's spaces for its level too (it kept its tab once, in a file of spaces).
+#[test]
+fn a_new_line_above_old_strings_base_is_moved_into_the_files_spaces() {
+    let file = "mod tests {\n    fn a() {\n        if x {\n            f(\n                4\n            );\n        }\n\n        assert_eq!(\n            g(),\n            E\n        );\n    }\n}\n";
+    check(
+        file,
+        "\t\t\t\t4\n\t\t\t);\n\t\t}\n\n\t\tassert_eq!(\n\t\t\tg(),\n",
+        "\t\t\t\t4\n\t\t\t);\n\t\t}\n\t}\n\n\t#[test]\n\tfn b() {\n\t\tassert_eq!(\n\t\t\tg(),\n",
+        expect![[r#"
+            indentation-flexible at line 5 (similarity 1.00)
+            mod tests {
+                fn a() {
+                    if x {
+                        f(
+                            4
+                        );
+                    }
+                }
+
+                #[test]
+                fn b() {
+                    assert_eq!(
+                        g(),
+                        E
+                    );
+                }
+            }
+        "#]],
+    );
+    // The file's base is not whole levels of its unit: no level of spaces stands for one tab.
+    let odd = file.replace("\n        ", "\n         ").replace("\n            ", "\n             ");
+    check(
+        &odd,
+        "\t\t\t\t4\n\t\t\t);\n\t\t}\n\n\t\tassert_eq!(\n\t\t\tg(),\n",
+        "\t\t\t\t4\n\t\t\t);\n\t\t}\n\t}\n\n\t#[test]\n\tfn b() {\n\t\tassert_eq!(\n\t\t\tg(),\n",
+        expect![[r#"refused (indentation-flexible) at line 5: indentation old "\t\t", file "         ", new "\t""#]],
+    );
+}
+
 #[test]
 fn escapes_unicode_and_line_numbers() {
     check(
