@@ -200,7 +200,8 @@ fn main() {
     // P3 first: its round trip of tens of microseconds is the row most sensitive to what the
     // rows before left in this process. Run after P4 (a 50 MB file read and written) or P2
     // (trees of 20,000 files) in the same process, it measured 70–74 µs; run after them in a
-    // process of its own, or after a light row, 52–57 µs, with the same `cat` times.
+    // process of its own, or after a light row, 52–57 µs, with the same `cat` times. Running
+    // first does not shield it from the machine: right after a release build it measured 69 µs.
     let benches: [(&str, Bench); 15] = [
         ("P3", p3),
         ("P1", p1),

@@ -209,8 +209,20 @@ impl<'c> BodyWriter<'c> {
         }
     }
 
-    /// Records an item that ends at the end of `out`.
-    fn place(&mut self, message: Option<Weak<Message>>) {
+    /// Appends the items `write` writes, after a comma only when they are not empty, and
+    /// records them as one item (of `message`, when written from one).
+    fn append(&mut self, message: Option<Weak<Message>>, write: impl FnOnce(&mut EncodeCache, &mut Vec<u8>)) {
+        let mark = self.out.len();
+        if !self.first {
+            self.out.push(b',');
+        }
+        let before = self.out.len();
+        write(self.cache, &mut self.out);
+        if self.out.len() == before {
+            self.out.truncate(mark);
+        } else {
+            self.first = false;
+        }
         self.kept = self.out.len();
         self.items.push(Placed { message, end: self.kept });
     }
@@ -234,30 +246,15 @@ impl<'c> BodyWriter<'c> {
             if same {
                 self.kept += scratch.len() + usize::from(comma);
                 self.items.push(Placed { message: None, end: self.kept });
+                self.first &= scratch.is_empty();
             } else {
                 self.diverge();
-                if comma {
-                    self.out.push(b',');
-                }
-                self.out.extend_from_slice(&scratch);
-                self.place(None);
+                self.append(None, |_, out| out.extend_from_slice(&scratch));
             }
-            self.first &= scratch.is_empty();
             self.scratch = scratch;
             return;
         }
-        let mark = self.out.len();
-        if !self.first {
-            self.out.push(b',');
-        }
-        let before = self.out.len();
-        write(self.cache, &mut self.out);
-        if self.out.len() == before {
-            self.out.truncate(mark);
-        } else {
-            self.first = false;
-        }
-        self.place(None);
+        self.append(None, write);
     }
 
     /// Adds the JSON of a history message, remembered or written now by `encode`.
@@ -274,25 +271,13 @@ impl<'c> BodyWriter<'c> {
             return;
         }
         self.diverge();
-        let mark = self.out.len();
-        if !self.first {
-            self.out.push(b',');
-        }
-        let before = self.out.len();
-        self.cache.write(message, &mut self.out, encode);
-        if self.out.len() == before {
-            self.out.truncate(mark);
-        } else {
-            self.first = false;
-        }
-        self.place(Some(Arc::downgrade(message)));
+        self.append(Some(Arc::downgrade(message)), |cache, out| cache.write(message, out, encode));
     }
 
     /// Closes the array and the object; forgets the messages no history holds any more.
     pub(crate) fn finish(mut self) -> Bytes {
         // The last body may have had more items, and its closing brackets: they go.
         self.diverge();
-        self.out.truncate(self.kept);
         #[cfg(test)]
         {
             self.cache.in_place = self.in_place;
