@@ -18,6 +18,10 @@
 //! - `\\n` when only line breaks are decoded is the code's `\` before a line break (a
 //!   continuation line) or the code's `\\n`: refused, unless `old_string` has it too (the file
 //!   has it as written).
+//! - A `\n` (or `\t`, `\r`) of `new_string` inside a quoted literal of its line (`b'\n'`,
+//!   `"a\nb"`), unless `old_string` needed its `\\` decoded, is the code's own escape as
+//!   much as a line break: refused, unless `old_string`'s escapes inside literals placed it
+//!   (the file has literals across lines there).
 //! - A line of `new_string` written exactly as a line of the matched block (indentation aside)
 //!   is the file's text, and stays as written.
 //!
@@ -30,6 +34,8 @@ use crate::LineEnding;
 const ESCAPES: [(u8, char); 7] =
     [(b'n', '\n'), (b't', '\t'), (b'r', '\r'), (b'"', '"'), (b'\'', '\''), (b'\\', '\\'), (b'`', '`')];
 const LINE_BREAK: usize = 0;
+const TAB: usize = 1;
+const RETURN: usize = 2;
 const QUOTE: usize = 3;
 const BACKSLASH: usize = 5;
 
@@ -149,6 +155,11 @@ impl Kinds {
             if !own.is_empty() && keep.iter().any(|kept| kept.trim_start() == own) {
                 return Some(text.to_owned());
             }
+            // An escape kept as the code's own stands in a literal: out of one (`\tlet x`), it is
+            // the model's as much.
+            if whitespace_escapes(text, kinds).any(|(kind, inside)| !inside && !kinds.has(kind)) {
+                return None;
+            }
             for (at, piece) in pieces(text) {
                 let Piece::Escape(kind, follower) = piece else { continue };
                 if !kinds.has(kind) && !as_is.has(kind) {
@@ -164,6 +175,12 @@ impl Kinds {
             }
             Some(kinds.decode(text))
         };
+        // A model whose `\\` was not seen decoded may have left the code's own `\n` as it is:
+        // one inside a literal of a new line reads two ways, unless `old_string`'s own placed
+        // ones (the file has literals across lines here).
+        if !self.has(BACKSLASH) && decoded_in_a_literal(new, kinds) && !decoded_in_a_literal(old, self) {
+            return None;
+        }
         let mut out = String::with_capacity(new.len());
         let mut start = 0;
         for (at, piece) in pieces(new) {
@@ -179,6 +196,42 @@ impl Kinds {
         out.push_str(&line(&new[start..])?);
         Some(out)
     }
+}
+
+/// The escapes of a whitespace kind (`\n`, `\t`, `\r`) in `text`, each with whether it sits
+/// inside a quoted literal of its line: after an odd number of `"` (a `'"'` aside), or as the
+/// whole of a `'…'` character. Lines end at line breaks and at `\n` escapes of `decoded`.
+fn whitespace_escapes(text: &str, decoded: Kinds) -> impl Iterator<Item = (usize, bool)> + '_ {
+    let bytes = text.as_bytes();
+    let mut open = false;
+    pieces(text).filter_map(move |(at, piece)| match piece {
+        Piece::Byte(b'\n') => {
+            open = false;
+            None
+        }
+        Piece::Byte(b'"') => {
+            open ^= !(at > 0 && bytes[at - 1] == b'\'' && bytes.get(at + 1) == Some(&b'\''));
+            None
+        }
+        Piece::Escape(QUOTE, _) if decoded.has(QUOTE) => {
+            open = !open;
+            None
+        }
+        Piece::Escape(kind @ (LINE_BREAK | TAB | RETURN), _) => {
+            let inside = open || (at > 0 && bytes[at - 1] == b'\'' && bytes.get(at + 2) == Some(&b'\''));
+            if kind == LINE_BREAK && decoded.has(LINE_BREAK) {
+                open = false;
+            }
+            Some((kind, inside))
+        }
+        _ => None,
+    })
+}
+
+/// Whether an escape of a whitespace kind that `decoded` turns into its character sits inside a
+/// quoted literal (see [`whitespace_escapes`]).
+fn decoded_in_a_literal(text: &str, decoded: Kinds) -> bool {
+    whitespace_escapes(text, decoded).any(|(kind, inside)| inside && decoded.has(kind))
 }
 
 /// Where a result of the chain puts the edit (1-based lines), to tell readings apart.

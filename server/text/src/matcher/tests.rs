@@ -329,6 +329,57 @@ fn escapes_read_only_with_content_forgiven_are_refused() {
     );
 }
 
+/// Only line breaks were escaped, and `new_string` adds the code's own `\n` inside a quoted
+/// literal (`b'\n'`, `"a\nb"`): that `\n` reads as a line break or as the code's escape, and
+/// nothing in the strings tells which, so the edit is refused.
+#[test]
+fn escapes_inside_a_new_literal_read_two_ways_and_are_refused() {
+    let text = "fn count(prefix: &[u8]) -> usize {\n    let line;\n    line = 0;\n    line\n}\n";
+    check(
+        text,
+        r#"let line;\n    line = 0;"#,
+        r#"let line;\n    line = memchr::memchr_iter(b'\n', prefix).count();"#,
+        expect!["not found; closest lines 2-2 (0.52)"],
+    );
+    check(
+        text,
+        r#"let line;\n    line = 0;"#,
+        r#"let line;\n    line = "a\nb".len();"#,
+        expect!["not found; closest lines 2-2 (0.52)"],
+    );
+    // With `\\` decoded too, the model escaped the code's own backslashes: its `\\n` is the
+    // code's `\n`, inside the literal, and its `\n` a line break.
+    check(
+        "let sep = \"\\\\\";\nsep\n",
+        r#"let sep = \"\\\\\";\nsep"#,
+        r#"let sep = \"\\\\\";\nlet _ = \"a\\nb\";\nsep"#,
+        expect![[r#"
+            escape-normalized at line 1 (similarity 1.00)
+            let sep = "\\";
+            let _ = "a\nb";
+            sep
+        "#]],
+    );
+    // `old_string`'s own escapes inside a literal were placed as line breaks by the file: a
+    // string across lines, whose new line breaks are line breaks too.
+    let text = "let s = r#\"\none\ntwo\n\"#;\n";
+    check(
+        text,
+        r#"let s = r#"\none\ntwo"#,
+        r#"let s = r#"\none\n2\ntwo"#,
+        expect![[r##"
+            escape-normalized at line 1 (similarity 1.00)
+            let s = r#"
+            one
+            2
+            two
+            "#;
+        "##]],
+    );
+    // Outside a literal, a `\n` is a line break as before.
+    check(text, r#"let line;\n    line = 0;"#, r#"let line;\n    let _ = "a";\n    line = 1;"#, expect!["not found"]);
+}
+
 /// Two readings of the escapes place the edit at two places: refused.
 #[test]
 fn escapes_read_two_ways_are_ambiguous() {
