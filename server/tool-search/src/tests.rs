@@ -538,7 +538,8 @@ mod bounded {
         #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
 
         /// The matcher `glob` walks with (a set of one glob, which takes shortcuts by extension,
-        /// prefix, suffix or literal) says what the glob's own regex says, on every path.
+        /// prefix, suffix or literal) says what the glob's own regex says, on every path a walk
+        /// can yield.
         #[test]
         fn the_glob_matcher_agrees_with_the_globs_regex(
             pattern in pattern(),
@@ -549,7 +550,9 @@ mod bounded {
                 return Ok(());
             };
             let reference = globset::GlobBuilder::new(&pattern).literal_separator(true).build().map_err(|e| TestCaseError::fail(e.to_string()))?.compile_matcher();
-            for path in &paths {
+            // A walk never yields `.` or `..` as a name (globset's shortcuts see no file name
+            // in `a/..`, as `Path` does not), so such paths are not asked about.
+            for path in paths.iter().filter(|p| !p.split('/').any(|name| name == "." || name == "..")) {
                 prop_assert_eq!(ours.is_match(path), reference.is_match(path), "pattern {} path {}", pattern, path);
             }
         }
