@@ -365,6 +365,13 @@ fn not_found_error(shown: &str, text: &str, old_string: &str, closest: Option<Cl
         }
         None => message.push_str(" No similar text either: read the file to see its current content, then retry."),
     }
+    // Escaped once too often, and not readable one way only by the escape stage (see
+    // `tandem_text::matcher`): say how to send it rather than leave the model to guess.
+    if old_string.contains("\\n") && !old_string.contains('\n') {
+        message.push_str(
+            "\nold_string has `\\n` escapes and no line break: send old_string and new_string with real line breaks, and backslashes exactly as the file has them (the `\\n` of a string literal as two characters).",
+        );
+    }
     error.message = message;
     error.with("notFound", true)
 }
@@ -391,5 +398,23 @@ mod tests {
                  x + 1
             Read the file again if unsure, then retry with old_string copied exactly from it (without line-number prefixes)."#]]
         .assert_eq(&err.message);
+    }
+
+    /// Strings escaped once too often, whose escapes could not be read one way only, are told
+    /// how to send them.
+    #[test]
+    fn not_found_with_escaped_line_breaks_says_to_send_real_ones() {
+        let text = "fn count() -> usize {\n    let line;\n    line = 0;\n    line\n}\n";
+        let old = r"let line;\n    line = 0;";
+        let err = not_found_error("src/lib.rs", text, old, matcher::closest(text, old));
+        assert!(
+            err.message.ends_with(
+                "old_string has `\\n` escapes and no line break: send old_string and new_string with real line breaks, and backslashes exactly as the file has them (the `\\n` of a string literal as two characters)."
+            ),
+            "{}",
+            err.message
+        );
+        let plain = not_found_error("src/lib.rs", text, "let line = 1;", None);
+        assert!(!plain.message.contains("escapes"), "{}", plain.message);
     }
 }
