@@ -396,6 +396,40 @@ fn an_empty_answer_from_a_server_still_loading_is_not_ready_not_none() -> Res<()
     Ok(())
 }
 
+/// A server whose project is loaded but that answers every request "busy" (content modified)
+/// never gets out of it while the model only asks: after a few such requests in a row it is
+/// restarted, and the request that found it stuck is answered by the new one.
+#[test]
+fn a_server_stuck_answering_busy_is_restarted() -> Res<()> {
+    let marker_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let marker = marker_dir.path().join("started-once");
+    let script = repo().join("tests/fixtures/stuck_server.py");
+    let config = format!(
+        "[lsp]\nrequest_timeout_ms = 2000\n[lsp.stuck]\ncommand = [\"python3\", \"{}\", \"{}\"]\nextensions = [\"stk\"]\n",
+        script.display(),
+        marker.display()
+    );
+    let (_dir, root) = fixture("", &config)?;
+    std::fs::write(root.join("a.stk"), "thing\n").map_err(|e| e.to_string())?;
+    let mut sidecar = start(&root)?;
+    let ask = json!({ "operation": "hover", "file_path": "a.stk", "line": 1, "column": 1 });
+    let mut answers = Vec::new();
+    for _ in 0..4 {
+        let result = sidecar.call("lsp", ask.clone())?;
+        answers.push(match result["error"].as_str() {
+            Some(error) => format!("error: {error}"),
+            None => result["output"].as_str().unwrap_or_default().to_owned(),
+        });
+    }
+    // The model sees at most two busy answers (a request of the proxy's own may have found the
+    // server busy too), then only real ones.
+    let what = format!("{answers:#?}");
+    let busy = answers.iter().take_while(|a| a.contains("content modified")).count();
+    check((1..=2).contains(&busy), "one or two busy answers while stuck", &what)?;
+    check(answers[busy..].iter().all(|a| a.contains("thing")), "then answers of a new instance", &what)?;
+    Ok(())
+}
+
 #[test]
 fn a_server_that_never_answers_times_out_and_is_cancelled() -> Res<()> {
     let log_dir = tempfile::tempdir().map_err(|e| e.to_string())?;

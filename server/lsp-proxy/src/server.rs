@@ -7,7 +7,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -36,6 +36,9 @@ use crate::{ProgressEvent, ProgressKind};
 const FIRST_PUBLISH_WAIT: Duration = Duration::from_secs(3);
 /// How much of a message to a language server is gathered before it is written.
 const SERVER_WRITE_BUFFER: usize = 64 * 1024;
+/// Requests in a row answered only busy (each after its retries) that make a loaded server
+/// stuck: it is restarted (see `Server::stuck`).
+pub const STUCK_AFTER: u32 = 3;
 
 /// Why a call to a server failed.
 #[derive(Debug, thiserror::Error)]
@@ -152,6 +155,8 @@ pub struct Shared {
     /// rust-analyzer's `experimental/serverStatus` quiescent.
     quiescent: AtomicBool,
     alive: AtomicBool,
+    /// Requests in a row that got only busy answers (see [`STUCK_AFTER`]).
+    busy_streak: AtomicU32,
     changed: watch::Sender<u64>,
     progress_tx: Option<tokio::sync::mpsc::UnboundedSender<ProgressEvent>>,
     /// What `workspace/configuration` answers ([`ServerSpec::settings`]).
@@ -385,6 +390,7 @@ impl Server {
             flychecks_done: AtomicU64::new(0),
             quiescent: AtomicBool::new(false),
             alive: AtomicBool::new(true),
+            busy_streak: AtomicU32::new(0),
             changed,
             progress_tx,
             settings: spec.settings.clone(),
@@ -512,6 +518,20 @@ impl Server {
         self.shared.alive.load(Ordering::SeqCst)
     }
 
+    /// One more request answered only busy: whether the server is stuck, [`STUCK_AFTER`] such
+    /// requests in a row while it says its project is loaded (or says nothing about loading).
+    /// rust-analyzer has been seen in that state: a panic in one revision of its database made
+    /// it answer `content modified` to everything until something changed, which nothing does
+    /// while the model only asks.
+    fn stuck(&self) -> bool {
+        if self.spec.quiescence && !self.shared.quiescent.load(Ordering::SeqCst) {
+            // Loading: busy is what it is meant to say.
+            self.shared.busy_streak.store(0, Ordering::SeqCst);
+            return false;
+        }
+        self.shared.busy_streak.fetch_add(1, Ordering::SeqCst) + 1 >= STUCK_AFTER
+    }
+
     fn died(&self) -> ServerError {
         ServerError::Died { server: self.spec.name.clone() }
     }
@@ -557,15 +577,29 @@ impl Server {
                     });
                 }
             };
+            let busy = |err: &async_lsp::ResponseError| {
+                err.code == ErrorCode::CONTENT_MODIFIED || err.code == ErrorCode::SERVER_CANCELLED
+            };
             match answer {
-                Ok(result) => return Ok(result),
+                Ok(result) => {
+                    self.shared.busy_streak.store(0, Ordering::SeqCst);
+                    return Ok(result);
+                }
                 Err(async_lsp::Error::Response(err))
-                    if (err.code == ErrorCode::CONTENT_MODIFIED || err.code == ErrorCode::SERVER_CANCELLED)
-                        && attempts < 5
-                        && tokio::time::Instant::now() < deadline =>
+                    if busy(&err) && attempts < 5 && tokio::time::Instant::now() < deadline =>
                 {
                     attempts += 1;
                     tokio::time::sleep(Duration::from_millis(100 * attempts)).await;
+                }
+                Err(async_lsp::Error::Response(err)) if busy(&err) && self.stuck() => {
+                    tracing::warn!(
+                        server = %self.spec.name,
+                        method = R::METHOD,
+                        "answered busy to every request {STUCK_AFTER} times in a row with its project loaded; restarting it"
+                    );
+                    self.shared.alive.store(false, Ordering::SeqCst);
+                    self.kill().await;
+                    return Err(self.died());
                 }
                 Err(async_lsp::Error::Response(err)) => {
                     return Err(ServerError::Response {
