@@ -335,13 +335,16 @@ pub(crate) fn p7(plan: &Plan) -> Res<Vec<Row>> {
         // Warm up: start the server and let it load the project. A server not warm after two
         // minutes is started afresh once (rust-analyzer once never got there on a loaded
         // machine, its last answer `content modified`); a second failure says what it saw.
-        let mut sidecar = Sidecar::spawn(&root, &[("PATH", path.as_str())])?;
-        sidecar.initialize(Value::Null)?;
+        let start = || -> Res<Sidecar> {
+            let mut sidecar = Sidecar::spawn(&root, &[("PATH", path.as_str())])?;
+            sidecar.initialize(Value::Null)?;
+            Ok(sidecar)
+        };
+        let mut sidecar = start()?;
         if let Err(first) = warm_up(&mut sidecar, &args("references"), case.server) {
             eprintln!("!!!!! P7: {first}; starting it afresh");
             drop(sidecar);
-            sidecar = Sidecar::spawn(&root, &[("PATH", path.as_str())])?;
-            sidecar.initialize(Value::Null)?;
+            sidecar = start()?;
             warm_up(&mut sidecar, &args("references"), case.server)
                 .map_err(|second| format!("{second} (and before a restart: {first})"))?;
         }

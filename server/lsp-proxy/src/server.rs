@@ -38,7 +38,7 @@ const FIRST_PUBLISH_WAIT: Duration = Duration::from_secs(3);
 const SERVER_WRITE_BUFFER: usize = 64 * 1024;
 /// Requests in a row answered only busy (each after its retries) that make a loaded server
 /// stuck: it is restarted (see `Server::stuck`).
-pub const STUCK_AFTER: u32 = 3;
+const STUCK_AFTER: u32 = 3;
 
 /// Why a call to a server failed.
 #[derive(Debug, thiserror::Error)]

@@ -210,7 +210,7 @@ fn whitespace_escapes(text: &str, decoded: Kinds) -> impl Iterator<Item = (usize
             None
         }
         Piece::Byte(b'"') => {
-            open ^= !(at > 0 && bytes[at - 1] == b'\'' && bytes.get(at + 1) == Some(&b'\''));
+            open ^= !quoted_char(bytes, at, 1);
             None
         }
         Piece::Escape(QUOTE, _) if decoded.has(QUOTE) => {
@@ -218,7 +218,7 @@ fn whitespace_escapes(text: &str, decoded: Kinds) -> impl Iterator<Item = (usize
             None
         }
         Piece::Escape(kind @ (LINE_BREAK | TAB | RETURN), _) => {
-            let inside = open || (at > 0 && bytes[at - 1] == b'\'' && bytes.get(at + 2) == Some(&b'\''));
+            let inside = open || quoted_char(bytes, at, 2);
             if kind == LINE_BREAK && decoded.has(LINE_BREAK) {
                 open = false;
             }
@@ -226,6 +226,11 @@ fn whitespace_escapes(text: &str, decoded: Kinds) -> impl Iterator<Item = (usize
         }
         _ => None,
     })
+}
+
+/// Whether the `width` bytes at `at` are the whole of a `'…'` character (`'"'`, `'\n'`).
+fn quoted_char(bytes: &[u8], at: usize, width: usize) -> bool {
+    at > 0 && bytes[at - 1] == b'\'' && bytes.get(at + width) == Some(&b'\'')
 }
 
 /// Whether an escape of a whitespace kind that `decoded` turns into its character sits inside a
