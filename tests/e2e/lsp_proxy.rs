@@ -405,7 +405,7 @@ fn a_server_stuck_answering_busy_is_restarted() -> Res<()> {
     let marker = marker_dir.path().join("started-once");
     let script = repo().join("tests/fixtures/stuck_server.py");
     let config = format!(
-        "[lsp]\nrequest_timeout_ms = 2000\n[lsp.stuck]\ncommand = [\"python3\", \"{}\", \"{}\"]\nextensions = [\"stk\"]\n",
+        "[lsp.stuck]\ncommand = [\"python3\", \"{}\", \"{}\"]\nextensions = [\"stk\"]\n",
         script.display(),
         marker.display()
     );
@@ -414,19 +414,18 @@ fn a_server_stuck_answering_busy_is_restarted() -> Res<()> {
     let mut sidecar = start(&root)?;
     let ask = json!({ "operation": "hover", "file_path": "a.stk", "line": 1, "column": 1 });
     let mut answers = Vec::new();
-    for _ in 0..4 {
+    for _ in 0..3 {
         let result = sidecar.call("lsp", ask.clone())?;
         answers.push(match result["error"].as_str() {
             Some(error) => format!("error: {error}"),
             None => result["output"].as_str().unwrap_or_default().to_owned(),
         });
     }
-    // The model sees at most two busy answers (a request of the proxy's own may have found the
-    // server busy too), then only real ones.
+    // The first call itself finds the server stuck, has it restarted and answers from the new
+    // instance: the model never sees the busy answers.
     let what = format!("{answers:#?}");
-    let busy = answers.iter().take_while(|a| a.contains("content modified")).count();
-    check((1..=2).contains(&busy), "one or two busy answers while stuck", &what)?;
-    check(answers[busy..].iter().all(|a| a.contains("thing")), "then answers of a new instance", &what)?;
+    check(answers.iter().all(|a| a.contains("thing")), "every answer is a new instance's", &what)?;
+    check(marker.exists(), "the stuck instance ran", &what)?;
     Ok(())
 }
 

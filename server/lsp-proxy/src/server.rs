@@ -524,12 +524,17 @@ impl Server {
     /// it answer `content modified` to everything until something changed, which nothing does
     /// while the model only asks.
     fn stuck(&self) -> bool {
-        if self.spec.quiescence && !self.shared.quiescent.load(Ordering::SeqCst) {
+        if !self.loaded() {
             // Loading: busy is what it is meant to say.
             self.shared.busy_streak.store(0, Ordering::SeqCst);
             return false;
         }
         self.shared.busy_streak.fetch_add(1, Ordering::SeqCst) + 1 >= STUCK_AFTER
+    }
+
+    /// The server says its project is loaded (quiescent), or says nothing about loading.
+    fn loaded(&self) -> bool {
+        !self.spec.quiescence || self.shared.quiescent.load(Ordering::SeqCst)
     }
 
     fn died(&self) -> ServerError {
@@ -595,11 +600,18 @@ impl Server {
                     tracing::warn!(
                         server = %self.spec.name,
                         method = R::METHOD,
-                        "answered busy to every request {STUCK_AFTER} times in a row with its project loaded; restarting it"
+                        "answered busy {STUCK_AFTER} times in a row, each after its retries, with its project loaded; restarting it"
                     );
                     self.shared.alive.store(false, Ordering::SeqCst);
                     self.kill().await;
                     return Err(self.died());
+                }
+                Err(async_lsp::Error::Response(err))
+                    if busy(&err) && self.loaded() && tokio::time::Instant::now() < deadline =>
+                {
+                    // Loaded and still busy: another round of retries, until it answers or is
+                    // found stuck, so that the model's call gets an answer rather than "busy".
+                    attempts = 0;
                 }
                 Err(async_lsp::Error::Response(err)) => {
                     return Err(ServerError::Response {
