@@ -429,6 +429,25 @@ fn a_server_stuck_answering_busy_is_restarted() -> Res<()> {
     Ok(())
 }
 
+/// A server that goes back to loading just as the first query comes (rust-analyzer does when a
+/// build script's output arrives after it first said it was quiescent) answers "busy" for a
+/// while longer than the retries last: the query waits for it to load again and is answered.
+#[test]
+fn a_query_that_finds_the_server_loading_again_waits_for_it() -> Res<()> {
+    let script = repo().join("tests/fixtures/reloading_server.py");
+    let config = format!(
+        "[lsp.reloading]\ncommand = [\"python3\", \"{}\", \"4\"]\nextensions = [\"rld\"]\ndiagnostics = \"flycheck\"\n",
+        script.display()
+    );
+    let (_dir, root) = fixture("", &config)?;
+    std::fs::write(root.join("a.rld"), "thing\n").map_err(|e| e.to_string())?;
+    let mut sidecar = start(&root)?;
+    let result = sidecar.call("lsp", json!({ "operation": "hover", "file_path": "a.rld", "line": 1, "column": 1 }))?;
+    let what = result.to_string();
+    check(result["error"].is_null(), "no error", &what)?;
+    check(result["output"].as_str().unwrap_or_default().contains("thing"), "the answer once loaded", &what)
+}
+
 #[test]
 fn a_server_that_never_answers_times_out_and_is_cancelled() -> Res<()> {
     let log_dir = tempfile::tempdir().map_err(|e| e.to_string())?;

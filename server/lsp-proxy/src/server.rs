@@ -606,11 +606,14 @@ impl Server {
                     self.kill().await;
                     return Err(self.died());
                 }
-                Err(async_lsp::Error::Response(err))
-                    if busy(&err) && self.loaded() && tokio::time::Instant::now() < deadline =>
-                {
-                    // Loaded and still busy: another round of retries, until it answers or is
-                    // found stuck, so that the model's call gets an answer rather than "busy".
+                Err(async_lsp::Error::Response(err)) if busy(&err) && tokio::time::Instant::now() < deadline => {
+                    // Still busy, within the timeout: the model's call should get an answer,
+                    // not "busy". Loading again (rust-analyzer, when a build script's output
+                    // arrives after it first said it was quiescent): wait until it has loaded.
+                    // Loaded: another round of retries, until it answers or is found stuck.
+                    if !self.loaded() {
+                        self.wait_ready(deadline).await;
+                    }
                     attempts = 0;
                 }
                 Err(async_lsp::Error::Response(err)) => {
