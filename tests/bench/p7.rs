@@ -314,7 +314,9 @@ pub(crate) fn p7(plan: &Plan) -> Res<Vec<Row>> {
     println!(
         "\nP7: lsp definition/references via Tandem vs a direct async-lsp request to a warm server; edit → fresh diagnostics"
     );
-    let iterations = if plan.quick { 20 } else { 50 };
+    // Servers' own times vary by a factor of ten from one request to the next (rust-analyzer:
+    // 0.2 to 5 ms): enough pairs that the medians, and their difference, hold still.
+    let iterations = if plan.quick { 20 } else { 300 };
     let edits = if plan.quick { 1 } else { 5 };
     let mut rows = Vec::new();
     for case in CASES {
@@ -351,26 +353,53 @@ pub(crate) fn p7(plan: &Plan) -> Res<Vec<Row>> {
         // The same server started directly, both warm, then asked in turn (A/B interleaved,
         // the first of each pair alternating), so that background work of either (an index
         // being primed, a check running) falls on both sides alike.
+        // A second direct instance, asked in the same rotation, says how far two instances of
+        // the same server differ by themselves (reference only: the noise under the row; not
+        // in a quick run).
         let mut peer = Direct::start(case, &root, column)?;
+        let mut twin = if plan.quick { None } else { Some(Direct::start(case, &root, column)?) };
         let (mut ours_def, mut ours_refs) = (Vec::new(), Vec::new());
         let (mut direct_def, mut direct_refs) = (Vec::new(), Vec::new());
+        let (mut twin_def, mut twin_refs) = (Vec::new(), Vec::new());
         for i in 0..iterations {
             for references in [false, true] {
                 let op = if references { "references" } else { "definition" };
-                let (ours, direct) =
-                    if references { (&mut ours_refs, &mut direct_refs) } else { (&mut ours_def, &mut direct_def) };
+                let (ours, direct, other) = if references {
+                    (&mut ours_refs, &mut direct_refs, &mut twin_refs)
+                } else {
+                    (&mut ours_def, &mut direct_def, &mut twin_def)
+                };
                 if i % 2 == 1 {
                     direct.push(peer.time(references)?);
+                    if let Some(twin) = &mut twin {
+                        other.push(twin.time(references)?);
+                    }
                 }
                 let start = Instant::now();
                 call_ok(&mut sidecar, "lsp", args(op))?;
                 ours.push(start.elapsed());
                 if i % 2 == 0 {
+                    if let Some(twin) = &mut twin {
+                        other.push(twin.time(references)?);
+                    }
                     direct.push(peer.time(references)?);
                 }
             }
         }
         drop(peer);
+        drop(twin);
+        let signed = |a: Duration, b: Duration| {
+            let us = a.as_secs_f64() * 1e6 - b.as_secs_f64() * 1e6;
+            format!("{us:+.0} µs")
+        };
+        if !twin_def.is_empty() {
+            println!(
+                "  {}: a second direct instance vs the first: definition {}, references {} (reference only)",
+                case.server,
+                signed(median(&mut twin_def), median(&mut direct_def)),
+                signed(median(&mut twin_refs), median(&mut direct_refs))
+            );
+        }
         // Edit → fresh diagnostics (the edit's own work is a few ms of it).
         // A server that did not answer in time is a measured miss (the row says how many were
         // fresh), not a broken bench: a loaded machine can slow a server past the wait.

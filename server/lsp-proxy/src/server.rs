@@ -556,6 +556,7 @@ impl Server {
             }
             // The main loop numbers outgoing requests 0, 1, 2, ... in the order they reach it:
             // count under a lock and make the request reach it (first poll) before unlocking.
+            let asked = std::time::Instant::now();
             let (id, mut fut, early) = {
                 let mut next = lock(&self.next_id);
                 let id = *next;
@@ -582,6 +583,7 @@ impl Server {
                     });
                 }
             };
+            tracing::debug!(server = %self.spec.name, method = R::METHOD, id, took_us = asked.elapsed().as_micros() as u64, "answered");
             let busy = |err: &async_lsp::ResponseError| {
                 err.code == ErrorCode::CONTENT_MODIFIED || err.code == ErrorCode::SERVER_CANCELLED
             };
