@@ -261,10 +261,10 @@ impl Agent {
         history.size_images_for(env.provider().kind);
         let budget = crate::context::budget(env.provider(), &model, history.stated_window);
         let instructions = crate::guidance::budget(&env, &model);
-        let (mut system, _) =
+        let (mut system, guidance) =
             crate::prompt::system_prompt(env.workspace.root(), &session.cwd, session.gate.mode(), instructions);
         crate::prompt::append(&mut system, env.config.append_system_prompt.as_deref());
-        let tools = crate::turn::tool_defs(env.config.defer_tools, &session, budget);
+        let tools = crate::turn::tool_defs(env.config.defer_tools, &session, budget, guidance.skills > 0);
         let fixed = system.len() + tools.bytes;
         let report =
             crate::context::fit(&env, &session, &mut history, fixed, budget, crate::context::Force::Person, &cancel)

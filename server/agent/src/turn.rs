@@ -163,7 +163,7 @@ pub(crate) async fn run(
         crate::prompt::append(&mut system, env.config.append_system_prompt.as_deref());
         history.size_images_for(env.provider().kind);
         let budget = context::budget(env.provider(), &model, history.stated_window);
-        let tools = tool_defs(env.config.defer_tools, session, budget);
+        let tools = tool_defs(env.config.defer_tools, session, budget, guidance.skills > 0);
         let fixed = system.len() + tools.bytes;
         if context::fit(env, session, history, fixed, budget, Force::No, cancel).await.is_none() {
             return interrupted(session, history, String::new());
@@ -392,11 +392,15 @@ fn is_server_tool(tool: &dyn tandem_tool_api::Tool) -> bool {
     spec.group == tandem_protocol::ToolGroup::Mcp && spec.name.starts_with("mcp__")
 }
 
-/// The tools offered in the next request. Deferring (the default): the always-loaded core set,
-/// those found with `tool_search`, and the tools of the MCP servers the person configured; the
-/// other built-in tools are found with `tool_search`. Otherwise every enabled tool. Whatever
-/// would take more than a quarter of the window shrinks to the core set and the tools found.
-pub(crate) fn tool_defs(defer_tools: bool, session: &Session, budget: context::Budget) -> ToolSet {
+/// The tool that loads a skill: part of the core set only while the system prompt lists a skill.
+const SKILL_TOOL: &str = "skill";
+
+/// The tools offered in the next request. Deferring (the default): the always-loaded core set
+/// (`skill` only when the system prompt lists a skill: `skills_listed`), those found with
+/// `tool_search`, and the tools of the MCP servers the person configured; the other built-in
+/// tools are found with `tool_search`. Otherwise every enabled tool. Whatever would take more
+/// than a quarter of the window shrinks to the core set and the tools found.
+pub(crate) fn tool_defs(defer_tools: bool, session: &Session, budget: context::Budget, skills_listed: bool) -> ToolSet {
     let all: Vec<Arc<dyn tandem_tool_api::Tool>> = session.registry.enabled().collect();
     let fits = |set: &ToolSet| {
         let tokens = set.bytes as f64 / crate::tokens::DEFAULT_BYTES_PER_TOKEN;
@@ -409,7 +413,10 @@ pub(crate) fn tool_defs(defer_tools: bool, session: &Session, budget: context::B
         }
     }
     let loaded = session.loaded_tools.lock().clone();
-    let core = |tool: &Arc<dyn tandem_tool_api::Tool>| tool.spec().always_load || loaded.contains(tool.spec().name);
+    let core = |tool: &Arc<dyn tandem_tool_api::Tool>| {
+        let spec = tool.spec();
+        (spec.always_load && (skills_listed || spec.name != SKILL_TOOL)) || loaded.contains(spec.name)
+    };
     if defer_tools {
         let offered: Vec<_> = all.iter().filter(|tool| core(tool) || is_server_tool(tool.as_ref())).cloned().collect();
         let set = session.tool_sets.lock().get(&offered);

@@ -290,6 +290,7 @@ async fn a_skill_is_listed_by_description_and_loaded_only_on_demand() {
     assert_eq!(result.map(|r| r.stop_reason), Ok(StopReason::EndTurn));
     let requests = provider.requests();
     let first = requests[0].body.to_string();
+    assert!(first.contains("\"name\":\"skill\""), "a skill is listed: the `skill` tool is offered up front");
     assert!(system(&requests[0]).contains("- release: Cut a release of the crate (bump, changelog, tag)"));
     assert!(system(&requests[0]).contains("[from the repository, which the person has not trusted]"));
     assert!(!first.contains("RELEASE-BODY"), "the body is not sent before it is asked for");

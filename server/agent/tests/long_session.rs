@@ -456,6 +456,7 @@ async fn a_deferred_tool_is_found_with_tool_search_and_called() {
         assert!(first.contains(&core.to_owned()), "{core} is offered up front: {first:?}");
     }
     assert!(!first.contains(&"multiedit".to_owned()), "deferred: {first:?}");
+    assert!(!first.contains(&"skill".to_owned()), "no skill is listed: no `skill` tool: {first:?}");
     assert!((8..=12).contains(&first.len()), "about ten tools up front: {first:?}");
     let tokens = requests[0].body["tools"].to_string().len() as f64 / BYTES_PER_TOKEN;
     assert!(tokens <= 2_500.0, "the first request's tool definitions take {tokens} tokens");

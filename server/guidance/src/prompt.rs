@@ -45,6 +45,8 @@ pub struct SystemBlock {
     pub problems: Vec<Problem>,
     /// The scoped rules (they arrive on first touch).
     pub scoped: Vec<Rule>,
+    /// How many skills it lists (none: the `skill` tool has nothing to load).
+    pub skills: usize,
 }
 
 impl SystemBlock {
@@ -205,6 +207,7 @@ pub fn system_block(places: &Places, budget: usize) -> SystemBlock {
         text.push_str(&skill_listing(&skills));
     }
     block.scoped = scoped;
+    block.skills = skills.len();
     block
 }
 
