@@ -612,10 +612,9 @@ impl Server {
                     // Still busy, within the timeout: the model's call should get an answer,
                     // not "busy". Loading again (rust-analyzer, when a build script's output
                     // arrives after it first said it was quiescent): wait until it has loaded.
-                    // Loaded: another round of retries, until it answers or is found stuck.
-                    if !self.loaded() {
-                        self.wait_ready(deadline).await;
-                    }
+                    // Loaded: another round of retries, until it answers or is found stuck
+                    // (`wait_ready` returns at once).
+                    self.wait_ready(deadline).await;
                     attempts = 0;
                 }
                 Err(async_lsp::Error::Response(err)) => {
