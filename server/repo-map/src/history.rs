@@ -1,7 +1,9 @@
 //! What the repository's own history says about a query: each file's history is one document,
 //! the subjects of the commits that changed it (a recent commit's weighing more, halved every
 //! [`HALF_LIFE`] commits back), scored with BM25 against the query: a file whose past commits
-//! read like the task is likely the one the task changes.
+//! read like the task is likely the one the task changes. A query with a scope (`cp: …`) is
+//! also matched against the commits with the same scope: the files most of them changed are
+//! where that scope lives, whatever their names.
 //!
 //! The history is `git log` from HEAD only (never other refs): the last [`MAX_COMMITS`]
 //! commits without merges, each with its subject and the files it changed (a commit that
@@ -213,12 +215,32 @@ pub struct Changes {
     /// BM25 over each path's history: the subjects of the commits that changed it, recent ones
     /// weighing more.
     documents: Bm25,
+    /// Per scope of a subject ([`words::scopes`]: `cp` of `cp: …`), its commits.
+    scopes: HashMap<String, Scoped>,
+}
+
+/// The commits of one scope.
+#[derive(Debug, Default)]
+struct Scoped {
+    commits: u32,
+    /// Per path, how many of them changed it.
+    changed: HashMap<u32, u32>,
 }
 
 impl Changes {
     fn new(log: &Log) -> Self {
         let index = log.paths.iter().enumerate().map(|(i, p)| (p.clone(), i as u32)).collect();
         let mut per_path: Vec<HashMap<String, f32>> = vec![HashMap::new(); log.paths.len()];
+        let mut scopes: HashMap<String, Scoped> = HashMap::new();
+        for commit in log.commits.iter().filter(|c| !c.files.is_empty()) {
+            for scope in words::scopes(&commit.subject) {
+                let scoped = scopes.entry(scope).or_default();
+                scoped.commits += 1;
+                for &f in &commit.files {
+                    *scoped.changed.entry(f).or_default() += 1;
+                }
+            }
+        }
         for (c, commit) in log.commits.iter().enumerate() {
             let weight = 0.5f64.powf(c as f64 / HALF_LIFE) as f32;
             let subject = terms(&commit.subject);
@@ -240,7 +262,7 @@ impl Changes {
                 documents.add_weight(p, term, *weight);
             }
         }
-        Self { head: log.head.clone(), index, documents: documents.build() }
+        Self { head: log.head.clone(), index, documents: documents.build(), scopes }
     }
 
     /// Per file of `rels`, its path's index (`None`: no commit read changed it).
@@ -253,6 +275,22 @@ impl Changes {
     pub(crate) fn scores(&self, listed: &[String], ids: &[Option<u32>]) -> Vec<f64> {
         let documents = self.documents.scores(listed.iter().map(String::as_str));
         crate::bm25::relative(ids.iter().map(|id| id.map_or(0.0, |p| documents[p as usize])).collect())
+    }
+
+    /// Per file of `ids`, the share of the past commits with the query's scope (`cp` of
+    /// `cp: …`) that changed it, the best of its parts' (`cp,mv: …`); one more commit counts
+    /// in the denominator, so that one commit says less than many. All 0 without a scope.
+    pub(crate) fn scoped(&self, query: &str, ids: &[Option<u32>]) -> Vec<f64> {
+        let parts: Vec<&Scoped> = words::scopes(query).iter().filter_map(|s| self.scopes.get(s)).collect();
+        ids.iter()
+            .map(|id| {
+                let Some(id) = id else { return 0.0 };
+                parts
+                    .iter()
+                    .map(|s| f64::from(s.changed.get(id).copied().unwrap_or(0)) / f64::from(s.commits + 1))
+                    .fold(0.0, f64::max)
+            })
+            .collect()
     }
 }
 

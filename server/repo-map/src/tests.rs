@@ -332,7 +332,7 @@ fn the_file_whose_past_commits_read_like_the_query_ranks_first() -> Res {
 fn history_signal(dir: &Path, root: &Path, path: &str) -> Result<f64, Box<dyn std::error::Error>> {
     let signals = crate::explain(root, &request(dir, HISTORY_QUERY))?;
     let (_, features) = signals.iter().find(|(p, _)| p == path).ok_or("no such file")?;
-    Ok(features[crate::rank::FEATURES - 1])
+    Ok(features[crate::rank::HISTORY])
 }
 
 #[test]
@@ -432,5 +432,34 @@ fn a_repository_that_makes_git_hang_costs_only_the_history() -> Res {
     assert!(crate::history::hung(&root));
     let again = map(&root, &request(dir.path(), HISTORY_QUERY))?;
     assert_eq!(again.ranked.first().map(|r| r.path.as_str()), Some("src/alpha.rs"));
+    Ok(())
+}
+
+/// Two files whose histories both mention `parser` as often: only `zeta`'s commits were scoped
+/// to it (`parser: …`); `alpha`'s named it in passing, with the query's other words.
+#[test]
+fn the_files_a_scopes_past_commits_changed_rank_first_for_it() -> Res {
+    let dir = tempfile::tempdir()?;
+    let repo = dir.path();
+    git(repo, &["init", "-q", "-b", "main"])?;
+    write(repo, &[(".gitignore", "cache/\n")])?;
+    commit(repo, &[("ws/src/alpha.rs", "pub fn run() {}\n"), ("ws/src/zeta.rs", "pub fn go() {}\n")], "start")?;
+    for (i, subject) in ["parser: keep", "parser: tidy", "parser, lexer: faster"].iter().enumerate() {
+        commit(repo, &[("ws/src/zeta.rs", &format!("pub fn go() {{ {} }}\n", "x();".repeat(i + 1)))], subject)?;
+    }
+    for (i, subject) in
+        ["docs: parser spans of empty input", "cli: parser spans", "build: empty parser input"].iter().enumerate()
+    {
+        commit(repo, &[("ws/src/alpha.rs", &format!("pub fn run() {{ {} }}\n", "y();".repeat(i + 1)))], subject)?;
+    }
+    let root = repo.join("ws");
+    let query = "parser: spans of empty input";
+    let map = map(&root, &request(repo, query))?;
+    assert_eq!(map.ranked.first().map(|r| r.path.as_str()), Some("src/zeta.rs"), "{:?}", map.ranked);
+    let signals = crate::explain(&root, &request(repo, query))?;
+    let scoped = |path: &str| signals.iter().find(|(p, _)| p == path).map(|(_, f)| f[crate::rank::SCOPE_HISTORY]);
+    // Three of the three commits scoped to `parser` changed zeta: 3 / (3 + 1).
+    assert_eq!(scoped("src/zeta.rs"), Some(0.75));
+    assert_eq!(scoped("src/alpha.rs"), Some(0.0));
     Ok(())
 }

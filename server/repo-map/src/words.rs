@@ -101,6 +101,20 @@ pub fn scope(query: &str) -> Option<&str> {
     (plain && !kind_only && !head.is_empty() && head.split_whitespace().count() <= 3).then_some(head)
 }
 
+/// The parts of a query's [`scope`], lowercase: `cp,mv,install: …` is about `cp`, `mv` and
+/// `install`; `VS Code: …` about `vs code`.
+pub fn scopes(query: &str) -> Vec<String> {
+    let Some(scope) = scope(query) else { return Vec::new() };
+    let mut out: Vec<String> = Vec::new();
+    for part in scope.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let part = part.to_lowercase();
+        if !out.contains(&part) {
+            out.push(part);
+        }
+    }
+    out
+}
+
 /// Heads that say what kind of change a commit is, not where (`fix: …`, `feat: …`).
 const CHANGE_KINDS: &[&str] = &[
     "fix", "fixes", "feat", "feature", "chore", "refactor", "style", "perf", "revert", "wip", "release", "bump",
@@ -121,6 +135,16 @@ mod tests {
         assert_eq!(split("BufferCache::record_read"), ["Buffer", "Cache", "record", "read"]);
         assert_eq!(split("utf8ToUtf16"), ["utf8", "To", "Utf16"]);
         assert_eq!(spaced("MAX_FILE_BYTES"), "max file bytes");
+    }
+
+    #[test]
+    fn a_scope_splits_into_its_parts() {
+        assert_eq!(scopes("cp,mv,install: avoid excess stat calls"), ["cp", "mv", "install"]);
+        assert_eq!(scopes("fix(Parser): empty input"), ["parser"]);
+        assert_eq!(scopes("VS Code: a drop on the panel"), ["vs code"]);
+        assert_eq!(scopes("net/http: close idle connections"), ["net/http"]);
+        assert!(scopes("fix: a typo").is_empty());
+        assert!(scopes("Fix a crash in the parser: when the input is empty").is_empty());
     }
 
     #[test]
