@@ -57,6 +57,8 @@ pub struct Model {
     names: HashMap<String, NameInfo>,
     /// How many files use each name (for ordering a file's definitions).
     pub(crate) users: HashMap<String, u32>,
+    /// Per file, whether it only declares ([`declares_only`]).
+    declares: Vec<bool>,
 }
 
 struct NameInfo {
@@ -225,8 +227,37 @@ impl Model {
                 v
             })
             .collect();
-        Self { content, paths, definitions, path_terms, stem_terms, def_terms, idents, def_idents, edges, names, users }
+        let declares = files.iter().map(|f| declares_only(&f.rel)).collect();
+        Self {
+            content,
+            paths,
+            definitions,
+            path_terms,
+            stem_terms,
+            def_terms,
+            idents,
+            def_idents,
+            edges,
+            names,
+            users,
+            declares,
+        }
     }
+}
+
+/// How much a file that only declares ([`declares_only`]) scores of what it would: a header
+/// and its source say the same names, and a task changes the source far more often (on the
+/// history of eight C projects, a header ranked first was the changed file one time in seven).
+/// Among headers alone, the order is the same.
+const DECLARES_ONLY: f64 = 0.85;
+
+/// Whether the file at `rel` holds declarations whose bodies live elsewhere: C and C++ headers,
+/// TypeScript's declaration files, Python's stubs.
+fn declares_only(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    matches!(ext, "h" | "hh" | "hpp" | "hxx" | "H" | "pyi")
+        || [".d.ts", ".d.mts", ".d.cts"].iter().any(|suffix| name.ends_with(suffix))
 }
 
 /// Per file, the share of the query's scope (`fix(parser): …`, `net/http: …`) in its path:
@@ -378,8 +409,10 @@ pub fn rank(model: &Model, focus: &Focus) -> Vec<f64> {
     let weights = Weights::default().array();
     features(model, focus)
         .into_iter()
-        .map(|f| {
+        .zip(&model.declares)
+        .map(|(f, &declares)| {
             let score: f64 = f.iter().zip(weights).map(|(x, w)| x * w).sum();
+            let score = if declares { score * DECLARES_ONLY } else { score };
             if score.is_finite() { score.max(0.0) } else { 0.0 }
         })
         .collect()

@@ -233,6 +233,46 @@ fn the_scope_of_a_commit_style_query_points_at_its_folder() -> Res {
     Ok(())
 }
 
+/// A header and its source file say the same names; a change is far likelier in the source
+/// (the body), so of two files that match a query alike, the one that only declares comes
+/// second: C and C++ headers, TypeScript's `.d.ts`, Python's `.pyi`.
+#[test]
+fn a_file_that_only_declares_comes_after_the_file_that_defines() -> Res {
+    let pairs: [(&str, &str, &str, &str); 4] = [
+        (
+            "gzip.h",
+            "int zip_file(int in, int out);\n",
+            "gzip.c",
+            "int zip_file(int in, int out) { return in + out; }\n",
+        ),
+        (
+            "src/zip.hpp",
+            "int zip_file(int in, int out);\n",
+            "src/zip.cpp",
+            "int zip_file(int in, int out) { return in; }\n",
+        ),
+        (
+            "lib/zip.d.ts",
+            "export declare function zipFile(input: number): number;\n",
+            "lib/zip.ts",
+            "export function zipFile(input: number): number { return input; }\n",
+        ),
+        (
+            "pkg/zip.pyi",
+            "def zip_file(input: int) -> int: ...\n",
+            "pkg/zip.py",
+            "def zip_file(input):\n    return input\n",
+        ),
+    ];
+    for (declares, decl_text, defines, def_text) in pairs {
+        let files = [(declares, decl_text), (defines, def_text)];
+        assert_eq!(first_for(&files, "zip: zip file of empty input")?, defines, "{declares}");
+        // Alone, a header ranks as any file.
+        assert_eq!(first_for(&files[..1], "zip: zip file of empty input")?, declares);
+    }
+    Ok(())
+}
+
 /// Names the query says find the file that has them: two or three adjacent words joined
 /// (`token meter` is `tokenMeter`), and a whole name ranks the file that defines it first.
 #[test]
