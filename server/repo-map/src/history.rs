@@ -215,32 +215,33 @@ pub struct Changes {
     /// BM25 over each path's history: the subjects of the commits that changed it, recent ones
     /// weighing more.
     documents: Bm25,
-    /// Per scope of a subject ([`words::scopes`]: `cp` of `cp: …`), its commits.
-    scopes: HashMap<String, Scoped>,
+    /// The commits whose subject has a scope ([`words::scopes`]: `cp` of `cp: …`), newest first.
+    scoped: Vec<Scoped>,
 }
 
-/// The commits of one scope.
-#[derive(Debug, Default)]
+/// A commit with a scope.
+#[derive(Debug)]
 struct Scoped {
-    commits: u32,
-    /// Per path, how many of them changed it.
-    changed: HashMap<u32, u32>,
+    /// The terms of each part of its scope (`repo-map`: `repo`, `map`).
+    parts: Vec<Vec<String>>,
+    /// The paths it changed (indices).
+    files: Vec<u32>,
 }
 
 impl Changes {
     fn new(log: &Log) -> Self {
         let index = log.paths.iter().enumerate().map(|(i, p)| (p.clone(), i as u32)).collect();
         let mut per_path: Vec<HashMap<String, f32>> = vec![HashMap::new(); log.paths.len()];
-        let mut scopes: HashMap<String, Scoped> = HashMap::new();
-        for commit in log.commits.iter().filter(|c| !c.files.is_empty()) {
-            for scope in words::scopes(&commit.subject) {
-                let scoped = scopes.entry(scope).or_default();
-                scoped.commits += 1;
-                for &f in &commit.files {
-                    *scoped.changed.entry(f).or_default() += 1;
-                }
-            }
-        }
+        let scoped = log
+            .commits
+            .iter()
+            .filter(|c| !c.files.is_empty())
+            .filter_map(|commit| {
+                let parts: Vec<Vec<String>> =
+                    words::scopes(&commit.subject).iter().map(|p| terms(p)).filter(|t| !t.is_empty()).collect();
+                (!parts.is_empty()).then(|| Scoped { parts, files: commit.files.clone() })
+            })
+            .collect();
         for (c, commit) in log.commits.iter().enumerate() {
             let weight = 0.5f64.powf(c as f64 / HALF_LIFE) as f32;
             let subject = terms(&commit.subject);
@@ -262,7 +263,7 @@ impl Changes {
                 documents.add_weight(p, term, *weight);
             }
         }
-        Self { head: log.head.clone(), index, documents: documents.build(), scopes }
+        Self { head: log.head.clone(), index, documents: documents.build(), scoped }
     }
 
     /// Per file of `rels`, its path's index (`None`: no commit read changed it).
@@ -277,20 +278,35 @@ impl Changes {
         crate::bm25::relative(ids.iter().map(|id| id.map_or(0.0, |p| documents[p as usize])).collect())
     }
 
-    /// Per file of `ids`, the share of the past commits with the query's scope (`cp` of
-    /// `cp: …`) that changed it, the best of its parts' (`cp,mv: …`); one more commit counts
-    /// in the denominator, so that one commit says less than many. All 0 without a scope.
+    /// Per file of `ids`, the share of the past commits with the query's scope that changed it:
+    /// a commit counts when each word of one part of its scope is in the query's (`repo-map:`
+    /// and `repo map:` commits for `repo-map history: …`; stemmed), and the best of the query's
+    /// parts counts (`cp,mv: …`). One more commit counts in the denominator, so that one commit
+    /// says less than many. All 0 without a scope.
     pub(crate) fn scoped(&self, query: &str, ids: &[Option<u32>]) -> Vec<f64> {
-        let parts: Vec<&Scoped> = words::scopes(query).iter().filter_map(|s| self.scopes.get(s)).collect();
-        ids.iter()
-            .map(|id| {
-                let Some(id) = id else { return 0.0 };
-                parts
-                    .iter()
-                    .map(|s| f64::from(s.changed.get(id).copied().unwrap_or(0)) / f64::from(s.commits + 1))
-                    .fold(0.0, f64::max)
-            })
-            .collect()
+        let mut best: HashMap<u32, f64> = HashMap::new();
+        for part in words::scopes(query) {
+            let part = terms(&part);
+            if part.is_empty() {
+                continue;
+            }
+            let mut commits = 0u32;
+            let mut changed: HashMap<u32, u32> = HashMap::new();
+            for commit in &self.scoped {
+                if commit.parts.iter().any(|p| p.iter().all(|t| part.contains(t))) {
+                    commits += 1;
+                    for &f in &commit.files {
+                        *changed.entry(f).or_default() += 1;
+                    }
+                }
+            }
+            for (f, n) in changed {
+                let share = f64::from(n) / f64::from(commits + 1);
+                let known = best.entry(f).or_default();
+                *known = known.max(share);
+            }
+        }
+        ids.iter().map(|id| id.and_then(|id| best.get(&id).copied()).unwrap_or(0.0)).collect()
     }
 }
 

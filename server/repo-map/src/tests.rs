@@ -501,5 +501,15 @@ fn the_files_a_scopes_past_commits_changed_rank_first_for_it() -> Res {
     // Three of the three commits scoped to `parser` changed zeta: 3 / (3 + 1).
     assert_eq!(scoped("src/zeta.rs"), Some(0.75));
     assert_eq!(scoped("src/alpha.rs"), Some(0.0));
+    // A narrower scope counts the broader one's commits, however it is written; a broader one
+    // does not count a narrower one's.
+    for query in ["Parser tests: spans of empty input", "parser-lexer: spans", "lexer, parser: spans"] {
+        let signals = crate::explain(&root, &request(repo, query))?;
+        let zeta = signals.iter().find(|(p, _)| p == "src/zeta.rs").map(|(_, f)| f[crate::rank::SCOPE_HISTORY]);
+        assert_eq!(zeta, Some(0.75), "{query}");
+    }
+    let signals = crate::explain(&root, &request(repo, "lexer: spans"))?;
+    let zeta = signals.iter().find(|(p, _)| p == "src/zeta.rs").map(|(_, f)| f[crate::rank::SCOPE_HISTORY]);
+    assert_eq!(zeta, Some(0.5), "one commit had lexer in its scope: 1 / (1 + 1)");
     Ok(())
 }
