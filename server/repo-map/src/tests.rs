@@ -368,11 +368,16 @@ fn the_file_whose_past_commits_read_like_the_query_ranks_first() -> Res {
     Ok(())
 }
 
+/// Signal `index` (of [`crate::rank::features`]) of `path` in the map of `root` for `query`.
+fn signal(dir: &Path, root: &Path, query: &str, path: &str, index: usize) -> Result<f64, Box<dyn std::error::Error>> {
+    let signals = crate::explain(root, &request(dir, query))?;
+    let (_, features) = signals.iter().find(|(p, _)| p == path).ok_or("no such file")?;
+    Ok(features[index])
+}
+
 /// The history signal of `path` in the map of `root` for [`HISTORY_QUERY`].
 fn history_signal(dir: &Path, root: &Path, path: &str) -> Result<f64, Box<dyn std::error::Error>> {
-    let signals = crate::explain(root, &request(dir, HISTORY_QUERY))?;
-    let (_, features) = signals.iter().find(|(p, _)| p == path).ok_or("no such file")?;
-    Ok(features[crate::rank::HISTORY])
+    signal(dir, root, HISTORY_QUERY, path, crate::rank::HISTORY)
 }
 
 #[test]
@@ -475,8 +480,9 @@ fn a_repository_that_makes_git_hang_costs_only_the_history() -> Res {
     Ok(())
 }
 
-/// Two files whose histories both mention `parser` as often: only `zeta`'s commits were scoped
-/// to it (`parser: …`); `alpha`'s named it in passing, with the query's other words.
+/// Two files whose histories both mention `parser`: only `zeta`'s commits were scoped to it
+/// (`parser: …`); `alpha`'s named it in passing, with the query's other words, and once in a
+/// narrower scope (`parser tests: …`).
 #[test]
 fn the_files_a_scopes_past_commits_changed_rank_first_for_it() -> Res {
     let dir = tempfile::tempdir()?;
@@ -487,29 +493,25 @@ fn the_files_a_scopes_past_commits_changed_rank_first_for_it() -> Res {
     for (i, subject) in ["parser: keep", "parser: tidy", "parser, lexer: faster"].iter().enumerate() {
         commit(repo, &[("ws/src/zeta.rs", &format!("pub fn go() {{ {} }}\n", "x();".repeat(i + 1)))], subject)?;
     }
-    for (i, subject) in
-        ["docs: parser spans of empty input", "cli: parser spans", "build: empty parser input"].iter().enumerate()
-    {
+    let alpha =
+        ["docs: parser spans of empty input", "cli: parser spans", "build: empty parser input", "parser tests: cases"];
+    for (i, subject) in alpha.iter().enumerate() {
         commit(repo, &[("ws/src/alpha.rs", &format!("pub fn run() {{ {} }}\n", "y();".repeat(i + 1)))], subject)?;
     }
     let root = repo.join("ws");
     let query = "parser: spans of empty input";
     let map = map(&root, &request(repo, query))?;
     assert_eq!(map.ranked.first().map(|r| r.path.as_str()), Some("src/zeta.rs"), "{:?}", map.ranked);
-    let signals = crate::explain(&root, &request(repo, query))?;
-    let scoped = |path: &str| signals.iter().find(|(p, _)| p == path).map(|(_, f)| f[crate::rank::SCOPE_HISTORY]);
-    // Three of the three commits scoped to `parser` changed zeta: 3 / (3 + 1).
-    assert_eq!(scoped("src/zeta.rs"), Some(0.75));
-    assert_eq!(scoped("src/alpha.rs"), Some(0.0));
-    // A narrower scope counts the broader one's commits, however it is written; a broader one
-    // does not count a narrower one's.
-    for query in ["Parser tests: spans of empty input", "parser-lexer: spans", "lexer, parser: spans"] {
-        let signals = crate::explain(&root, &request(repo, query))?;
-        let zeta = signals.iter().find(|(p, _)| p == "src/zeta.rs").map(|(_, f)| f[crate::rank::SCOPE_HISTORY]);
-        assert_eq!(zeta, Some(0.75), "{query}");
+    let scoped = |query: &str, path: &str| signal(repo, &root, query, path, crate::rank::SCOPE_HISTORY);
+    // Three of the three commits scoped to `parser` changed zeta: 3 / (3 + 1). The narrower
+    // `parser tests` commit does not count for `parser`.
+    assert_eq!(scoped(query, "src/zeta.rs")?, 0.75);
+    assert_eq!(scoped(query, "src/alpha.rs")?, 0.0);
+    // A narrower scope counts the broader one's commits however it is written, and its own.
+    for query in ["Parser tests: spans of empty input", "parser-tests: spans", "lexer, parser test: spans"] {
+        assert_eq!(scoped(query, "src/zeta.rs")?, 0.6, "{query}: 3 / (4 + 1)");
+        assert_eq!(scoped(query, "src/alpha.rs")?, 0.2, "{query}: 1 / (4 + 1)");
     }
-    let signals = crate::explain(&root, &request(repo, "lexer: spans"))?;
-    let zeta = signals.iter().find(|(p, _)| p == "src/zeta.rs").map(|(_, f)| f[crate::rank::SCOPE_HISTORY]);
-    assert_eq!(zeta, Some(0.5), "one commit had lexer in its scope: 1 / (1 + 1)");
+    assert_eq!(scoped("lexer: spans", "src/zeta.rs")?, 0.5, "one commit had lexer in its scope: 1 / (1 + 1)");
     Ok(())
 }
