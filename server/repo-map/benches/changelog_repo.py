@@ -15,7 +15,10 @@ not in the project's own git (they come from a submodule at bootstrap); a file u
 folders that no ChangeLog of the release mentions is left out, so the tree is close to a
 clone's.
 
-    changelog_repo.py UNPACKED_RELEASE OUT_REPO [MAX_COMMITS]
+    changelog_repo.py [--bodies] UNPACKED_RELEASE OUT_REPO [MAX_COMMITS]
+
+With --bodies, each commit's message has the entry's body below the subject, as the
+project's own commit had (GNU projects write their ChangeLog lines in their commit messages).
 
 Release tarballs: Debian's `<name>_<version>.orig.tar.xz` under
 http://deb.debian.org/debian/pool/main/, for example coreutils 9.1, grep 3.8, sed 4.9,
@@ -46,6 +49,8 @@ def commits_of(changelog):
             after_blank = False
             continue
         text = line.strip()
+        if current is not None and not (after_blank and current["files"]):
+            current["body"].append(text)
         listed = re.match(r"^\*\s+(.*)", text)
         if listed:
             if current is not None:
@@ -53,7 +58,7 @@ def commits_of(changelog):
                 current["files"] += [n.strip() for n in names.split(",") if n.strip()]
         elif current is None or (after_blank and current["files"]):
             # A group's first line, or a paragraph after a commit that listed its files.
-            current = {"subject": text, "files": []}
+            current = {"subject": text, "files": [], "body": []}
             commits.append(current)
         after_blank = False
     return [c for c in commits if c["files"]]
@@ -65,10 +70,12 @@ def git(repo, *args):
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = [a for a in sys.argv[1:] if a != "--bodies"]
+    bodies = len(args) < len(sys.argv) - 1
+    if len(args) < 2:
         sys.exit(__doc__)
-    release, out = sys.argv[1], sys.argv[2]
-    limit = int(sys.argv[3]) if len(sys.argv) > 3 else 3000
+    release, out = args[0], args[1]
+    limit = int(args[2]) if len(args) > 2 else 3000
     with open(os.path.join(release, "ChangeLog"), encoding="utf-8", errors="replace") as f:
         commits = commits_of(f.read())[:limit]
     commits.reverse()
@@ -107,7 +114,10 @@ def main():
                 touched.append(rel)
         if touched:
             git(out, "add", "--", *touched)
-            git(out, *author, "commit", "-q", "--no-verify", "-m", commit["subject"])
+            message = commit["subject"]
+            if bodies and commit["body"]:
+                message += "\n\n" + "\n".join(commit["body"])
+            git(out, *author, "commit", "-q", "--no-verify", "--cleanup=verbatim", "-m", message)
             replayed += 1
     print(f"{out}: {replayed} of {len(commits)} commits replayed, {dropped} gnulib files left out")
 

@@ -1,12 +1,13 @@
 //! What the repository's own history says about a query: each file's history is one document,
-//! the subjects of the commits that changed it (a recent commit's weighing more, halved every
-//! [`HALF_LIFE`] commits back), scored with BM25 against the query: a file whose past commits
+//! the messages of the commits that changed it (a recent commit's weighing more, halved every
+//! [`HALF_LIFE`] commits back; a word of a body less than one of a subject), scored with BM25 against the query: a file whose past commits
 //! read like the task is likely the one the task changes. A query with a scope (`cp: …`) is
 //! also matched against the commits with the same scope: the files most of them changed are
 //! where that scope lives, whatever their names.
 //!
 //! The history is `git log` from HEAD only (never other refs): the last [`MAX_COMMITS`]
-//! commits without merges, each with its subject and the files it changed (a commit that
+//! commits without merges, each with its subject, the first [`MAX_BODY_BYTES`] of its body
+//! and the files it changed (a commit that
 //! changed more than [`MAX_COMMIT_FILES`] files says nothing about any one of them and is left
 //! out). It is read once per HEAD: kept in the process and in the state directory
 //! (`repo-map/history.json`) under HEAD's commit id, so a map of an unchanged HEAD runs only
@@ -17,8 +18,10 @@
 //! which a config could make `git log` run a program (signature checks, a file system monitor,
 //! a pager, external diffs and text conversions, hooks, fetches of a partial clone) overridden
 //! on the command line; git that has not answered within 10 s (a config can make it
-//! wait forever) is killed, and not asked again in that repository by this process. No git, no repository, no commit or any failure: no history, and
-//! the map ranks as without it.
+//! wait forever) is killed, and not asked again in that repository by this process. Its
+//! messages can be as big as the repository wants: git's output is read up to
+//! [`MAX_LOG_BYTES`], and git killed past it (the history is then the commits read whole). No
+//! git, no repository, no commit or any failure: no history, and the map ranks as without it.
 
 use std::collections::HashMap;
 use std::io::Read as _;
@@ -40,8 +43,19 @@ pub const MAX_COMMITS: usize = 2000;
 pub const MAX_COMMIT_FILES: usize = 50;
 /// A commit this many commits back weighs half as much as the newest.
 pub const HALF_LIFE: f64 = 100.0;
+/// What `git log` may print at most, a bound on what a repository's messages cost.
+#[cfg(not(test))]
+pub const MAX_LOG_BYTES: usize = 64 << 20;
+/// What `git log` may print at most in tests.
+#[cfg(test)]
+pub const MAX_LOG_BYTES: usize = 1 << 20;
+/// A commit's body is read up to this many bytes.
+pub const MAX_BODY_BYTES: usize = 2000;
+/// A word of a commit's body weighs this much of a word of its subject: the subject says what
+/// the commit is about, the body adds the words around it.
+const BODY_WEIGHT: f32 = 0.3;
 /// Bumped whenever the file changes meaning.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const FILE: &str = "history.json";
 
 /// Settings given on every command line, above any config file: nothing the repository's
@@ -106,9 +120,17 @@ pub(crate) fn hung(root: &Path) -> bool {
     HUNG.lock().unwrap_or_else(PoisonError::into_inner).contains(root)
 }
 
+/// What git printed.
+struct Output {
+    bytes: Vec<u8>,
+    /// Whether it was cut at [`MAX_LOG_BYTES`] (and git killed).
+    cut: bool,
+}
+
 /// The stdout of `command`, git run in `root`, when it succeeds within [`GIT_TIMEOUT`]
-/// (killed after it, and `root` remembered in [`HUNG`]).
-fn run(root: &Path, mut command: Command) -> Option<Vec<u8>> {
+/// (killed after it, and `root` remembered in [`HUNG`]); at most [`MAX_LOG_BYTES`] of it
+/// (git killed once it has printed more).
+fn run(root: &Path, mut command: Command) -> Option<Output> {
     let mut child = command.stdout(Stdio::piped()).spawn().ok()?;
     let mut stdout = child.stdout.take()?;
     let child = Arc::new(Mutex::new(child));
@@ -123,9 +145,15 @@ fn run(root: &Path, mut command: Command) -> Option<Vec<u8>> {
             hung
         })
     };
-    let mut out = Vec::new();
-    let read = stdout.read_to_end(&mut out);
-    // Its output closed (or the watchdog killed it): git has exited or is exiting.
+    let mut bytes = Vec::new();
+    let read = (&mut stdout).take(MAX_LOG_BYTES as u64 + 1).read_to_end(&mut bytes);
+    let cut = bytes.len() > MAX_LOG_BYTES;
+    if cut {
+        bytes.truncate(MAX_LOG_BYTES);
+        let _ = child.lock().unwrap_or_else(PoisonError::into_inner).kill();
+    }
+    drop(stdout);
+    // Its output closed (or the watchdog or the bound killed it): git has exited or is exiting.
     let status = child.lock().unwrap_or_else(PoisonError::into_inner).wait();
     drop(done);
     if watchdog.join().unwrap_or(false) {
@@ -136,7 +164,7 @@ fn run(root: &Path, mut command: Command) -> Option<Vec<u8>> {
         HUNG.lock().unwrap_or_else(PoisonError::into_inner).insert(root.to_path_buf());
         return None;
     }
-    (read.is_ok() && status.ok()?.success()).then_some(out)
+    (read.is_ok() && (cut || status.ok()?.success())).then_some(Output { bytes, cut })
 }
 
 /// The history as read from git (and kept on disk).
@@ -153,6 +181,8 @@ struct Log {
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Commit {
     subject: String,
+    #[serde(default)]
+    body: String,
     /// Indices into the paths.
     files: Vec<u32>,
 }
@@ -161,7 +191,8 @@ struct Commit {
 fn head(root: &Path) -> Option<String> {
     let mut command = git(root);
     command.args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
-    let out = String::from_utf8(run(root, command)?).ok()?;
+    let out = run(root, command)?;
+    let out = String::from_utf8(out.bytes).ok().filter(|_| !out.cut)?;
     let id = out.trim();
     (!id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit())).then(|| id.to_owned())
 }
@@ -173,19 +204,32 @@ fn read_log(root: &Path, head: &str) -> Option<Log> {
         .args(["log", "--no-merges", "--no-renames", "--relative", "--name-only", "-z"])
         .args(["--no-show-signature", "--no-ext-diff", "--no-textconv", "--no-color", "-O/dev/null"])
         .arg(format!("--max-count={MAX_COMMITS}"))
-        .arg("--format=%x1e%s%x1f")
+        .arg("--format=%x1e%s%x1d%b%x1f")
         .arg(head)
         .arg("--");
     let out = run(root, command)?;
-    Some(parse(&String::from_utf8_lossy(&out), head))
+    let mut text = String::from_utf8_lossy(&out.bytes);
+    if out.cut {
+        // The last commit read may be cut short: only whole ones count.
+        let whole = text.rfind('\x1e').unwrap_or(0);
+        text.to_mut().truncate(whole);
+        tracing::debug!("git log printed more than {MAX_LOG_BYTES} bytes: the history is its newest commits only");
+    }
+    Some(parse(&text, head))
 }
 
-/// Parses `git log -z --name-only --format=%x1e%s%x1f`.
+/// Parses `git log -z --name-only --format=%x1e%s%x1d%b%x1f`.
 fn parse(out: &str, head: &str) -> Log {
     let mut log = Log { format: FORMAT, head: head.to_owned(), ..Log::default() };
     let mut index: HashMap<&str, u32> = HashMap::new();
     for record in out.split('\x1e').skip(1) {
-        let (subject, names) = record.rsplit_once('\x1f').unwrap_or((record, ""));
+        let (message, names) = record.rsplit_once('\x1f').unwrap_or((record, ""));
+        let (subject, body) = message.split_once('\x1d').unwrap_or((message, ""));
+        let mut body = body.trim();
+        if body.len() > MAX_BODY_BYTES {
+            let end = (0..=MAX_BODY_BYTES).rev().find(|&i| body.is_char_boundary(i)).unwrap_or(0);
+            body = &body[..end];
+        }
         let names: Vec<&str> =
             names.split('\0').map(|n| n.trim_start_matches('\n')).filter(|n| !n.is_empty()).collect();
         if names.len() > MAX_COMMIT_FILES {
@@ -201,7 +245,7 @@ fn parse(out: &str, head: &str) -> Log {
                 })
             })
             .collect();
-        log.commits.push(Commit { subject: subject.trim().to_owned(), files });
+        log.commits.push(Commit { subject: subject.trim().to_owned(), body: body.to_owned(), files });
     }
     log
 }
@@ -244,14 +288,15 @@ impl Changes {
             .collect();
         for (c, commit) in log.commits.iter().enumerate() {
             let weight = 0.5f64.powf(c as f64 / HALF_LIFE) as f32;
-            let subject = terms(&commit.subject);
+            let (subject, body) = (terms(&commit.subject), terms(&commit.body));
+            let all = subject.iter().map(|t| (t, weight)).chain(body.iter().map(|t| (t, weight * BODY_WEIGHT)));
             for &f in &commit.files {
                 let document = &mut per_path[f as usize];
-                for term in &subject {
+                for (term, w) in all.clone() {
                     match document.get_mut(term) {
-                        Some(w) => *w += weight,
+                        Some(x) => *x += w,
                         None => {
-                            document.insert(term.clone(), weight);
+                            document.insert(term.clone(), w);
                         }
                     }
                 }
@@ -356,11 +401,17 @@ mod tests {
 
     #[test]
     fn the_log_parses_into_commits_and_paths() {
-        let out = "\x1efix(parser): empty input\x1f\0\na.rs\0b/c.rs\0\x1edocs only\x1f\0\x1eagain\x1f\0\na.rs\0";
+        let out = concat!(
+            "\x1efix(parser): empty input\x1dAn empty file read as one token.\nNow none.\n\x1f\0\na.rs\0b/c.rs\0",
+            "\x1edocs only\x1d\x1f\0",
+            "\x1eagain\x1d\x1f\0\na.rs\0"
+        );
         let log = parse(out, "abc");
         assert_eq!(log.paths, ["a.rs", "b/c.rs"]);
         assert_eq!(log.commits.len(), 3);
         assert_eq!(log.commits[0].subject, "fix(parser): empty input");
+        assert_eq!(log.commits[0].body, "An empty file read as one token.\nNow none.");
+        assert_eq!(log.commits[2].body, "");
         assert_eq!(log.commits[0].files, [0, 1]);
         assert!(log.commits[1].files.is_empty());
         assert_eq!(log.commits[2].files, [0]);
@@ -369,7 +420,7 @@ mod tests {
     #[test]
     fn a_commit_changing_too_many_files_is_left_out() {
         let names: String = (0..=MAX_COMMIT_FILES).map(|i| format!("f{i}.rs\0")).collect();
-        let out = format!("\x1ehuge\x1f\0\n{names}\x1esmall\x1f\0\nf1.rs\0");
+        let out = format!("\x1ehuge\x1d\x1f\0\n{names}\x1esmall\x1d\x1f\0\nf1.rs\0");
         let log = parse(&out, "abc");
         assert_eq!(log.paths, ["f1.rs"]);
         assert!(log.commits[0].files.is_empty() && log.commits[0].subject.is_empty());

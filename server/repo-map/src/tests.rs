@@ -515,3 +515,45 @@ fn the_files_a_scopes_past_commits_changed_rank_first_for_it() -> Res {
     assert_eq!(scoped("lexer: spans", "src/zeta.rs")?, 0.5, "one commit had lexer in its scope: 1 / (1 + 1)");
     Ok(())
 }
+
+/// A commit's body says more than its subject: the files of a commit whose body reads like the
+/// query move up, though less than by a subject that does.
+#[test]
+fn the_body_of_a_past_commit_counts_too() -> Res {
+    let dir = tempfile::tempdir()?;
+    let repo = dir.path();
+    git(repo, &["init", "-q", "-b", "main"])?;
+    write(repo, &[(".gitignore", "cache/\n")])?;
+    commit(repo, &[("ws/src/alpha.rs", "pub fn run() {}\n"), ("ws/src/beta.rs", "pub fn go() {}\n")], "start")?;
+    commit(
+        repo,
+        &[("ws/src/beta.rs", "pub fn go() { wait(); }\n")],
+        "tidy\n\nThe retry backoff was far too slow: make it exponential.",
+    )?;
+    commit(repo, &[("ws/src/alpha.rs", "pub fn run() { step(); }\n")], "tidy\n\nA typo in a comment.")?;
+    let root = repo.join("ws");
+    let map = map(&root, &request(repo, HISTORY_QUERY))?;
+    assert_eq!(map.ranked.first().map(|r| r.path.as_str()), Some("src/beta.rs"), "{:?}", map.ranked);
+    assert!(signal(repo, &root, HISTORY_QUERY, "src/beta.rs", crate::rank::HISTORY)? > 0.0);
+    assert_eq!(signal(repo, &root, HISTORY_QUERY, "src/alpha.rs", crate::rank::HISTORY)?, 0.0);
+    Ok(())
+}
+
+/// A clone can carry commits with enormous messages: the history read stops at a bound (small
+/// in tests), and the newer commits read before it still count; what lies past it does not.
+#[test]
+fn a_history_of_huge_messages_is_read_only_to_a_bound() -> Res {
+    let (dir, root) = repo_with_history()?;
+    let repo = dir.path();
+    let huge = format!("big\n\n{}", "x ".repeat(crate::history::MAX_LOG_BYTES));
+    std::fs::write(repo.join("message"), huge)?;
+    write(repo, &[("ws/src/alpha.rs", "pub fn run() { big(); }\n")])?;
+    git(repo, &["add", "ws"])?;
+    git(repo, &["commit", "-q", "--no-verify", "-F", "message"])?;
+    commit(repo, &[("ws/src/alpha.rs", "pub fn run() { later(); }\n")], "the retry backoff again")?;
+    let first = map(&root, &request(repo, HISTORY_QUERY))?;
+    assert_eq!(first.ranked.first().map(|r| r.path.as_str()), Some("src/alpha.rs"));
+    assert!(history_signal(repo, &root, "src/alpha.rs")? > 0.0);
+    assert_eq!(history_signal(repo, &root, "src/zeta.rs")?, 0.0, "its commit lies past the huge one");
+    Ok(())
+}
