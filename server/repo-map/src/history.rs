@@ -45,7 +45,7 @@ pub const MAX_COMMIT_FILES: usize = 50;
 pub const HALF_LIFE: f64 = 100.0;
 /// What `git log` may print at most, a bound on what a repository's messages cost.
 #[cfg(not(test))]
-pub const MAX_LOG_BYTES: usize = 64 << 20;
+pub const MAX_LOG_BYTES: usize = 16 << 20;
 /// What `git log` may print at most in tests.
 #[cfg(test)]
 pub const MAX_LOG_BYTES: usize = 1 << 20;
