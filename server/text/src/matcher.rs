@@ -613,9 +613,32 @@ impl<'t> Fuzzy<'t> {
             {
                 Err(MatchError::Ambiguous { strategy, lines: vec![c.first + 1, line] })
             }
+            // Indentation, whitespace or punctuation forgiven here, blank lines forgiven there:
+            // neither stage is looser than the other, so which place old_string means is a guess.
+            [c] if let Some(other) = self.blank_lines_elsewhere(*c, strategy) => {
+                Err(MatchError::Ambiguous { strategy, lines: vec![c.first + 1, other.first + 1] })
+            }
             [c] => self.apply(*c, strategy).map(Some),
             _ => Err(MatchError::Ambiguous { strategy, lines: candidates.iter().map(|c| c.first + 1).collect() }),
         }
+    }
+
+    /// For a line stage's one candidate `c`: a place elsewhere that the blank-lines stage would
+    /// take (old_string's lines as they are, blank lines dropped or added), if there is one.
+    fn blank_lines_elsewhere(&self, c: Candidate, strategy: Strategy) -> Option<Candidate> {
+        let line_stage = matches!(
+            strategy,
+            Strategy::TrailingWhitespace
+                | Strategy::IndentationFlexible
+                | Strategy::WhitespaceNormalized
+                | Strategy::UnicodeNormalized
+        );
+        if !line_stage {
+            return None;
+        }
+        // The stage's own fit, found again (its blank lines as old_string has them), is no other.
+        let same = |b: &Candidate| b.first == c.first && b.count == c.count;
+        blank_line_candidates(&self.lines, &self.needle, trim_end).into_iter().find(|b| !same(b))
     }
 
     /// Where the file holds `new_string` modulo formatting, when the edit adds or changes a

@@ -761,3 +761,32 @@ mod windowed {
         }
     }
 }
+
+/// Two kinds of looseness, two places: `old_string` without the blank line between its two
+/// lines fits the first pair (blank lines dropped), and equally the second pair (indentation
+/// ignored). Neither stage is looser than the other, so the fit is a guess: refused.
+#[test]
+fn a_fit_by_indentation_and_another_by_blank_lines_elsewhere_are_ambiguous() {
+    check(
+        "\n\ncall();\n\ncall();\n    call();\n",
+        "call();\ncall();\n",
+        "changed_marker();\ncall();\n\ncall();\n",
+        expect![[r#"ambiguous (indentation-flexible) at lines [5, 3]"#]],
+    );
+    // One place only: the blank-lines fit is taken.
+    check(
+        "\n\ncall();\n\ncall();\nreturn;\n",
+        "call();\ncall();\n",
+        "changed_marker();\ncall();\n\ncall();\n",
+        expect![[r#"
+            blank-lines at line 3 (similarity 1.00)
+
+
+            changed_marker();
+            call();
+
+            call();
+            return;
+        "#]],
+    );
+}
