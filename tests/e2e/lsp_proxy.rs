@@ -448,6 +448,25 @@ fn a_query_that_finds_the_server_loading_again_waits_for_it() -> Res<()> {
     check(result["output"].as_str().unwrap_or_default().contains("thing"), "the answer once loaded", &what)
 }
 
+/// A check of the saved files already running when an edit is saved ends with the files as
+/// they were: its diagnostics are not the edit's. Only a check that began after the save counts.
+#[test]
+fn a_check_already_running_at_the_save_does_not_count_as_the_edits() -> Res<()> {
+    let script = repo().join("tests/fixtures/stale_check_server.py");
+    let config = format!(
+        "[lsp.stale]\ncommand = [\"python3\", \"{}\"]\nextensions = [\"stl\"]\ndiagnostics = \"flycheck\"\n",
+        script.display()
+    );
+    let (_dir, root) = fixture("", &config)?;
+    std::fs::write(root.join("a.stl"), "good\n").map_err(|e| e.to_string())?;
+    let mut sidecar = start(&root)?;
+    let result = sidecar.call("edit", json!({ "file_path": "a.stl", "old_string": "good", "new_string": "bad" }))?;
+    let what = result.to_string();
+    check(result["error"].is_null(), "the edit is made", &what)?;
+    let diagnostics = &result["metadata"]["diagnostics"]["a.stl"];
+    check(diagnostics["errorCount"] == 1, "the saved text's error", &what)
+}
+
 #[test]
 fn a_server_that_never_answers_times_out_and_is_cancelled() -> Res<()> {
     let log_dir = tempfile::tempdir().map_err(|e| e.to_string())?;

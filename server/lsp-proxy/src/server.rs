@@ -150,7 +150,9 @@ pub struct Shared {
     seq: AtomicU64,
     /// Active work-done progress: token → title.
     progress: Mutex<HashMap<String, String>>,
-    /// Completed flycheck runs (rust-analyzer's `cargo check`).
+    /// Flycheck runs begun (rust-analyzer's `cargo check`).
+    flychecks_begun: AtomicU64,
+    /// Flycheck runs ended (completed or cancelled).
     flychecks_done: AtomicU64,
     /// rust-analyzer's `experimental/serverStatus` quiescent.
     quiescent: AtomicBool,
@@ -187,7 +189,7 @@ struct SentDoc {
     rope: Rope,
     /// The publish counter when this version was sent.
     sent_seq: u64,
-    /// The flycheck count when this version was saved (rust-analyzer).
+    /// The flycheck runs begun when this version was saved (rust-analyzer).
     saved_flychecks: Option<u64>,
     /// What else the server analysed when this version was sent ([`memo::world_except`]).
     world_at_send: u64,
@@ -257,6 +259,9 @@ fn router(shared: Arc<Shared>) -> Router<Arc<Shared>> {
             match work {
                 WorkDone::Begin(begin) => {
                     tracing::debug!(server = %s.name, %token, title = %begin.title, "progress begin");
+                    if is_flycheck(&token, &begin.title) {
+                        s.flychecks_begun.fetch_add(1, Ordering::SeqCst);
+                    }
                     s.forward(ProgressKind::Begin { title: format!("{}: {}", s.name, begin.title) });
                     lock(&s.progress).insert(token, begin.title);
                 }
@@ -387,6 +392,7 @@ impl Server {
             diagnostics: Mutex::new(HashMap::new()),
             seq: AtomicU64::new(0),
             progress: Mutex::new(HashMap::new()),
+            flychecks_begun: AtomicU64::new(0),
             flychecks_done: AtomicU64::new(0),
             quiescent: AtomicBool::new(false),
             alive: AtomicBool::new(true),
@@ -902,11 +908,15 @@ impl Server {
                 if !self.wait_ready(deadline).await {
                     return Ok(false);
                 }
+                // The check that answers is one that began after the save: one running at the
+                // save (its begin counted already) checks the files as they were. Runs end in
+                // the order they began, so that one has ended once the ends pass the begins
+                // counted at the save.
                 let saved = lock(&self.docs).get(path).and_then(|d| d.saved_flychecks);
                 let target = match saved {
                     Some(count) => count + 1,
                     None => {
-                        let before = self.shared.flychecks_done.load(Ordering::SeqCst);
+                        let before = self.shared.flychecks_begun.load(Ordering::SeqCst);
                         if let Some(doc) = lock(&self.docs).get_mut(path) {
                             doc.saved_flychecks = Some(before);
                         }
