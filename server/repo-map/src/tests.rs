@@ -332,16 +332,23 @@ fn commit(repo: &Path, files: &[(&str, &str)], subject: &str) -> Res {
     Ok(())
 }
 
+/// A new repository in a temporary folder (its `cache/` ignored) with `files` in its first
+/// commit, "start".
+fn new_repo(files: &[(&str, &str)]) -> Result<tempfile::TempDir, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    git(dir.path(), &["init", "-q", "-b", "main"])?;
+    write(dir.path(), &[(".gitignore", "cache/\n")])?;
+    commit(dir.path(), files, "start")?;
+    Ok(dir)
+}
+
 /// Two files the query says nothing about apart from their history: `ws/src/alpha.rs` first by
 /// name, `ws/src/zeta.rs` changed by a past commit whose subject reads like the query. The
 /// repository is the temporary folder; the map's root is its folder `ws` (paths in the history
 /// are the root's).
 fn repo_with_history() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
+    let dir = new_repo(&[("ws/src/alpha.rs", "pub fn run() {}\n"), ("ws/src/zeta.rs", "pub fn go() {}\n")])?;
     let repo = dir.path();
-    git(repo, &["init", "-q", "-b", "main"])?;
-    write(repo, &[(".gitignore", "cache/\n")])?;
-    commit(repo, &[("ws/src/alpha.rs", "pub fn run() {}\n"), ("ws/src/zeta.rs", "pub fn go() {}\n")], "start")?;
     commit(repo, &[("ws/src/zeta.rs", "pub fn go() { wait(); }\n")], "make the retry backoff exponential")?;
     commit(repo, &[("ws/src/alpha.rs", "pub fn run() { step(); }\n")], "typo in a comment")?;
     let root = repo.join("ws");
@@ -485,11 +492,8 @@ fn a_repository_that_makes_git_hang_costs_only_the_history() -> Res {
 /// narrower scope (`parser tests: …`).
 #[test]
 fn the_files_a_scopes_past_commits_changed_rank_first_for_it() -> Res {
-    let dir = tempfile::tempdir()?;
+    let dir = new_repo(&[("ws/src/alpha.rs", "pub fn run() {}\n"), ("ws/src/zeta.rs", "pub fn go() {}\n")])?;
     let repo = dir.path();
-    git(repo, &["init", "-q", "-b", "main"])?;
-    write(repo, &[(".gitignore", "cache/\n")])?;
-    commit(repo, &[("ws/src/alpha.rs", "pub fn run() {}\n"), ("ws/src/zeta.rs", "pub fn go() {}\n")], "start")?;
     for (i, subject) in ["parser: keep", "parser: tidy", "parser, lexer: faster"].iter().enumerate() {
         commit(repo, &[("ws/src/zeta.rs", &format!("pub fn go() {{ {} }}\n", "x();".repeat(i + 1)))], subject)?;
     }
@@ -520,11 +524,8 @@ fn the_files_a_scopes_past_commits_changed_rank_first_for_it() -> Res {
 /// query move up, though less than by a subject that does.
 #[test]
 fn the_body_of_a_past_commit_counts_too() -> Res {
-    let dir = tempfile::tempdir()?;
+    let dir = new_repo(&[("ws/src/alpha.rs", "pub fn run() {}\n"), ("ws/src/beta.rs", "pub fn go() {}\n")])?;
     let repo = dir.path();
-    git(repo, &["init", "-q", "-b", "main"])?;
-    write(repo, &[(".gitignore", "cache/\n")])?;
-    commit(repo, &[("ws/src/alpha.rs", "pub fn run() {}\n"), ("ws/src/beta.rs", "pub fn go() {}\n")], "start")?;
     commit(
         repo,
         &[("ws/src/beta.rs", "pub fn go() { wait(); }\n")],
