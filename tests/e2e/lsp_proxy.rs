@@ -79,6 +79,29 @@ fn start(root: &Path) -> Res<Sidecar> {
     Ok(sidecar)
 }
 
+/// A workspace with one file, `a.<ext>` holding `text`, whose server is the fixture `script`
+/// (`tests/fixtures/<script>`, run by python3 with `args`), its diagnostics mode given when it
+/// has one; and the sidecar started there. The folder lives as long as the returned guard.
+fn one_file_served_by(
+    script: &str,
+    args: &[&str],
+    (ext, text): (&str, &str),
+    diagnostics: Option<&str>,
+) -> Res<(tempfile::TempDir, Sidecar)> {
+    let script = repo().join("tests/fixtures").join(script).display().to_string();
+    let command: Vec<String> =
+        std::iter::once(script.as_str()).chain(args.iter().copied()).map(|a| format!("\"{a}\"")).collect();
+    let mut config =
+        format!("[lsp.fixture]\ncommand = [\"python3\", {}]\nextensions = [\"{ext}\"]\n", command.join(", "));
+    if let Some(mode) = diagnostics {
+        config.push_str(&format!("diagnostics = \"{mode}\"\n"));
+    }
+    let (dir, root) = fixture("", &config)?;
+    std::fs::write(root.join(format!("a.{ext}")), text).map_err(|e| e.to_string())?;
+    let sidecar = start(&root)?;
+    Ok((dir, sidecar))
+}
+
 /// Calls `lsp`; the tool's error fails the test.
 fn lsp(sidecar: &mut Sidecar, args: Value) -> Res<String> {
     let result = sidecar.call("lsp", args.clone())?;
@@ -403,15 +426,8 @@ fn an_empty_answer_from_a_server_still_loading_is_not_ready_not_none() -> Res<()
 fn a_server_stuck_answering_busy_is_restarted() -> Res<()> {
     let marker_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let marker = marker_dir.path().join("started-once");
-    let script = repo().join("tests/fixtures/stuck_server.py");
-    let config = format!(
-        "[lsp.stuck]\ncommand = [\"python3\", \"{}\", \"{}\"]\nextensions = [\"stk\"]\n",
-        script.display(),
-        marker.display()
-    );
-    let (_dir, root) = fixture("", &config)?;
-    std::fs::write(root.join("a.stk"), "thing\n").map_err(|e| e.to_string())?;
-    let mut sidecar = start(&root)?;
+    let marker_arg = marker.display().to_string();
+    let (_dir, mut sidecar) = one_file_served_by("stuck_server.py", &[&marker_arg], ("stk", "thing\n"), None)?;
     let ask = json!({ "operation": "hover", "file_path": "a.stk", "line": 1, "column": 1 });
     let mut answers = Vec::new();
     for _ in 0..3 {
@@ -434,14 +450,7 @@ fn a_server_stuck_answering_busy_is_restarted() -> Res<()> {
 /// while longer than the retries last: the query waits for it to load again and is answered.
 #[test]
 fn a_query_that_finds_the_server_loading_again_waits_for_it() -> Res<()> {
-    let script = repo().join("tests/fixtures/reloading_server.py");
-    let config = format!(
-        "[lsp.reloading]\ncommand = [\"python3\", \"{}\", \"4\"]\nextensions = [\"rld\"]\ndiagnostics = \"flycheck\"\n",
-        script.display()
-    );
-    let (_dir, root) = fixture("", &config)?;
-    std::fs::write(root.join("a.rld"), "thing\n").map_err(|e| e.to_string())?;
-    let mut sidecar = start(&root)?;
+    let (_dir, mut sidecar) = one_file_served_by("reloading_server.py", &["4"], ("rld", "thing\n"), Some("flycheck"))?;
     let result = sidecar.call("lsp", json!({ "operation": "hover", "file_path": "a.rld", "line": 1, "column": 1 }))?;
     let what = result.to_string();
     check(result["error"].is_null(), "no error", &what)?;
@@ -452,14 +461,7 @@ fn a_query_that_finds_the_server_loading_again_waits_for_it() -> Res<()> {
 /// they were: its diagnostics are not the edit's. Only a check that began after the save counts.
 #[test]
 fn a_check_already_running_at_the_save_does_not_count_as_the_edits() -> Res<()> {
-    let script = repo().join("tests/fixtures/stale_check_server.py");
-    let config = format!(
-        "[lsp.stale]\ncommand = [\"python3\", \"{}\"]\nextensions = [\"stl\"]\ndiagnostics = \"flycheck\"\n",
-        script.display()
-    );
-    let (_dir, root) = fixture("", &config)?;
-    std::fs::write(root.join("a.stl"), "good\n").map_err(|e| e.to_string())?;
-    let mut sidecar = start(&root)?;
+    let (_dir, mut sidecar) = one_file_served_by("stale_check_server.py", &[], ("stl", "good\n"), Some("flycheck"))?;
     let result = sidecar.call("edit", json!({ "file_path": "a.stl", "old_string": "good", "new_string": "bad" }))?;
     let what = result.to_string();
     check(result["error"].is_null(), "the edit is made", &what)?;
