@@ -1,15 +1,15 @@
 //! What the repository's own history says about a query: each file's history is one document,
 //! the messages of the commits that changed it (a recent commit's weighing more, halved every
-//! [`HALF_LIFE`] commits back; a word of a body less than one of a subject), scored with BM25 against the query: a file whose past commits
-//! read like the task is likely the one the task changes. A query with a scope (`cp: …`) is
+//! [`HALF_LIFE`] commits back; a word of a body less than one of a subject), scored with BM25
+//! against the query: a file whose past commits read like the task is likely the one the task
+//! changes. A query with a scope (`cp: …`) is
 //! also matched against the commits with the same scope: the files most of them changed are
 //! where that scope lives, whatever their names.
 //!
 //! The history is `git log` from HEAD only (never other refs): the last [`MAX_COMMITS`]
 //! commits without merges, each with its subject, the first [`MAX_BODY_BYTES`] of its body
-//! and the files it changed (a commit that
-//! changed more than [`MAX_COMMIT_FILES`] files says nothing about any one of them and is left
-//! out). It is read once per HEAD: kept in the process and in the state directory
+//! and the files it changed (a commit that changed more than [`MAX_COMMIT_FILES`] files says
+//! nothing about any one of them and is left out). It is read once per HEAD: kept in the process and in the state directory
 //! (`repo-map/history.json`) under HEAD's commit id, so a map of an unchanged HEAD runs only
 //! `git rev-parse`.
 //!
@@ -256,8 +256,8 @@ pub struct Changes {
     head: String,
     /// Per path, its index.
     index: HashMap<String, u32>,
-    /// BM25 over each path's history: the subjects of the commits that changed it, recent ones
-    /// weighing more.
+    /// BM25 over each path's history: the messages of the commits that changed it, recent ones
+    /// weighing more, subjects more than bodies.
     documents: Bm25,
     /// The commits whose subject has a scope ([`words::scopes`]: `cp` of `cp: …`), newest first.
     scoped: Vec<Scoped>,

@@ -3,7 +3,7 @@
 //! over each file's words, path and defined names; the share of the query's words in the path
 //! and the defined names; the names the query says whole, or as adjacent words, among the file's
 //! identifiers and definitions; the query's scope, as in `fix(parser): …`, in the path; BM25
-//! over the subjects of the past commits that changed the file, and the share of the scope's
+//! over the messages of the past commits that changed the file, and the share of the scope's
 //! past commits that changed it, when the workspace is a git repository), so a query with no
 //! graph signal still ranks well. The weights ([`Weights`]) were tuned on real commits: the
 //! path and the names a file defines say most, its words next, and PageRank mostly breaks near
@@ -342,8 +342,8 @@ pub struct Weights {
     pub phrase: f64,
     /// Share of the query's scope (`parser` of `fix(parser): …`) in the file's path.
     pub scope: f64,
-    /// BM25 over the subjects of the past commits that changed the file (recent ones weighing
-    /// more), relative to the best file's.
+    /// BM25 over the messages of the past commits that changed the file (recent ones and
+    /// subjects weighing more), relative to the best file's.
     pub history: f64,
     /// Share of the past commits with the query's scope (`cp` of `cp: …`) that changed the
     /// file: a scope's commits say which files it lives in, whatever the files are called.
