@@ -3,9 +3,11 @@
 //! files' recall at 1 and at 5 is set beside the map's without the git history and a plain
 //! BM25 over the files' contents, computed in the same run on the same files.
 //!
-//! `cargo bench -p tandem-repo-map --bench history [-- [--max N] [--skip N] [REPO]...]`
-//! (default: this repository, the 150 most recent qualifying commits; `--skip` leaves out the
-//! N most recent, to check a change on commits it was not tuned on). Each repository's commits
+//! `cargo bench -p tandem-repo-map --bench history [-- [--max N] [--skip N] [--verbose]
+//! [--dump FILE] [REPO]...]` (default: this repository, the 150 most recent qualifying commits;
+//! `--skip` leaves out the N most recent, to check a change on commits it was not tuned on;
+//! `--verbose` prints each case; `--dump` writes every case's signals per file as JSON, which
+//! `benches/ceiling.py` reads to ask what a ranker learned from them would reach). Each repository's commits
 //! are checked out, detached, in one temporary worktree (`git worktree add`, removed
 //! afterwards), so the map sees the parent's history and nothing newer; the map's cache goes to
 //! a temporary state directory.
@@ -18,7 +20,10 @@ use std::process::Command;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
-/// Each case's signals per file, for `--dump`.
+/// Each case's signals per file, for `--dump`: `{repo, parent, subject, changed, map: [path],
+/// files: [[path, [signal; FEATURES]]], bm25: [[path, score]]}` per case, `map` in the map's
+/// order, the signals in the order of `tandem_repo_map::rank::Weights`' fields
+/// (`benches/ceiling.py` reads it).
 type Dump = std::cell::RefCell<Vec<serde_json::Value>>;
 
 fn git(repo: &Path, args: &[&str]) -> Res<String> {
@@ -135,12 +140,15 @@ fn run(repo: &Path, (skip, max): (usize, usize), verbose: bool, dump: Option<&Du
             let map = tandem_repo_map::map(&tree, &request)?;
             let plain = tandem_repo_map::map(&tree, &tandem_repo_map::Request { history: false, ..request.clone() })?;
             let plain: Vec<String> = plain.ranked.iter().map(|r| r.path.clone()).collect();
+            let ranked: Vec<String> = map.ranked.iter().map(|r| r.path.clone()).collect();
             if let Some(dump) = dump {
                 let signals = tandem_repo_map::explain(&tree, &request)?;
-                let line = serde_json::json!({"subject": case.subject, "changed": case.changed, "files": signals});
+                let line = serde_json::json!({
+                    "repo": repo, "parent": case.parent, "subject": case.subject, "changed": case.changed,
+                    "map": ranked, "files": signals,
+                });
                 dump.borrow_mut().push(line);
             }
-            let ranked: Vec<String> = map.ranked.iter().map(|r| r.path.clone()).collect();
             // BM25 over the same files' contents.
             let contents: Vec<String> =
                 ranked.iter().map(|p| std::fs::read_to_string(tree.join(p)).unwrap_or_default()).collect();
