@@ -126,13 +126,19 @@ def main():
 
     by_repo = defaultdict(list)
     for dump in args.dumps:
-        with open(dump) as f:
-            for case in json.load(f):
-                by_repo[case["repo"]].append(case)
+        try:
+            with open(dump) as f:
+                cases = json.load(f)
+        except (OSError, ValueError) as err:
+            sys.exit(f"{dump}: {err}")
+        for case in cases:
+            if "repo" not in case or "map" not in case:
+                sys.exit(f"{dump}: not a dump of this version of the history bench (no `repo` or `map`)")
+            by_repo[case["repo"]].append(case)
+    if len(by_repo) < 2:
+        sys.exit(f"leave one repository out needs cases of two repositories at least; the dumps have {len(by_repo)}")
     for repo, cases in by_repo.items():
         add_priors(repo, cases)
-    if len(by_repo) < 2:
-        sys.exit("leave one out needs at least two repositories")
 
     header = f"{'repository':<20} {'cases':>5} {'map@1':>7} {'map@5':>7} {'learned@1':>9} {'learned@5':>9}"
     print(header + f" {'+priors@1':>9} {'+priors@5':>9} {'bm25@1':>7} {'bm25@5':>7}")
