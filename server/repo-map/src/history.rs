@@ -43,6 +43,9 @@ pub const MAX_COMMITS: usize = 2000;
 pub const MAX_COMMIT_FILES: usize = 50;
 /// A commit this many commits back weighs half as much as the newest.
 pub const HALF_LIFE: f64 = 100.0;
+/// A file last changed this many commits back counts as recent `1/e` as much as one the newest
+/// commit changed ([`Changes::recency`]).
+pub const RECENT: f64 = 5.0;
 /// What `git log` may print at most, a bound on what a repository's messages cost.
 #[cfg(not(test))]
 pub const MAX_LOG_BYTES: usize = 16 << 20;
@@ -261,6 +264,8 @@ pub struct Changes {
     documents: Bm25,
     /// The commits whose subject has a scope ([`words::scopes`]: `cp` of `cp: …`), newest first.
     scoped: Vec<Scoped>,
+    /// Per path, how many commits back it last changed (0: HEAD changed it).
+    since: Vec<u32>,
 }
 
 /// A commit with a scope.
@@ -302,13 +307,19 @@ impl Changes {
                 }
             }
         }
+        let mut since = vec![u32::MAX; log.paths.len()];
+        for (c, commit) in log.commits.iter().enumerate().rev() {
+            for &f in &commit.files {
+                since[f as usize] = c as u32;
+            }
+        }
         let mut documents = Bm25::builder(log.paths.len());
         for (p, document) in per_path.iter().enumerate() {
             for (term, weight) in document {
                 documents.add_weight(p, term, *weight);
             }
         }
-        Self { head: log.head.clone(), index, documents: documents.build(), scoped }
+        Self { head: log.head.clone(), index, documents: documents.build(), scoped, since }
     }
 
     /// Per file of `rels`, its path's index (`None`: no commit read changed it).
@@ -321,6 +332,14 @@ impl Changes {
     pub(crate) fn scores(&self, listed: &[String], ids: &[Option<u32>]) -> Vec<f64> {
         let documents = self.documents.scores(listed.iter().map(String::as_str));
         crate::bm25::relative(ids.iter().map(|id| id.map_or(0.0, |p| documents[p as usize])).collect())
+    }
+
+    /// Per file of `ids`, how recently it changed: `exp(-commits back / RECENT)`, 1 when HEAD
+    /// changed it, 0 when no commit read did.
+    pub(crate) fn recency(&self, ids: &[Option<u32>]) -> Vec<f64> {
+        ids.iter()
+            .map(|id| id.and_then(|id| self.since.get(id as usize)).map_or(0.0, |&c| (-f64::from(c) / RECENT).exp()))
+            .collect()
     }
 
     /// Per file of `ids`, the share of the past commits with the query's scope that changed it:

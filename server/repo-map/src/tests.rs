@@ -375,6 +375,56 @@ fn the_file_whose_past_commits_read_like_the_query_ranks_first() -> Res {
     Ok(())
 }
 
+/// The order of the map of `repo` for `query`.
+fn order(repo: &Path, query: &str) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    Ok(map(repo, &request(repo, query))?.ranked.into_iter().map(|r| r.path).collect())
+}
+
+#[test]
+fn below_the_best_match_a_file_changed_in_the_last_commits_comes_first() -> Res {
+    // Two files that match the query as well as each other, below the one that matches best;
+    // `src/y_new.rs` changed in the newest commit, `src/x_old.rs` only at the start.
+    let caller = "pub fn read() { header(); }\n";
+    let dir = new_repo(&[
+        ("src/header.rs", "pub fn parse_header() {}\n"),
+        ("src/x_old.rs", caller),
+        ("src/y_new.rs", "pub fn read() {}\n"),
+    ])?;
+    commit(dir.path(), &[("src/y_new.rs", caller)], "call it")?;
+    assert_eq!(order(dir.path(), "parse header")?[..3], ["src/header.rs", "src/y_new.rs", "src/x_old.rs"]);
+    Ok(())
+}
+
+#[test]
+fn a_recent_change_never_lifts_a_file_above_the_best_match() -> Res {
+    // Two files the query matches exactly as well: the first by path is the best, and the
+    // other, however recent, stays below it.
+    let text = "pub fn header() {}\n";
+    let dir = new_repo(&[("src/a.rs", text), ("src/b.rs", "pub fn other() {}\n")])?;
+    commit(dir.path(), &[("src/b.rs", text)], "same")?;
+    assert_eq!(order(dir.path(), "header")?, ["src/a.rs", "src/b.rs"]);
+    Ok(())
+}
+
+proptest! {
+    /// Whatever the scores and the extra signal: the best file (the first of the highest) stays
+    /// first, no score goes down, and every score stays finite and not negative.
+    #[test]
+    fn what_is_added_below_the_best_never_moves_the_best(
+        cases in prop::collection::vec((prop_oneof![Just(0.0), Just(1.0), 0.0f64..4.0], 0.0f64..=1.0), 1..40),
+        weight in prop_oneof![Just(0.0), Just(1.0), 0.0f64..10.0],
+    ) {
+        let (before, extra): (Vec<f64>, Vec<f64>) = cases.into_iter().unzip();
+        let mut after = before.clone();
+        crate::rank::add_below_the_best(&mut after, &extra, weight);
+        let first = |scores: &[f64]| (0..scores.len()).reduce(|b, i| if scores[i] > scores[b] { i } else { b });
+        prop_assert_eq!(first(&after), first(&before));
+        for (b, a) in before.iter().zip(&after) {
+            prop_assert!(a.is_finite() && *a >= 0.0 && a >= b, "{b} became {a}");
+        }
+    }
+}
+
 /// Signal `index` (of [`crate::rank::features`]) of `path` in the map of `root` for `query`.
 fn signal(dir: &Path, root: &Path, query: &str, path: &str, index: usize) -> Result<f64, Box<dyn std::error::Error>> {
     let signals = crate::explain(root, &request(dir, query))?;
