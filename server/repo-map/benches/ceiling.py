@@ -159,23 +159,21 @@ def main():
             for name, order in orders.items():
                 for k in (1, 5):
                     sums[(name, k)] += recall(order, case["changed"], k)
-        n = len(test)
-        cells = " ".join(
-            f"{sums[(name, k)] / n:>{width}.3f}"
-            for name, width in (("map", 7), ("learned", 9), ("priors", 9), ("bm25", 7))
-            for k in (1, 5)
-        )
-        print(f"{repo.rstrip('/').split('/')[-1]:<20} {n:>5} {cells}")
+        print_row(repo.rstrip("/").split("/")[-1], sums, len(test))
         for key, value in sums.items():
             totals[key] += value
-        totals["n"] += n
-    n = totals["n"]
+        totals["n"] += len(test)
+    print_row("all", totals, int(totals["n"]))
+
+
+def print_row(name, sums, n):
+    """One row of the table: recall at 1 and 5 of each ranking, `sums` over `n` cases."""
     cells = " ".join(
-        f"{totals[(name, k)] / n:>{width}.3f}"
-        for name, width in (("map", 7), ("learned", 9), ("priors", 9), ("bm25", 7))
+        f"{sums[(ranking, k)] / n:>{width}.3f}"
+        for ranking, width in (("map", 7), ("learned", 9), ("priors", 9), ("bm25", 7))
         for k in (1, 5)
     )
-    print(f"{'all':<20} {int(n):>5} {cells}")
+    print(f"{name:<20} {n:>5} {cells}")
 
 
 if __name__ == "__main__":

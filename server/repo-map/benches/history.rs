@@ -7,10 +7,10 @@
 //! [--dump FILE] [REPO]...]` (default: this repository, the 150 most recent qualifying commits;
 //! `--skip` leaves out the N most recent, to check a change on commits it was not tuned on;
 //! `--verbose` prints each case; `--dump` writes every case's signals per file as JSON, which
-//! `benches/ceiling.py` reads to ask what a ranker learned from them would reach). Each repository's commits
-//! are checked out, detached, in one temporary worktree (`git worktree add`, removed
-//! afterwards), so the map sees the parent's history and nothing newer; the map's cache goes to
-//! a temporary state directory.
+//! `benches/ceiling.py` reads to ask what a ranker learned from them would reach). Each
+//! repository's commits are checked out, detached, in one temporary worktree (`git worktree
+//! add`, removed afterwards), so the map sees the parent's history and nothing newer; the map's
+//! cache goes to a temporary state directory.
 
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a benchmark reports on stdout")]
 

@@ -291,11 +291,14 @@ impl Changes {
                 (!parts.is_empty()).then(|| Scoped { parts, files: commit.files.clone() })
             })
             .collect();
+        let mut since = vec![u32::MAX; log.paths.len()];
         for (c, commit) in log.commits.iter().enumerate() {
             let weight = 0.5f64.powf(c as f64 / HALF_LIFE) as f32;
             let (subject, body) = (terms(&commit.subject), terms(&commit.body));
             let all = subject.iter().map(|t| (t, weight)).chain(body.iter().map(|t| (t, weight * BODY_WEIGHT)));
             for &f in &commit.files {
+                // Newest first: the first commit that changed a path is its last change.
+                since[f as usize] = since[f as usize].min(c as u32);
                 let document = &mut per_path[f as usize];
                 for (term, w) in all.clone() {
                     match document.get_mut(term) {
@@ -305,12 +308,6 @@ impl Changes {
                         }
                     }
                 }
-            }
-        }
-        let mut since = vec![u32::MAX; log.paths.len()];
-        for (c, commit) in log.commits.iter().enumerate().rev() {
-            for &f in &commit.files {
-                since[f as usize] = c as u32;
             }
         }
         let mut documents = Bm25::builder(log.paths.len());

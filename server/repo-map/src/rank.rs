@@ -421,14 +421,15 @@ pub const RECENCY: usize = 13;
 /// Every file's score for `focus` (finite, not negative), in the files' order.
 pub fn rank(model: &Model, focus: &Focus) -> Vec<f64> {
     let weights = Weights::default();
-    let array = weights.array();
+    // Recency is added apart, below the best file only.
+    let mut array = weights.array();
+    array[RECENCY] = 0.0;
     let features = features(model, focus);
     let mut scores: Vec<f64> = features
         .iter()
         .zip(&model.declares)
         .map(|(f, &declares)| {
-            let score: f64 =
-                f.iter().zip(array).enumerate().filter(|&(i, _)| i != RECENCY).map(|(_, (x, w))| x * w).sum();
+            let score: f64 = f.iter().zip(array).map(|(x, w)| x * w).sum();
             let score = if declares { score * DECLARES_ONLY } else { score };
             if score.is_finite() { score.max(0.0) } else { 0.0 }
         })
